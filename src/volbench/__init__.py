@@ -1,0 +1,3 @@
+"""volbench: block-storage benchmarking toolkit driving fio."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,43 @@
+"""The errors volbench reports to users: one line each, with an exit code.
+
+Exit codes follow the command-line conventions in DESIGN.md: 1 the measured
+thing failed its check, 2 bad usage or input, 3 the run itself failed.
+"""
+
+from __future__ import annotations
+
+
+class VolbenchError(Exception):
+    """Base class: ``str(error)`` is the one-line message shown to the user."""
+
+    exit_code = 2
+
+
+class UsageError(VolbenchError):
+    """Bad option values or input files."""
+
+    exit_code = 2
+
+
+class TargetError(VolbenchError):
+    """The target is missing, too small, not accessible or refused for safety."""
+
+    exit_code = 2
+
+
+class FioError(VolbenchError):
+    """fio is missing, failed, or printed something volbench cannot read."""
+
+    exit_code = 3
+
+
+class StoreError(VolbenchError):
+    """The result store cannot be opened or the run asked for does not exist."""
+
+    exit_code = 2
+
+
+class CheckFailed(VolbenchError):
+    """The measured thing failed its check."""
+
+    exit_code = 1

@@ -1,0 +1,266 @@
+"""volbench's result model: frozen dataclasses, pure data, no I/O.
+
+Units are in the field names: ``_bytes``, ``_ns``, ``_ms``, ``_s``, ``_pct``,
+``_per_s``. Bandwidth is always bytes per second; the presentation layer turns
+it into MB/s (10^6) and MiB/s (2^20).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class RW(StrEnum):
+    """fio's ``rw=`` access patterns that volbench drives."""
+
+    READ = "read"
+    WRITE = "write"
+    RANDREAD = "randread"
+    RANDWRITE = "randwrite"
+    RW = "rw"
+    RANDRW = "randrw"
+
+    @property
+    def is_random(self) -> bool:
+        return self.value.startswith("rand")
+
+    @property
+    def writes(self) -> bool:
+        return self not in (RW.READ, RW.RANDREAD)
+
+    @property
+    def reads(self) -> bool:
+        return self not in (RW.WRITE, RW.RANDWRITE)
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+DIRECTIONS: tuple[str, ...] = ("read", "write", "trim")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One fio job: what to do to the target, and for how long.
+
+    ``bssplit`` is a tuple of (block size in bytes, percent) pairs; when given it
+    replaces ``bs_bytes``. ``rwmixread_pct`` applies to ``rw``/``randrw`` only.
+    ``size_bytes`` and ``offset_bytes`` bound the active range on the target
+    (``None`` size = the whole target from the offset). ``rate_iops`` and
+    ``rate_bytes_per_s`` are per job, as in fio.
+    """
+
+    name: str
+    rw: RW
+    bs_bytes: int = 4096
+    bssplit: tuple[tuple[int, int], ...] = ()
+    rwmixread_pct: int | None = None
+    iodepth: int = 1
+    numjobs: int = 1
+    direct: bool = True
+    ioengine: str | None = None
+    size_bytes: int | None = None
+    offset_bytes: int = 0
+    runtime_s: float | None = 60.0
+    ramp_time_s: float = 0.0
+    time_based: bool = True
+    random_distribution: str | None = None
+    rate_iops: int | None = None
+    rate_bytes_per_s: int | None = None
+    refill_buffers: bool = True
+
+    @property
+    def outstanding_io(self) -> int:
+        """Configured outstanding I/Os: iodepth x numjobs."""
+        return self.iodepth * self.numjobs
+
+    @property
+    def duration_s(self) -> float:
+        """Planned wall time of this job in seconds (ramp + runtime)."""
+        return self.ramp_time_s + (self.runtime_s or 0.0)
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Latency of one direction, in nanoseconds.
+
+    ``kind`` says which fio latency this is: ``lat`` (submission to completion,
+    fio's total latency) or ``clat`` (completion latency only). ``bins`` is the
+    json+ histogram: bin value in ns -> I/O count; empty when fio gave none.
+    ``percentiles_ns`` maps a percentile (e.g. 99.9) to its value in ns.
+    """
+
+    kind: str
+    min_ns: float
+    max_ns: float
+    mean_ns: float
+    stddev_ns: float
+    samples: int
+    percentiles_ns: dict[float, float] = field(default_factory=dict)
+    bins: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DirectionResult:
+    """What fio measured in one direction (read, write or trim) of one job."""
+
+    direction: str
+    io_bytes: int
+    runtime_ms: float
+    iops: float
+    bw_bytes_per_s: float
+    total_ios: int
+    latency: LatencyStats | None
+
+    @property
+    def active(self) -> bool:
+        return self.total_ios > 0 or self.io_bytes > 0
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One entry of fio's ``jobs`` (or ``client_stats``) list."""
+
+    name: str
+    groupid: int
+    directions: dict[str, DirectionResult]
+    usr_cpu_pct: float
+    sys_cpu_pct: float
+    runtime_ms: float
+    error: int = 0
+    hostname: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DiskUtil:
+    """fio's ``disk_util`` entry for one block device."""
+
+    name: str
+    util_pct: float
+    read_ios: int
+    write_ios: int
+
+
+@dataclass(frozen=True)
+class FioOutput:
+    """Everything volbench reads from one fio JSON output.
+
+    ``jobs`` holds local jobs or, for client/server output, one entry per host
+    job (with ``hostname``); ``all_clients`` is fio's own "All clients"
+    aggregate when present.
+    """
+
+    fio_version: str
+    timestamp_s: int
+    jobs: tuple[JobResult, ...]
+    all_clients: tuple[JobResult, ...] = ()
+    disk_util: tuple[DiskUtil, ...] = ()
+    global_options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One test of a plan (one stonewall group of fio jobs), merged across jobs.
+
+    IOPS and bandwidth are summed over the group's jobs; latency percentiles are
+    recomputed from the merged json+ bins (never averaged).
+    """
+
+    name: str
+    directions: dict[str, DirectionResult]
+    usr_cpu_pct: float
+    sys_cpu_pct: float
+    runtime_ms: float
+    jobs: int
+    error: int = 0
+    hostname: str | None = None
+
+    @property
+    def iops(self) -> float:
+        return sum(d.iops for d in self.directions.values())
+
+    @property
+    def bw_bytes_per_s(self) -> float:
+        return sum(d.bw_bytes_per_s for d in self.directions.values())
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """What volbench knows about the thing it measures."""
+
+    path: str
+    kind: str  # "file" or "block"
+    capacity_bytes: int
+    logical_block_bytes: int | None = None
+    physical_block_bytes: int | None = None
+    rotational: bool | None = None
+    model: str | None = None
+    scheduler: str | None = None
+    write_cache: str | None = None
+    device: str | None = None  # the block device a file lives on
+    filesystem: str | None = None
+    created_by_volbench: bool = False
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    hostname: str
+    cpu_count: int
+    cpu_model: str
+    memory_bytes: int
+    kernel: str
+    fio_version: str
+    os: str = ""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run as read back from the store."""
+
+    id: int
+    plan: str
+    status: RunStatus
+    started_at: str
+    ended_at: str | None
+    target: dict[str, Any]
+    host: dict[str, Any]
+    labels: dict[str, str]
+    settings: dict[str, Any]
+    error: str | None = None
+    results: tuple[StoredResult, ...] = ()
+    raw_outputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """One normalised result row: one test, one direction."""
+
+    round: int
+    test: str
+    direction: str
+    workload: dict[str, Any]
+    iops: float
+    bw_bytes_per_s: float
+    io_bytes: int
+    runtime_ms: float
+    lat_kind: str | None
+    lat_mean_ns: float | None
+    lat_min_ns: float | None
+    lat_max_ns: float | None
+    lat_stddev_ns: float | None
+    lat_p50_ns: float | None
+    lat_p90_ns: float | None
+    lat_p99_ns: float | None
+    lat_p999_ns: float | None
+    lat_p9999_ns: float | None
+    usr_cpu_pct: float
+    sys_cpu_pct: float
+    jobs: int
+    hostname: str | None = None
