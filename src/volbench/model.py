@@ -42,7 +42,8 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
-DIRECTIONS: tuple[str, ...] = ("read", "write", "trim")
+DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
+"""fio's directions; ``mixed`` appears with ``unified_rw_reporting``."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class LatencyStats:
     max_ns: float
     mean_ns: float
     stddev_ns: float
-    samples: int
+    samples: int  # 0 = unknown (fio 2.1 prints no N)
     percentiles_ns: dict[float, float] = field(default_factory=dict)
     bins: dict[int, int] = field(default_factory=dict)
 
@@ -146,6 +147,7 @@ class DiskUtil:
     util_pct: float
     read_ios: int
     write_ios: int
+    hostname: str | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,7 @@ class RunRecord:
     labels: dict[str, str]
     settings: dict[str, Any]
     error: str | None = None
+    non_compliant: bool = False
     results: tuple[StoredResult, ...] = ()
     raw_outputs: tuple[str, ...] = ()
 

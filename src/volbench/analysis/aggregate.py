@@ -1,0 +1,152 @@
+"""Merge fio job results into test results: sums for rates, pooled moments for latency,
+and percentiles recomputed from merged json+ bins (never averaged).
+
+All functions are pure and take the model's dataclasses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from volbench.analysis.percentiles import (
+    REPORTED_PERCENTILES,
+    merge_bins,
+    percentiles_from_bins,
+)
+from volbench.model import DirectionResult, FioOutput, JobResult, LatencyStats, TestResult
+
+
+def merge_latency(stats: Sequence[LatencyStats]) -> LatencyStats | None:
+    """Latency of several jobs' I/Os taken together; ``None`` for no input.
+
+    * min = min of mins, max = max of maxes, samples N = sum of N.
+    * mean = sample-weighted mean: sum(n_i x m_i) / N.
+    * stddev: pooled sample standard deviation by the parallel-variance formula of
+      Chan, Golub & LeVeque ("Updating formulae and a pairwise algorithm for computing
+      sample variances", 1979), generalised to k groups:
+      M2 = sum((n_i - 1) s_i^2 + n_i (m_i - mean)^2), s = sqrt(M2 / (N - 1)).
+      fio's own stddev is the sample one, sqrt(S / (n - 1)) (fio stat.c ``calc_lat``),
+      so the result is what fio would print for the union of the samples.
+    * bins are summed; percentiles are recomputed from the merged bins (fio's
+      algorithm, :mod:`volbench.analysis.percentiles`) for every percentile any input
+      listed plus :data:`REPORTED_PERCENTILES`. If any input has no bins the
+      percentiles cannot be merged and are left empty (as are the bins).
+    * When an input's sample count is unknown (0; fio 2.1 printed no ``N`` nor
+      ``total_ios``) every input is weighted equally and N is reported as 0.
+
+    A single input is returned unchanged. Raises ``ValueError`` when the inputs mix
+    latency kinds (``lat`` with ``clat``): they measure different intervals.
+    """
+    if not stats:
+        return None
+    kinds = {s.kind for s in stats}
+    if len(kinds) > 1:
+        raise ValueError(f"cannot merge different latency kinds: {sorted(kinds)}")
+    if len(stats) == 1:
+        return stats[0]
+    known = all(s.samples > 0 for s in stats)
+    weights = [float(s.samples) if known else 1.0 for s in stats]
+    total_weight = sum(weights)
+    mean = sum(w * s.mean_ns for w, s in zip(weights, stats, strict=True)) / total_weight
+    stddev = _pooled_stddev(stats, weights, mean, known)
+    bins: dict[int, int] = {}
+    percentiles: dict[float, float] = {}
+    if all(s.bins for s in stats):
+        bins = merge_bins(*(s.bins for s in stats))
+        wanted = set(REPORTED_PERCENTILES).union(*(s.percentiles_ns for s in stats))
+        percentiles = percentiles_from_bins(bins, wanted)
+    return LatencyStats(
+        kind=stats[0].kind,
+        min_ns=min(s.min_ns for s in stats),
+        max_ns=max(s.max_ns for s in stats),
+        mean_ns=mean,
+        stddev_ns=stddev,
+        samples=sum(s.samples for s in stats) if known else 0,
+        percentiles_ns=percentiles,
+        bins=bins,
+    )
+
+
+def _pooled_stddev(
+    stats: Sequence[LatencyStats], weights: Sequence[float], mean: float, known: bool
+) -> float:
+    """Chan et al. parallel variance (see :func:`merge_latency`); with unknown sample
+    counts, the equal-weight large-n form sqrt(sum(s_i^2 + (m_i - mean)^2) / k)."""
+    if known:
+        m2 = sum(
+            (w - 1.0) * s.stddev_ns**2 + w * (s.mean_ns - mean) ** 2
+            for w, s in zip(weights, stats, strict=True)
+        )
+        total = sum(weights)
+        return math.sqrt(m2 / (total - 1.0)) if total > 1.0 else 0.0
+    spread = sum(s.stddev_ns**2 + (s.mean_ns - mean) ** 2 for s in stats)
+    return math.sqrt(spread / len(stats))
+
+
+def merge_directions(results: Sequence[DirectionResult]) -> DirectionResult:
+    """One direction of several concurrent jobs: IOPS, bandwidth (B/s), bytes and I/O
+    counts are summed; runtime (ms) is the longest; latency by :func:`merge_latency`
+    over the jobs that have one.
+
+    Raises ``ValueError`` for no input or inputs of different directions.
+    """
+    if not results:
+        raise ValueError("merge_directions needs at least one DirectionResult")
+    names = {r.direction for r in results}
+    if len(names) > 1:
+        raise ValueError(f"cannot merge different directions: {sorted(names)}")
+    return DirectionResult(
+        direction=results[0].direction,
+        io_bytes=sum(r.io_bytes for r in results),
+        runtime_ms=max(r.runtime_ms for r in results),
+        iops=sum(r.iops for r in results),
+        bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
+        total_ios=sum(r.total_ios for r in results),
+        latency=merge_latency([r.latency for r in results if r.latency is not None]),
+    )
+
+
+def merge_jobs(name: str, jobs: Sequence[JobResult]) -> TestResult:
+    """Merge the fio entries of one test (clones of a job, or hosts of a client run).
+
+    Directions are merged by :func:`merge_directions` (in the order fio lists them);
+    CPU usr/sys (%) is the mean of the jobs' values (each job's share of one CPU);
+    runtime (ms) is the longest; ``error`` is the first non-zero job error; the
+    hostname is kept when all jobs share it. ``jobs`` counts fio entries merged.
+    """
+    if not jobs:
+        raise ValueError("merge_jobs needs at least one JobResult")
+    names: list[str] = []
+    for job in jobs:
+        names.extend(d for d in job.directions if d not in names)
+    directions = {
+        d: merge_directions([job.directions[d] for job in jobs if d in job.directions])
+        for d in names
+    }
+    hostnames = {job.hostname for job in jobs}
+    return TestResult(
+        name=name,
+        directions=directions,
+        usr_cpu_pct=sum(job.usr_cpu_pct for job in jobs) / len(jobs),
+        sys_cpu_pct=sum(job.sys_cpu_pct for job in jobs) / len(jobs),
+        runtime_ms=max(job.runtime_ms for job in jobs),
+        jobs=len(jobs),
+        error=next((job.error for job in jobs if job.error), 0),
+        hostname=hostnames.pop() if len(hostnames) == 1 else None,
+    )
+
+
+def group_tests(output: FioOutput) -> list[TestResult]:
+    """Group ``output.jobs`` into tests by (groupid, jobname, hostname), in order of
+    first appearance, and merge each group with :func:`merge_jobs`.
+
+    fio prints one entry per clone when ``numjobs`` > 1 without ``group_reporting``
+    (same jobname and groupid), and one entry per group with it; a stonewalled job
+    starts a new groupid. fio's "All clients" aggregate (``output.all_clients``) is
+    not included: it is fio's own sum over hosts and has no bins.
+    """
+    groups: dict[tuple[int, str, str | None], list[JobResult]] = {}
+    for job in output.jobs:
+        groups.setdefault((job.groupid, job.name, job.hostname), []).append(job)
+    return [merge_jobs(key[1], members) for key, members in groups.items()]

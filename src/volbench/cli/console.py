@@ -1,0 +1,129 @@
+"""Terminal output: sheets as rich tables, and a rich progress Reporter."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from volbench.fio.live import LiveSample
+from volbench.model import TestResult, Workload
+from volbench.report.export import export
+from volbench.report.sheet import Sheet, fmt_count, fmt_latency
+
+# Tables are wide; when stdout is a file or pipe, do not wrap them at 80 columns.
+stdout = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+stderr = Console(stderr=True, highlight=False)
+
+
+def show(sheet: Sheet, fmt: str) -> None:
+    """Print ``sheet`` in ``fmt``: a rich table, or an exporter's bytes verbatim."""
+    if fmt != "table":
+        sys.stdout.buffer.write(export(sheet, fmt))
+        sys.stdout.flush()
+        return
+    table = Table(title=sheet.title, title_justify="left")
+    for column in sheet.columns:
+        table.add_column(column.header, justify="right" if column.numeric else "left")
+    for index, cells in enumerate(sheet.cells()):
+        table.add_row(*cells, style="bold yellow" if index in sheet.flagged_rows else None)
+    stdout.print(table)
+    for note in sheet.notes:
+        stdout.print(note, style="dim")
+
+
+def write_output(data: bytes, path: str | None) -> None:
+    """The one place volbench writes an exported file (or stdout for ``-``/None)."""
+    if path in (None, "-"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    assert path is not None
+    with open(path, "wb") as handle:
+        handle.write(data)
+    click.echo(f"wrote {path} ({len(data):,} bytes)", err=True)
+
+
+class ProgressReporter:
+    """Shows preparation and each round with a bar, live figures and ETA (on stderr)."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[live]}"),
+            console=stderr,
+            transient=False,
+        )
+        self._task: TaskID | None = None
+        self._started = 0.0
+        self._prep: Progress | None = None
+        self._prep_task: TaskID | None = None
+
+    def preparing(self, message: str, total_bytes: int) -> None:
+        self._prep = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            console=stderr,
+        )
+        self._prep.start()
+        self._prep_task = self._prep.add_task(message, total=total_bytes)
+
+    def prepared(self, done_bytes: int) -> None:
+        if self._prep is not None and self._prep_task is not None:
+            self._prep.update(self._prep_task, completed=done_bytes)
+            task = self._prep.tasks[0]
+            if task.total is not None and done_bytes >= task.total:
+                self._prep.stop()
+                self._prep = None
+
+    def round_started(self, round_no: int, workloads: Sequence[Workload], planned_s: float) -> None:
+        if self._prep is not None:
+            self._prep.stop()
+            self._prep = None
+        self._progress.start()
+        self._started = time.monotonic()
+        self._task = self._progress.add_task(
+            f"round {round_no}: {workloads[0].name}", total=planned_s, live=""
+        )
+
+    def sample(self, sample: LiveSample) -> None:
+        if self._task is None:
+            return
+        lat = fmt_latency(sample.lat_mean_ns) if sample.lat_mean_ns is not None else "-"
+        live = f"{fmt_count(sample.iops)} IOPS  {sample.bw_bytes_per_s / 1e6:,.1f} MB/s  {lat}"
+        self._progress.update(
+            self._task,
+            description=sample.job,
+            completed=time.monotonic() - self._started,
+            live=live,
+        )
+
+    def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        if self._task is not None:
+            total = self._progress.tasks[-1].total
+            self._progress.update(self._task, completed=total, description=f"round {round_no} done")
+        self._progress.stop()
+        self._task = None
+
+    def note(self, message: str) -> None:
+        stderr.print(message, style="dim")

@@ -1,0 +1,216 @@
+"""The ``volbench`` command: thin commands that call one service and render.
+
+Exit codes (DESIGN.md): 0 success, 1 the measured thing failed its check,
+2 bad usage or input, 3 the run itself failed. Errors are one line, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from volbench import __version__
+from volbench.cli import console
+from volbench.cli.options import (
+    DURATION,
+    SIZE,
+    db_option,
+    format_option,
+    label_option,
+)
+from volbench.errors import UsageError, VolbenchError
+from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
+from volbench.model import RunStatus
+from volbench.plans import quick
+from volbench.plans.execution import Session, execute
+from volbench.plans.importing import import_file
+from volbench.plans.preparation import prepare_target
+from volbench.report.export import export
+from volbench.report.run_sheets import run_sheet, runs_sheet
+from volbench.store.repository import Store, default_data_dir
+
+DEFAULT_TARGET = "volbench-work/scratch.img"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="volbench")
+def cli() -> None:
+    """Block-storage benchmarking with fio: run test plans, store and compare results."""
+
+
+@cli.group()
+def run() -> None:
+    """Run a test plan against a target (a file or a block device)."""
+
+
+@run.command("quick")
+@click.option(
+    "--target",
+    default=DEFAULT_TARGET,
+    show_default=True,
+    help="File or block device. A missing file is created as a scratch file.",
+)
+@click.option("--runtime", type=DURATION, default="30s", show_default=True, help="Per test.")
+@click.option("--ramp-time", type=DURATION, default="2s", show_default=True, help="Per test.")
+@click.option("--size", type=SIZE, default=None, help="Active range; scratch files: 1g.")
+@click.option("--iodepth", type=click.IntRange(1, 65536), default=64, show_default=True)
+@click.option("--numjobs", type=click.IntRange(1, 4096), default=1, show_default=True)
+@click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
+@label_option
+@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
+@db_option
+@format_option
+def run_quick(
+    target: str,
+    runtime: float,
+    ramp_time: float,
+    size: int | None,
+    iodepth: int,
+    numjobs: int,
+    ioengine: str | None,
+    labels: tuple[tuple[str, str], ...],
+    destroy_data: str | None,
+    force: bool,
+    runs_dir: str | None,
+    replay: str | None,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """The quick profile: 4k random IOPS, 16k throughput, 4k QD1 latency (seed 001)."""
+    options = quick.QuickOptions(
+        runtime_s=runtime,
+        ramp_time_s=ramp_time,
+        size_bytes=size,
+        iodepth=iodepth,
+        numjobs=numjobs,
+        ioengine=ioengine,
+    )
+    runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
+    if not replay:
+        runner.version()  # fio missing -> one clear line before anything is created
+    reporter = console.ProgressReporter()
+    with Store.open(db) as store:
+        info = prepare_target(target, True, reporter, size, destroy_data, force)
+        if size is None and info.kind == "file":
+            options = quick.QuickOptions(**{**options.__dict__, "size_bytes": info.capacity_bytes})
+        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        outcome = execute(session, quick.plan(options), info, dict(labels), ioengine)
+        console.show(run_sheet(store.get_run(str(outcome.run_id))), fmt)
+    if outcome.status is RunStatus.INTERRUPTED:
+        console.stderr.print(f"run {outcome.run_id} interrupted: finished tests were kept")
+        sys.exit(130)
+
+
+@cli.command("runs")
+@click.option("--label", "labels", multiple=True, help="Only runs with this key=value label.")
+@click.option("--plan", default=None, help="Only runs of this plan.")
+@click.option("--status", type=click.Choice([s.value for s in RunStatus]), default=None)
+@click.option("--limit", type=click.IntRange(1), default=None)
+@db_option
+@format_option
+def runs(
+    labels: tuple[str, ...],
+    plan: str | None,
+    status: str | None,
+    limit: int | None,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """List stored runs, newest first."""
+    from volbench.cli.options import parse_label
+
+    wanted = dict(parse_label(label) for label in labels)
+    with Store.open(db) as store:
+        found = store.list_runs(
+            labels=wanted, plan=plan, status=RunStatus(status) if status else None, limit=limit
+        )
+    console.show(runs_sheet(found), fmt)
+
+
+@cli.command("show")
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@format_option
+def show(run_ref: str, db: str | None, fmt: str) -> None:
+    """Show one run's results (RUN is an id or `latest`)."""
+    with Store.open(db) as store:
+        console.show(run_sheet(store.get_run(run_ref)), fmt)
+
+
+@cli.command("export")
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "csv", "markdown"]),
+    default="json",
+    show_default=True,
+)
+@click.option("-o", "--output", default=None, help="File to write (default: stdout).")
+@db_option
+def export_run(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
+    """Export one run as JSON (with fio's raw output), CSV or Markdown."""
+    with Store.open(db) as store:
+        data = export(run_sheet(store.get_run(run_ref)), fmt)
+    console.write_output(data, output)
+
+
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@label_option
+@db_option
+@format_option
+def import_(
+    files: tuple[str, ...], labels: tuple[tuple[str, str], ...], db: str | None, fmt: str
+) -> None:
+    """Import fio JSON output files (any fio, client/server too) as runs."""
+    with Store.open(db) as store:
+        ids = []
+        for name in files:
+            path = Path(name)
+            if not path.is_file():
+                raise UsageError(f"cannot import {name}: no such file")
+            ids.append(import_file(store, path, dict(labels)))
+            console.stderr.print(f"imported {name} as run {ids[-1]}")
+        console.show(runs_sheet([store.get_run(str(i)) for i in ids]), fmt)
+
+
+@cli.command("delete")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--yes", is_flag=True, help="Do not ask.")
+@db_option
+def delete(run_ref: str, yes: bool, db: str | None) -> None:
+    """Delete one stored run and its results."""
+    with Store.open(db) as store:
+        run_id = store.resolve(run_ref)
+        if not yes and sys.stdin.isatty():
+            click.confirm(f"delete run {run_id}?", abort=True)
+        store.delete_run(str(run_id))
+    console.stderr.print(f"deleted run {run_id}")
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning volbench errors into one line and an exit code."""
+    try:
+        cli.main(standalone_mode=False)
+    except VolbenchError as exc:
+        console.stderr.print(f"volbench: error: {exc}", markup=False, highlight=False)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        console.stderr.print("aborted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        console.stderr.print("interrupted")
+        sys.exit(130)
+    except OSError as exc:
+        console.stderr.print(f"volbench: error: {exc.strerror or exc}: {exc.filename or ''}")
+        sys.exit(2)

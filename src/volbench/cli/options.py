@@ -1,0 +1,87 @@
+"""Option types and the options every command shares (DESIGN.md conventions)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from volbench.errors import UsageError
+from volbench.report.export import EXPORTERS
+from volbench.units import parse_size
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("table", *sorted(EXPORTERS))
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$", re.IGNORECASE)
+_DURATION_FACTOR = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """fio-style duration to seconds: ``30`` and ``30s`` are seconds; ms, m, h allowed."""
+    match = _DURATION.match(text)
+    if not match:
+        raise UsageError(f"invalid duration {text!r}: use e.g. 30, 30s, 500ms, 2m or 1h")
+    return float(match.group(1)) * _DURATION_FACTOR[(match.group(2) or "s").lower()]
+
+
+def parse_label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"invalid label {text!r}: use key=value, e.g. vendor=aliyun")
+    return key.strip(), value.strip()
+
+
+class _Converted(click.ParamType):  # type: ignore[type-arg]
+    """A click type from a parse function that raises UsageError."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name = name
+        self._parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self._parse(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SIZE = _Converted("size", parse_size)
+DURATION = _Converted("duration", parse_duration)
+LABEL = _Converted("key=value", parse_label)
+
+
+def db_option(function: F) -> F:
+    return click.option(
+        "--db",
+        envvar="VOLBENCH_DB",
+        default=None,
+        metavar="URL",
+        help="Result store: a SQLite path or URL, or postgresql://... (env VOLBENCH_DB).",
+    )(function)
+
+
+def format_option(function: F) -> F:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="table",
+        show_default=True,
+        help="Output format.",
+    )(function)
+
+
+def label_option(function: F) -> F:
+    return click.option(
+        "--label",
+        "labels",
+        type=LABEL,
+        multiple=True,
+        help="Label the run, e.g. --label vendor=aliyun --label size_gib=500.",
+    )(function)

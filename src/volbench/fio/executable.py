@@ -1,0 +1,78 @@
+"""The fio program on this machine: where it is, its version, which ioengine works.
+
+The ioengine order is io_uring -> libaio -> psync (DESIGN.md "fio usage"): the
+first engine that completes a tiny direct read of a probe file is used, and the
+choice is recorded with the run.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from pathlib import Path
+
+from volbench.errors import FioError
+
+ENGINE_ORDER: tuple[str, ...] = ("io_uring", "libaio", "psync")
+
+INSTALL_HINT = "install it with `apt-get install fio` or run `make setup`"
+
+
+def fio_path() -> str:
+    """Absolute path of fio, or FioError when it is not installed."""
+    path = shutil.which("fio")
+    if path is None:
+        raise FioError(f"fio is not installed: {INSTALL_HINT}")
+    return path
+
+
+@functools.cache
+def fio_version() -> str:
+    """fio's own version string, e.g. ``fio-3.33``."""
+    try:
+        done = subprocess.run(
+            [fio_path(), "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError as exc:
+        raise FioError(f"cannot start fio: {exc.strerror}") from exc
+    version = done.stdout.strip()
+    if done.returncode != 0 or not version:
+        raise FioError(f"`fio --version` failed with exit code {done.returncode}")
+    return version
+
+
+def _engine_works(engine: str, target: Path) -> bool:
+    cmd = [
+        fio_path(),
+        "--name=probe",
+        f"--filename={target}",
+        "--readonly",
+        "--size=64k",
+        "--bs=4k",
+        "--rw=read",
+        f"--ioengine={engine}",
+        "--direct=1",
+        "--iodepth=2",
+        "--output-format=json",
+    ]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and '"error" : 0' in done.stdout
+
+
+@functools.cache
+def best_engine(target: Path) -> str:
+    """The first ioengine of ENGINE_ORDER that does direct reads of ``target``.
+
+    The probe reads the first 64 KiB of the target itself (fio ``--readonly``):
+    O_DIRECT and io_uring support differ between filesystems and devices.
+    """
+    for engine in ENGINE_ORDER:
+        if _engine_works(engine, target):
+            return engine
+    raise FioError(
+        f"none of the ioengines {', '.join(ENGINE_ORDER)} can do direct reads of {target}"
+    )

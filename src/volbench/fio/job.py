@@ -1,0 +1,149 @@
+"""Job builder: typed workloads in, an fio job file (INI text) out. Pure.
+
+Every option written here is documented in fio's HOWTO ("Job file parameters").
+Random workloads get ``norandommap``, ``randrepeat=0`` and ``refill_buffers`` so
+that data and offsets are not repeatable between runs and every buffer is fresh
+random data, as SNIA PTS requires of the data pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from volbench.errors import UsageError
+from volbench.model import RW, Workload
+
+LOG_AVG_MSEC = 1000
+"""Per-second averaging window of the iops/bw/lat logs, in ms."""
+
+
+@dataclass(frozen=True)
+class JobFile:
+    """A complete fio job file: shared target settings plus one section per workload.
+
+    Each section after the first carries ``stonewall`` so the workloads run one
+    after another in one fio process, each in its own reporting group.
+    """
+
+    filename: str
+    workloads: tuple[Workload, ...]
+    ioengine: str
+    log_dir: Path | None = None
+    extra_global: dict[str, str] = field(default_factory=dict)
+
+
+def validate(workload: Workload) -> None:
+    """Raise UsageError with one line when a workload cannot be run as given."""
+    name = workload.name
+    if workload.iodepth < 1:
+        raise UsageError(f"{name}: iodepth must be at least 1 (got {workload.iodepth})")
+    if workload.numjobs < 1:
+        raise UsageError(f"{name}: numjobs must be at least 1 (got {workload.numjobs})")
+    if workload.bs_bytes <= 0 and not workload.bssplit:
+        raise UsageError(f"{name}: block size must be positive (got {workload.bs_bytes})")
+    if workload.bssplit and sum(pct for _, pct in workload.bssplit) != 100:
+        raise UsageError(f"{name}: bssplit percentages must add up to 100")
+    if workload.rwmixread_pct is not None and not 0 <= workload.rwmixread_pct <= 100:
+        raise UsageError(f"{name}: rwmixread must be 0..100 (got {workload.rwmixread_pct})")
+    if workload.runtime_s is not None and workload.runtime_s <= 0:
+        raise UsageError(f"{name}: runtime must be positive (got {workload.runtime_s} s)")
+    if workload.time_based and workload.runtime_s is None:
+        raise UsageError(f"{name}: a time-based workload needs a runtime")
+    if workload.size_bytes is not None and workload.size_bytes <= 0:
+        raise UsageError(f"{name}: size must be positive (got {workload.size_bytes})")
+
+
+def _seconds(value: float) -> str:
+    """fio time value: whole seconds as ``30s``, fractions in ms (fio's default unit is s)."""
+    if float(value).is_integer():
+        return f"{int(value)}s"
+    return f"{round(value * 1000)}ms"
+
+
+def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str | None]]:
+    """The fio options of one workload, in a stable order (``None`` = a flag)."""
+    validate(workload)
+    opts: list[tuple[str, str | None]] = [("rw", workload.rw.value)]
+    if workload.bssplit:
+        split = ":".join(f"{bs}/{pct}" for bs, pct in workload.bssplit)
+        opts.append(("bssplit", split))
+    else:
+        opts.append(("bs", str(workload.bs_bytes)))
+    if workload.rw in (RW.RW, RW.RANDRW):
+        opts.append(
+            ("rwmixread", str(50 if workload.rwmixread_pct is None else workload.rwmixread_pct))
+        )
+    opts += [
+        ("ioengine", workload.ioengine or ioengine),
+        ("iodepth", str(workload.iodepth)),
+        ("numjobs", str(workload.numjobs)),
+        ("direct", "1" if workload.direct else "0"),
+        ("offset", str(workload.offset_bytes)),
+    ]
+    if workload.size_bytes is not None:
+        opts.append(("size", str(workload.size_bytes)))
+    if workload.runtime_s is not None:
+        opts.append(("runtime", _seconds(workload.runtime_s)))
+    if workload.time_based:
+        opts.append(("time_based", None))
+    if workload.ramp_time_s > 0:
+        opts.append(("ramp_time", _seconds(workload.ramp_time_s)))
+    if workload.random_distribution:
+        opts.append(("random_distribution", workload.random_distribution))
+    if workload.rate_iops is not None:
+        opts.append(("rate_iops", str(workload.rate_iops)))
+    if workload.rate_bytes_per_s is not None:
+        opts.append(("rate", str(workload.rate_bytes_per_s)))
+    if workload.refill_buffers:
+        opts.append(("refill_buffers", None))
+    if workload.rw.is_random:
+        opts += [("norandommap", None), ("randrepeat", "0")]
+    return opts
+
+
+def _section_name(workload: Workload) -> str:
+    if not workload.name or any(c in workload.name for c in "[]\n /"):
+        raise UsageError(f"invalid workload name {workload.name!r}: use letters, digits, - and _")
+    return workload.name
+
+
+def render(job: JobFile) -> str:
+    """The job file text for ``fio JOBFILE``."""
+    if not job.workloads:
+        raise UsageError("a job file needs at least one workload")
+    lines = [
+        "; written by volbench",
+        "[global]",
+        f"filename={job.filename}",
+        "group_reporting=0",
+        "lat_percentiles=1",
+    ]
+    if job.log_dir is not None:
+        lines.append(f"log_avg_msec={LOG_AVG_MSEC}")
+    lines += [f"{k}={v}" for k, v in job.extra_global.items()]
+    names: set[str] = set()
+    for index, workload in enumerate(job.workloads):
+        name = _section_name(workload)
+        if name in names:
+            raise UsageError(f"duplicate workload name {name!r}")
+        names.add(name)
+        lines += ["", f"[{name}]"]
+        if index > 0:
+            lines.append("stonewall")
+        for key, value in workload_options(workload, job.ioengine):
+            lines.append(key if value is None else f"{key}={value}")
+        if job.log_dir is not None:
+            prefix = job.log_dir / name
+            lines += [
+                f"write_iops_log={prefix}",
+                f"write_bw_log={prefix}",
+                f"write_lat_log={prefix}",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def planned_seconds(workloads: Sequence[Workload]) -> float:
+    """Planned wall time of stonewalled workloads, in seconds (sum of ramp + runtime)."""
+    return sum(w.duration_s for w in workloads)

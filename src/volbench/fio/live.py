@@ -1,0 +1,87 @@
+"""Live figures from fio's interim status documents (``--status-interval``).
+
+fio's interim documents are cumulative since each job started; the figure for
+the last interval is the difference of two consecutive documents:
+IOPS = d(total_ios) / dt, bandwidth = d(io_bytes) / dt, and mean latency over
+the interval = d(lat mean x N) / d(N). These figures are for the progress
+display only; stored results come from fio's final document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_DIRECTIONS = ("read", "write", "trim")
+
+
+@dataclass(frozen=True)
+class LiveSample:
+    """One interval of the job that is running now."""
+
+    job: str
+    iops: float
+    bw_bytes_per_s: float
+    lat_mean_ns: float | None
+    interval_s: float
+
+
+@dataclass(frozen=True)
+class _Totals:
+    ios: int
+    io_bytes: int
+    lat_sum_ns: float
+    lat_n: int
+
+
+def _totals(document: Mapping[str, Any]) -> dict[str, _Totals]:
+    """Cumulative I/O counts per job name (clones of one job added up)."""
+    totals: dict[str, _Totals] = {}
+    for job in document.get("jobs", []):
+        name = str(job.get("jobname", ""))
+        ios = io_bytes = lat_n = 0
+        lat_sum = 0.0
+        for direction in _DIRECTIONS:
+            stats = job.get(direction) or {}
+            ios += int(stats.get("total_ios", 0))
+            io_bytes += int(stats.get("io_bytes", 0))
+            lat = stats.get("lat_ns") or {}
+            n = int(lat.get("N", 0))
+            lat_n += n
+            lat_sum += float(lat.get("mean", 0.0)) * n
+        prev = totals.get(name, _Totals(0, 0, 0.0, 0))
+        totals[name] = _Totals(
+            prev.ios + ios, prev.io_bytes + io_bytes, prev.lat_sum_ns + lat_sum, prev.lat_n + lat_n
+        )
+    return totals
+
+
+class LiveSampler:
+    """Turns successive interim documents into per-interval samples."""
+
+    def __init__(self) -> None:
+        self._previous: dict[str, _Totals] = {}
+        self._previous_ms: int | None = None
+
+    def sample(self, document: Mapping[str, Any]) -> LiveSample | None:
+        """The sample for the interval that ends with ``document`` (None for the first)."""
+        now_ms = int(document.get("timestamp_ms", 0))
+        totals = _totals(document)
+        previous, previous_ms = self._previous, self._previous_ms
+        self._previous, self._previous_ms = totals, now_ms
+        if previous_ms is None or now_ms <= previous_ms:
+            return None
+        dt = (now_ms - previous_ms) / 1000.0
+        best: LiveSample | None = None
+        for name, cur in totals.items():
+            before = previous.get(name, _Totals(0, 0, 0.0, 0))
+            d_ios = cur.ios - before.ios
+            if d_ios <= 0:
+                continue
+            d_n = cur.lat_n - before.lat_n
+            lat = (cur.lat_sum_ns - before.lat_sum_ns) / d_n if d_n > 0 else None
+            candidate = LiveSample(name, d_ios / dt, (cur.io_bytes - before.io_bytes) / dt, lat, dt)
+            if best is None or candidate.iops > best.iops:
+                best = candidate
+        return best

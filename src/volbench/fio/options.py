@@ -1,0 +1,53 @@
+"""Reading a workload back from fio's ``job options`` (for imported outputs).
+
+fio echoes the options each job ran with; global options are in "global
+options". The record uses the same keys as a volbench Workload record, with
+whatever fio did not say left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from volbench.errors import UsageError
+from volbench.units import parse_size
+
+_INT_OPTIONS = {"iodepth": "iodepth", "numjobs": "numjobs", "rwmixread": "rwmixread_pct"}
+
+
+def _size(text: str) -> int | None:
+    try:
+        return parse_size(text)
+    except UsageError:
+        return None
+
+
+def workload_record(name: str, options: Mapping[str, str]) -> dict[str, Any]:
+    """A workload record from fio option names and values (global merged under job).
+
+    Missing iodepth and numjobs take fio's defaults (1); rw defaults to read.
+    """
+    record: dict[str, Any] = {
+        "name": name,
+        "rw": options.get("rw", options.get("readwrite", "read")),
+    }
+    bs = options.get("bs") or options.get("blocksize")
+    if bs is not None:
+        record["bs_bytes"] = _size(bs.split(",")[0])
+    if "bssplit" in options:
+        record["bssplit"] = options["bssplit"]
+    for option, key in _INT_OPTIONS.items():
+        value = options.get(option)
+        if value is not None and value.isdigit():
+            record[key] = int(value)
+    record.setdefault("iodepth", 1)
+    record.setdefault("numjobs", 1)
+    for option in ("ioengine", "random_distribution", "filename"):
+        if option in options:
+            record[option] = options[option]
+    if "direct" in options:
+        record["direct"] = options["direct"] not in ("0", "false")
+    if "size" in options:
+        record["size_bytes"] = _size(options["size"])
+    return record

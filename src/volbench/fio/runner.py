@@ -1,0 +1,230 @@
+"""Runners: the one interface through which volbench starts fio.
+
+``run(job_text, workdir, on_status) -> RawRun``. The subprocess runner starts
+``fio --output-format=json+ --status-interval=1``: fio then prints one complete
+JSON document per second and the final one at the end. The interim documents
+feed only the live display (``on_status``); results come from the final
+document, which is kept verbatim. The replay runner returns recorded outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from volbench.errors import FioError
+from volbench.fio.executable import best_engine, fio_path, fio_version
+
+StatusCallback = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """What one fio process left behind.
+
+    ``output`` is the final JSON document exactly as fio printed it ("" when fio
+    printed none); ``text`` is whatever fio printed outside its JSON documents.
+    """
+
+    output: str
+    returncode: int
+    stderr: str
+    interrupted: bool
+    command: tuple[str, ...]
+    text: str = ""
+
+    @property
+    def last_error_line(self) -> str:
+        for line in reversed((self.stderr + "\n" + self.text).splitlines()):
+            if line.strip():
+                return line.strip()
+        return ""
+
+
+class Runner(Protocol):
+    def version(self) -> str:
+        """fio's version string as recorded with the run."""
+        ...
+
+    def engine(self, target: Path) -> str:
+        """The ioengine to use on ``target`` (an existing file or block device)."""
+        ...
+
+    def run(self, job_text: str, workdir: Path, on_status: StatusCallback | None = None) -> RawRun:
+        """Run one fio job file; call ``on_status`` with each interim JSON document."""
+        ...
+
+
+class DocumentSplitter:
+    """Splits fio's stdout into top-level JSON documents and other text.
+
+    fio prints each JSON document starting with a line ``{`` and ending with a
+    line ``}`` at column 0; anything else between documents is informational text.
+    """
+
+    def __init__(self) -> None:
+        self.documents: list[str] = []
+        self.text: list[str] = []
+        self._current: list[str] | None = None
+
+    def feed(self, line: str) -> str | None:
+        """Take one line; return a document when this line completed one."""
+        stripped = line.rstrip("\r\n")
+        if self._current is None:
+            if stripped == "{":
+                self._current = [line]
+            else:
+                self.text.append(line)
+            return None
+        self._current.append(line)
+        if stripped == "}":
+            document = "".join(self._current)
+            self._current = None
+            self.documents.append(document)
+            return document
+        return None
+
+    def finish(self) -> None:
+        if self._current is not None:  # a document cut off by a crash
+            self.text.extend(self._current)
+            self._current = None
+
+
+class SubprocessRunner:
+    """Runs the real fio. Ctrl-C sends SIGINT to fio, which then stops its jobs
+    and prints its final JSON with what it measured so far."""
+
+    status_interval_s = 1
+
+    def version(self) -> str:
+        return fio_version()
+
+    def engine(self, target: Path) -> str:
+        return best_engine(target)
+
+    def run(self, job_text: str, workdir: Path, on_status: StatusCallback | None = None) -> RawRun:
+        workdir.mkdir(parents=True, exist_ok=True)
+        job_path = workdir / "job.fio"
+        job_path.write_text(job_text)
+        command = (
+            fio_path(),
+            "--output-format=json+",
+            f"--status-interval={self.status_interval_s}",
+            str(job_path),
+        )
+        try:
+            proc = subprocess.Popen(
+                command,
+                cwd=workdir,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+                start_new_session=True,  # our own Ctrl-C handling decides what fio gets
+            )
+        except OSError as exc:
+            raise FioError(f"cannot start fio: {exc.strerror}") from exc
+        assert proc.stdout is not None and proc.stderr is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        stderr_chunks: list[str] = []
+        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        err_thread = threading.Thread(
+            target=lambda: stderr_chunks.append(proc.stderr.read() if proc.stderr else ""),
+            daemon=True,
+        )
+        err_thread.start()
+        splitter = DocumentSplitter()
+        interrupted = False
+        while True:
+            try:
+                line = lines.get(timeout=0.25)
+                if line is None:
+                    break
+                document = splitter.feed(line)
+                if document is not None and on_status is not None:
+                    with contextlib.suppress(json.JSONDecodeError):
+                        on_status(json.loads(document))
+            except queue.Empty:
+                continue
+            except KeyboardInterrupt:
+                _signal(proc, signal.SIGTERM if interrupted else signal.SIGINT)
+                interrupted = True
+        splitter.finish()
+        returncode = proc.wait()
+        err_thread.join(timeout=5)
+        return RawRun(
+            output=splitter.documents[-1] if splitter.documents else "",
+            returncode=returncode,
+            stderr="".join(stderr_chunks),
+            interrupted=interrupted,
+            command=command,
+            text="".join(splitter.text),
+        )
+
+
+def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def _signal(proc: subprocess.Popen[str], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, sig)
+
+
+class ReplayRunner:
+    """Returns recorded fio outputs in file-name order, one per ``run`` call.
+
+    DIR holds ``*.json`` files (fio's stdout, text around the JSON allowed). The
+    job text is written to the work folder as the real runner would.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        files = sorted(p for p in directory.glob("*.json") if p.is_file())
+        if not files:
+            raise FioError(f"no recorded fio outputs (*.json) in {directory}")
+        self._files = files
+        self._next = 0
+        self._first = files[0].read_text()
+
+    def version(self) -> str:
+        match = re.search(r'"fio version"\s*:\s*"([^"]*)"', self._first)
+        return f"{match.group(1) if match else 'unknown'} (replay)"
+
+    def engine(self, target: Path) -> str:
+        match = re.search(r'"ioengine"\s*:\s*"([^"]*)"', self._first)
+        return match.group(1) if match else "psync"
+
+    def run(self, job_text: str, workdir: Path, on_status: StatusCallback | None = None) -> RawRun:
+        if self._next >= len(self._files):
+            raise FioError(f"replay has only {len(self._files)} recorded outputs")
+        path = self._files[self._next]
+        self._next += 1
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "job.fio").write_text(job_text)
+        text = path.read_text()
+        splitter = DocumentSplitter()
+        for line in text.splitlines(keepends=True):
+            splitter.feed(line)
+        splitter.finish()
+        output = splitter.documents[-1] if splitter.documents else text
+        return RawRun(
+            output=output,
+            returncode=0,
+            stderr="",
+            interrupted=False,
+            command=("replay", str(path)),
+            text="".join(splitter.text),
+        )

@@ -1,0 +1,150 @@
+"""Running a plan: rounds of stonewalled workloads, each committed when it ends.
+
+A plan is a sequence of rounds; each round is one fio process whose sections
+are the round's workloads with ``stonewall`` between them (no idle gaps from
+process start-up). When a round ends, its verbatim fio JSON and the merged
+per-test results are committed before the next round starts, so a crash or
+Ctrl-C loses at most the round that was running, and Ctrl-C keeps even that
+round's finished cells (fio prints what it measured when interrupted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from volbench.analysis.aggregate import group_tests
+from volbench.errors import FioError, VolbenchError
+from volbench.fio.job import JobFile, planned_seconds, render
+from volbench.fio.live import LiveSampler
+from volbench.fio.parser import parse
+from volbench.fio.runner import Runner
+from volbench.model import RunStatus, TargetInfo, TestResult, Workload
+from volbench.plans.reporter import Reporter
+from volbench.store.repository import Store
+from volbench.targets.host import collect_host
+
+
+@dataclass(frozen=True)
+class PlanSpec:
+    """What to run: a named plan, its settings as recorded, and its rounds."""
+
+    name: str
+    rounds: tuple[tuple[Workload, ...], ...]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    non_compliant: bool = False
+
+    @property
+    def planned_s(self) -> float:
+        return sum(planned_seconds(r) for r in self.rounds)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run_id: int
+    status: RunStatus
+    tests: tuple[TestResult, ...]
+    error: str | None = None
+
+
+@dataclass
+class Session:
+    """The parts a run needs: where results go, how fio runs, who watches."""
+
+    store: Store
+    runner: Runner
+    reporter: Reporter
+    runs_dir: Path
+
+
+def workload_record(workload: Workload) -> dict[str, Any]:
+    """A workload as plain JSON-ready data (enum values as strings)."""
+    record = dataclasses.asdict(workload)
+    record["rw"] = workload.rw.value
+    record["bssplit"] = [list(pair) for pair in workload.bssplit]
+    return record
+
+
+def _run_round(
+    session: Session,
+    run_id: int,
+    round_no: int,
+    workloads: Sequence[Workload],
+    target: TargetInfo,
+    ioengine: str,
+    workdir: Path,
+) -> tuple[list[TestResult], bool]:
+    """Run and commit one round; return its tests and whether it was interrupted."""
+    log_dir = workdir / f"round-{round_no:03d}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    text = render(JobFile(target.path, tuple(workloads), ioengine, log_dir=log_dir))
+    sampler = LiveSampler()
+
+    def on_status(document: dict[str, Any]) -> None:
+        sample = sampler.sample(document)
+        if sample is not None:
+            session.reporter.sample(sample)
+
+    session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
+    raw = session.runner.run(text, log_dir, on_status)
+    if not raw.output.strip():
+        raise FioError(
+            f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
+        )
+    output = parse(raw.output)
+    tests = [t for t in group_tests(output) if any(d.active for d in t.directions.values())]
+    records = {w.name: workload_record(w) for w in workloads}
+    session.store.add_round(run_id, round_no, raw.output, tests, records)
+    session.reporter.round_done(round_no, tests)
+    failed = [t for t in group_tests(output) if t.error]
+    if failed and not raw.interrupted:
+        raise FioError(
+            f"fio job {failed[0].name} failed with error {failed[0].error}: "
+            f"{raw.last_error_line or 'see the job log'}"
+        )
+    if raw.returncode != 0 and not raw.interrupted:
+        raise FioError(
+            f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no message'}"
+        )
+    return tests, raw.interrupted
+
+
+def execute(
+    session: Session,
+    plan: PlanSpec,
+    target: TargetInfo,
+    labels: Mapping[str, str],
+    ioengine: str | None = None,
+) -> Outcome:
+    """Run every round of ``plan`` on ``target``, committing each; return the outcome.
+
+    The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``
+    (the error's one-line message is stored and re-raised).
+    """
+    engine = ioengine or session.runner.engine(Path(target.path))
+    host = collect_host(session.runner.version())
+    settings = {**plan.settings, "ioengine": engine}
+    run_id = session.store.create_run(plan.name, target, host, labels, settings, plan.non_compliant)
+    workdir = session.runs_dir / str(run_id)
+    session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
+    tests: list[TestResult] = []
+    try:
+        for round_no, workloads in enumerate(plan.rounds):
+            round_tests, interrupted = _run_round(
+                session, run_id, round_no, workloads, target, engine, workdir
+            )
+            tests += round_tests
+            if interrupted:
+                session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+                return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")
+    except KeyboardInterrupt:
+        session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+        return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")
+    except VolbenchError as exc:
+        session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
+        raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
+    session.store.finish_run(run_id, RunStatus.COMPLETED)
+    return Outcome(run_id, RunStatus.COMPLETED, tuple(tests))

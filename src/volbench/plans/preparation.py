@@ -1,0 +1,64 @@
+"""Getting a target ready for a plan: safety first, then a scratch file if needed."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from volbench.errors import TargetError
+from volbench.model import TargetInfo
+from volbench.plans.reporter import Reporter
+from volbench.targets.safety import check_write_allowed
+from volbench.targets.scratch import prepare_file
+from volbench.targets.target import inspect, require_capacity
+from volbench.units import format_bytes
+
+DEFAULT_FILE_BYTES = 1 << 30
+"""Size of a scratch file target when the user gives none: 1 GiB."""
+
+
+def _is_block_device(path: Path) -> bool:
+    try:
+        return stat.S_ISBLK(path.stat().st_mode)
+    except FileNotFoundError:
+        return False
+    except PermissionError as exc:
+        raise TargetError(
+            f"no permission to read {path}: run as root or pick another target"
+        ) from exc
+
+
+def prepare_target(
+    path: str,
+    writes: bool,
+    reporter: Reporter,
+    size_bytes: int | None = None,
+    destroy_data: str | None = None,
+    force: bool = False,
+) -> TargetInfo:
+    """Check and, for files, create the target; return what it is.
+
+    Block devices are never created or resized: they are checked by the safety
+    rules when the plan writes, and must hold ``size_bytes`` when one is given.
+    A file target is created (filled with real data) at ``size_bytes`` or 1 GiB
+    when missing; a file volbench did not create is only written with ``force``.
+    """
+    target = Path(path)
+    if _is_block_device(target):
+        if writes:
+            check_write_allowed(str(target), destroy_data=destroy_data, force=force)
+        info = inspect(str(target))
+        if size_bytes is not None:
+            require_capacity(info, size_bytes)
+        return info
+    if not writes:
+        info = inspect(str(target))
+        if size_bytes is not None:
+            require_capacity(info, size_bytes)
+        return info
+    check_write_allowed(str(target), destroy_data=destroy_data, force=force)
+    wanted = size_bytes or (target.stat().st_size if target.exists() else DEFAULT_FILE_BYTES)
+    reporter.preparing(f"laying out {format_bytes(wanted)} scratch file {target}", wanted)
+    return prepare_file(
+        target, wanted, force=force, progress=lambda done, _total: reporter.prepared(done)
+    )

@@ -1,0 +1,62 @@
+"""The quick profile (seed 001): six fio tests that size up a volume in minutes.
+
+4 KiB random write and read IOPS and 16 KiB random write and read throughput at
+a deep queue (QD 64 x 1 job by default, as in seed 001's fio commands), then
+4 KiB random write and read latency at QD 1 x 1 job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from volbench.model import RW, Workload
+from volbench.plans.execution import PlanSpec
+
+NAME = "quick"
+
+
+@dataclass(frozen=True)
+class QuickOptions:
+    """Options of the quick profile; times in seconds, sizes in bytes.
+
+    ``iodepth`` and ``numjobs`` apply to the IOPS and throughput tests; the two
+    latency tests always run at QD 1 x 1 job.
+    """
+
+    runtime_s: float = 30.0
+    ramp_time_s: float = 2.0
+    size_bytes: int | None = None
+    iodepth: int = 64
+    numjobs: int = 1
+    ioengine: str | None = None
+
+
+def workloads(options: QuickOptions) -> tuple[Workload, ...]:
+    """The six quick-profile workloads, in seed 001's order."""
+
+    def job(name: str, rw: RW, bs_bytes: int, deep: bool) -> Workload:
+        return Workload(
+            name,
+            rw,
+            bs_bytes=bs_bytes,
+            iodepth=options.iodepth if deep else 1,
+            numjobs=options.numjobs if deep else 1,
+            runtime_s=options.runtime_s,
+            ramp_time_s=options.ramp_time_s,
+            size_bytes=options.size_bytes,
+            ioengine=options.ioengine,
+        )
+
+    return (
+        job("randwrite-4k-iops", RW.RANDWRITE, 4096, deep=True),
+        job("randread-4k-iops", RW.RANDREAD, 4096, deep=True),
+        job("randwrite-16k-throughput", RW.RANDWRITE, 16384, deep=True),
+        job("randread-16k-throughput", RW.RANDREAD, 16384, deep=True),
+        job("randwrite-4k-latency", RW.RANDWRITE, 4096, deep=False),
+        job("randread-4k-latency", RW.RANDREAD, 4096, deep=False),
+    )
+
+
+def plan(options: QuickOptions) -> PlanSpec:
+    """The quick profile as one round of six stonewalled fio jobs."""
+    return PlanSpec(name=NAME, rounds=(workloads(options),), settings={"quick": asdict(options)})

@@ -1,0 +1,81 @@
+"""Exporters: a Sheet in, bytes out, one per format. One place (the CLI) writes them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+from volbench.errors import UsageError
+from volbench.report.sheet import Sheet
+
+Exporter = Callable[[Sheet], bytes]
+
+EXPORTERS: dict[str, Exporter] = {}
+
+
+def exporter(name: str) -> Callable[[Exporter], Exporter]:
+    def register(function: Exporter) -> Exporter:
+        EXPORTERS[name] = function
+        return function
+
+    return register
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+@exporter("json")
+def to_json(sheet: Sheet) -> bytes:
+    """The sheet's document, indented, keys in a stable order."""
+    return (json.dumps(sheet.document, indent=2, default=_json_default) + "\n").encode()
+
+
+@exporter("csv")
+def to_csv(sheet: Sheet) -> bytes:
+    """Every raw field of every row (base units: bytes/s, ns), header first."""
+    keys: list[str] = []
+    for row in sheet.rows:
+        keys += [k for k in row if k not in keys]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=keys, lineterminator="\n")
+    writer.writeheader()
+    for row in sheet.rows:
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
+        )
+    return buffer.getvalue().encode()
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+@exporter("markdown")
+def to_markdown(sheet: Sheet) -> bytes:
+    """A GitHub-flavoured Markdown table with the sheet's notes below it."""
+    headers = [c.header for c in sheet.columns]
+    align = ["---:" if c.numeric else "---" for c in sheet.columns]
+    lines = [f"## {sheet.title}", ""]
+    lines.append("| " + " | ".join(_md_cell(h) for h in headers) + " |")
+    lines.append("| " + " | ".join(align) + " |")
+    for cells in sheet.cells():
+        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+    if sheet.notes:
+        lines.append("")
+        lines += [f"- {_md_cell(n)}" for n in sheet.notes]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def export(sheet: Sheet, fmt: str) -> bytes:
+    """Render ``sheet`` as ``fmt`` (json, csv or markdown)."""
+    try:
+        return EXPORTERS[fmt](sheet)
+    except KeyError:
+        known = ", ".join(sorted(EXPORTERS))
+        raise UsageError(f"unknown format {fmt!r}: use one of {known}") from None

@@ -1,0 +1,177 @@
+"""Sheets of stored runs: one run's results, and the list of runs.
+
+Every figure comes from a stored result row, itself taken from fio's final
+JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from volbench.analysis.littles_law import check
+from volbench.model import RunRecord, StoredResult
+from volbench.report.sheet import (
+    Column,
+    Sheet,
+    fmt_count,
+    fmt_labels,
+    fmt_latency,
+    fmt_rate,
+)
+from volbench.units import format_block_size, format_bytes
+
+RUN_DOCUMENT_SCHEMA = "volbench.run/1"
+
+MB = 1_000_000
+MIB = 1 << 20
+
+
+def _pattern(workload: dict[str, Any]) -> str:
+    if workload.get("bssplit"):
+        bs = "bssplit"
+    else:
+        bs = format_block_size(int(workload.get("bs_bytes", 0)))
+    rw = str(workload.get("rw", "?"))
+    mix = (
+        f" {workload['rwmixread_pct']}/{100 - workload['rwmixread_pct']}"
+        if (rw in ("rw", "randrw") and workload.get("rwmixread_pct") is not None)
+        else ""
+    )
+    return f"{rw}{mix} {bs} QD{workload.get('iodepth', 1)}x{workload.get('numjobs', 1)}"
+
+
+def result_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """One row per stored result, with the test's Little's-law check added.
+
+    Little's law is checked per test over all its directions: implied in-flight
+    I/O = sum(IOPS x mean latency) against iodepth x numjobs.
+    """
+    by_test: dict[tuple[int, str], list[StoredResult]] = {}
+    for result in run.results:
+        by_test.setdefault((result.round, result.test), []).append(result)
+    rows: list[dict[str, Any]] = []
+    for (_, _), results in by_test.items():
+        workload = results[0].workload
+        configured = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
+        pairs = [(r.iops, r.lat_mean_ns) for r in results if r.lat_mean_ns is not None]
+        little = check(pairs, configured) if pairs and results[0].lat_kind == "lat" else None
+        for result in results:
+            row = asdict(result)
+            row.pop("workload")
+            row.update(
+                run_id=run.id,
+                pattern=_pattern(workload),
+                rw=workload.get("rw"),
+                bs_bytes=workload.get("bs_bytes"),
+                iodepth=workload.get("iodepth"),
+                numjobs=workload.get("numjobs"),
+                bw_mb_per_s=result.bw_bytes_per_s / MB,
+                bw_mib_per_s=result.bw_bytes_per_s / MIB,
+                outstanding_configured=configured,
+                outstanding_implied=little.implied if little else None,
+                little=f"{little.implied:,.1f} / {configured}" if little else None,
+                littles_law=little.verdict if little else None,
+            )
+            rows.append(row)
+    return rows
+
+
+RESULT_COLUMNS = (
+    Column("test", "Test"),
+    Column("direction", "Dir"),
+    Column("pattern", "Pattern"),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("bw_mib_per_s", "MiB/s", fmt_rate, numeric=True),
+    Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
+    Column("lat_p50_ns", "p50", fmt_latency, numeric=True),
+    Column("lat_p99_ns", "p99", fmt_latency, numeric=True),
+    Column("lat_p999_ns", "p99.9", fmt_latency, numeric=True),
+    Column("lat_max_ns", "Max", fmt_latency, numeric=True),
+    Column("little", "In flight/QDxJobs", numeric=True),
+    Column("littles_law", "Little's law"),
+)
+
+
+def run_document(run: RunRecord) -> dict[str, Any]:
+    """The stable JSON form of a run (schema ``volbench.run/1``)."""
+    return {
+        "schema": RUN_DOCUMENT_SCHEMA,
+        "id": run.id,
+        "plan": run.plan,
+        "status": run.status.value,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "labels": dict(run.labels),
+        "target": run.target,
+        "host": run.host,
+        "settings": run.settings,
+        "error": run.error,
+        "results": result_rows(run),
+        "fio_outputs": list(run.raw_outputs),
+    }
+
+
+def run_sheet(run: RunRecord) -> Sheet:
+    """The results table of one run, with its status and Little's-law notes."""
+    rows = result_rows(run)
+    lat_kinds = {r["lat_kind"] for r in rows if r.get("lat_kind")}
+    notes = [
+        f"run {run.id} · {run.plan} · {run.status.value} · target {run.target.get('path')}"
+        f" ({format_bytes(int(run.target.get('capacity_bytes', 0)))})"
+        f" · ioengine {run.settings.get('ioengine', '?')} · {run.host.get('fio_version', '')}",
+    ]
+    if run.labels:
+        notes.append("labels: " + fmt_labels(run.labels))
+    if run.error:
+        notes.append(f"note: {run.error}")
+    if "clat" in lat_kinds:
+        notes.append("latency: fio completion latency (clat); Little's law needs total latency")
+    if any(r.get("littles_law") not in (None, "ok") for r in rows):
+        notes.append(
+            "Little's law: in flight = IOPS x mean latency; flagged when it differs from "
+            "QD x jobs by more than 20%"
+        )
+    flagged = frozenset(i for i, r in enumerate(rows) if r.get("littles_law") not in (None, "ok"))
+    return Sheet(
+        title=f"volbench run {run.id} ({run.plan})",
+        columns=RESULT_COLUMNS,
+        rows=tuple(rows),
+        document=run_document(run),
+        notes=tuple(notes),
+        flagged_rows=flagged,
+    )
+
+
+RUN_LIST_COLUMNS = (
+    Column("id", "Run", numeric=True),
+    Column("plan", "Plan"),
+    Column("status", "Status"),
+    Column("started_at", "Started"),
+    Column("target", "Target"),
+    Column("labels", "Labels", fmt_labels),
+)
+
+
+def runs_sheet(runs: Sequence[RunRecord]) -> Sheet:
+    """The list of stored runs, newest first."""
+    rows = tuple(
+        {
+            "id": r.id,
+            "plan": r.plan,
+            "status": r.status.value,
+            "started_at": r.started_at,
+            "ended_at": r.ended_at,
+            "target": r.target.get("path"),
+            "labels": dict(r.labels),
+        }
+        for r in runs
+    )
+    return Sheet(
+        title="volbench runs",
+        columns=RUN_LIST_COLUMNS,
+        rows=rows,
+        document={"schema": "volbench.runs/1", "runs": list(rows)},
+    )

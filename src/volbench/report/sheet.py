@@ -1,0 +1,66 @@
+"""Sheets: what a command shows, before it is rendered to a format.
+
+A Sheet holds raw rows (numbers in base units: bytes/s, ns), the columns a
+person sees (header + formatter), footnotes, and the JSON document that
+``--format json`` writes. Exporters turn a Sheet into bytes; the terminal table
+is rendered from the same columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Formatter = Callable[[Any], str]
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    format: Formatter = str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Sheet:
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[Mapping[str, Any], ...]
+    document: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
+    flagged_rows: frozenset[int] = field(default_factory=frozenset)
+
+    def cells(self) -> list[list[str]]:
+        """The human-readable cells, row by row."""
+        return [
+            [c.format(row.get(c.key)) if row.get(c.key) is not None else "-" for c in self.columns]
+            for row in self.rows
+        ]
+
+
+def fmt_count(value: Any) -> str:
+    """An I/O rate or count with thousands separators: 103812.4 -> ``103,812``."""
+    return f"{float(value):,.0f}"
+
+
+def fmt_rate(value: Any) -> str:
+    """A bandwidth already in MB/s or MiB/s, to 1 decimal."""
+    return f"{float(value):,.1f}"
+
+
+def fmt_latency(value: Any) -> str:
+    """A latency in ns as µs below 1 ms, ms below 10 s, else s."""
+    ns = float(value)
+    if ns < 1e6:
+        return f"{ns / 1e3:,.1f} µs"
+    if ns < 1e10:
+        return f"{ns / 1e6:,.2f} ms"
+    return f"{ns / 1e9:,.1f} s"
+
+
+def fmt_labels(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return " ".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return str(value)

@@ -1,0 +1,183 @@
+"""Where the result store lives and how to connect to it.
+
+A store location is a plain file path, ``sqlite:///FILE`` or
+``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB`` (served by psycopg 3). Without
+one, ``$VOLBENCH_DB`` is used, else ``volbench.db`` in the user's data directory
+(created if missing). Every failure to connect is a one-line
+:class:`~volbench.errors.StoreError` that ends with how to choose another store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from enum import Enum
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+from volbench.errors import StoreError
+from volbench.store.migrations import SQLITE_BEGIN_OPTION
+
+ENV_VAR = "VOLBENCH_DB"
+_HINT = "(set --db or VOLBENCH_DB)"
+_PG_CONNECT_TIMEOUT_S = 10
+_SQLITE_BUSY_TIMEOUT_S = 30.0
+_SQLITE_BEGIN_MODES = frozenset({"", "DEFERRED", "IMMEDIATE", "EXCLUSIVE"})
+
+
+def default_data_dir() -> Path:
+    """volbench's directory in the user's data directory (not created here)."""
+    return Path(platformdirs.user_data_dir("volbench"))
+
+
+def default_path() -> Path:
+    """The default SQLite file: ``volbench.db`` in :func:`default_data_dir`."""
+    return default_data_dir() / "volbench.db"
+
+
+def resolve_url(url: str | None) -> sa.URL:
+    """The SQLAlchemy URL for a store location (see the module docstring)."""
+    text = url or os.environ.get(ENV_VAR) or None
+    if text is None:
+        path = default_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot open result store {path}: {exc.strerror} {_HINT}") from exc
+        return sa.URL.create("sqlite", database=str(path))
+    if "://" not in text:
+        return sa.URL.create("sqlite", database=str(Path(text).expanduser().absolute()))
+    try:
+        parsed = sa.make_url(text)
+    except (sa.exc.ArgumentError, ValueError):
+        raise StoreError(
+            f"cannot open result store {_mask(text)}: not a database URL"
+            " (use a file path, sqlite:///FILE or postgresql://USER@HOST/DB)"
+        ) from None
+    backend = parsed.drivername.partition("+")[0]
+    if backend in ("postgresql", "postgres"):
+        if parsed.drivername not in ("postgresql", "postgres", "postgresql+psycopg"):
+            raise StoreError(
+                f"cannot open result store {_mask(text)}: volbench talks to PostgreSQL"
+                " through psycopg 3 (write postgresql://USER@HOST/DB)"
+            )
+        return parsed.set(drivername="postgresql+psycopg")
+    if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        return parsed
+    raise StoreError(
+        f"cannot open result store {_mask(text)}: volbench keeps results in SQLite or"
+        " PostgreSQL (use a file path, sqlite:///FILE or postgresql://USER@HOST/DB)"
+    )
+
+
+def display_url(url: sa.URL) -> str:
+    """A URL as users write it, with the password masked."""
+    if url.get_backend_name() == "postgresql":
+        url = url.set(drivername="postgresql")
+    return url.render_as_string(hide_password=True)
+
+
+def connect(url: str | None) -> Engine:
+    """An engine for the store at ``url`` whose database has answered once.
+
+    SQLite connections enforce foreign keys and run DDL inside transactions;
+    PostgreSQL connections are checked before use (runs can idle for hours
+    between rounds) and give up connecting after 10 s.
+    """
+    sa_url = resolve_url(url)
+    shown = display_url(sa_url)
+    serializer = partial(json.dumps, default=_jsonable, ensure_ascii=False)
+    try:
+        if sa_url.get_backend_name() == "sqlite":
+            engine = _sqlite_engine(sa_url, serializer)
+        else:
+            args: dict[str, Any] = {}
+            if "connect_timeout" not in sa_url.query:
+                args["connect_timeout"] = _PG_CONNECT_TIMEOUT_S
+            engine = sa.create_engine(
+                sa_url, json_serializer=serializer, pool_pre_ping=True, connect_args=args
+            )
+    except (sa.exc.SQLAlchemyError, ImportError, ValueError, TypeError) as exc:
+        raise StoreError(f"cannot open result store {shown}: {one_line(exc)} {_HINT}") from exc
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.DBAPIError as exc:
+        engine.dispose()
+        raise StoreError(f"cannot open result store {shown}: {one_line(exc)} {_HINT}") from exc
+    return engine
+
+
+def one_line(exc: BaseException) -> str:
+    """The gist of a database error in one line, e.g. ``connection refused``."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
+    text = lines[0] if lines else type(orig).__name__
+    if "failed: " in text:  # psycopg: 'connection to server at "h", port 1 failed: X'
+        text = text.rsplit("failed: ", 1)[1]
+    text = re.sub(r"^(FATAL|ERROR):\s+", "", text)
+    text = re.sub(r"\s+", " ", text)
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def _sqlite_engine(url: sa.URL, serializer: Any) -> Engine:
+    memory = url.database in (None, "", ":memory:")
+    if not memory:
+        folder = Path(str(url.database)).expanduser().absolute().parent
+        if not folder.is_dir():
+            raise StoreError(
+                f"cannot open result store {display_url(url)}: no directory {folder} {_HINT}"
+            )
+    engine = sa.create_engine(
+        url,
+        json_serializer=serializer,
+        connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_S, "check_same_thread": not memory},
+        poolclass=StaticPool if memory else None,
+    )
+    event.listen(engine, "connect", _sqlite_on_connect)
+    event.listen(engine, "begin", _sqlite_on_begin)
+    return engine
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    """Enforce foreign keys; stop pysqlite from managing transactions itself, so
+    that DDL runs inside our transactions (SQLAlchemy's documented recipe)."""
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _sqlite_on_begin(conn: Connection) -> None:
+    """Emit BEGIN ourselves, as ``BEGIN IMMEDIATE`` when the connection asks for it."""
+    mode = str(conn.get_execution_options().get(SQLITE_BEGIN_OPTION, "")).upper()
+    if mode not in _SQLITE_BEGIN_MODES:
+        raise ValueError(f"unknown SQLite BEGIN mode {mode!r}")
+    conn.exec_driver_sql(f"BEGIN {mode}".rstrip())
+
+
+def _jsonable(value: Any) -> Any:
+    """JSON form of values ``json`` does not know: dataclasses, enums, sets, paths."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot store {type(value).__name__} as JSON: {value!r}")
+
+
+def _mask(text: str) -> str:
+    """Hide the password in a URL that SQLAlchemy could not parse."""
+    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", text)

@@ -1,0 +1,131 @@
+"""Numbered schema migrations for the result store.
+
+The schema is versioned by a short list of numbered steps, each a function of an
+open connection. :func:`upgrade` applies the missing ones in order, all in one
+transaction (SQLite and PostgreSQL both have transactional DDL), and records each
+step in ``schema_version``; the highest recorded version is the database's version.
+We deliberately do not pull in Alembic: a handful of numbered steps on two backends
+does not need a migration framework, its configuration files or its CLI.
+
+Rules for adding a step:
+
+- Append ``Migration(N + 1, "what it does", function)``; never edit an applied step.
+- Change :mod:`volbench.store.schema` to the new shape as well; the tests check
+  that a migrated database matches it.
+- Migration 1 builds its tables from the current definitions in ``schema``
+  (columns and constraints, no indexes). A step that adds or changes a *column*
+  must first give migration 1 a frozen copy of the version-1 table it changes.
+
+Concurrent openers are serialised: PostgreSQL takes a transaction-scoped advisory
+lock, SQLite begins the transaction with ``BEGIN IMMEDIATE`` (see
+:data:`SQLITE_BEGIN_OPTION`), and the version is read again under the lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from volbench.errors import StoreError
+from volbench.store import schema
+
+#: Connection execution option read by the repository's SQLite ``begin`` hook:
+#: its value ("IMMEDIATE", "EXCLUSIVE") is put after ``BEGIN``.
+SQLITE_BEGIN_OPTION = "volbench_sqlite_begin"
+
+_PG_LOCK_KEY = 0x766F6C62  # "volb": serialises concurrent upgrades on one server
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One numbered schema step."""
+
+    version: int
+    description: str
+    apply: Callable[[Connection], None]
+
+
+def _create_v1(conn: Connection) -> None:
+    """Version 1: runs, labels, rounds, results, schema_version and their indexes."""
+    for table in schema.metadata.sorted_tables:
+        conn.execute(sa.schema.CreateTable(table))
+    for index in (schema.ix_labels_key_value, schema.ix_results_run_round):
+        conn.execute(sa.schema.CreateIndex(index))
+
+
+def _index_started_at(conn: Connection) -> None:
+    """Version 2: an index on runs.started_at for newest-first listing and ``latest``."""
+    conn.execute(sa.schema.CreateIndex(schema.ix_runs_started_at))
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "create runs, labels, rounds, results", _create_v1),
+    Migration(2, "index runs.started_at", _index_started_at),
+)
+
+#: The newest schema version this volbench knows.
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def current_version(conn: Connection, name: str = "") -> int:
+    """The schema version of the database behind ``conn``; 0 for an empty database.
+
+    Raises :class:`StoreError` when the volbench tables exist without a version,
+    i.e. the database was not made by volbench.
+    """
+    inspector = sa.inspect(conn)
+    if not inspector.has_table(schema.schema_version.name):
+        if inspector.has_table(schema.runs.name):
+            raise StoreError(
+                f"database {name or conn.engine.url} has a runs table but no schema_version:"
+                " not a volbench result store"
+            )
+        return 0
+    version = conn.execute(sa.select(sa.func.max(schema.schema_version.c.version))).scalar()
+    return int(version or 0)
+
+
+def check_known(version: int, name: str) -> None:
+    """Refuse a database whose schema is newer than this volbench knows."""
+    if version > LATEST_VERSION:
+        raise StoreError(
+            f"database {name} has schema version {version}, this volbench knows up to"
+            f" {LATEST_VERSION}: upgrade volbench"
+        )
+
+
+def upgrade(engine: Engine, *, target: int | None = None, name: str | None = None) -> int:
+    """Bring the database to ``target`` (default: the latest) and return its version.
+
+    All missing steps run in one transaction: either all of them are applied or
+    none. ``name`` is how error messages call the database (default: its URL with
+    the password hidden). A database newer than this code raises StoreError; one
+    already at or past ``target`` is left alone.
+    """
+    goal = LATEST_VERSION if target is None else target
+    if not 0 <= goal <= LATEST_VERSION:
+        raise ValueError(f"schema version {goal} is not between 0 and {LATEST_VERSION}")
+    display = name or engine.url.render_as_string(hide_password=True)
+    with engine.connect() as plain:
+        conn = plain.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_LOCK_KEY)))
+            version = current_version(conn, display)
+            check_known(version, display)
+            for step in MIGRATIONS:
+                if version < step.version <= goal:
+                    step.apply(conn)
+                    conn.execute(
+                        schema.schema_version.insert().values(
+                            version=step.version,
+                            description=step.description,
+                            applied_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                        )
+                    )
+                    version = step.version
+    return version

@@ -1,0 +1,305 @@
+"""The result store: runs, their rounds (raw fio JSON) and normalised result rows.
+
+:class:`Store` is the one interface the rest of volbench uses. Every write is its
+own transaction, committed when the method returns, so a crash or Ctrl-C between
+rounds loses nothing that :meth:`Store.add_round` already returned from.
+The database connection is made by :mod:`volbench.store.database`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any, Self
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from volbench.errors import StoreError
+from volbench.model import RunRecord, RunStatus, TestResult
+from volbench.store import migrations, rows, schema
+from volbench.store.database import connect, default_data_dir, display_url, one_line
+from volbench.store.schema import rounds, runs
+
+__all__ = ["Store", "default_data_dir"]
+
+_NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
+
+
+class Store:
+    """A result store on SQLite or PostgreSQL; use :meth:`open` to get one."""
+
+    def __init__(self, engine: Engine) -> None:
+        """Wrap an engine whose database is already at the latest schema version."""
+        self._engine = engine
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Store:
+        """Open (and create or upgrade) the store at ``url``.
+
+        ``url`` is a file path, ``sqlite:///FILE`` or ``postgresql://...``; ``None``
+        means ``$VOLBENCH_DB``, else ``volbench.db`` in the user's data directory.
+        Any failure is a one-line :class:`StoreError`.
+        """
+        engine = connect(url)
+        try:
+            migrations.upgrade(engine, name=display_url(engine.url))
+        except sa.exc.DBAPIError as exc:
+            engine.dispose()
+            raise StoreError(
+                f"cannot open result store {display_url(engine.url)}: {one_line(exc)}"
+                " (set --db or VOLBENCH_DB)"
+            ) from exc
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine)
+
+    @property
+    def url(self) -> str:
+        """The database URL for display, password masked."""
+        return display_url(self._engine.url)
+
+    def close(self) -> None:
+        """Release all connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def create_run(
+        self,
+        plan: str,
+        target: Any,
+        host: Any,
+        labels: Mapping[str, str],
+        settings: Mapping[str, Any],
+        non_compliant: bool = False,
+        *,
+        started_at: str | None = None,
+    ) -> int:
+        """Record a new run with status ``running`` and return its id.
+
+        ``target`` and ``host`` are :class:`TargetInfo` and :class:`HostInfo` (or
+        dicts); ``settings`` holds the plan and its options and must be JSON-able
+        (dataclasses, enums, tuples and sets are converted). ``started_at`` (ISO
+        8601 with a time zone) is for imports; by default it is now.
+        """
+        values = {
+            "plan": plan,
+            "status": RunStatus.RUNNING.value,
+            "started_at": rows.timestamp(started_at),
+            "target": rows.as_dict(target),
+            "host": rows.as_dict(host),
+            "settings": dict(settings),
+            "non_compliant": non_compliant,
+        }
+        with self._begin() as conn:
+            run_id = int(
+                conn.execute(runs.insert().values(values).returning(runs.c.id)).scalar_one()
+            )
+            label_rows = [{"run_id": run_id, "key": k, "value": v} for k, v in labels.items()]
+            if label_rows:
+                conn.execute(schema.labels.insert(), label_rows)
+        return run_id
+
+    def add_round(
+        self,
+        run_id: int,
+        round_no: int,
+        raw_json: str,
+        results: Sequence[TestResult],
+        workloads: Mapping[str, Mapping[str, Any]],
+        *,
+        started_at: str | None = None,
+        ended_at: str | None = None,
+    ) -> None:
+        """Store one round in one transaction: fio's raw JSON verbatim, and one result
+        row per test and active direction (``workloads`` maps test name to its
+        workload description). Committed when this returns.
+        """
+        new_rows = [
+            row
+            for test in results
+            for row in rows.result_rows(run_id, round_no, test, workloads.get(test.name, {}))
+        ]
+        with self._begin() as conn:
+            status = self._status(conn, run_id)
+            if status is not RunStatus.RUNNING:
+                raise StoreError(f"run {run_id} is {status}: cannot add round {round_no}")
+            key = (rounds.c.run_id == run_id) & (rounds.c.round == round_no)
+            if conn.execute(sa.select(rounds.c.round).where(key)).first() is not None:
+                raise StoreError(f"round {round_no} of run {run_id} is already stored")
+            conn.execute(
+                rounds.insert().values(
+                    run_id=run_id,
+                    round=round_no,
+                    started_at=rows.optional_timestamp(started_at),
+                    ended_at=rows.optional_timestamp(ended_at),
+                    raw_json=raw_json,
+                    committed_at=rows.now(),
+                )
+            )
+            if new_rows:
+                conn.execute(schema.results.insert(), new_rows)
+
+    def finish_run(
+        self,
+        run_id: int,
+        status: RunStatus,
+        error: str | None = None,
+        *,
+        ended_at: str | None = None,
+    ) -> None:
+        """Mark a running run completed, failed or interrupted (with an error message)."""
+        status = RunStatus(status)
+        if status is RunStatus.RUNNING:
+            raise ValueError("finish_run needs a final status, not running")
+        with self._begin() as conn:
+            current = self._status(conn, run_id)
+            if current is not RunStatus.RUNNING:
+                raise StoreError(f"run {run_id} is already {current}")
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == run_id)
+                .values(status=status.value, error=error, ended_at=rows.timestamp(ended_at))
+            )
+
+    def reopen_run(self, run_id: int) -> None:
+        """Set an interrupted or failed run back to ``running`` (for ``volbench resume``).
+
+        A run still marked running (its process died) stays so; a completed run
+        cannot be reopened.
+        """
+        with self._begin() as conn:
+            if self._status(conn, run_id) is RunStatus.COMPLETED:
+                raise StoreError(f"run {run_id} is completed: nothing to resume")
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == run_id)
+                .values(status=RunStatus.RUNNING.value, error=None, ended_at=None)
+            )
+
+    def resolve(self, ref: str | int) -> int:
+        """The id of run ``ref``: a run id or ``latest`` (the newest started run)."""
+        with self._begin() as conn:
+            return self._resolve(conn, ref)
+
+    def get_run(self, ref: str | int) -> RunRecord:
+        """A run with its labels, results (by round, then as stored) and raw outputs."""
+        with self._begin() as conn:
+            run_id = self._resolve(conn, ref)
+            row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).one()
+            raw = (
+                conn.execute(
+                    sa.select(rounds.c.raw_json)
+                    .where(rounds.c.run_id == run_id)
+                    .order_by(rounds.c.round)
+                )
+                .scalars()
+                .all()
+            )
+            stored = conn.execute(
+                sa.select(schema.results)
+                .where(schema.results.c.run_id == run_id)
+                .order_by(schema.results.c.round, schema.results.c.id)
+            ).all()
+            return rows.run_record(
+                row,
+                self._labels(conn, [run_id]).get(run_id, {}),
+                results=tuple(rows.stored_result(r) for r in stored),
+                raw_outputs=tuple(raw),
+            )
+
+    def list_runs(
+        self,
+        labels: Mapping[str, str] | None = None,
+        plan: str | None = None,
+        status: RunStatus | str | None = None,
+        limit: int | None = None,
+    ) -> list[RunRecord]:
+        """Runs newest first, without results or raw outputs.
+
+        Filters combine: every given label ``key=value`` must match, and the plan
+        and status if given.
+        """
+        conditions: list[sa.ColumnElement[bool]] = []
+        table = schema.labels
+        for key, value in (labels or {}).items():
+            conditions.append(
+                runs.c.id.in_(
+                    sa.select(table.c.run_id).where(table.c.key == key, table.c.value == value)
+                )
+            )
+        if plan is not None:
+            conditions.append(runs.c.plan == plan)
+        if status is not None:
+            conditions.append(runs.c.status == RunStatus(status).value)
+        query = sa.select(runs).where(*conditions).order_by(*_NEWEST_FIRST).limit(limit)
+        with self._begin() as conn:
+            found = conn.execute(query).all()
+            ids = sa.select(query.subquery().c.id)
+            by_run = self._labels(conn, ids)
+            return [rows.run_record(row, by_run.get(row.id, {})) for row in found]
+
+    def delete_run(self, ref: str | int) -> int:
+        """Delete a run with its labels, rounds and results; return its id."""
+        with self._begin() as conn:
+            run_id = self._resolve(conn, ref)
+            conn.execute(runs.delete().where(runs.c.id == run_id))
+        return run_id
+
+    @contextmanager
+    def _begin(self) -> Iterator[Connection]:
+        """One transaction, committed on success; database errors become StoreError."""
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except sa.exc.DBAPIError as exc:
+            raise StoreError(f"result store {self.url}: {one_line(exc)}") from exc
+
+    def _resolve(self, conn: Connection, ref: str | int) -> int:
+        """The id of an existing run: ``latest`` or a run id."""
+        text = str(ref).strip()
+        if text.lower() == "latest":
+            newest = conn.execute(sa.select(runs.c.id).order_by(*_NEWEST_FIRST).limit(1))
+            run_id = newest.scalar()
+            if run_id is None:
+                raise StoreError(f"no runs in {self.url} yet")
+            return int(run_id)
+        try:
+            run_id = int(text)
+        except ValueError:
+            raise StoreError(f"not a run: {text!r} (give a run id or latest)") from None
+        self._status(conn, run_id)
+        return run_id
+
+    def _status(self, conn: Connection, run_id: int) -> RunStatus:
+        """The status of run ``run_id``; StoreError if there is no such run."""
+        status = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).scalar()
+        if status is None:
+            raise StoreError(f"no run {run_id} in {self.url} (see volbench runs)")
+        return RunStatus(status)
+
+    @staticmethod
+    def _labels(
+        conn: Connection, run_ids: sa.Select[Any] | Sequence[int]
+    ) -> dict[int, dict[str, str]]:
+        """Labels of the given runs (a list of ids or a query for them), by run id."""
+        table = schema.labels
+        found = conn.execute(
+            sa.select(table).where(table.c.run_id.in_(run_ids)).order_by(table.c.key)
+        )
+        by_run: dict[int, dict[str, str]] = {}
+        for row in found:
+            by_run.setdefault(row.run_id, {})[row.key] = row.value
+        return by_run

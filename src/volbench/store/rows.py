@@ -1,0 +1,113 @@
+"""Conversions between volbench's model objects and the store's table rows.
+
+Times are stored as ISO-8601 UTC text to the second (``2024-05-01T12:00:00+00:00``):
+readable in any SQL client and sorted chronologically as plain text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from volbench.model import RunRecord, RunStatus, StoredResult, TestResult
+from volbench.store.schema import PERCENTILE_COLUMNS
+
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredResult))
+
+
+def run_record(
+    row: sa.Row[Any],
+    run_labels: dict[str, str],
+    results: tuple[StoredResult, ...] = (),
+    raw_outputs: tuple[str, ...] = (),
+) -> RunRecord:
+    """A ``runs`` row (with its labels, results and raw outputs) as a RunRecord."""
+    return RunRecord(
+        id=row.id,
+        plan=row.plan,
+        status=RunStatus(row.status),
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        target=row.target,
+        host=row.host,
+        labels=run_labels,
+        settings=row.settings,
+        error=row.error,
+        non_compliant=bool(row.non_compliant),
+        results=results,
+        raw_outputs=raw_outputs,
+    )
+
+
+def stored_result(row: sa.Row[Any]) -> StoredResult:
+    """A ``results`` row as the model's StoredResult."""
+    return StoredResult(**{name: row._mapping[name] for name in _RESULT_FIELDS})
+
+
+def result_rows(
+    run_id: int, round_no: int, test: TestResult, workload: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The results rows of one test: one per active direction."""
+    rows = []
+    for direction in test.directions.values():
+        if not direction.active:
+            continue
+        lat = direction.latency
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "round": round_no,
+            "test": test.name,
+            "direction": direction.direction,
+            "workload": dict(workload),
+            "iops": direction.iops,
+            "bw_bytes_per_s": direction.bw_bytes_per_s,
+            "io_bytes": direction.io_bytes,
+            "runtime_ms": direction.runtime_ms,
+            "lat_kind": lat.kind if lat else None,
+            "lat_mean_ns": lat.mean_ns if lat else None,
+            "lat_min_ns": lat.min_ns if lat else None,
+            "lat_max_ns": lat.max_ns if lat else None,
+            "lat_stddev_ns": lat.stddev_ns if lat else None,
+            "usr_cpu_pct": test.usr_cpu_pct,
+            "sys_cpu_pct": test.sys_cpu_pct,
+            "jobs": test.jobs,
+            "hostname": test.hostname,
+        }
+        for pct, column in PERCENTILE_COLUMNS.items():
+            row[column] = lat.percentiles_ns.get(pct) if lat else None
+        rows.append(row)
+    return rows
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A dataclass instance (TargetInfo, HostInfo) or mapping as a plain dict."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return dict(value)
+
+
+def now() -> str:
+    """The current time as stored."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def timestamp(value: str | None) -> str:
+    """``value`` (ISO 8601 with a time zone) normalised to UTC; now if None."""
+    if value is None:
+        return now()
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"time without a time zone: {value!r}")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def optional_timestamp(value: str | None) -> str | None:
+    """Like :func:`timestamp`, but None stays None."""
+    return None if value is None else timestamp(value)

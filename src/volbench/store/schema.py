@@ -1,0 +1,132 @@
+"""The result store's tables (SQLAlchemy Core), at the latest schema version.
+
+Five tables:
+
+- ``runs``: one row per run of a plan; target, host and settings as JSON;
+  ``started_at``/``ended_at`` are ISO-8601 UTC text (``2024-05-01T12:00:00+00:00``),
+  which sorts chronologically as text on every backend.
+- ``labels``: the run's ``key=value`` labels, indexed for filtering.
+- ``rounds``: one row per committed round, with fio's raw JSON output stored
+  verbatim so any result can be re-analysed later.
+- ``results``: one normalised row per run, round, test and direction (the fields of
+  :class:`volbench.model.StoredResult`).
+- ``schema_version``: one row per applied migration; the highest is the version.
+
+Deleting a run cascades to its labels, rounds and results (SQLite needs
+``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
+
+Every change here needs a numbered migration in :mod:`volbench.store.migrations`;
+``tests/unit/test_migrations.py`` checks that a migrated database matches these
+definitions.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+_BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("plan", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("ended_at", sa.String(40), nullable=True),
+    sa.Column("target", sa.JSON, nullable=False),
+    sa.Column("host", sa.JSON, nullable=False),
+    sa.Column("settings", sa.JSON, nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("non_compliant", sa.Boolean, nullable=False, default=False),
+)
+
+labels = sa.Table(
+    "labels",
+    metadata,
+    sa.Column(
+        "run_id",
+        sa.Integer,
+        sa.ForeignKey("runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("value", sa.String(1000), nullable=False),
+)
+
+rounds = sa.Table(
+    "rounds",
+    metadata,
+    sa.Column(
+        "run_id",
+        sa.Integer,
+        sa.ForeignKey("runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("round", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("started_at", sa.String(40), nullable=True),
+    sa.Column("ended_at", sa.String(40), nullable=True),
+    sa.Column("raw_json", sa.Text, nullable=False),
+    sa.Column("committed_at", sa.String(40), nullable=False),
+)
+
+results = sa.Table(
+    "results",
+    metadata,
+    sa.Column("id", _BigId, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Integer, nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("test", sa.String(200), nullable=False),
+    sa.Column("direction", sa.String(10), nullable=False),
+    sa.Column("workload", sa.JSON, nullable=False),
+    sa.Column("iops", sa.Double, nullable=False),
+    sa.Column("bw_bytes_per_s", sa.Double, nullable=False),
+    sa.Column("io_bytes", sa.BigInteger, nullable=False),
+    sa.Column("runtime_ms", sa.Double, nullable=False),
+    sa.Column("lat_kind", sa.String(10), nullable=True),
+    sa.Column("lat_mean_ns", sa.Double, nullable=True),
+    sa.Column("lat_min_ns", sa.Double, nullable=True),
+    sa.Column("lat_max_ns", sa.Double, nullable=True),
+    sa.Column("lat_stddev_ns", sa.Double, nullable=True),
+    sa.Column("lat_p50_ns", sa.Double, nullable=True),
+    sa.Column("lat_p90_ns", sa.Double, nullable=True),
+    sa.Column("lat_p99_ns", sa.Double, nullable=True),
+    sa.Column("lat_p999_ns", sa.Double, nullable=True),
+    sa.Column("lat_p9999_ns", sa.Double, nullable=True),
+    sa.Column("usr_cpu_pct", sa.Double, nullable=False),
+    sa.Column("sys_cpu_pct", sa.Double, nullable=False),
+    sa.Column("jobs", sa.Integer, nullable=False),
+    sa.Column("hostname", sa.String(255), nullable=True),
+    sa.ForeignKeyConstraint(
+        ["run_id", "round"],
+        ["rounds.run_id", "rounds.round"],
+        ondelete="CASCADE",
+        name="fk_results_round",
+    ),
+)
+
+schema_version = sa.Table(
+    "schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String(200), nullable=False),
+    sa.Column("applied_at", sa.String(40), nullable=False),
+)
+
+# Indexes, named so that migrations can create exactly the ones of their version.
+ix_labels_key_value = sa.Index("ix_labels_key_value", labels.c.key, labels.c.value)
+ix_results_run_round = sa.Index("ix_results_run_round", results.c.run_id, results.c.round)
+# Version 2: newest-first listing and ``latest``.
+ix_runs_started_at = sa.Index("ix_runs_started_at", runs.c.started_at)
+
+#: The result columns that hold one percentile each, keyed by fio's percentile.
+PERCENTILE_COLUMNS: dict[float, str] = {
+    50.0: "lat_p50_ns",
+    90.0: "lat_p90_ns",
+    99.0: "lat_p99_ns",
+    99.9: "lat_p999_ns",
+    99.99: "lat_p9999_ns",
+}

@@ -1,0 +1,318 @@
+"""Block devices as the kernel describes them in sysfs, plus who uses them.
+
+A :class:`BlockDevice` is named by its sysfs name (``loop3``, ``nvme0n1p1``,
+``dm-0``). Queue properties (block sizes, scheduler, write cache, rotational)
+live on the whole disk, so a partition reads them from its parent. Users of a
+device are found in ``/proc/self/mountinfo`` (matched by major:minor, so
+``/dev/mapper`` names, ``/dev/root`` and bind mounts are caught), ``/proc/swaps``
+and the sysfs ``holders`` directories (LVM, md, dm, bcache ...).
+
+Everything here only reads.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from volbench.errors import TargetError
+
+SYS_CLASS_BLOCK = Path("/sys/class/block")
+SYS_DEV_BLOCK = Path("/sys/dev/block")
+MOUNTINFO = Path("/proc/self/mountinfo")
+SWAPS = Path("/proc/swaps")
+
+DevNum = tuple[int, int]
+
+
+def _read(path: Path) -> str | None:
+    """The stripped text of a sysfs/procfs file, or None when it is absent."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def unescape(field: str) -> str:
+    r"""Undo the kernel's octal escapes in mountinfo and swaps (``\040`` = space)."""
+    if "\\" not in field:
+        return field
+    out: list[str] = []
+    i = 0
+    while i < len(field):
+        chunk = field[i + 1 : i + 4]
+        if field[i] == "\\" and len(chunk) == 3 and all(c in "01234567" for c in chunk):
+            out.append(chr(int(chunk, 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One line of mountinfo: device number, where it is mounted, what, from where."""
+
+    dev: DevNum
+    root: str
+    mountpoint: str
+    fstype: str
+    source: str
+
+
+def parse_mountinfo(text: str) -> list[Mount]:
+    """Parse ``/proc/PID/mountinfo`` text (see proc(5)); malformed lines are skipped."""
+    mounts: list[Mount] = []
+    for line in text.splitlines():
+        fields = line.split()
+        if "-" not in fields or len(fields) < 7:
+            continue
+        sep = fields.index("-")
+        if len(fields) < sep + 3:
+            continue
+        major, _, minor = fields[2].partition(":")
+        if not (major.isdigit() and minor.isdigit()):
+            continue
+        mounts.append(
+            Mount(
+                dev=(int(major), int(minor)),
+                root=unescape(fields[3]),
+                mountpoint=unescape(fields[4]),
+                fstype=fields[sep + 1],
+                source=unescape(fields[sep + 2]),
+            )
+        )
+    return mounts
+
+
+def read_mounts() -> list[Mount]:
+    """The mounts of this process's mount namespace."""
+    return parse_mountinfo(_read(MOUNTINFO) or "")
+
+
+def parse_swaps(text: str) -> list[str]:
+    """The file names in ``/proc/swaps`` text (devices or swap files)."""
+    lines = text.splitlines()[1:]  # the first line is a header
+    return [unescape(line.split()[0]) for line in lines if line.split()]
+
+
+def read_swaps() -> list[str]:
+    """Active swap areas, as listed in /proc/swaps."""
+    return parse_swaps(_read(SWAPS) or "")
+
+
+def path_devnum(path: str) -> DevNum | None:
+    """major:minor of the block device node at ``path``, or None if it is not one."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISBLK(st.st_mode):
+        return None
+    return (os.major(st.st_rdev), os.minor(st.st_rdev))
+
+
+def mount_devnum(mount: Mount) -> set[DevNum]:
+    """Device numbers a mount stands for: its own and its source node's (btrfs, /dev/root)."""
+    nums = {mount.dev}
+    if mount.source.startswith("/"):
+        source = path_devnum(mount.source)
+        if source is not None:
+            nums.add(source)
+    return nums
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    """A block device known to sysfs, by its sysfs name."""
+
+    name: str
+
+    @classmethod
+    def from_path(cls, path: str) -> BlockDevice:
+        """The block device whose node is ``path`` (symlinks such as /dev/mapper resolved)."""
+        num = path_devnum(path)
+        if num is None:
+            raise TargetError(f"{path} is not a block device")
+        device = cls.from_devnum(num)
+        if device is None:
+            raise TargetError(f"{path} is a block device unknown to sysfs ({num[0]}:{num[1]})")
+        return device
+
+    @classmethod
+    def from_devnum(cls, num: DevNum) -> BlockDevice | None:
+        """The block device with major:minor ``num``, or None (e.g. tmpfs's 0:xx)."""
+        link = SYS_DEV_BLOCK / f"{num[0]}:{num[1]}"
+        if not link.exists():
+            return None
+        return cls(os.path.basename(os.path.realpath(link)))
+
+    @property
+    def sysfs(self) -> Path:
+        """This device's sysfs directory."""
+        return SYS_CLASS_BLOCK / self.name
+
+    @property
+    def path(self) -> str:
+        """The conventional device node, ``/dev/NAME``."""
+        return f"/dev/{self.name}"
+
+    @cached_property
+    def devnum(self) -> DevNum:
+        """major:minor from sysfs ``dev``."""
+        major, _, minor = (_read(self.sysfs / "dev") or "0:0").partition(":")
+        return (int(major), int(minor))
+
+    @property
+    def is_partition(self) -> bool:
+        return (self.sysfs / "partition").exists()
+
+    @property
+    def disk(self) -> BlockDevice:
+        """The whole disk: the parent of a partition, else the device itself."""
+        if self.is_partition:
+            return BlockDevice(os.path.basename(os.path.dirname(os.path.realpath(self.sysfs))))
+        return self
+
+    @property
+    def partitions(self) -> tuple[BlockDevice, ...]:
+        """Partitions of this disk as the kernel knows them (none for a partition)."""
+        if self.is_partition:
+            return ()
+        try:
+            entries = sorted(os.listdir(os.path.realpath(self.sysfs)))
+        except OSError:
+            return ()
+        return tuple(BlockDevice(e) for e in entries if (self.sysfs / e / "partition").exists())
+
+    def _listdir(self, sub: str) -> tuple[str, ...]:
+        try:
+            return tuple(sorted(os.listdir(self.sysfs / sub)))
+        except OSError:
+            return ()
+
+    @property
+    def holders(self) -> tuple[str, ...]:
+        """Devices stacked on this one (dm-0, md0 ...), its own only."""
+        return self._listdir("holders")
+
+    @property
+    def slaves(self) -> tuple[BlockDevice, ...]:
+        """Devices this one is stacked on (for dm and md devices)."""
+        return tuple(BlockDevice(n) for n in self._listdir("slaves"))
+
+    @property
+    def capacity_bytes(self) -> int:
+        """Size in bytes: sysfs ``size`` is always in 512-byte sectors."""
+        return int(_read(self.sysfs / "size") or "0") * 512
+
+    def _queue(self, attr: str) -> str | None:
+        return _read(self.disk.sysfs / "queue" / attr)
+
+    @property
+    def logical_block_bytes(self) -> int | None:
+        value = self._queue("logical_block_size")
+        return int(value) if value and value.isdigit() else None
+
+    @property
+    def physical_block_bytes(self) -> int | None:
+        value = self._queue("physical_block_size")
+        return int(value) if value and value.isdigit() else None
+
+    @property
+    def rotational(self) -> bool | None:
+        value = self._queue("rotational")
+        return None if value is None else value == "1"
+
+    @property
+    def scheduler(self) -> str | None:
+        """The active I/O scheduler: the bracketed word in ``queue/scheduler``."""
+        value = self._queue("scheduler")
+        if not value:
+            return None
+        for word in value.split():
+            if word.startswith("[") and word.endswith("]"):
+                return word[1:-1]
+        return value.split()[0]
+
+    @property
+    def write_cache(self) -> str | None:
+        """``"write back"`` or ``"write through"`` from ``queue/write_cache``."""
+        return self._queue("write_cache") or None
+
+    @property
+    def read_only(self) -> bool:
+        return _read(self.sysfs / "ro") == "1"
+
+    @property
+    def model(self) -> str | None:
+        """Vendor model, or what a virtual device stands on (loop file, dm name)."""
+        disk = self.disk.sysfs
+        model = _read(disk / "device" / "model")
+        if model:
+            vendor = _read(disk / "device" / "vendor")
+            return f"{vendor} {model}" if vendor and vendor not in model else model
+        backing = _read(disk / "loop" / "backing_file")
+        if backing:
+            return f"loop: {backing}"
+        dm_name = _read(disk / "dm" / "name")
+        if dm_name:
+            return f"device-mapper: {dm_name}"
+        level = _read(disk / "md" / "level")
+        if level:
+            return f"md: {level}"
+        return None
+
+    def family(self) -> tuple[BlockDevice, ...]:
+        """This device followed by its partitions."""
+        return (self, *self.partitions)
+
+    def stack(self) -> set[str]:
+        """This device and, recursively, the devices it is stacked on (what writing it writes)."""
+        seen: set[str] = set()
+        todo = [self]
+        while todo:
+            device = todo.pop()
+            if device.name not in seen:
+                seen.add(device.name)
+                todo.extend(device.slaves)
+        return seen
+
+    def mounts(self, mounts: list[Mount] | None = None) -> list[tuple[BlockDevice, Mount]]:
+        """Mounts of this device or any of its partitions, paired with the device mounted."""
+        table = read_mounts() if mounts is None else mounts
+        found: list[tuple[BlockDevice, Mount]] = []
+        for device in self.family():
+            found.extend((device, m) for m in table if device.devnum in mount_devnum(m))
+        return found
+
+    def swaps(self, swaps: list[str] | None = None) -> list[BlockDevice]:
+        """This device or those of its partitions used as swap."""
+        nums = {path_devnum(s) for s in (read_swaps() if swaps is None else swaps)}
+        return [d for d in self.family() if d.devnum in nums]
+
+    def all_holders(self) -> list[tuple[BlockDevice, str]]:
+        """Holders of this device and of each partition, paired with the device held."""
+        return [(d, h) for d in self.family() for h in d.holders]
+
+
+def root_devices() -> set[str]:
+    """Sysfs names of what must never be written: the device holding ``/``, what it is
+    stacked on, and the whole disks of those (writing a disk writes its partitions)."""
+    nums: set[DevNum] = set()
+    st = os.stat("/")
+    nums.add((os.major(st.st_dev), os.minor(st.st_dev)))
+    for mount in read_mounts():
+        if mount.mountpoint == "/":
+            nums |= mount_devnum(mount)
+    names: set[str] = set()
+    for num in nums:
+        device = BlockDevice.from_devnum(num)
+        if device is not None:
+            stack = device.stack()
+            names |= stack | {BlockDevice(n).disk.name for n in stack}
+    return names

@@ -1,0 +1,126 @@
+"""Fixtures shared by the whole test suite.
+
+Loop devices: tests that need a real block device use ``loop_device``, which
+makes devices only from image files under the test's ``tmp_path`` and always
+detaches exactly the devices it attached (never any other loop device).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+MiB = 1024 * 1024
+
+
+def find_tool(name: str) -> str | None:
+    """The path of a system tool, also looking in sbin directories not on PATH."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for directory in ("/usr/sbin", "/sbin", "/usr/bin", "/bin"):
+        candidate = os.path.join(directory, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+class LoopFactory(Protocol):
+    """``make(size_mib=64, *, setup=None, partitions=False) -> "/dev/loopN"``."""
+
+    def __call__(
+        self,
+        size_mib: int = 64,
+        *,
+        setup: Callable[[Path], object] | None = None,
+        partitions: bool = False,
+    ) -> str: ...
+
+
+def _partition_names(device: str) -> list[str]:
+    sysfs = Path("/sys/class/block") / os.path.basename(device)
+    return sorted(p.name for p in sysfs.iterdir() if (p / "partition").exists())
+
+
+def _detach(losetup: str, device: str, image: Path) -> None:
+    """Detach ``device`` only if it is still backed by our ``image``."""
+    backing = Path("/sys/class/block") / os.path.basename(device) / "loop" / "backing_file"
+    try:
+        current = backing.read_text().strip()
+    except OSError:
+        return  # already gone
+    if os.path.realpath(current.removesuffix(" (deleted)")) != os.path.realpath(image):
+        return  # not ours any more: leave it alone
+    partx = find_tool("partx")
+    if partx and _partition_names(device):
+        subprocess.run([partx, "-d", device], capture_output=True, check=False)
+    subprocess.run([losetup, "-d", device], capture_output=True, check=False)
+
+
+@pytest.fixture
+def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
+    """Factory for loop devices backed by image files in ``tmp_path``.
+
+    ``setup(image)`` runs on the image *file* before it is attached (mkfs,
+    sfdisk ...). ``partitions=True`` attaches with ``-P`` and, on kernels
+    without a partition-table parser, adds the partitions with ``partx -a``.
+    Skips the test unless running as root with losetup available.
+    """
+    if os.geteuid() != 0:
+        pytest.skip("loop devices need root")
+    losetup = find_tool("losetup")
+    if losetup is None:
+        pytest.skip("losetup is not installed")
+    created: list[tuple[str, Path]] = []
+    counter = itertools.count()
+
+    def make(
+        size_mib: int = 64,
+        *,
+        setup: Callable[[Path], object] | None = None,
+        partitions: bool = False,
+    ) -> str:
+        image = tmp_path / f"loop-{next(counter)}.img"
+        with image.open("wb") as f:
+            f.truncate(size_mib * MiB)
+        if setup is not None:
+            setup(image)
+        cmd = [losetup, "-f", "--show", "--direct-io=on"]
+        cmd += ["-P"] if partitions else []
+        proc = subprocess.run(
+            [*cmd, str(image)], capture_output=True, text=True, check=False, timeout=60
+        )
+        if proc.returncode != 0:
+            pytest.skip(f"cannot attach a loop device: {proc.stderr.strip()}")
+        device = proc.stdout.strip()
+        created.append((device, image))
+        partx = find_tool("partx")
+        if partitions and not _partition_names(device) and partx:
+            subprocess.run([partx, "-a", device], capture_output=True, check=False)
+        return device
+
+    try:
+        yield make
+    finally:
+        for device, image in reversed(created):
+            _detach(losetup, device, image)
+
+
+@pytest.fixture
+def system_tool() -> Callable[[str], str]:
+    """``system_tool("mkfs.ext4")``: the tool's path; skips the test when it is absent."""
+
+    def get(name: str) -> str:
+        path = find_tool(name)
+        if path is None:
+            pytest.skip(f"{name} is not installed")
+        return path
+
+    return get

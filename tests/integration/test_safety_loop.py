@@ -1,0 +1,240 @@
+"""The safety gate and block-device inspection on real loop devices.
+
+Every device here is a loop device over an image file under tmp_path, made by
+the ``loop_device`` fixture (which detaches it again); mounts and swap areas
+are undone in ``finally`` blocks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from volbench.errors import TargetError
+from volbench.targets.blockdev import BlockDevice, root_devices
+from volbench.targets.safety import check_write_allowed
+from volbench.targets.target import inspect, require_capacity
+from volbench.units import MiB
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root"),
+]
+
+Loop = Callable[..., str]
+Tool = Callable[[str], str]
+
+
+def _run(*cmd: str, stdin: str | None = None) -> str:
+    proc = subprocess.run(cmd, input=stdin, text=True, capture_output=True, check=True)
+    return proc.stdout.strip()
+
+
+@pytest.fixture
+def mkfs_ext4(system_tool: Tool) -> Callable[[Path], None]:
+    """A loop_device ``setup`` that puts an ext4 filesystem on the image file."""
+    tool = system_tool("mkfs.ext4")
+
+    def setup(image: Path) -> None:
+        _run(tool, "-q", "-F", str(image))
+
+    return setup
+
+
+@contextmanager
+def mounted(device: str, where: Path, system_tool: Tool) -> Iterator[Path]:
+    where.mkdir()
+    _run(system_tool("mount"), "-t", "ext4", device, str(where))
+    try:
+        yield where
+    finally:
+        subprocess.run([system_tool("umount"), str(where)], capture_output=True, check=False)
+
+
+def _write_mbr(image: Path) -> None:
+    """Two Linux partitions in a DOS partition table, for machines without sfdisk."""
+    entries = b""
+    for start, sectors in ((2048, 16384), (18432, 16384)):
+        entries += struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", start, sectors)
+    with image.open("r+b") as f:
+        f.seek(446)
+        f.write(entries + bytes(32) + b"\x55\xaa")
+
+
+def _partition_table(image: Path) -> None:
+    sfdisk = shutil.which("sfdisk") or shutil.which("/usr/sbin/sfdisk")
+    if sfdisk:
+        _run(sfdisk, "-q", str(image), stdin="label: gpt\n,8M\n,8M\n")
+    else:
+        _write_mbr(image)
+
+
+def test_blank_loop_device_is_allowed(loop_device: Loop) -> None:
+    device = loop_device()
+    check_write_allowed(device)
+    check_write_allowed(device, destroy_data=device)
+
+
+def test_ext4_is_refused_with_one_line(
+    loop_device: Loop, mkfs_ext4: Callable[[Path], None]
+) -> None:
+    device = loop_device(setup=mkfs_ext4)
+    with pytest.raises(TargetError) as excinfo:
+        check_write_allowed(device)
+    assert str(excinfo.value) == (
+        f"refusing to write {device}: it holds an ext4 filesystem "
+        f"(use --destroy-data={device} to overwrite it)"
+    )
+
+
+def test_destroy_data_must_name_exactly_this_device(
+    loop_device: Loop, mkfs_ext4: Callable[[Path], None], tmp_path: Path
+) -> None:
+    device = loop_device(setup=mkfs_ext4)
+    other = loop_device()
+    check_write_allowed(device, destroy_data=device)
+    link = tmp_path / "same-device"
+    link.symlink_to(device)
+    check_write_allowed(device, destroy_data=str(link))  # same real path
+    with pytest.raises(TargetError) as excinfo:
+        check_write_allowed(device, destroy_data=other)
+    assert str(excinfo.value) == (
+        f"refusing to write {device}: it holds an ext4 filesystem; --destroy-data={other} "
+        f"names another device (use --destroy-data={device} to overwrite it)"
+    )
+    with pytest.raises(TargetError, match="names another device"):
+        check_write_allowed(other, destroy_data=device)
+
+
+def test_mounted_device_is_refused_even_with_destroy_data(
+    loop_device: Loop, mkfs_ext4: Callable[[Path], None], tmp_path: Path, system_tool: Tool
+) -> None:
+    device = loop_device(setup=mkfs_ext4)
+    with mounted(device, tmp_path / "mnt", system_tool) as where:
+        expected = f"refusing to write {device}: it is mounted on {where} (unmount it first)"
+        for destroy in (None, device):
+            with pytest.raises(TargetError) as excinfo:
+                check_write_allowed(device, destroy_data=destroy)
+            assert str(excinfo.value) == expected
+        # a file on it is judged by the file rules, and inspect names the device
+        scratch = where / "data.bin"
+        scratch.write_bytes(b"x")
+        file_info = inspect(str(scratch))
+        assert file_info.device == device
+        assert file_info.filesystem == "ext4"
+    check_write_allowed(device, destroy_data=device)  # unmounted again
+
+
+def test_swap_in_use_is_refused(loop_device: Loop, system_tool: Tool) -> None:
+    mkswap, swapon, swapoff = (system_tool(t) for t in ("mkswap", "swapon", "swapoff"))
+    device = loop_device(16, setup=lambda image: _run(mkswap, str(image)))
+    with pytest.raises(TargetError, match=r"it holds a swap area \(use --destroy-data="):
+        check_write_allowed(device)
+    if subprocess.run([swapon, device], capture_output=True).returncode != 0:
+        pytest.skip("swapon failed on a loop device here")
+    try:
+        with pytest.raises(TargetError) as excinfo:
+            check_write_allowed(device, destroy_data=device)
+        assert str(excinfo.value) == (
+            f"refusing to write {device}: it is used as swap (swapoff {device} first)"
+        )
+    finally:
+        subprocess.run([swapoff, device], capture_output=True, check=False)
+
+
+def test_partition_table_is_refused(loop_device: Loop) -> None:
+    device = loop_device(setup=_partition_table, partitions=True)
+    disk = BlockDevice.from_path(device)
+    names = [p.name for p in disk.partitions]
+    if not names:
+        pytest.skip("the kernel shows no partitions of loop devices here")
+    assert names == [f"{disk.name}p1", f"{disk.name}p2"]
+    with pytest.raises(TargetError) as excinfo:
+        check_write_allowed(device)
+    message = str(excinfo.value)
+    assert message.startswith(f"refusing to write {device}: it holds a")
+    assert "partition table with partitions " + ", ".join(names) in message
+    assert message.endswith(f"(use --destroy-data={device} to overwrite it)")
+    part = f"/dev/{names[0]}"
+    check_write_allowed(part)  # an empty partition of it is fine
+    info = inspect(part)
+    assert info.capacity_bytes == 8 * MiB
+    assert info.logical_block_bytes == inspect(device).logical_block_bytes
+
+
+def test_mounted_partition_is_refused_on_the_disk(
+    loop_device: Loop, tmp_path: Path, system_tool: Tool
+) -> None:
+    device = loop_device(setup=_partition_table, partitions=True)
+    parts = BlockDevice.from_path(device).partitions
+    if not parts:
+        pytest.skip("the kernel shows no partitions of loop devices here")
+    part = parts[0].path
+    _run(system_tool("mkfs.ext4"), "-q", "-F", part)  # our own device, made from our image
+    with mounted(part, tmp_path / "mnt", system_tool) as where:
+        with pytest.raises(TargetError) as excinfo:
+            check_write_allowed(device, destroy_data=device)
+        assert str(excinfo.value) == (
+            f"refusing to write {device}: its partition {part} is mounted on {where} "
+            f"(unmount it first)"
+        )
+
+
+def test_holders_are_refused(loop_device: Loop, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No device-mapper here: pretend dm-7 holds a blank device."""
+    device = loop_device()
+    name = os.path.basename(device)
+    real = BlockDevice.__dict__["holders"].fget
+    assert real is not None
+    monkeypatch.setattr(
+        BlockDevice,
+        "holders",
+        property(lambda self: ("dm-7",) if self.name == name else real(self)),
+    )
+    with pytest.raises(TargetError) as excinfo:
+        check_write_allowed(device, destroy_data=device)
+    assert str(excinfo.value).startswith(f"refusing to write {device}: it is held by dm-7 (")
+
+
+def test_root_disk_is_refused_whatever_the_options() -> None:
+    names = sorted(root_devices())
+    if not names:
+        pytest.skip("/ is not on a block device here")
+    for name in names:
+        path = f"/dev/{name}"
+        if not os.path.exists(path):
+            continue
+        for destroy in (None, path):
+            with pytest.raises(TargetError) as excinfo:
+                check_write_allowed(path, destroy_data=destroy, force=True)
+            assert str(excinfo.value) == (
+                f"refusing to write {path}: it holds the root filesystem / "
+                f"(volbench never writes to it)"
+            )
+
+
+def test_inspect_matches_blockdev(loop_device: Loop, system_tool: Tool) -> None:
+    blockdev = system_tool("blockdev")
+    device = loop_device(48)
+    info = inspect(device)
+    assert info.kind == "block"
+    assert info.path == device
+    assert info.capacity_bytes == int(_run(blockdev, "--getsize64", device)) == 48 * MiB
+    assert info.logical_block_bytes == int(_run(blockdev, "--getss", device))
+    assert info.physical_block_bytes == int(_run(blockdev, "--getpbsz", device))
+    assert info.model is not None and info.model.startswith("loop: ")
+    assert info.model.endswith(".img")
+    assert info.rotational in (True, False)
+    assert info.write_cache in ("write back", "write through")
+    assert info.scheduler
+    require_capacity(info, 48 * MiB)
+    with pytest.raises(TargetError) as excinfo:
+        require_capacity(info, 1024 * MiB)
+    assert str(excinfo.value) == (f"target {device} is too small: 48 MiB, the plan needs 1.0 GiB")
