@@ -26,7 +26,7 @@ from volbench.report.sheet import Sheet, fmt_count, fmt_latency
 
 # Tables are wide; when stdout is a file or pipe, do not wrap them at 80 columns.
 stdout = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-stderr = Console(stderr=True, highlight=False)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def show(sheet: Sheet, fmt: str) -> None:
@@ -127,3 +127,10 @@ class ProgressReporter:
 
     def note(self, message: str) -> None:
         stderr.print(message, style="dim")
+
+    def close(self) -> None:
+        """Stop every live display (also after an error), restoring the cursor."""
+        if self._prep is not None:
+            self._prep.stop()
+            self._prep = None
+        self._progress.stop()

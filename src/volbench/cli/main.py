@@ -7,6 +7,7 @@ traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -16,7 +17,9 @@ from volbench import __version__
 from volbench.cli import console
 from volbench.cli.options import (
     DURATION,
-    SIZE,
+    LABEL,
+    POSITIVE_DURATION,
+    POSITIVE_SIZE,
     db_option,
     format_option,
     label_option,
@@ -53,9 +56,11 @@ def run() -> None:
     show_default=True,
     help="File or block device. A missing file is created as a scratch file.",
 )
-@click.option("--runtime", type=DURATION, default="30s", show_default=True, help="Per test.")
+@click.option(
+    "--runtime", type=POSITIVE_DURATION, default="30s", show_default=True, help="Per test."
+)
 @click.option("--ramp-time", type=DURATION, default="2s", show_default=True, help="Per test.")
-@click.option("--size", type=SIZE, default=None, help="Active range; scratch files: 1g.")
+@click.option("--size", type=POSITIVE_SIZE, default=None, help="Active range; scratch files: 1g.")
 @click.option("--iodepth", type=click.IntRange(1, 65536), default=64, show_default=True)
 @click.option("--numjobs", type=click.IntRange(1, 4096), default=1, show_default=True)
 @click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
@@ -95,10 +100,8 @@ def run_quick(
     if not replay:
         runner.version()  # fio missing -> one clear line before anything is created
     reporter = console.ProgressReporter()
-    with Store.open(db) as store:
+    with Store.open(db) as store, contextlib.closing(reporter):
         info = prepare_target(target, True, reporter, size, destroy_data, force)
-        if size is None and info.kind == "file":
-            options = quick.QuickOptions(**{**options.__dict__, "size_bytes": info.capacity_bytes})
         session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
         outcome = execute(session, quick.plan(options), info, dict(labels), ioengine)
         console.show(run_sheet(store.get_run(str(outcome.run_id))), fmt)
@@ -108,14 +111,14 @@ def run_quick(
 
 
 @cli.command("runs")
-@click.option("--label", "labels", multiple=True, help="Only runs with this key=value label.")
+@click.option("--label", "labels", type=LABEL, multiple=True, help="Only runs with this key=value.")
 @click.option("--plan", default=None, help="Only runs of this plan.")
 @click.option("--status", type=click.Choice([s.value for s in RunStatus]), default=None)
 @click.option("--limit", type=click.IntRange(1), default=None)
 @db_option
 @format_option
 def runs(
-    labels: tuple[str, ...],
+    labels: tuple[tuple[str, str], ...],
     plan: str | None,
     status: str | None,
     limit: int | None,
@@ -123,12 +126,12 @@ def runs(
     fmt: str,
 ) -> None:
     """List stored runs, newest first."""
-    from volbench.cli.options import parse_label
-
-    wanted = dict(parse_label(label) for label in labels)
     with Store.open(db) as store:
         found = store.list_runs(
-            labels=wanted, plan=plan, status=RunStatus(status) if status else None, limit=limit
+            labels=dict(labels),
+            plan=plan,
+            status=RunStatus(status) if status else None,
+            limit=limit,
         )
     console.show(runs_sheet(found), fmt)
 
@@ -205,6 +208,15 @@ def main() -> None:
     except click.exceptions.Abort:
         console.stderr.print("aborted")
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `volbench` alone: the help text
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:  # one line, like every other error
+        hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+        console.stderr.print(
+            f"volbench: error: {exc.format_message()}{hint}", markup=False, highlight=False
+        )
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -51,8 +51,26 @@ class _Converted(click.ParamType):  # type: ignore[type-arg]
             self.fail(str(exc), param, ctx)
 
 
+def parse_positive_size(text: str) -> int:
+    """A size that must be at least one byte (``--size 0`` means nothing to measure)."""
+    size = parse_size(text)
+    if size <= 0:
+        raise UsageError(f"invalid size {text!r}: it must be positive, e.g. 512m or 1g")
+    return size
+
+
+def parse_positive_duration(text: str) -> float:
+    """A duration that must be longer than zero (a runtime, not a ramp time)."""
+    seconds = parse_duration(text)
+    if seconds <= 0:
+        raise UsageError(f"invalid duration {text!r}: it must be positive, e.g. 30s")
+    return seconds
+
+
 SIZE = _Converted("size", parse_size)
 DURATION = _Converted("duration", parse_duration)
+POSITIVE_SIZE = _Converted("size", parse_positive_size)
+POSITIVE_DURATION = _Converted("duration", parse_positive_duration)
 LABEL = _Converted("key=value", parse_label)
 
 

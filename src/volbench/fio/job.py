@@ -8,6 +8,7 @@ random data, as SNIA PTS requires of the data pattern.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,21 +35,35 @@ class JobFile:
     extra_global: dict[str, str] = field(default_factory=dict)
 
 
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
 def validate(workload: Workload) -> None:
     """Raise UsageError with one line when a workload cannot be run as given."""
     name = workload.name
+    if not _NAME.match(name) or name == "global":
+        raise UsageError(f"invalid workload name {name!r}: use letters, digits, -, _ and .")
     if workload.iodepth < 1:
         raise UsageError(f"{name}: iodepth must be at least 1 (got {workload.iodepth})")
     if workload.numjobs < 1:
         raise UsageError(f"{name}: numjobs must be at least 1 (got {workload.numjobs})")
     if workload.bs_bytes <= 0 and not workload.bssplit:
         raise UsageError(f"{name}: block size must be positive (got {workload.bs_bytes})")
+    if any(bs <= 0 or pct <= 0 for bs, pct in workload.bssplit):
+        raise UsageError(f"{name}: bssplit block sizes and percentages must be positive")
     if workload.bssplit and sum(pct for _, pct in workload.bssplit) != 100:
         raise UsageError(f"{name}: bssplit percentages must add up to 100")
     if workload.rwmixread_pct is not None and not 0 <= workload.rwmixread_pct <= 100:
         raise UsageError(f"{name}: rwmixread must be 0..100 (got {workload.rwmixread_pct})")
-    if workload.runtime_s is not None and workload.runtime_s <= 0:
-        raise UsageError(f"{name}: runtime must be positive (got {workload.runtime_s} s)")
+    if workload.runtime_s is not None and workload.runtime_s < 0.001:
+        raise UsageError(f"{name}: runtime must be at least 1 ms (got {workload.runtime_s} s)")
+    if workload.ramp_time_s < 0:
+        raise UsageError(f"{name}: ramp time must not be negative (got {workload.ramp_time_s} s)")
+    if workload.offset_bytes < 0:
+        raise UsageError(f"{name}: offset must not be negative (got {workload.offset_bytes})")
+    for label, rate in (("rate_iops", workload.rate_iops), ("rate", workload.rate_bytes_per_s)):
+        if rate is not None and rate <= 0:
+            raise UsageError(f"{name}: {label} must be positive (got {rate})")
     if workload.time_based and workload.runtime_s is None:
         raise UsageError(f"{name}: a time-based workload needs a runtime")
     if workload.size_bytes is not None and workload.size_bytes <= 0:
@@ -103,10 +118,10 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
     return opts
 
 
-def _section_name(workload: Workload) -> str:
-    if not workload.name or any(c in workload.name for c in "[]\n /"):
-        raise UsageError(f"invalid workload name {workload.name!r}: use letters, digits, - and _")
-    return workload.name
+def escape_filename(path: str) -> str:
+    """A path as fio's ``filename=`` takes it: fio splits names at ``:`` unless escaped
+    as ``\\:`` (fio HOWTO, "filename"), and /dev/disk/by-path names contain colons."""
+    return path.replace(":", "\\:")
 
 
 def render(job: JobFile) -> str:
@@ -116,7 +131,7 @@ def render(job: JobFile) -> str:
     lines = [
         "; written by volbench",
         "[global]",
-        f"filename={job.filename}",
+        f"filename={escape_filename(job.filename)}",
         "group_reporting=0",
         "lat_percentiles=1",
     ]
@@ -125,7 +140,7 @@ def render(job: JobFile) -> str:
     lines += [f"{k}={v}" for k, v in job.extra_global.items()]
     names: set[str] = set()
     for index, workload in enumerate(job.workloads):
-        name = _section_name(workload)
+        name = workload.name
         if name in names:
             raise UsageError(f"duplicate workload name {name!r}")
         names.add(name)

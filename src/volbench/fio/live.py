@@ -36,9 +36,12 @@ class _Totals:
 
 
 def _totals(document: Mapping[str, Any]) -> dict[str, _Totals]:
-    """Cumulative I/O counts per job name (clones of one job added up)."""
+    """Cumulative I/O counts per job name (clones of one job, and hosts, added up)."""
     totals: dict[str, _Totals] = {}
-    for job in document.get("jobs", []):
+    jobs = document.get("jobs") or [
+        j for j in document.get("client_stats", []) if j.get("jobname") != "All clients"
+    ]
+    for job in jobs:
         name = str(job.get("jobname", ""))
         ios = io_bytes = lat_n = 0
         lat_sum = 0.0

@@ -45,10 +45,13 @@ class RawRun:
 
     @property
     def last_error_line(self) -> str:
-        for line in reversed((self.stderr + "\n" + self.text).splitlines()):
-            if line.strip():
-                return line.strip()
-        return ""
+        """fio's last two lines on stderr joined in one (fio often says what failed,
+        then that it failed), else its last informational line on stdout."""
+        errors = [line.strip() for line in self.stderr.splitlines() if line.strip()]
+        if errors:
+            return "; ".join(errors[-2:])
+        notes = [line.strip() for line in self.text.splitlines() if line.strip()]
+        return notes[-1] if notes else ""
 
 
 class Runner(Protocol):
@@ -163,8 +166,11 @@ class SubprocessRunner:
         splitter.finish()
         returncode = proc.wait()
         err_thread.join(timeout=5)
+        # Killed by a signal we did not send, fio printed no final document: its
+        # last document is an interim one and must not pass for a result.
+        final = splitter.documents and (returncode >= 0 or interrupted)
         return RawRun(
-            output=splitter.documents[-1] if splitter.documents else "",
+            output=splitter.documents[-1] if final else "",
             returncode=returncode,
             stderr="".join(stderr_chunks),
             interrupted=interrupted,

@@ -76,8 +76,9 @@ def _run_round(
     target: TargetInfo,
     ioengine: str,
     workdir: Path,
-) -> tuple[list[TestResult], bool]:
-    """Run and commit one round; return its tests and whether it was interrupted."""
+) -> tuple[list[TestResult], str | None]:
+    """Run and commit one round; return its tests and, when Ctrl-C cut it short,
+    what the user should be told about the interruption (else None)."""
     log_dir = workdir / f"round-{round_no:03d}"
     log_dir.mkdir(parents=True, exist_ok=True)
     text = render(JobFile(target.path, tuple(workloads), ioengine, log_dir=log_dir))
@@ -96,6 +97,8 @@ def _run_round(
         )
     output = parse(raw.output)
     tests = [t for t in group_tests(output) if any(d.active for d in t.directions.values())]
+    cut = _cut_short(tests, workloads) if raw.interrupted else set()
+    tests = [t for t in tests if t.name not in cut]
     records = {w.name: workload_record(w) for w in workloads}
     session.store.add_round(run_id, round_no, raw.output, tests, records)
     session.reporter.round_done(round_no, tests)
@@ -109,7 +112,20 @@ def _run_round(
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no message'}"
         )
-    return tests, raw.interrupted
+    if not raw.interrupted:
+        return tests, None
+    during = f" during {', '.join(sorted(cut))} (kept only in the raw fio output)" if cut else ""
+    return tests, f"interrupted by the user{during}"
+
+
+def _cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set[str]:
+    """Time-based tests that ran less than their runtime: partial, not results."""
+    planned = {w.name: w.runtime_s for w in workloads if w.time_based and w.runtime_s}
+    return {
+        t.name
+        for t in tests
+        if t.name in planned and t.runtime_ms < 0.99 * 1000 * (planned[t.name] or 0.0)
+    }
 
 
 def execute(
@@ -133,13 +149,13 @@ def execute(
     tests: list[TestResult] = []
     try:
         for round_no, workloads in enumerate(plan.rounds):
-            round_tests, interrupted = _run_round(
+            round_tests, interruption = _run_round(
                 session, run_id, round_no, workloads, target, engine, workdir
             )
             tests += round_tests
-            if interrupted:
-                session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
-                return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")
+            if interruption:
+                session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
+                return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), interruption)
     except KeyboardInterrupt:
         session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
         return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests
+from volbench.errors import FioError, UsageError
 from volbench.fio.options import workload_record
 from volbench.fio.parser import parse
 from volbench.model import FioOutput, HostInfo, RunStatus, TargetInfo
@@ -48,7 +49,10 @@ def import_file(store: Store, path: Path, labels: Mapping[str, str]) -> int:
     read back from the job options fio echoed.
     """
     text = path.read_text(errors="replace")
-    output = parse(text)
+    try:
+        output = parse(text)
+    except FioError as exc:  # a file that is not fio output is bad input (exit 2)
+        raise UsageError(f"cannot import {path}: {exc}") from exc
     tests = group_tests(output)
     workloads: dict[str, dict[str, Any]] = {}
     for job in output.jobs:

@@ -58,7 +58,13 @@ def prepare_target(
         return info
     check_write_allowed(str(target), destroy_data=destroy_data, force=force)
     wanted = size_bytes or (target.stat().st_size if target.exists() else DEFAULT_FILE_BYTES)
-    reporter.preparing(f"laying out {format_bytes(wanted)} scratch file {target}", wanted)
-    return prepare_file(
-        target, wanted, force=force, progress=lambda done, _total: reporter.prepared(done)
-    )
+    started = False
+
+    def progress(done: int, total: int) -> None:
+        nonlocal started
+        if not started:  # only when data is written: a reused file reports nothing
+            reporter.preparing(f"laying out {format_bytes(total)} scratch file {target}", total)
+            started = True
+        reporter.prepared(done)
+
+    return prepare_file(target, wanted, force=force, progress=progress)

@@ -74,8 +74,8 @@ def to_markdown(sheet: Sheet) -> bytes:
 
 def export(sheet: Sheet, fmt: str) -> bytes:
     """Render ``sheet`` as ``fmt`` (json, csv or markdown)."""
-    try:
-        return EXPORTERS[fmt](sheet)
-    except KeyError:
+    function = EXPORTERS.get(fmt)
+    if function is None:
         known = ", ".join(sorted(EXPORTERS))
-        raise UsageError(f"unknown format {fmt!r}: use one of {known}") from None
+        raise UsageError(f"unknown format {fmt!r}: use one of {known}")
+    return function(sheet)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from volbench.analysis.littles_law import check
+from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.model import RunRecord, StoredResult
 from volbench.report.sheet import (
     Column,
@@ -48,11 +48,11 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
     Little's law is checked per test over all its directions: implied in-flight
     I/O = sum(IOPS x mean latency) against iodepth x numjobs.
     """
-    by_test: dict[tuple[int, str], list[StoredResult]] = {}
+    by_test: dict[tuple[int, str, str | None], list[StoredResult]] = {}
     for result in run.results:
-        by_test.setdefault((result.round, result.test), []).append(result)
+        by_test.setdefault((result.round, result.test, result.hostname), []).append(result)
     rows: list[dict[str, Any]] = []
-    for (_, _), results in by_test.items():
+    for results in by_test.values():
         workload = results[0].workload
         configured = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
         pairs = [(r.iops, r.lat_mean_ns) for r in results if r.lat_mean_ns is not None]
@@ -132,7 +132,7 @@ def run_sheet(run: RunRecord) -> Sheet:
     if any(r.get("littles_law") not in (None, "ok") for r in rows):
         notes.append(
             "Little's law: in flight = IOPS x mean latency; flagged when it differs from "
-            "QD x jobs by more than 20%"
+            f"QD x jobs by more than {TOLERANCE:.0%}"
         )
     flagged = frozenset(i for i, r in enumerate(rows) if r.get("littles_law") not in (None, "ok"))
     return Sheet(

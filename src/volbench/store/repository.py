@@ -103,7 +103,7 @@ class Store:
             "settings": dict(settings),
             "non_compliant": non_compliant,
         }
-        with self._begin() as conn:
+        with self._begin(write=True) as conn:
             run_id = int(
                 conn.execute(runs.insert().values(values).returning(runs.c.id)).scalar_one()
             )
@@ -132,7 +132,7 @@ class Store:
             for test in results
             for row in rows.result_rows(run_id, round_no, test, workloads.get(test.name, {}))
         ]
-        with self._begin() as conn:
+        with self._begin(write=True) as conn:
             status = self._status(conn, run_id)
             if status is not RunStatus.RUNNING:
                 raise StoreError(f"run {run_id} is {status}: cannot add round {round_no}")
@@ -164,7 +164,7 @@ class Store:
         status = RunStatus(status)
         if status is RunStatus.RUNNING:
             raise ValueError("finish_run needs a final status, not running")
-        with self._begin() as conn:
+        with self._begin(write=True) as conn:
             current = self._status(conn, run_id)
             if current is not RunStatus.RUNNING:
                 raise StoreError(f"run {run_id} is already {current}")
@@ -180,7 +180,7 @@ class Store:
         A run still marked running (its process died) stays so; a completed run
         cannot be reopened.
         """
-        with self._begin() as conn:
+        with self._begin(write=True) as conn:
             if self._status(conn, run_id) is RunStatus.COMPLETED:
                 raise StoreError(f"run {run_id} is completed: nothing to resume")
             conn.execute(
@@ -253,17 +253,26 @@ class Store:
 
     def delete_run(self, ref: str | int) -> int:
         """Delete a run with its labels, rounds and results; return its id."""
-        with self._begin() as conn:
+        with self._begin(write=True) as conn:
             run_id = self._resolve(conn, ref)
             conn.execute(runs.delete().where(runs.c.id == run_id))
         return run_id
 
     @contextmanager
-    def _begin(self) -> Iterator[Connection]:
-        """One transaction, committed on success; database errors become StoreError."""
+    def _begin(self, write: bool = False) -> Iterator[Connection]:
+        """One transaction, committed on success; database errors become StoreError.
+
+        On SQLite a ``write`` transaction starts with ``BEGIN IMMEDIATE``: a deferred
+        transaction that reads first and then writes gets SQLITE_BUSY at once, without
+        waiting out the busy timeout, whenever another connection (e.g. a second
+        volbench command opening the store) holds the write lock at that moment.
+        """
         try:
-            with self._engine.begin() as conn:
-                yield conn
+            with self._engine.connect() as conn:
+                if write:
+                    conn.execution_options(**{migrations.SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+                with conn.begin():
+                    yield conn
         except sa.exc.DBAPIError as exc:
             raise StoreError(f"result store {self.url}: {one_line(exc)}") from exc
 
