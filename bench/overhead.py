@@ -75,6 +75,9 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--runtime", type=float, default=10.0)
     parser.add_argument("--iodepth", type=int, default=16)
+    parser.add_argument(
+        "--cpus-allowed", default=None, help="pin fio's job to these CPUs (fio cpus_allowed)"
+    )
     args = parser.parse_args()
     size = 256 << 20
     with tempfile.TemporaryDirectory(prefix="volbench-bench-") as tmp, zram_device(size) as zram:
@@ -112,12 +115,16 @@ def main() -> int:
         bare_job = render(JobFile(target, (workload,), engine))
         plan = PlanSpec("bench-overhead", ((workload,),))
         ratios: list[float] = []
+        bare_all: list[float] = []
+        ours_all: list[float] = []
         with Store.open(str(workdir / "bench.db")) as store:
             session = Session(store, SubprocessRunner(), NullReporter(), workdir / "runs")
             for pair in range(args.pairs):
                 bare = bare_fio(bare_job, workdir)
                 ours = through_volbench(session, plan, target)
                 ratios.append(ours / bare)
+                bare_all.append(bare)
+                ours_all.append(ours)
                 print(
                     f"pair {pair + 1}: fio {bare:,.0f} IOPS, volbench {ours:,.0f} IOPS, "
                     f"ratio {ours / bare:.3f}",

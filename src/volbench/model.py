@@ -75,6 +75,7 @@ class Workload:
     rate_iops: int | None = None
     rate_bytes_per_s: int | None = None
     refill_buffers: bool = True
+    cpus_allowed: str | None = None  # fio cpus_allowed, e.g. "1" or "0-3"
 
     @property
     def outstanding_io(self) -> int:

@@ -335,3 +335,8 @@ def test_colons_in_the_target_path_are_escaped_for_fio(tmp_path: Path) -> None:
     job.write_text(text)
     subprocess.run(["fio", "--output-format=json", str(job)], check=True, capture_output=True)
     assert target.stat().st_size == 65536  # one file, not three split at the colons
+
+
+def test_cpus_allowed_pins_the_job_only_when_given() -> None:
+    assert options(Workload("w", RW.READ, cpus_allowed="1"))["cpus_allowed"] == "1"
+    assert "cpus_allowed" not in options(Workload("w", RW.READ))

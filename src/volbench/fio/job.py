@@ -113,6 +113,8 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
         opts.append(("rate", str(workload.rate_bytes_per_s)))
     if workload.refill_buffers:
         opts.append(("refill_buffers", None))
+    if workload.cpus_allowed:
+        opts.append(("cpus_allowed", workload.cpus_allowed))
     if workload.rw.is_random:
         opts += [("norandommap", None), ("randrepeat", "0")]
     return opts
