@@ -5,7 +5,7 @@ setup:
 	scripts/setup
 
 quick: setup
-	.venv/bin/volbench run quick --target volbench-work/scratch.img --size 1g
+	.venv/bin/volbench run quick
 
 test:
 	scripts/test

@@ -54,7 +54,7 @@ def run() -> None:
     "--target",
     default=DEFAULT_TARGET,
     show_default=True,
-    help="File or block device. A missing file is created as a scratch file.",
+    help="File or block device. A missing file is created as a scratch file (1 GiB).",
 )
 @click.option(
     "--runtime", type=POSITIVE_DURATION, default="30s", show_default=True, help="Per test."
@@ -99,6 +99,8 @@ def run_quick(
     runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
     if not replay:
         runner.version()  # fio missing -> one clear line before anything is created
+    if target == DEFAULT_TARGET:  # the embedded default: volbench's own working folder
+        Path(target).parent.mkdir(exist_ok=True)
     reporter = console.ProgressReporter()
     with Store.open(db) as store, contextlib.closing(reporter):
         info = prepare_target(target, True, reporter, size, destroy_data, force)
