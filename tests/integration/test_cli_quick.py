@@ -44,7 +44,9 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Volben
     home = tmp_path_factory.mktemp("quick")
     volbench = Volbench(home / "volbench")
     target = home / "scratch.img"
-    proc = volbench.quick(target, "--numjobs", "2", "--label", "case=quick", "--format", "json")
+    # a relative target (volbench runs in volbench.home): fio must still find the file
+    relative = os.path.relpath(target, volbench.home)
+    proc = volbench.quick(relative, "--numjobs", "2", "--label", "case=quick", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     yield volbench, target, json.loads(proc.stdout)
@@ -61,6 +63,7 @@ def _raw_jobs(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def test_quick_runs_six_tests_and_stores_the_run(quick_run: tuple[Volbench, Path, Any]) -> None:
+    assert quick_run[2]["target"]["path"] == str(quick_run[1])  # recorded absolute
     volbench, target, document = quick_run
     assert document["schema"] == "volbench.run/1"
     assert document["plan"] == "quick"

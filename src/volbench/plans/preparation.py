@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def prepare_target(
     A file target is created (filled with real data) at ``size_bytes`` or 1 GiB
     when missing; a file volbench did not create is only written with ``force``.
     """
-    target = Path(path).absolute()  # fio runs in the run's folder: relative paths would move
+    target = Path(os.path.abspath(path))  # fio runs in the run folder: relative paths move
     if _is_block_device(target):
         if writes:
             check_write_allowed(str(target), destroy_data=destroy_data, force=force)
