@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import statistics
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
+from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.aggregate import (
     group_tests,
@@ -22,17 +21,9 @@ from volbench.analysis.percentiles import REPORTED_PERCENTILES, percentiles_from
 from volbench.fio.parser import parse
 from volbench.model import DirectionResult, FioOutput, LatencyStats
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
-
-
-def _raw(name: str) -> dict[str, Any]:
-    text = (FIXTURES / name).read_text()
-    doc: dict[str, Any] = json.loads(text[text.index("{") : text.rindex("}") + 1])
-    return doc
-
 
 def _parse(name: str) -> FioOutput:
-    return parse((FIXTURES / name).read_text())
+    return parse((FIO_FIXTURES / name).read_text())
 
 
 def _lat(kind: str = "clat", **kw: Any) -> LatencyStats:
@@ -49,7 +40,7 @@ def _lat(kind: str = "clat", **kw: Any) -> LatencyStats:
 
 def test_four_clones_merge_into_one_test() -> None:
     name = "numjobs4_jsonplus.json"
-    raw_reads = [j["read"] for j in _raw(name)["jobs"]]
+    raw_reads = [j["read"] for j in raw_document(name)["jobs"]]
     [test] = group_tests(_parse(name))
     assert test.name == "clones"
     assert test.jobs == 4
@@ -79,13 +70,13 @@ def test_four_clones_merge_into_one_test() -> None:
     # one clone's histogram alone gives a different p99 than the merged one
     p99_each = {c["percentile"]["99.000000"] for c in raw_clat}
     assert lat.percentiles_ns[99.0] not in p99_each or len(p99_each) == 1
-    cpu = [j["usr_cpu"] for j in _raw(name)["jobs"]]
+    cpu = [j["usr_cpu"] for j in raw_document(name)["jobs"]]
     assert test.usr_cpu_pct == pytest.approx(sum(cpu) / 4)
 
 
 def test_stonewalled_jobs_are_separate_tests() -> None:
     name = "stonewall_jsonplus.json"
-    raw_jobs = _raw(name)["jobs"]
+    raw_jobs = raw_document(name)["jobs"]
     tests = group_tests(_parse(name))
     assert [t.name for t in tests] == ["randwrite", "randread"]
     assert [t.jobs for t in tests] == [1, 1]
@@ -107,7 +98,7 @@ def test_client_hosts_group_separately_and_merge_to_all_clients() -> None:
         ("host1-randread", "127.0.0.2", 1),
         ("host2-randread", "127.0.0.3", 1),
     ]
-    raw_agg = next(e for e in _raw(name)["client_stats"] if e["jobname"] == "All clients")
+    raw_agg = next(e for e in raw_document(name)["client_stats"] if e["jobname"] == "All clients")
     merged = merge_jobs("all hosts", out.jobs)
     assert merged.hostname is None
     read = merged.directions["read"]
@@ -131,7 +122,7 @@ def test_client_hosts_group_separately_and_merge_to_all_clients() -> None:
 
 def test_fio2_clones_without_sample_counts_weight_equally() -> None:
     name = "fio2_randread_4jobs.json"
-    raw_reads = [j["read"] for j in _raw(name)["jobs"]]
+    raw_reads = [j["read"] for j in raw_document(name)["jobs"]]
     [test] = group_tests(_parse(name))
     assert test.jobs == 4
     read = test.directions["read"]

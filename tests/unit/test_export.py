@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from recorded import FIO_FIXTURES
 
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import UsageError
@@ -26,8 +27,6 @@ from volbench.report.export import EXPORTERS, export
 from volbench.report.run_sheets import RUN_DOCUMENT_SCHEMA, result_rows, run_sheet
 from volbench.report.sheet import Sheet
 from volbench.store.repository import Store
-
-FIO_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 
 # round -> (fixture, the workload it was recorded with; see the fixtures README)
 ROUNDS = {
@@ -43,12 +42,12 @@ ROUNDS = {
 NUMERIC_HEADERS = {"IOPS", "MB/s", "MiB/s", "Lat mean", "p50", "p99", "p99.9", "Max"}
 
 
-def fixture_text(round_no: int) -> str:
+def round_text(round_no: int) -> str:
     return (FIO_FIXTURES / ROUNDS[round_no][0]).read_text()
 
 
 def raw_jobs(round_no: int) -> list[dict[str, Any]]:
-    jobs: list[dict[str, Any]] = json.loads(fixture_text(round_no))["jobs"]
+    jobs: list[dict[str, Any]] = json.loads(round_text(round_no))["jobs"]
     return jobs
 
 
@@ -63,9 +62,9 @@ def run(tmp_path: Path) -> Iterator[RunRecord]:
             {"ioengine": "libaio"},
         )
         for round_no, (_, workload) in ROUNDS.items():
-            tests = group_tests(parse(fixture_text(round_no)))
+            tests = group_tests(parse(round_text(round_no)))
             record = {workload.name: workload_record(workload)}
-            store.add_round(run_id, round_no, fixture_text(round_no), tests, record)
+            store.add_round(run_id, round_no, round_text(round_no), tests, record)
         store.finish_run(run_id, RunStatus.COMPLETED)
         yield store.get_run(run_id)
 
@@ -196,7 +195,7 @@ def test_json_document(run: RunRecord, sheet: Sheet) -> None:
     assert document["error"] is None
     assert document["results"] == json.loads(json.dumps(result_rows(run)))
     assert [r["iops"] for r in document["results"]] == [r.iops for r in run.results]
-    assert document["fio_outputs"] == [fixture_text(0), fixture_text(1)]
+    assert document["fio_outputs"] == [round_text(0), round_text(1)]
 
 
 def test_unknown_format_is_a_usage_error(sheet: Sheet) -> None:

@@ -6,40 +6,28 @@ Expected numbers are read independently from the raw JSON with ``json.loads``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
+from recorded import FIO_FIXTURES, fixture_text, raw_document
 
 from volbench.errors import FioError
 from volbench.fio.parser import _plat_idx_to_val, parse
 from volbench.model import FioOutput
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
-ALL_FIXTURES = sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".json", ".txt"))
-
-
-def _text(name: str) -> str:
-    return (FIXTURES / name).read_text()
-
-
-def _raw(name: str) -> dict[str, Any]:
-    text = _text(name)
-    doc: dict[str, Any] = json.loads(text[text.index("{") : text.rindex("}") + 1])
-    return doc
+ALL_FIO_FIXTURES = sorted(p.name for p in FIO_FIXTURES.iterdir() if p.suffix in (".json", ".txt"))
 
 
 def _parse(name: str) -> FioOutput:
-    return parse(_text(name))
+    return parse(fixture_text(name))
 
 
 def test_fixture_set_is_complete() -> None:
-    assert len(ALL_FIXTURES) == 7
+    assert len(ALL_FIO_FIXTURES) == 7
 
 
-@pytest.mark.parametrize("name", ALL_FIXTURES)
+@pytest.mark.parametrize("name", ALL_FIO_FIXTURES)
 def test_every_fixture_parses_all_entries(name: str) -> None:
-    raw = _raw(name)
+    raw = raw_document(name)
     entries = raw.get("jobs", []) + raw.get("client_stats", [])
     out = _parse(name)
     assert len(out.jobs) + len(out.all_clients) == len(entries)
@@ -49,10 +37,10 @@ def test_every_fixture_parses_all_entries(name: str) -> None:
 
 def test_plain_json_single_randread() -> None:
     name = "randread_json.json"
-    raw_job = _raw(name)["jobs"][0]
+    raw_job = raw_document(name)["jobs"][0]
     raw_read = raw_job["read"]
     out = _parse(name)
-    assert out.timestamp_s == _raw(name)["timestamp"]
+    assert out.timestamp_s == raw_document(name)["timestamp"]
     [job] = out.jobs
     assert job.name == "randread"
     assert job.groupid == 0
@@ -91,7 +79,7 @@ def test_plain_json_single_randread() -> None:
 
 def test_disk_util() -> None:
     name = "randread_json.json"
-    raw = _raw(name)["disk_util"]
+    raw = raw_document(name)["disk_util"]
     out = _parse(name)
     assert [d.name for d in out.disk_util] == [d["name"] for d in raw]
     assert out.disk_util[0].util_pct == raw[0]["util"]
@@ -101,7 +89,7 @@ def test_disk_util() -> None:
 
 def test_lat_percentiles_prefers_total_latency_with_bins() -> None:
     name = "randrw_lat_percentiles_jsonplus.json"
-    raw_job = _raw(name)["jobs"][0]
+    raw_job = raw_document(name)["jobs"][0]
     [job] = _parse(name).jobs
     for direction in ("read", "write"):
         raw_lat = raw_job[direction]["lat_ns"]
@@ -124,7 +112,7 @@ def test_lat_percentiles_prefers_total_latency_with_bins() -> None:
 
 def test_jsonplus_without_lat_percentiles_uses_clat_bins() -> None:
     name = "numjobs4_jsonplus.json"
-    raw_jobs = _raw(name)["jobs"]
+    raw_jobs = raw_document(name)["jobs"]
     out = _parse(name)
     assert len(out.jobs) == 4
     assert {j.name for j in out.jobs} == {"clones"}
@@ -139,7 +127,7 @@ def test_jsonplus_without_lat_percentiles_uses_clat_bins() -> None:
 
 def test_stonewall_groups_and_global_options() -> None:
     name = "stonewall_jsonplus.json"
-    raw = _raw(name)
+    raw = raw_document(name)
     out = _parse(name)
     assert [(j.name, j.groupid) for j in out.jobs] == [("randwrite", 0), ("randread", 1)]
     assert out.global_options == raw["global options"]
@@ -152,21 +140,21 @@ def test_stonewall_groups_and_global_options() -> None:
 
 def test_text_around_json_is_ignored() -> None:
     name = "text_around_json_jsonplus.txt"
-    text = _text(name)
+    text = fixture_text(name)
     assert text.startswith("note: both iodepth >= 1 and synchronous I/O engine")
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
     out = parse(text)
     [job] = out.jobs
     assert job.name == "psync-qd8"
-    assert job.directions["read"].iops == _raw(name)["jobs"][0]["read"]["iops"]
+    assert job.directions["read"].iops == raw_document(name)["jobs"][0]["read"]["iops"]
     # the same JSON with more text after it parses identically
     assert parse(text + "\nfio: some trailing message\n") == out
 
 
 def test_client_server_hosts_and_all_clients() -> None:
     name = "client_server_jsonplus.txt"
-    raw = _raw(name)["client_stats"]
+    raw = raw_document(name)["client_stats"]
     out = _parse(name)
     assert sorted((j.name, j.hostname) for j in out.jobs) == [
         ("host1-randread", "127.0.0.2"),
@@ -198,7 +186,7 @@ def test_client_server_hosts_and_all_clients() -> None:
 
 def test_fio2_old_names_converted_to_ns_and_bytes() -> None:
     name = "fio2_randread_4jobs.json"
-    raw_jobs = _raw(name)["jobs"]
+    raw_jobs = raw_document(name)["jobs"]
     out = _parse(name)
     assert out.fio_version == "fio-2.1.11"
     assert out.timestamp_s == 0  # fio 2.1 printed no timestamp
@@ -268,8 +256,10 @@ def test_fio2_jsonplus_index_bins_are_converted() -> None:
 def test_plat_idx_to_val_reproduces_recorded_bin_keys() -> None:
     values = {_plat_idx_to_val(i, 6) for i in range(29 * 64)}  # FIO_IO_U_PLAT_NR, fio 3.x
     keys: set[int] = set()
-    for name in ALL_FIXTURES:
-        for entry in _raw(name).get("jobs", []) + _raw(name).get("client_stats", []):
+    for name in ALL_FIO_FIXTURES:
+        for entry in raw_document(name).get("jobs", []) + raw_document(name).get(
+            "client_stats", []
+        ):
             for direction in ("read", "write"):
                 for kind in ("clat_ns", "lat_ns"):
                     bins = entry.get(direction, {}).get(kind, {}).get("bins", {})

@@ -3,11 +3,10 @@ calc_clat_percentiles)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.percentiles import (
     REPORTED_PERCENTILES,
@@ -16,22 +15,14 @@ from volbench.analysis.percentiles import (
     percentiles_from_bins,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
-
-
-def _raw(name: str) -> dict[str, Any]:
-    text = (FIXTURES / name).read_text()
-    doc: dict[str, Any] = json.loads(text[text.index("{") : text.rindex("}") + 1])
-    return doc
-
 
 def _histograms_with_fio_percentiles() -> list[Any]:
     """Every latency block of a single job (or host) that has both bins and percentiles."""
     cases = []
-    for path in sorted(FIXTURES.iterdir()):
+    for path in sorted(FIO_FIXTURES.iterdir()):
         if path.suffix not in (".json", ".txt"):
             continue
-        raw = _raw(path.name)
+        raw = raw_document(path.name)
         for n, entry in enumerate(raw.get("jobs", []) + raw.get("client_stats", [])):
             for direction in ("read", "write", "trim"):
                 for kind in ("lat_ns", "clat_ns", "slat_ns"):
@@ -111,7 +102,7 @@ def test_merge_bins_sums_counts_and_sorts() -> None:
 
 
 def test_merged_clone_bins_equal_the_sum_of_raw_bins() -> None:
-    raw_jobs = _raw("numjobs4_jsonplus.json")["jobs"]
+    raw_jobs = raw_document("numjobs4_jsonplus.json")["jobs"]
     hists = [{int(k): v for k, v in j["read"]["clat_ns"]["bins"].items()} for j in raw_jobs]
     merged = merge_bins(*hists)
     assert sum(merged.values()) == sum(j["read"]["clat_ns"]["N"] for j in raw_jobs)

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from recorded import FIO_FIXTURES
 
 from volbench.errors import FioError
 from volbench.fio.runner import DocumentSplitter, RawRun, ReplayRunner
-
-FIO_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 
 NOTE = (
     "note: both iodepth >= 1 and synchronous I/O engine are selected, "
@@ -70,7 +69,7 @@ def test_indented_braces_do_not_end_a_document() -> None:
     assert splitter.text == []
 
 
-def test_document_cut_off_by_a_crash_becomes_text() -> None:
+def test_document_cut_off_by_a_crash_becomesfixture_text() -> None:
     splitter, returned = split('{\n}\n{\n  "jobs" : [\n')
     assert returned == ["{\n}\n"]
     assert splitter.documents == ["{\n}\n"]
