@@ -200,6 +200,9 @@ def delete(run_ref: str, yes: bool, db: str | None) -> None:
     console.stderr.print(f"deleted run {run_id}")
 
 
+# Commands defined in their own modules register here, one line each.
+
+
 def main() -> None:
     """Entry point: run the CLI, turning volbench errors into one line and an exit code."""
     try:
