@@ -201,6 +201,9 @@ def delete(run_ref: str, yes: bool, db: str | None) -> None:
 
 
 # Commands defined in their own modules register here, one line each.
+from volbench.cli.qos import qos  # noqa: E402
+
+cli.add_command(qos)
 
 
 def main() -> None:

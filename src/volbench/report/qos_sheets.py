@@ -1,0 +1,141 @@
+"""Sheets of the QoS commands: plans, predictions and alpha fits (seed 004).
+
+Planned figures come from the formula C' = (C - C0) x (1 - alpha) x V' / Va
+(:mod:`volbench.analysis.qos`); MB/s = bytes/s / 10^6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from volbench.analysis.qos import QosPlan, error_pct
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
+
+MB = 1_000_000
+
+
+def fmt_pct(value: Any) -> str:
+    """A percentage to one decimal with its sign: ``-1.3 %``."""
+    return f"{float(value):+.1f} %"
+
+
+def fmt_share(value: Any) -> str:
+    """A fraction as a percentage: 0.2222 -> ``22.2 %``."""
+    return f"{float(value) * 100:.1f} %"
+
+
+def fmt_limit(value: Any) -> str:
+    """A planned rate; 0 means not planned (no limit)."""
+    return "no limit" if float(value) == 0 else fmt_count(value)
+
+
+def fmt_mb(value: Any) -> str:
+    return "no limit" if float(value) == 0 else fmt_rate(value)
+
+
+def _fmt_predicted(value: Any) -> str:
+    """A predicted rate to one decimal (seed 004 prints 90.2); 0 = not predicted."""
+    return "-" if float(value) == 0 else f"{float(value):,.1f}"
+
+
+def _plan_notes(plan: QosPlan, host_label: str) -> tuple[str, ...]:
+    return (
+        "C' = (C - C0) x (1 - alpha) x V'/Va (seed 004): "
+        f"C = {plan.capability_iops:,.0f} IOPS / {plan.capability_bw_bytes_per_s / MB:,.1f} MB/s, "
+        f"C0 ({host_label}) = {plan.reserve_iops:,.0f} IOPS / "
+        f"{plan.reserve_bw_bytes_per_s / MB:,.1f} MB/s, alpha = {plan.alpha:g}, "
+        f"Va = {plan.tenants_gib:g} GiB"
+        + (f" of V = {plan.volume_gib:g} GiB" if plan.volume_gib else ""),
+        "weights are proportional to size (cgroup v1 blkio.weight 10..1000, v2 io.weight 1..10000)",
+    )
+
+
+def plan_rows(plan: QosPlan) -> list[dict[str, Any]]:
+    return [
+        {
+            "tenant": a.tenant.name,
+            "size_gib": a.tenant.size_gib,
+            "share": a.share,
+            "iops": a.iops,
+            "bw_bytes_per_s": a.bw_bytes_per_s,
+            "bw_mb_per_s": a.bw_bytes_per_s / MB,
+            "weight_v1": a.weight_v1,
+            "weight_v2": a.weight_v2,
+        }
+        for a in plan.allocations
+    ]
+
+
+PLAN_COLUMNS = (
+    Column("tenant", "Tenant"),
+    Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
+    Column("share", "Share", fmt_share, numeric=True),
+    Column("iops", "IOPS limit", fmt_limit, numeric=True),
+    Column("bw_mb_per_s", "MB/s limit", fmt_mb, numeric=True),
+    Column("weight_v1", "blkio.weight", numeric=True),
+    Column("weight_v2", "io.weight", numeric=True),
+)
+
+
+def plan_sheet(plan: QosPlan, document: Mapping[str, Any]) -> Sheet:
+    """A plan: per-tenant limits, shares and weights; ``document`` is its JSON form."""
+    return Sheet(
+        title="volbench QoS plan",
+        columns=PLAN_COLUMNS,
+        rows=tuple(plan_rows(plan)),
+        document=document,
+        notes=_plan_notes(plan, "host reserve"),
+    )
+
+
+def predict_sheet(plan: QosPlan, measured: Mapping[str, float]) -> Sheet:
+    """Predicted C' per tenant (IOPS, MB/s) and, where measured IOPS are given, the error."""
+    rows = []
+    for row in plan_rows(plan):
+        value = measured.get(row["tenant"])
+        rows.append(
+            {
+                **row,
+                "measured_iops": value,
+                "error_pct": error_pct(row["iops"], value)
+                if value is not None and row["iops"]
+                else None,
+            }
+        )
+    columns = (
+        *PLAN_COLUMNS[:3],
+        Column("iops", "Predicted IOPS", _fmt_predicted, numeric=True),
+        Column("bw_mb_per_s", "Predicted MB/s", _fmt_predicted, numeric=True),
+        Column("measured_iops", "Measured IOPS", fmt_count, numeric=True),
+        Column("error_pct", "Error", fmt_pct, numeric=True),
+    )
+    return Sheet(
+        title="volbench QoS prediction",
+        columns=columns,
+        rows=tuple(rows),
+        document={"schema": "volbench.qos-prediction/1", "tenants": rows, "alpha": plan.alpha},
+        notes=(
+            *_plan_notes(plan, "used by the host")[:1],
+            "error = (measured - predicted) / predicted",
+        ),
+    )
+
+
+def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
+    """Fitted alpha per measured group (``capability``, ``host_used``, ``achieved``, ``alpha``)."""
+    columns = (
+        Column("group", "Group"),
+        Column("capability", "C", fmt_count, numeric=True),
+        Column("host_used", "C0", fmt_count, numeric=True),
+        Column("tenants", "Tenants", numeric=True),
+        Column("achieved_total", "Sum C'", fmt_count, numeric=True),
+        Column("alpha", "alpha", lambda v: f"{float(v):.3f}", numeric=True),
+    )
+    return Sheet(
+        title="volbench QoS alpha fit",
+        columns=columns,
+        rows=tuple(groups),
+        document={"schema": "volbench.qos-fit/1", "groups": list(groups)},
+        notes=("alpha = 1 - sum(C') / (C - C0) over all running tenants (seed 004, test 4)",),
+    )
