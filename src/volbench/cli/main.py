@@ -7,33 +7,29 @@ traceback.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
 import click
 
 from volbench import __version__
-from volbench.cli import console
+from volbench.cli import console, sweep
 from volbench.cli.options import (
     DURATION,
     LABEL,
     POSITIVE_DURATION,
-    POSITIVE_SIZE,
     db_option,
     format_option,
     label_option,
 )
+from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError, VolbenchError
-from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.model import RunStatus
 from volbench.plans import quick
-from volbench.plans.execution import Session, execute
 from volbench.plans.importing import import_file
-from volbench.plans.preparation import prepare_target
 from volbench.report.export import export
-from volbench.report.run_sheets import run_sheet, runs_sheet
-from volbench.store.repository import Store, default_data_dir
+from volbench.report.run_sheets import runs_sheet, sheet_for
+from volbench.store.repository import Store
 
 DEFAULT_TARGET = "volbench-work/scratch.img"
 
@@ -51,65 +47,25 @@ def run() -> None:
 
 @run.command("quick")
 @click.option(
-    "--target",
-    default=DEFAULT_TARGET,
-    show_default=True,
-    help="File or block device. A missing file is created as a scratch file (1 GiB).",
-)
-@click.option(
     "--runtime", type=POSITIVE_DURATION, default="30s", show_default=True, help="Per test."
 )
 @click.option("--ramp-time", type=DURATION, default="2s", show_default=True, help="Per test.")
-@click.option("--size", type=POSITIVE_SIZE, default=None, help="Active range; scratch files: 1g.")
 @click.option("--iodepth", type=click.IntRange(1, 65536), default=64, show_default=True)
 @click.option("--numjobs", type=click.IntRange(1, 4096), default=1, show_default=True)
-@click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
-@label_option
-@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
-@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
-@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
-@click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
-@db_option
-@format_option
+@target_options
 def run_quick(
-    target: str,
-    runtime: float,
-    ramp_time: float,
-    size: int | None,
-    iodepth: int,
-    numjobs: int,
-    ioengine: str | None,
-    labels: tuple[tuple[str, str], ...],
-    destroy_data: str | None,
-    force: bool,
-    runs_dir: str | None,
-    replay: str | None,
-    db: str | None,
-    fmt: str,
+    runtime: float, ramp_time: float, iodepth: int, numjobs: int, choice: TargetChoice
 ) -> None:
     """The quick profile: 4k random IOPS, 16k throughput, 4k QD1 latency (seed 001)."""
     options = quick.QuickOptions(
         runtime_s=runtime,
         ramp_time_s=ramp_time,
-        size_bytes=size,
+        size_bytes=choice.size,
         iodepth=iodepth,
         numjobs=numjobs,
-        ioengine=ioengine,
+        ioengine=choice.ioengine,
     )
-    runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
-    if not replay:
-        runner.version()  # fio missing -> one clear line before anything is created
-    if target == DEFAULT_TARGET:  # the embedded default: volbench's own working folder
-        Path(target).parent.mkdir(exist_ok=True)
-    reporter = console.ProgressReporter()
-    with Store.open(db) as store, contextlib.closing(reporter):
-        info = prepare_target(target, True, reporter, size, destroy_data, force)
-        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
-        outcome = execute(session, quick.plan(options), info, dict(labels), ioengine)
-        console.show(run_sheet(store.get_run(str(outcome.run_id))), fmt)
-    if outcome.status is RunStatus.INTERRUPTED:
-        console.stderr.print(f"run {outcome.run_id} interrupted: finished tests were kept")
-        sys.exit(130)
+    run_plan(choice, quick.plan(options))
 
 
 @cli.command("runs")
@@ -145,7 +101,7 @@ def runs(
 def show(run_ref: str, db: str | None, fmt: str) -> None:
     """Show one run's results (RUN is an id or `latest`)."""
     with Store.open(db) as store:
-        console.show(run_sheet(store.get_run(run_ref)), fmt)
+        console.show(sheet_for(store.get_run(run_ref)), fmt)
 
 
 @cli.command("export")
@@ -162,7 +118,7 @@ def show(run_ref: str, db: str | None, fmt: str) -> None:
 def export_run(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
     """Export one run as JSON (with fio's raw output), CSV or Markdown."""
     with Store.open(db) as store:
-        data = export(run_sheet(store.get_run(run_ref)), fmt)
+        data = export(sheet_for(store.get_run(run_ref)), fmt)
     console.write_output(data, output)
 
 
@@ -204,6 +160,7 @@ def delete(run_ref: str, yes: bool, db: str | None) -> None:
 from volbench.cli.qos import qos  # noqa: E402
 
 cli.add_command(qos)
+run.add_command(sweep.command)
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ def parse_label(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-class _Converted(click.ParamType):  # type: ignore[type-arg]
+class Converted(click.ParamType):  # type: ignore[type-arg]
     """A click type from a parse function that raises UsageError."""
 
     def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
@@ -67,11 +67,11 @@ def parse_positive_duration(text: str) -> float:
     return seconds
 
 
-SIZE = _Converted("size", parse_size)
-DURATION = _Converted("duration", parse_duration)
-POSITIVE_SIZE = _Converted("size", parse_positive_size)
-POSITIVE_DURATION = _Converted("duration", parse_positive_duration)
-LABEL = _Converted("key=value", parse_label)
+SIZE = Converted("size", parse_size)
+DURATION = Converted("duration", parse_duration)
+POSITIVE_SIZE = Converted("size", parse_positive_size)
+POSITIVE_DURATION = Converted("duration", parse_positive_duration)
+LABEL = Converted("key=value", parse_label)
 
 
 def db_option(function: F) -> F:

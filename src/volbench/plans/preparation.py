@@ -42,7 +42,8 @@ def prepare_target(
     Block devices are never created or resized: they are checked by the safety
     rules when the plan writes, and must hold ``size_bytes`` when one is given.
     A file target is created (filled with real data) at ``size_bytes`` or 1 GiB
-    when missing; a file volbench did not create is only written with ``force``.
+    when missing, also for plans that only read (they need data to read); a file
+    volbench did not create is only written with ``force``.
     """
     target = Path(os.path.abspath(path))  # fio runs in the run folder: relative paths move
     if _is_block_device(target):
@@ -52,7 +53,7 @@ def prepare_target(
         if size_bytes is not None:
             require_capacity(info, size_bytes)
         return info
-    if not writes:
+    if not writes and target.exists():  # read-only plans read what is there
         info = inspect(str(target))
         if size_bytes is not None:
             require_capacity(info, size_bytes)

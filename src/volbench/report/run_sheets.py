@@ -6,7 +6,7 @@ JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -143,6 +143,15 @@ def run_sheet(run: RunRecord) -> Sheet:
         notes=tuple(notes),
         flagged_rows=flagged,
     )
+
+
+PLAN_SHEETS: dict[str, Callable[[RunRecord], Sheet]] = {}
+"""Plans whose results read better in a sheet of their own (registered by their module)."""
+
+
+def sheet_for(run: RunRecord) -> Sheet:
+    """The sheet that shows ``run`` best: its plan's own, else the generic results table."""
+    return PLAN_SHEETS.get(run.plan, run_sheet)(run)
 
 
 RUN_LIST_COLUMNS = (

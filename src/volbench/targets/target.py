@@ -22,8 +22,8 @@ def inspect(path: str) -> TargetInfo:
         st = os.stat(path)
     except FileNotFoundError as exc:
         raise TargetError(
-            f"target {path} does not exist (give an existing block device or file; "
-            f"volbench creates scratch files only for plans that write)"
+            f"target {path} does not exist (give an existing block device or file, "
+            f"or a new file path for volbench to create)"
         ) from exc
     except PermissionError as exc:
         raise TargetError(f"cannot inspect target {path}: permission denied") from exc

@@ -1,0 +1,107 @@
+"""What every plan-running command shares: target options, the run, the result sheet."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import POSITIVE_SIZE, db_option, format_option, label_option
+from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
+from volbench.model import RunStatus
+from volbench.plans.execution import PlanSpec, Session, execute
+from volbench.plans.preparation import prepare_target
+from volbench.report.run_sheets import sheet_for
+from volbench.store.repository import Store, default_data_dir
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_TARGET = "volbench-work/scratch.img"
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """The options of a plan-running command that are not about the plan itself."""
+
+    target: str
+    size: int | None
+    ioengine: str | None
+    labels: tuple[tuple[str, str], ...]
+    destroy_data: str | None
+    force: bool
+    runs_dir: str | None
+    replay: str | None
+    db: str | None
+    fmt: str
+
+
+_NAMES = tuple(TargetChoice.__dataclass_fields__)
+
+
+def target_options(function: F) -> F:
+    """Add the shared options; the command receives them as one ``choice`` argument."""
+    options = [
+        click.option(
+            "--target",
+            default=DEFAULT_TARGET,
+            show_default=True,
+            help="File or block device. A missing file is created as a scratch file (1 GiB).",
+        ),
+        click.option(
+            "--size", type=POSITIVE_SIZE, default=None, help="Active range; scratch files: 1g."
+        ),
+        click.option(
+            "--ioengine", default=None, help="Default: io_uring, else libaio, else psync."
+        ),
+        label_option,
+        click.option(
+            "--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data."
+        ),
+        click.option("--force", is_flag=True, help="Overwrite a file volbench did not create."),
+        click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go."),
+        click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True),
+        db_option,
+        format_option,
+    ]
+
+    @functools.wraps(function)
+    def wrapper(**kwargs: Any) -> Any:
+        choice = TargetChoice(**{name: kwargs.pop(name) for name in _NAMES})
+        return function(choice=choice, **kwargs)
+
+    decorated: Any = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
+
+
+def run_plan(choice: TargetChoice, plan: PlanSpec) -> None:
+    """Prepare the target, run ``plan`` with live progress, print its sheet.
+
+    Exits 130 after an interrupted run (its finished work is stored).
+    """
+    runner: Runner = ReplayRunner(Path(choice.replay)) if choice.replay else SubprocessRunner()
+    if not choice.replay:
+        runner.version()  # fio missing -> one clear line before anything is created
+    if choice.target == DEFAULT_TARGET:  # the embedded default: volbench's own folder
+        Path(choice.target).parent.mkdir(exist_ok=True)
+    writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    reporter = console.ProgressReporter()
+    with Store.open(choice.db) as store, contextlib.closing(reporter):
+        info = prepare_target(
+            choice.target, writes, reporter, choice.size, choice.destroy_data, choice.force
+        )
+        runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
+        session = Session(store, runner, reporter, runs_dir)
+        outcome = execute(session, plan, info, dict(choice.labels), choice.ioengine)
+        console.show(sheet_for(store.get_run(str(outcome.run_id))), choice.fmt)
+    if outcome.status is RunStatus.INTERRUPTED:
+        console.stderr.print(f"run {outcome.run_id} interrupted: finished work was kept")
+        sys.exit(130)

@@ -1,0 +1,92 @@
+"""``volbench run sweep``: one workload over a grid of queue depths x jobs."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from volbench.cli.options import DURATION, POSITIVE_DURATION, SIZE, Converted
+from volbench.cli.plan_run import TargetChoice, run_plan, target_options
+from volbench.errors import UsageError
+from volbench.model import RW
+from volbench.plans import sweep
+from volbench.report import sweep_sheets  # noqa: F401  (registers the sweep sheet)
+
+_TARGET = re.compile(r"^\s*([\d.]+)\s*(us|µs|ms|s)\s*(?::\s*(mean|p99))?\s*$")
+_NS = {"us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_latency_target(text: str) -> tuple[float, str]:
+    """``1ms`` or ``500us:p99`` -> (nanoseconds, "mean" | "p99")."""
+    match = _TARGET.match(text)
+    if not match or float(match.group(1)) <= 0:
+        raise UsageError(f"invalid latency target {text!r}: use e.g. 1ms, 500us or 2ms:p99")
+    return float(match.group(1)) * _NS[match.group(2)], match.group(3) or "mean"
+
+
+INT_LIST = Converted("list", sweep.parse_int_list)
+LATENCY_TARGET = Converted("latency", parse_latency_target)
+
+
+@click.command("sweep")
+@click.option(
+    "--rw", type=click.Choice([r.value for r in RW]), default="randread", show_default=True
+)
+@click.option("--bs", type=SIZE, default="4k", show_default=True, help="Block size.")
+@click.option(
+    "--rwmixread", type=click.IntRange(0, 100), default=None, help="Read percentage for rw/randrw."
+)
+@click.option(
+    "--iodepth",
+    type=INT_LIST,
+    default="1-64",
+    show_default=True,
+    help="Queue depths: 1,2,4 or a doubling range 1-256.",
+)
+@click.option(
+    "--numjobs",
+    type=INT_LIST,
+    default="1",
+    show_default=True,
+    help="Job counts: 1,2,4 or a doubling range 1-32.",
+)
+@click.option(
+    "--runtime", type=POSITIVE_DURATION, default="10s", show_default=True, help="Per point."
+)
+@click.option("--ramp-time", type=DURATION, default="1s", show_default=True, help="Per point.")
+@click.option(
+    "--latency-target",
+    type=LATENCY_TARGET,
+    default=None,
+    help="Report the highest IOPS under this latency: 1ms (mean) or 1ms:p99.",
+)
+@target_options
+def command(
+    rw: str,
+    bs: int,
+    rwmixread: int | None,
+    iodepth: tuple[int, ...],
+    numjobs: tuple[int, ...],
+    runtime: float,
+    ramp_time: float,
+    latency_target: tuple[float, str] | None,
+    choice: TargetChoice,
+) -> None:
+    """Sweep queue depth x jobs: IOPS, latency, the saturation knee and Little's law."""
+    if bs <= 0:
+        raise UsageError("--bs must be positive, e.g. 4k")
+    options = sweep.SweepOptions(
+        rw=RW(rw),
+        bs_bytes=bs,
+        iodepths=iodepth,
+        numjobs=numjobs,
+        runtime_s=runtime,
+        ramp_time_s=ramp_time,
+        size_bytes=choice.size,
+        rwmixread_pct=rwmixread,
+        ioengine=choice.ioengine,
+        latency_target_ns=latency_target[0] if latency_target else None,
+        latency_percentile=latency_target[1] if latency_target else "mean",
+    )
+    run_plan(choice, sweep.plan(options))

@@ -1,0 +1,123 @@
+"""The sheet of a stored sweep: one row per grid point, the knee and what it means.
+
+Per point: IOPS and bandwidth summed over directions; mean latency weighted by
+each direction's IOPS (the mean over all I/Os); p99 of the worst direction
+(percentiles of different directions cannot be merged from stored rows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volbench.analysis.scaling import (
+    KNEE_FRACTION,
+    ScalingPoint,
+    best_under_latency,
+    knee,
+    peak,
+    saturation_sentence,
+)
+from volbench.model import RunRecord
+from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+
+
+def sweep_points(rows: list[dict[str, Any]]) -> list[tuple[ScalingPoint, dict[str, Any]]]:
+    """Grid points from a sweep's result rows, in run order, with their first row."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["test"], []).append(row)
+    points = []
+    for group in grouped.values():
+        iops = sum(r["iops"] for r in group)
+        timed = [r for r in group if r.get("lat_mean_ns") is not None]
+        mean = (
+            sum(r["iops"] * r["lat_mean_ns"] for r in timed) / sum(r["iops"] for r in timed)
+            if timed and sum(r["iops"] for r in timed) > 0
+            else None
+        )
+        p99s = [r["lat_p99_ns"] for r in group if r.get("lat_p99_ns") is not None]
+        point = ScalingPoint(
+            iodepth=int(group[0]["iodepth"]),
+            numjobs=int(group[0]["numjobs"]),
+            iops=iops,
+            bw_bytes_per_s=sum(r["bw_bytes_per_s"] for r in group),
+            lat_mean_ns=mean,
+            lat_p99_ns=max(p99s) if p99s else None,
+        )
+        points.append((point, group[0]))
+    return points
+
+
+COLUMNS = (
+    Column("point", "Point"),
+    Column("outstanding", "Outstanding", numeric=True),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
+    Column("lat_p99_ns", "p99", fmt_latency, numeric=True),
+    Column("little", "In flight/QDxJobs", numeric=True),
+    Column("littles_law", "Little's law"),
+    Column("mark", "Note"),
+)
+
+
+def sweep_sheet(run: RunRecord) -> Sheet:
+    """The sweep table with knee, peak, saturation and latency-target notes."""
+    rows = result_rows(run)
+    measured = sweep_points(rows)
+    points = [p for p, _ in measured]
+    settings = run.settings.get("sweep", {})
+    target = settings.get("latency_target_ns")
+    which = str(settings.get("latency_percentile", "mean"))
+    notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.get('path')}"]
+    marks: dict[str, list[str]] = {}
+    if points:
+        top, bend = peak(points), knee(points)
+        marks.setdefault(top.label, []).append("peak")
+        marks.setdefault(bend.label, []).append("knee")
+        notes.append(
+            f"saturation knee: {bend.outstanding} outstanding I/O ({bend.label}) reaches "
+            f"{KNEE_FRACTION:.0%} of the peak {fmt_count(top.iops)} IOPS ({top.label})"
+        )
+        sentence = saturation_sentence(points)
+        if sentence:
+            notes.append(sentence)
+        if target:
+            best = best_under_latency(points, float(target), which)
+            limit = f"{which} latency < {fmt_latency(target)}"
+            if best is None:
+                notes.append(f"no point keeps {limit}")
+            else:
+                marks.setdefault(best.label, []).append(f"best with {limit}")
+                notes.append(f"highest IOPS with {limit}: {fmt_count(best.iops)} at {best.label}")
+    sheet_rows = []
+    for point, row in measured:
+        sheet_rows.append(
+            {
+                "point": point.label,
+                "iodepth": point.iodepth,
+                "numjobs": point.numjobs,
+                "outstanding": point.outstanding,
+                "iops": point.iops,
+                "bw_bytes_per_s": point.bw_bytes_per_s,
+                "bw_mb_per_s": point.bw_bytes_per_s / MB,
+                "lat_mean_ns": point.lat_mean_ns,
+                "lat_p99_ns": point.lat_p99_ns,
+                "little": row.get("little"),
+                "outstanding_implied": row.get("outstanding_implied"),
+                "littles_law": row.get("littles_law"),
+                "mark": ", ".join(marks.get(point.label, [])) or None,
+            }
+        )
+    document = {**run_document(run), "points": sheet_rows, "notes": notes}
+    return Sheet(
+        title=f"volbench sweep {run.id}",
+        columns=COLUMNS,
+        rows=tuple(sheet_rows),
+        document=document,
+        notes=tuple(notes),
+    )
+
+
+PLAN_SHEETS["sweep"] = sweep_sheet

@@ -1,0 +1,89 @@
+"""``volbench run sweep`` on a loop device throttled to a known IOPS limit.
+
+The blkio cgroup caps reads of the device at LIMIT IOPS, so every grid point
+must deliver ~LIMIT IOPS and, by Little's law, a mean latency of about
+outstanding / LIMIT seconds: the knee is the first point and the saturation
+sentence must say that more queue only raised latency (seed 001's finding).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_harness import Volbench
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+LIMIT = 1000  # read IOPS
+
+pytestmark = pytest.mark.root
+
+
+@pytest.fixture
+def throttled_cgroup(loop_device) -> Iterator[tuple[str, Path]]:  # type: ignore[no-untyped-def]
+    """A loop device and a cgroup of ours whose members read it at LIMIT IOPS at most."""
+    if not (BLKIO / "blkio.throttle.read_iops_device").exists():
+        pytest.skip("no cgroup v1 blkio throttling on this machine")
+    device = loop_device(64)
+    devnum = Path(f"/sys/block/{Path(device).name}/dev").read_text().strip()
+    group = BLKIO / f"volbench-test-{uuid.uuid4().hex[:8]}"
+    group.mkdir()
+    try:
+        (group / "blkio.throttle.read_iops_device").write_text(f"{devnum} {LIMIT}")
+        yield device, group
+    finally:
+        group.rmdir()  # empty again: the processes we put in it have ended
+
+
+def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
+    volbench: Volbench, throttled_cgroup: tuple[str, Path]
+) -> None:
+    device, group = throttled_cgroup
+    procs = group / "cgroup.procs"
+    command = [
+        sys.executable, "-m", "volbench", "run", "sweep", "--target", device,
+        "--iodepth", "1,4,16", "--numjobs", "1,2", "--runtime", "2s", "--ramp-time", "0",
+        "--latency-target", "5ms", "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    ]  # fmt: skip
+    proc = subprocess.run(
+        command,
+        env=volbench.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: procs.write_text(str(os.getpid())),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    points = {p["point"]: p for p in document["points"]}
+    assert list(points) == ["QD1x1", "QD4x1", "QD16x1", "QD1x2", "QD4x2", "QD16x2"]
+    for point in points.values():
+        assert point["iops"] == pytest.approx(LIMIT, rel=0.05)
+        expected_s = point["outstanding"] / LIMIT  # Little's law at the cap
+        assert point["lat_mean_ns"] / 1e9 == pytest.approx(expected_s, rel=0.2)
+        assert point["littles_law"] == "ok"
+    assert points["QD1x1"]["mark"] is not None and "knee" in points["QD1x1"]["mark"]
+    sentence = next(n for n in document["notes"] if n.startswith("Raising outstanding"))
+    assert "from 1 (QD1x1) to 32 (QD16x2)" in sentence
+    same = re.search(r"at the same ~([\d,.]+)(k?) IOPS", sentence)
+    assert same is not None, sentence
+    iops = float(same.group(1).replace(",", "")) * (1000 if same.group(2) else 1)
+    assert iops == pytest.approx(LIMIT, rel=0.05)
+    best = next(p for p in points.values() if p["mark"] and "best with" in p["mark"])
+    assert best["lat_mean_ns"] < 5e6
+    # every point's IOPS is fio's own: the sum over the point's clones in the raw JSON
+    raw = json.loads(document["fio_outputs"][0])
+    for name, point in points.items():
+        qd, jobs = name[2:].split("x")
+        fio_iops = sum(
+            j["read"]["iops"] for j in raw["jobs"] if j["jobname"] == f"qd{qd}-jobs{jobs}"
+        )
+        assert point["iops"] == pytest.approx(fio_iops, rel=1e-12)
