@@ -76,6 +76,8 @@ class Workload:
     rate_bytes_per_s: int | None = None
     refill_buffers: bool = True
     cpus_allowed: str | None = None  # fio cpus_allowed, e.g. "1" or "0-3"
+    random_pct: int | None = None  # fio percentage_random, for randread/randwrite/randrw
+    align_bytes: int | None = None  # fio blockalign (IOMeter's "align I/Os on")
 
     @property
     def outstanding_io(self) -> int:

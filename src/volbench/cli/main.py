@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from volbench import __version__
-from volbench.cli import console, sweep
+from volbench.cli import console, iometer, sweep
 from volbench.cli.options import (
     DURATION,
     LABEL,
@@ -157,10 +157,16 @@ def delete(run_ref: str, yes: bool, db: str | None) -> None:
 
 
 # Commands defined in their own modules register here, one line each.
+from volbench.cli.pts import pts, pts_report, resume  # noqa: E402
+
+cli.add_command(pts)
+cli.add_command(resume)
+cli.add_command(pts_report)
 from volbench.cli.qos import qos  # noqa: E402
 
 cli.add_command(qos)
 run.add_command(sweep.command)
+run.add_command(iometer.command)
 
 
 def main() -> None:

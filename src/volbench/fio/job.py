@@ -61,6 +61,12 @@ def validate(workload: Workload) -> None:
         raise UsageError(f"{name}: ramp time must not be negative (got {workload.ramp_time_s} s)")
     if workload.offset_bytes < 0:
         raise UsageError(f"{name}: offset must not be negative (got {workload.offset_bytes})")
+    if workload.random_pct is not None and not (
+        workload.rw.is_random and 0 <= workload.random_pct <= 100
+    ):
+        raise UsageError(f"{name}: percentage_random needs a random rw and 0..100")
+    if workload.align_bytes is not None and workload.align_bytes <= 0:
+        raise UsageError(f"{name}: block alignment must be positive (got {workload.align_bytes})")
     for label, rate in (("rate_iops", workload.rate_iops), ("rate", workload.rate_bytes_per_s)):
         if rate is not None and rate <= 0:
             raise UsageError(f"{name}: {label} must be positive (got {rate})")
@@ -115,6 +121,10 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
         opts.append(("refill_buffers", None))
     if workload.cpus_allowed:
         opts.append(("cpus_allowed", workload.cpus_allowed))
+    if workload.random_pct is not None:
+        opts.append(("percentage_random", str(workload.random_pct)))
+    if workload.align_bytes is not None:
+        opts.append(("blockalign", str(workload.align_bytes)))
     if workload.rw.is_random:
         opts += [("norandommap", None), ("randrepeat", "0")]
     return opts

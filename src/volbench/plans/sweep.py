@@ -7,7 +7,7 @@ points.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from volbench.errors import UsageError
@@ -68,27 +68,34 @@ def workloads(options: SweepOptions) -> tuple[Workload, ...]:
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
-    """``1,2,4`` or a doubling range ``1-256`` (1,2,4,...,256) -> integers."""
+    """Integers from ``1,2,4``, a doubling range ``1-256`` (1,2,4,...,256) or a
+    linear range ``1..4`` (1,2,3,4), or a mix of them separated by commas."""
     values: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        low, sep, high = part.partition("-")
-        try:
-            if sep:
-                start, end = int(low), int(high)
-                if start < 1 or end < start:
-                    raise ValueError
-                value = start
-                while value <= end:
-                    values.append(value)
-                    value *= 2
+    try:
+        for part in (p.strip() for p in text.split(",")):
+            if ".." in part:
+                low, high = (int(x) for x in part.split("..", 1))
+                values += _checked_range(low, high, lambda v: v + 1)
+            elif "-" in part:
+                low, high = (int(x) for x in part.split("-", 1))
+                values += _checked_range(low, high, lambda v: v * 2)
             else:
                 values.append(int(part))
-        except ValueError:
-            raise UsageError(
-                f"invalid list {text!r}: use numbers like 1,2,4,8 or a doubling range like 1-256"
-            ) from None
+    except ValueError:
+        raise UsageError(
+            f"invalid list {text!r}: use numbers like 1,2,4, a doubling range like 1-256 "
+            f"or a linear range like 1..4"
+        ) from None
     return tuple(values)
+
+
+def _checked_range(low: int, high: int, step: Callable[[int], int]) -> list[int]:
+    if low < 1 or high < low:
+        raise ValueError(f"bad range {low}..{high}")
+    values = [low]
+    while step(values[-1]) <= high:
+        values.append(step(values[-1]))
+    return values
 
 
 def plan(options: SweepOptions, points: Sequence[Workload] | None = None) -> PlanSpec:

@@ -1,0 +1,79 @@
+"""The sheet of a stored IOMeter-style run: per access spec, IOPS by worker count.
+
+IOPS and bandwidth are summed over directions and workers; the average response
+time is the mean latency over all I/Os (directions weighted by their IOPS), the
+maximum the largest of any I/O, as IOMeter reports them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volbench.analysis.scaling import KNEE_FRACTION, knee, peak
+from volbench.model import RunRecord
+from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+from volbench.report.sweep_sheets import sweep_points
+
+COLUMNS = (
+    Column("spec", "Access spec"),
+    Column("workers", "Workers", numeric=True),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("lat_mean_ns", "Avg response", fmt_latency, numeric=True),
+    Column("lat_max_ns", "Max response", fmt_latency, numeric=True),
+    Column("scaling", "vs 1 worker", numeric=True),
+)
+
+
+def iometer_sheet(run: RunRecord) -> Sheet:
+    """Rows per (spec, workers) with a note per spec on where IOPS stops growing."""
+    rows = result_rows(run)
+    by_spec: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_spec.setdefault(row["test"].rsplit(".w", 1)[0], []).append(row)
+    sheet_rows: list[dict[str, Any]] = []
+    notes = [f"run {run.id} · iometer · {run.status.value} · target {run.target.get('path')}"]
+    for spec, spec_rows in by_spec.items():
+        measured = sweep_points(spec_rows)
+        maxima: dict[str, float] = {}
+        for r in spec_rows:
+            if r.get("lat_max_ns") is not None:
+                maxima[r["test"]] = max(maxima.get(r["test"], 0.0), r["lat_max_ns"])
+        one = next((p.iops for p, _ in measured if p.numjobs == 1), None)
+        for point, row in measured:
+            sheet_rows.append(
+                {
+                    "spec": spec,
+                    "workers": point.numjobs,
+                    "outstanding_per_worker": point.iodepth,
+                    "iops": point.iops,
+                    "bw_bytes_per_s": point.bw_bytes_per_s,
+                    "bw_mb_per_s": point.bw_bytes_per_s / MB,
+                    "lat_mean_ns": point.lat_mean_ns,
+                    "lat_max_ns": maxima.get(row["test"]),
+                    "scaling": f"{point.iops / one:.2f}x" if one else None,
+                }
+            )
+        points = [p for p, _ in measured]
+        if len(points) > 1:
+            top, bend = peak(points), knee(points)
+            notes.append(
+                f"{spec}: {bend.numjobs} worker(s) reach {KNEE_FRACTION:.0%} of the peak "
+                f"{fmt_count(top.iops)} IOPS ({fmt_count(bend.iops)} IOPS)"
+                + (
+                    "; more workers add little"
+                    if bend.numjobs < max(p.numjobs for p in points)
+                    else "; IOPS still grows with workers"
+                )
+            )
+    return Sheet(
+        title=f"volbench iometer {run.id}",
+        columns=COLUMNS,
+        rows=tuple(sheet_rows),
+        document={**run_document(run), "specs": sheet_rows, "notes": notes},
+        notes=tuple(notes),
+    )
+
+
+PLAN_SHEETS["iometer"] = iometer_sheet
