@@ -1,0 +1,211 @@
+"""``volbench pts``, ``volbench resume`` and ``volbench pts-report``: the SNIA PTS suite."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import POSITIVE_DURATION, POSITIVE_SIZE, db_option, label_option
+from volbench.errors import UsageError
+from volbench.fio.runner import SubprocessRunner
+from volbench.model import RunStatus, TestResult
+from volbench.plans.execution import Outcome, Session
+from volbench.plans.preparation import prepare_target
+from volbench.plans.pts import driver
+from volbench.plans.pts.options import (
+    PROFILES,
+    build,
+    parse_block_sizes,
+    parse_grid,
+    parse_mixes,
+    parse_tests,
+)
+from volbench.plans.pts.report import pts_document, pts_sheets
+from volbench.report.export import export
+from volbench.report.sheet import Sheet
+from volbench.store.repository import Store, default_data_dir
+from volbench.targets.purge import METHODS
+
+PTS_FORMATS = ("table", "json", "csv", "markdown")
+
+
+class PtsReporter(console.ProgressReporter):
+    """The progress display of a PTS run: one bar per round (cell, live IOPS, ETA),
+    cleared when the round is committed; test, round and steady state as notes."""
+
+    def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        super().round_done(round_no, tests)
+        for task in list(self._progress.task_ids):
+            self._progress.remove_task(task)
+
+
+def _show(sheets: list[Sheet], document: dict[str, Any], fmt: str, output: str | None) -> None:
+    """Every sheet in ``fmt``: tables one after another; json as one document."""
+    if fmt == "table" and output is None:
+        for sheet in sheets:
+            console.show(sheet, "table")
+        return
+    if fmt == "json":
+        data = export(Sheet("pts", (), (), document), "json")
+    elif fmt == "table":
+        raise UsageError("--output needs --format json, csv or markdown")
+    else:
+        data = b"\n".join(export(sheet, fmt) for sheet in sheets)
+    console.write_output(data, output)
+
+
+def _purging(purge: str, ata_password: str | None) -> driver.PurgeSettings:
+    if purge == "ata-secure-erase" and not ata_password:
+        raise UsageError("--purge ata-secure-erase needs --ata-password")
+    return driver.PurgeSettings(purge, ata_password)
+
+
+def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
+    run = store.get_run(str(outcome.run_id))
+    _show(pts_sheets(run), pts_document(run), fmt, None)
+    if outcome.status is RunStatus.INTERRUPTED:
+        console.stderr.print(
+            f"run {outcome.run_id} interrupted: committed rounds kept; "
+            f"continue with: volbench resume {outcome.run_id}"
+        )
+        sys.exit(130)
+
+
+@click.command("pts")
+@click.argument("tests", nargs=-1, required=True)
+@click.option("--target", required=True, help="Block device, or a file (created with --size).")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="enterprise")
+@click.option("--threads", type=click.IntRange(1, 256), default=None, help="TC (profile: 4/2).")
+@click.option("--iodepth", type=click.IntRange(1, 4096), default=None, help="QD (profile: 32/16).")
+@click.option("--active-range", type=click.IntRange(1, 100), default=None, help="Percent.")
+@click.option("--cell-seconds", type=POSITIVE_DURATION, default="60", help="Not 60: non-compliant.")
+@click.option("--max-rounds", type=click.IntRange(1, 1000), default=25, show_default=True)
+@click.option("--wsat-max-rounds", type=click.IntRange(1), default=1440, show_default=True)
+@click.option("--block-sizes", default=None, help="Reduce the IOPS matrix, e.g. 4k,64k.")
+@click.option("--mixes", default=None, help="Reduce the IOPS matrix, e.g. 100/0,0/100.")
+@click.option("--toio-grid", default=None, help="Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.")
+@click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
+@click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
+@click.option("--no-purge", is_flag=True, help="Skip the purge (non-compliant).")
+@click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target.")
+@click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
+@label_option
+@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
+def pts(
+    tests: tuple[str, ...],
+    target: str,
+    profile: str,
+    threads: int | None,
+    iodepth: int | None,
+    active_range: int | None,
+    cell_seconds: float,
+    max_rounds: int,
+    wsat_max_rounds: int,
+    block_sizes: str | None,
+    mixes: str | None,
+    toio_grid: str | None,
+    purge_method: str,
+    ata_password: str | None,
+    no_purge: bool,
+    size: int | None,
+    ioengine: str | None,
+    labels: tuple[tuple[str, str], ...],
+    destroy_data: str | None,
+    force: bool,
+    runs_dir: str | None,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """SNIA PTS: TEST is iops, throughput, latency, wsat, ecw, dirth or all.
+
+    Each test purges, preconditions and runs rounds until steady state (at most
+    25); every round is committed, and `volbench resume RUN` continues a run.
+    """
+    extra: dict[str, Any] = {
+        "cell_seconds": cell_seconds,
+        "max_rounds": max_rounds,
+        "wsat_max_rounds": wsat_max_rounds,
+        "purge": not no_purge,
+        "ioengine": ioengine,
+    }
+    if block_sizes:
+        extra["block_sizes"] = parse_block_sizes(block_sizes)
+    if mixes:
+        extra["mixes"] = parse_mixes(mixes)
+    if toio_grid:
+        extra["toio_grid"] = parse_grid(toio_grid)
+    options = build(parse_tests(tests), profile, threads, iodepth, active_range, **extra)
+    purging = _purging(purge_method, ata_password)
+    runner = SubprocessRunner()
+    runner.version()
+    reporter = PtsReporter()
+    with Store.open(db) as store, contextlib.closing(reporter):
+        info = prepare_target(target, True, reporter, size, destroy_data, force)
+        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        outcome = driver.begin(session, options, info, dict(labels), ioengine, purging)
+        _finish(store, outcome, fmt)
+
+
+@click.command("resume")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
+@click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
+@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
+def resume(
+    run_ref: str,
+    purge_method: str,
+    ata_password: str | None,
+    destroy_data: str | None,
+    force: bool,
+    runs_dir: str | None,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """Continue an interrupted PTS run from its last committed round (RUN: id or latest)."""
+    purging = _purging(purge_method, ata_password)
+    runner = SubprocessRunner()
+    runner.version()
+    reporter = PtsReporter()
+    with Store.open(db) as store, contextlib.closing(reporter):
+        record = store.get_run(run_ref)
+        if record.plan != driver.NAME:
+            raise UsageError(f"run {record.id} is a {record.plan} run: only PTS runs resume")
+        if record.status is RunStatus.COMPLETED:
+            raise UsageError(f"run {record.id} is completed: nothing to resume")
+        path = str(record.target.get("path"))
+        info = prepare_target(path, True, reporter, None, destroy_data, force)
+        if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
+            raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
+        store.reopen_run(record.id)
+        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        reporter.note(f"resuming run {record.id} after {len(record.raw_outputs)} committed rounds")
+        outcome = driver.run(session, record.id, info, purging)
+        _finish(store, outcome, fmt)
+
+
+@click.command("pts-report")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
+@click.option("-o", "--output", default=None, help="File to write (json, csv, markdown).")
+@db_option
+def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
+    """The PTS report of a run: result tables per test and the steady-state windows."""
+    with Store.open(db) as store:
+        run = store.get_run(run_ref)
+    if run.plan != driver.NAME:
+        raise UsageError(f"run {run.id} is a {run.plan} run, not PTS (see volbench show)")
+    _show(pts_sheets(run), pts_document(run), fmt, output)

@@ -1,0 +1,220 @@
+"""Running a PTS run: purge, preconditioning, rounds to steady state, each committed.
+
+The loop asks :func:`state.next_round` what to do from the committed results
+alone, runs that round as one fio process (stonewalled cells, no idle gaps),
+commits it, and asks again. ``volbench resume RUN`` runs the same loop on a
+stored run, so it continues after the last committed round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from volbench.errors import FioError, TargetError, VolbenchError
+from volbench.fio.job import JobFile, render
+from volbench.fio.parser import parse
+from volbench.model import RW, RunStatus, TargetInfo, Workload
+from volbench.plans.execution import Outcome, Session, _run_round
+from volbench.plans.pts import state
+from volbench.plans.pts.catalog import WIPC_BS, Round
+from volbench.plans.pts.estimate import estimate, format_duration
+from volbench.plans.pts.options import MIN_ACTIVE_BYTES, PtsOptions, from_record
+from volbench.targets.host import collect_host
+from volbench.targets.purge import purge
+from volbench.units import format_bytes
+
+NAME = "pts"
+
+SPEED_PROBE_S = 2.0
+"""Length of the sequential-write probe that sizes the WIPC estimate, seconds."""
+
+
+@dataclass(frozen=True)
+class PurgeSettings:
+    method: str = "auto"
+    ata_password: str | None = None
+
+
+def measure_seq_write(
+    session: Session, target: TargetInfo, active: int, ioengine: str, workdir: Path
+) -> float:
+    """128 KiB sequential write speed of the target (bytes/s), from a short fio run.
+
+    It writes (at most ``SPEED_PROBE_S`` seconds from the start of the active range),
+    so it runs after the safety checks and before the first purge.
+    """
+    probe = Workload(
+        "seq-write-probe", RW.WRITE, bs_bytes=WIPC_BS, iodepth=32, size_bytes=active,
+        runtime_s=SPEED_PROBE_S,
+    )  # fmt: skip
+    raw = session.runner.run(render(JobFile(target.path, (probe,), ioengine)), workdir)
+    if not raw.output.strip():
+        raise FioError(f"the sequential write probe failed: {raw.last_error_line or 'no output'}")
+    jobs = parse(raw.output).jobs
+    return sum(j.directions["write"].bw_bytes_per_s for j in jobs if "write" in j.directions)
+
+
+def settings_for(
+    options: PtsOptions, target: TargetInfo, active: int, ioengine: str, purge_method: str
+) -> dict[str, Any]:
+    """What a PTS run records in its settings: everything resume and reports need."""
+    return {
+        "pts": options.record(),
+        "active_bytes": active,
+        "ioengine": ioengine,
+        "purge_method": purge_method if options.purge else "none (--no-purge)",
+        "preconditioning": "WIPC: 2 x active range, 128 KiB sequential writes",
+        "data_pattern": "random (refill_buffers)",
+        "write_cache": target.write_cache or "unknown",
+        "non_compliant_reasons": list(options.non_compliant_reasons),
+    }
+
+
+def start(
+    session: Session,
+    options: PtsOptions,
+    target: TargetInfo,
+    labels: Mapping[str, str],
+    ioengine: str,
+    purge_method: str,
+) -> int:
+    """Record a new PTS run and return its id (nothing runs yet)."""
+    active = state.active_bytes(options, target.capacity_bytes)
+    settings = settings_for(options, target, active, ioengine, purge_method)
+    host = collect_host(session.runner.version())
+    non_compliant = bool(options.non_compliant_reasons)
+    return session.store.create_run(NAME, target, host, labels, settings, non_compliant)
+
+
+def begin(
+    session: Session,
+    options: PtsOptions,
+    target: TargetInfo,
+    labels: Mapping[str, str],
+    ioengine: str | None,
+    purging: PurgeSettings,
+) -> Outcome:
+    """Start a PTS run: check size, estimate the duration, purge, record, run.
+
+    The estimate uses a short measured 128 KiB sequential write (before the purge).
+    """
+    active = state.active_bytes(options, target.capacity_bytes)
+    if active < MIN_ACTIVE_BYTES:
+        raise TargetError(
+            f"target {target.path} is too small for PTS: active range {format_bytes(active)} "
+            f"({options.active_range_pct}% of {format_bytes(target.capacity_bytes)}), "
+            f"the plan needs at least {format_bytes(MIN_ACTIVE_BYTES)}"
+        )
+    engine = ioengine or session.runner.engine(Path(target.path))
+    probe_dir = session.runs_dir / "pts-probe"
+    speed = measure_seq_write(session, target, active, engine, probe_dir)
+    guess = estimate(options, active, speed)
+    session.reporter.note(
+        f"estimate: {format_duration(guess.low_s)} (steady state in 5 rounds) to "
+        f"{format_duration(guess.high_s)} (every test to its round limit); sequential write "
+        f"{speed / 1e6:,.0f} MB/s, active range {format_bytes(active)}"
+    )
+    for reason in options.non_compliant_reasons:
+        session.reporter.note(f"non-compliant with PTS: {reason}")
+    method = "none (--no-purge)"
+    if options.purge:
+        session.reporter.note(f"purging {target.path}")
+        method = purge(target, purging.method, purging.ata_password)
+    run_id = start(session, options, target, labels, engine, method)
+    session.reporter.note(
+        f"run {run_id}: ioengine {engine}, logs in {session.runs_dir / str(run_id)}"
+    )
+    return run(session, run_id, target, purging, purged_already=options.purge)
+
+
+def resume_options(settings: Mapping[str, Any]) -> PtsOptions:
+    """The options of a stored PTS run."""
+    return from_record(settings["pts"])
+
+
+def run(
+    session: Session,
+    run_id: int,
+    target: TargetInfo,
+    purging: PurgeSettings,
+    purged_already: bool = False,
+) -> Outcome:
+    """Run (or continue) PTS run ``run_id`` until every test is done.
+
+    ``purged_already``: the target was purged just before the run was recorded
+    (to record the method used), so the first round does not purge again.
+    The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``.
+    """
+    record = session.store.get_run(run_id)
+    options = resume_options(record.settings)
+    active = int(record.settings["active_bytes"])
+    engine = str(record.settings["ioengine"])
+    workdir = session.runs_dir / str(run_id)
+    try:
+        while True:
+            record = session.store.get_run(run_id)
+            step = state.next_round(options, active, record.results)
+            if step is None:
+                break
+            if step.purge and purged_already:
+                purged_already = False
+            elif step.purge:
+                session.reporter.note(f"{step.test}: purging {target.path}")
+                method = purge(target, purging.method, purging.ata_password)
+                session.reporter.note(f"{step.test}: purged ({method})")
+            round_no = len(record.raw_outputs)
+            session.reporter.note(_describe(step, options))
+            _, interruption = _run_round(
+                session, run_id, round_no, step.workloads, target, engine, workdir
+            )
+            if interruption:
+                session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
+                return Outcome(run_id, RunStatus.INTERRUPTED, (), interruption)
+            if step.phase == "ss":
+                results = session.store.get_run(run_id).results
+                history = [
+                    r for r in state.stored_rounds(results, options, active) if r.test == step.test
+                ]
+                session.reporter.note(_steady_note(step.test, history, options))
+    except KeyboardInterrupt:
+        session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+        return Outcome(run_id, RunStatus.INTERRUPTED, (), "interrupted")
+    except VolbenchError as exc:
+        session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
+        raise type(exc)(f"{exc} (run {run_id} stored as failed; volbench resume {run_id})") from exc
+    session.store.finish_run(run_id, RunStatus.COMPLETED)
+    return Outcome(run_id, RunStatus.COMPLETED, ())
+
+
+def _describe(step: Round, options: PtsOptions) -> str:
+    if step.phase == "wipc":
+        return f"{step.test}: preconditioning (WIPC, 2 x active range, 128 KiB sequential)"
+    if step.phase == "ss":
+        return f"{step.test}: round {step.index + 1} of at most {options.max_rounds}"
+    if step.phase == "sweep":
+        return f"{step.test}: demand-intensity sweep, {len(step.workloads)} TC x QD cells"
+    return f"{step.test}: sample {step.index + 1} (until 4 x active range written)"
+
+
+def _steady_note(test: str, history: list[state.StoredRound], options: PtsOptions) -> str:
+    verdict = state.verdict(test, history)
+    if verdict.steady:
+        return f"{test}: steady state reached in rounds {_span(verdict.window_rounds)}"
+    if not verdict.windows:
+        return f"{test}: steady state needs 5 rounds ({verdict.rounds_run} so far)"
+    worst = max(
+        verdict.windows.items(),
+        key=lambda item: item[1].data_excursion / max(item[1].data_limit, 1e-12),
+    )
+    name, w = worst
+    return (
+        f"{test}: not steady yet ({name}: excursion {w.data_excursion / max(w.average, 1e-12):.1%}"
+        f" of 20%, slope x4 {w.slope_excursion / max(w.average, 1e-12):.1%} of 10%)"
+    )
+
+
+def _span(rounds: tuple[int, ...]) -> str:
+    return f"{rounds[0] + 1}-{rounds[-1] + 1}" if rounds else "-"

@@ -1,0 +1,65 @@
+"""How long a PTS run will take, before it starts.
+
+Measured rounds take exactly their planned cell time (time-based fio jobs); the
+unknowns are the steady-state round count (5 at best, ``max_rounds`` at worst)
+and the time of the size-based writes: WIPC (2 x the active range of 128 KiB
+sequential writes) at the target's measured sequential write speed, and WSAT
+(until 4 x the active range is written, at most ``wsat_max_rounds`` samples).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from volbench.analysis.steady_state import WINDOW_ROUNDS
+from volbench.plans.pts import catalog
+from volbench.plans.pts.options import PtsOptions
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Per test (seconds): (test, shortest, longest) and the totals."""
+
+    tests: tuple[tuple[str, float, float], ...]
+
+    @property
+    def low_s(self) -> float:
+        return sum(low for _, low, _ in self.tests)
+
+    @property
+    def high_s(self) -> float:
+        return sum(high for _, _, high in self.tests)
+
+
+def estimate(
+    options: PtsOptions, active: int, seq_write_bytes_per_s: float, purge_s: float = 0.0
+) -> Estimate:
+    """Shortest and longest duration of every test of ``options`` (seconds).
+
+    ``seq_write_bytes_per_s`` is the measured 128 KiB sequential write speed;
+    ``purge_s`` the expected time of one purge (0 for discard).
+    """
+    speed = max(seq_write_bytes_per_s, 1.0)
+    rows = []
+    for test in options.tests:
+        round_s = catalog.Round(test, "ss", 0, catalog.ss_cells(options, active, test)).planned_s
+        if test == "wsat":
+            rows.append((test, purge_s + round_s, purge_s + round_s * options.wsat_max_rounds))
+            continue
+        fixed = purge_s + 2 * active / speed
+        if test in ("ecw", "dirth"):
+            fixed += sum(w.duration_s for w in catalog.grid_sweep_cells(options, active, test))
+        rows.append((test, fixed + WINDOW_ROUNDS * round_s, fixed + options.max_rounds * round_s))
+    return Estimate(tuple(rows))
+
+
+def format_duration(seconds: float) -> str:
+    """``3725`` -> ``1h 2m``; ``42`` -> ``42s``."""
+    total = round(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes}m"
+    if minutes:
+        return f"{minutes}m {secs}s"
+    return f"{secs}s"

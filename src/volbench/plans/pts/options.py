@@ -1,0 +1,184 @@
+"""Options of a SNIA PTS run: profile defaults, user overrides, and their checks.
+
+Profiles (DESIGN.md "SNIA PTS facts", from PTS-E 1.1 and PTS-C 1.1):
+Enterprise: active range 100%, recommended TC 4 x QD 32, write cache disabled.
+Client: active range 75%, TC 2 x QD 16, write cache enabled.
+volbench does not change a device's write cache; it records the state it finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from volbench.errors import UsageError
+from volbench.units import MiB, parse_size
+
+TESTS = ("iops", "throughput", "latency", "wsat", "ecw", "dirth")
+"""The PTS tests volbench runs, in the order ``all`` runs them."""
+
+UNSUPPORTED = {
+    "hir": "host idle recovery (HIR) is not implemented yet",
+    "xsr": "cross stimulus recovery (XSR) is not implemented yet",
+}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "enterprise": {"threads": 4, "iodepth": 32, "active_range_pct": 100, "write_cache": "off"},
+    "client": {"threads": 2, "iodepth": 16, "active_range_pct": 75, "write_cache": "on"},
+}
+
+IOPS_BLOCK_SIZES = (1048576, 131072, 65536, 32768, 16384, 8192, 4096, 512)
+"""IOPS inner loop, bytes: 1024, 128, 64, 32, 16, 8, 4, 0.5 KiB."""
+
+IOPS_MIXES = (100, 95, 65, 50, 35, 5, 0)
+"""IOPS outer loop as read percent: R/W 100/0, 95/5, 65/35, 50/50, 35/65, 5/95, 0/100."""
+
+CELL_SECONDS = 60.0
+MAX_ROUNDS = 25
+MIN_ACTIVE_BYTES = 16 * MiB
+"""Smallest active range volbench runs PTS on: the largest block (1 MiB) x 16."""
+
+
+@dataclass(frozen=True)
+class PtsOptions:
+    """Everything that decides what a PTS run does (stored with the run for resume)."""
+
+    tests: tuple[str, ...]
+    profile: str = "enterprise"
+    threads: int = 4
+    iodepth: int = 32
+    active_range_pct: int = 100
+    cell_seconds: float = CELL_SECONDS
+    max_rounds: int = MAX_ROUNDS
+    wsat_max_rounds: int = 1440
+    block_sizes: tuple[int, ...] = IOPS_BLOCK_SIZES
+    mixes: tuple[int, ...] = IOPS_MIXES
+    toio_grid: tuple[int, ...] = ()
+    purge: bool = True
+    ioengine: str | None = None
+
+    @property
+    def non_compliant_reasons(self) -> tuple[str, ...]:
+        """Why results of these options are not PTS-compliant (empty = compliant)."""
+        reasons = []
+        if self.cell_seconds != CELL_SECONDS:
+            reasons.append(f"cells of {self.cell_seconds:g} s instead of 60 s")
+        if self.max_rounds != MAX_ROUNDS:
+            reasons.append(f"at most {self.max_rounds} rounds instead of 25")
+        if set(self.block_sizes) != set(IOPS_BLOCK_SIZES) and "iops" in self.tests:
+            reasons.append("reduced IOPS block sizes")
+        if set(self.mixes) != set(IOPS_MIXES) and "iops" in self.tests:
+            reasons.append("reduced IOPS R/W mixes")
+        if self.toio_grid and set(self.tests) & {"ecw", "dirth"}:
+            reasons.append("reduced TC x QD grid")
+        if not self.purge:
+            reasons.append("no purge")
+        return tuple(reasons)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready form, read back by :func:`from_record`."""
+        data = asdict(self)
+        for key in ("tests", "block_sizes", "mixes", "toio_grid"):
+            data[key] = list(data[key])
+        return data
+
+
+def from_record(data: Mapping[str, Any]) -> PtsOptions:
+    """The options of a stored run (see :meth:`PtsOptions.record`)."""
+    values = dict(data)
+    for key in ("tests", "block_sizes", "mixes", "toio_grid"):
+        values[key] = tuple(values[key])
+    return PtsOptions(**values)
+
+
+def parse_tests(names: Sequence[str]) -> tuple[str, ...]:
+    """Test names as typed (``all`` = every implemented test), in PTS order, no repeats."""
+    wanted: list[str] = []
+    for raw in names:
+        for name in raw.lower().split(","):
+            name = name.strip()
+            if name == "all":
+                wanted += TESTS
+            elif name in UNSUPPORTED:
+                raise UsageError(f"PTS test {name!r}: {UNSUPPORTED[name]}; run the others")
+            elif name in TESTS:
+                wanted.append(name)
+            else:
+                raise UsageError(
+                    f"unknown PTS test {name!r}: use {', '.join(TESTS)}, hir, xsr or all"
+                )
+    if not wanted:
+        raise UsageError("name at least one PTS test, e.g. volbench pts iops --target DEV")
+    return tuple(t for t in TESTS if t in wanted)
+
+
+def parse_block_sizes(text: str) -> tuple[int, ...]:
+    """``4k,64k`` -> (4096, 65536); each must be one of the PTS IOPS block sizes."""
+    sizes = tuple(parse_size(part) for part in text.split(",") if part.strip())
+    for size in sizes:
+        if size not in IOPS_BLOCK_SIZES:
+            raise UsageError(
+                f"block size {size} B is not in the PTS IOPS matrix "
+                "(1024k, 128k, 64k, 32k, 16k, 8k, 4k, 512)"
+            )
+    if not sizes:
+        raise UsageError("--block-sizes needs at least one size, e.g. 4k,64k")
+    return tuple(s for s in IOPS_BLOCK_SIZES if s in sizes)
+
+
+def parse_mixes(text: str) -> tuple[int, ...]:
+    """``100/0,0/100`` -> (100, 0) as read percents; each must be a PTS IOPS mix."""
+    mixes = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        read, sep, write = part.partition("/")
+        if not sep or not read.isdigit() or not write.isdigit() or int(read) + int(write) != 100:
+            raise UsageError(f"invalid R/W mix {part!r}: use read/write percents, e.g. 65/35")
+        if int(read) not in IOPS_MIXES:
+            raise UsageError(f"R/W mix {part} is not in the PTS IOPS matrix")
+        mixes.append(int(read))
+    if not mixes:
+        raise UsageError("--mixes needs at least one R/W mix, e.g. 100/0,0/100")
+    return tuple(m for m in IOPS_MIXES if m in mixes)
+
+
+def parse_grid(text: str) -> tuple[int, ...]:
+    """``8,1`` -> (8, 1): the TC and QD values kept in the ECW and DIRTH sweeps."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() and int(p) in (32, 16, 8, 6, 4, 2, 1) for p in parts):
+        raise UsageError(f"invalid --toio-grid {text!r}: use values of 32,16,8,6,4,2,1, e.g. 8,1")
+    return tuple(sorted({int(p) for p in parts}, reverse=True))
+
+
+def build(
+    tests: tuple[str, ...],
+    profile: str,
+    threads: int | None = None,
+    iodepth: int | None = None,
+    active_range_pct: int | None = None,
+    **overrides: Any,
+) -> PtsOptions:
+    """Options from a profile and what the user gave; conflicts are UsageErrors.
+
+    The Enterprise profile requires the whole device as active range (PTS-E);
+    the Client profile allows 75% (its default) or 100% (PTS-C).
+    """
+    defaults = PROFILES[profile]
+    if active_range_pct is not None:
+        allowed = (100,) if profile == "enterprise" else (75, 100)
+        if active_range_pct not in allowed:
+            raise UsageError(
+                f"--active-range {active_range_pct} conflicts with the {profile} profile, "
+                f"which requires {' or '.join(map(str, allowed))}%"
+                + (" (use --profile client for 75%)" if profile == "enterprise" else "")
+            )
+    if overrides.get("max_rounds", MAX_ROUNDS) < 5 and set(tests) - {"wsat"}:
+        raise UsageError("--max-rounds must be at least 5: steady state needs a 5-round window")
+    return PtsOptions(
+        tests=tests,
+        profile=profile,
+        threads=threads or defaults["threads"],
+        iodepth=iodepth or defaults["iodepth"],
+        active_range_pct=active_range_pct or defaults["active_range_pct"],
+        **overrides,
+    )

@@ -1,0 +1,372 @@
+"""PTS report: one sheet per result table, and the steady-state calculation.
+
+Figures are averages over the steady-state measurement window (the 5 rounds
+that passed, or the last 5 when steady state was NOT achieved), per PTS 2.0.2
+"Reporting". Every figure is from stored rows (fio's own per-job numbers);
+p99.999 and the DIRTH histograms are recomputed from the json+ bins in the
+stored raw fio output (merged bucket by bucket, never averaged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from volbench.analysis.aggregate import group_tests
+from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
+from volbench.analysis.steady_state import Verdict
+from volbench.fio.parser import parse
+from volbench.model import RunRecord
+from volbench.plans.pts import state
+from volbench.plans.pts.options import from_record
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+
+SCHEMA = "volbench.pts/1"
+MB = 1_000_000
+DIRTH_MAX_LATENCY_NS = 5e6
+"""DIRTH MaxIOPS: the highest IOPS whose average response time is below 5 ms."""
+
+
+def _avg(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _pct(value: Any) -> str:
+    return f"{float(value):.1f}%"
+
+
+class _Run:
+    """A stored PTS run read back: its options, rounds and steady-state verdicts."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self.run = run
+        self.options = from_record(run.settings["pts"])
+        self.active = int(run.settings["active_bytes"])
+        self.rounds = state.stored_rounds(run.results, self.options, self.active)
+        self._parsed: dict[int, Any] = {}
+
+    def history(self, test: str, phase: str | None = None) -> list[state.StoredRound]:
+        return [r for r in self.rounds if r.test == test and (phase is None or r.phase == phase)]
+
+    def verdict(self, test: str) -> Verdict:
+        return state.verdict(test, self.history(test))
+
+    def window(self, test: str) -> list[state.StoredRound]:
+        """The rounds the reported figures average over."""
+        ss = self.history(test, "ss")
+        chosen = self.verdict(test).window_rounds
+        return [ss[i] for i in chosen] if chosen else ss[-5:]
+
+    def bins(self, round_no: int, cell: str) -> dict[int, int]:
+        """json+ latency bins of one cell (all jobs and directions) of one round."""
+        if round_no not in self._parsed:
+            tests = group_tests(parse(self.run.raw_outputs[round_no]))
+            self._parsed[round_no] = {t.name: t for t in tests}
+        test = self._parsed[round_no].get(cell)
+        if test is None:
+            return {}
+        return merge_bins(*(d.latency.bins for d in test.directions.values() if d.latency))
+
+
+def header_notes(run: RunRecord) -> tuple[str, ...]:
+    """The PTS test header: purge, preconditioning, active range, TC/QD, pattern, cache."""
+    s = run.settings
+    options = from_record(s["pts"])
+    notes = [
+        f"run {run.id} · SNIA PTS ({options.profile}) · {run.status.value} · target "
+        f"{run.target.get('path')} · ioengine {s.get('ioengine')}",
+        f"purge: {s.get('purge_method')} · preconditioning: {s.get('preconditioning')}"
+        f" · active range {options.active_range_pct}% ({int(s['active_bytes']) >> 20} MiB)",
+        f"TC x QD {options.threads} x {options.iodepth} (latency TC1/QD1) · data pattern "
+        f"{s.get('data_pattern')} · write cache {s.get('write_cache')} · cells "
+        f"{options.cell_seconds:g} s · max rounds {options.max_rounds}",
+    ]
+    reasons = s.get("non_compliant_reasons") or []
+    if reasons:
+        notes.append("NON-COMPLIANT with PTS: " + "; ".join(reasons))
+    if run.error:
+        notes.append(f"note: {run.error}")
+    return tuple(notes)
+
+
+def _steady_notes(data: _Run, test: str) -> tuple[str, ...]:
+    verdict = data.verdict(test)
+    ss = data.history(test, "ss")
+    if verdict.steady:
+        rounds = verdict.window_rounds
+        return (f"steady state reached: rounds {rounds[0] + 1}-{rounds[-1] + 1} of {len(ss)}",)
+    return (f"steady state NOT achieved after {len(ss)} rounds (figures: last window)",)
+
+
+def iops_sheet(data: _Run) -> Sheet:
+    window = data.window("iops")
+    mixes = data.options.mixes
+    rows = []
+    for bs in data.options.block_sizes:
+        row: dict[str, Any] = {"bs_bytes": bs, "block_size": _bs(bs)}
+        for mix in mixes:
+            key = f"{mix}-{100 - mix}.{_bs(bs)}"
+            row[f"iops_{mix}"] = _avg([r.cells[key].iops for r in window if key in r.cells])
+        rows.append(row)
+    columns = (
+        Column("block_size", "Block size"),
+        *(Column(f"iops_{m}", f"R/W {m}/{100 - m}", fmt_count, numeric=True) for m in mixes),
+    )
+    return _sheet("IOPS (average over the window)", columns, rows, _steady_notes(data, "iops"))
+
+
+def throughput_sheet(data: _Run) -> Sheet:
+    window = data.window("throughput")
+    rows = []
+    for cell in window[0].cells if window else {}:
+        values = [r.cells[cell].bw_bytes_per_s for r in window if cell in r.cells]
+        bw = _avg(values) or 0.0
+        mix, bs = cell.split(".")
+        rows.append(
+            {
+                "cell": f"SEQ {bs} {'read' if mix == '100-0' else 'write'}",
+                "bw_bytes_per_s": bw,
+                "bw_mb_per_s": bw / MB,
+            }
+        )
+    columns = (Column("cell", "Access"), Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True))
+    return _sheet("Throughput", columns, rows, _steady_notes(data, "throughput"))
+
+
+def latency_sheet(data: _Run) -> Sheet:
+    window = data.window("latency")
+    rows = []
+    for cell in window[0].cells if window else {}:
+        mix, bs = cell.split(".")
+        cells = [r.cells[cell] for r in window if cell in r.cells]
+        means = [c.lat_mean_ns for c in cells if c.lat_mean_ns is not None]
+        maxima = [r.lat_max_ns for c in cells for r in c.results if r.lat_max_ns is not None]
+        bins = merge_bins(*(data.bins(r.round_no, f"latency.ss.{cell}") for r in window))
+        p = percentiles_from_bins(bins, (99.999,))[99.999] if bins else None
+        rows.append(
+            {
+                "cell": f"RND {bs} R/W {mix.replace('-', '/')}",
+                "lat_mean_ns": _avg(means),
+                "lat_max_ns": max(maxima) if maxima else None,
+                "lat_p99999_ns": p,
+            }
+        )
+    columns = (
+        Column("cell", "Access (TC1/QD1)"),
+        Column("lat_mean_ns", "Average", fmt_latency, numeric=True),
+        Column("lat_max_ns", "Maximum", fmt_latency, numeric=True),
+        Column("lat_p99999_ns", "p99.999", fmt_latency, numeric=True),
+    )
+    return _sheet("Latency (response time)", columns, rows, _steady_notes(data, "latency"))
+
+
+def wsat_sheet(data: _Run) -> Sheet:
+    rows = []
+    elapsed_s = 0.0
+    written = 0
+    for index, r in enumerate(data.history("wsat")):
+        cell = next(iter(r.cells.values()))
+        elapsed_s += max((x.runtime_ms for x in cell.results), default=0.0) / 1000
+        written += cell.io_bytes
+        rows.append(
+            {
+                "sample": index + 1,
+                "elapsed_s": elapsed_s,
+                "iops": cell.iops,
+                "written_gb": written / 1e9,
+            }
+        )
+    columns = (
+        Column("sample", "Sample", numeric=True),
+        Column("elapsed_s", "Time (s)", lambda v: f"{float(v):,.0f}", numeric=True),
+        Column("written_gb", "Written (GB)", lambda v: f"{float(v):,.2f}", numeric=True),
+        Column("iops", "IOPS", fmt_count, numeric=True),
+    )
+    target = 4 * data.active / 1e9
+    notes = (f"4 KiB random write until {target:,.2f} GB (4 x active range) are written",)
+    return _sheet("WSAT: IOPS vs time and vs total GB written", columns, rows, notes)
+
+
+def demand_rows(data: _Run, test: str) -> list[dict[str, Any]]:
+    """The sweep: one row per TC x QD, with DIRTH's MaxIOPS/MidIOPS/MinIOPS marked."""
+    sweep = data.history(test, "sweep")
+    if not sweep:
+        return []
+    rows: list[dict[str, Any]] = []
+    for name, cell in sweep[-1].cells.items():
+        tc, qd = (int(part[2:]) for part in name.split("-"))
+        rows.append(
+            {
+                "cell": name,
+                "tc": tc,
+                "qd": qd,
+                "toio": tc * qd,
+                "iops": cell.iops,
+                "lat_mean_ns": cell.lat_mean_ns,
+                "point": None,
+            }
+        )
+    if test == "dirth":
+        under = [r for r in rows if (r["lat_mean_ns"] or 0) < DIRTH_MAX_LATENCY_NS]
+        top = max(under or rows, key=lambda r: r["iops"])
+        low = min(rows, key=lambda r: r["toio"])
+        middle = (top["iops"] + low["iops"]) / 2
+        others = [r for r in rows if r is not top and r is not low] or rows
+        mid = min(others, key=lambda r: abs(r["iops"] - middle))
+        for row, label in ((top, "MaxIOPS"), (mid, "MidIOPS"), (low, "MinIOPS")):
+            row["point"] = label if row["point"] is None else f"{row['point']}+{label}"
+    return rows
+
+
+def demand_sheet(data: _Run, test: str) -> Sheet:
+    rows = demand_rows(data, test)
+    columns = (
+        Column("tc", "TC", numeric=True),
+        Column("qd", "QD", numeric=True),
+        Column("toio", "TOIO", numeric=True),
+        Column("iops", "IOPS", fmt_count, numeric=True),
+        Column("lat_mean_ns", "Avg response", fmt_latency, numeric=True),
+        Column("point", "Point"),
+    )
+    title = "ECW" if test == "ecw" else "DIRTH"
+    notes = (
+        *_steady_notes(data, test),
+        "demand intensity: IOPS vs TOIO and response time vs IOPS",
+    )
+    return _sheet(f"{title}: demand-intensity sweep", columns, rows, notes)
+
+
+HISTOGRAM_PCTS = (50.0, 90.0, 99.0, 99.9, 99.99)
+
+
+def dirth_histogram_sheet(data: _Run) -> Sheet:
+    """Response-time histograms of the MaxIOPS, MidIOPS and MinIOPS points: the json+
+    bins in power-of-two buckets (upper edge in ns), with percentiles."""
+    sweep = data.history("dirth", "sweep")
+    rows = []
+    for point in (r for r in demand_rows(data, "dirth") if r["point"]):
+        bins = data.bins(sweep[-1].round_no, f"dirth.sweep.{point['cell']}")
+        buckets: dict[int, int] = {}
+        for value, count in bins.items():
+            edge = 1 << max(int(value).bit_length(), 10)
+            buckets[edge] = buckets.get(edge, 0) + count
+        pcts = percentiles_from_bins(bins, HISTOGRAM_PCTS) if bins else {}
+        rows.append(
+            {
+                "point": point["point"],
+                "cell": point["cell"],
+                **{f"p{p:g}_ns": pcts.get(p) for p in HISTOGRAM_PCTS},
+                "histogram": {str(edge): count for edge, count in sorted(buckets.items())},
+            }
+        )
+    columns = (
+        Column("point", "Point"),
+        Column("cell", "TC x QD"),
+        *(Column(f"p{p:g}_ns", f"p{p:g}", fmt_latency, numeric=True) for p in HISTOGRAM_PCTS),
+        Column("histogram", "Histogram (<= ns: I/Os)", _histogram),
+    )
+    return _sheet("DIRTH response-time histograms", columns, rows, ())
+
+
+def _histogram(value: Any) -> str:
+    return " ".join(f"{fmt_latency(int(edge))}:{count}" for edge, count in value.items())
+
+
+def steady_state_sheet(data: _Run) -> Sheet:
+    """Every tracking variable's window: average, fit line and both excursions."""
+    rows = []
+    for test in data.options.tests:
+        if test == "wsat":
+            continue
+        verdict = data.verdict(test)
+        for name, w in verdict.windows.items():
+            rows.append(
+                {
+                    "test": test,
+                    "variable": name,
+                    "rounds": f"{w.rounds[0] + 1}-{w.rounds[-1] + 1}",
+                    "values": list(w.values),
+                    "average": w.average,
+                    "slope": w.slope,
+                    "intercept": w.intercept,
+                    "data_excursion_pct": 100 * w.data_excursion / w.average if w.average else None,
+                    "slope_excursion_pct": 100 * w.slope_excursion / w.average
+                    if w.average
+                    else None,
+                    "steady": "yes" if w.steady else "NOT achieved",
+                }
+            )
+    number = lambda v: f"{float(v):,.4g}"  # noqa: E731
+    columns = (
+        Column("test", "Test"),
+        Column("variable", "Tracking variable"),
+        Column("rounds", "Window"),
+        Column("average", "Average", number, numeric=True),
+        Column("slope", "Slope/round", number, numeric=True),
+        Column("intercept", "Intercept", number, numeric=True),
+        Column("data_excursion_pct", "Excursion (<=20%)", _pct, numeric=True),
+        Column("slope_excursion_pct", "Slope x4 (<=10%)", _pct, numeric=True),
+        Column("steady", "Steady state"),
+    )
+    notes = ("units: iops = IO/s, bw = bytes/s, lat = ns (mean response time)",)
+    return _sheet("Steady state (PTS 5-round window)", columns, rows, notes)
+
+
+def _bs(bs: int) -> str:
+    from volbench.units import format_block_size
+
+    return format_block_size(bs)
+
+
+def _sheet(
+    title: str, columns: tuple[Column, ...], rows: list[dict[str, Any]], notes: Any
+) -> Sheet:
+    return Sheet(title, columns, tuple(rows), {"title": title, "rows": rows}, tuple(notes))
+
+
+_BUILDERS = {
+    "iops": lambda d: [iops_sheet(d)],
+    "throughput": lambda d: [throughput_sheet(d)],
+    "latency": lambda d: [latency_sheet(d)],
+    "wsat": lambda d: [wsat_sheet(d)],
+    "ecw": lambda d: [demand_sheet(d, "ecw")],
+    "dirth": lambda d: [demand_sheet(d, "dirth"), dirth_histogram_sheet(d)],
+}
+
+
+def pts_sheets(run: RunRecord) -> list[Sheet]:
+    """Every table of a PTS run, the header notes on the first one."""
+    data = _Run(run)
+    sheets: list[Sheet] = []
+    for test in data.options.tests:
+        if data.history(test):
+            sheets += _BUILDERS[test](data)
+    sheets.append(steady_state_sheet(data))
+    first = sheets[0]
+    sheets[0] = Sheet(
+        first.title, first.columns, first.rows, first.document,
+        header_notes(run) + first.notes, first.flagged_rows,
+    )  # fmt: skip
+    return sheets
+
+
+def pts_document(run: RunRecord) -> dict[str, Any]:
+    """The stable JSON form of a PTS report (schema ``volbench.pts/1``)."""
+    data = _Run(run)
+    return {
+        "schema": SCHEMA,
+        "id": run.id,
+        "status": run.status.value,
+        "non_compliant": run.non_compliant,
+        "header": list(header_notes(run)),
+        "settings": run.settings,
+        "steady_state": {
+            test: {
+                "steady": data.verdict(test).steady,
+                "rounds": len(data.history(test, "ss")),
+            }
+            for test in data.options.tests
+            if test != "wsat"
+        },
+        "tables": [dict(s.document) | {"notes": list(s.notes)} for s in pts_sheets(run)],
+    }

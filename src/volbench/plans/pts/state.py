@@ -1,0 +1,159 @@
+"""Where a PTS run stands, from its stored results alone; and what to run next. Pure.
+
+Because the next round is decided only from committed rounds, starting a run and
+resuming one (after Ctrl-C, a crash or kill -9) are the same loop: whatever is
+committed is never run again, and the round that was cut off runs again whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from volbench.analysis.steady_state import Verdict, assess
+from volbench.model import StoredResult
+from volbench.plans.pts import catalog
+from volbench.plans.pts.options import PtsOptions
+
+WSAT_CAPACITY_MULTIPLE = 4
+"""WSAT writes until 4 x the user capacity (here: the active range) is written."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of one stored round: fio's figures summed over its directions."""
+
+    name: str
+    iops: float
+    bw_bytes_per_s: float
+    io_bytes: int
+    lat_mean_ns: float | None
+    results: tuple[StoredResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    round_no: int
+    test: str
+    phase: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+
+def _cell(name: str, results: Sequence[StoredResult]) -> Cell:
+    iops = sum(r.iops for r in results)
+    timed = [(r.iops, r.lat_mean_ns) for r in results if r.lat_mean_ns is not None]
+    weight = sum(i for i, _ in timed)
+    lat = sum(i * (m or 0.0) for i, m in timed) / weight if timed and weight > 0 else None
+    return Cell(
+        name=name,
+        iops=iops,
+        bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
+        io_bytes=sum(r.io_bytes for r in results),
+        lat_mean_ns=lat,
+        results=tuple(results),
+    )
+
+
+def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> set[str]:
+    """The cell names (``CELL`` of ``TEST.PHASE.CELL``) a whole round of this phase has."""
+    if phase == "wipc":
+        workloads = catalog.wipc(options, active, test)
+    elif phase == "sweep":
+        workloads = catalog.grid_sweep_cells(options, active, test)
+    else:
+        workloads = catalog.ss_cells(options, active, test)
+    return {w.name.split(".", 2)[2] for w in workloads}
+
+
+def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
+    """A round counts only when every cell finished (Ctrl-C keeps finished cells of a
+    round cut short; such a round is run again whole) and WIPC wrote every pass."""
+    if stored.test not in options.tests:
+        return False
+    if set(stored.cells) != expected_cells(options, active, stored.test, stored.phase):
+        return False
+    return stored.phase != "wipc" or all(c.io_bytes >= active for c in stored.cells.values())
+
+
+def stored_rounds(
+    results: Sequence[StoredResult], options: PtsOptions, active: int
+) -> list[StoredRound]:
+    """The complete committed rounds of a PTS run, in order, with their cells.
+
+    Mean latency of a cell is the IOPS-weighted mean over its directions.
+    """
+    by_round: dict[int, dict[str, list[StoredResult]]] = {}
+    for result in results:
+        by_round.setdefault(result.round, {}).setdefault(result.test, []).append(result)
+    found = []
+    for round_no in sorted(by_round):
+        tests = by_round[round_no]
+        test, phase, _ = next(iter(tests)).split(".", 2)
+        cells = {name.split(".", 2)[2]: _cell(name, rows) for name, rows in tests.items()}
+        stored = StoredRound(round_no, test, phase, cells)
+        if _complete(options, active, stored):
+            found.append(stored)
+    return found
+
+
+def tracking(test: str, rounds: Sequence[StoredRound]) -> dict[str, list[float]]:
+    """The tracking variables of ``test`` over its steady-state rounds, by name."""
+    if not rounds:
+        return {}
+    cells = tuple(rounds[0].cells)
+    series: dict[str, list[float]] = {}
+    for cell, figure in catalog.tracked_cells(test, cells):
+        values = []
+        for r in rounds:
+            found = r.cells.get(cell)
+            value = getattr(found, figure if figure != "lat" else "lat_mean_ns", None)
+            values.append(float(value or 0.0) if found else 0.0)
+        series[f"{cell} {figure}"] = values
+    return series
+
+
+def verdict(test: str, history: Sequence[StoredRound]) -> Verdict:
+    """Steady state of ``test`` from its stored steady-state rounds."""
+    return assess(tracking(test, [r for r in history if r.phase == "ss"]))
+
+
+def _next_for(
+    options: PtsOptions, active: int, test: str, history: Sequence[StoredRound]
+) -> catalog.Round | None:
+    phases = [r.phase for r in history]
+    if test != "wsat" and "wipc" not in phases:
+        return catalog.Round(test, "wipc", 0, catalog.wipc(options, active, test))
+    if test == "wsat":
+        written = sum(c.io_bytes for r in history for c in r.cells.values())
+        if written >= WSAT_CAPACITY_MULTIPLE * active or len(history) >= options.wsat_max_rounds:
+            return None
+        return catalog.Round(test, "run", len(history), catalog.ss_cells(options, active, test))
+    ss_count = phases.count("ss")
+    if not verdict(test, history).steady and ss_count < options.max_rounds:
+        return catalog.Round(test, "ss", ss_count, catalog.ss_cells(options, active, test))
+    if test in ("ecw", "dirth") and "sweep" not in phases:
+        return catalog.Round(test, "sweep", 0, catalog.grid_sweep_cells(options, active, test))
+    return None
+
+
+def next_round(
+    options: PtsOptions, active: int, results: Sequence[StoredResult]
+) -> catalog.Round | None:
+    """The next round of a run with these committed results; None when it is done.
+
+    The first round of each test purges first (unless purging is off).
+    """
+    rounds = stored_rounds(results, options, active)
+    for test in options.tests:
+        history = [r for r in rounds if r.test == test]
+        step = _next_for(options, active, test, history)
+        if step is not None:
+            if not history and options.purge:
+                return catalog.Round(step.test, step.phase, step.index, step.workloads, True)
+            return step
+    return None
+
+
+def active_bytes(options: PtsOptions, capacity_bytes: int) -> int:
+    """The active range: the given percent of the capacity, in whole MiB."""
+    return capacity_bytes * options.active_range_pct // 100 // (1 << 20) * (1 << 20)
