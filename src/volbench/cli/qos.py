@@ -5,14 +5,38 @@ Thin commands: parse, call one service function, render a Sheet.
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import asdict
+from pathlib import Path
+
 import click
 
 from volbench.analysis.qos import Tenant, fit_alpha, make_plan
 from volbench.cli import console
-from volbench.cli.options import format_option
+from volbench.cli.options import (
+    POSITIVE_DURATION,
+    POSITIVE_SIZE,
+    db_option,
+    format_option,
+    label_option,
+)
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
-from volbench.plans.qos_plan_file import plan_document
-from volbench.report.qos_sheets import fit_sheet, plan_sheet, predict_sheet
+from volbench.errors import CheckFailed
+from volbench.fio.runner import SubprocessRunner
+from volbench.model import RW
+from volbench.plans import qos_setup
+from volbench.plans.execution import Session
+from volbench.plans.qos_plan_file import plan_document, read_plan
+from volbench.plans.qos_verify import VerifyOptions, verify
+from volbench.report.qos_sheets import (
+    applied_sheet,
+    cleared_sheet,
+    fit_sheet,
+    plan_sheet,
+    predict_sheet,
+    verify_sheet,
+)
+from volbench.store.repository import Store, default_data_dir
 
 SIZE_GIB_HELP = "NAME:SIZE, size in GiB (40) or with a unit (512m); repeat per tenant."
 ALPHA = click.FloatRange(0.0, 1.0, max_open=True)
@@ -99,3 +123,80 @@ def fit(
         "alpha": alpha,
     }
     console.show(fit_sheet([row]), fmt)
+
+
+@qos.command("apply")
+@click.argument("plan_file", metavar="PLAN")
+@click.option("--device", required=True, help="Whole block device the limits apply to.")
+@format_option
+def apply(plan_file: str, device: str, fmt: str) -> None:
+    """Create cgroups volbench-<tenant> with the plan's limits on DEVICE (needs root)."""
+    applied = qos_setup.apply_plan(read_plan(plan_file), device)
+    hierarchy = f"cgroup v{applied.hierarchy.version} at {applied.hierarchy.root}"
+    rows = [{"tenant": w.tenant, "file": w.file, "value": w.value} for w in applied.written]
+    console.show(applied_sheet(hierarchy, applied.devnum, rows), fmt)
+
+
+@qos.command("clear")
+@click.argument("plan_file", metavar="[PLAN]", required=False)
+@format_option
+def clear(plan_file: str | None, fmt: str) -> None:
+    """Remove the cgroups of PLAN's tenants, or every cgroup named volbench-*."""
+    removed, busy = qos_setup.clear(read_plan(plan_file) if plan_file else None)
+    console.show(cleared_sheet(removed, busy), fmt)
+
+
+@qos.command("verify")
+@click.argument("plan_file", metavar="PLAN")
+@click.option("--device", required=True, help="Whole block device to verify on.")
+@click.option("--duration", type=POSITIVE_DURATION, default="10s", show_default=True)
+@click.option("--with-host", is_flag=True, help="Also run the host in its reserve.")
+@click.option(
+    "--rw",
+    type=click.Choice([r.value for r in RW if r not in (RW.RW, RW.RANDRW)]),
+    default="randread",
+    show_default=True,
+)
+@click.option("--bs", type=POSITIVE_SIZE, default="4k", show_default=True, help="Block size.")
+@click.option("--iodepth", type=click.IntRange(1, 4096), default=16, show_default=True)
+@click.option("--tolerance", type=click.FloatRange(0, 100), default=10.0, show_default=True)
+@click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
+@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@label_option
+@db_option
+@format_option
+def verify_command(
+    plan_file: str,
+    device: str,
+    duration: float,
+    with_host: bool,
+    rw: str,
+    bs: int,
+    iodepth: int,
+    tolerance: float,
+    ioengine: str | None,
+    destroy_data: str | None,
+    runs_dir: str | None,
+    labels: tuple[tuple[str, str], ...],
+    db: str | None,
+    fmt: str,
+) -> None:
+    """Run every tenant's fio at once in its cgroup; planned vs achieved (exit 1 if off)."""
+    plan = read_plan(plan_file)
+    options = VerifyOptions(
+        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data
+    )
+    runner = SubprocessRunner()
+    runner.version()  # fio missing -> one clear line before anything is created
+    reporter = console.ProgressReporter()
+    with Store.open(db) as store, contextlib.closing(reporter):
+        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        outcome = verify(session, plan, device, options, dict(labels))
+    checks = [asdict(c) for c in outcome.checks]
+    sheet = verify_sheet(outcome.run_id, checks, outcome.jain, outcome.isolated, tolerance)
+    console.show(sheet, fmt)
+    if not outcome.passed:
+        raise CheckFailed(
+            f"a tenant is more than {tolerance:g} % off its plan (run {outcome.run_id})"
+        )

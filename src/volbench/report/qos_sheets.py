@@ -139,3 +139,86 @@ def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
         document={"schema": "volbench.qos-fit/1", "groups": list(groups)},
         notes=("alpha = 1 - sum(C') / (C - C0) over all running tenants (seed 004, test 4)",),
     )
+
+
+def applied_sheet(hierarchy: str, devnum: str, written: Sequence[Mapping[str, Any]]) -> Sheet:
+    """What ``qos apply`` wrote: one row per cgroup file and value."""
+    return Sheet(
+        title="volbench QoS applied",
+        columns=(Column("tenant", "Tenant"), Column("file", "File"), Column("value", "Value")),
+        rows=tuple(written),
+        document={
+            "schema": "volbench.qos-applied/1",
+            "hierarchy": hierarchy,
+            "device": devnum,
+            "written": list(written),
+        },
+        notes=(f"{hierarchy}, device {devnum}; remove with `volbench qos clear`",),
+    )
+
+
+def cleared_sheet(removed: Sequence[str], busy: Sequence[str] = ()) -> Sheet:
+    """The cgroups ``qos clear`` removed, and those it left because processes run in them."""
+    rows = tuple({"cgroup": path, "status": "removed"} for path in removed) + tuple(
+        {"cgroup": path, "status": "busy: still has processes"} for path in busy
+    )
+    notes = () if rows else ("no volbench cgroups found",)
+    if busy:
+        notes = ("stop the processes in the busy cgroups, then run `volbench qos clear` again",)
+    return Sheet(
+        title="volbench QoS cleared",
+        columns=(Column("cgroup", "Cgroup"), Column("status", "Status")),
+        rows=rows,
+        document={"schema": "volbench.qos-cleared/1", "removed": list(removed), "busy": list(busy)},
+        notes=notes,
+        flagged_rows=frozenset(range(len(removed), len(rows))),
+    )
+
+
+def verify_sheet(
+    run_id: int,
+    checks: Sequence[Mapping[str, Any]],
+    jain: float,
+    isolated: bool,
+    tolerance_pct: float,
+) -> Sheet:
+    """Planned vs achieved per tenant (fio's IOPS), Jain's index and isolation."""
+    rows = tuple(
+        {**c, "achieved_mb_per_s": c["achieved_bw_bytes_per_s"] / MB, "verdict": _verdict(c)}
+        for c in checks
+    )
+    columns = (
+        Column("tenant", "Tenant"),
+        Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
+        Column("planned_iops", "Planned IOPS", fmt_count, numeric=True),
+        Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
+        Column("achieved_mb_per_s", "MB/s", fmt_rate, numeric=True),
+        Column("error_pct", "Error", fmt_pct, numeric=True),
+        Column("verdict", f"Within {tolerance_pct:g} %"),
+    )
+    return Sheet(
+        title=f"volbench QoS verify (run {run_id})",
+        columns=columns,
+        rows=rows,
+        document={
+            "schema": "volbench.qos-verify/1",
+            "run_id": run_id,
+            "tenants": list(rows),
+            "jain_index": jain,
+            "isolated": isolated,
+            "tolerance_pct": tolerance_pct,
+        },
+        notes=(
+            f"Jain's fairness index over achieved/planned of the tenants: {jain:.3f} (1 = fair)",
+            "isolation: "
+            + ("every tenant kept its guarantee" if isolated else "a tenant fell below its plan")
+            + f" (achieved >= {100 - tolerance_pct:g} % of planned, all running at once)",
+            "achieved = fio's IOPS of each tenant's own fio process; "
+            f"`volbench show {run_id}` has the stored results",
+        ),
+        flagged_rows=frozenset(i for i, r in enumerate(rows) if r["verdict"] != "ok"),
+    )
+
+
+def _verdict(check: Mapping[str, Any]) -> str:
+    return "ok" if check["ok"] else ("below plan" if check["error_pct"] < 0 else "above plan")

@@ -1,0 +1,92 @@
+"""Applying a QoS plan to a block device as cgroups, and clearing volbench's cgroups."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from volbench.analysis.qos import QosPlan
+from volbench.errors import TargetError
+from volbench.targets import cgroup
+from volbench.targets.blockdev import BlockDevice
+
+HOST = "host"
+"""Tenant name of the host's own cgroup in ``qos verify --with-host``."""
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What ``apply_plan`` did: the hierarchy, the disk's MAJ:MIN and each line written."""
+
+    hierarchy: cgroup.Hierarchy
+    devnum: str
+    written: tuple[cgroup.Written, ...]
+
+
+def device_number(path: str) -> str:
+    """``MAJ:MIN`` of the whole block device at ``path`` (throttle rules are per disk)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise TargetError(f"cannot use {path}: {exc.strerror or exc}") from exc
+    if not stat.S_ISBLK(mode):
+        raise TargetError(
+            f"{path} is not a block device: cgroup I/O limits apply to block devices only"
+        )
+    device = BlockDevice.from_path(path)
+    if device.is_partition:
+        raise TargetError(
+            f"{path} is a partition: cgroup throttling works per disk, use {device.disk.path}"
+        )
+    major, minor = device.devnum
+    return f"{major}:{minor}"
+
+
+def tenant_limits(plan: QosPlan, with_host: bool = False) -> list[cgroup.Limits]:
+    """Integer limits per tenant (IOPS and bytes/s rounded; 0 = no limit) and, with
+    ``with_host``, the host's reserve as one more cgroup named ``host``."""
+    limits = [
+        cgroup.Limits(
+            a.tenant.name, round(a.iops), round(a.bw_bytes_per_s), a.weight_v1, a.weight_v2
+        )
+        for a in plan.allocations
+    ]
+    if with_host:
+        if any(a.tenant.name == HOST for a in plan.allocations):
+            raise TargetError(f"a tenant is named {HOST!r}: rename it to verify with the host")
+        if plan.reserve_iops <= 0 and plan.reserve_bw_bytes_per_s <= 0:
+            raise TargetError("--with-host needs a plan with a host reserve (--host-reserve)")
+        limits.append(
+            cgroup.Limits(
+                HOST,
+                round(plan.reserve_iops),
+                round(plan.reserve_bw_bytes_per_s),
+                cgroup.V1_DEFAULT_WEIGHT,
+                cgroup.V2_DEFAULT_WEIGHT,
+            )
+        )
+    return limits
+
+
+def apply_plan(plan: QosPlan, device: str, with_host: bool = False) -> Applied:
+    """Create one cgroup per tenant with its limits on ``device``; nothing is left
+    behind when any step fails."""
+    cgroup.require_root()
+    hierarchy = cgroup.find_hierarchy()
+    devnum = device_number(device)
+    written = cgroup.apply(hierarchy, devnum, tenant_limits(plan, with_host))
+    return Applied(hierarchy, devnum, tuple(written))
+
+
+def clear(plan: QosPlan | None = None) -> tuple[list[str], list[str]]:
+    """Remove volbench's cgroups: those of ``plan``'s tenants (and its host), else every
+    cgroup named ``volbench-*``. Returns (removed, still busy with processes)."""
+    cgroup.require_root()
+    hierarchy = cgroup.find_hierarchy()
+    if plan is None:
+        paths = cgroup.ours(hierarchy)
+    else:
+        names = [a.tenant.name for a in plan.allocations] + [HOST]
+        paths = [hierarchy.path(name) for name in names]
+    return cgroup.remove_idle(paths)

@@ -1,0 +1,217 @@
+"""Per-tenant I/O limits as cgroups that volbench creates (``volbench-<tenant>``).
+
+Two kernel interfaces, chosen by what actually throttles on this host:
+
+* cgroup v2 with the ``io`` controller enabled: ``io.max`` takes
+  ``MAJ:MIN riops=N wiops=N rbps=N wbps=N`` and ``io.weight`` takes
+  ``default N`` (1..10000) (kernel Documentation/admin-guide/cgroup-v2.rst, "IO").
+* cgroup v1 ``blkio``: ``blkio.throttle.{read,write}_{iops,bps}_device`` take
+  ``MAJ:MIN N``; ``blkio.weight`` (10..1000) exists only with a proportional
+  scheduler (CFQ/BFQ) (kernel admin-guide/cgroup-v1/blkio-controller.rst).
+
+Throttle rules are keyed by the whole disk's MAJ:MIN (the kernel refuses
+partitions). Only directories named ``volbench-*`` are ever created or removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from volbench.errors import TargetError
+
+PREFIX = "volbench-"
+V1_DEFAULT_WEIGHT = 500
+"""blkio.weight a new v1 cgroup starts with."""
+V2_DEFAULT_WEIGHT = 100
+"""io.weight a new v2 cgroup starts with."""
+MOUNTS = Path("/proc/self/mounts")
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A cgroup hierarchy that can throttle block I/O: ``version`` 1 (blkio) or 2 (io)."""
+
+    root: Path
+    version: int
+
+    def path(self, name: str) -> Path:
+        """The directory of volbench's cgroup for tenant ``name``."""
+        return self.root / f"{PREFIX}{name}"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One tenant's limits: IOPS and bytes/s per direction (0 = no limit), weight."""
+
+    tenant: str
+    iops: int
+    bw_bytes_per_s: int
+    weight_v1: int
+    weight_v2: int
+
+
+@dataclass(frozen=True)
+class Written:
+    """One line volbench wrote to one cgroup file (or why it could not)."""
+
+    tenant: str
+    file: str
+    value: str
+
+
+def _mounts(text: str) -> list[tuple[str, str, set[str]]]:
+    """(mount point, type, options) of every line of /proc/self/mounts."""
+    found = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 4:
+            point = fields[1].replace("\\040", " ")
+            found.append((point, fields[2], set(fields[3].split(","))))
+    return found
+
+
+def _read_words(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+def find_hierarchy(mounts_text: str | None = None) -> Hierarchy:
+    """The hierarchy that throttles I/O here: v2 when its root offers ``io``, else v1 blkio.
+
+    Raises TargetError (one line) when neither is available.
+    """
+    text = MOUNTS.read_text() if mounts_text is None else mounts_text
+    mounts = _mounts(text)
+    for point, kind, _ in mounts:
+        controllers = Path(point) / "cgroup.controllers"
+        if kind == "cgroup2" and "io" in _read_words(controllers):
+            return Hierarchy(Path(point), 2)
+    for point, kind, options in mounts:
+        throttle = Path(point) / "blkio.throttle.read_iops_device"
+        if kind == "cgroup" and "blkio" in options and throttle.exists():
+            return Hierarchy(Path(point), 1)
+    raise TargetError(
+        "no cgroup I/O controller on this host (neither cgroup v2 'io' nor v1 'blkio'"
+        " throttling is mounted): QoS limits cannot be applied here"
+    )
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise TargetError("creating cgroups needs root: run volbench qos as root (sudo)")
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value + "\n")
+    except OSError as exc:
+        raise TargetError(
+            f"cannot write {value!r} to {path}: {exc.strerror or exc}"
+            " (is the device a whole disk with I/O control?)"
+        ) from exc
+
+
+def _lines(hierarchy: Hierarchy, devnum: str, limits: Limits) -> list[tuple[str, str]]:
+    """(file, value) pairs realising ``limits`` for device ``devnum`` (``MAJ:MIN``)."""
+    if hierarchy.version == 2:
+        parts = [
+            f"{key}={value if value > 0 else 'max'}"
+            for key, value in (
+                ("riops", limits.iops),
+                ("wiops", limits.iops),
+                ("rbps", limits.bw_bytes_per_s),
+                ("wbps", limits.bw_bytes_per_s),
+            )
+        ]
+        return [
+            ("io.max", f"{devnum} {' '.join(parts)}"),
+            ("io.weight", f"default {limits.weight_v2}"),
+        ]
+    lines = []
+    for direction in ("read", "write"):
+        if limits.iops > 0:
+            lines.append((f"blkio.throttle.{direction}_iops_device", f"{devnum} {limits.iops}"))
+        if limits.bw_bytes_per_s > 0:
+            lines.append(
+                (f"blkio.throttle.{direction}_bps_device", f"{devnum} {limits.bw_bytes_per_s}")
+            )
+    lines.append(("blkio.weight", str(limits.weight_v1)))
+    return lines
+
+
+def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits]) -> list[Written]:
+    """Create ``volbench-<tenant>`` cgroups with their limits; return what was written.
+
+    A weight file the kernel does not offer (v1 without CFQ/BFQ) is reported as
+    ``not available`` instead of written. On any failure every cgroup created by
+    this call is removed again before the error is raised.
+    """
+    created: list[Path] = []
+    written: list[Written] = []
+    try:
+        if hierarchy.version == 2:
+            _write(hierarchy.root / "cgroup.subtree_control", "+io")
+        for limits in tenants:
+            path = hierarchy.path(limits.tenant)
+            if path.exists():
+                raise TargetError(f"cgroup {path} exists already: run `volbench qos clear` first")
+            path.mkdir()
+            created.append(path)
+            for name, value in _lines(hierarchy, devnum, limits):
+                if name.endswith("weight") and not (path / name).exists():
+                    written.append(Written(limits.tenant, name, "not available (no weight file)"))
+                    continue
+                _write(path / name, value)
+                written.append(Written(limits.tenant, str(path / name), value))
+    except BaseException:
+        with contextlib.suppress(TargetError):  # the first error is the one to report
+            remove(created)
+        raise
+    return written
+
+
+def remove(paths: Sequence[Path]) -> list[str]:
+    """Remove the given volbench cgroups (each must be empty of processes); return the
+    ones removed. Raises TargetError naming the first one that is still busy."""
+    removed, busy = remove_idle(paths)
+    if busy:
+        raise TargetError(
+            f"cgroup {busy[0]} still has processes: stop them, then `volbench qos clear`"
+        )
+    return removed
+
+
+def remove_idle(paths: Sequence[Path]) -> tuple[list[str], list[str]]:
+    """Remove every given volbench cgroup that has no processes; return (removed, busy)."""
+    removed: list[str] = []
+    busy: list[str] = []
+    for path in paths:
+        if not path.name.startswith(PREFIX):
+            raise ValueError(f"refusing to remove {path}: not a volbench cgroup")
+        try:
+            path.rmdir()
+            removed.append(str(path))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise TargetError(f"cannot remove cgroup {path}: {exc.strerror or exc}") from exc
+            busy.append(str(path))
+    return removed, busy
+
+
+def ours(hierarchy: Hierarchy) -> list[Path]:
+    """volbench's cgroups in ``hierarchy`` (directories named ``volbench-*``)."""
+    return sorted(p for p in hierarchy.root.glob(f"{PREFIX}*") if p.is_dir())
+
+
+def join(hierarchy: Hierarchy, tenant: str, pid: int) -> None:
+    """Move process ``pid`` into tenant's cgroup (its children follow it)."""
+    _write(hierarchy.path(tenant) / "cgroup.procs", str(pid))

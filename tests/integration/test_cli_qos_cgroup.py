@@ -1,0 +1,158 @@
+"""``volbench qos apply|clear|verify`` on loop devices with real cgroups and real fio.
+
+Every cgroup a test leaves behind (named ``volbench-*``, created during the test)
+is removed by the ``own_cgroups`` fixture even when the test fails; the tests
+also check that volbench itself removed them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_harness import Volbench, error_line, fio_jobs, fio_json, run_all
+
+from volbench.errors import TargetError
+from volbench.targets import cgroup
+
+TENANTS = ("--tenant", "a:40", "--tenant", "b:60", "--tenant", "c:80")
+
+
+def _volbench_cgroups() -> set[Path]:
+    try:
+        return set(cgroup.ours(cgroup.find_hierarchy()))
+    except TargetError:
+        return set()
+
+
+@pytest.fixture
+def own_cgroups() -> Iterator[None]:
+    """Skips without root or cgroup I/O control; removes the test's cgroups at the end."""
+    if os.geteuid() != 0:
+        pytest.skip("cgroups need root")
+    try:
+        cgroup.find_hierarchy()
+    except TargetError as exc:
+        pytest.skip(str(exc))
+    before = _volbench_cgroups()
+    try:
+        yield
+    finally:
+        for path in sorted(_volbench_cgroups() - before):
+            with contextlib.suppress(OSError):  # processes this test started (fio)
+                for pid in (path / "cgroup.procs").read_text().split():
+                    os.kill(int(pid), signal.SIGKILL)
+            for _ in range(50):
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+                if not path.exists():
+                    break
+                time.sleep(0.1)
+
+
+def _devnum(device: str) -> str:
+    st = os.stat(device)
+    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
+def _plan(volbench: Volbench, tmp_path: Path, *args: str) -> Path:
+    proc = volbench("qos", "plan", *args, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "plan.json"
+    path.write_text(proc.stdout)
+    return path
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_verify_three_tenants_and_host_within_10_pct(
+    volbench: Volbench, loop_device: object, tmp_path: Path
+) -> None:
+    device = loop_device(64)  # type: ignore[operator]
+    before = _volbench_cgroups()
+    plan = _plan(
+        volbench, tmp_path, "--capability", "iops=3000,bps=100m",
+        "--host-reserve", "iops=300,bps=10m", *TENANTS, "--volume-size", "246",
+    )  # fmt: skip
+    proc = volbench(
+        "qos", "verify", str(plan), "--device", device, "--duration", "2s", "--with-host",
+        "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert _volbench_cgroups() == before  # volbench removed its cgroups itself
+    document = json.loads(proc.stdout)
+    tenants = {t["tenant"]: t for t in document["tenants"]}
+    assert set(tenants) == {"a", "b", "c", "host"}
+    planned = {"a": 2700 * 40 / 180, "b": 2700 * 60 / 180, "c": 2700 * 80 / 180, "host": 300}
+    for name, iops in planned.items():
+        assert tenants[name]["planned_iops"] == pytest.approx(iops)
+        assert abs(tenants[name]["achieved_iops"] - iops) <= 0.1 * iops, tenants[name]
+    assert document["jain_index"] > 0.99
+    assert document["isolated"] is True
+    # every achieved figure is fio's own: each tenant's stored raw output says the same
+    stored = volbench.stored(str(document["run_id"]))
+    assert stored["plan"] == "qos-verify" and stored["status"] == "completed"
+    fio_iops = {}
+    for raw in stored["fio_outputs"]:
+        (job,) = fio_jobs(fio_json(raw))
+        fio_iops[job["jobname"]] = job["read"]["iops"]
+    assert fio_iops == {n: pytest.approx(t["achieved_iops"]) for n, t in tenants.items()}
+    assert stored["settings"]["device"] == _devnum(device)
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
+    volbench: Volbench, loop_device: object, tmp_path: Path
+) -> None:
+    device = loop_device(32)  # type: ignore[operator]
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1800,bps=90m", *TENANTS)
+    proc = volbench("qos", "apply", str(plan), "--device", device, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    hierarchy = cgroup.find_hierarchy()
+    devnum = _devnum(device)
+    assert document["device"] == devnum
+    if hierarchy.version == 1:
+        limit = hierarchy.path("a") / "blkio.throttle.read_iops_device"
+        assert limit.read_text().split() == [devnum, "400"]  # 1800 x 40/180
+        bps = hierarchy.path("c") / "blkio.throttle.write_bps_device"
+        assert bps.read_text().split() == [devnum, str(round(90 * 2**20 * 80 / 180))]
+    again = volbench("qos", "apply", str(plan), "--device", device)
+    assert "volbench qos clear" in error_line(again, 2)
+    # the plan's cgroups only: other work on this host may have volbench cgroups too
+    cleared = volbench("qos", "clear", str(plan), "--format", "json")
+    assert cleared.returncode == 0, cleared.stderr
+    removed = json.loads(cleared.stdout)["removed"]
+    assert sorted(Path(p).name for p in removed) == ["volbench-a", "volbench-b", "volbench-c"]
+    assert not any(hierarchy.path(t).exists() for t in "abc")
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_bad_devices_and_plans_leave_no_cgroup(volbench: Volbench, tmp_path: Path) -> None:
+    before = _volbench_cgroups()
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)
+    file_target = tmp_path / "disk.img"
+    file_target.write_bytes(b"\0" * 4096)
+    (tmp_path / "bad.json").write_text('{"schema": "something else"}')
+    not_block, bad_plan, missing = run_all(
+        [
+            (volbench, ("qos", "verify", str(plan), "--device", str(file_target)), None),
+            (volbench, ("qos", "apply", str(tmp_path / "bad.json"), "--device", "x"), None),
+            (volbench, ("qos", "apply", str(tmp_path / "none.json"), "--device", "x"), None),
+        ]
+    )  # fmt: skip
+    assert "not a block device" in error_line(not_block, 2)
+    assert "not a volbench QoS plan" in error_line(bad_plan, 2)
+    assert "cannot read QoS plan" in error_line(missing, 2)
+    assert _volbench_cgroups() == before
+
+
+def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(TargetError, match="needs root"):
+        cgroup.require_root()

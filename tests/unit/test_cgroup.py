@@ -1,0 +1,103 @@
+"""The cgroup module on a fake hierarchy (a folder): what it writes, and cleanup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from volbench.errors import TargetError
+from volbench.targets import cgroup
+from volbench.targets.cgroup import Hierarchy, Limits
+
+
+def _v1(tmp_path: Path) -> Hierarchy:
+    (tmp_path / "blkio.throttle.read_iops_device").write_text("")
+    return Hierarchy(tmp_path, 1)
+
+
+def test_v1_throttle_lines_keyed_by_device(tmp_path: Path) -> None:
+    hierarchy = _v1(tmp_path)
+    written = cgroup.apply(hierarchy, "7:3", [Limits("a", 600, 1_000_000, 500, 5000)])
+    folder = tmp_path / "volbench-a"
+    assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 600\n"
+    assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 600\n"
+    assert (folder / "blkio.throttle.read_bps_device").read_text() == "7:3 1000000\n"
+    assert (folder / "blkio.throttle.write_bps_device").read_text() == "7:3 1000000\n"
+    assert not (folder / "blkio.weight").exists()  # no CFQ/BFQ: not offered, not written
+    assert written[-1].value.startswith("not available")
+    assert len(written) == 5
+
+
+def test_v1_zero_bandwidth_means_no_bps_rule(tmp_path: Path) -> None:
+    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 0, 500, 5000)])
+    assert not (tmp_path / "volbench-a" / "blkio.throttle.read_bps_device").exists()
+
+
+def test_v2_io_max_and_weight(tmp_path: Path) -> None:
+    hierarchy = Hierarchy(tmp_path, 2)
+    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 0, 500, 5000)])
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+io\n"
+    assert (tmp_path / "volbench-a" / "io.max").read_text() == (
+        "8:0 riops=100 wiops=100 rbps=max wbps=max\n"
+    )
+    assert not (tmp_path / "volbench-a" / "io.weight").exists()  # a folder offers none
+
+
+def test_failure_removes_every_cgroup_it_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hierarchy = _v1(tmp_path)
+    monkeypatch.setattr(cgroup, "_lines", lambda *_: [])  # a folder cannot rmdir with files
+    (tmp_path / "volbench-b").mkdir()  # left by someone: apply must refuse, remove its own
+    with pytest.raises(TargetError, match="volbench qos clear"):
+        cgroup.apply(hierarchy, "7:3", [Limits("a", 1, 0, 10, 1), Limits("b", 1, 0, 10, 1)])
+    assert not (tmp_path / "volbench-a").exists()
+    assert (tmp_path / "volbench-b").exists()
+
+
+def test_ours_and_remove_touch_only_volbench_cgroups(tmp_path: Path) -> None:
+    hierarchy = _v1(tmp_path)
+    (tmp_path / "volbench-x").mkdir()
+    (tmp_path / "other").mkdir()
+    assert cgroup.ours(hierarchy) == [tmp_path / "volbench-x"]
+    assert cgroup.remove(cgroup.ours(hierarchy)) == [str(tmp_path / "volbench-x")]
+    assert (tmp_path / "other").exists()
+    with pytest.raises(ValueError, match="not a volbench cgroup"):
+        cgroup.remove([tmp_path / "other"])
+
+
+def test_find_hierarchy_prefers_v2_io_then_v1_blkio(tmp_path: Path) -> None:
+    unified, blkio = tmp_path / "unified", tmp_path / "blkio"
+    unified.mkdir()
+    blkio.mkdir()
+    (unified / "cgroup.controllers").write_text("cpu memory\n")
+    (blkio / "blkio.throttle.read_iops_device").write_text("")
+    mounts = (
+        f"cgroup2 {unified} cgroup2 rw,relatime 0 0\ncgroup {blkio} cgroup rw,relatime,blkio 0 0\n"
+    )
+    assert cgroup.find_hierarchy(mounts) == Hierarchy(blkio, 1)
+    (unified / "cgroup.controllers").write_text("cpu io memory\n")
+    assert cgroup.find_hierarchy(mounts) == Hierarchy(unified, 2)
+    with pytest.raises(TargetError, match="no cgroup I/O controller"):
+        cgroup.find_hierarchy("proc /proc proc rw 0 0\n")
+
+
+def test_remove_idle_reports_busy_cgroups_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    busy, idle = tmp_path / "volbench-busy", tmp_path / "volbench-idle"
+    busy.mkdir()
+    idle.mkdir()
+    (busy / "cgroup.procs").write_text("1\n")  # a folder with a file: rmdir fails (ENOTEMPTY)
+    real_rmdir = Path.rmdir
+
+    def rmdir(path: Path) -> None:
+        if path == busy:
+            raise OSError(16, "Device or resource busy")  # what cgroupfs says (EBUSY)
+        real_rmdir(path)
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    assert cgroup.remove_idle([busy, idle]) == ([str(idle)], [str(busy)])
+    with pytest.raises(TargetError, match="still has processes"):
+        cgroup.remove([busy])
