@@ -103,6 +103,34 @@ def test_verify_three_tenants_and_host_within_10_pct(
         fio_iops[job["jobname"]] = job["read"]["iops"]
     assert fio_iops == {n: pytest.approx(t["achieved_iops"]) for n, t in tenants.items()}
     assert stored["settings"]["device"] == _devnum(device)
+    run_id = str(document["run_id"])
+    shown, fit, predicted = run_all(
+        [
+            (volbench, ("show", run_id, "--format", "json"), None),
+            (volbench, ("qos", "fit", run_id, "--format", "json"), None),
+            (
+                volbench,
+                (
+                    "qos", "predict", "--capability", "iops=3000", "--host-used", "iops=300",
+                    "--alpha", "0", *TENANTS, "--run", run_id, "--format", "json",
+                ),
+                None,
+            ),
+        ]
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["tenants"] == document["tenants"]  # stored = printed
+    assert fit.returncode == 0, fit.stderr
+    (group,) = json.loads(fit.stdout)["groups"]
+    achieved = sum(tenants[n]["achieved_iops"] for n in "abc")
+    host = tenants["host"]["achieved_iops"]
+    assert group["tenants"] == 3 and group["direction"] == "read"
+    assert group["alpha"] == pytest.approx(1 - achieved / (3000 - host))
+    assert abs(group["alpha"]) < 0.1  # no virtualisation here: the limits are all that binds
+    assert predicted.returncode == 0, predicted.stderr
+    rows = {r["tenant"]: r for r in json.loads(predicted.stdout)["tenants"]}
+    assert rows["a"]["measured_iops"] == pytest.approx(tenants["a"]["achieved_iops"])
+    assert abs(rows["a"]["error_pct"]) < 10
 
 
 @pytest.mark.usefixtures("own_cgroups")

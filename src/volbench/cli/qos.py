@@ -6,12 +6,13 @@ Thin commands: parse, call one service function, render a Sheet.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict
 from pathlib import Path
 
 import click
 
 from volbench.analysis.qos import Tenant, fit_alpha, make_plan
+from volbench.analysis.qos_document import plan_document
+from volbench.analysis.qos_results import check_run, fit_groups, measurement
 from volbench.cli import console
 from volbench.cli.options import (
     POSITIVE_DURATION,
@@ -21,12 +22,12 @@ from volbench.cli.options import (
     label_option,
 )
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
-from volbench.errors import CheckFailed
+from volbench.errors import CheckFailed, UsageError
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW
 from volbench.plans import qos_setup
 from volbench.plans.execution import Session
-from volbench.plans.qos_plan_file import plan_document, read_plan
+from volbench.plans.qos_plan_file import read_plan
 from volbench.plans.qos_verify import VerifyOptions, verify
 from volbench.report.qos_sheets import (
     applied_sheet,
@@ -81,6 +82,8 @@ def plan(
 @click.option(
     "--measured", type=MEASURED, multiple=True, help="NAME=IOPS measured: adds the error."
 )
+@click.option("--run", "run_ref", metavar="RUN", help="Take the measured IOPS from a verify run.")
+@db_option
 @format_option
 def predict(
     capability: tuple[float, float],
@@ -88,10 +91,16 @@ def predict(
     alpha: float,
     tenants: tuple[Tenant, ...],
     measured: tuple[tuple[str, float], ...],
+    run_ref: str | None,
+    db: str | None,
     fmt: str,
 ) -> None:
     """Predicted C' of each tenant for a new configuration (and its error when measured)."""
     result = make_plan(capability, host_used, tenants, alpha)
+    if run_ref is not None:
+        with Store.open(db) as store:
+            checks = check_run(store.get_run(run_ref)).checks
+        measured += tuple((c.tenant, c.achieved_iops) for c in checks if c.size_gib > 0)
     unknown = sorted({n for n, _ in measured} - {t.name for t in tenants})
     if unknown:
         raise click.BadParameter(f"no tenant named {unknown[0]}", param_hint="--measured")
@@ -99,20 +108,32 @@ def predict(
 
 
 @qos.command("fit")
-@click.option(
-    "--capability", type=click.FloatRange(0, min_open=True), required=True, help="C, IOPS."
-)
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@click.option("--capability", type=click.FloatRange(0, min_open=True), help="C, IOPS.")
 @click.option("--host-used", type=click.FloatRange(0), default=0.0, help="C0, IOPS.")
-@click.option(
-    "--measured", type=MEASURED, multiple=True, required=True, help="NAME=IOPS of every tenant."
-)
+@click.option("--measured", type=MEASURED, multiple=True, help="NAME=IOPS of every tenant.")
+@db_option
 @format_option
 def fit(
-    capability: float, host_used: float, measured: tuple[tuple[str, float], ...], fmt: str
+    runs: tuple[str, ...],
+    capability: float | None,
+    host_used: float,
+    measured: tuple[tuple[str, float], ...],
+    db: str | None,
+    fmt: str,
 ) -> None:
-    """Estimate alpha from one concurrent measurement of all running tenants."""
+    """Estimate alpha per direction and tenant count from stored verify RUNs, or from one
+    measurement given as --capability, --host-used and --measured of every tenant."""
+    if runs and (capability is not None or measured):
+        raise UsageError("give verify RUNs or --capability/--measured, not both")
+    if runs:
+        with Store.open(db) as store:
+            found = [measurement(store.get_run(ref)) for ref in runs]
+        console.show(fit_sheet(fit_groups(found)), fmt)
+        return
+    if capability is None or not measured:
+        raise UsageError("give verify RUNs, or --capability C and --measured NAME=IOPS per tenant")
     achieved = [value for _, value in measured]
-    alpha = fit_alpha(capability, host_used, achieved)
     row = {
         "group": ",".join(name for name, _ in measured),
         "capability": capability,
@@ -120,7 +141,7 @@ def fit(
         "tenants": len(achieved),
         "achieved_total": sum(achieved),
         "achieved": dict(measured),
-        "alpha": alpha,
+        "alpha": fit_alpha(capability, host_used, achieved),
     }
     console.show(fit_sheet([row]), fmt)
 
@@ -193,9 +214,7 @@ def verify_command(
     with Store.open(db) as store, contextlib.closing(reporter):
         session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
         outcome = verify(session, plan, device, options, dict(labels))
-    checks = [asdict(c) for c in outcome.checks]
-    sheet = verify_sheet(outcome.run_id, checks, outcome.jain, outcome.isolated, tolerance)
-    console.show(sheet, fmt)
+    console.show(verify_sheet(outcome), fmt)
     if not outcome.passed:
         raise CheckFailed(
             f"a tenant is more than {tolerance:g} % off its plan (run {outcome.run_id})"

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests
-from volbench.analysis.qos import QosPlan, error_pct, jain_index
+from volbench.analysis.qos import QosPlan
+from volbench.analysis.qos_document import plan_document
+from volbench.analysis.qos_results import PLAN, VerifyResult, check_run
 from volbench.errors import FioError, VolbenchError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.executable import best_engine, fio_version
@@ -27,12 +29,9 @@ from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, Workload
 from volbench.plans.execution import Session, workload_record
 from volbench.plans.preparation import prepare_target
-from volbench.plans.qos_plan_file import plan_document
 from volbench.plans.qos_setup import device_number, tenant_limits
 from volbench.targets import cgroup
 from volbench.targets.host import collect_host
-
-PLAN = "qos-verify"
 
 
 @dataclass(frozen=True)
@@ -50,78 +49,13 @@ class VerifyOptions:
     destroy_data: str | None = None
 
 
-@dataclass(frozen=True)
-class TenantCheck:
-    """One tenant's planned and achieved IOPS (fio's own figure) and the error in %."""
-
-    tenant: str
-    size_gib: float
-    planned_iops: float
-    achieved_iops: float
-    achieved_bw_bytes_per_s: float
-    error_pct: float
-    ok: bool
-
-
-@dataclass(frozen=True)
-class VerifyOutcome:
-    """The stored run, every tenant's check, Jain's index over the tenants'
-    achieved/planned ratios, and whether every tenant kept its guarantee."""
-
-    run_id: int
-    checks: tuple[TenantCheck, ...]
-    jain: float
-    isolated: bool
-    tolerance_pct: float
-
-    @property
-    def passed(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-
-def planned_iops(iops: float, bw_bytes_per_s: float, bs_bytes: int) -> float:
-    """The IOPS a limit allows at block size ``bs_bytes``: the lower of the IOPS
-    limit and bandwidth / block size (0 = that limit is not set)."""
-    bounds = [iops] if iops > 0 else []
-    bounds += [bw_bytes_per_s / bs_bytes] if bw_bytes_per_s > 0 else []
-    return min(bounds)
-
-
-def _checks(
-    plan: QosPlan,
-    limits: Sequence[cgroup.Limits],
-    achieved: Mapping[str, tuple[float, float]],
-    options: VerifyOptions,
-) -> list[TenantCheck]:
-    sizes = {a.tenant.name: a.tenant.size_gib for a in plan.allocations}
-    exact = {a.tenant.name: (a.iops, a.bw_bytes_per_s) for a in plan.allocations}
-    exact["host"] = (plan.reserve_iops, plan.reserve_bw_bytes_per_s)
-    checks = []
-    for limit in limits:
-        planned = planned_iops(*exact.get(limit.tenant, (0.0, 0.0)), options.bs_bytes)
-        iops, bw = achieved[limit.tenant]
-        error = error_pct(planned, iops)
-        checks.append(
-            TenantCheck(
-                limit.tenant,
-                sizes.get(limit.tenant, 0.0),
-                planned,
-                iops,
-                bw,
-                error,
-                abs(error) <= options.tolerance_pct,
-            )
-        )
-    return checks
-
-
 def verify(
     session: Session,
     plan: QosPlan,
     device: str,
     options: VerifyOptions,
     labels: Mapping[str, str],
-) -> VerifyOutcome:
+) -> VerifyResult:
     """Apply ``plan`` on ``device``, run every tenant concurrently, store and compare."""
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
@@ -144,24 +78,14 @@ def verify(
         host = collect_host(fio_version())
         run_id = session.store.create_run(PLAN, info, host, labels, settings)
         try:
-            achieved = _run(session, run_id, hierarchy, limits, info.path, engine, options)
+            _run(session, run_id, hierarchy, limits, info.path, engine, options)
         except VolbenchError as exc:
             session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
             raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
         session.store.finish_run(run_id, RunStatus.COMPLETED)
     finally:
         cgroup.remove([hierarchy.path(limit.tenant) for limit in limits])
-    checks = _checks(plan, limits, achieved, options)
-    tenants = [c for c in checks if c.tenant != "host" or c.size_gib > 0]
-    ratios = [c.achieved_iops / c.planned_iops for c in tenants]
-    floor = 1 - options.tolerance_pct / 100
-    return VerifyOutcome(
-        run_id,
-        tuple(checks),
-        jain_index(ratios),
-        all(r >= floor for r in ratios),
-        options.tolerance_pct,
-    )
+    return check_run(session.store.get_run(run_id))
 
 
 def _run(
@@ -172,9 +96,8 @@ def _run(
     target: str,
     engine: str,
     options: VerifyOptions,
-) -> dict[str, tuple[float, float]]:
-    """Start every tenant's fio in its cgroup, store each output as a round; return
-    tenant -> (IOPS, bytes/s) as fio reported them."""
+) -> None:
+    """Start every tenant's fio in its cgroup and store each output as a round."""
     workdir = session.runs_dir / str(run_id)
     workloads = []
     jobs = []
@@ -200,7 +123,6 @@ def _run(
     session.reporter.note(f"run {run_id}: {len(jobs)} fio processes at once, logs in {workdir}")
     session.reporter.round_started(0, workloads, options.duration_s)
     raws = run_concurrently(jobs, timeout_s=options.duration_s + 60)
-    achieved: dict[str, tuple[float, float]] = {}
     for round_no, (workload, raw) in enumerate(zip(workloads, raws, strict=True)):
         if not raw.output.strip():
             raise FioError(
@@ -216,7 +138,4 @@ def _run(
             raise FioError(
                 f"fio of tenant {workload.name} failed: {raw.last_error_line or 'see its log'}"
             )
-        test = next(t for t in tests if t.name == workload.name)
-        achieved[workload.name] = (test.iops, test.bw_bytes_per_s)
     session.reporter.round_done(0, [])
-    return achieved

@@ -7,9 +7,12 @@ Planned figures come from the formula C' = (C - C0) x (1 - alpha) x V' / Va
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from volbench.analysis.qos import QosPlan, error_pct
+from volbench.analysis.qos_results import PLAN, VerifyResult, check_run
+from volbench.report.run_sheets import PLAN_SHEETS
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
 
 MB = 1_000_000
@@ -175,18 +178,17 @@ def cleared_sheet(removed: Sequence[str], busy: Sequence[str] = ()) -> Sheet:
     )
 
 
-def verify_sheet(
-    run_id: int,
-    checks: Sequence[Mapping[str, Any]],
-    jain: float,
-    isolated: bool,
-    tolerance_pct: float,
-) -> Sheet:
+def verify_sheet(result: VerifyResult) -> Sheet:
     """Planned vs achieved per tenant (fio's IOPS), Jain's index and isolation."""
     rows = tuple(
-        {**c, "achieved_mb_per_s": c["achieved_bw_bytes_per_s"] / MB, "verdict": _verdict(c)}
-        for c in checks
+        {
+            **asdict(c),
+            "achieved_mb_per_s": c.achieved_bw_bytes_per_s / MB,
+            "verdict": _verdict(asdict(c)),
+        }
+        for c in result.checks
     )
+    tolerance, run_id = result.tolerance_pct, result.run_id
     columns = (
         Column("tenant", "Tenant"),
         Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
@@ -194,7 +196,7 @@ def verify_sheet(
         Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
         Column("achieved_mb_per_s", "MB/s", fmt_rate, numeric=True),
         Column("error_pct", "Error", fmt_pct, numeric=True),
-        Column("verdict", f"Within {tolerance_pct:g} %"),
+        Column("verdict", f"Within {tolerance:g} %"),
     )
     return Sheet(
         title=f"volbench QoS verify (run {run_id})",
@@ -204,20 +206,28 @@ def verify_sheet(
             "schema": "volbench.qos-verify/1",
             "run_id": run_id,
             "tenants": list(rows),
-            "jain_index": jain,
-            "isolated": isolated,
-            "tolerance_pct": tolerance_pct,
+            "jain_index": result.jain,
+            "isolated": result.isolated,
+            "tolerance_pct": tolerance,
         },
         notes=(
-            f"Jain's fairness index over achieved/planned of the tenants: {jain:.3f} (1 = fair)",
+            f"Jain's fairness index over achieved/planned of the tenants: {result.jain:.3f}"
+            " (1 = fair)",
             "isolation: "
-            + ("every tenant kept its guarantee" if isolated else "a tenant fell below its plan")
-            + f" (achieved >= {100 - tolerance_pct:g} % of planned, all running at once)",
-            "achieved = fio's IOPS of each tenant's own fio process; "
-            f"`volbench show {run_id}` has the stored results",
+            + (
+                "every tenant kept its guarantee"
+                if result.isolated
+                else "a tenant fell below its plan"
+            )
+            + f" (achieved >= {100 - tolerance:g} % of planned, all running at once)",
+            "achieved = fio's IOPS of each tenant's own fio process (raw JSON stored per tenant:"
+            f" `volbench export {run_id}`)",
         ),
         flagged_rows=frozenset(i for i, r in enumerate(rows) if r["verdict"] != "ok"),
     )
+
+
+PLAN_SHEETS[PLAN] = lambda run: verify_sheet(check_run(run))
 
 
 def _verdict(check: Mapping[str, Any]) -> str:

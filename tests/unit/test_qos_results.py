@@ -1,0 +1,89 @@
+"""QoS figures from a stored verify run (a RunRecord built here, as the store returns it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from volbench.analysis.qos import Tenant, make_plan
+from volbench.analysis.qos_document import plan_document, plan_from_document
+from volbench.analysis.qos_results import check_run, fit_groups, measurement, planned_iops
+from volbench.errors import UsageError
+from volbench.model import RunRecord, RunStatus, StoredResult
+
+
+def _result(test: str, iops: float, direction: str = "read") -> StoredResult:
+    return StoredResult(
+        round=0, test=test, direction=direction, workload={}, iops=iops,
+        bw_bytes_per_s=iops * 4096, io_bytes=0, runtime_ms=3000, lat_kind="lat",
+        lat_mean_ns=None, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
+        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
+        lat_p9999_ns=None, usr_cpu_pct=0, sys_cpu_pct=0, jobs=1,
+    )  # fmt: skip
+
+
+def _run(run_id: int, results: dict[str, float], capability: float = 3888) -> RunRecord:
+    tenants = [Tenant("t40", 40), Tenant("t60", 60), Tenant("t80", 80)]
+    plan = make_plan((capability, 0), (975, 0), tenants)
+    return RunRecord(
+        id=run_id, plan="qos-verify", status=RunStatus.COMPLETED, started_at="", ended_at=None,
+        target={}, host={}, labels={},
+        settings={"qos_plan": plan_document(plan), "verify": {"bs_bytes": 4096,
+                  "tolerance_pct": 10.0}},
+        results=tuple(_result(name, iops) for name, iops in results.items()),
+    )  # fmt: skip
+
+
+def test_seed_004_alpha_from_a_stored_run() -> None:
+    run = _run(7, {"t40": 118, "t60": 187, "t80": 235, "host": 975})
+    m = measurement(run)
+    assert (m.capability, m.host_used, m.achieved) == (3888, 975, (118, 187, 235))
+    (group,) = fit_groups([m])
+    assert group["alpha"] == pytest.approx(1 - 540 / 2913)
+    assert group["tenants"] == 3 and group["direction"] == "read"
+
+
+def test_runs_pool_per_direction_and_tenant_count() -> None:
+    first = measurement(_run(1, {"t40": 118, "t60": 187, "t80": 235, "host": 975}))
+    second = measurement(_run(2, {"t40": 100, "t60": 150, "t80": 200, "host": 975}))
+    (group,) = fit_groups([first, second])
+    assert group["alpha"] == pytest.approx(1 - (540 + 450) / (2 * 2913))
+    assert group["runs"] == [1, 2]
+
+
+def test_check_run_planned_vs_achieved_jain_and_isolation() -> None:
+    planned = {"t40": 2913 * 40 / 180, "t60": 2913 * 60 / 180, "t80": 2913 * 80 / 180}
+    run = _run(3, {"t40": planned["t40"] * 0.95, "t60": planned["t60"], "t80": planned["t80"]})
+    result = check_run(run)
+    assert [c.tenant for c in result.checks] == ["t40", "t60", "t80"]
+    assert result.checks[0].error_pct == pytest.approx(-5)
+    assert result.passed and result.isolated
+    assert result.jain == pytest.approx((2.95**2) / (3 * (0.95**2 + 2)))
+    low = check_run(_run(4, {"t40": planned["t40"] * 0.5, "t60": 1000, "t80": 1300}))
+    assert not low.passed and not low.isolated
+
+
+def test_bandwidth_limit_binds_when_lower() -> None:
+    assert planned_iops(1000, 1_000_000, 4096) == pytest.approx(1_000_000 / 4096)
+    assert planned_iops(100, 1_000_000, 4096) == 100
+    assert planned_iops(0, 4096 * 50, 4096) == 50
+    with pytest.raises(UsageError):
+        planned_iops(0, 0, 4096)
+
+
+def test_not_a_verify_run_and_missing_tenant() -> None:
+    other = RunRecord(1, "quick", RunStatus.COMPLETED, "", None, {}, {}, {}, {})
+    with pytest.raises(UsageError, match="not a QoS verify run"):
+        check_run(other)
+    with pytest.raises(UsageError, match="no result of tenant t80"):
+        measurement(_run(5, {"t40": 1, "t60": 1}))
+
+
+def test_plan_document_round_trip_and_bad_documents() -> None:
+    plan = make_plan((3888, 1e8), (975, 1e7), [Tenant("a", 40), Tenant("b", 80)], 0.2, 246)
+    assert plan_from_document(plan_document(plan)) == plan
+    with pytest.raises(UsageError, match="not a volbench QoS plan"):
+        plan_from_document({"schema": "x"})
+    document = plan_document(plan)
+    document["alpha"] = "high"
+    with pytest.raises(UsageError, match="alpha is not a number"):
+        plan_from_document(document)
