@@ -1,0 +1,272 @@
+"""Measured vs promised: each stored test of a run against a vendor's figures.
+
+Pure functions over stored result rows and an :class:`Expectation`.
+
+- Deep-queue tests (outstanding I/O > 1) are checked for rate. The promised
+  rate at the test's block size ``bs`` is the tighter of the IOPS limit and the
+  throughput limit: IOPS-bound when ``iops_cap / n <= bw_cap / bs``, where an
+  I/O counts as ``n = ceil(bs / count_unit)`` I/Os on vendors that count in
+  units (AWS: 16 KiB, so a 64 KiB I/O is 4; Azure: 256 KiB; catalogue A1, Z1).
+  Instance-side caps, when given, lower both limits.
+- Mixed read/write tests: with a combined limit the reads and writes share the
+  cap; with separate limits each direction may reach it, so a mix of read share
+  r reaches ``min(cap / r, cap / (1 - r))`` in total (twice the cap at 50/50:
+  seed 000's Tencent finding).
+- QD 1 tests are checked for latency against the stated maximum.
+- Verdict: ratio = measured / expected; ``meets`` within 0.9-1.1, ``below``
+  under 0.9 (AWS promises 90% of provisioned performance, catalogue A2/A8),
+  ``above`` over 1.1. Latency ``below`` means slower than stated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from volbench.model import StoredResult
+from volbench.specs.expectation import Expectation
+
+MEETS_LOW = 0.9
+MEETS_HIGH = 1.1
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One stored test (last round), its directions summed; rates per second."""
+
+    test: str
+    rw: str
+    bs_bytes: int
+    outstanding: int
+    read_iops: float
+    write_iops: float
+    read_bw_bytes_per_s: float
+    write_bw_bytes_per_s: float
+    read_lat_mean_ns: float | None
+    write_lat_mean_ns: float | None
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+    @property
+    def bw_bytes_per_s(self) -> float:
+        return self.read_bw_bytes_per_s + self.write_bw_bytes_per_s
+
+    @property
+    def mixed(self) -> bool:
+        return self.read_iops > 0 and self.write_iops > 0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One checked metric of one test."""
+
+    test: str
+    metric: str  # "IOPS", "MB/s", "latency read", "latency write"
+    expected: float
+    measured: float
+    unit: str
+    verdict: str  # meets | below | above
+    reason: str
+
+    @property
+    def ratio(self) -> float:
+        return self.measured / self.expected if self.expected else math.inf
+
+
+def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], list[str]]:
+    """Tests that can be compared (last round of each), and why others cannot."""
+    newest = {row.test: row.round for row in results}
+    for row in results:
+        newest[row.test] = max(newest[row.test], row.round)
+    last: dict[str, list[StoredResult]] = {}
+    for row in results:
+        if row.round == newest[row.test]:
+            last.setdefault(row.test, []).append(row)
+    tests: list[Measured] = []
+    skipped: list[str] = []
+    for name, rows in last.items():
+        workload = rows[0].workload
+        bs = workload.get("bs_bytes")
+        if not isinstance(bs, int) or workload.get("bssplit"):
+            skipped.append(f"{name}: no single block size (bs) recorded")
+            continue
+        if workload.get("direct") is False:
+            skipped.append(f"{name}: buffered I/O (direct=0) measures the page cache")
+            continue
+        by_dir = {r.direction: r for r in rows}
+        read, write = by_dir.get("read"), by_dir.get("write")
+        tests.append(
+            Measured(
+                test=name,
+                rw=str(workload.get("rw", "")),
+                bs_bytes=bs,
+                outstanding=int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1)),
+                read_iops=read.iops if read else 0.0,
+                write_iops=write.iops if write else 0.0,
+                read_bw_bytes_per_s=read.bw_bytes_per_s if read else 0.0,
+                write_bw_bytes_per_s=write.bw_bytes_per_s if write else 0.0,
+                read_lat_mean_ns=read.lat_mean_ns if read else None,
+                write_lat_mean_ns=write.lat_mean_ns if write else None,
+            )
+        )
+    return tests, skipped
+
+
+def _verdict(ratio: float) -> str:
+    if ratio < MEETS_LOW:
+        return "below"
+    return "above" if ratio > MEETS_HIGH else "meets"
+
+
+def rate_verdict(
+    test: Measured,
+    expectation: Expectation,
+    instance_iops: float | None = None,
+    instance_bw_bytes_per_s: float | None = None,
+) -> Verdict | None:
+    """The rate check of one deep-queue test (None if nothing is promised)."""
+    product = expectation.product
+    unit = product.count_unit_bytes
+    count = max(1, math.ceil(test.bs_bytes / unit)) if unit else 1
+    reasons: list[str] = []
+    iops_cap = expectation.iops
+    bw_cap = expectation.throughput_bytes_per_s
+    if instance_iops is not None and (iops_cap is None or instance_iops < iops_cap):
+        iops_cap = instance_iops
+        reasons.append(f"instance cap {instance_iops:,.0f} IOPS")
+    if instance_bw_bytes_per_s is not None and (bw_cap is None or instance_bw_bytes_per_s < bw_cap):
+        bw_cap = instance_bw_bytes_per_s
+        reasons.append(f"instance cap {instance_bw_bytes_per_s / 1e6:,.1f} MB/s")
+    if iops_cap is None and bw_cap is None:
+        return None
+    share = 1.0
+    if test.mixed:
+        r = test.read_iops / test.iops
+        if product.rw_limits == "separate":
+            share = min(1 / r, 1 / (1 - r))
+            reasons.append(f"separate read/write limits: {share:.2f} x cap at {r:.0%} reads")
+        else:
+            reasons.append(f"reads and writes share one {product.rw_limits} limit")
+    iops_bound = iops_cap is not None and (
+        bw_cap is None or iops_cap / count <= bw_cap / test.bs_bytes
+    )
+    if iops_bound:
+        assert iops_cap is not None
+        expected = iops_cap * share
+        measured = test.iops * count
+        if count > 1:
+            reasons.insert(
+                0, f"{test.bs_bytes // 1024} KiB I/O counted as {count} x {(unit or 0) // 1024} KiB"
+            )
+        reasons.insert(0, f"IOPS-bound at {test.bs_bytes / 1024:g} KiB")
+        burst = expectation.burst_iops
+        if (
+            burst is not None
+            and measured > expected * MEETS_HIGH
+            and measured <= burst * MEETS_HIGH
+        ):
+            reasons.append(
+                f"bursting: within burst limit {burst:,.0f} IOPS (baseline {expected:,.0f})"
+            )
+            return Verdict(
+                test.test, "IOPS", expected, measured, "IOPS", "meets", "; ".join(reasons)
+            )
+        return Verdict(
+            test.test,
+            "IOPS",
+            expected,
+            measured,
+            "IOPS",
+            _verdict(measured / expected),
+            "; ".join(reasons),
+        )
+    assert bw_cap is not None
+    reasons.insert(
+        0,
+        f"throughput-bound at {test.bs_bytes / 1024:g} KiB"
+        f" ({bw_cap / test.bs_bytes:,.0f} IOPS x {test.bs_bytes / 1024:g} KiB)",
+    )
+    expected = bw_cap * share / 1e6
+    measured = test.bw_bytes_per_s / 1e6
+    return Verdict(
+        test.test,
+        "MB/s",
+        expected,
+        measured,
+        "MB/s",
+        _verdict(measured / expected),
+        "; ".join(reasons),
+    )
+
+
+def latency_verdicts(test: Measured, expectation: Expectation) -> list[Verdict]:
+    """Mean latency of a QD 1 test per direction against the stated maximum."""
+    latency = expectation.latency
+    if latency is None:
+        return []
+    found = []
+    for direction, mean_ns in (("read", test.read_lat_mean_ns), ("write", test.write_lat_mean_ns)):
+        if mean_ns is None:
+            continue
+        mean_ms = mean_ns / 1e6
+        if mean_ms > latency.max_ms:
+            verdict = "below"
+        elif latency.min_ms is not None and mean_ms < latency.min_ms:
+            verdict = "above"
+        else:
+            verdict = "meets"
+        reason = (
+            f"QD 1 mean vs stated {latency.text!r} [{latency.status} {', '.join(latency.sources)}]"
+        )
+        found.append(
+            Verdict(
+                test.test, f"latency {direction}", latency.max_ms, mean_ms, "ms", verdict, reason
+            )
+        )
+    return found
+
+
+def combined_finding(test: Measured, expectation: Expectation) -> str | None:
+    """For a mixed test: did reads and writes each reach the IOPS cap (separate
+    budgets) or share it (one combined budget)? None when it cannot tell."""
+    cap = expectation.iops
+    if not test.mixed or cap is None:
+        return None
+    each = min(test.read_iops, test.write_iops)
+    stated = expectation.product.rw_limits
+    if each >= MEETS_LOW * cap:
+        return (
+            f"{test.test}: reads {test.read_iops:,.0f} and writes {test.write_iops:,.0f} IOPS"
+            f" each reached the {cap:,.0f} cap: separate budgets (catalogue: {stated})"
+        )
+    if MEETS_LOW * cap <= test.iops <= MEETS_HIGH * cap:
+        return (
+            f"{test.test}: reads + writes {test.iops:,.0f} IOPS ~ the {cap:,.0f} cap:"
+            f" one combined budget (catalogue: {stated})"
+        )
+    return None
+
+
+def check(
+    tests: Sequence[Measured],
+    expectation: Expectation,
+    instance_iops: float | None = None,
+    instance_bw_bytes_per_s: float | None = None,
+) -> tuple[list[Verdict], list[str]]:
+    """Every verdict of a run's tests, and the read/write findings."""
+    verdicts: list[Verdict] = []
+    findings: list[str] = []
+    for test in tests:
+        if test.outstanding <= 1:
+            verdicts += latency_verdicts(test, expectation)
+            continue
+        rate = rate_verdict(test, expectation, instance_iops, instance_bw_bytes_per_s)
+        if rate is not None:
+            verdicts.append(rate)
+        finding = combined_finding(test, expectation)
+        if finding:
+            findings.append(finding)
+    return verdicts, findings

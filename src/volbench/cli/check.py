@@ -1,0 +1,51 @@
+"""``volbench check RUN``: a stored run against what the vendor promised."""
+
+from __future__ import annotations
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import db_option, format_option
+from volbench.cli.spec import AMOUNT, DATE, provisioned_options, provisioned_values
+from volbench.errors import CheckFailed
+from volbench.report.check_sheets import CheckRequest, check_sheet
+from volbench.specs import catalogue
+from volbench.store.repository import Store
+
+
+@click.command("check")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--product", default=None, help="Catalogue product (default: the run's label).")
+@click.option("--size", type=AMOUNT, default=None, help="Size in the product's unit (GiB/GB).")
+@click.option("--as-of", type=DATE, default=None, help="Promise valid at this date.")
+@provisioned_options
+@click.option("--instance-limit-iops", type=AMOUNT, default=None, help="Instance-side IOPS cap.")
+@click.option("--instance-limit-mbps", type=AMOUNT, default=None, help="Instance-side MB/s cap.")
+@db_option
+@format_option
+def command(
+    run_ref: str,
+    product: str | None,
+    size: float | None,
+    as_of: str | None,
+    provisioned_iops: float | None,
+    provisioned_mbps: float | None,
+    instance_limit_iops: float | None,
+    instance_limit_mbps: float | None,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """Measured vs promised for each test of RUN (exit 1 if any is below)."""
+    request = CheckRequest(
+        product=product,
+        size=size,
+        as_of=as_of,
+        provisioned=provisioned_values(provisioned_iops, provisioned_mbps),
+        instance_iops=instance_limit_iops,
+        instance_mb_s=instance_limit_mbps,
+    )
+    with Store.open(db) as store:
+        sheet = check_sheet(store.get_run(run_ref), catalogue.load(), request)
+    console.show(sheet, fmt)
+    if sheet.flagged_rows:
+        raise CheckFailed(f"{len(sheet.flagged_rows)} measured figure(s) below the promise")

@@ -1,0 +1,160 @@
+"""``volbench spec ...`` and ``volbench cost``: the vendor catalogue on the command line."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import Converted, format_option
+from volbench.errors import CheckFailed, UsageError
+from volbench.report.spec_sheets import cost_sheet, expectation_sheet, product_sheet, products_sheet
+from volbench.specs import catalogue, provenance
+from volbench.specs.expectation import check_size, expect
+from volbench.specs.price import HOURS_PER_MONTH, cost
+
+
+def parse_date(text: str) -> str:
+    """An ISO date (YYYY-MM-DD), returned as written."""
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise UsageError(f"invalid date {text!r}: use YYYY-MM-DD, e.g. 2016-12-31") from None
+
+
+def parse_amount(text: str) -> float:
+    """A positive number (a size in GiB/GB, IOPS, MB/s)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"invalid number {text!r}: use e.g. 500 or 2040") from None
+    if not value > 0:
+        raise UsageError(f"invalid number {text!r}: it must be positive")
+    return value
+
+
+DATE = Converted("date", parse_date)
+AMOUNT = Converted("number", parse_amount)
+
+
+def provisioned_options(function: Any) -> Any:
+    """``--provisioned-iops`` / ``--provisioned-mbps`` for provisioned products."""
+    function = click.option(
+        "--provisioned-mbps", type=AMOUNT, default=None, help="Provisioned MB/s (gp3)."
+    )(function)
+    return click.option(
+        "--provisioned-iops", type=AMOUNT, default=None, help="Provisioned IOPS (io1, gp3)."
+    )(function)
+
+
+def provisioned_values(iops: float | None, mbps: float | None) -> dict[str, float]:
+    values = {"provisioned_iops": iops, "provisioned_mb_s": mbps}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@click.group("spec")
+def command() -> None:
+    """The vendor catalogue: promised IOPS, throughput, latency and prices."""
+
+
+@command.command("list")
+@click.option("--vendor", default=None, help="Only this vendor (substring, any case).")
+@format_option
+def spec_list(vendor: str | None, fmt: str) -> None:
+    """List the catalogue's products."""
+    products = list(catalogue.load().products)
+    if vendor:
+        products = [p for p in products if vendor.lower() in p.vendor.lower()]
+        if not products:
+            vendors = sorted({p.vendor for p in catalogue.load().products})
+            raise UsageError(f"no vendor matches {vendor!r}: known are {', '.join(vendors)}")
+    console.show(products_sheet(products), fmt)
+
+
+@command.command("show")
+@click.argument("product")
+@format_option
+def spec_show(product: str, fmt: str) -> None:
+    """Show one product: every dated formula, price, and where it comes from."""
+    cat = catalogue.load()
+    console.show(product_sheet(cat.find(product), cat.sources), fmt)
+
+
+@command.command("expect")
+@click.argument("product")
+@click.option("--size", type=AMOUNT, required=True, help="Size in the product's unit (GiB/GB).")
+@click.option("--as-of", type=DATE, default=None, help="Formula valid at this date.")
+@provisioned_options
+@format_option
+def spec_expect(
+    product: str,
+    size: float,
+    as_of: str | None,
+    provisioned_iops: float | None,
+    provisioned_mbps: float | None,
+    fmt: str,
+) -> None:
+    """Expected IOPS, throughput, burst and latency of PRODUCT at --size."""
+    found = catalogue.load().find(product)
+    values = provisioned_values(provisioned_iops, provisioned_mbps)
+    console.show(expectation_sheet(expect(found, size, as_of, values)), fmt)
+
+
+@command.command("verify")
+@click.option(
+    "--source",
+    type=click.Path(path_type=Path),
+    default=Path("../shared/data/disk-catalogue.yaml"),
+    show_default=True,
+    help="The YAML the catalogue was built from.",
+)
+@click.option(
+    "--seeds",
+    type=click.Path(path_type=Path),
+    default=Path("../shared/seeds"),
+    show_default=True,
+    help="Folder of the seed posts (also sources).",
+)
+def spec_verify(source: Path, seeds: Path) -> None:
+    """Check every catalogue figure against the text it was quoted from (exit 1 if not)."""
+    text = resources.files(catalogue.__package__).joinpath("catalogue.json").read_text()
+    texts = provenance.source_texts(source, seeds if seeds.is_dir() else None)
+    found = provenance.problems(json.loads(text), texts)
+    for problem in found:
+        console.stdout.print(problem, markup=False)
+    if found:
+        raise CheckFailed(f"{len(found)} catalogue figure(s) do not match their sources")
+    console.stderr.print(f"every figure matches its quoted source ({len(texts)} texts read)")
+
+
+@click.command("cost")
+@click.argument("product")
+@click.option("--size", type=AMOUNT, required=True, help="Size in the product's unit (GiB/GB).")
+@click.option("--hours", type=AMOUNT, default=None, help="Period in hours.")
+@click.option("--months", type=AMOUNT, default=None, help="Period in months (default 1).")
+@provisioned_options
+@format_option
+def cost_command(
+    product: str,
+    size: float,
+    hours: float | None,
+    months: float | None,
+    provisioned_iops: float | None,
+    provisioned_mbps: float | None,
+    fmt: str,
+) -> None:
+    """Cost of PRODUCT at --size over a period, per currency and billing model."""
+    if hours is not None and months is not None:
+        raise UsageError("give --hours or --months, not both")
+    period = hours / HOURS_PER_MONTH if hours is not None else (months or 1.0)
+    found = catalogue.load().find(product)
+    check_size(found, size)
+    totals = cost(found, size, period, provisioned_values(provisioned_iops, provisioned_mbps))
+    if not totals:
+        raise UsageError(f"the catalogue has no price for {found.id} at {size:g} {found.size_unit}")
+    console.show(cost_sheet(found, size, period, totals), fmt)

@@ -1,0 +1,137 @@
+"""The sheet of ``volbench check``: a stored run against a catalogue product.
+
+Each row is one verdict of :mod:`volbench.analysis.promise`: the expected figure
+(from the catalogue, with its edition and sources), fio's measured figure (from
+the stored result rows), ratio, verdict and reason. Notes carry the read/write
+findings, tests that could not be compared, and price/performance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from volbench.analysis.promise import Verdict, check, measured_tests
+from volbench.errors import UsageError
+from volbench.model import RunRecord
+from volbench.report.sheet import Column, Sheet
+from volbench.specs.catalogue import Catalogue
+from volbench.specs.expectation import Expectation, expect
+from volbench.specs.price import cost
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What to check a run against; ``None`` product/size come from run labels
+    (``product`` and ``size_gib`` or ``size``)."""
+
+    product: str | None
+    size: float | None
+    as_of: str | None = None
+    provisioned: Mapping[str, float] | None = None
+    instance_iops: float | None = None
+    instance_mb_s: float | None = None
+
+
+def subject(run: RunRecord, request: CheckRequest) -> tuple[str, float]:
+    """The product and size to check: the options, else the run's labels."""
+    product = request.product or run.labels.get("product")
+    size_text = run.labels.get("size_gib") or run.labels.get("size")
+    size = request.size
+    if size is None and size_text is not None:
+        try:
+            size = float(size_text)
+        except ValueError:
+            raise UsageError(f"run {run.id} label size_gib={size_text!r} is not a number") from None
+    if product is None or size is None:
+        raise UsageError(f"run {run.id} has no product/size_gib labels: give --product and --size")
+    return product, size
+
+
+def _num(value: Any) -> str:
+    return f"{float(value):,.1f}" if float(value) >= 100 else f"{float(value):,.3g}"
+
+
+def _price_notes(expectation: Expectation, tests_iops: float, tests_mb_s: float) -> list[str]:
+    notes = []
+    for total in cost(expectation.product, expectation.size, 1.0, expectation.variables):
+        parts = [
+            f"price/performance ({total.billing}): {total.monthly:,.2f} {total.currency}/month"
+        ]
+        if expectation.iops:
+            parts.append(f"{total.monthly / expectation.iops:,.4f} per promised IOPS")
+        if tests_iops:
+            parts.append(f"{total.monthly / tests_iops:,.4f} per measured IOPS")
+        if tests_mb_s:
+            parts.append(f"{total.monthly / tests_mb_s:,.3f} per measured MB/s")
+        sources = sorted({s for line in total.lines for s in line.price.sources})
+        notes.append(", ".join(parts) + f" [src {', '.join(sources)}]")
+    return notes
+
+
+def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> Sheet:
+    """Check ``run`` against the catalogue; a UsageError when nothing compares."""
+    name, size = subject(run, request)
+    product = catalogue.find(name)
+    expectation = expect(product, size, request.as_of, request.provisioned)
+    tests, skipped = measured_tests(run.results)
+    instance_bw = request.instance_mb_s * 1e6 if request.instance_mb_s else None
+    verdicts, findings = check(tests, expectation, request.instance_iops, instance_bw)
+    if not verdicts:
+        why = "; ".join(skipped) or "it holds no results"
+        raise UsageError(f"run {run.id} has no workload that can be compared: {why}")
+    deep = [t for t in tests if t.outstanding > 1]
+    best_iops = max((t.iops for t in deep), default=0.0)
+    best_mb_s = max((t.bw_bytes_per_s / 1e6 for t in deep), default=0.0)
+    rows = tuple(_row(v) for v in verdicts)
+    columns = (
+        Column("test", "test"),
+        Column("metric", "metric"),
+        Column("expected", "expected", _num, numeric=True),
+        Column("measured", "measured", _num, numeric=True),
+        Column("unit", "unit"),
+        Column("ratio", "ratio", lambda v: f"{float(v):.2f}", numeric=True),
+        Column("verdict", "verdict"),
+        Column("reason", "reason"),
+    )
+    edition = expectation.edition
+    notes = (
+        f"expected: {product.id} at {size:g} {product.size_unit}, formulas {edition.label!r}"
+        f" (from {edition.from_date}); IOPS {expectation.iops or 0:,.0f}, throughput"
+        f" {expectation.throughput_value or 0:,.1f} {expectation.throughput_unit}",
+        "measured: fio's figures as stored for run "
+        f"{run.id}; meets = 0.9-1.1 x expected (AWS: 90% of provisioned, A2)",
+        *findings,
+        *(f"not compared: {s}" for s in skipped),
+        *_price_notes(expectation, best_iops, best_mb_s),
+    )
+    flagged = frozenset(i for i, v in enumerate(verdicts) if v.verdict == "below")
+    document = {
+        "run": run.id,
+        "product": product.id,
+        "size": size,
+        "size_unit": product.size_unit,
+        "edition": edition.label,
+        "edition_from": edition.from_date,
+        "verdicts": list(rows),
+        "findings": findings,
+        "not_compared": skipped,
+        "notes": list(notes),
+        "passed": not flagged,
+    }
+    title = f"Run {run.id} vs {product.vendor} {product.name} at {size:g} {product.size_unit}"
+    return Sheet(title, columns, rows, document, notes, flagged)
+
+
+def _row(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "test": verdict.test,
+        "metric": verdict.metric,
+        "expected": verdict.expected,
+        "measured": verdict.measured,
+        "unit": verdict.unit,
+        "ratio": verdict.ratio,
+        "verdict": verdict.verdict,
+        "reason": verdict.reason,
+    }

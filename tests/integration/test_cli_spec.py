@@ -1,0 +1,56 @@
+"""``volbench spec ...``, ``cost`` and ``check`` as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_harness import Volbench, error_line, run_all
+
+QUICK = Path(__file__).parents[1] / "fixtures" / "fio" / "quick" / "round-000.json"
+
+
+def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) -> None:
+    expected = volbench.document("spec", "expect", "ucloud-rssd", "--size", "2040")
+    assert (expected["iops"], expected["throughput"]) == (103800, 1140)
+    assert expected["throughput_bytes_per_s"] == 1140e6
+    old = volbench.document("spec", "expect", "aliyun-cloud-ssd", "--size", "250",
+                            "--as-of", "2016-12-31")  # fmt: skip
+    assert (old["iops"], old["throughput"], old["edition_from"]) == (7500, 175, "2016-12-01")
+    bill = volbench.document("cost", "aliyun-essd-pl1", "--size", "100", "--hours", "730")
+    assert {(t["billing"], round(t["amount"], 6)) for t in bill["totals"]} == {
+        ("subscription", 100.0),
+        ("pay-as-you-go", round(0.0021 * 100 * 730, 6)),
+    }
+    listed = volbench.document("spec", "list", "--vendor", "tencent")
+    assert [p["id"] for p in listed["products"]] == ["tencent-cloud-premium", "tencent-cloud-ssd"]
+
+
+def test_bad_input_is_one_line_with_exit_2(volbench: Volbench) -> None:
+    procs = run_all(
+        [
+            (volbench, ("spec", "show", "ucloud-rsd"), None),
+            (volbench, ("spec", "expect", "ucloud-rssd", "--size", "40000"), None),
+            (volbench, ("spec", "expect", "aws-io1", "--size", "100"), None),
+            (volbench, ("spec", "expect", "aws-gp2", "--size", "100", "--as-of", "2016"), None),
+            (volbench, ("cost", "ucloud-ssd", "--size", "100"), None),
+        ]
+    )
+    assert "did you mean ucloud-rssd" in error_line(procs[0], 2)
+    assert "outside ucloud-rssd's range 1-32000 GB" in error_line(procs[1], 2)
+    assert "give --provisioned-iops" in error_line(procs[2], 2)
+    assert "use YYYY-MM-DD" in error_line(procs[3], 2)
+    assert "no price for ucloud-ssd" in error_line(procs[4], 2)
+
+
+def test_check_uses_labels_and_exits_1_below_the_promise(volbench: Volbench) -> None:
+    imported = volbench("import", str(QUICK), "--label", "product=ucloud-rssd",
+                        "--label", "size_gib=2040")  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    below = volbench("check", "latest", "--format", "json")
+    assert below.returncode == 1
+    assert "below the promise" in below.stderr
+    assert '"verdict": "below"' in below.stdout
+    fine = volbench("check", "latest", "--product", "aws-io1", "--size", "200",
+                    "--provisioned-iops", "2000")  # fmt: skip
+    assert fine.returncode == 0, fine.stderr
+    assert "above" in fine.stdout and "155.00 USD/month" in fine.stdout

@@ -1,0 +1,98 @@
+"""Measured vs promised on stored runs made from recorded fio outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from recorded import FIO_FIXTURES, raw_document
+
+from volbench.analysis.promise import Measured, check, combined_finding, rate_verdict
+from volbench.errors import UsageError
+from volbench.plans.importing import import_file
+from volbench.report.check_sheets import CheckRequest, check_sheet
+from volbench.specs import catalogue
+from volbench.specs.expectation import expect
+from volbench.store.repository import Store
+
+CAT = catalogue.load()
+
+
+def _stored(tmp_path: Path, fixture: str, labels: dict[str, str]) -> Store:
+    store = Store.open(str(tmp_path / "results.db"))
+    import_file(store, FIO_FIXTURES / fixture, labels)
+    return store
+
+
+def test_quick_run_against_io1_reports_fios_own_figures(tmp_path: Path) -> None:
+    labels = {"product": "aws-io1", "size_gib": "200"}
+    with _stored(tmp_path, "quick/round-000.json", labels) as store:
+        request = CheckRequest(None, None, provisioned={"provisioned_iops": 2000})
+        sheet = check_sheet(store.get_run("latest"), CAT, request)
+    jobs = {job["jobname"]: job for job in raw_document("quick/round-000.json")["jobs"]}
+    rows = {row["test"]: row for row in sheet.rows}
+    assert set(rows) == {t for t in jobs if "latency" not in t}  # io1 states no latency
+    for name, row in rows.items():
+        direction = "read" if "randread" in name else "write"
+        assert row["measured"] == jobs[name][direction]["iops"]
+        assert row["expected"] == 2000 and row["verdict"] == "above"
+        assert row["ratio"] == row["measured"] / 2000
+    assert sheet.document["passed"] is True
+    assert any("per measured IOPS" in note for note in sheet.notes)
+
+
+def test_quick_run_against_ucloud_rssd_is_below_and_latency_checked(tmp_path: Path) -> None:
+    with _stored(tmp_path, "quick/round-000.json", {}) as store:
+        sheet = check_sheet(store.get_run("latest"), CAT, CheckRequest("ucloud-rssd", 2040))
+    rows = {(r["test"], r["metric"]): r for r in sheet.rows}
+    jobs = {job["jobname"]: job for job in raw_document("quick/round-000.json")["jobs"]}
+    tput = rows["randread-16k-throughput", "MB/s"]
+    assert tput["expected"] == 1140
+    assert tput["measured"] == jobs["randread-16k-throughput"]["read"]["bw_bytes"] / 1e6
+    assert "throughput-bound" in tput["reason"]
+    lat = rows["randread-4k-latency", "latency read"]
+    assert lat["measured"] == jobs["randread-4k-latency"]["read"]["lat_ns"]["mean"] / 1e6
+    assert lat["expected"] == 0.2
+    assert sheet.flagged_rows and sheet.document["passed"] is False
+
+
+def test_a_run_without_labels_or_options_is_refused(tmp_path: Path) -> None:
+    with _stored(tmp_path, "randread_json.json", {}) as store:
+        run = store.get_run("latest")
+    with pytest.raises(UsageError, match="give --product and --size"):
+        check_sheet(run, CAT, CheckRequest(None, None))
+
+
+def _measured(bs: int, read: float, write: float, rw: str = "randrw") -> Measured:
+    return Measured("t", rw, bs, 32, read, write, read * bs, write * bs, None, None)
+
+
+def test_64k_on_aws_counts_as_four_16k_ios() -> None:
+    e = expect(CAT.find("aws-io1"), 200, None, {"provisioned_iops": 2000})
+    verdict = rate_verdict(_measured(65536, 500, 0, "randread"), e)
+    assert verdict is not None
+    assert (verdict.measured, verdict.verdict) == (2000, "meets")
+    assert "counted as 4 x 16 KiB" in verdict.reason
+
+
+def test_instance_cap_and_burst() -> None:
+    e = expect(CAT.find("ucloud-rssd"), 2040)
+    capped = rate_verdict(_measured(4096, 18000, 0, "randread"), e, instance_iops=18000)
+    assert capped is not None and capped.verdict == "meets" and "instance cap" in capped.reason
+    gp2 = expect(CAT.find("aws-gp2"), 100)
+    burst = rate_verdict(_measured(4096, 2950, 0, "randread"), gp2)
+    assert burst is not None and burst.verdict == "meets" and "bursting" in burst.reason
+
+
+def test_tencent_50_50_mix_reaching_twice_the_cap_is_separate_budgets() -> None:
+    e = expect(CAT.find("tencent-cloud-premium"), 400, "2016-12-31")  # cap 4,500
+    mix = _measured(4096, 4480, 4490)
+    verdicts, findings = check([mix], e)
+    assert verdicts[0].expected == pytest.approx(9000, rel=0.01)
+    assert verdicts[0].verdict == "meets"
+    assert "separate budgets" in findings[0]
+    shared = combined_finding(_measured(4096, 2240, 2250), expect(CAT.find("aws-gp3"), 100))
+    assert shared is None  # 4,490 total vs gp3's 3,000: neither shared nor separate
+    assert "one combined budget" in (
+        combined_finding(_measured(4096, 1500, 1480), expect(CAT.find("aws-gp3"), 100)) or ""
+    )

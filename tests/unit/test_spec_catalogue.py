@@ -1,0 +1,108 @@
+"""The catalogue reproduces the seeds' figures, keeps its history, and matches its sources."""
+
+from __future__ import annotations
+
+import copy
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from volbench.errors import UsageError
+from volbench.specs import catalogue, provenance
+from volbench.specs.expectation import expect
+from volbench.specs.price import cost
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+CAT = catalogue.load()
+
+
+def test_ucloud_rssd_2040_gb_seed_001() -> None:
+    e = expect(CAT.find("ucloud-rssd"), 2040)
+    assert (e.iops, e.throughput_value, e.throughput_unit) == (103800, 1140, "MB/s")
+    assert e.throughput_bytes_per_s == 1140e6
+
+
+@pytest.mark.parametrize(("size", "iops", "mb_s"), [(250, 7500, 175), (500, 15000, 256)])
+def test_aliyun_2016_ssd_seed_000(size: float, iops: float, mb_s: float) -> None:
+    e = expect(CAT.find("aliyun-cloud-ssd"), size, as_of="2016-12-31")
+    assert (e.iops, e.throughput_value) == (iops, mb_s)
+    assert e.edition.from_date == "2016-12-01"
+    assert expect(CAT.find("cloud_ssd"), size).iops == min(1800 + 30 * size, 25000)
+
+
+@pytest.mark.parametrize(("size", "iops", "mb_s"), [(50, 1900, 82.35), (400, 4500, 130)])
+def test_tencent_2016_hybrid_seed_000(size: float, iops: float, mb_s: float) -> None:
+    e = expect(CAT.find("tencent-cloud-premium"), size, as_of="2016-12-31")
+    assert e.iops == iops
+    assert e.throughput_value == pytest.approx(mb_s)
+
+
+def test_tencent_2016_ssd_cap_is_24000_not_the_posts_typo() -> None:
+    assert expect(CAT.find("tencent-cloud-ssd"), 1000, as_of="2016-12-31").iops == 24000
+
+
+@pytest.mark.parametrize(("size", "iops"), [(128, 500), (512, 2300), (1024, 5000), (100, 500)])
+@pytest.mark.parametrize("as_of", ["2016-06-01", None])
+def test_azure_p10_p20_p30_seed_002(size: float, iops: float, as_of: str | None) -> None:
+    product = CAT.find("azure-premium-ssd")
+    assert expect(product, size, as_of=as_of).iops == iops
+    assert product.iops_io_bytes == 8192
+
+
+@pytest.mark.parametrize(("size", "provisioned"), [(100, 1000), (200, 2000)])
+def test_aws_provisioned_iops_seed_003(size: float, provisioned: float) -> None:
+    product = CAT.find("io1")
+    for as_of in ("2014-07-01", None):
+        e = expect(product, size, as_of, {"provisioned_iops": provisioned})
+        assert e.iops == provisioned
+    assert product.count_unit_bytes == 16384
+
+
+def test_gp2_burst_duration_matches_the_aws_example() -> None:
+    e = expect(CAT.find("aws-gp2"), 100)  # A2: 100 GiB -> 2,000 s at 3,000 IOPS
+    assert (e.iops, e.burst_iops, e.burst_seconds) == (300, 3000, 2000)
+    assert e.throughput_value == 75  # A8: 300 IOPS x 256 KiB = 75 MiB/s
+    assert expect(CAT.find("aws-gp2"), 2000).burst_iops is None
+
+
+def test_bad_input_is_a_one_line_usage_error() -> None:
+    with pytest.raises(UsageError, match="did you mean ucloud-rssd"):
+        CAT.find("ucloud-rsd")
+    with pytest.raises(UsageError, match="outside ucloud-rssd's range 1-32000 GB"):
+        expect(CAT.find("ucloud-rssd"), 40000)
+    with pytest.raises(UsageError, match="give --provisioned-iops"):
+        expect(CAT.find("aws-io1"), 100)
+    with pytest.raises(UsageError, match="oldest known is from 2016-12-01"):
+        expect(CAT.find("aliyun-cloud-ssd"), 100, as_of="2015-01-01")
+
+
+def test_costs_per_currency_and_billing() -> None:
+    (gp3,) = cost(CAT.find("aws-gp3"), 500, 1.0, {"provisioned_iops": 6000})
+    assert gp3.amount == pytest.approx(500 * 0.08 + 3000 * 0.005)
+    totals = {(t.currency, t.billing): t for t in cost(CAT.find("tencent-cloud-ssd"), 100, 2.0)}
+    assert set(totals) == {("USD", "pay-as-you-go"), ("CNY", "subscription")}
+    assert totals["USD", "pay-as-you-go"].amount == pytest.approx(0.0003 * 100 * 730 * 2)
+    assert totals["CNY", "subscription"].monthly == pytest.approx(110)
+    (p20,) = cost(CAT.find("azure-premium-ssd"), 500, 1.0)
+    assert p20.amount == 73.22
+
+
+def _document() -> dict[str, Any]:
+    text = resources.files("volbench.specs").joinpath("catalogue.json").read_text()
+    document: dict[str, Any] = json.loads(text)
+    return document
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared data folder is not present")
+def test_every_figure_is_quoted_from_its_source() -> None:
+    texts = provenance.source_texts(SHARED / "data" / "disk-catalogue.yaml", SHARED / "seeds")
+    assert provenance.problems(_document(), texts) == []
+    changed = copy.deepcopy(_document())
+    changed["products"][0]["editions"][0]["iops"]["expr"] = "min(max(4 * size, 100), 16000)"
+    changed["products"][1]["prices"][0]["quote"] = "value: 0.07"
+    found = provenance.problems(changed, texts)
+    assert len(found) == 2
+    assert "[4.0] not in quote" in found[0] and "quote not in any source" in found[1]
