@@ -184,3 +184,20 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(TargetError, match="needs root"):
         cgroup.require_root()
+
+
+def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: object) -> None:
+    device = loop_device(32)  # type: ignore[operator]
+    proc = volbench(
+        "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:1",
+        "--tenant", "b:3", "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    stored = volbench.stored(str(document["capability_run"]))
+    assert stored["plan"] == "qos-capability"
+    jobs = {j["jobname"]: j for j in fio_jobs(fio_json(stored["fio_outputs"][0]))}
+    assert document["capability"]["iops"] == pytest.approx(jobs["capability-iops"]["read"]["iops"])
+    bw = jobs["capability-bandwidth"]["read"]["bw_bytes"]
+    assert document["capability"]["bps"] == pytest.approx(bw)
+    assert document["tenants"][1]["iops"] == pytest.approx(document["capability"]["iops"] * 0.75)

@@ -25,7 +25,7 @@ from volbench.cli.qos_options import MEASURED, RATES, TENANT
 from volbench.errors import CheckFailed, UsageError
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW
-from volbench.plans import qos_setup
+from volbench.plans import qos_capability, qos_setup
 from volbench.plans.execution import Session
 from volbench.plans.qos_plan_file import read_plan
 from volbench.plans.qos_verify import VerifyOptions, verify
@@ -49,27 +49,50 @@ def qos() -> None:
 
 
 @qos.command("plan")
-@click.option(
-    "--capability", type=RATES, required=True, help="Device capability C: iops=N,bps=SIZE."
-)
+@click.option("--capability", type=RATES, help="Device capability C: iops=N,bps=SIZE.")
+@click.option("--measure", metavar="DEVICE", help="Measure C on DEVICE with fio (reads only).")
+@click.option("--measure-time", type=POSITIVE_DURATION, default="10s", show_default=True)
 @click.option(
     "--host-reserve", type=RATES, default="iops=0", help="Host reserve C0: iops=N,bps=SIZE."
 )
 @click.option("--tenant", "tenants", type=TENANT, multiple=True, required=True, help=SIZE_GIB_HELP)
 @click.option("--alpha", type=ALPHA, default=0.0, show_default=True, help="Virtualisation loss.")
 @click.option("--volume-size", type=click.FloatRange(0), default=0.0, help="Device size V, GiB.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@db_option
 @format_option
 def plan(
-    capability: tuple[float, float],
+    capability: tuple[float, float] | None,
+    measure: str | None,
+    measure_time: float,
     host_reserve: tuple[float, float],
     tenants: tuple[Tenant, ...],
     alpha: float,
     volume_size: float,
+    runs_dir: str | None,
+    db: str | None,
     fmt: str,
 ) -> None:
     """Per-tenant IOPS and bandwidth limits, shares and weights, proportional to size."""
+    if (capability is None) == (measure is None):
+        raise UsageError(
+            "give the device's capability: --capability iops=N,bps=SIZE or --measure DEV"
+        )
+    measured_run = None
+    if measure is not None:
+        reporter = console.ProgressReporter()
+        with Store.open(db) as store, contextlib.closing(reporter):
+            session = Session(store, SubprocessRunner(), reporter, _runs_dir(runs_dir))
+            found = qos_capability.measure(session, measure, measure_time, {})
+        capability, measured_run = (found.iops, found.bw_bytes_per_s), found.run_id
+    assert capability is not None
     result = make_plan(capability, host_reserve, tenants, alpha, volume_size)
-    console.show(plan_sheet(result, plan_document(result)), fmt)
+    document = {**plan_document(result), "capability_run": measured_run}
+    console.show(plan_sheet(result, document), fmt)
+
+
+def _runs_dir(option: str | None) -> Path:
+    return Path(option) if option else default_data_dir() / "runs"
 
 
 @qos.command("predict")
@@ -212,7 +235,7 @@ def verify_command(
     runner.version()  # fio missing -> one clear line before anything is created
     reporter = console.ProgressReporter()
     with Store.open(db) as store, contextlib.closing(reporter):
-        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        session = Session(store, runner, reporter, _runs_dir(runs_dir))
         outcome = verify(session, plan, device, options, dict(labels))
     console.show(verify_sheet(outcome), fmt)
     if not outcome.passed:

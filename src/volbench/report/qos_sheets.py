@@ -88,7 +88,12 @@ def plan_sheet(plan: QosPlan, document: Mapping[str, Any]) -> Sheet:
         columns=PLAN_COLUMNS,
         rows=tuple(plan_rows(plan)),
         document=document,
-        notes=_plan_notes(plan, "host reserve"),
+        notes=_plan_notes(plan, "host reserve")
+        + (
+            (f"C measured by fio in run {document['capability_run']} (reads only)",)
+            if document.get("capability_run")
+            else ()
+        ),
     )
 
 
