@@ -96,6 +96,9 @@ def stored_rounds(
     return found
 
 
+_FIGURES = {"iops": "iops", "bw": "bw_bytes_per_s", "lat": "lat_mean_ns"}
+
+
 def tracking(test: str, rounds: Sequence[StoredRound]) -> dict[str, list[float]]:
     """The tracking variables of ``test`` over its steady-state rounds, by name."""
     if not rounds:
@@ -106,7 +109,7 @@ def tracking(test: str, rounds: Sequence[StoredRound]) -> dict[str, list[float]]
         values = []
         for r in rounds:
             found = r.cells.get(cell)
-            value = getattr(found, figure if figure != "lat" else "lat_mean_ns", None)
+            value = getattr(found, _FIGURES[figure], None)
             values.append(float(value or 0.0) if found else 0.0)
         series[f"{cell} {figure}"] = values
     return series

@@ -1,0 +1,155 @@
+"""``volbench pts`` end to end on loop devices: every implemented test, resume, bad input.
+
+Cells are 0.5 s and rounds at most 5 (marked non-compliant); the devices are 64 MiB
+image-backed loop devices made and detached by the ``loop_device`` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json
+
+from volbench.store.repository import Store
+
+Loop = Callable[..., str]
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root"),
+    pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed"),
+]
+
+SHORT = ("--cell-seconds", "500ms", "--max-rounds", "5", "--threads", "2", "--iodepth", "4")
+
+
+def _pts(volbench: Volbench, device: str, *args: str) -> tuple[str, ...]:
+    return ("pts", *args, "--target", device, *SHORT, "--runs-dir", str(volbench.runs_dir))
+
+
+def _tables(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["title"]: t for t in document["tables"]}
+
+
+def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
+    device = loop_device(64)
+    args = _pts(volbench, device, "all", "--block-sizes", "4k,1024k", "--mixes", "100/0,0/100")
+    proc = volbench(*args, "--toio-grid", "4,1", "--format", "json", timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    assert "estimate:" in proc.stderr and "purged (discard" in proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["schema"] == "volbench.pts/1" and document["non_compliant"]
+    assert any("NON-COMPLIANT" in line for line in document["header"])
+    assert document["settings"]["purge_method"].startswith("discard")
+    tables = _tables(document)
+    iops = {r["block_size"]: r for r in tables["IOPS (average over the window)"]["rows"]}
+    assert iops["4k"]["iops_100"] > iops["1m"]["iops_100"] > 0
+    throughput = tables["Throughput"]["rows"]
+    assert len(throughput) == 4 and all(r["bw_bytes_per_s"] > 0 for r in throughput)
+    latency = tables["Latency (response time)"]["rows"]
+    assert len(latency) == 9
+    assert all(0 < r["lat_mean_ns"] <= r["lat_p99999_ns"] <= r["lat_max_ns"] for r in latency)
+    wsat = tables["WSAT: IOPS vs time and vs total GB written"]["rows"]
+    assert wsat[-1]["written_gb"] >= 4 * 64 * (1 << 20) / 1e9
+    assert [r["sample"] for r in wsat] == list(range(1, len(wsat) + 1))
+    for title in ("ECW: demand-intensity sweep", "DIRTH: demand-intensity sweep"):
+        rows = tables[title]["rows"]
+        assert sorted(r["toio"] for r in rows) == [1, 4, 4, 16]
+    points = {r["point"] for r in tables["DIRTH: demand-intensity sweep"]["rows"]}
+    assert {"MaxIOPS", "MinIOPS"} <= {p for point in points if point for p in point.split("+")}
+    histograms = tables["DIRTH response-time histograms"]["rows"]
+    assert histograms and all(sum(r["histogram"].values()) > 0 for r in histograms)
+    steady = tables["Steady state (PTS 5-round window)"]["rows"]
+    assert {r["test"] for r in steady} == {"iops", "throughput", "latency", "ecw", "dirth"}
+    assert all(r["average"] > 0 and len(r["values"]) == 5 for r in steady)
+
+    # Per-cell IOPS equal fio's own numbers in the stored raw JSON.
+    with Store.open(str(volbench.db)) as store:
+        run = store.get_run("latest")
+    checked = 0
+    for round_no, raw in enumerate(run.raw_outputs):
+        fio_iops: dict[str, float] = {}
+        for job in fio_jobs(fio_json(raw)):
+            fio_iops[job["jobname"]] = fio_iops.get(job["jobname"], 0.0) + sum(
+                job[d]["iops"] for d in ("read", "write")
+            )
+        for name, value in fio_iops.items():
+            stored = sum(r.iops for r in run.results if r.round == round_no and r.test == name)
+            assert stored == pytest.approx(value, rel=1e-9), name
+            checked += 1
+    assert checked > 50
+
+    report = volbench("pts-report", "latest", "--format", "markdown")
+    assert report.returncode == 0 and "## Steady state (PTS 5-round window)" in report.stdout
+
+
+def _committed(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with Store.open(str(db)) as store:
+        runs = store.list_runs()
+        return len(store.get_run(runs[0].id).raw_outputs) if runs else 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(c) for c in text]
+    return found
+
+
+def test_killed_mid_round_resumes_without_lost_or_repeated_rounds(
+    volbench: Volbench, loop_device: Loop
+) -> None:
+    device = loop_device(64)
+    args = _pts(volbench, device, "iops", "--block-sizes", "4k,64k", "--mixes", "100/0,0/100")
+    proc = volbench.start(*args, "--cell-seconds", "1")
+    try:
+        deadline = time.monotonic() + 120
+        while _committed(volbench.db) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _committed(volbench.db) >= 3
+        time.sleep(1.5)  # in the middle of the next round's cells
+        fio = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        for pid in fio:  # fio runs in its own session: stop the one this test started
+            os.kill(pid, signal.SIGKILL)
+        finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = _committed(volbench.db)
+    resumed = volbench("resume", "latest", "--format", "json", timeout=200)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"after {before} committed rounds" in resumed.stderr
+    with Store.open(str(volbench.db)) as store:
+        run = store.get_run("latest")
+    assert run.status.value == "completed"
+    rounds = sorted({r.round for r in run.results})
+    assert rounds == list(range(len(run.raw_outputs)))  # contiguous: nothing lost
+    names = {(r.round, r.test) for r in run.results}
+    per_round = {n: sum(1 for r, _ in names if r == n) for n in rounds}
+    assert per_round[0] == 2  # WIPC passes
+    assert all(per_round[n] == 4 for n in rounds[1:])  # whole rounds, no duplicated cells
+    assert len(rounds) == 1 + 5  # WIPC + 5 steady-state rounds, none repeated
+    document = json.loads(resumed.stdout)
+    assert document["steady_state"]["iops"]["rounds"] == 5
+
+
+def test_bad_input_is_one_clear_line(volbench: Volbench, loop_device: Loop) -> None:
+    small = loop_device(8)
+    line = error_line(volbench(*_pts(volbench, small, "iops")), 2)
+    assert "too small for PTS" in line and "16 MiB" in line
+    assert "unknown PTS test 'iopz'" in error_line(volbench("pts", "iopz", "--target", small), 2)
+    conflict = volbench("pts", "iops", "--target", small, "--active-range", "50")
+    assert "conflicts with the enterprise profile" in error_line(conflict, 2)
+    assert volbench.stored_runs() == []

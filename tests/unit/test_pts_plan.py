@@ -1,0 +1,148 @@
+"""PTS options, catalog and the resumable state machine, on synthetic stored results."""
+
+from __future__ import annotations
+
+import pytest
+
+from volbench.errors import UsageError
+from volbench.model import StoredResult
+from volbench.plans.pts import catalog, state
+from volbench.plans.pts.estimate import estimate, format_duration
+from volbench.plans.pts.options import (
+    PtsOptions,
+    build,
+    from_record,
+    parse_block_sizes,
+    parse_mixes,
+    parse_tests,
+)
+
+MiB = 1 << 20
+ACTIVE = 64 * MiB
+
+
+def _row(round_no: int, test: str, iops: float, io_bytes: int = 0) -> StoredResult:
+    return StoredResult(
+        round=round_no, test=test, direction="write", workload={}, iops=iops,
+        bw_bytes_per_s=iops * 4096, io_bytes=io_bytes, runtime_ms=1000.0, lat_kind="lat",
+        lat_mean_ns=100_000.0, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
+        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
+        lat_p9999_ns=None, usr_cpu_pct=0.0, sys_cpu_pct=0.0, jobs=1,
+    )  # fmt: skip
+
+
+def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000.0) -> None:
+    """Store every cell of ``step`` as the next round (WIPC cells write the whole range)."""
+    round_no = len({r.round for r in results})
+    for w in step.workloads:
+        results.append(_row(round_no, w.name, iops, ACTIVE if step.phase == "wipc" else 4096))
+
+
+def test_parse_tests_all_unknown_and_unimplemented() -> None:
+    assert parse_tests(["all"]) == ("iops", "throughput", "latency", "wsat", "ecw", "dirth")
+    assert parse_tests(["dirth,iops", "iops"]) == ("iops", "dirth")
+    with pytest.raises(UsageError, match="unknown PTS test 'iosp'"):
+        parse_tests(["iosp"])
+    with pytest.raises(UsageError, match="not implemented"):
+        parse_tests(["hir"])
+
+
+def test_profile_defaults_and_conflicts() -> None:
+    enterprise = build(("iops",), "enterprise")
+    assert (enterprise.threads, enterprise.iodepth, enterprise.active_range_pct) == (4, 32, 100)
+    client = build(("iops",), "client")
+    assert (client.threads, client.iodepth, client.active_range_pct) == (2, 16, 75)
+    assert build(("iops",), "client", threads=8).threads == 8
+    with pytest.raises(UsageError, match="conflicts with the enterprise profile"):
+        build(("iops",), "enterprise", active_range_pct=75)
+    with pytest.raises(UsageError, match="at least 5"):
+        build(("iops",), "enterprise", max_rounds=3)
+
+
+def test_reduced_matrix_is_non_compliant_and_options_round_trip() -> None:
+    options = build(
+        ("iops",), "enterprise", block_sizes=parse_block_sizes("64k,4k"),
+        mixes=parse_mixes("0/100,100/0"), cell_seconds=2.0,
+    )  # fmt: skip
+    assert options.block_sizes == (65536, 4096) and options.mixes == (100, 0)
+    assert len(options.non_compliant_reasons) == 3
+    assert from_record(options.record()) == options
+    assert PtsOptions(tests=("iops",)).non_compliant_reasons == ()
+    with pytest.raises(UsageError):
+        parse_block_sizes("3k")
+    with pytest.raises(UsageError):
+        parse_mixes("60/40")
+
+
+def test_iops_round_is_the_matrix_outer_loop_mix() -> None:
+    cells = catalog.iops_cells(PtsOptions(tests=("iops",)), ACTIVE)
+    assert len(cells) == 56
+    assert cells[0].name == "iops.ss.100-0.1m" and cells[-1].name == "iops.ss.0-100.512"
+    assert all(c.numjobs == 4 and c.iodepth == 32 and c.size_bytes == ACTIVE for c in cells)
+
+
+def test_state_machine_purge_wipc_rounds_until_steady_then_sweep() -> None:
+    options = PtsOptions(tests=("iops", "dirth"), cell_seconds=1.0, block_sizes=(4096,))
+    results: list[StoredResult] = []
+    first = state.next_round(options, ACTIVE, results)
+    assert first is not None and first.phase == "wipc" and first.purge
+    assert sum(1 for w in first.workloads if w.bs_bytes == 131072) == 2  # 2 x active range
+    _commit(results, first)
+    for index in range(5):
+        step = state.next_round(options, ACTIVE, results)
+        assert step is not None and (step.test, step.phase, step.index) == ("iops", "ss", index)
+        assert not step.purge
+        _commit(results, step)
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None and (step.test, step.phase, step.purge) == ("dirth", "wipc", True)
+    _commit(results, step)
+    for _ in range(5):
+        step = state.next_round(options, ACTIVE, results)
+        assert step is not None and step.phase == "ss"
+        _commit(results, step)
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None and step.phase == "sweep" and len(step.workloads) == 49
+    _commit(results, step)
+    assert state.next_round(options, ACTIVE, results) is None
+
+
+def test_not_steady_stops_at_max_rounds() -> None:
+    options = PtsOptions(tests=("iops",), block_sizes=(4096,), max_rounds=7)
+    results: list[StoredResult] = []
+    rounds = 0
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        _commit(results, step, iops=1000.0 * 1.5**rounds)  # never steady
+        rounds += 1
+    assert rounds == 1 + 7
+    verdict = state.verdict("iops", state.stored_rounds(results, options, ACTIVE))
+    assert not verdict.steady and verdict.window_rounds == (2, 3, 4, 5, 6)
+
+
+def test_partial_round_is_ignored_and_wsat_stops_at_four_times_capacity() -> None:
+    options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False)
+    results: list[StoredResult] = []
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None and step.phase == "wipc" and not step.purge
+    _commit(results, step)
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None
+    results.append(_row(1, step.workloads[0].name, 10.0))  # Ctrl-C after the first cell
+    again = state.next_round(options, ACTIVE, results)
+    assert again is not None and (again.phase, again.index) == ("ss", 0)
+
+    wsat = PtsOptions(tests=("wsat",))
+    results = []
+    samples = 0
+    while (step := state.next_round(wsat, ACTIVE, results)) is not None:
+        results.append(_row(samples, step.workloads[0].name, 1.0, io_bytes=ACTIVE // 2))
+        samples += 1
+    assert samples == 8  # 8 x half the range = 4 x the range
+
+
+def test_estimate_brackets_five_to_max_rounds() -> None:
+    options = PtsOptions(tests=("iops",), block_sizes=(4096,), mixes=(100, 0), cell_seconds=10)
+    guess = estimate(options, ACTIVE, seq_write_bytes_per_s=128 * MiB)
+    wipc_s = 2 * ACTIVE / (128 * MiB)
+    assert guess.low_s == pytest.approx(wipc_s + 5 * 20)
+    assert guess.high_s == pytest.approx(wipc_s + 25 * 20)
+    assert format_duration(3725) == "1h 2m" and format_duration(42) == "42s"
