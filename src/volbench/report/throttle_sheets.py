@@ -1,0 +1,120 @@
+"""The sheet of ``volbench fingerprint``: throttle detection over stored runs.
+
+Points come from the stored result rows (fio's IOPS and mean total latency per
+test, last round of each run), grouped by workload (rw, block size, read mix);
+each group with three or more queue depths is fingerprinted by
+:func:`volbench.analysis.throttle.fingerprint`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from volbench.analysis.throttle import Fingerprint, Point, fingerprint, shared_budget
+from volbench.errors import UsageError
+from volbench.model import RunRecord, StoredResult
+from volbench.report.sheet import Column, Sheet, fmt_count
+
+
+def _workload_key(workload: dict[str, Any]) -> str:
+    rw = str(workload.get("rw", "?"))
+    bs = workload.get("bs_bytes")
+    size = f"{bs / 1024:g}k" if isinstance(bs, int) else "?"
+    mix = workload.get("rwmixread_pct")
+    return f"{rw} {size}" + (f" {mix}/{100 - int(mix)}" if rw in ("rw", "randrw") and mix else "")
+
+
+def points_by_workload(runs: Sequence[RunRecord]) -> dict[str, list[Point]]:
+    """One point per test and run (directions summed; latency IOPS-weighted)."""
+    groups: dict[str, list[Point]] = {}
+    for run in runs:
+        newest: dict[str, int] = {}
+        for row in run.results:
+            newest[row.test] = max(newest.get(row.test, row.round), row.round)
+        tests: dict[str, list[StoredResult]] = {}
+        for row in run.results:
+            if row.round == newest[row.test]:
+                tests.setdefault(row.test, []).append(row)
+        for name, rows in tests.items():
+            workload = rows[0].workload
+            iops = sum(r.iops for r in rows)
+            timed = [r for r in rows if r.lat_mean_ns is not None and r.iops > 0]
+            if iops <= 0 or not timed:
+                continue
+            lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
+            outstanding = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
+            point = Point(outstanding, iops, lat, f"run {run.id} {name}")
+            groups.setdefault(_workload_key(workload), []).append(point)
+    return groups
+
+
+def _shared_findings(results: dict[str, Fingerprint]) -> list[str]:
+    found = []
+    for key, result in results.items():
+        rw, _, rest = key.partition(" ")
+        if rw not in ("rw", "randrw") or not result.limited:
+            continue
+        size = rest.split(" ")[0]
+        seq = "" if rw == "rw" else "rand"
+        read, write = results.get(f"{seq}read {size}"), results.get(f"{seq}write {size}")
+        if read is None or write is None or not (read.limited and write.limited):
+            continue
+        total = result.cap_iops or 0.0
+        mix = rest.split(" ")[1] if " " in rest else "50/50"
+        share = int(mix.split("/")[0]) / 100
+        found.append(
+            f"{key}: "
+            + shared_budget(
+                read.cap_iops or 0, write.cap_iops or 0, total * share, total * (1 - share)
+            )
+        )
+    return found
+
+
+def fingerprint_sheet(runs: Sequence[RunRecord]) -> Sheet:
+    """Fingerprint every workload measured at three or more queue depths."""
+    groups = points_by_workload(runs)
+    results = {
+        key: fingerprint(points)
+        for key, points in sorted(groups.items())
+        if len({p.outstanding for p in points}) >= 3
+    }
+    if not results:
+        depths = {k: sorted({p.outstanding for p in v}) for k, v in groups.items()}
+        raise UsageError(
+            "no workload was measured at 3 or more queue depths in these runs"
+            f" ({'; '.join(f'{k}: QD {d}' for k, d in depths.items()) or 'no results'}):"
+            " run it at more --iodepth values"
+        )
+    rows = tuple(
+        {
+            "workload": key,
+            "depths": " ".join(str(d) for d in sorted({p.outstanding for p in groups[key]})),
+            "limited": r.limited,
+            "cap_iops": r.cap_iops if r.limited else None,
+            "cap_stderr_iops": r.cap_stderr_iops if r.limited else None,
+            "confidence": r.confidence if r.limited else None,
+            "r_squared": r.r_squared,
+            "plateau": [p.source for p in r.plateau],
+            "reason": r.reason,
+        }
+        for key, r in results.items()
+    )
+    columns = (
+        Column("workload", "workload"),
+        Column("depths", "queue depths"),
+        Column("limited", "rate-limited", lambda v: "yes" if v else "no"),
+        Column("cap_iops", "cap IOPS", fmt_count, numeric=True),
+        Column("cap_stderr_iops", "±", fmt_count, numeric=True),
+        Column("confidence", "confidence", lambda v: f"{float(v):.2f}", numeric=True),
+        Column("reason", "reason"),
+    )
+    findings = _shared_findings(results)
+    notes = (
+        "points: fio's IOPS and mean total latency of each stored test (last round)",
+        *findings,
+    )
+    runs_text = ", ".join(str(r.id) for r in runs)
+    document = {"runs": [r.id for r in runs], "workloads": list(rows), "findings": findings}
+    return Sheet(f"Throttle fingerprint of runs {runs_text}", columns, rows, document, notes)

@@ -1,0 +1,83 @@
+"""Throttle fingerprint: plateau + Little's law on synthetic and recorded-shape points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from recorded import FIO_FIXTURES
+
+from volbench.analysis.throttle import Point, fingerprint, shared_budget
+from volbench.errors import UsageError
+from volbench.plans.importing import import_file
+from volbench.report.throttle_sheets import fingerprint_sheet, points_by_workload
+from volbench.store.repository import Store
+
+
+def _capped(cap: float, depths: list[int], base_ns: float = 100_000.0) -> list[Point]:
+    """A rate limiter: IOPS = min(depth / base latency, cap); latency = depth / IOPS."""
+    points = []
+    for depth in depths:
+        iops = min(depth * 1e9 / base_ns, cap)
+        points.append(Point(depth, iops, depth * 1e9 / iops))
+    return points
+
+
+def test_a_cap_is_found_with_its_little_law_slope() -> None:
+    result = fingerprint(_capped(2000, [1, 2, 4, 8, 16, 32]))
+    assert result.limited
+    assert result.cap_iops == pytest.approx(2000)
+    assert result.slope_ns_per_io == pytest.approx(1e9 / 2000)
+    assert [p.outstanding for p in result.plateau] == [1, 2, 4, 8, 16, 32]
+    assert result.confidence == pytest.approx(1.0)
+    assert "limited to ~2,000 IOPS" in result.reason
+
+
+def test_the_plateau_starts_where_the_cap_is_reached() -> None:
+    result = fingerprint(_capped(20000, [1, 2, 4, 8, 16, 32, 64]))  # 10,000 IOPS per QD
+    assert result.limited and result.cap_iops == pytest.approx(20000)
+    assert [p.outstanding for p in result.plateau] == [2, 4, 8, 16, 32, 64]
+
+
+def test_noise_lowers_confidence_but_keeps_the_cap() -> None:
+    noisy = [
+        Point(p.outstanding, p.iops * f, p.lat_mean_ns / f)
+        for p, f in zip(_capped(2000, [4, 8, 16, 32]), [1.02, 0.98, 1.01, 0.99], strict=True)
+    ]
+    result = fingerprint(noisy)
+    assert result.limited
+    assert abs((result.cap_iops or 0) - 2000) < 20
+    assert 0.3 < result.confidence < 0.9
+    assert result.cap_stderr_iops is not None and 0 < result.cap_stderr_iops < 20
+
+
+def test_a_volume_still_scaling_is_not_limited() -> None:
+    result = fingerprint(_capped(1e9, [1, 2, 4, 8]))
+    assert not result.limited and result.cap_iops is None
+    assert "no plateau" in result.reason
+
+
+def test_flat_iops_without_growing_latency_is_not_a_limiter() -> None:
+    points = [Point(d, 5000, 200_000) for d in (4, 8, 16, 32)]  # fio not keeping the queue
+    result = fingerprint(points)
+    assert not result.limited
+    assert "does not grow" in result.reason
+
+
+def test_too_few_depths() -> None:
+    assert "need 3 or more" in fingerprint(_capped(2000, [4, 8])).reason
+
+
+def test_shared_or_separate_budgets() -> None:
+    assert "share one budget" in shared_budget(2000, 2000, 1000, 1000)
+    assert "separate budgets" in shared_budget(2000, 2000, 2000, 2000)
+
+
+def test_stored_runs_with_two_depths_are_refused_with_a_hint(tmp_path: Path) -> None:
+    with Store.open(str(tmp_path / "results.db")) as store:
+        import_file(store, FIO_FIXTURES / "quick" / "round-000.json", {})
+        run = store.get_run("latest")
+    groups = points_by_workload([run])
+    assert sorted(p.outstanding for p in groups["randread 4k"]) == [1, 64]
+    with pytest.raises(UsageError, match=r"randread 4k: QD \[1, 64\].*more --iodepth"):
+        fingerprint_sheet([run])
