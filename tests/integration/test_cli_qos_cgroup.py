@@ -1,8 +1,10 @@
 """``volbench qos apply|clear|verify`` on loop devices with real cgroups and real fio.
 
-Every cgroup a test leaves behind (named ``volbench-*``, created during the test)
-is removed by the ``own_cgroups`` fixture even when the test fails; the tests
-also check that volbench itself removed them.
+The tenants here have names no other test uses (``qos-t40`` ...), so their
+cgroups ``volbench-qos-t40`` ... are this module's alone: other tests on this
+host create ``volbench-*`` cgroups of their own at the same time, and those are
+never looked at. The ``own_cgroups`` fixture removes this module's cgroups even
+when a test fails; the tests also check that volbench itself removed them.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from cli_harness import Volbench, error_line, fio_jobs, fio_json, run_all
 from volbench.errors import TargetError
 from volbench.targets import cgroup
 
-TENANTS = ("--tenant", "a:40", "--tenant", "b:60", "--tenant", "c:80")
+TENANTS = ("--tenant", "qos-t40:40", "--tenant", "qos-t60:60", "--tenant", "qos-t80:80")
+NAMES = ("qos-t40", "qos-t60", "qos-t80")
 
 
-def _volbench_cgroups() -> set[Path]:
+def _left_behind() -> list[Path]:
+    """This module's cgroups that exist now (tenants, and the host of --with-host)."""
     try:
-        return set(cgroup.ours(cgroup.find_hierarchy()))
+        hierarchy = cgroup.find_hierarchy()
     except TargetError:
-        return set()
+        return []
+    return [p for p in (hierarchy.path(n) for n in (*NAMES, "host")) if p.exists()]
 
 
 @pytest.fixture
@@ -40,11 +45,12 @@ def own_cgroups() -> Iterator[None]:
         cgroup.find_hierarchy()
     except TargetError as exc:
         pytest.skip(str(exc))
-    before = _volbench_cgroups()
+    if _left_behind():
+        pytest.skip(f"{_left_behind()[0]} exists already: not this test's to remove")
     try:
         yield
     finally:
-        for path in sorted(_volbench_cgroups() - before):
+        for path in _left_behind():
             with contextlib.suppress(OSError):  # processes this test started (fio)
                 for pid in (path / "cgroup.procs").read_text().split():
                     os.kill(int(pid), signal.SIGKILL)
@@ -74,7 +80,6 @@ def test_verify_three_tenants_and_host_within_10_pct(
     volbench: Volbench, loop_device: object, tmp_path: Path
 ) -> None:
     device = loop_device(64)  # type: ignore[operator]
-    before = _volbench_cgroups()
     plan = _plan(
         volbench, tmp_path, "--capability", "iops=3000,bps=100m",
         "--host-reserve", "iops=300,bps=10m", *TENANTS, "--volume-size", "246",
@@ -84,11 +89,11 @@ def test_verify_three_tenants_and_host_within_10_pct(
         "--runs-dir", str(volbench.runs_dir), "--format", "json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert _volbench_cgroups() == before  # volbench removed its cgroups itself
+    assert _left_behind() == []  # volbench removed its cgroups itself
     document = json.loads(proc.stdout)
     tenants = {t["tenant"]: t for t in document["tenants"]}
-    assert set(tenants) == {"a", "b", "c", "host"}
-    planned = {"a": 2700 * 40 / 180, "b": 2700 * 60 / 180, "c": 2700 * 80 / 180, "host": 300}
+    assert set(tenants) == {*NAMES, "host"}
+    planned = {n: 2700 * int(n[-2:]) / 180 for n in NAMES} | {"host": 300}
     for name, iops in planned.items():
         assert tenants[name]["planned_iops"] == pytest.approx(iops)
         assert abs(tenants[name]["achieved_iops"] - iops) <= 0.1 * iops, tenants[name]
@@ -122,15 +127,15 @@ def test_verify_three_tenants_and_host_within_10_pct(
     assert json.loads(shown.stdout)["tenants"] == document["tenants"]  # stored = printed
     assert fit.returncode == 0, fit.stderr
     (group,) = json.loads(fit.stdout)["groups"]
-    achieved = sum(tenants[n]["achieved_iops"] for n in "abc")
+    achieved = sum(tenants[n]["achieved_iops"] for n in NAMES)
     host = tenants["host"]["achieved_iops"]
     assert group["tenants"] == 3 and group["direction"] == "read"
     assert group["alpha"] == pytest.approx(1 - achieved / (3000 - host))
     assert abs(group["alpha"]) < 0.1  # no virtualisation here: the limits are all that binds
     assert predicted.returncode == 0, predicted.stderr
     rows = {r["tenant"]: r for r in json.loads(predicted.stdout)["tenants"]}
-    assert rows["a"]["measured_iops"] == pytest.approx(tenants["a"]["achieved_iops"])
-    assert abs(rows["a"]["error_pct"]) < 10
+    assert rows["qos-t40"]["measured_iops"] == pytest.approx(tenants["qos-t40"]["achieved_iops"])
+    assert abs(rows["qos-t40"]["error_pct"]) < 10
 
 
 @pytest.mark.usefixtures("own_cgroups")
@@ -146,9 +151,9 @@ def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
     devnum = _devnum(device)
     assert document["device"] == devnum
     if hierarchy.version == 1:
-        limit = hierarchy.path("a") / "blkio.throttle.read_iops_device"
+        limit = hierarchy.path("qos-t40") / "blkio.throttle.read_iops_device"
         assert limit.read_text().split() == [devnum, "400"]  # 1800 x 40/180
-        bps = hierarchy.path("c") / "blkio.throttle.write_bps_device"
+        bps = hierarchy.path("qos-t80") / "blkio.throttle.write_bps_device"
         assert bps.read_text().split() == [devnum, str(round(90 * 2**20 * 80 / 180))]
     again = volbench("qos", "apply", str(plan), "--device", device)
     assert "volbench qos clear" in error_line(again, 2)
@@ -156,13 +161,12 @@ def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
     cleared = volbench("qos", "clear", str(plan), "--format", "json")
     assert cleared.returncode == 0, cleared.stderr
     removed = json.loads(cleared.stdout)["removed"]
-    assert sorted(Path(p).name for p in removed) == ["volbench-a", "volbench-b", "volbench-c"]
-    assert not any(hierarchy.path(t).exists() for t in "abc")
+    assert sorted(Path(p).name for p in removed) == [f"volbench-{n}" for n in NAMES]
+    assert _left_behind() == []
 
 
 @pytest.mark.usefixtures("own_cgroups")
 def test_bad_devices_and_plans_leave_no_cgroup(volbench: Volbench, tmp_path: Path) -> None:
-    before = _volbench_cgroups()
     plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)
     file_target = tmp_path / "disk.img"
     file_target.write_bytes(b"\0" * 4096)
@@ -177,7 +181,7 @@ def test_bad_devices_and_plans_leave_no_cgroup(volbench: Volbench, tmp_path: Pat
     assert "not a block device" in error_line(not_block, 2)
     assert "not a volbench QoS plan" in error_line(bad_plan, 2)
     assert "cannot read QoS plan" in error_line(missing, 2)
-    assert _volbench_cgroups() == before
+    assert _left_behind() == []
 
 
 def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,3 +205,19 @@ def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: obje
     bw = jobs["capability-bandwidth"]["read"]["bw_bytes"]
     assert document["capability"]["bps"] == pytest.approx(bw)
     assert document["tenants"][1]["iops"] == pytest.approx(document["capability"]["iops"] * 0.75)
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
+    volbench: Volbench, loop_device: object, tmp_path: Path
+) -> None:
+    device = loop_device(32)  # type: ignore[operator]
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)
+    proc = volbench(
+        "qos", "verify", str(plan), "--device", device, "--duration", "1s",
+        "--ioengine", "no-such-engine", "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    line = error_line(proc, 3)
+    assert "stored as failed" in line
+    assert _left_behind() == []
+    assert volbench.stored()["status"] == "failed"
