@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from volbench import __version__
-from volbench.cli import console, iometer, sweep
+from volbench.cli import console, hdtune, iometer, sweep
 from volbench.cli.options import (
     DURATION,
     LABEL,
@@ -175,6 +175,8 @@ from volbench.cli.qos import qos  # noqa: E402
 cli.add_command(qos)
 run.add_command(sweep.command)
 run.add_command(iometer.command)
+run.add_command(hdtune.scan)
+run.add_command(hdtune.filebench)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import click
 from volbench.cli import console
 from volbench.cli.options import POSITIVE_SIZE, db_option, format_option, label_option
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
-from volbench.model import RunStatus
+from volbench.model import RunStatus, TargetInfo
 from volbench.plans.execution import PlanSpec, Session, execute
 from volbench.plans.preparation import prepare_target
 from volbench.report.run_sheets import sheet_for
@@ -82,17 +82,23 @@ def target_options(function: F) -> F:
     return decorated  # type: ignore[no-any-return]
 
 
-def run_plan(choice: TargetChoice, plan: PlanSpec) -> None:
+PlanFactory = Callable[[TargetInfo], PlanSpec]
+
+
+def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = True) -> None:
     """Prepare the target, run ``plan`` with live progress, print its sheet.
 
-    Exits 130 after an interrupted run (its finished work is stored).
+    ``plan`` may be a function of the prepared target (plans sized by capacity);
+    then ``writes`` says whether it writes (for the safety checks). Exits 130
+    after an interrupted run (its finished work is stored).
     """
     runner: Runner = ReplayRunner(Path(choice.replay)) if choice.replay else SubprocessRunner()
     if not choice.replay:
         runner.version()  # fio missing -> one clear line before anything is created
     if choice.target == DEFAULT_TARGET:  # the embedded default: volbench's own folder
         Path(choice.target).parent.mkdir(exist_ok=True)
-    writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    if isinstance(plan, PlanSpec):
+        writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
     reporter = console.ProgressReporter()
     with Store.open(choice.db) as store, contextlib.closing(reporter):
         info = prepare_target(
@@ -100,7 +106,8 @@ def run_plan(choice: TargetChoice, plan: PlanSpec) -> None:
         )
         runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs_dir)
-        outcome = execute(session, plan, info, dict(choice.labels), choice.ioengine)
+        spec = plan if isinstance(plan, PlanSpec) else plan(info)
+        outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
         console.show(sheet_for(store.get_run(str(outcome.run_id))), choice.fmt)
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(f"run {outcome.run_id} interrupted: finished work was kept")

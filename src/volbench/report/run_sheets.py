@@ -65,6 +65,7 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
                 pattern=_pattern(workload),
                 rw=workload.get("rw"),
                 bs_bytes=workload.get("bs_bytes"),
+                offset_bytes=workload.get("offset_bytes"),
                 iodepth=workload.get("iodepth"),
                 numjobs=workload.get("numjobs"),
                 bw_mb_per_s=result.bw_bytes_per_s / MB,

@@ -1,0 +1,98 @@
+"""Sheets of HD Tune-style runs (seed 003): the surface scan and the file benchmark.
+
+Transfer rates are fio's bandwidth of each zone's sequential read, in MB/s
+(10^6 bytes/s, as HD Tune shows them); access time is the mean latency of the
+random 4 KiB QD 1 reads; burst rate is the bandwidth of re-reading the first 64 KiB.
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from volbench.model import RunRecord
+from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+
+ZONE_COLUMNS = (
+    Column("zone", "Zone", numeric=True),
+    Column("position_pct", "Position %", lambda v: f"{float(v):.1f}", numeric=True),
+    Column("offset_gib", "Offset GiB", lambda v: f"{float(v):,.2f}", numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+)
+
+
+def scan_sheet(run: RunRecord) -> Sheet:
+    """Transfer rate per zone, and HD Tune's summary line in the notes."""
+    rows = result_rows(run)
+    capacity = int(run.target.get("capacity_bytes") or 0)
+    zones = [r for r in rows if r["test"].startswith("zone-")]
+    by_test = {r["test"]: r for r in rows}
+    sheet_rows: list[dict[str, Any]] = []
+    for row in zones:
+        offset = int(row.get("offset_bytes") or 0)
+        sheet_rows.append(
+            {
+                "zone": int(row["test"].split("-")[1]),
+                "offset_bytes": offset,
+                "offset_gib": offset / (1 << 30),
+                "position_pct": 100.0 * offset / capacity if capacity else 0.0,
+                "bw_bytes_per_s": row["bw_bytes_per_s"],
+                "bw_mb_per_s": row["bw_bytes_per_s"] / MB,
+            }
+        )
+    rates = [r["bw_mb_per_s"] for r in sheet_rows]
+    summary: dict[str, Any] = {}
+    notes = [f"run {run.id} · scan · {run.status.value} · target {run.target.get('path')}"]
+    if rates:
+        summary.update(min_mb_per_s=min(rates), max_mb_per_s=max(rates), avg_mb_per_s=mean(rates))
+        notes.append(
+            f"transfer rate: minimum {fmt_rate(min(rates))} MB/s, maximum "
+            f"{fmt_rate(max(rates))} MB/s, average {fmt_rate(mean(rates))} MB/s "
+            f"over {len(rates)} zones"
+        )
+    access = by_test.get("access-time")
+    if access and access.get("lat_mean_ns") is not None:
+        summary["access_time_ns"] = access["lat_mean_ns"]
+        notes.append(f"access time: {fmt_latency(access['lat_mean_ns'])} (random 4 KiB, QD 1)")
+    burst = by_test.get("burst-rate")
+    if burst:
+        summary["burst_mb_per_s"] = burst["bw_bytes_per_s"] / MB
+        notes.append(f"burst rate: {fmt_rate(summary['burst_mb_per_s'])} MB/s (first 64 KiB)")
+    return Sheet(
+        title=f"volbench scan {run.id}",
+        columns=ZONE_COLUMNS,
+        rows=tuple(sheet_rows),
+        document={**run_document(run), "zones": sheet_rows, "summary": summary},
+        notes=tuple(notes),
+    )
+
+
+FILEBENCH_COLUMNS = (
+    Column("sequential-read", "Seq read KB/s", fmt_count, numeric=True),
+    Column("sequential-write", "Seq write KB/s", fmt_count, numeric=True),
+    Column("random-read-4k", "4K read IOPS", fmt_count, numeric=True),
+    Column("random-write-4k", "4K write IOPS", fmt_count, numeric=True),
+    Column("random-read-4k-qd32", "QD32 4K read IOPS", fmt_count, numeric=True),
+    Column("random-write-4k-qd32", "QD32 4K write IOPS", fmt_count, numeric=True),
+)
+
+
+def filebench_sheet(run: RunRecord) -> Sheet:
+    """Seed 003's one-row file benchmark: sequential in KB/s (10^3), random in IOPS."""
+    row: dict[str, Any] = {}
+    for result in result_rows(run):
+        name = result["test"]
+        value = result["bw_bytes_per_s"] / 1000 if name.startswith("sequential") else result["iops"]
+        row[name] = row.get(name, 0.0) + value
+    return Sheet(
+        title=f"volbench filebench {run.id}",
+        columns=FILEBENCH_COLUMNS,
+        rows=(row,),
+        document={**run_document(run), "filebench": row},
+        notes=(f"run {run.id} · filebench · {run.status.value} · target {run.target.get('path')}",),
+    )
+
+
+PLAN_SHEETS["scan"] = scan_sheet
+PLAN_SHEETS["filebench"] = filebench_sheet
