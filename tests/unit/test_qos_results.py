@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from volbench.analysis.qos import Tenant, make_plan
@@ -87,3 +89,13 @@ def test_plan_document_round_trip_and_bad_documents() -> None:
     document["alpha"] = "high"
     with pytest.raises(UsageError, match="alpha is not a number"):
         plan_from_document(document)
+
+
+def test_isolation_is_judged_on_quiet_tenants_when_there_are_some() -> None:
+    planned = {"t40": 2913 * 40 / 180, "t60": 2913 * 60 / 180, "t80": 2913 * 80 / 180}
+    run = _run(6, {"t40": planned["t40"], "t60": planned["t60"] * 0.5, "t80": planned["t80"]})
+    assert not check_run(run).isolated  # no quiet tenant: every tenant must keep its plan
+    settings = {**run.settings, "verify": {**run.settings["verify"], "quiet": ["t40"]}}
+    quiet = check_run(dataclasses.replace(run, settings=settings))
+    assert quiet.isolated and not quiet.passed  # t60 is off its plan, t40 was not pushed
+    assert [c.role for c in quiet.checks] == ["quiet", "noisy", "noisy"]

@@ -32,13 +32,14 @@ class TenantCheck:
     achieved_bw_bytes_per_s: float
     error_pct: float
     ok: bool
+    role: str = "noisy"
 
 
 @dataclass(frozen=True)
 class VerifyResult:
     """Every tenant's check; Jain's index over the tenants' achieved/planned ratios
-    (the host excluded); ``isolated`` when every tenant got at least
-    100 - tolerance % of its plan while all ran at once."""
+    (the host excluded); ``isolated`` when every quiet tenant (every tenant, when
+    none was quiet) got at least 100 - tolerance % of its plan while all ran at once."""
 
     run_id: int
     checks: tuple[TenantCheck, ...]
@@ -74,7 +75,9 @@ def planned_iops(iops: float, bw_bytes_per_s: float, bs_bytes: int) -> float:
     return min(bounds)
 
 
-def _verify_parts(run: RunRecord) -> tuple[QosPlan, int, float, dict[str, tuple[float, float]]]:
+def _verify_parts(
+    run: RunRecord,
+) -> tuple[QosPlan, int, float, dict[str, tuple[float, float]]]:
     if run.plan != PLAN or "qos_plan" not in run.settings:
         raise UsageError(f"run {run.id} is a {run.plan} run, not a QoS verify run")
     plan = plan_from_document(run.settings["qos_plan"])
@@ -94,6 +97,7 @@ def _verify_parts(run: RunRecord) -> tuple[QosPlan, int, float, dict[str, tuple[
 def check_run(run: RunRecord) -> VerifyResult:
     """Planned vs achieved for every tenant (and the host) of a stored verify run."""
     plan, bs_bytes, tolerance, achieved = _verify_parts(run)
+    quiet = set(run.settings.get("verify", {}).get("quiet", ()))
     limits = {
         a.tenant.name: (a.tenant.size_gib, a.iops, a.bw_bytes_per_s) for a in plan.allocations
     }
@@ -106,13 +110,17 @@ def check_run(run: RunRecord) -> VerifyResult:
         planned = planned_iops(iops_limit, bw_limit, bs_bytes)
         iops, bw = achieved[name]
         error = error_pct(planned, iops)
-        checks.append(TenantCheck(name, size, planned, iops, bw, error, abs(error) <= tolerance))
+        role = "host" if size == 0 else ("quiet" if name in quiet else "noisy")
+        ok = abs(error) <= tolerance
+        checks.append(TenantCheck(name, size, planned, iops, bw, error, ok, role))
     if not checks:
         raise UsageError(f"run {run.id} has no stored tenant results")
-    ratios = [c.achieved_iops / c.planned_iops for c in checks if c.size_gib > 0]
+    ratios = [c.achieved_iops / c.planned_iops for c in checks if c.role != "host"]
+    guarded = [c for c in checks if c.role == "quiet"] or [c for c in checks if c.role != "host"]
     floor = 1 - tolerance / 100
+    isolated = all(c.achieved_iops >= floor * c.planned_iops for c in guarded)
     jain = jain_index(ratios) if ratios else 1.0
-    return VerifyResult(run.id, tuple(checks), jain, all(r >= floor for r in ratios), tolerance)
+    return VerifyResult(run.id, tuple(checks), jain, isolated, tolerance)
 
 
 def measurement(run: RunRecord) -> Measurement:

@@ -207,6 +207,9 @@ def clear(plan_file: str | None, fmt: str) -> None:
 @click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@click.option(
+    "--quiet", multiple=True, metavar="TENANT", help="Asks for its plan only (isolation check)."
+)
 @label_option
 @db_option
 @format_option
@@ -222,6 +225,7 @@ def verify_command(
     ioengine: str | None,
     destroy_data: str | None,
     runs_dir: str | None,
+    quiet: tuple[str, ...],
     labels: tuple[tuple[str, str], ...],
     db: str | None,
     fmt: str,
@@ -229,7 +233,7 @@ def verify_command(
     """Run every tenant's fio at once in its cgroup; planned vs achieved (exit 1 if off)."""
     plan = read_plan(plan_file)
     options = VerifyOptions(
-        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data
+        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet
     )
     runner = SubprocessRunner()
     runner.version()  # fio missing -> one clear line before anything is created

@@ -20,8 +20,8 @@ from typing import Any
 from volbench.analysis.aggregate import group_tests
 from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_document import plan_document
-from volbench.analysis.qos_results import PLAN, VerifyResult, check_run
-from volbench.errors import FioError, VolbenchError
+from volbench.analysis.qos_results import PLAN, VerifyResult, check_run, planned_iops
+from volbench.errors import FioError, UsageError, VolbenchError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.executable import best_engine, fio_version
 from volbench.fio.job import JobFile, render
@@ -37,7 +37,11 @@ from volbench.targets.host import collect_host
 @dataclass(frozen=True)
 class VerifyOptions:
     """How to verify: workload per tenant (``rw``, block size in bytes, queue depth),
-    fio runtime in seconds, and the tolerance in percent of the planned IOPS."""
+    fio runtime in seconds, and the tolerance in percent of the planned IOPS.
+
+    ``quiet`` tenants ask for exactly their planned IOPS (fio ``rate_iops``) while
+    the others (noisy) ask for as much as their queue depth gets: isolation holds
+    when the quiet ones still get what they asked for."""
 
     duration_s: float = 3.0
     rw: RW = RW.RANDREAD
@@ -47,6 +51,7 @@ class VerifyOptions:
     tolerance_pct: float = 10.0
     ioengine: str | None = None
     destroy_data: str | None = None
+    quiet: tuple[str, ...] = ()
 
 
 def verify(
@@ -64,6 +69,9 @@ def verify(
         device, options.rw.writes, session.reporter, destroy_data=options.destroy_data
     )
     limits = tenant_limits(plan, options.with_host)
+    unknown = sorted(set(options.quiet) - {a.tenant.name for a in plan.allocations})
+    if unknown:
+        raise UsageError(f"--quiet {unknown[0]}: the plan has no tenant of that name")
     engine = options.ioengine or best_engine(Path(info.path))
     written = cgroup.apply(hierarchy, devnum, limits)
     try:
@@ -102,6 +110,7 @@ def _run(
     workloads = []
     jobs = []
     for limit in limits:
+        quiet = limit.tenant in options.quiet
         workload = Workload(
             limit.tenant,
             options.rw,
@@ -109,6 +118,11 @@ def _run(
             iodepth=options.iodepth,
             runtime_s=options.duration_s,
             ioengine=engine,
+            rate_iops=(
+                max(1, round(planned_iops(limit.iops, limit.bw_bytes_per_s, options.bs_bytes)))
+                if quiet
+                else None
+            ),
         )
         log_dir = workdir / limit.tenant
         log_dir.mkdir(parents=True, exist_ok=True)

@@ -196,6 +196,7 @@ def verify_sheet(result: VerifyResult) -> Sheet:
     tolerance, run_id = result.tolerance_pct, result.run_id
     columns = (
         Column("tenant", "Tenant"),
+        Column("role", "Role"),
         Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
         Column("planned_iops", "Planned IOPS", fmt_count, numeric=True),
         Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
@@ -224,7 +225,8 @@ def verify_sheet(result: VerifyResult) -> Sheet:
                 if result.isolated
                 else "a tenant fell below its plan"
             )
-            + f" (achieved >= {100 - tolerance:g} % of planned, all running at once)",
+            + f" (achieved >= {100 - tolerance:g} % of planned, all running at once; quiet"
+            " tenants ask for their plan only, noisy ones for all their queue depth gets)",
             "achieved = fio's IOPS of each tenant's own fio process (raw JSON stored per tenant:"
             f" `volbench export {run_id}`)",
         ),
