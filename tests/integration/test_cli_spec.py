@@ -22,7 +22,13 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
         ("pay-as-you-go", round(0.0021 * 100 * 730, 6)),
     }
     listed = volbench.document("spec", "list", "--vendor", "tencent")
-    assert [p["id"] for p in listed["products"]] == ["tencent-cloud-premium", "tencent-cloud-ssd"]
+    assert [p["id"] for p in listed["products"]] == [
+        "tencent-cloud-hssd",
+        "tencent-cloud-premium",
+        "tencent-cloud-ssd",
+    ]
+    p20 = volbench.document("spec", "expect", "azure-premium-ssd", "--size", "500")
+    assert (p20["iops"], p20["burst_iops"], p20["burst_seconds"]) == (2300, 3500, None)
 
 
 def test_bad_input_is_one_line_with_exit_2(volbench: Volbench) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,23 @@ def test_tencent_50_50_mix_reaching_twice_the_cap_is_separate_budgets() -> None:
     assert "one combined budget" in (
         combined_finding(_measured(4096, 1500, 1480), expect(CAT.find("aws-gp3"), 100)) or ""
     )
+
+
+@pytest.mark.parametrize(
+    ("size", "provisioned", "measured"), [(100, 1000, 1020), (200, 2000, 2040)]
+)
+def test_seed_003_io1_volumes_meet_their_provisioned_iops(
+    size: float, provisioned: float, measured: float
+) -> None:
+    e = expect(CAT.find("aws-io1"), size, None, {"provisioned_iops": provisioned})
+    verdict = rate_verdict(_measured(16384, measured, 0, "randread"), e)
+    assert verdict is not None and verdict.verdict == "meets"
+    assert verdict.ratio == pytest.approx(1.02)
+
+
+def test_a_run_whose_workloads_cannot_be_compared(tmp_path: Path) -> None:
+    with _stored(tmp_path, "quick/round-000.json", {}) as store:
+        run = store.get_run("latest")
+    unknown = tuple(dataclasses.replace(r, workload={"rw": r.workload["rw"]}) for r in run.results)
+    with pytest.raises(UsageError, match="no workload that can be compared: randwrite-4k-iops"):
+        check_sheet(dataclasses.replace(run, results=unknown), CAT, CheckRequest("aws-gp3", 100))

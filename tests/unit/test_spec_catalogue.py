@@ -103,6 +103,9 @@ def test_every_figure_is_quoted_from_its_source() -> None:
     changed = copy.deepcopy(_document())
     changed["products"][0]["editions"][0]["iops"]["expr"] = "min(max(4 * size, 100), 16000)"
     changed["products"][1]["prices"][0]["quote"] = "value: 0.07"
+    azure = next(p for p in changed["products"] if p["id"] == "azure-premium-ssd")
+    azure["editions"][1]["iops"]["tiers"][5] = [128, 550]
     found = provenance.problems(changed, texts)
-    assert len(found) == 2
+    assert len(found) == 3
     assert "[4.0] not in quote" in found[0] and "quote not in any source" in found[1]
+    assert "no source line holds tier (128, 550)" in found[2]

@@ -20,6 +20,14 @@ def _figure_text(figure: Figure) -> str:
     return ", ".join(f"<={s:g}: {v:g}" for s, v in figure.tiers)
 
 
+def _basis(figure: Figure, size: float) -> str:
+    """The formula, or the one tier a size falls in (rounded up to the next tier)."""
+    for tier_size, value in figure.tiers:
+        if size <= tier_size:
+            return f"tier up to {tier_size:g}: {value:g} (size rounded up to the next tier)"
+    return _figure_text(figure)
+
+
 def _num(value: Any) -> str:
     return f"{float(value):,.6g}" if abs(float(value)) < 1e6 else fmt_count(value)
 
@@ -163,14 +171,14 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
             "IOPS",
             e.iops,
             "IOPS",
-            _figure_text(edition.iops),
+            _basis(edition.iops, e.size),
             edition.iops.status,
             ", ".join(edition.iops.sources),
         )
     if edition.throughput is not None:
         t = edition.throughput
         src = ", ".join(t.sources)
-        add("throughput", e.throughput_value, e.throughput_unit, _figure_text(t), t.status, src)
+        add("throughput", e.throughput_value, e.throughput_unit, _basis(t, e.size), t.status, src)
         if e.throughput_unit != "MB/s" and e.throughput_bytes_per_s is not None:
             add(
                 "throughput",
@@ -183,14 +191,9 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
     if edition.burst is not None and e.burst_iops is not None:
         b = edition.burst
         add("burst IOPS", e.burst_iops, "IOPS", b.quote, b.status, ", ".join(b.sources))
-        add(
-            "burst duration",
-            e.burst_seconds,
-            "s",
-            f"{b.bucket_credits:,.0f} credits / ({e.burst_iops:g} - {e.iops:g})",
-            "D",
-            ", ".join(b.sources),
-        )
+        if b.bucket_credits is not None and e.burst_seconds is not None:
+            basis = f"{b.bucket_credits:,.0f} credits / ({e.burst_iops:g} - {e.iops or 0:g})"
+            add("burst duration", e.burst_seconds, "s", basis, "D", ", ".join(b.sources))
     if e.latency is not None:
         lat = e.latency
         add("latency (max)", lat.max_ms, "ms", lat.text, lat.status, ", ".join(lat.sources))

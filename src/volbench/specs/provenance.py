@@ -56,6 +56,7 @@ def problems(document: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]
     a formula or price missing from its quote. ``texts`` maps a name (``yaml``,
     ``seed-000`` ...) to a source's full text."""
     squashed = {name: _squash(text) for name, text in texts.items()}
+    lines = [numbers(line) for text in texts.values() for line in text.splitlines()]
     found: list[str] = []
     every = [pair for product in document["products"] for pair in _figures(product)]
     for where, figure in every:
@@ -66,6 +67,9 @@ def problems(document: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]
             continue
         quote = _squash(" ".join(quotes))
         missing = _claimed(figure) - numbers(quote) - UNIT_CONSTANTS
+        for size, value in figure.get("tiers", ()):
+            if not any({float(size), float(value)} <= line for line in lines):
+                found.append(f"{where}: no source line holds tier ({size}, {value})")
         if missing:
             found.append(f"{where}: {sorted(missing)} not in quote {figure['quote']!r}")
     return found
