@@ -66,3 +66,31 @@ def test_filebench_gives_seed_003s_row(volbench: Volbench) -> None:
     assert row["random-write-4k-qd32"] == raw["random-write-4k-qd32"]["write"]["iops"]
     assert raw["random-read-4k-qd32"]["job options"]["iodepth"] == "32"
     assert raw["random-read-4k"]["job options"]["iodepth"] == "1"
+
+
+def test_firsttouch_reads_the_same_region_twice(volbench: Volbench) -> None:
+    proc = volbench(
+        "run", "firsttouch", "--target", str(volbench.home / "ft.img"), "--size", "32m",
+        "--offset", "8m", "--region", "16m", "--runs-dir", str(volbench.runs_dir),
+        "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    raw = {j["jobname"]: j for j in json.loads(document["fio_outputs"][0])["jobs"]}
+    first, second = raw["first-pass"], raw["second-pass"]
+    for job in (first, second):
+        assert job["job options"]["offset"] == str(8 * MiB)
+        assert job["job options"]["size"] == str(16 * MiB)
+        assert job["read"]["io_bytes"] == 16 * MiB  # every block once
+        assert job["write"]["total_ios"] == 0
+    expected = 100 * (1 - first["read"]["bw_bytes"] / second["read"]["bw_bytes"])
+    assert document["penalty_pct"] == pytest.approx(expected)
+    assert any("sparse files" in n for n in document["notes"])
+
+
+def test_firsttouch_region_beyond_the_target_is_one_line(volbench: Volbench) -> None:
+    proc = volbench(
+        "run", "firsttouch", "--target", str(volbench.home / "ft.img"), "--size", "8m",
+        "--offset", "4m", "--region", "8m", "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    assert "is beyond the target's" in error_line(proc, 2)

@@ -1,4 +1,4 @@
-"""``volbench run scan`` and ``volbench run filebench``: HD Tune-style tests (seed 003)."""
+"""HD Tune-style tests (seed 003): ``run scan``, ``run filebench``, ``run firsttouch``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from volbench.cli.options import DURATION, POSITIVE_DURATION, SIZE
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError
 from volbench.model import TargetInfo
+from volbench.plans import firsttouch as firsttouch_plan
 from volbench.plans import hdtune
 from volbench.plans.execution import PlanSpec
-from volbench.report import hdtune_sheets  # noqa: F401  (registers the sheets)
+from volbench.report import firsttouch_sheets, hdtune_sheets  # noqa: F401  (registers)
 
 
 @click.command("scan")
@@ -69,3 +70,40 @@ def filebench(runtime: float, ramp_time: float, choice: TargetChoice) -> None:
         ioengine=choice.ioengine,
     )
     run_plan(choice, hdtune.filebench_plan(options))
+
+
+@click.command("firsttouch")
+@click.option(
+    "--region",
+    "region",
+    type=SIZE,
+    default=None,
+    help="Bytes to read twice (default: the whole target or --size).",
+)
+@click.option(
+    "--offset",
+    type=SIZE,
+    default="0",
+    show_default=True,
+    help="Where the never-read region starts.",
+)
+@click.option("--bs", type=SIZE, default="1m", show_default=True)
+@target_options
+def firsttouch(region: int | None, offset: int, bs: int, choice: TargetChoice) -> None:
+    """Read a never-read region twice: the initialization penalty of the first touch."""
+    if bs <= 0 or (region is not None and region <= 0):
+        raise UsageError("--bs and --region must be positive, e.g. --region 1g --bs 1m")
+
+    def plan(target: TargetInfo) -> PlanSpec:
+        size = region or choice.size or target.capacity_bytes - offset
+        if size <= 0 or offset + size > target.capacity_bytes:
+            raise UsageError(
+                f"--offset {offset} + --region {size} is beyond the target's "
+                f"{target.capacity_bytes} bytes"
+            )
+        options = firsttouch_plan.FirstTouchOptions(
+            region_bytes=size, offset_bytes=offset, bs_bytes=bs, ioengine=choice.ioengine
+        )
+        return firsttouch_plan.plan(options)
+
+    run_plan(choice, plan, writes=False)

@@ -177,6 +177,7 @@ run.add_command(sweep.command)
 run.add_command(iometer.command)
 run.add_command(hdtune.scan)
 run.add_command(hdtune.filebench)
+run.add_command(hdtune.firsttouch)
 
 
 def main() -> None:

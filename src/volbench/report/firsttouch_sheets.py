@@ -1,0 +1,50 @@
+"""The sheet of a first-touch run: both passes side by side and the penalty."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volbench.model import RunRecord
+from volbench.plans.firsttouch import CAVEATS, PASSES
+from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+
+COLUMNS = (
+    Column("test", "Pass"),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
+    Column("lat_p99_ns", "p99", fmt_latency, numeric=True),
+)
+
+
+def penalty_pct(first_bw: float, second_bw: float) -> float:
+    """First-touch penalty in %: 100 x (1 - first / second bandwidth)."""
+    return 100.0 * (1.0 - first_bw / second_bw) if second_bw > 0 else 0.0
+
+
+def firsttouch_sheet(run: RunRecord) -> Sheet:
+    rows = {r["test"]: r for r in result_rows(run) if r["test"] in PASSES}
+    sheet_rows: list[dict[str, Any]] = [
+        {**rows[p], "bw_mb_per_s": rows[p]["bw_bytes_per_s"] / MB} for p in PASSES if p in rows
+    ]
+    notes = [f"run {run.id} · firsttouch · {run.status.value} · target {run.target.get('path')}"]
+    penalty = None
+    if len(sheet_rows) == 2:
+        penalty = penalty_pct(sheet_rows[0]["bw_bytes_per_s"], sheet_rows[1]["bw_bytes_per_s"])
+        notes.append(
+            f"first-touch penalty: {penalty:.1f}% (first pass "
+            f"{fmt_rate(sheet_rows[0]['bw_mb_per_s'])} MB/s, second pass "
+            f"{fmt_rate(sheet_rows[1]['bw_mb_per_s'])} MB/s)"
+        )
+    notes += [f"caveat: {c}" for c in CAVEATS]
+    return Sheet(
+        title=f"volbench firsttouch {run.id}",
+        columns=COLUMNS,
+        rows=tuple(sheet_rows),
+        document={**run_document(run), "passes": sheet_rows, "penalty_pct": penalty},
+        notes=tuple(notes),
+    )
+
+
+PLAN_SHEETS["firsttouch"] = firsttouch_sheet
