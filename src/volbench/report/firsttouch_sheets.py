@@ -42,7 +42,12 @@ def firsttouch_sheet(run: RunRecord) -> Sheet:
         title=f"volbench firsttouch {run.id}",
         columns=COLUMNS,
         rows=tuple(sheet_rows),
-        document={**run_document(run), "passes": sheet_rows, "penalty_pct": penalty},
+        document={
+            **run_document(run),
+            "passes": sheet_rows,
+            "penalty_pct": penalty,
+            "notes": notes,
+        },
         notes=tuple(notes),
     )
 
