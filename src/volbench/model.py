@@ -78,6 +78,8 @@ class Workload:
     cpus_allowed: str | None = None  # fio cpus_allowed, e.g. "1" or "0-3"
     random_pct: int | None = None  # fio percentage_random, for randread/randwrite/randrw
     align_bytes: int | None = None  # fio blockalign (IOMeter's "align I/Os on")
+    thinktime_s: float | None = None  # fio thinktime: idle this long ...
+    thinktime_iotime_s: float | None = None  # ... after this much I/O time (fio 3.28+)
 
     @property
     def outstanding_io(self) -> int:

@@ -90,6 +90,8 @@ def test_tencent_50_50_mix_reaching_twice_the_cap_is_separate_budgets() -> None:
     mix = _measured(4096, 4480, 4490)
     verdicts, findings = check([mix], e)
     assert verdicts[0].expected == pytest.approx(9000, rel=0.01)
+    planned = dataclasses.replace(mix, read_mix_pct=50)
+    assert check([planned], e)[0][0].expected == 9000
     assert verdicts[0].verdict == "meets"
     assert "separate budgets" in findings[0]
     shared = combined_finding(_measured(4096, 2240, 2250), expect(CAT.find("aws-gp3"), 100))

@@ -45,6 +45,14 @@ class Measured:
     write_bw_bytes_per_s: float
     read_lat_mean_ns: float | None
     write_lat_mean_ns: float | None
+    read_mix_pct: int | None = None  # fio rwmixread of a mixed workload, when recorded
+
+    @property
+    def read_share(self) -> float:
+        """Share of reads in a mixed test: fio's rwmixread, else the measured share."""
+        if self.read_mix_pct is not None and 0 < self.read_mix_pct < 100:
+            return self.read_mix_pct / 100
+        return self.read_iops / self.iops if self.iops else 0.0
 
     @property
     def iops(self) -> float:
@@ -110,9 +118,14 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
                 write_bw_bytes_per_s=write.bw_bytes_per_s if write else 0.0,
                 read_lat_mean_ns=read.lat_mean_ns if read else None,
                 write_lat_mean_ns=write.lat_mean_ns if write else None,
+                read_mix_pct=_mix(workload.get("rwmixread_pct")),
             )
         )
     return tests, skipped
+
+
+def _mix(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _verdict(ratio: float) -> str:
@@ -144,7 +157,7 @@ def rate_verdict(
         return None
     share = 1.0
     if test.mixed:
-        r = test.read_iops / test.iops
+        r = test.read_share
         if product.rw_limits == "separate":
             share = min(1 / r, 1 / (1 - r))
             reasons.append(f"separate read/write limits: {share:.2f} x cap at {r:.0%} reads")

@@ -89,6 +89,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--wsat-max-rounds", type=click.IntRange(1), default=1440, show_default=True)
 @click.option("--block-sizes", default=None, help="Reduce the IOPS matrix, e.g. 4k,64k.")
 @click.option("--mixes", default=None, help="Reduce the IOPS matrix, e.g. 100/0,0/100.")
+@click.option("--hir-cycles", type=click.IntRange(1), default=360, help="Not 360: non-compliant.")
 @click.option("--toio-grid", default=None, help="Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.")
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
@@ -113,6 +114,7 @@ def pts(
     wsat_max_rounds: int,
     block_sizes: str | None,
     mixes: str | None,
+    hir_cycles: int,
     toio_grid: str | None,
     purge_method: str,
     ata_password: str | None,
@@ -126,7 +128,7 @@ def pts(
     db: str | None,
     fmt: str,
 ) -> None:
-    """SNIA PTS: TEST is iops, throughput, latency, wsat, ecw, dirth or all.
+    """SNIA PTS: TEST is iops, throughput, latency, wsat, hir, ecw, dirth or all.
 
     Each test purges, preconditions and runs rounds until steady state (at most
     25); every round is committed, and `volbench resume RUN` continues a run.
@@ -135,6 +137,7 @@ def pts(
         "cell_seconds": cell_seconds,
         "max_rounds": max_rounds,
         "wsat_max_rounds": wsat_max_rounds,
+        "hir_cycles": hir_cycles,
         "purge": not no_purge,
         "ioengine": ioengine,
     }

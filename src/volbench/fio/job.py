@@ -125,6 +125,10 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
         opts.append(("percentage_random", str(workload.random_pct)))
     if workload.align_bytes is not None:
         opts.append(("blockalign", str(workload.align_bytes)))
+    if workload.thinktime_s is not None:
+        opts.append(("thinktime", _seconds(workload.thinktime_s)))
+    if workload.thinktime_iotime_s is not None:
+        opts.append(("thinktime_iotime", _seconds(workload.thinktime_iotime_s)))
     if workload.rw.is_random:
         opts += [("norandommap", None), ("randrepeat", "0")]
     return opts

@@ -90,6 +90,9 @@ def verify(
         except VolbenchError as exc:
             session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
             raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
+        except KeyboardInterrupt:  # the fio processes got SIGINT and have ended
+            session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+            raise
         session.store.finish_run(run_id, RunStatus.COMPLETED)
     finally:
         cgroup.remove([hierarchy.path(limit.tenant) for limit in limits])

@@ -63,7 +63,7 @@ def scan_sheet(run: RunRecord) -> Sheet:
         title=f"volbench scan {run.id}",
         columns=ZONE_COLUMNS,
         rows=tuple(sheet_rows),
-        document={**run_document(run), "zones": sheet_rows, "summary": summary},
+        document={**run_document(run), "zones": sheet_rows, "summary": summary, "notes": notes},
         notes=tuple(notes),
     )
 

@@ -14,7 +14,7 @@ their grid before the sweep, one cell per TC x QD.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from volbench.model import RW, Workload
 from volbench.plans.pts.options import PtsOptions
@@ -55,6 +55,13 @@ ECW_GRID = (32, 16, 8, 4, 2, 1)
 DIRTH_GRID = (32, 16, 8, 6, 4, 2, 1)
 DIRTH_BS = 8192
 DIRTH_READ_PCT = 65
+
+
+HIR_WAIT_STATES_S = (5, 10, 15, 25, 50)
+HIR_WRITE_S = 5
+HIR_CONTINUOUS_S = 1800
+"""HIR: per wait state, cycles of 5 s of writes + the wait, then 1800 s of writes.
+Times scale with ``--cell-seconds`` / 60 (a 1-minute cell = PTS times)."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,37 @@ def wsat_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
     )
 
 
+def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, ...]:
+    """One HIR wait state: ``hir_cycles`` x (5 s of 4 KiB random writes + the wait),
+    as one fio job (``thinktime`` after ``thinktime_iotime``), then the continuous
+    writes, stonewalled in the same fio process."""
+    scale = options.cell_seconds / 60
+    wait = HIR_WAIT_STATES_S[index]
+    shape: dict[str, object] = {
+        "bs_bytes": 4096, "rwmixread_pct": 0, "iodepth": options.iodepth,
+        "numjobs": options.threads,
+    }  # fmt: skip
+    cycles = Workload(
+        f"hir.idle.w{wait}-cycles",
+        RW.RANDWRITE,
+        size_bytes=active,
+        runtime_s=options.hir_cycles * (HIR_WRITE_S + wait) * scale,
+        thinktime_s=wait * scale,
+        thinktime_iotime_s=HIR_WRITE_S * scale,
+        ioengine=options.ioengine,
+        **shape,  # type: ignore[arg-type]
+    )
+    continuous = Workload(
+        f"hir.idle.w{wait}-cont",
+        RW.RANDWRITE,
+        size_bytes=active,
+        runtime_s=HIR_CONTINUOUS_S * scale,
+        ioengine=options.ioengine,
+        **shape,  # type: ignore[arg-type]
+    )
+    return (cycles, continuous)
+
+
 def _grid_cell(
     options: PtsOptions, active: int, test: str, phase: str, tc: int, qd: int
 ) -> Workload:
@@ -211,7 +249,9 @@ def grid_sweep_cells(options: PtsOptions, active: int, test: str) -> tuple[Workl
     return tuple(_grid_cell(options, active, test, "sweep", tc, qd) for tc, qd in pairs)
 
 
-def ss_cells(options: PtsOptions, active: int, test: str) -> tuple[Workload, ...]:
+def ss_cells(
+    options: PtsOptions, active: int, test: str, phase: str = "ss"
+) -> tuple[Workload, ...]:
     """The cells of one steady-state round (or one WSAT sample) of ``test``."""
     if test == "iops":
         return iops_cells(options, active)
@@ -219,8 +259,9 @@ def ss_cells(options: PtsOptions, active: int, test: str) -> tuple[Workload, ...
         return throughput_cells(options, active)
     if test == "latency":
         return latency_cells(options, active)
-    if test == "wsat":
-        return wsat_cells(options, active)
+    if test in ("wsat", "hir"):
+        cells = wsat_cells(options, active)
+        return tuple(replace(c, name=c.name.replace("wsat.run", f"{test}.{phase}")) for c in cells)
     return grid_ss_cells(options, active, test)
 
 
@@ -230,7 +271,7 @@ def tracked_cells(test: str, cells: tuple[str, ...]) -> tuple[tuple[str, str], .
     IOPS (PTS 2.0.2): (0/100, 4 KiB), (65/35, 64 KiB), (100/0, 1024 KiB), of those
     in the matrix (every cell when the reduced matrix has none of them).
     Throughput: the bandwidth of each cell. Latency: mean response time of
-    RND 4 KiB 0/100. ECW, DIRTH: IOPS of the steady-state cell.
+    RND 4 KiB 0/100. HIR, ECW, DIRTH: IOPS of the steady-state cell.
     """
     if test == "iops":
         wanted = [c for c in ("0-100.4k", "65-35.64k", "100-0.1m") if c in cells]

@@ -194,6 +194,9 @@ def _describe(step: Round, options: PtsOptions) -> str:
         return f"{step.test}: preconditioning (WIPC, 2 x active range, 128 KiB sequential)"
     if step.phase == "ss":
         return f"{step.test}: round {step.index + 1} of at most {options.max_rounds}"
+    if step.phase == "idle":
+        wait = step.workloads[0].thinktime_s or 0.0
+        return f"{step.test}: wait state {step.index + 1} of 5 ({wait:g} s idle per cycle)"
     if step.phase == "sweep":
         return f"{step.test}: demand-intensity sweep, {len(step.workloads)} TC x QD cells"
     return f"{step.test}: sample {step.index + 1} (until 4 x active range written)"

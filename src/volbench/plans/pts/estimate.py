@@ -47,6 +47,12 @@ def estimate(
             rows.append((test, purge_s + round_s, purge_s + round_s * options.wsat_max_rounds))
             continue
         fixed = purge_s + 2 * active / speed
+        if test == "hir":
+            fixed += sum(
+                w.duration_s
+                for i in range(len(catalog.HIR_WAIT_STATES_S))
+                for w in catalog.hir_cells(options, active, i)
+            )
         if test in ("ecw", "dirth"):
             fixed += sum(w.duration_s for w in catalog.grid_sweep_cells(options, active, test))
         rows.append((test, fixed + WINDOW_ROUNDS * round_s, fixed + options.max_rounds * round_s))

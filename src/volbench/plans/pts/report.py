@@ -17,7 +17,7 @@ from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.analysis.steady_state import Verdict
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
-from volbench.plans.pts import state
+from volbench.plans.pts import catalog, state
 from volbench.plans.pts.options import from_record
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
@@ -189,6 +189,45 @@ def wsat_sheet(data: _Run) -> Sheet:
     return _sheet("WSAT: IOPS vs time and vs total GB written", columns, rows, notes)
 
 
+def hir_sheet(data: _Run) -> Sheet:
+    """IOPS per wait state: over the whole cycle cell (fio's figure, idle time
+    included), during the write periods only (4 KiB I/Os / (cycles x write time)),
+    and over the continuous writes after it; against the steady-state IOPS."""
+    window = data.window("hir")
+    baseline = _avg([c.iops for r in window for c in r.cells.values()])
+    scale = data.options.cell_seconds / 60
+    rows = []
+    for r in data.history("hir", "idle"):
+        name = next(n for n in r.cells if n.endswith("-cycles"))
+        wait = int(name[1:].split("-")[0])
+        cycles, cont = r.cells[name], r.cells[f"w{wait}-cont"]
+        write_s = data.options.hir_cycles * catalog.HIR_WRITE_S * scale
+        rows.append(
+            {
+                "wait_s": wait * scale,
+                "cycles": data.options.hir_cycles,
+                "cycle_iops": cycles.iops,
+                "write_period_iops": cycles.io_bytes / 4096 / write_s,
+                "continuous_iops": cont.iops,
+                "steady_state_iops": baseline,
+            }
+        )
+    columns = (
+        Column("wait_s", "Wait (s)", lambda v: f"{float(v):g}", numeric=True),
+        Column("cycles", "Cycles", numeric=True),
+        Column("write_period_iops", "IOPS while writing", fmt_count, numeric=True),
+        Column("cycle_iops", "IOPS incl. idle", fmt_count, numeric=True),
+        Column("continuous_iops", "IOPS after (continuous)", fmt_count, numeric=True),
+        Column("steady_state_iops", "Steady-state IOPS", fmt_count, numeric=True),
+    )
+    notes = (
+        *_steady_notes(data, "hir"),
+        f"times scaled by cell length: write periods {catalog.HIR_WRITE_S * scale:g} s, "
+        f"continuous {catalog.HIR_CONTINUOUS_S * scale:g} s",
+    )
+    return _sheet("HIR: IOPS per wait state", columns, rows, notes)
+
+
 def demand_rows(data: _Run, test: str) -> list[dict[str, Any]]:
     """The sweep: one row per TC x QD, with DIRTH's MaxIOPS/MidIOPS/MinIOPS marked."""
     sweep = data.history(test, "sweep")
@@ -331,6 +370,7 @@ _BUILDERS = {
     "throughput": lambda d: [throughput_sheet(d)],
     "latency": lambda d: [latency_sheet(d)],
     "wsat": lambda d: [wsat_sheet(d)],
+    "hir": lambda d: [hir_sheet(d)],
     "ecw": lambda d: [demand_sheet(d, "ecw")],
     "dirth": lambda d: [demand_sheet(d, "dirth"), dirth_histogram_sheet(d)],
 }

@@ -61,7 +61,7 @@ def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> s
     elif phase == "sweep":
         workloads = catalog.grid_sweep_cells(options, active, test)
     else:
-        workloads = catalog.ss_cells(options, active, test)
+        workloads = catalog.ss_cells(options, active, test, phase)
     return {w.name.split(".", 2)[2] for w in workloads}
 
 
@@ -70,6 +70,10 @@ def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
     round cut short; such a round is run again whole) and WIPC wrote every pass."""
     if stored.test not in options.tests:
         return False
+    if stored.phase == "idle":
+        return any(
+            set(stored.cells) == {f"w{w}-cycles", f"w{w}-cont"} for w in catalog.HIR_WAIT_STATES_S
+        )
     if set(stored.cells) != expected_cells(options, active, stored.test, stored.phase):
         return False
     return stored.phase != "wipc" or all(c.io_bytes >= active for c in stored.cells.values())
@@ -130,10 +134,14 @@ def _next_for(
         written = sum(c.io_bytes for r in history for c in r.cells.values())
         if written >= WSAT_CAPACITY_MULTIPLE * active or len(history) >= options.wsat_max_rounds:
             return None
-        return catalog.Round(test, "run", len(history), catalog.ss_cells(options, active, test))
+        cells = catalog.ss_cells(options, active, test, "run")
+        return catalog.Round(test, "run", len(history), cells)
     ss_count = phases.count("ss")
     if not verdict(test, history).steady and ss_count < options.max_rounds:
         return catalog.Round(test, "ss", ss_count, catalog.ss_cells(options, active, test))
+    idle = phases.count("idle")
+    if test == "hir" and idle < len(catalog.HIR_WAIT_STATES_S):
+        return catalog.Round(test, "idle", idle, catalog.hir_cells(options, active, idle))
     if test in ("ecw", "dirth") and "sweep" not in phases:
         return catalog.Round(test, "sweep", 0, catalog.grid_sweep_cells(options, active, test))
     return None
