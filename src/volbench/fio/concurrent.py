@@ -3,23 +3,31 @@
 The QoS verify plan starts one fio per tenant at the same time; each child first
 joins its tenant's cgroup (``before_exec`` runs in the child between fork and
 exec, so fio and all its job processes start inside the cgroup and not one I/O
-escapes the limits). Every process prints one final JSON document
-(``--output-format=json+``), kept verbatim like :class:`SubprocessRunner` does.
+escapes the limits). Like :class:`~volbench.fio.runner.SubprocessRunner`, every
+fio runs with ``--output-format=json+ --status-interval=1``: the interim
+documents feed only ``on_status`` (the live display), and the final document is
+kept verbatim as the result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from volbench.errors import FioError
 from volbench.fio.executable import fio_path
 from volbench.fio.runner import DocumentSplitter, RawRun
+
+StatusCallback = Callable[[int, dict[str, Any]], None]
+"""``on_status(index of the job, interim document)``; called from reader threads."""
 
 
 @dataclass(frozen=True)
@@ -31,38 +39,71 @@ class ConcurrentJob:
     before_exec: Callable[[], None]
 
 
-def _collect(proc: subprocess.Popen[str], command: tuple[str, ...], timeout_s: float) -> RawRun:
+class _Reader:
+    """Reads one fio's stdout into documents on a thread; stderr on another."""
+
+    def __init__(self, proc: subprocess.Popen[str], index: int, on_status: StatusCallback) -> None:
+        self.splitter = DocumentSplitter()
+        self.stderr = ""
+        self._threads = [
+            threading.Thread(target=self._out, args=(proc, index, on_status), daemon=True),
+            threading.Thread(target=self._err, args=(proc,), daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _out(self, proc: subprocess.Popen[str], index: int, on_status: StatusCallback) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            document = self.splitter.feed(line)
+            if document is not None:
+                with contextlib.suppress(json.JSONDecodeError):
+                    on_status(index, json.loads(document))
+        self.splitter.finish()
+
+    def _err(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self.stderr = proc.stderr.read()
+
+    def join(self) -> None:
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+
+def _finish(
+    proc: subprocess.Popen[str], reader: _Reader, command: tuple[str, ...], timeout_s: float
+) -> RawRun:
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGKILL)  # the fio this module started
-        out, err = proc.communicate()
-    splitter = DocumentSplitter()
-    for line in out.splitlines(keepends=True):
-        splitter.feed(line)
-    splitter.finish()
-    final = splitter.documents and proc.returncode >= 0
+        proc.wait()
+    reader.join()
+    documents = reader.splitter.documents
+    final = documents and proc.returncode >= 0
     return RawRun(
-        output=splitter.documents[-1] if final else "",
+        output=documents[-1] if final else "",
         returncode=proc.returncode,
-        stderr=err,
+        stderr=reader.stderr,
         interrupted=False,
         command=command,
-        text="".join(splitter.text),
+        text="".join(reader.splitter.text),
     )
 
 
-def run_concurrently(jobs: Sequence[ConcurrentJob], timeout_s: float) -> list[RawRun]:
+def run_concurrently(
+    jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: StatusCallback
+) -> list[RawRun]:
     """Start every job's fio at once, wait for all (at most ``timeout_s`` each); results
-    in the order given. Ctrl-C is passed on to every fio (they print what they measured)."""
-    started: list[tuple[subprocess.Popen[str], tuple[str, ...]]] = []
+    in the order given. On Ctrl-C every fio gets SIGINT and is waited for."""
+    started: list[tuple[subprocess.Popen[str], _Reader, tuple[str, ...]]] = []
     try:
-        for job in jobs:
+        for index, job in enumerate(jobs):
             job.workdir.mkdir(parents=True, exist_ok=True)
             path = job.workdir / "job.fio"
             path.write_text(job.job_text)
-            command = (fio_path(), "--output-format=json+", str(path))
+            command = (fio_path(), "--output-format=json+", "--status-interval=1", str(path))
             proc = subprocess.Popen(
                 command,
                 cwd=job.workdir,
@@ -70,17 +111,18 @@ def run_concurrently(jobs: Sequence[ConcurrentJob], timeout_s: float) -> list[Ra
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                bufsize=1,
                 preexec_fn=job.before_exec,
-                start_new_session=True,
+                start_new_session=True,  # Ctrl-C reaches fio only through us
             )
-            started.append((proc, command))
-        return [_collect(proc, command, timeout_s) for proc, command in started]
+            started.append((proc, _Reader(proc, index, on_status), command))
+        return [_finish(proc, reader, command, timeout_s) for proc, reader, command in started]
     except OSError as exc:
         raise FioError(f"cannot start fio: {exc.strerror or exc}") from exc
     except subprocess.SubprocessError as exc:  # the child's hook failed before exec
         raise FioError(f"cannot start fio in its cgroup: {exc}") from exc
     finally:
-        for proc, _ in started:
+        for proc, _, _ in started:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGINT)

@@ -12,6 +12,7 @@ happened.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,11 +26,13 @@ from volbench.errors import FioError, UsageError, VolbenchError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.executable import best_engine, fio_version
 from volbench.fio.job import JobFile, render
+from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, Workload
 from volbench.plans.execution import Session, workload_record
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, tenant_limits
+from volbench.plans.reporter import Reporter
 from volbench.targets import cgroup
 from volbench.targets.host import collect_host
 
@@ -99,6 +102,32 @@ def verify(
     return check_run(session.store.get_run(run_id))
 
 
+class _LiveTotal:
+    """The live display of all tenants at once: their last per-second figures added up."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self._reporter = reporter
+        self._samplers: dict[int, LiveSampler] = {}
+        self._latest: dict[int, LiveSample] = {}
+        self._lock = threading.Lock()
+
+    def status(self, index: int, document: dict[str, Any]) -> None:
+        with self._lock:
+            sample = self._samplers.setdefault(index, LiveSampler()).sample(document)
+            if sample is None:
+                return
+            self._latest[index] = sample
+            self._reporter.sample(
+                LiveSample(
+                    f"{len(self._latest)} tenants",
+                    sum(s.iops for s in self._latest.values()),
+                    sum(s.bw_bytes_per_s for s in self._latest.values()),
+                    None,
+                    sample.interval_s,
+                )
+            )
+
+
 def _run(
     session: Session,
     run_id: int,
@@ -139,7 +168,7 @@ def _run(
         )
     session.reporter.note(f"run {run_id}: {len(jobs)} fio processes at once, logs in {workdir}")
     session.reporter.round_started(0, workloads, options.duration_s)
-    raws = run_concurrently(jobs, timeout_s=options.duration_s + 60)
+    raws = run_concurrently(jobs, options.duration_s + 60, _LiveTotal(session.reporter).status)
     for round_no, (workload, raw) in enumerate(zip(workloads, raws, strict=True)):
         if not raw.output.strip():
             raise FioError(
