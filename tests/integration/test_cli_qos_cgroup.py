@@ -108,6 +108,12 @@ def test_verify_three_tenants_and_host_within_10_pct(
     for raw in stored["fio_outputs"]:
         (job,) = fio_jobs(fio_json(raw))
         fio_iops[job["jobname"]] = job["read"]["iops"]
+        row = tenants[job["jobname"]]  # fio's IOPS samples over time, as fio gave them
+        assert (row["iops_min"], row["iops_max"]) == (
+            job["read"]["iops_min"],
+            job["read"]["iops_max"],
+        )
+        assert row["iops_samples"] == job["read"]["iops_samples"] >= 1
     assert fio_iops == {n: pytest.approx(t["achieved_iops"]) for n, t in tenants.items()}
     assert stored["settings"]["device"] == _devnum(device)
     run_id = str(document["run_id"])

@@ -241,7 +241,8 @@ def verify_command(
     with Store.open(db) as store, contextlib.closing(reporter):
         session = Session(store, runner, reporter, _runs_dir(runs_dir))
         outcome = verify(session, plan, device, options, dict(labels))
-    console.show(verify_sheet(outcome), fmt)
+        raw_outputs = store.get_run(str(outcome.run_id)).raw_outputs
+    console.show(verify_sheet(outcome, raw_outputs), fmt)
     if not outcome.passed:
         raise CheckFailed(
             f"a tenant is more than {tolerance:g} % off its plan (run {outcome.run_id})"

@@ -6,6 +6,7 @@ Planned figures come from the formula C' = (C - C0) x (1 - alpha) x V' / Va
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -183,13 +184,51 @@ def cleared_sheet(removed: Sequence[str], busy: Sequence[str] = ()) -> Sheet:
     )
 
 
-def verify_sheet(result: VerifyResult) -> Sheet:
-    """Planned vs achieved per tenant (fio's IOPS), Jain's index and isolation."""
+def interval_iops(raw_outputs: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per tenant (fio job name): fio's own IOPS samples over time (fio computes IOPS
+    every ``iopsavgtime`` = 500 ms by default) as ``iops_min``, ``iops_max``,
+    ``iops_stddev`` and ``iops_samples`` of the active directions (read + write
+    summed for min/max/stddev would mix windows, so the busiest direction is kept)."""
+    found: dict[str, dict[str, float]] = {}
+    for raw in raw_outputs:
+        try:
+            document = json.loads(raw[raw.index("{") : raw.rindex("}") + 1])
+        except ValueError:
+            continue
+        for job in document.get("jobs", ()):
+            for direction in ("read", "write"):
+                stats = job.get(direction, {})
+                samples = int(stats.get("iops_samples", 0) or 0)
+                name = str(job.get("jobname"))
+                mean = float(stats.get("iops_mean", 0) or 0)
+                if samples and mean > found.get(name, {}).get("iops_mean", 0.0):
+                    found[name] = {
+                        key: float(stats.get(key, 0) or 0)
+                        for key in ("iops_min", "iops_max", "iops_mean", "iops_stddev")
+                    } | {"iops_samples": samples}
+    return found
+
+
+def _fmt_span(value: Any) -> str:
+    low, high = value
+    return f"{low:,.0f} - {high:,.0f}"
+
+
+def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet:
+    """Planned vs achieved per tenant (fio's IOPS), fio's IOPS samples over time
+    (min - max of its samples, one per ``iopsavgtime``), Jain's index and isolation."""
+    over_time = interval_iops(raw_outputs)
     rows = tuple(
         {
             **asdict(c),
             "achieved_mb_per_s": c.achieved_bw_bytes_per_s / MB,
             "verdict": _verdict(asdict(c)),
+            **over_time.get(c.tenant, {}),
+            "iops_span": (
+                (over_time[c.tenant]["iops_min"], over_time[c.tenant]["iops_max"])
+                if c.tenant in over_time
+                else None
+            ),
         }
         for c in result.checks
     )
@@ -201,6 +240,7 @@ def verify_sheet(result: VerifyResult) -> Sheet:
         Column("planned_iops", "Planned IOPS", fmt_count, numeric=True),
         Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
         Column("achieved_mb_per_s", "MB/s", fmt_rate, numeric=True),
+        Column("iops_span", "IOPS over time", _fmt_span, numeric=True),
         Column("error_pct", "Error", fmt_pct, numeric=True),
         Column("verdict", f"Within {tolerance:g} %"),
     )
@@ -228,13 +268,14 @@ def verify_sheet(result: VerifyResult) -> Sheet:
             + f" (achieved >= {100 - tolerance:g} % of planned, all running at once; quiet"
             " tenants ask for their plan only, noisy ones for all their queue depth gets)",
             "achieved = fio's IOPS of each tenant's own fio process (raw JSON stored per tenant:"
-            f" `volbench export {run_id}`)",
+            f" `volbench export {run_id}`); over time = min - max of fio's IOPS samples"
+            " (one per iopsavgtime, 500 ms by default)",
         ),
         flagged_rows=frozenset(i for i, r in enumerate(rows) if r["verdict"] != "ok"),
     )
 
 
-PLAN_SHEETS[PLAN] = lambda run: verify_sheet(check_run(run))
+PLAN_SHEETS[PLAN] = lambda run: verify_sheet(check_run(run), run.raw_outputs)
 
 
 def _verdict(check: Mapping[str, Any]) -> str:
