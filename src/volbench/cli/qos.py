@@ -73,7 +73,7 @@ def plan(
     db: str | None,
     fmt: str,
 ) -> None:
-    """Per-tenant IOPS and bandwidth limits, shares and weights, proportional to size."""
+    """Per-tenant limits, shares and weights, proportional to size."""
     if (capability is None) == (measure is None):
         raise UsageError(
             "give the device's capability: --capability iops=N,bps=SIZE or --measure DEV"
@@ -118,7 +118,7 @@ def predict(
     db: str | None,
     fmt: str,
 ) -> None:
-    """Predicted C' of each tenant for a new configuration (and its error when measured)."""
+    """Predict each tenant's C' (and the error against measured IOPS)."""
     result = make_plan(capability, host_used, tenants, alpha)
     if run_ref is not None:
         with Store.open(db) as store:
@@ -145,8 +145,10 @@ def fit(
     db: str | None,
     fmt: str,
 ) -> None:
-    """Estimate alpha per direction and tenant count from stored verify RUNs, or from one
-    measurement given as --capability, --host-used and --measured of every tenant."""
+    """Estimate alpha from verify RUNs or from one measurement.
+
+    RUNs are pooled per direction and number of tenants; without RUNs, give
+    --capability, --host-used and --measured of every tenant that ran."""
     if runs and (capability is not None or measured):
         raise UsageError("give verify RUNs or --capability/--measured, not both")
     if runs:
@@ -174,7 +176,7 @@ def fit(
 @click.option("--device", required=True, help="Whole block device the limits apply to.")
 @format_option
 def apply(plan_file: str, device: str, fmt: str) -> None:
-    """Create cgroups volbench-<tenant> with the plan's limits on DEVICE (needs root)."""
+    """Create volbench-<tenant> cgroups with a plan's limits."""
     applied = qos_setup.apply_plan(read_plan(plan_file), device)
     hierarchy = f"cgroup v{applied.hierarchy.version} at {applied.hierarchy.root}"
     rows = [{"tenant": w.tenant, "file": w.file, "value": w.value} for w in applied.written]
@@ -185,7 +187,7 @@ def apply(plan_file: str, device: str, fmt: str) -> None:
 @click.argument("plan_file", metavar="[PLAN]", required=False)
 @format_option
 def clear(plan_file: str | None, fmt: str) -> None:
-    """Remove the cgroups of PLAN's tenants, or every cgroup named volbench-*."""
+    """Remove PLAN's cgroups, or every volbench-* cgroup."""
     removed, busy = qos_setup.clear(read_plan(plan_file) if plan_file else None)
     console.show(cleared_sheet(removed, busy), fmt)
 
@@ -230,7 +232,9 @@ def verify_command(
     db: str | None,
     fmt: str,
 ) -> None:
-    """Run every tenant's fio at once in its cgroup; planned vs achieved (exit 1 if off)."""
+    """Run all tenants at once in their cgroups: planned vs achieved.
+
+    Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
     options = VerifyOptions(
         duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet

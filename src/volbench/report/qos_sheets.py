@@ -221,6 +221,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
     rows = tuple(
         {
             **asdict(c),
+            "size_gib": c.size_gib if c.role != "host" else None,
             "achieved_mb_per_s": c.achieved_bw_bytes_per_s / MB,
             "verdict": _verdict(asdict(c)),
             **over_time.get(c.tenant, {}),
