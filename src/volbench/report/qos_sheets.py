@@ -209,6 +209,20 @@ def interval_iops(raw_outputs: Sequence[str]) -> dict[str, dict[str, float]]:
     return found
 
 
+BAR_CELLS = 20
+"""Width of a planned-vs-achieved bar: 20 cells = 100 % of plan."""
+
+
+def fmt_bar(value: Any) -> str:
+    """A ratio as a bar of eighth-blocks (20 cells = 1.0, capped at 1.5) and a percentage:
+    0.97 -> ``███████████████████▍ 97 %``."""
+    ratio = max(0.0, min(float(value), 1.5))
+    eighths = round(ratio * BAR_CELLS * 8)
+    full, rest = divmod(eighths, 8)
+    bar = "█" * full + (" ▏▎▍▌▋▊▉"[rest] if rest else "")
+    return f"{bar:<{int(1.5 * BAR_CELLS) + 1}} {float(value) * 100:.0f} %"
+
+
 def _fmt_span(value: Any) -> str:
     low, high = value
     return f"{low:,.0f} - {high:,.0f}"
@@ -222,6 +236,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
         {
             **asdict(c),
             "size_gib": c.size_gib if c.role != "host" else None,
+            "achieved_ratio": c.achieved_iops / c.planned_iops,
             "achieved_mb_per_s": c.achieved_bw_bytes_per_s / MB,
             "verdict": _verdict(asdict(c)),
             **over_time.get(c.tenant, {}),
@@ -242,6 +257,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
         Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
         Column("achieved_mb_per_s", "MB/s", fmt_rate, numeric=True),
         Column("iops_span", "IOPS over time", _fmt_span, numeric=True),
+        Column("achieved_ratio", "Achieved / planned", fmt_bar),
         Column("error_pct", "Error", fmt_pct, numeric=True),
         Column("verdict", f"Within {tolerance:g} %"),
     )

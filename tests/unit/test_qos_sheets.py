@@ -1,0 +1,49 @@
+"""QoS sheets: bars, fio's IOPS samples over time, and the plan sheet's figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from volbench.analysis.qos import Tenant, make_plan
+from volbench.analysis.qos_document import plan_document
+from volbench.report.export import export
+from volbench.report.qos_sheets import fmt_bar, interval_iops, plan_sheet
+
+
+def test_bar_length_follows_the_ratio() -> None:
+    assert fmt_bar(1.0).startswith("█" * 20 + " ")
+    assert fmt_bar(0.5).startswith("█" * 10 + " ")
+    assert fmt_bar(0.5).endswith(" 50 %")
+    assert fmt_bar(0.0).strip() == "0 %"
+    assert fmt_bar(3.0).count("█") == 30  # capped at 150 %
+    assert fmt_bar(3.0).endswith("300 %")
+
+
+def test_interval_iops_keeps_fios_own_samples_of_the_busiest_direction() -> None:
+    job = {
+        "jobname": "web",
+        "read": {"iops_min": 590, "iops_max": 612, "iops_mean": 601.5, "iops_stddev": 4.2,
+                 "iops_samples": 5},
+        "write": {"iops_min": 0, "iops_max": 0, "iops_mean": 0, "iops_stddev": 0,
+                  "iops_samples": 0},
+    }  # fmt: skip
+    raw = "note: text around fio's JSON\n" + json.dumps({"jobs": [job]})
+    assert interval_iops([raw, "not json"]) == {
+        "web": {
+            "iops_min": 590,
+            "iops_max": 612,
+            "iops_mean": 601.5,
+            "iops_stddev": 4.2,
+            "iops_samples": 5,
+        }
+    }
+
+
+def test_plan_sheet_csv_has_the_formula_figures() -> None:
+    plan = make_plan((3888, 0), (975, 0), [Tenant("a", 40), Tenant("b", 80)])
+    header, first, second = export(plan_sheet(plan, plan_document(plan)), "csv").decode().split()
+    rows = [dict(zip(header.split(","), r.split(","), strict=True)) for r in (first, second)]
+    assert float(rows[0]["iops"]) == pytest.approx(2913 / 3)
+    assert float(rows[1]["share"]) == pytest.approx(2 / 3)
