@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from volbench.targets import cgroup
 
 TENANTS = ("--tenant", "qos-t40:40", "--tenant", "qos-t60:60", "--tenant", "qos-t80:80")
 NAMES = ("qos-t40", "qos-t60", "qos-t80")
+Loop = Callable[..., str]
 
 
 def _left_behind() -> list[Path]:
@@ -77,9 +78,9 @@ def _plan(volbench: Volbench, tmp_path: Path, *args: str) -> Path:
 
 @pytest.mark.usefixtures("own_cgroups")
 def test_verify_three_tenants_and_host_within_10_pct(
-    volbench: Volbench, loop_device: object, tmp_path: Path
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
-    device = loop_device(64)  # type: ignore[operator]
+    device = loop_device(64)
     plan = _plan(
         volbench, tmp_path, "--capability", "iops=3000,bps=100m",
         "--host-reserve", "iops=300,bps=10m", *TENANTS, "--volume-size", "246",
@@ -148,9 +149,9 @@ def test_verify_three_tenants_and_host_within_10_pct(
 
 @pytest.mark.usefixtures("own_cgroups")
 def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
-    volbench: Volbench, loop_device: object, tmp_path: Path
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
-    device = loop_device(32)  # type: ignore[operator]
+    device = loop_device(32)
     plan = _plan(volbench, tmp_path, "--capability", "iops=1800,bps=90m", *TENANTS)
     proc = volbench("qos", "apply", str(plan), "--device", device, "--format", "json")
     assert proc.returncode == 0, proc.stderr
@@ -198,8 +199,8 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
         cgroup.require_root()
 
 
-def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: object) -> None:
-    device = loop_device(32)  # type: ignore[operator]
+def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: Loop) -> None:
+    device = loop_device(32)
     proc = volbench(
         "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:1",
         "--tenant", "b:3", "--runs-dir", str(volbench.runs_dir), "--format", "json",
@@ -217,9 +218,9 @@ def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: obje
 
 @pytest.mark.usefixtures("own_cgroups")
 def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
-    volbench: Volbench, loop_device: object, tmp_path: Path
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
-    device = loop_device(32)  # type: ignore[operator]
+    device = loop_device(32)
     plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)
     proc = volbench(
         "qos", "verify", str(plan), "--device", device, "--duration", "1s",

@@ -8,8 +8,9 @@ import pytest
 
 from volbench.analysis.qos import Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
+from volbench.analysis.qos_results import TenantCheck, VerifyResult
 from volbench.report.export import export
-from volbench.report.qos_sheets import fmt_bar, interval_iops, plan_sheet
+from volbench.report.qos_sheets import fmt_bar, interval_iops, plan_sheet, verify_sheet
 
 
 def test_bar_length_follows_the_ratio() -> None:
@@ -47,3 +48,15 @@ def test_plan_sheet_csv_has_the_formula_figures() -> None:
     rows = [dict(zip(header.split(","), r.split(","), strict=True)) for r in (first, second)]
     assert float(rows[0]["iops"]) == pytest.approx(2913 / 3)
     assert float(rows[1]["share"]) == pytest.approx(2 / 3)
+
+
+def test_verify_sheet_flags_and_names_the_quiet_tenant() -> None:
+    checks = (
+        TenantCheck("a", 40, 600, 450, 450 * 4096, -25.0, False, "quiet"),
+        TenantCheck("b", 80, 1200, 1200, 1200 * 4096, 0.0, True, "noisy"),
+    )
+    sheet = verify_sheet(VerifyResult(9, checks, 0.98, False, 10.0))
+    assert sheet.flagged_rows == frozenset({0})
+    assert "isolation FAILED: quiet tenant a beside noisy ones" in " ".join(sheet.notes)
+    assert sheet.document["tenants"][0]["achieved_ratio"] == pytest.approx(0.75)
+    assert sheet.cells()[0][-1] == "below plan"

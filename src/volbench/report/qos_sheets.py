@@ -276,14 +276,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
         notes=(
             f"Jain's fairness index over achieved/planned of the tenants: {result.jain:.3f}"
             " (1 = fair)",
-            "isolation: "
-            + (
-                "every tenant kept its guarantee"
-                if result.isolated
-                else "a tenant fell below its plan"
-            )
-            + f" (achieved >= {100 - tolerance:g} % of planned, all running at once; quiet"
-            " tenants ask for their plan only, noisy ones for all their queue depth gets)",
+            _isolation_note(result),
             "achieved = fio's IOPS of each tenant's own fio process (raw JSON stored per tenant:"
             f" `volbench export {run_id}`); over time = min - max of fio's IOPS samples"
             " (one per iopsavgtime, 500 ms by default)",
@@ -293,6 +286,15 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
 
 
 PLAN_SHEETS[PLAN] = lambda run: verify_sheet(check_run(run), run.raw_outputs)
+
+
+def _isolation_note(result: VerifyResult) -> str:
+    quiet = [c.tenant for c in result.checks if c.role == "quiet"]
+    who = f"quiet tenant {', '.join(quiet)} beside noisy ones" if quiet else "every tenant"
+    floor = f"{100 - result.tolerance_pct:g} %"
+    if result.isolated:
+        return f"isolation: {who} got at least {floor} of its plan, all running at once"
+    return f"isolation FAILED: {who} got less than {floor} of its plan, all running at once"
 
 
 def _verdict(check: Mapping[str, Any]) -> str:
