@@ -10,7 +10,8 @@ from volbench.analysis.qos import Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import TenantCheck, VerifyResult
 from volbench.report.export import export
-from volbench.report.qos_sheets import fmt_bar, interval_iops, plan_sheet, verify_sheet
+from volbench.report.qos_sheets import plan_sheet
+from volbench.report.qos_verify_sheets import fmt_bar, interval_iops, verify_sheet
 
 
 def test_bar_length_follows_the_ratio() -> None:

@@ -35,8 +35,8 @@ from volbench.report.qos_sheets import (
     fit_sheet,
     plan_sheet,
     predict_sheet,
-    verify_sheet,
 )
+from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.store.repository import Store, default_data_dir
 
 SIZE_GIB_HELP = "NAME:SIZE, size in GiB (40) or with a unit (512m); repeat per tenant."

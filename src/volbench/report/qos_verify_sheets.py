@@ -1,0 +1,135 @@
+"""The sheet of a QoS verify run: planned vs achieved per tenant, fairness, isolation.
+
+Every achieved figure is fio's own (each tenant's fio process, raw JSON stored
+per tenant); planned figures come from the plan stored with the run
+(:mod:`volbench.analysis.qos_results`). Registered for ``volbench show``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from volbench.analysis.qos_results import PLAN, VerifyResult, check_run
+from volbench.report.qos_sheets import MB, fmt_pct
+from volbench.report.run_sheets import PLAN_SHEETS
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
+
+
+def interval_iops(raw_outputs: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per tenant (fio job name): fio's own IOPS samples over time (fio computes IOPS
+    every ``iopsavgtime`` = 500 ms by default) as ``iops_min``, ``iops_max``,
+    ``iops_stddev`` and ``iops_samples`` of the active directions (read + write
+    summed for min/max/stddev would mix windows, so the busiest direction is kept)."""
+    found: dict[str, dict[str, float]] = {}
+    for raw in raw_outputs:
+        try:
+            document = json.loads(raw[raw.index("{") : raw.rindex("}") + 1])
+        except ValueError:
+            continue
+        for job in document.get("jobs", ()):
+            for direction in ("read", "write"):
+                stats = job.get(direction, {})
+                samples = int(stats.get("iops_samples", 0) or 0)
+                name = str(job.get("jobname"))
+                mean = float(stats.get("iops_mean", 0) or 0)
+                if samples and mean > found.get(name, {}).get("iops_mean", 0.0):
+                    found[name] = {
+                        key: float(stats.get(key, 0) or 0)
+                        for key in ("iops_min", "iops_max", "iops_mean", "iops_stddev")
+                    } | {"iops_samples": samples}
+    return found
+
+
+BAR_CELLS = 20
+"""Width of a planned-vs-achieved bar: 20 cells = 100 % of plan."""
+
+
+def fmt_bar(value: Any) -> str:
+    """A ratio as a bar of eighth-blocks (20 cells = 1.0, capped at 1.5) and a percentage:
+    0.97 -> ``███████████████████▍ 97 %``."""
+    ratio = max(0.0, min(float(value), 1.5))
+    eighths = round(ratio * BAR_CELLS * 8)
+    full, rest = divmod(eighths, 8)
+    bar = "█" * full + (" ▏▎▍▌▋▊▉"[rest] if rest else "")
+    return f"{bar:<{int(1.5 * BAR_CELLS) + 1}} {float(value) * 100:.0f} %"
+
+
+def _fmt_span(value: Any) -> str:
+    low, high = value
+    return f"{low:,.0f} - {high:,.0f}"
+
+
+def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet:
+    """Planned vs achieved per tenant (fio's IOPS), fio's IOPS samples over time
+    (min - max of its samples, one per ``iopsavgtime``), Jain's index and isolation."""
+    over_time = interval_iops(raw_outputs)
+    rows = tuple(
+        {
+            **asdict(c),
+            "size_gib": c.size_gib if c.role != "host" else None,
+            "achieved_ratio": c.achieved_iops / c.planned_iops,
+            "achieved_mb_per_s": c.achieved_bw_bytes_per_s / MB,
+            "verdict": _verdict(asdict(c)),
+            **over_time.get(c.tenant, {}),
+            "iops_span": (
+                (over_time[c.tenant]["iops_min"], over_time[c.tenant]["iops_max"])
+                if c.tenant in over_time
+                else None
+            ),
+        }
+        for c in result.checks
+    )
+    tolerance, run_id = result.tolerance_pct, result.run_id
+    columns = (
+        Column("tenant", "Tenant"),
+        Column("role", "Role"),
+        Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
+        Column("planned_iops", "Planned IOPS", fmt_count, numeric=True),
+        Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
+        Column("achieved_mb_per_s", "MB/s", fmt_rate, numeric=True),
+        Column("iops_span", "IOPS over time", _fmt_span, numeric=True),
+        Column("achieved_ratio", "Achieved / planned", fmt_bar),
+        Column("error_pct", "Error", fmt_pct, numeric=True),
+        Column("verdict", f"Within {tolerance:g} %"),
+    )
+    return Sheet(
+        title=f"volbench QoS verify (run {run_id})",
+        columns=columns,
+        rows=rows,
+        document={
+            "schema": "volbench.qos-verify/1",
+            "run_id": run_id,
+            "tenants": list(rows),
+            "jain_index": result.jain,
+            "isolated": result.isolated,
+            "tolerance_pct": tolerance,
+        },
+        notes=(
+            f"Jain's fairness index over achieved/planned of the tenants: {result.jain:.3f}"
+            " (1 = fair)",
+            _isolation_note(result),
+            "achieved = fio's IOPS of each tenant's own fio process (raw JSON stored per tenant:"
+            f" `volbench export {run_id}`); over time = min - max of fio's IOPS samples"
+            " (one per iopsavgtime, 500 ms by default)",
+        ),
+        flagged_rows=frozenset(i for i, r in enumerate(rows) if r["verdict"] != "ok"),
+    )
+
+
+PLAN_SHEETS[PLAN] = lambda run: verify_sheet(check_run(run), run.raw_outputs)
+
+
+def _isolation_note(result: VerifyResult) -> str:
+    quiet = [c.tenant for c in result.checks if c.role == "quiet"]
+    who = f"quiet tenant {', '.join(quiet)} beside noisy ones" if quiet else "every tenant"
+    floor = f"{100 - result.tolerance_pct:g} %"
+    if result.isolated:
+        return f"isolation: {who} got at least {floor} of its plan, all running at once"
+    return f"isolation FAILED: {who} got less than {floor} of its plan, all running at once"
+
+
+def _verdict(check: Mapping[str, Any]) -> str:
+    return "ok" if check["ok"] else ("below plan" if check["error_pct"] < 0 else "above plan")
