@@ -40,6 +40,7 @@ def test_quick_run_against_io1_reports_fios_own_figures(tmp_path: Path) -> None:
         assert row["ratio"] == row["measured"] / 2000
     assert sheet.document["passed"] is True
     assert any("per measured IOPS" in note for note in sheet.notes)
+    assert "latency: the vendor states none, QD 1 tests not checked" in sheet.notes
 
 
 def test_quick_run_against_ucloud_rssd_is_below_and_latency_checked(tmp_path: Path) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recorded import FIO_FIXTURES
+from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.throttle import Point, fingerprint, shared_budget
 from volbench.errors import UsageError
 from volbench.plans.importing import import_file
-from volbench.report.throttle_sheets import fingerprint_sheet, points_by_workload
+from volbench.report.throttle_sheets import fingerprint_sheet, points_by_workload, sample_spread
 from volbench.store.repository import Store
 
 
@@ -81,3 +81,11 @@ def test_stored_runs_with_two_depths_are_refused_with_a_hint(tmp_path: Path) -> 
     assert sorted(p.outstanding for p in groups["randread 4k"]) == [1, 64]
     with pytest.raises(UsageError, match=r"randread 4k: QD \[1, 64\].*more --iodepth"):
         fingerprint_sheet([run])
+
+
+def test_sample_spread_is_fios_own_stddev_over_mean() -> None:
+    raw = (FIO_FIXTURES / "quick" / "round-000.json").read_text()
+    spread = sample_spread([raw])
+    stats = raw_document("quick/round-000.json")["jobs"][1]["read"]
+    assert spread["randread-4k-iops"] == stats["iops_stddev"] / stats["iops_mean"]
+    assert len(spread) == 6

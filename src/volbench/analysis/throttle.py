@@ -33,12 +33,14 @@ MIN_SPAN = 2.0
 
 @dataclass(frozen=True)
 class Point:
-    """One measurement: outstanding I/O, total IOPS and mean latency (ns)."""
+    """One measurement: outstanding I/O, total IOPS and mean latency (ns), and
+    how much IOPS varied between fio's samples within the measurement."""
 
     outstanding: int
     iops: float
     lat_mean_ns: float
     source: str = ""
+    sample_spread: float | None = None  # fio iops_stddev / iops_mean within the test
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ each group with three or more queue depths is fingerprinted by
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,10 +26,32 @@ def _workload_key(workload: dict[str, Any]) -> str:
     return f"{rw} {size}" + (f" {mix}/{100 - int(mix)}" if rw in ("rw", "randrw") and mix else "")
 
 
+def sample_spread(raw_outputs: Sequence[str]) -> dict[str, float]:
+    """Per test: fio's per-interval IOPS spread, iops_stddev / iops_mean of each
+    active direction (fio samples IOPS every 500 ms), the largest over the test's
+    job entries and directions. A rate limiter gives a flat top (a small spread)."""
+    spread: dict[str, float] = {}
+    for raw in raw_outputs:
+        try:
+            document = json.loads(raw[raw.index("{") : raw.rindex("}") + 1])
+        except ValueError:
+            continue
+        for job in document.get("jobs", ()):
+            for direction in ("read", "write"):
+                stats = job.get(direction, {})
+                mean = float(stats.get("iops_mean", 0) or 0)
+                if mean > 0 and stats.get("iops_samples", 0):
+                    value = float(stats.get("iops_stddev", 0)) / mean
+                    name = str(job.get("jobname"))
+                    spread[name] = max(spread.get(name, 0.0), value)
+    return spread
+
+
 def points_by_workload(runs: Sequence[RunRecord]) -> dict[str, list[Point]]:
     """One point per test and run (directions summed; latency IOPS-weighted)."""
     groups: dict[str, list[Point]] = {}
     for run in runs:
+        spread = sample_spread(run.raw_outputs)
         newest: dict[str, int] = {}
         for row in run.results:
             newest[row.test] = max(newest.get(row.test, row.round), row.round)
@@ -44,7 +67,7 @@ def points_by_workload(runs: Sequence[RunRecord]) -> dict[str, list[Point]]:
                 continue
             lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
             outstanding = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
-            point = Point(outstanding, iops, lat, f"run {run.id} {name}")
+            point = Point(outstanding, iops, lat, f"run {run.id} {name}", spread.get(name))
             groups.setdefault(_workload_key(workload), []).append(point)
     return groups
 
@@ -72,6 +95,12 @@ def _shared_findings(results: dict[str, Fingerprint]) -> list[str]:
     return found
 
 
+def _plateau_spread(result: Fingerprint) -> float | None:
+    """Largest per-interval IOPS spread over the plateau points (None: unknown)."""
+    known = [p.sample_spread for p in result.plateau if p.sample_spread is not None]
+    return max(known) if known else None
+
+
 def fingerprint_sheet(runs: Sequence[RunRecord]) -> Sheet:
     """Fingerprint every workload measured at three or more queue depths."""
     groups = points_by_workload(runs)
@@ -96,6 +125,7 @@ def fingerprint_sheet(runs: Sequence[RunRecord]) -> Sheet:
             "cap_stderr_iops": r.cap_stderr_iops if r.limited else None,
             "confidence": r.confidence if r.limited else None,
             "r_squared": r.r_squared,
+            "sample_spread": _plateau_spread(r),
             "plateau": [p.source for p in r.plateau],
             "reason": r.reason,
         }
@@ -108,11 +138,13 @@ def fingerprint_sheet(runs: Sequence[RunRecord]) -> Sheet:
         Column("cap_iops", "cap IOPS", fmt_count, numeric=True),
         Column("cap_stderr_iops", "±", fmt_count, numeric=True),
         Column("confidence", "confidence", lambda v: f"{float(v):.2f}", numeric=True),
+        Column("sample_spread", "per-0.5 s spread", lambda v: f"{float(v):.1%}", numeric=True),
         Column("reason", "reason"),
     )
     findings = _shared_findings(results)
     notes = (
-        "points: fio's IOPS and mean total latency of each stored test (last round)",
+        "points: fio's IOPS and mean total latency of each stored test (last round);"
+        " spread: fio's iops_stddev / iops_mean over its 0.5 s samples (a limiter's flat top)",
         *findings,
     )
     runs_text = ", ".join(str(r.id) for r in runs)
