@@ -27,6 +27,26 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
         "tencent-cloud-premium",
         "tencent-cloud-ssd",
     ]
+    curve = volbench.document(
+        "spec",
+        "curve",
+        "aliyun-cloud-ssd",
+        "tencent-cloud-ssd",
+        "--max-size",
+        "4000",
+        "--points",
+        "3",
+        "--as-of",
+        "2016-12-31",
+    )
+    assert [(p["product"], p["size"], p["iops"]) for p in curve["points"]] == [
+        ("aliyun-cloud-ssd", 20, 600),
+        ("aliyun-cloud-ssd", 2010, 20000),
+        ("aliyun-cloud-ssd", 4000, 20000),
+        ("tencent-cloud-ssd", 1, 24),
+        ("tencent-cloud-ssd", 2000, 24000),
+        ("tencent-cloud-ssd", 4000, 24000),
+    ]
     p20 = volbench.document("spec", "expect", "azure-premium-ssd", "--size", "500")
     assert (p20["iops"], p20["burst_iops"], p20["burst_seconds"]) == (2300, 3500, None)
 

@@ -12,7 +12,7 @@ import pytest
 
 from volbench.errors import UsageError
 from volbench.specs import catalogue, provenance
-from volbench.specs.expectation import expect
+from volbench.specs.expectation import curve_sizes, expect
 from volbench.specs.price import cost
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -109,3 +109,11 @@ def test_every_figure_is_quoted_from_its_source() -> None:
     assert len(found) == 3
     assert "[4.0] not in quote" in found[0] and "quote not in any source" in found[1]
     assert "no source line holds tier (128, 550)" in found[2]
+
+
+def test_curve_sizes_cover_the_range_and_every_tier() -> None:
+    assert curve_sizes(CAT.find("aliyun-cloud-ssd"), 4000, 5) == [20, 1015, 2010, 3005, 4000]
+    azure = curve_sizes(CAT.find("azure-premium-ssd"), 1024, 2)
+    assert azure == [4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    with pytest.raises(UsageError, match="below aws-st1's minimum 125 GiB"):
+        curve_sizes(CAT.find("aws-st1"), 100, 5)

@@ -13,9 +13,15 @@ import click
 from volbench.cli import console
 from volbench.cli.options import Converted, format_option
 from volbench.errors import CheckFailed, UsageError
-from volbench.report.spec_sheets import cost_sheet, expectation_sheet, product_sheet, products_sheet
+from volbench.report.spec_sheets import (
+    cost_sheet,
+    curve_sheet,
+    expectation_sheet,
+    product_sheet,
+    products_sheet,
+)
 from volbench.specs import catalogue, provenance
-from volbench.specs.expectation import check_size, expect
+from volbench.specs.expectation import check_size, curve_sizes, expect
 from volbench.specs.price import HOURS_PER_MONTH, cost
 
 
@@ -103,6 +109,33 @@ def spec_expect(
     found = catalogue.load().find(product)
     values = provisioned_values(provisioned_iops, provisioned_mbps)
     console.show(expectation_sheet(expect(found, size, as_of, values)), fmt)
+
+
+@command.command("curve")
+@click.argument("products", nargs=-1, required=True)
+@click.option("--max-size", type=AMOUNT, required=True, help="Largest size (product's unit).")
+@click.option("--points", type=click.IntRange(2, 1000), default=17, show_default=True)
+@click.option("--as-of", type=DATE, default=None, help="Formulas valid at this date.")
+@provisioned_options
+@format_option
+def spec_curve(
+    products: tuple[str, ...],
+    max_size: float,
+    points: int,
+    as_of: str | None,
+    provisioned_iops: float | None,
+    provisioned_mbps: float | None,
+    fmt: str,
+) -> None:
+    """Expected IOPS and MB/s against size for PRODUCT... (data for seed 000's chart)."""
+    cat = catalogue.load()
+    values = provisioned_values(provisioned_iops, provisioned_mbps)
+    expectations = [
+        expect(product, size, as_of, values)
+        for product in (cat.find(name) for name in products)
+        for size in curve_sizes(product, max_size, points)
+    ]
+    console.show(curve_sheet(expectations), fmt)
 
 
 @command.command("verify")

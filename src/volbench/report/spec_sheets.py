@@ -286,3 +286,30 @@ def cost_sheet(product: Product, size: float, months: float, totals: list[Total]
     }
     title = f"Cost of {product.id} at {size:g} {product.size_unit} for {months:g} month(s)"
     return Sheet(title, columns, tuple(rows), document, notes)
+
+
+def curve_sheet(expectations: list[Expectation]) -> Sheet:
+    """Expected IOPS and throughput against size (the data of seed 000's chart)."""
+    rows = tuple(
+        {
+            "product": e.product.id,
+            "size": e.size,
+            "size_unit": e.product.size_unit,
+            "edition_from": e.edition.from_date,
+            "iops": e.iops,
+            "throughput_mb_s": None
+            if e.throughput_bytes_per_s is None
+            else e.throughput_bytes_per_s / 1e6,
+        }
+        for e in expectations
+    )
+    columns = (
+        Column("product", "product"),
+        Column("size", "size", lambda v: f"{float(v):,.0f}", numeric=True),
+        Column("size_unit", "unit"),
+        Column("edition_from", "formula from"),
+        Column("iops", "IOPS", fmt_count, numeric=True),
+        Column("throughput_mb_s", "MB/s", lambda v: f"{float(v):,.1f}", numeric=True),
+    )
+    notes = ("throughput in MB/s (10^6 B/s), converted from MiB/s where the vendor uses it",)
+    return Sheet("Expected performance by size", columns, rows, {"points": list(rows)}, notes)

@@ -121,3 +121,21 @@ def _unit_bytes(unit: str) -> float:
         return THROUGHPUT_UNIT_BYTES[unit]
     except KeyError:
         raise UsageError(f"unknown throughput unit {unit!r} in the catalogue") from None
+
+
+def curve_sizes(product: Product, max_size: float, points: int) -> list[float]:
+    """``points`` sizes evenly spread from the product's minimum to ``max_size``
+    (capped at its maximum), whole units, plus every tier boundary in range."""
+    high = min(max_size, product.max_size)
+    if high < product.min_size:
+        raise UsageError(
+            f"--max-size {max_size:g} is below {product.id}'s minimum"
+            f" {product.min_size:g} {product.size_unit}"
+        )
+    step = (high - product.min_size) / max(points - 1, 1)
+    sizes = {float(round(product.min_size + i * step)) for i in range(points)}
+    for edition in product.editions:
+        for figure in (edition.iops, edition.throughput):
+            tiers = figure.tiers if figure is not None else ()
+            sizes |= {s for s, _ in tiers if product.min_size <= s <= high}
+    return sorted(s for s in sizes if product.min_size <= s <= high)
