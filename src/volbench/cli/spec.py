@@ -13,8 +13,8 @@ import click
 from volbench.cli import console
 from volbench.cli.options import Converted, format_option
 from volbench.errors import CheckFailed, UsageError
+from volbench.report.cost_sheets import cost_sheet
 from volbench.report.spec_sheets import (
-    cost_sheet,
     curve_sheet,
     expectation_sheet,
     product_sheet,
