@@ -41,7 +41,8 @@ def _tables(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     device = loop_device(64)
-    args = _pts(volbench, device, "all", "--block-sizes", "4k,1024k", "--mixes", "100/0,0/100")
+    tests = "iops,throughput,latency,wsat,ecw,dirth"  # all but HIR (below, shorter cells)
+    args = _pts(volbench, device, tests, "--block-sizes", "4k,1024k", "--mixes", "100/0,0/100")
     proc = volbench(*args, "--toio-grid", "4,1", "--format", "json", timeout=400)
     assert proc.returncode == 0, proc.stderr
     assert "estimate:" in proc.stderr and "purged (discard" in proc.stderr
@@ -91,6 +92,21 @@ def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     assert report.returncode == 0 and "## Steady state (PTS 5-round window)" in report.stdout
 
 
+def test_hir_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
+    device = loop_device(32)
+    args = _pts(volbench, device, "hir", "--hir-cycles", "3")
+    proc = volbench(*args, "--cell-seconds", "100ms", "--format", "json", timeout=200)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert any("3 cycles per wait state" in line for line in document["header"])
+    rows = _tables(document)["HIR: IOPS per wait state"]["rows"]
+    assert [r["wait_s"] * 600 for r in rows] == pytest.approx([5, 10, 15, 25, 50])
+    for row in rows:
+        assert row["continuous_iops"] > 0 and row["steady_state_iops"] > 0
+        assert row["write_period_iops"] > row["cycle_iops"] > 0  # idle time lowers fio's figure
+    assert "hir" in document["steady_state"]
+
+
 def _committed(db: Path) -> int:
     if not db.exists():
         return 0
@@ -112,13 +128,13 @@ def test_killed_mid_round_resumes_without_lost_or_repeated_rounds(
 ) -> None:
     device = loop_device(64)
     args = _pts(volbench, device, "iops", "--block-sizes", "4k,64k", "--mixes", "100/0,0/100")
-    proc = volbench.start(*args, "--cell-seconds", "1")
+    proc = volbench.start(*args)
     try:
         deadline = time.monotonic() + 120
         while _committed(volbench.db) < 3 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _committed(volbench.db) >= 3
-        time.sleep(1.5)  # in the middle of the next round's cells
+        time.sleep(0.8)  # in the middle of the next round's cells (4 x 0.5 s)
         fio = _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
         for pid in fio:  # fio runs in its own session: stop the one this test started

@@ -39,12 +39,14 @@ def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000
 
 
 def test_parse_tests_all_unknown_and_unimplemented() -> None:
-    assert parse_tests(["all"]) == ("iops", "throughput", "latency", "wsat", "ecw", "dirth")
+    assert parse_tests(["all"]) == (
+        "iops", "throughput", "latency", "wsat", "hir", "ecw", "dirth",
+    )  # fmt: skip
     assert parse_tests(["dirth,iops", "iops"]) == ("iops", "dirth")
     with pytest.raises(UsageError, match="unknown PTS test 'iosp'"):
         parse_tests(["iosp"])
     with pytest.raises(UsageError, match="not implemented"):
-        parse_tests(["hir"])
+        parse_tests(["xsr"])
 
 
 def test_profile_defaults_and_conflicts() -> None:
@@ -137,6 +139,19 @@ def test_partial_round_is_ignored_and_wsat_stops_at_four_times_capacity() -> Non
         results.append(_row(samples, step.workloads[0].name, 1.0, io_bytes=ACTIVE // 2))
         samples += 1
     assert samples == 8  # 8 x half the range = 4 x the range
+
+
+def test_hir_runs_five_wait_states_after_steady_state() -> None:
+    options = PtsOptions(tests=("hir",), cell_seconds=6.0, hir_cycles=10)
+    results: list[StoredResult] = []
+    phases = []
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        phases.append(step.phase)
+        _commit(results, step)
+    assert phases == ["wipc"] + ["ss"] * 5 + ["idle"] * 5
+    cycles, continuous = catalog.hir_cells(options, ACTIVE, 4)  # 50 s wait, scaled by 6/60
+    assert cycles.thinktime_s == pytest.approx(5.0) and cycles.thinktime_iotime_s == 0.5
+    assert cycles.runtime_s == pytest.approx(10 * 5.5) and continuous.runtime_s == 180
 
 
 def test_estimate_brackets_five_to_max_rounds() -> None:
