@@ -42,6 +42,17 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+BUFFERED_PREFIX = "buffered."
+"""Test names of buffered (page-cache) twins of direct workloads start with this."""
+
+
+def split_cache_mode(test: str) -> tuple[str, str]:
+    """A stored test name -> (cache mode "direct" | "buffered", the name without it)."""
+    if test.startswith(BUFFERED_PREFIX):
+        return "buffered", test[len(BUFFERED_PREFIX) :]
+    return "direct", test
+
+
 DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
 """fio's directions; ``mixed`` appears with ``unified_rw_reporting``."""
 

@@ -44,3 +44,21 @@ def test_unknown_spec_is_one_line(volbench: Volbench) -> None:
     proc = volbench("run", "iometer", "--target", str(volbench.home / "x.img"), "--spec", "nope")
     assert "unknown access spec 'nope'" in error_line(proc, 2)
     assert not (volbench.home / "x.img").exists()
+
+
+def test_cache_both_runs_buffered_twins_and_warns_when_they_differ(volbench: Volbench) -> None:
+    proc = volbench(
+        "run", "iometer", "--target", str(volbench.home / "c.img"), "--size", "32m",
+        "--spec", "8k-random-read", "--workers", "1", "--runtime", "1s", "--ramp-time", "0",
+        "--cache", "both", "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    specs = {r["spec"]: r for r in document["specs"]}
+    assert set(specs) == {"8k-random-read", "buffered.8k-random-read"}
+    raw = {j["jobname"]: j for j in json.loads(document["fio_outputs"][0])["jobs"]}
+    assert raw["8k-random-read.w1"]["job options"]["direct"] == "1"
+    assert raw["buffered.8k-random-read.w1"]["job options"]["direct"] == "0"
+    ratio = specs["buffered.8k-random-read"]["iops"] / specs["8k-random-read"]["iops"]
+    warned = any(n.startswith("warning: 8k-random-read.w1 buffered") for n in document["notes"])
+    assert warned == (ratio > 2 or ratio < 0.5)

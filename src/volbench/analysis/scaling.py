@@ -29,6 +29,7 @@ class ScalingPoint:
     bw_bytes_per_s: float
     lat_mean_ns: float | None
     lat_p99_ns: float | None
+    tag: str = ""  # e.g. "buffered": points of one series share a tag
 
     @property
     def outstanding(self) -> int:
@@ -36,7 +37,8 @@ class ScalingPoint:
 
     @property
     def label(self) -> str:
-        return f"QD{self.iodepth}x{self.numjobs}"
+        base = f"QD{self.iodepth}x{self.numjobs}"
+        return f"{base} {self.tag}" if self.tag else base
 
 
 def peak(points: Sequence[ScalingPoint]) -> ScalingPoint:

@@ -16,6 +16,7 @@ from volbench.cli import console
 from volbench.cli.options import POSITIVE_SIZE, db_option, format_option, label_option
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.model import RunStatus, TargetInfo
+from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.execution import PlanSpec, Session, execute
 from volbench.plans.preparation import prepare_target
 from volbench.report.run_sheets import sheet_for
@@ -37,6 +38,7 @@ class TargetChoice:
     destroy_data: str | None
     force: bool
     runs_dir: str | None
+    cache: str
     replay: str | None
     db: str | None
     fmt: str
@@ -66,6 +68,13 @@ def target_options(function: F) -> F:
         ),
         click.option("--force", is_flag=True, help="Overwrite a file volbench did not create."),
         click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go."),
+        click.option(
+            "--cache",
+            type=click.Choice(MODES),
+            default="direct",
+            show_default=True,
+            help="direct I/O, buffered (page cache), or both side by side.",
+        ),
         click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True),
         db_option,
         format_option,
@@ -98,6 +107,7 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     if choice.target == DEFAULT_TARGET:  # the embedded default: volbench's own folder
         Path(choice.target).parent.mkdir(exist_ok=True)
     if isinstance(plan, PlanSpec):
+        plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
     reporter = console.ProgressReporter()
     with Store.open(choice.db) as store, contextlib.closing(reporter):
@@ -106,7 +116,7 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
         )
         runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs_dir)
-        spec = plan if isinstance(plan, PlanSpec) else plan(info)
+        spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
         outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
         console.show(sheet_for(store.get_run(str(outcome.run_id))), choice.fmt)
     if outcome.status is RunStatus.INTERRUPTED:

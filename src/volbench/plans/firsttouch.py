@@ -14,16 +14,9 @@ from dataclasses import asdict, dataclass
 
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.report.firsttouch_sheets import PASSES
 
 NAME = "firsttouch"
-PASSES = ("first-pass", "second-pass")
-
-CAVEATS = (
-    "the region must not have been read since the volume was created or restored; "
-    "a second run over the same region measures nothing",
-    "sparse files and thin devices return unallocated blocks without reading them: "
-    "there the first pass can be the fast one",
-)
 
 
 @dataclass(frozen=True)

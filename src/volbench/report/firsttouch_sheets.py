@@ -5,9 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from volbench.model import RunRecord
-from volbench.plans.firsttouch import CAVEATS, PASSES
 from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+
+PASSES = ("first-pass", "second-pass")
+"""The two reads of the same region, in order (the plan's test names)."""
+
+CAVEATS = (
+    "the region must not have been read since the volume was created or restored; "
+    "a second run over the same region measures nothing",
+    "sparse files and thin devices return unallocated blocks without reading them: "
+    "there the first pass can be the fast one",
+)
 
 COLUMNS = (
     Column("test", "Pass"),

@@ -11,7 +11,7 @@ from typing import Any
 
 from volbench.analysis.scaling import KNEE_FRACTION, knee, peak
 from volbench.model import RunRecord
-from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.run_sheets import MB, PLAN_SHEETS, cache_notes, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.report.sweep_sheets import sweep_points
 
@@ -67,6 +67,7 @@ def iometer_sheet(run: RunRecord) -> Sheet:
                     else "; IOPS still grows with workers"
                 )
             )
+    notes += cache_notes(rows)
     return Sheet(
         title=f"volbench iometer {run.id}",
         columns=COLUMNS,

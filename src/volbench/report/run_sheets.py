@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from volbench.analysis.littles_law import TOLERANCE, check
-from volbench.model import RunRecord, StoredResult
+from volbench.model import RunRecord, StoredResult, split_cache_mode
 from volbench.report.sheet import (
     Column,
     Sheet,
@@ -96,6 +96,31 @@ RESULT_COLUMNS = (
 )
 
 
+CACHE_RATIO_WARNING = 2.0
+"""Buffered vs direct IOPS differing by more than this factor get a warning."""
+
+
+def cache_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Warnings where a buffered test's IOPS differ from its direct twin's by > 2x."""
+    totals: dict[str, float] = {}
+    for row in rows:
+        totals[row["test"]] = totals.get(row["test"], 0.0) + float(row["iops"])
+    notes = []
+    for test, iops in totals.items():
+        mode, name = split_cache_mode(test)
+        direct = totals.get(name)
+        if mode != "buffered" or not direct or not iops:
+            continue
+        ratio = iops / direct
+        if ratio > CACHE_RATIO_WARNING or ratio < 1 / CACHE_RATIO_WARNING:
+            notes.append(
+                f"warning: {name} buffered {fmt_count(iops)} IOPS vs direct "
+                f"{fmt_count(direct)} IOPS ({ratio:.1f}x): buffered figures measure the "
+                f"host's memory and page cache, not the device"
+            )
+    return notes
+
+
 def run_document(run: RunRecord) -> dict[str, Any]:
     """The stable JSON form of a run (schema ``volbench.run/1``)."""
     return {
@@ -130,6 +155,7 @@ def run_sheet(run: RunRecord) -> Sheet:
         notes.append(f"note: {run.error}")
     if "clat" in lat_kinds:
         notes.append("latency: fio completion latency (clat); Little's law needs total latency")
+    notes += cache_notes(rows)
     if any(r.get("littles_law") not in (None, "ok") for r in rows):
         notes.append(
             "Little's law: in flight = IOPS x mean latency; flagged when it differs from "

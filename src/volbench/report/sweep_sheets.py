@@ -17,8 +17,8 @@ from volbench.analysis.scaling import (
     peak,
     saturation_sentence,
 )
-from volbench.model import RunRecord
-from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.model import RunRecord, split_cache_mode
+from volbench.report.run_sheets import MB, PLAN_SHEETS, cache_notes, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 
@@ -37,7 +37,9 @@ def sweep_points(rows: list[dict[str, Any]]) -> list[tuple[ScalingPoint, dict[st
             else None
         )
         p99s = [r["lat_p99_ns"] for r in group if r.get("lat_p99_ns") is not None]
+        mode, _ = split_cache_mode(group[0]["test"])
         point = ScalingPoint(
+            tag="" if mode == "direct" else mode,
             iodepth=int(group[0]["iodepth"]),
             numjobs=int(group[0]["numjobs"]),
             iops=iops,
@@ -47,6 +49,38 @@ def sweep_points(rows: list[dict[str, Any]]) -> list[tuple[ScalingPoint, dict[st
         )
         points.append((point, group[0]))
     return points
+
+
+def _series_notes(
+    points: list[ScalingPoint],
+    tag: str,
+    marks: dict[str, list[str]],
+    target: float | None,
+    which: str,
+) -> list[str]:
+    """Knee, saturation and latency-target notes of one series (direct or buffered)."""
+    prefix = f"{tag}: " if tag else ""
+    top, bend = peak(points), knee(points)
+    marks.setdefault(top.label, []).append("peak")
+    marks.setdefault(bend.label, []).append("knee")
+    notes = [
+        f"{prefix}saturation knee: {bend.outstanding} outstanding I/O ({bend.label}) reaches "
+        f"{KNEE_FRACTION:.0%} of the peak {fmt_count(top.iops)} IOPS ({top.label})"
+    ]
+    sentence = saturation_sentence(points)
+    if sentence:
+        notes.append(prefix + sentence)
+    if target:
+        best = best_under_latency(points, float(target), which)
+        limit = f"{which} latency < {fmt_latency(target)}"
+        if best is None:
+            notes.append(f"{prefix}no point keeps {limit}")
+        else:
+            marks.setdefault(best.label, []).append(f"best with {limit}")
+            notes.append(
+                f"{prefix}highest IOPS with {limit}: {fmt_count(best.iops)} at {best.label}"
+            )
+    return notes
 
 
 COLUMNS = (
@@ -66,31 +100,17 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     """The sweep table with knee, peak, saturation and latency-target notes."""
     rows = result_rows(run)
     measured = sweep_points(rows)
-    points = [p for p, _ in measured]
     settings = run.settings.get("sweep", {})
     target = settings.get("latency_target_ns")
     which = str(settings.get("latency_percentile", "mean"))
     notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.get('path')}"]
     marks: dict[str, list[str]] = {}
-    if points:
-        top, bend = peak(points), knee(points)
-        marks.setdefault(top.label, []).append("peak")
-        marks.setdefault(bend.label, []).append("knee")
-        notes.append(
-            f"saturation knee: {bend.outstanding} outstanding I/O ({bend.label}) reaches "
-            f"{KNEE_FRACTION:.0%} of the peak {fmt_count(top.iops)} IOPS ({top.label})"
-        )
-        sentence = saturation_sentence(points)
-        if sentence:
-            notes.append(sentence)
-        if target:
-            best = best_under_latency(points, float(target), which)
-            limit = f"{which} latency < {fmt_latency(target)}"
-            if best is None:
-                notes.append(f"no point keeps {limit}")
-            else:
-                marks.setdefault(best.label, []).append(f"best with {limit}")
-                notes.append(f"highest IOPS with {limit}: {fmt_count(best.iops)} at {best.label}")
+    series: dict[str, list[ScalingPoint]] = {}
+    for point, _ in measured:
+        series.setdefault(point.tag, []).append(point)
+    for tag, points in series.items():
+        notes += _series_notes(points, tag, marks, target, which)
+    notes += cache_notes(rows)
     sheet_rows = []
     for point, row in measured:
         sheet_rows.append(

@@ -26,6 +26,10 @@ def _workload_key(workload: dict[str, Any]) -> str:
     return f"{rw} {size}" + (f" {mix}/{100 - int(mix)}" if rw in ("rw", "randrw") and mix else "")
 
 
+MIN_SAMPLES = 3
+"""Fewer of fio's IOPS samples than this give no spread (one sample has stddev 0)."""
+
+
 def sample_spread(raw_outputs: Sequence[str]) -> dict[str, float]:
     """Per test: fio's per-interval IOPS spread, iops_stddev / iops_mean of each
     active direction (fio samples IOPS every 500 ms), the largest over the test's
@@ -40,7 +44,7 @@ def sample_spread(raw_outputs: Sequence[str]) -> dict[str, float]:
             for direction in ("read", "write"):
                 stats = job.get(direction, {})
                 mean = float(stats.get("iops_mean", 0) or 0)
-                if mean > 0 and stats.get("iops_samples", 0):
+                if mean > 0 and stats.get("iops_samples", 0) >= MIN_SAMPLES:
                     value = float(stats.get("iops_stddev", 0)) / mean
                     name = str(job.get("jobname"))
                     spread[name] = max(spread.get(name, 0.0), value)

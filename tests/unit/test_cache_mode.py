@@ -1,0 +1,45 @@
+"""Cache modes: buffered twins of direct workloads and the >2x warning."""
+
+from __future__ import annotations
+
+import pytest
+
+from volbench.errors import UsageError
+from volbench.model import RW, Workload, split_cache_mode
+from volbench.plans.cache_mode import with_cache_mode
+from volbench.plans.execution import PlanSpec
+from volbench.report.run_sheets import cache_notes
+
+PLAN = PlanSpec("p", ((Workload("a", RW.RANDREAD), Workload("b", RW.WRITE)),))
+
+
+def test_modes_rewrite_the_rounds() -> None:
+    assert with_cache_mode(PLAN, "direct") is PLAN
+    buffered = with_cache_mode(PLAN, "buffered")
+    assert [(w.name, w.direct) for w in buffered.rounds[0]] == [
+        ("buffered.a", False), ("buffered.b", False),
+    ]  # fmt: skip
+    both = with_cache_mode(PLAN, "both")
+    assert [(w.name, w.direct) for w in both.rounds[0]] == [
+        ("a", True), ("b", True), ("buffered.a", False), ("buffered.b", False),
+    ]  # fmt: skip
+    assert both.settings["cache"] == "both"
+    with pytest.raises(UsageError, match="unknown cache mode"):
+        with_cache_mode(PLAN, "cached")
+    assert split_cache_mode("buffered.qd1-jobs1") == ("buffered", "qd1-jobs1")
+    assert split_cache_mode("qd1-jobs1") == ("direct", "qd1-jobs1")
+
+
+def test_warning_only_beyond_twice_the_direct_figure() -> None:
+    rows = [
+        {"test": "a", "iops": 10_000.0},
+        {"test": "buffered.a", "iops": 90_000.0},
+        {"test": "b", "iops": 10_000.0},
+        {"test": "buffered.b", "iops": 19_000.0},
+        {"test": "c", "iops": 10_000.0},
+        {"test": "buffered.c", "iops": 4_000.0},
+    ]
+    notes = cache_notes(rows)
+    assert len(notes) == 2
+    assert notes[0].startswith("warning: a buffered 90,000 IOPS vs direct 10,000 IOPS (9.0x)")
+    assert "(0.4x)" in notes[1] and notes[1].startswith("warning: c buffered")
