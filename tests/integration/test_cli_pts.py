@@ -107,6 +107,20 @@ def test_hir_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     assert "hir" in document["steady_state"]
 
 
+def test_xsr_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
+    device = loop_device(32)
+    args = _pts(volbench, device, "xsr", "--xsr-cells", "3")
+    proc = volbench(*args, "--format", "json", timeout=200)
+    assert proc.returncode == 0, proc.stderr
+    table = _tables(json.loads(proc.stdout))["XSR: throughput and response time vs time"]
+    rows = table["rows"]
+    assert [r["group"] for r in rows] == ["g1-seq1m"] * 3 + ["g2-rnd8k"] * 3 + ["g3-seq1m"] * 3
+    times = [r["elapsed_s"] for r in rows]
+    assert times == sorted(times) and times[-1] == pytest.approx(4.5, rel=0.05)
+    assert all(r["bw_bytes_per_s"] > 0 and r["lat_mean_ns"] > 0 for r in rows)
+    assert table["recovery_s"] is None or 0 < table["recovery_s"] <= 1.5 + 1e-6
+
+
 def _committed(db: Path) -> int:
     if not db.exists():
         return 0

@@ -38,15 +38,15 @@ def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000
         results.append(_row(round_no, w.name, iops, ACTIVE if step.phase == "wipc" else 4096))
 
 
-def test_parse_tests_all_unknown_and_unimplemented() -> None:
+def test_parse_tests_all_unknown_and_empty() -> None:
     assert parse_tests(["all"]) == (
-        "iops", "throughput", "latency", "wsat", "hir", "ecw", "dirth",
+        "iops", "throughput", "latency", "wsat", "hir", "xsr", "ecw", "dirth",
     )  # fmt: skip
     assert parse_tests(["dirth,iops", "iops"]) == ("iops", "dirth")
     with pytest.raises(UsageError, match="unknown PTS test 'iosp'"):
         parse_tests(["iosp"])
-    with pytest.raises(UsageError, match="not implemented"):
-        parse_tests(["xsr"])
+    with pytest.raises(UsageError, match="name at least one"):
+        parse_tests([","])
 
 
 def test_profile_defaults_and_conflicts() -> None:
@@ -152,6 +152,20 @@ def test_hir_runs_five_wait_states_after_steady_state() -> None:
     cycles, continuous = catalog.hir_cells(options, ACTIVE, 4)  # 50 s wait, scaled by 6/60
     assert cycles.thinktime_s == pytest.approx(5.0) and cycles.thinktime_iotime_s == 0.5
     assert cycles.runtime_s == pytest.approx(10 * 5.5) and continuous.runtime_s == 180
+
+
+def test_xsr_runs_three_access_groups_after_a_purge() -> None:
+    options = PtsOptions(tests=("xsr",), xsr_cells=4)
+    results: list[StoredResult] = []
+    steps = []
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        steps.append(step)
+        _commit(results, step)
+    assert [(s.phase, s.index, s.purge) for s in steps] == [
+        ("group", 0, True), ("group", 1, False), ("group", 2, False),
+    ]  # fmt: skip
+    shapes = [(s.workloads[0].rw.value, s.workloads[0].bs_bytes, len(s.workloads)) for s in steps]
+    assert shapes == [("write", 1048576, 4), ("randwrite", 8192, 4), ("write", 1048576, 4)]
 
 
 def test_estimate_brackets_five_to_max_rounds() -> None:

@@ -90,6 +90,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--block-sizes", default=None, help="Reduce the IOPS matrix, e.g. 4k,64k.")
 @click.option("--mixes", default=None, help="Reduce the IOPS matrix, e.g. 100/0,0/100.")
 @click.option("--hir-cycles", type=click.IntRange(1), default=360, help="Not 360: non-compliant.")
+@click.option("--xsr-cells", type=click.IntRange(1), default=60, help="Cells per XSR group.")
 @click.option("--toio-grid", default=None, help="Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.")
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
@@ -115,6 +116,7 @@ def pts(
     block_sizes: str | None,
     mixes: str | None,
     hir_cycles: int,
+    xsr_cells: int,
     toio_grid: str | None,
     purge_method: str,
     ata_password: str | None,
@@ -128,7 +130,7 @@ def pts(
     db: str | None,
     fmt: str,
 ) -> None:
-    """SNIA PTS: TEST is iops, throughput, latency, wsat, hir, ecw, dirth or all.
+    """SNIA PTS: TEST is iops, throughput, latency, wsat, hir, xsr, ecw, dirth or all.
 
     Each test purges, preconditions and runs rounds until steady state (at most
     25); every round is committed, and `volbench resume RUN` continues a run.
@@ -138,6 +140,7 @@ def pts(
         "max_rounds": max_rounds,
         "wsat_max_rounds": wsat_max_rounds,
         "hir_cycles": hir_cycles,
+        "xsr_cells": xsr_cells,
         "purge": not no_purge,
         "ioengine": ioengine,
     }

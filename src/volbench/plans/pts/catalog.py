@@ -64,6 +64,11 @@ HIR_CONTINUOUS_S = 1800
 Times scale with ``--cell-seconds`` / 60 (a 1-minute cell = PTS times)."""
 
 
+XSR_GROUPS = (("g1-seq1m", RW.WRITE, 1048576), ("g2-rnd8k", RW.RANDWRITE, 8192),
+              ("g3-seq1m", RW.WRITE, 1048576))  # fmt: skip
+"""XSR access groups: SEQ 1024 KiB write -> RND 8 KiB write -> SEQ 1024 KiB write."""
+
+
 @dataclass(frozen=True)
 class Round:
     """One round to run: which test and phase, its cells, and whether to purge first."""
@@ -211,6 +216,26 @@ def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, .
         **shape,  # type: ignore[arg-type]
     )
     return (cycles, continuous)
+
+
+def xsr_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, ...]:
+    """One XSR access group: ``xsr_cells`` consecutive cells (throughput and response
+    time vs time at cell resolution), one fio process, no gaps but fio's own."""
+    label, rw, bs = XSR_GROUPS[index]
+    sequential = not rw.is_random
+    return tuple(
+        _cell(
+            options,
+            active,
+            f"xsr.group.{label}.c{n:03d}",
+            rw,
+            bs_bytes=bs,
+            rwmixread_pct=0,
+            iodepth=options.threads * options.iodepth if sequential else options.iodepth,
+            numjobs=1 if sequential else options.threads,
+        )
+        for n in range(1, options.xsr_cells + 1)
+    )
 
 
 def _grid_cell(

@@ -194,6 +194,8 @@ def _describe(step: Round, options: PtsOptions) -> str:
         return f"{step.test}: preconditioning (WIPC, 2 x active range, 128 KiB sequential)"
     if step.phase == "ss":
         return f"{step.test}: round {step.index + 1} of at most {options.max_rounds}"
+    if step.phase == "group":
+        return f"{step.test}: access group {step.index + 1} of 3, {len(step.workloads)} cells"
     if step.phase == "idle":
         wait = step.workloads[0].thinktime_s or 0.0
         return f"{step.test}: wait state {step.index + 1} of 5 ({wait:g} s idle per cycle)"

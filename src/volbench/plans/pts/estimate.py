@@ -43,6 +43,12 @@ def estimate(
     rows = []
     for test in options.tests:
         round_s = catalog.Round(test, "ss", 0, catalog.ss_cells(options, active, test)).planned_s
+        if test == "xsr":
+            total = sum(
+                w.duration_s for i in range(3) for w in catalog.xsr_cells(options, active, i)
+            )
+            rows.append((test, purge_s + total, purge_s + total))
+            continue
         if test == "wsat":
             rows.append((test, purge_s + round_s, purge_s + round_s * options.wsat_max_rounds))
             continue

@@ -228,6 +228,61 @@ def hir_sheet(data: _Run) -> Sheet:
     return _sheet("HIR: IOPS per wait state", columns, rows, notes)
 
 
+XSR_RECOVERED_FRACTION = 0.9
+"""XSR recovery: group 3 has recovered at the first cell with at least 90% of the
+throughput of group 1's last five cells (volbench's definition; PTS shows the plot)."""
+
+
+def xsr_recovery_s(groups: Sequence[state.StoredRound]) -> float | None:
+    """Seconds from the start of access group 3 to the end of its first recovered cell."""
+    if len(groups) < 3:
+        return None
+    first = list(groups[0].cells.values())[-5:]
+    baseline = sum(c.bw_bytes_per_s for c in first) / len(first)
+    elapsed = 0.0
+    for cell in groups[2].cells.values():
+        elapsed += max((r.runtime_ms for r in cell.results), default=0.0) / 1000
+        if cell.bw_bytes_per_s >= XSR_RECOVERED_FRACTION * baseline:
+            return elapsed
+    return None
+
+
+def xsr_sheet(data: _Run) -> Sheet:
+    groups = data.history("xsr", "group")
+    rows = []
+    elapsed = 0.0
+    for group in groups:
+        for name, cell in group.cells.items():
+            elapsed += max((r.runtime_ms for r in cell.results), default=0.0) / 1000
+            label, n = name.split(".")
+            rows.append(
+                {
+                    "group": label,
+                    "cell": int(n[1:]),
+                    "elapsed_s": elapsed,
+                    "bw_bytes_per_s": cell.bw_bytes_per_s,
+                    "bw_mb_per_s": cell.bw_bytes_per_s / MB,
+                    "lat_mean_ns": cell.lat_mean_ns,
+                }
+            )
+    columns = (
+        Column("group", "Access group"),
+        Column("cell", "Cell", numeric=True),
+        Column("elapsed_s", "Time (s)", lambda v: f"{float(v):,.1f}", numeric=True),
+        Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+        Column("lat_mean_ns", "Avg response", fmt_latency, numeric=True),
+    )
+    recovery = xsr_recovery_s(groups)
+    notes = (
+        "recovery time: "
+        + (f"{recovery:,.1f} s" if recovery is not None else "not recovered")
+        + f" (group 3 back to {XSR_RECOVERED_FRACTION:.0%} of group 1's final throughput)",
+    )
+    sheet = _sheet("XSR: throughput and response time vs time", columns, rows, notes)
+    document = {**sheet.document, "recovery_s": recovery}
+    return Sheet(sheet.title, sheet.columns, sheet.rows, document, sheet.notes)
+
+
 def demand_rows(data: _Run, test: str) -> list[dict[str, Any]]:
     """The sweep: one row per TC x QD, with DIRTH's MaxIOPS/MidIOPS/MinIOPS marked."""
     sweep = data.history(test, "sweep")
@@ -317,7 +372,7 @@ def steady_state_sheet(data: _Run) -> Sheet:
     """Every tracking variable's window: average, fit line and both excursions."""
     rows = []
     for test in data.options.tests:
-        if test == "wsat":
+        if test in ("wsat", "xsr"):
             continue
         verdict = data.verdict(test)
         for name, w in verdict.windows.items():
@@ -371,6 +426,7 @@ _BUILDERS = {
     "latency": lambda d: [latency_sheet(d)],
     "wsat": lambda d: [wsat_sheet(d)],
     "hir": lambda d: [hir_sheet(d)],
+    "xsr": lambda d: [xsr_sheet(d)],
     "ecw": lambda d: [demand_sheet(d, "ecw")],
     "dirth": lambda d: [demand_sheet(d, "dirth"), dirth_histogram_sheet(d)],
 }
@@ -408,7 +464,7 @@ def pts_document(run: RunRecord) -> dict[str, Any]:
                 "rounds": len(data.history(test, "ss")),
             }
             for test in data.options.tests
-            if test != "wsat"
+            if test not in ("wsat", "xsr")
         },
         "tables": [dict(s.document) | {"notes": list(s.notes)} for s in pts_sheets(run)],
     }

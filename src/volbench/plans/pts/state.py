@@ -70,6 +70,12 @@ def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
     round cut short; such a round is run again whole) and WIPC wrote every pass."""
     if stored.test not in options.tests:
         return False
+    if stored.phase == "group":
+        return any(
+            set(stored.cells)
+            == {w.name.split(".", 2)[2] for w in catalog.xsr_cells(options, active, i)}
+            for i in range(len(catalog.XSR_GROUPS))
+        )
     if stored.phase == "idle":
         return any(
             set(stored.cells) == {f"w{w}-cycles", f"w{w}-cont"} for w in catalog.HIR_WAIT_STATES_S
@@ -128,6 +134,11 @@ def _next_for(
     options: PtsOptions, active: int, test: str, history: Sequence[StoredRound]
 ) -> catalog.Round | None:
     phases = [r.phase for r in history]
+    if test == "xsr":
+        groups = phases.count("group")
+        if groups < len(catalog.XSR_GROUPS):
+            return catalog.Round(test, "group", groups, catalog.xsr_cells(options, active, groups))
+        return None
     if test != "wsat" and "wipc" not in phases:
         return catalog.Round(test, "wipc", 0, catalog.wipc(options, active, test))
     if test == "wsat":
