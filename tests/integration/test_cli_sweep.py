@@ -87,3 +87,32 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
             j["read"]["iops"] for j in raw["jobs"] if j["jobname"] == f"qd{qd}-jobs{jobs}"
         )
         assert point["iops"] == pytest.approx(fio_iops, rel=1e-12)
+
+
+def test_find_max_on_a_throttled_device_finds_the_cap_with_few_points(
+    volbench: Volbench, throttled_cgroup: tuple[str, Path]
+) -> None:
+    device, group = throttled_cgroup
+    procs = group / "cgroup.procs"
+    command = [
+        sys.executable, "-m", "volbench", "run", "sweep", "--find-max", "--target", device,
+        "--iodepth", "1-64", "--numjobs", "1-8", "--runtime", "1s", "--ramp-time", "0",
+        "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    ]  # fmt: skip
+    proc = subprocess.run(
+        command,
+        env=volbench.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: procs.write_text(str(os.getpid())),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    points = document["points"]
+    assert len(points) <= 28 // 3  # the grid has 7 x 4 points
+    assert max(p["iops"] for p in points) == pytest.approx(LIMIT, rel=0.05)
+    assert len(document["fio_outputs"]) == len(points)  # one fio process per point
+    note = next(n for n in document["notes"] if n.startswith("find-max"))
+    assert f"after measuring {len(points)} of the grid's 28 points" in note

@@ -43,3 +43,10 @@ def test_warning_only_beyond_twice_the_direct_figure() -> None:
     assert len(notes) == 2
     assert notes[0].startswith("warning: a buffered 90,000 IOPS vs direct 10,000 IOPS (9.0x)")
     assert "(0.4x)" in notes[1] and notes[1].startswith("warning: c buffered")
+
+
+def test_adaptive_plans_run_direct_only() -> None:
+    adaptive = PlanSpec("p", (), next_round=lambda tests: None)
+    assert with_cache_mode(adaptive, "direct") is adaptive
+    with pytest.raises(UsageError, match="--find-max"):
+        with_cache_mode(adaptive, "both")

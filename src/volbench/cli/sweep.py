@@ -61,6 +61,11 @@ LATENCY_TARGET = Converted("latency", parse_latency_target)
     default=None,
     help="Report the highest IOPS under this latency: 1ms (mean) or 1ms:p99.",
 )
+@click.option(
+    "--find-max",
+    is_flag=True,
+    help="Search the grid adaptively for the peak IOPS instead of measuring it all.",
+)
 @target_options
 def command(
     rw: str,
@@ -71,6 +76,7 @@ def command(
     runtime: float,
     ramp_time: float,
     latency_target: tuple[float, str] | None,
+    find_max: bool,
     choice: TargetChoice,
 ) -> None:
     """Sweep queue depth x jobs: IOPS, latency, the saturation knee and Little's law."""
@@ -88,5 +94,6 @@ def command(
         ioengine=choice.ioengine,
         latency_target_ns=latency_target[0] if latency_target else None,
         latency_percentile=latency_target[1] if latency_target else "mean",
+        find_max=find_max,
     )
-    run_plan(choice, sweep.plan(options))
+    run_plan(choice, sweep.find_max_plan(options) if find_max else sweep.plan(options))

@@ -27,6 +27,8 @@ def with_cache_mode(plan: PlanSpec, mode: str) -> PlanSpec:
         raise UsageError(f"unknown cache mode {mode!r}: use one of {', '.join(MODES)}")
     if mode == "direct":
         return plan
+    if plan.next_round is not None:
+        raise UsageError("an adaptive search (--find-max) runs with --cache direct only")
     rounds = tuple(
         tuple(buffered(w) for w in round_)
         if mode == "buffered"

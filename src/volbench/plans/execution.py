@@ -11,7 +11,7 @@ round's finished cells (fio prints what it measured when interrupted).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,15 +27,23 @@ from volbench.plans.reporter import Reporter
 from volbench.store.repository import Store
 from volbench.targets.host import collect_host
 
+NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
+"""An adaptive plan's next round, chosen from every test result so far (None: done)."""
+
 
 @dataclass(frozen=True)
 class PlanSpec:
-    """What to run: a named plan, its settings as recorded, and its rounds."""
+    """What to run: a named plan, its settings as recorded, and its rounds.
+
+    ``rounds`` run first, in order; then, for adaptive plans, ``next_round`` is
+    asked for more until it returns None.
+    """
 
     name: str
     rounds: tuple[tuple[Workload, ...], ...]
     settings: Mapping[str, Any] = field(default_factory=dict)
     non_compliant: bool = False
+    next_round: NextRound | None = None
 
     @property
     def planned_s(self) -> float:
@@ -128,6 +136,16 @@ def _cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> se
     }
 
 
+def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Workload]]:
+    """The fixed rounds, then what ``next_round`` asks for (it sees ``tests`` as they grow)."""
+    yield from plan.rounds
+    while plan.next_round is not None:
+        workloads = plan.next_round(tests)
+        if not workloads:
+            return
+        yield workloads
+
+
 def execute(
     session: Session,
     plan: PlanSpec,
@@ -148,7 +166,7 @@ def execute(
     session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
     tests: list[TestResult] = []
     try:
-        for round_no, workloads in enumerate(plan.rounds):
+        for round_no, workloads in enumerate(_rounds(plan, tests)):
             round_tests, interruption = _run_round(
                 session, run_id, round_no, workloads, target, engine, workdir
             )

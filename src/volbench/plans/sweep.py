@@ -7,11 +7,13 @@ points.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
+from volbench.analysis.peak_search import next_point
 from volbench.errors import UsageError
-from volbench.model import RW, Workload
+from volbench.model import RW, TestResult, Workload
 from volbench.plans.execution import PlanSpec
 
 NAME = "sweep"
@@ -37,10 +39,28 @@ class SweepOptions:
     direct: bool = True
     latency_target_ns: float | None = None
     latency_percentile: str = "mean"
+    find_max: bool = False
 
 
 def point_name(iodepth: int, numjobs: int) -> str:
     return f"qd{iodepth}-jobs{numjobs}"
+
+
+def point_workload(options: SweepOptions, qd: int, jobs: int) -> Workload:
+    """The workload of grid point (qd, jobs)."""
+    return Workload(
+        point_name(qd, jobs),
+        options.rw,
+        bs_bytes=options.bs_bytes,
+        rwmixread_pct=options.rwmixread_pct,
+        iodepth=qd,
+        numjobs=jobs,
+        direct=options.direct,
+        ioengine=options.ioengine,
+        size_bytes=options.size_bytes,
+        runtime_s=options.runtime_s,
+        ramp_time_s=options.ramp_time_s,
+    )
 
 
 def workloads(options: SweepOptions) -> tuple[Workload, ...]:
@@ -49,22 +69,37 @@ def workloads(options: SweepOptions) -> tuple[Workload, ...]:
         if not values or any(v < 1 for v in values):
             raise UsageError(f"--{label} needs values of at least 1, e.g. 1,2,4,8")
     return tuple(
-        Workload(
-            point_name(qd, jobs),
-            options.rw,
-            bs_bytes=options.bs_bytes,
-            rwmixread_pct=options.rwmixread_pct,
-            iodepth=qd,
-            numjobs=jobs,
-            direct=options.direct,
-            ioengine=options.ioengine,
-            size_bytes=options.size_bytes,
-            runtime_s=options.runtime_s,
-            ramp_time_s=options.ramp_time_s,
-        )
+        point_workload(options, qd, jobs)
         for jobs in sorted(set(options.numjobs))
         for qd in sorted(set(options.iodepths))
     )
+
+
+def _measured(tests: Sequence[TestResult]) -> dict[tuple[int, int], float]:
+    """(iodepth, numjobs) -> IOPS of the direct points measured so far."""
+    found: dict[tuple[int, int], float] = {}
+    for test in tests:
+        match = _POINT.match(test.name)
+        if match:
+            found[(int(match.group(1)), int(match.group(2)))] = test.iops
+    return found
+
+
+_POINT = re.compile(r"^qd(\d+)-jobs(\d+)$")
+
+
+def find_max_plan(options: SweepOptions) -> PlanSpec:
+    """The adaptive peak search: one fio process per point, chosen from the results
+    so far (analysis/peak_search.py)."""
+    workloads(options)  # validates the grid
+
+    def next_round(tests: Sequence[TestResult]) -> tuple[Workload, ...] | None:
+        point = next_point(options.iodepths, options.numjobs, _measured(tests))
+        return None if point is None else (point_workload(options, *point),)
+
+    settings = asdict(options)
+    settings["rw"] = options.rw.value
+    return PlanSpec(name=NAME, rounds=(), settings={"sweep": settings}, next_round=next_round)
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:

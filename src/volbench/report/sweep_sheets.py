@@ -111,6 +111,13 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     for tag, points in series.items():
         notes += _series_notes(points, tag, marks, target, which)
     notes += cache_notes(rows)
+    if settings.get("find_max") and measured:
+        grid = len(set(settings.get("iodepths", ()))) * len(set(settings.get("numjobs", ())))
+        top = peak([p for p, _ in measured])
+        notes.append(
+            f"find-max: peak {fmt_count(top.iops)} IOPS at {top.label} after measuring "
+            f"{len(measured)} of the grid's {grid} points"
+        )
     sheet_rows = []
     for point, row in measured:
         sheet_rows.append(
