@@ -313,3 +313,34 @@ def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     partial = next(j for j in raw["jobs"] if j["jobname"] == cut)
     assert 0 < partial["job_runtime"] < 2970
     assert raw["jobs"][0]["write"]["iops"] == first["iops"]
+
+
+def test_fio_does_not_outlive_a_killed_volbench(volbench: Volbench) -> None:
+    """kill -9 of volbench: the kernel sends fio SIGTERM (PR_SET_PDEATHSIG), so no fio
+    goes on writing to the target behind the user's back."""
+    command = [
+        sys.executable, "-m", "volbench", "run", "quick", "--target",
+        str(volbench.home / "scratch.img"), "--runtime", "20s", "--ramp-time", "0",
+        "--size", "32m", "--runs-dir", str(volbench.runs_dir),
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        command, env=volbench.env, cwd=volbench.home, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait_for("*/round-000/job.fio", volbench.runs_dir, proc, timeout=60)
+        deadline = time.monotonic() + 10
+        while not _fio_processes_using(volbench.runs_dir) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _fio_processes_using(volbench.runs_dir), "fio did not start"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while _fio_processes_using(volbench.runs_dir) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _fio_processes_using(volbench.runs_dir) == []
+    finally:
+        for pid in _fio_processes_using(volbench.runs_dir):  # only fio of this test
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()

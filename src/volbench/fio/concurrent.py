@@ -12,6 +12,7 @@ kept verbatim as the result.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import FioError
-from volbench.fio.executable import fio_path
+from volbench.fio.executable import die_with_parent, fio_path
 from volbench.fio.runner import DocumentSplitter, RawRun
 
 StatusCallback = Callable[[int, dict[str, Any]], None]
@@ -92,6 +93,12 @@ def _finish(
     )
 
 
+def _before_exec(hook: Callable[[], None]) -> None:
+    """In the child: die with volbench, then the job's own hook (joining its cgroup)."""
+    die_with_parent()
+    hook()
+
+
 def run_concurrently(
     jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: StatusCallback
 ) -> list[RawRun]:
@@ -112,7 +119,7 @@ def run_concurrently(
                 stderr=subprocess.PIPE,
                 text=True,
                 bufsize=1,
-                preexec_fn=job.before_exec,
+                preexec_fn=functools.partial(_before_exec, job.before_exec),
                 start_new_session=True,  # Ctrl-C reaches fio only through us
             )
             started.append((proc, _Reader(proc, index, on_status), command))

@@ -7,8 +7,10 @@ choice is recorded with the run.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -76,3 +78,17 @@ def best_engine(target: Path) -> str:
     raise FioError(
         f"none of the ioengines {', '.join(ENGINE_ORDER)} can do direct reads of {target}"
     )
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent() -> None:
+    """In a child before exec: have the kernel send it SIGTERM when volbench dies.
+
+    fio runs in a session of its own (volbench decides what reaches it on Ctrl-C),
+    so without this a volbench killed with SIGKILL would leave fio writing to the
+    target; on SIGTERM fio stops its jobs and exits (prctl(2), PR_SET_PDEATHSIG).
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volbench.errors import FioError
-from volbench.fio.executable import best_engine, fio_path, fio_version
+from volbench.fio.executable import best_engine, die_with_parent, fio_path, fio_version
 
 StatusCallback = Callable[[dict[str, Any]], None]
 
@@ -135,6 +135,7 @@ class SubprocessRunner:
                 text=True,
                 bufsize=1,
                 start_new_session=True,  # our own Ctrl-C handling decides what fio gets
+                preexec_fn=die_with_parent,
             )
         except OSError as exc:
             raise FioError(f"cannot start fio: {exc.strerror}") from exc
