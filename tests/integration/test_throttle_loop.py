@@ -1,30 +1,51 @@
-"""A real rate limiter: a loop device throttled by a blkio cgroup (v1) to 2,000
-IOPS, measured with quick runs at several queue depths inside that cgroup.
+"""A real rate limiter: a loop device throttled by a blkio cgroup (v1) to 1,000
+IOPS, measured with sweeps over queue depth (randread, randwrite, randrw 50/50) inside
+that cgroup.
 
 The fingerprint must find the cap within 5%, and the check against a matching
-catalogue entry (AWS io1 provisioned at 2,000 IOPS, seed 003) must say "meets".
+catalogue entry (AWS io1 provisioned at 1,000 IOPS, as seed 003's 100 GiB volume)
+must say "meets". (At 1,000 rather than 2,000 IOPS the loop device keeps up with
+the cap even when the 2-core machine is busy with other work.)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import SHORT_RUN, Volbench
+from cli_harness import Volbench
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 Loop = Callable[..., str]
-CAP_IOPS = 2000
+CAP_IOPS = 1000
+
+
+@pytest.fixture
+def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This module's temporary folder is in RAM (/dev/shm) when it can be, so the
+    loop device's image is not slowed by other I/O on the machine's disk: the cap
+    measured must be the cgroup's, not the disk's."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        yield tmp_path_factory.mktemp("throttle")
+        return
+    folder = Path(tempfile.mkdtemp(prefix="volbench-throttle-", dir=shm))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
 def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
-    """A 64 MiB loop device and a ``volbench-`` cgroup capping it at 2,000 read and
+    """A 64 MiB loop device and a ``volbench-`` cgroup capping it at 1,000 read and
     write IOPS; the cgroup is removed afterwards (its processes have ended)."""
     if not (BLKIO / "blkio.throttle.read_iops_device").exists():
         pytest.skip("blkio cgroup v1 throttling is not available")
@@ -41,12 +62,11 @@ def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
         group.rmdir()
 
 
-def _quick_in(volbench: Volbench, group: Path, device: str, iodepth: int) -> int:
-    """``volbench run quick`` at ``iodepth``, its process moved into ``group`` first."""
+def _sweep_in(volbench: Volbench, group: Path, device: str, *options: str) -> str:
+    """``volbench run sweep`` over QD 1, 4, 16, 32, its process moved into ``group`` first."""
     args = [
-        *("run", "quick", "--target", device, *SHORT_RUN),
-        "--iodepth",
-        str(iodepth),
+        *("run", "sweep", "--target", device, "--size", "32m", "--iodepth", "1,4,16,32"),
+        *("--runtime", "1s", "--ramp-time", "0", *options),
         "--runs-dir",
         str(volbench.runs_dir),
         "--format",
@@ -63,28 +83,34 @@ def _quick_in(volbench: Volbench, group: Path, device: str, iodepth: int) -> int
         check=False,
     )
     assert proc.returncode == 0, (proc.returncode, proc.stderr, proc.stdout[-2000:])
-    run_id: int = json.loads(proc.stdout)["id"]
-    return run_id
+    return str(json.loads(proc.stdout)["id"])
 
 
 def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
     volbench: Volbench, throttled: tuple[str, Path]
 ) -> None:
     device, group = throttled
-    runs = [str(_quick_in(volbench, group, device, qd)) for qd in (4, 16)]
+    runs = [
+        _sweep_in(volbench, group, device, "--rw", "randread"),
+        _sweep_in(volbench, group, device, "--rw", "randwrite"),
+        _sweep_in(volbench, group, device, "--rw", "randrw", "--rwmixread", "50"),
+    ]
     document = volbench.document("fingerprint", *runs)
     by_workload = {w["workload"]: w for w in document["workloads"]}
-    randread = by_workload["randread 4k"]
-    assert randread["depths"] == "1 4 16"
-    assert randread["limited"], document
-    assert abs(randread["cap_iops"] - CAP_IOPS) <= 0.05 * CAP_IOPS
+    for name in ("randread 4k", "randwrite 4k"):
+        found = by_workload[name]
+        assert found["depths"] == "1 4 16 32"
+        assert found["limited"], found["reason"]
+        assert abs(found["cap_iops"] - CAP_IOPS) <= 0.05 * CAP_IOPS, document
+    # blkio v1 throttles reads and writes with separate budgets
+    assert any("separate budgets" in f for f in document["findings"]), document
     check = volbench(
         "check",
-        runs[-1],
+        runs[0],
         "--product",
         "aws-io1",
         "--size",
-        "200",
+        "100",
         "--provisioned-iops",
         str(CAP_IOPS),
         "--format",
@@ -92,5 +118,5 @@ def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
     )
     assert check.returncode == 0, check.stdout + check.stderr
     verdicts = json.loads(check.stdout)["verdicts"]
-    assert len(verdicts) == 4
+    assert len(verdicts) == 3  # QD 4, 16 and 32; io1 states no latency for QD 1
     assert {v["verdict"] for v in verdicts} == {"meets"}, verdicts

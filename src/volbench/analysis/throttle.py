@@ -103,7 +103,10 @@ def fingerprint(points: Sequence[Point]) -> Fingerprint:
         else (0, 0)
     )
     if not plateau or high < MIN_SPAN * low or len({p.outstanding for p in plateau}) < 2:
-        top = max(points, key=lambda p: p.outstanding)
+        seen = ", ".join(
+            f"QD {p.outstanding}: {p.iops:,.0f}"
+            for p in sorted(points, key=lambda p: p.outstanding)
+        )
         return Fingerprint(
             False,
             None,
@@ -112,8 +115,7 @@ def fingerprint(points: Sequence[Point]) -> Fingerprint:
             tuple(plateau),
             None,
             None,
-            f"IOPS still change with queue depth up to {top.outstanding}:"
-            " no plateau, no cap reached",
+            f"IOPS still change with queue depth ({seen}): no plateau, no cap reached",
         )
     values = [p.iops for p in plateau]
     cap = statistics.fmean(values)
