@@ -80,7 +80,7 @@ def test_stored_runs_with_two_depths_are_refused_with_a_hint(tmp_path: Path) -> 
     groups = points_by_workload([run])
     assert sorted(p.outstanding for p in groups["randread 4k"]) == [1, 64]
     with pytest.raises(UsageError, match=r"randread 4k: QD \[1, 64\].*more --iodepth"):
-        fingerprint_sheet([run])
+        fingerprint_sheet([run, run])
 
 
 def test_sample_spread_is_fios_own_stddev_over_mean() -> None:

@@ -106,7 +106,9 @@ def _plateau_spread(result: Fingerprint) -> float | None:
 
 
 def fingerprint_sheet(runs: Sequence[RunRecord]) -> Sheet:
-    """Fingerprint every workload measured at three or more queue depths."""
+    """Fingerprint every workload measured at three or more queue depths (a run
+    named twice counts once)."""
+    runs = list({run.id: run for run in runs}.values())
     groups = points_by_workload(runs)
     results = {
         key: fingerprint(points)
