@@ -42,17 +42,12 @@ def throttled_cgroup(loop_device) -> Iterator[tuple[str, Path]]:  # type: ignore
         group.rmdir()  # empty again: the processes we put in it have ended
 
 
-def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
-    volbench: Volbench, throttled_cgroup: tuple[str, Path]
-) -> None:
-    device, group = throttled_cgroup
+def _run_in(
+    group: Path, command: list[str], volbench: Volbench
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` as a member of the cgroup ``group`` (joined before exec)."""
     procs = group / "cgroup.procs"
-    command = [
-        sys.executable, "-m", "volbench", "run", "sweep", "--target", device,
-        "--iodepth", "1,4,16", "--numjobs", "1,2", "--runtime", "2s", "--ramp-time", "0",
-        "--latency-target", "5ms", "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    ]  # fmt: skip
-    proc = subprocess.run(
+    return subprocess.run(
         command,
         env=volbench.env,
         capture_output=True,
@@ -61,6 +56,18 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
         preexec_fn=lambda: procs.write_text(str(os.getpid())),
         check=False,
     )
+
+
+def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
+    volbench: Volbench, throttled_cgroup: tuple[str, Path]
+) -> None:
+    device, group = throttled_cgroup
+    command = [
+        sys.executable, "-m", "volbench", "run", "sweep", "--target", device,
+        "--iodepth", "1,4,16", "--numjobs", "1,2", "--runtime", "2s", "--ramp-time", "0",
+        "--latency-target", "5ms", "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    ]  # fmt: skip
+    proc = _run_in(group, command, volbench)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     points = {p["point"]: p for p in document["points"]}
@@ -93,21 +100,12 @@ def test_find_max_on_a_throttled_device_finds_the_cap_with_few_points(
     volbench: Volbench, throttled_cgroup: tuple[str, Path]
 ) -> None:
     device, group = throttled_cgroup
-    procs = group / "cgroup.procs"
     command = [
         sys.executable, "-m", "volbench", "run", "sweep", "--find-max", "--target", device,
         "--iodepth", "1-64", "--numjobs", "1-8", "--runtime", "1s", "--ramp-time", "0",
         "--runs-dir", str(volbench.runs_dir), "--format", "json",
     ]  # fmt: skip
-    proc = subprocess.run(
-        command,
-        env=volbench.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=lambda: procs.write_text(str(os.getpid())),
-        check=False,
-    )
+    proc = _run_in(group, command, volbench)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     points = document["points"]

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
-
-import click
 
 from volbench.analysis.qos import Tenant
+from volbench.cli.options import Converted
 from volbench.errors import UsageError
 from volbench.units import GiB, parse_size
 
@@ -58,22 +55,6 @@ def parse_measured(text: str) -> tuple[str, float]:
     return name.strip(), _float(value.strip(), "measured value")
 
 
-class _Parsed(click.ParamType):  # type: ignore[type-arg]
-    """A click type from a parse function that raises UsageError (a one-line message)."""
-
-    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
-        self.name = name
-        self._parse = parse
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            return self._parse(value)
-        except UsageError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-RATES = _Parsed("iops=N,bps=SIZE", parse_rates)
-TENANT = _Parsed("NAME:SIZE", parse_tenant)
-MEASURED = _Parsed("NAME=IOPS", parse_measured)
+RATES = Converted("iops=N,bps=SIZE", parse_rates)
+TENANT = Converted("NAME:SIZE", parse_tenant)
+MEASURED = Converted("NAME=IOPS", parse_measured)
