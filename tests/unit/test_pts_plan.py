@@ -7,7 +7,7 @@ import pytest
 from volbench.errors import UsageError
 from volbench.model import StoredResult
 from volbench.plans.pts import catalog, state
-from volbench.plans.pts.estimate import estimate, format_duration
+from volbench.plans.pts.estimate import estimate, format_duration, remaining
 from volbench.plans.pts.options import (
     PtsOptions,
     build,
@@ -175,3 +175,19 @@ def test_estimate_brackets_five_to_max_rounds() -> None:
     assert guess.low_s == pytest.approx(wipc_s + 5 * 20)
     assert guess.high_s == pytest.approx(wipc_s + 25 * 20)
     assert format_duration(3725) == "1h 2m" and format_duration(42) == "42s"
+
+
+def test_remaining_time_shrinks_as_rounds_commit_and_is_zero_when_done() -> None:
+    options = PtsOptions(tests=("iops",), block_sizes=(4096,), mixes=(100, 0), cell_seconds=10)
+    speed = 128.0 * MiB
+    results: list[StoredResult] = []
+    before = remaining(options, ACTIVE, state.stored_rounds(results, options, ACTIVE), speed)
+    assert before == pytest.approx((1 + 5 * 20, 1 + 25 * 20))
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        _commit(results, step)
+        low, high = remaining(options, ACTIVE, state.stored_rounds(results, options, ACTIVE), speed)
+        assert low <= before[0] and high <= before[1]
+    assert remaining(options, ACTIVE, state.stored_rounds(results, options, ACTIVE), speed) == (
+        0.0,
+        0.0,
+    )

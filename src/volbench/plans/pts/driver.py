@@ -20,7 +20,7 @@ from volbench.model import RW, RunStatus, TargetInfo, Workload
 from volbench.plans.execution import Outcome, Session, _run_round
 from volbench.plans.pts import state
 from volbench.plans.pts.catalog import WIPC_BS, Round
-from volbench.plans.pts.estimate import estimate, format_duration
+from volbench.plans.pts.estimate import estimate, format_duration, remaining
 from volbench.plans.pts.options import MIN_ACTIVE_BYTES, PtsOptions, from_record
 from volbench.targets.host import collect_host
 from volbench.targets.purge import purge
@@ -58,7 +58,12 @@ def measure_seq_write(
 
 
 def settings_for(
-    options: PtsOptions, target: TargetInfo, active: int, ioengine: str, purge_method: str
+    options: PtsOptions,
+    target: TargetInfo,
+    active: int,
+    ioengine: str,
+    purge_method: str,
+    seq_write_bytes_per_s: float = 0.0,
 ) -> dict[str, Any]:
     """What a PTS run records in its settings: everything resume and reports need."""
     return {
@@ -70,6 +75,7 @@ def settings_for(
         "data_pattern": "random (refill_buffers)",
         "write_cache": target.write_cache or "unknown",
         "non_compliant_reasons": list(options.non_compliant_reasons),
+        "seq_write_bytes_per_s": seq_write_bytes_per_s,
     }
 
 
@@ -80,10 +86,11 @@ def start(
     labels: Mapping[str, str],
     ioengine: str,
     purge_method: str,
+    seq_write_bytes_per_s: float = 0.0,
 ) -> int:
     """Record a new PTS run and return its id (nothing runs yet)."""
     active = state.active_bytes(options, target.capacity_bytes)
-    settings = settings_for(options, target, active, ioengine, purge_method)
+    settings = settings_for(options, target, active, ioengine, purge_method, seq_write_bytes_per_s)
     host = collect_host(session.runner.version())
     non_compliant = bool(options.non_compliant_reasons)
     return session.store.create_run(NAME, target, host, labels, settings, non_compliant)
@@ -123,7 +130,7 @@ def begin(
     if options.purge:
         session.reporter.note(f"purging {target.path}")
         method = purge(target, purging.method, purging.ata_password)
-    run_id = start(session, options, target, labels, engine, method)
+    run_id = start(session, options, target, labels, engine, method, speed)
     session.reporter.note(
         f"run {run_id}: ioengine {engine}, logs in {session.runs_dir / str(run_id)}"
     )
@@ -152,6 +159,7 @@ def run(
     options = resume_options(record.settings)
     active = int(record.settings["active_bytes"])
     engine = str(record.settings["ioengine"])
+    speed = float(record.settings.get("seq_write_bytes_per_s") or 0.0)
     workdir = session.runs_dir / str(run_id)
     try:
         while True:
@@ -173,12 +181,16 @@ def run(
             if interruption:
                 session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
                 return Outcome(run_id, RunStatus.INTERRUPTED, (), interruption)
+            rounds = state.stored_rounds(session.store.get_run(run_id).results, options, active)
             if step.phase == "ss":
-                results = session.store.get_run(run_id).results
-                history = [
-                    r for r in state.stored_rounds(results, options, active) if r.test == step.test
-                ]
+                history = [r for r in rounds if r.test == step.test]
                 session.reporter.note(_steady_note(step.test, history, options))
+            if speed > 0:
+                low, high = remaining(options, active, rounds, speed)
+                session.reporter.note(
+                    f"run ETA: {format_duration(low)}"
+                    + (f" to {format_duration(high)}" if high > low + 1 else "")
+                )
     except KeyboardInterrupt:
         session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
         return Outcome(run_id, RunStatus.INTERRUPTED, (), "interrupted")
@@ -215,8 +227,13 @@ def _steady_note(test: str, history: list[state.StoredRound], options: PtsOption
         key=lambda item: item[1].data_excursion / max(item[1].data_limit, 1e-12),
     )
     name, w = worst
+    state_text = (
+        f"steady state NOT achieved in {verdict.rounds_run} rounds"
+        if verdict.rounds_run >= options.max_rounds
+        else "not steady yet"
+    )
     return (
-        f"{test}: not steady yet ({name}: excursion {w.data_excursion / max(w.average, 1e-12):.1%}"
+        f"{test}: {state_text} ({name}: excursion {w.data_excursion / max(w.average, 1e-12):.1%}"
         f" of 20%, slope x4 {w.slope_excursion / max(w.average, 1e-12):.1%} of 10%)"
     )
 

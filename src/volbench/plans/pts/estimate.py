@@ -9,11 +9,13 @@ sequential writes) at the target's measured sequential write speed, and WSAT
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.plans.pts import catalog
 from volbench.plans.pts.options import PtsOptions
+from volbench.plans.pts.state import StoredRound, next_for
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,39 @@ def estimate(
             fixed += sum(w.duration_s for w in catalog.grid_sweep_cells(options, active, test))
         rows.append((test, fixed + WINDOW_ROUNDS * round_s, fixed + options.max_rounds * round_s))
     return Estimate(tuple(rows))
+
+
+def remaining(
+    options: PtsOptions,
+    active: int,
+    rounds: Sequence[StoredRound],
+    seq_write_bytes_per_s: float,
+) -> tuple[float, float]:
+    """Shortest and longest time left (seconds) after the committed ``rounds``:
+    each test's estimate less the planned time of its committed rounds (WIPC at
+    the measured speed); tests already done count nothing."""
+    low = high = 0.0
+    speed = max(seq_write_bytes_per_s, 1.0)
+    for test, test_low, test_high in estimate(options, active, speed).tests:
+        history = [r for r in rounds if r.test == test]
+        if history and next_for(options, active, test, history) is None:
+            continue
+        done = sum(
+            2 * active / speed if r.phase == "wipc" else _planned_s(options, active, r)
+            for r in history
+        )
+        low += max(0.0, test_low - done)
+        high += max(0.0, test_high - done)
+    return low, high
+
+
+def _planned_s(options: PtsOptions, active: int, stored: StoredRound) -> float:
+    """Planned seconds of a committed round (HIR wait states: cycles + continuous)."""
+    if stored.phase != "idle":
+        return len(stored.cells) * options.cell_seconds
+    wait = int(next(iter(stored.cells))[1:].split("-")[0])
+    index = catalog.HIR_WAIT_STATES_S.index(wait)
+    return sum(w.duration_s for w in catalog.hir_cells(options, active, index))
 
 
 def format_duration(seconds: float) -> str:

@@ -130,9 +130,10 @@ def verdict(test: str, history: Sequence[StoredRound]) -> Verdict:
     return assess(tracking(test, [r for r in history if r.phase == "ss"]))
 
 
-def _next_for(
+def next_for(
     options: PtsOptions, active: int, test: str, history: Sequence[StoredRound]
 ) -> catalog.Round | None:
+    """The next round of ``test`` after its complete committed rounds; None when done."""
     phases = [r.phase for r in history]
     if test == "xsr":
         groups = phases.count("group")
@@ -168,7 +169,7 @@ def next_round(
     rounds = stored_rounds(results, options, active)
     for test in options.tests:
         history = [r for r in rounds if r.test == test]
-        step = _next_for(options, active, test, history)
+        step = next_for(options, active, test, history)
         if step is not None:
             if not history and options.purge:
                 return catalog.Round(step.test, step.phase, step.index, step.workloads, True)
