@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -120,6 +121,25 @@ def test_xsr_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     assert times == sorted(times) and times[-1] == pytest.approx(4.5, rel=0.05)
     assert all(r["bw_bytes_per_s"] > 0 and r["lat_mean_ns"] > 0 for r in rows)
     assert table["recovery_s"] is None or 0 < table["recovery_s"] <= 1.5 + 1e-6
+
+
+def test_destroy_data_purges_a_device_holding_a_filesystem(
+    volbench: Volbench, loop_device: Loop, system_tool: Callable[[str], str]
+) -> None:
+    mkfs = system_tool("mkfs.ext4")
+
+    def ext4(image: Path) -> None:
+        subprocess.run([mkfs, "-q", "-F", str(image)], check=True, capture_output=True)
+
+    device = loop_device(32, setup=ext4)
+    args = _pts(volbench, device, "iops", "--block-sizes", "4k", "--mixes", "0/100")
+    refused = volbench(*args, "--cell-seconds", "100ms")
+    assert "ext4" in error_line(refused, 2)
+    proc = volbench(
+        *args, "--cell-seconds", "100ms", f"--destroy-data={device}", "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["settings"]["purge_method"].startswith("discard")
 
 
 def _committed(db: Path) -> int:

@@ -60,10 +60,12 @@ def _show(sheets: list[Sheet], document: dict[str, Any], fmt: str, output: str |
     console.write_output(data, output)
 
 
-def _purging(purge: str, ata_password: str | None) -> driver.PurgeSettings:
+def _purging(
+    purge: str, ata_password: str | None, destroy_data: str | None
+) -> driver.PurgeSettings:
     if purge == "ata-secure-erase" and not ata_password:
         raise UsageError("--purge ata-secure-erase needs --ata-password")
-    return driver.PurgeSettings(purge, ata_password)
+    return driver.PurgeSettings(purge, ata_password, destroy_data is not None)
 
 
 def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
@@ -151,7 +153,7 @@ def pts(
     if toio_grid:
         extra["toio_grid"] = parse_grid(toio_grid)
     options = build(parse_tests(tests), profile, threads, iodepth, active_range, **extra)
-    purging = _purging(purge_method, ata_password)
+    purging = _purging(purge_method, ata_password, destroy_data)
     runner = SubprocessRunner()
     runner.version()
     reporter = PtsReporter()
@@ -182,7 +184,7 @@ def resume(
     fmt: str,
 ) -> None:
     """Continue an interrupted PTS run from its last committed round (RUN: id or latest)."""
-    purging = _purging(purge_method, ata_password)
+    purging = _purging(purge_method, ata_password, destroy_data)
     runner = SubprocessRunner()
     runner.version()
     reporter = PtsReporter()

@@ -58,12 +58,18 @@ def _native(target: TargetInfo, method: str, ata_password: str | None) -> list[l
     ]
 
 
-def purge(target: TargetInfo, method: str = "auto", ata_password: str | None = None) -> str:
+def purge(
+    target: TargetInfo,
+    method: str = "auto",
+    ata_password: str | None = None,
+    data_allowed: bool = False,
+) -> str:
     """Purge ``target`` and return the method used, as recorded in the report.
 
     Files (volbench's own, or allowed with ``--force``) are deleted and recreated
-    at the same size. Raises :class:`TargetError` with the tool's message when
-    the asked-for method fails.
+    at the same size. ``data_allowed`` (the user gave ``--destroy-data``) lets
+    blkdiscard run over a signature it finds (``--force``). Raises
+    :class:`TargetError` with the tool's message when the asked-for method fails.
     """
     if target.kind == "file":
         path = Path(target.path)
@@ -79,14 +85,14 @@ def purge(target: TargetInfo, method: str = "auto", ata_password: str | None = N
                 why = lines[-1] if lines else f"exit code {done.returncode}"
                 raise TargetError(f"{method} of {target.path} failed: {why}")
         return method
-    blkdiscard = _tool("blkdiscard")
+    blkdiscard = [_tool("blkdiscard"), *(["--force"] if data_allowed else [])]
     if method in ("auto", "discard"):
-        done = _run([blkdiscard, target.path])
+        done = _run([*blkdiscard, target.path])
         if done.returncode == 0:
             return "discard (blkdiscard)"
         if method == "discard":
             raise TargetError(f"blkdiscard {target.path} failed: {done.stderr.strip()}")
-    done = _run([blkdiscard, "--zeroout", target.path])
+    done = _run([*blkdiscard, "--zeroout", target.path])
     if done.returncode != 0:
         raise TargetError(f"zero fill of {target.path} failed: {done.stderr.strip()}")
     return "zero fill (blkdiscard --zeroout)"

@@ -36,6 +36,7 @@ SPEED_PROBE_S = 2.0
 class PurgeSettings:
     method: str = "auto"
     ata_password: str | None = None
+    data_allowed: bool = False  # --destroy-data was given for this device
 
 
 def measure_seq_write(
@@ -129,7 +130,7 @@ def begin(
     method = "none (--no-purge)"
     if options.purge:
         session.reporter.note(f"purging {target.path}")
-        method = purge(target, purging.method, purging.ata_password)
+        method = purge(target, purging.method, purging.ata_password, purging.data_allowed)
     run_id = start(session, options, target, labels, engine, method, speed)
     session.reporter.note(
         f"run {run_id}: ioengine {engine}, logs in {session.runs_dir / str(run_id)}"
@@ -171,7 +172,7 @@ def run(
                 purged_already = False
             elif step.purge:
                 session.reporter.note(f"{step.test}: purging {target.path}")
-                method = purge(target, purging.method, purging.ata_password)
+                method = purge(target, purging.method, purging.ata_password, purging.data_allowed)
                 session.reporter.note(f"{step.test}: purged ({method})")
             round_no = len(record.raw_outputs)
             session.reporter.note(_describe(step, options))
