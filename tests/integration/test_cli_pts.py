@@ -122,6 +122,11 @@ def test_xsr_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     assert times == sorted(times) and times[-1] == pytest.approx(4.5, rel=0.05)
     assert all(r["bw_bytes_per_s"] > 0 and r["lat_mean_ns"] > 0 for r in rows)
     assert table["recovery_s"] is None or 0 < table["recovery_s"] <= 1.5 + 1e-6
+    # show and export give the same PTS report as the run printed
+    assert volbench.show("latest") == json.loads(proc.stdout)
+    exported = volbench("export", "latest", "--format", "markdown")
+    assert exported.returncode == 0, exported.stderr
+    assert "XSR: throughput and response time vs time" in exported.stdout
 
 
 def test_destroy_data_purges_a_device_holding_a_filesystem(

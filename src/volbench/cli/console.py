@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import click
 from rich.console import Console
@@ -19,6 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from volbench.errors import UsageError
 from volbench.fio.live import LiveSample
 from volbench.model import TestResult, Workload
 from volbench.report.export import export
@@ -43,6 +45,24 @@ def show(sheet: Sheet, fmt: str) -> None:
     stdout.print(table)
     for note in sheet.notes:
         stdout.print(note, style="dim")
+
+
+def show_report(
+    sheets: Sequence[Sheet], document: Mapping[str, Any], fmt: str, output: str | None = None
+) -> None:
+    """Several sheets in ``fmt``: tables one after another, json as one document,
+    csv and markdown one after another; to stdout or the file ``output``."""
+    if fmt == "table":
+        if output is not None:
+            raise UsageError("--output needs --format json, csv or markdown")
+        for sheet in sheets:
+            show(sheet, "table")
+        return
+    if fmt == "json":
+        data = export(Sheet("report", (), (), document), "json")
+    else:
+        data = b"\n".join(export(sheet, fmt) for sheet in sheets)
+    write_output(data, output)
 
 
 def write_output(data: bytes, path: str | None) -> None:

@@ -27,8 +27,7 @@ from volbench.errors import UsageError, VolbenchError
 from volbench.model import RunStatus
 from volbench.plans import quick
 from volbench.plans.importing import import_file
-from volbench.report.export import export
-from volbench.report.run_sheets import runs_sheet, sheet_for
+from volbench.report.run_sheets import report_for, runs_sheet
 from volbench.store.repository import Store
 
 DEFAULT_TARGET = "volbench-work/scratch.img"
@@ -101,7 +100,8 @@ def runs(
 def show(run_ref: str, db: str | None, fmt: str) -> None:
     """Show one run's results (RUN is an id or `latest`)."""
     with Store.open(db) as store:
-        console.show(sheet_for(store.get_run(run_ref)), fmt)
+        sheets, document = report_for(store.get_run(run_ref))
+    console.show_report(sheets, document, fmt)
 
 
 @cli.command("export")
@@ -118,8 +118,8 @@ def show(run_ref: str, db: str | None, fmt: str) -> None:
 def export_run(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
     """Export one run as JSON (with fio's raw output), CSV or Markdown."""
     with Store.open(db) as store:
-        data = export(sheet_for(store.get_run(run_ref)), fmt)
-    console.write_output(data, output)
+        sheets, document = report_for(store.get_run(run_ref))
+    console.show_report(sheets, document, fmt, output)
 
 
 @cli.command("import")

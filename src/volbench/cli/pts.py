@@ -27,8 +27,6 @@ from volbench.plans.pts.options import (
     parse_tests,
 )
 from volbench.plans.pts.report import pts_document, pts_sheets
-from volbench.report.export import export
-from volbench.report.sheet import Sheet
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 
@@ -45,21 +43,6 @@ class PtsReporter(console.ProgressReporter):
             self._progress.remove_task(task)
 
 
-def _show(sheets: list[Sheet], document: dict[str, Any], fmt: str, output: str | None) -> None:
-    """Every sheet in ``fmt``: tables one after another; json as one document."""
-    if fmt == "table" and output is None:
-        for sheet in sheets:
-            console.show(sheet, "table")
-        return
-    if fmt == "json":
-        data = export(Sheet("pts", (), (), document), "json")
-    elif fmt == "table":
-        raise UsageError("--output needs --format json, csv or markdown")
-    else:
-        data = b"\n".join(export(sheet, fmt) for sheet in sheets)
-    console.write_output(data, output)
-
-
 def _purging(
     purge: str, ata_password: str | None, destroy_data: str | None
 ) -> driver.PurgeSettings:
@@ -70,7 +53,7 @@ def _purging(
 
 def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
     run = store.get_run(str(outcome.run_id))
-    _show(pts_sheets(run), pts_document(run), fmt, None)
+    console.show_report(pts_sheets(run), pts_document(run), fmt)
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(
             f"run {outcome.run_id} interrupted: committed rounds kept; "
@@ -216,4 +199,4 @@ def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> No
         run = store.get_run(run_ref)
     if run.plan != driver.NAME:
         raise UsageError(f"run {run.id} is a {run.plan} run, not PTS (see volbench show)")
-    _show(pts_sheets(run), pts_document(run), fmt, output)
+    console.show_report(pts_sheets(run), pts_document(run), fmt, output)

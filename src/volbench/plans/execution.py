@@ -76,7 +76,7 @@ def workload_record(workload: Workload) -> dict[str, Any]:
     return record
 
 
-def _run_round(
+def run_round(
     session: Session,
     run_id: int,
     round_no: int,
@@ -167,7 +167,7 @@ def execute(
     tests: list[TestResult] = []
     try:
         for round_no, workloads in enumerate(_rounds(plan, tests)):
-            round_tests, interruption = _run_round(
+            round_tests, interruption = run_round(
                 session, run_id, round_no, workloads, target, engine, workdir
             )
             tests += round_tests

@@ -6,7 +6,7 @@ JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -179,6 +179,21 @@ PLAN_SHEETS: dict[str, Callable[[RunRecord], Sheet]] = {}
 def sheet_for(run: RunRecord) -> Sheet:
     """The sheet that shows ``run`` best: its plan's own, else the generic results table."""
     return PLAN_SHEETS.get(run.plan, run_sheet)(run)
+
+
+Report = tuple[list[Sheet], Mapping[str, Any]]
+"""Several sheets and the one JSON document that stands for all of them."""
+
+PLAN_REPORTS: dict[str, Callable[[RunRecord], Report]] = {}
+"""Plans whose results take several sheets (e.g. PTS: one table per test)."""
+
+
+def report_for(run: RunRecord) -> Report:
+    """The sheets and JSON document of ``run``: its plan's report, else its one sheet."""
+    if run.plan in PLAN_REPORTS:
+        return PLAN_REPORTS[run.plan](run)
+    sheet = sheet_for(run)
+    return [sheet], sheet.document
 
 
 RUN_LIST_COLUMNS = (

@@ -17,7 +17,7 @@ from volbench.errors import FioError, TargetError, VolbenchError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, TargetInfo, Workload
-from volbench.plans.execution import Outcome, Session, _run_round
+from volbench.plans.execution import Outcome, Session, run_round
 from volbench.plans.pts import state
 from volbench.plans.pts.catalog import WIPC_BS, Round
 from volbench.plans.pts.estimate import estimate, format_duration, remaining
@@ -176,7 +176,7 @@ def run(
                 session.reporter.note(f"{step.test}: purged ({method})")
             round_no = len(record.raw_outputs)
             session.reporter.note(_describe(step, options))
-            _, interruption = _run_round(
+            _, interruption = run_round(
                 session, run_id, round_no, step.workloads, target, engine, workdir
             )
             if interruption:
