@@ -124,6 +124,18 @@ class LatencyStats:
 
 
 @dataclass(frozen=True)
+class IopsSamples:
+    """fio's own IOPS samples of one direction: one per ``iopsavgtime`` window
+    (500 ms by default); fio's ``iops_min/max/mean/stddev/samples``."""
+
+    min: float
+    max: float
+    mean: float
+    stddev: float
+    samples: int
+
+
+@dataclass(frozen=True)
 class DirectionResult:
     """What fio measured in one direction (read, write or trim) of one job."""
 
@@ -134,6 +146,7 @@ class DirectionResult:
     bw_bytes_per_s: float
     total_ios: int
     latency: LatencyStats | None
+    iops_samples: IopsSamples | None = None
 
     @property
     def active(self) -> bool:

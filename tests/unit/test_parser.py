@@ -296,3 +296,17 @@ def test_garbage_raises_one_line_fio_error(text: str, message: str) -> None:
     assert message in str(info.value)
     assert "\n" not in str(info.value)
     assert info.value.exit_code == 3
+
+
+def test_fios_own_iops_samples_are_kept_per_direction() -> None:
+    raw = raw_document("randrw_lat_percentiles_jsonplus.json")["jobs"][0]
+    output = parse(fixture_text("randrw_lat_percentiles_jsonplus.json"))
+    for name in ("read", "write"):
+        stats = output.jobs[0].directions[name].iops_samples
+        assert stats is not None
+        assert (stats.min, stats.max, stats.mean, stats.stddev, stats.samples) == (
+            raw[name]["iops_min"], raw[name]["iops_max"], raw[name]["iops_mean"],
+            raw[name]["iops_stddev"], raw[name]["iops_samples"],
+        )  # fmt: skip
+    fio2 = parse(fixture_text("fio2_randread_4jobs.json"))
+    assert all(d.iops_samples is None for j in fio2.jobs for d in j.directions.values())

@@ -28,7 +28,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from volbench.errors import FioError
-from volbench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+from volbench.model import (
+    DirectionResult,
+    DiskUtil,
+    FioOutput,
+    IopsSamples,
+    JobResult,
+    LatencyStats,
+)
 
 ALL_CLIENTS = "All clients"
 """``jobname`` of fio's aggregate entry in ``client_stats``."""
@@ -160,6 +167,21 @@ def _direction(name: str, block: Mapping[str, Any]) -> DirectionResult:
         bw_bytes_per_s=bw,
         total_ios=total_ios,
         latency=_latency(block, total_ios) if active else None,
+        iops_samples=_iops_samples(block),
+    )
+
+
+def _iops_samples(block: Mapping[str, Any]) -> IopsSamples | None:
+    """fio 3.x's per-window IOPS statistics of a direction (absent in fio 2.x)."""
+    samples = int(_num(block, "iops_samples"))
+    if "iops_mean" not in block or samples <= 0:
+        return None
+    return IopsSamples(
+        min=_num(block, "iops_min"),
+        max=_num(block, "iops_max"),
+        mean=_num(block, "iops_mean"),
+        stddev=_num(block, "iops_stddev"),
+        samples=samples,
     )
 
 

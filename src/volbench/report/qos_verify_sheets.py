@@ -7,12 +7,13 @@ per tenant); planned figures come from the plan stored with the run
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
 from volbench.analysis.qos_results import PLAN, VerifyResult, check_run
+from volbench.errors import FioError
+from volbench.fio.parser import parse
 from volbench.report.qos_sheets import MB, fmt_pct
 from volbench.report.run_sheets import PLAN_SHEETS
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
@@ -26,20 +27,20 @@ def interval_iops(raw_outputs: Sequence[str]) -> dict[str, dict[str, float]]:
     found: dict[str, dict[str, float]] = {}
     for raw in raw_outputs:
         try:
-            document = json.loads(raw[raw.index("{") : raw.rindex("}") + 1])
-        except ValueError:
+            output = parse(raw)
+        except FioError:
             continue
-        for job in document.get("jobs", ()):
-            for direction in ("read", "write"):
-                stats = job.get(direction, {})
-                samples = int(stats.get("iops_samples", 0) or 0)
-                name = str(job.get("jobname"))
-                mean = float(stats.get("iops_mean", 0) or 0)
-                if samples and mean > found.get(name, {}).get("iops_mean", 0.0):
-                    found[name] = {
-                        key: float(stats.get(key, 0) or 0)
-                        for key in ("iops_min", "iops_max", "iops_mean", "iops_stddev")
-                    } | {"iops_samples": samples}
+        for job in output.jobs:
+            for direction in job.directions.values():
+                stats = direction.iops_samples
+                if stats and stats.mean > found.get(job.name, {}).get("iops_mean", 0.0):
+                    found[job.name] = {
+                        "iops_min": stats.min,
+                        "iops_max": stats.max,
+                        "iops_mean": stats.mean,
+                        "iops_stddev": stats.stddev,
+                        "iops_samples": stats.samples,
+                    }
     return found
 
 

@@ -8,12 +8,12 @@ each group with three or more queue depths is fingerprinted by
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from volbench.analysis.throttle import Fingerprint, Point, fingerprint, shared_budget
-from volbench.errors import UsageError
+from volbench.errors import FioError, UsageError
+from volbench.fio.parser import parse
 from volbench.model import RunRecord, StoredResult
 from volbench.report.sheet import Column, Sheet, fmt_count
 
@@ -37,17 +37,14 @@ def sample_spread(raw_outputs: Sequence[str]) -> dict[str, float]:
     spread: dict[str, float] = {}
     for raw in raw_outputs:
         try:
-            document = json.loads(raw[raw.index("{") : raw.rindex("}") + 1])
-        except ValueError:
+            output = parse(raw)
+        except FioError:
             continue
-        for job in document.get("jobs", ()):
-            for direction in ("read", "write"):
-                stats = job.get(direction, {})
-                mean = float(stats.get("iops_mean", 0) or 0)
-                if mean > 0 and stats.get("iops_samples", 0) >= MIN_SAMPLES:
-                    value = float(stats.get("iops_stddev", 0)) / mean
-                    name = str(job.get("jobname"))
-                    spread[name] = max(spread.get(name, 0.0), value)
+        for job in output.jobs:
+            for direction in job.directions.values():
+                stats = direction.iops_samples
+                if stats and stats.mean > 0 and stats.samples >= MIN_SAMPLES:
+                    spread[job.name] = max(spread.get(job.name, 0.0), stats.stddev / stats.mean)
     return spread
 
 
