@@ -103,14 +103,14 @@ def run_round(
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
         )
-    output = parse(raw.output)
-    tests = [t for t in group_tests(output) if any(d.active for d in t.directions.values())]
+    grouped = group_tests(parse(raw.output))
+    tests = [t for t in grouped if any(d.active for d in t.directions.values())]
     cut = _cut_short(tests, workloads) if raw.interrupted else set()
     tests = [t for t in tests if t.name not in cut]
     records = {w.name: workload_record(w) for w in workloads}
     session.store.add_round(run_id, round_no, raw.output, tests, records)
     session.reporter.round_done(round_no, tests)
-    failed = [t for t in group_tests(output) if t.error]
+    failed = [t for t in grouped if t.error]
     if failed and not raw.interrupted:
         raise FioError(
             f"fio job {failed[0].name} failed with error {failed[0].error}: "
