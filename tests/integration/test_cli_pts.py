@@ -121,7 +121,9 @@ def test_xsr_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     times = [r["elapsed_s"] for r in rows]
     assert times == sorted(times) and times[-1] == pytest.approx(4.5, rel=0.05)
     assert all(r["bw_bytes_per_s"] > 0 and r["lat_mean_ns"] > 0 for r in rows)
-    assert table["recovery_s"] is None or 0 < table["recovery_s"] <= 1.5 + 1e-6
+    # recovery is measured inside group 3, on fio's own runtimes (a cell may run a few ms over)
+    group3_s = times[-1] - times[5]
+    assert table["recovery_s"] is None or 0 < table["recovery_s"] <= group3_s + 1e-9
     # show and export give the same PTS report as the run printed
     assert volbench.show("latest") == json.loads(proc.stdout)
     exported = volbench("export", "latest", "--format", "markdown")
