@@ -173,6 +173,10 @@ cli.add_command(pts_report)
 from volbench.cli.qos import qos  # noqa: E402
 
 cli.add_command(qos)
+from volbench.cli.report import compare, report  # noqa: E402
+
+cli.add_command(report)
+cli.add_command(compare)
 run.add_command(sweep.command)
 run.add_command(iometer.command)
 run.add_command(hdtune.scan)

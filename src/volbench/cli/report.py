@@ -1,0 +1,93 @@
+"""``volbench report`` (HTML/PDF) and ``volbench compare`` (table, or a report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+import volbench.plans.pts.report  # noqa: F401  (registers the PTS sheets)
+from volbench.cli import console
+from volbench.cli.options import db_option, format_option
+from volbench.errors import UsageError
+from volbench.model import RunRecord
+from volbench.report.comparison import comparison_sheet
+from volbench.report.contents import report_document
+from volbench.report.document import Document
+from volbench.report.html import render_html
+from volbench.report.pdf import render_pdf
+from volbench.store.repository import Store, default_data_dir
+
+RENDERERS = {".html": render_html, ".htm": render_html, ".pdf": render_pdf}
+
+
+def _render(document: Document, output: str) -> bytes:
+    renderer = RENDERERS.get(Path(output).suffix.lower())
+    if renderer is None:
+        raise UsageError(f"cannot tell the format of {output}: name it FILE.html or FILE.pdf")
+    return renderer(document)
+
+
+def _runs(store: Store, refs: tuple[str, ...]) -> list[RunRecord]:
+    return [store.get_run(ref) for ref in refs]
+
+
+def _by(value: str | None) -> tuple[str, ...]:
+    return tuple(k.strip() for k in value.split(",") if k.strip()) if value else ()
+
+
+runs_dir_option = click.option(
+    "--runs-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where the runs' fio logs are (default: volbench's data folder); for time series.",
+)
+by_option = click.option(
+    "--by",
+    default=None,
+    metavar="LABEL[,LABEL]",
+    help="Group runs by these labels' values (e.g. vendor,size_gib); default: one run each.",
+)
+
+
+@click.command("report")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, help="FILE.html (interactive) or FILE.pdf.")
+@by_option
+@runs_dir_option
+@db_option
+def report(
+    run_refs: tuple[str, ...], output: str, by: str | None, runs_dir: str | None, db: str | None
+) -> None:
+    """Write a report of one or more runs: charts and tables, as HTML or PDF."""
+    if Path(output).suffix.lower() not in RENDERERS:
+        raise UsageError(f"cannot tell the format of {output}: name it FILE.html or FILE.pdf")
+    with Store.open(db) as store:
+        runs = _runs(store, run_refs)
+    logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
+    console.write_output(_render(report_document(runs, logs, _by(by)), output), output)
+
+
+@click.command("compare")
+@click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
+@by_option
+@click.option("-o", "--output", default=None, help="Also write it as a report: FILE.html|.pdf.")
+@runs_dir_option
+@db_option
+@format_option
+def compare(
+    run_refs: tuple[str, ...],
+    by: str | None,
+    output: str | None,
+    runs_dir: str | None,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """Compare runs: each metric's values and % difference against the first."""
+    with Store.open(db) as store:
+        runs = _runs(store, run_refs)
+    sheet = comparison_sheet(runs, _by(by))
+    console.show(sheet, fmt)
+    if output:
+        logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
+        console.write_output(_render(report_document(runs, logs, _by(by)), output), output)

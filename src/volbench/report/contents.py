@@ -1,0 +1,32 @@
+"""What a report holds: the comparison (for several runs), then each run's sections."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+
+from volbench import __version__
+from volbench.model import RunRecord
+from volbench.report.comparison import comparison_section
+from volbench.report.document import Document, Section
+from volbench.report.run_charts import run_sections
+
+
+def report_document(
+    runs: Sequence[RunRecord], logs_root: Path | None = None, by: Sequence[str] = ()
+) -> Document:
+    """The report of ``runs``; ``logs_root/<run id>`` holds each run's fio logs."""
+    sections: list[Section] = []
+    if len(runs) > 1:
+        sections.append(comparison_section(runs, by))
+    for run in runs:
+        logs = logs_root / str(run.id) if logs_root is not None else None
+        sections += run_sections(run, logs)
+    ids = ", ".join(str(r.id) for r in runs)
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Document(
+        title=f"volbench report: run{'s' if len(runs) > 1 else ''} {ids}",
+        subtitle=f"generated {now} by volbench {__version__}",
+        sections=tuple(sections),
+    )

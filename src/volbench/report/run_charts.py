@@ -1,0 +1,234 @@
+"""Charts and the report section of any fio run (the generic section).
+
+IOPS and MB/s bars per test, the latency percentile chart (p50..p99.99), the
+latency histogram from fio's json+ bins and the per-second IOPS / MB/s /
+latency series from fio's logs. Every plotted value is a stored result (or a
+json+ bin count / log value) divided by a unit constant: MB/s = bytes/s / 10^6,
+µs = ns / 10^3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from volbench.analysis.aggregate import group_tests
+from volbench.analysis.percentiles import merge_bins
+from volbench.analysis.timeseries import summed, weighted_latency
+from volbench.fio.logs import find_logs, read_logs
+from volbench.fio.parser import parse
+from volbench.model import RunRecord
+from volbench.report.chart import Chart, Series, bar_chart, line_chart
+from volbench.report.document import PLAN_SECTIONS, Section
+from volbench.report.run_sheets import report_for, result_rows
+from volbench.units import format_bytes
+
+MB = 1_000_000
+US = 1_000
+PERCENTILES: tuple[tuple[str, str], ...] = (
+    ("p50", "lat_p50_ns"),
+    ("p90", "lat_p90_ns"),
+    ("p99", "lat_p99_ns"),
+    ("p99.9", "lat_p999_ns"),
+    ("p99.99", "lat_p9999_ns"),
+)
+MAX_LINES = 24
+"""Beyond this many tests, per-test line charts keep the first 24 (the table has all)."""
+
+
+def run_header(run: RunRecord) -> tuple[tuple[str, str], ...]:
+    """The fields every run's section starts with."""
+    target = run.target
+    host = run.host
+    fields = [
+        ("Run", f"{run.id} · {run.plan} · {run.status.value}"),
+        ("Started / ended", f"{run.started_at} / {run.ended_at or '-'}"),
+        (
+            "Target",
+            f"{target.get('path')} ({format_bytes(int(target.get('capacity_bytes') or 0))}, "
+            f"{target.get('kind', '?')}, model {target.get('model') or '-'})",
+        ),
+        (
+            "Host",
+            f"{host.get('hostname', '-')} · {host.get('kernel', '')} · {host.get('cpu_model', '')}"
+            f" ({host.get('cpu_count', '?')} CPUs)",
+        ),
+        ("fio", f"{host.get('fio_version', '-')} · ioengine {run.settings.get('ioengine', '-')}"),
+    ]
+    if run.labels:
+        fields.append(("Labels", " ".join(f"{k}={v}" for k, v in sorted(run.labels.items()))))
+    if run.non_compliant:
+        fields.append(("Compliance", "NON-COMPLIANT (shortened or reduced plan)"))
+    if run.error:
+        fields.append(("Note", run.error))
+    return tuple(fields)
+
+
+def _category(row: dict[str, Any], duplicated: set[str]) -> str:
+    return f"{row['test']} (round {row['round']})" if row["test"] in duplicated else row["test"]
+
+
+def _duplicated(rows: Sequence[dict[str, Any]]) -> set[str]:
+    rounds: dict[str, set[int]] = {}
+    for row in rows:
+        rounds.setdefault(row["test"], set()).add(row["round"])
+    return {t for t, r in rounds.items() if len(r) > 1}
+
+
+def rate_charts(prefix: str, rows: Sequence[dict[str, Any]]) -> list[Chart]:
+    """IOPS and MB/s bars per test, one series per direction."""
+    duplicated = _duplicated(rows)
+    directions = sorted({r["direction"] for r in rows})
+
+    def series(key: str, scale: float) -> list[Series]:
+        out = []
+        for direction in directions:
+            chosen = [r for r in rows if r["direction"] == direction]
+            out.append(
+                Series(
+                    direction,
+                    [_category(r, duplicated) for r in chosen],
+                    [float(r[key]) / scale for r in chosen],
+                )
+            )
+        return out
+
+    return [
+        bar_chart(
+            f"{prefix}-iops", "IOPS per test", series("iops", 1), y_title="IOPS", unit="IOPS"
+        ),
+        bar_chart(
+            f"{prefix}-mbps",
+            "MB/s per test",
+            series("bw_bytes_per_s", MB),
+            y_title="MB/s",
+            unit="MB/s",
+        ),
+    ]
+
+
+def percentile_chart(prefix: str, rows: Sequence[dict[str, Any]]) -> Chart | None:
+    """Latency percentiles p50..p99.99 per test and direction, log axis (µs)."""
+    duplicated = _duplicated(rows)
+    series = [
+        Series(
+            f"{_category(r, duplicated)} {r['direction']}",
+            [label for label, _ in PERCENTILES],
+            [float(r[key]) / US if r.get(key) is not None else None for _, key in PERCENTILES],
+        )
+        for r in rows
+        if r.get("lat_p50_ns") is not None
+    ][:MAX_LINES]
+    if not series:
+        return None
+    return line_chart(
+        f"{prefix}-percentiles",
+        "Latency percentiles",
+        series,
+        x_title="Percentile",
+        y_title="Latency (µs)",
+        log_y=True,
+        unit="µs",
+    )
+
+
+def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
+    """Latency histograms from the json+ bins of every test (all jobs merged)."""
+    series = []
+    for round_no, raw in enumerate(run.raw_outputs):
+        try:
+            tests = group_tests(parse(raw))
+        except Exception:  # an unreadable raw output has no histogram to show
+            continue
+        for test in tests:
+            for direction, result in test.directions.items():
+                if not result.active or result.latency is None or not result.latency.bins:
+                    continue
+                bins = merge_bins(result.latency.bins)
+                keys = sorted(bins)
+                name = f"{test.name} {direction}" + (
+                    f" (round {round_no})" if len(run.raw_outputs) > 1 else ""
+                )
+                series.append(Series(name, [k / US for k in keys], [bins[k] for k in keys]))
+    if not series:
+        return None
+    return line_chart(
+        f"{prefix}-histogram",
+        "Latency histogram (fio json+ bins)",
+        series[:MAX_LINES],
+        x_title="Latency (µs)",
+        y_title="I/Os completed",
+        log_x=True,
+        markers=False,
+        step=True,
+        unit="I/Os",
+    )
+
+
+def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
+    """Per-second IOPS, MB/s and mean latency of every test, from fio's logs."""
+    if run_logs is None or not run_logs.is_dir():
+        return []
+    iops: list[Series] = []
+    mbps: list[Series] = []
+    latency: list[Series] = []
+    for folder in sorted(p for p in run_logs.iterdir() if p.name.startswith("round-")):
+        logs = find_logs(folder)
+        for name in sorted({n for n, _ in logs}):
+            iops_jobs = read_logs(logs.get((name, "iops"), []))
+            for direction, points in summed(iops_jobs).items():
+                iops.append(Series(f"{name} {direction}", *_xy(points, 1)))
+            for direction, points in summed(read_logs(logs.get((name, "bw"), []))).items():
+                # fio logs bandwidth in KiB/s
+                mbps.append(Series(f"{name} {direction}", *_xy(points, MB / 1024)))
+            lat_jobs = read_logs(logs.get((name, "lat"), []))
+            for direction, points in weighted_latency(lat_jobs, iops_jobs).items():
+                latency.append(Series(f"{name} {direction}", *_xy(points, US)))
+    charts = []
+    for key, title, series, y_title in (
+        ("ts-iops", "IOPS per second", iops, "IOPS"),
+        ("ts-mbps", "MB/s per second", mbps, "MB/s"),
+        ("ts-lat", "Mean latency per second", latency, "Latency (µs)"),
+    ):
+        if series:
+            charts.append(
+                line_chart(
+                    f"{prefix}-{key}",
+                    title,
+                    series[:MAX_LINES],
+                    x_title="Time since the test started (s)",
+                    y_title=y_title,
+                    markers=False,
+                )
+            )
+    return charts
+
+
+def _xy(points: Sequence[tuple[float, float]], scale: float) -> tuple[list[float], list[float]]:
+    return [t for t, _ in points], [v / scale for _, v in points]
+
+
+def fio_run_charts(run: RunRecord, run_logs: Path | None) -> list[Chart]:
+    """Every generic chart whose data exists for ``run``."""
+    prefix = f"run{run.id}"
+    rows = result_rows(run)
+    charts = rate_charts(prefix, rows) if rows else []
+    charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
+    return charts + timeseries_charts(prefix, run_logs)
+
+
+def run_sections(run: RunRecord, run_logs: Path | None) -> list[Section]:
+    """The sections of one run: its plan's own, else the generic fio-run section."""
+    builder = PLAN_SECTIONS.get(run.plan)
+    if builder is not None:
+        return builder(run, run_logs)
+    sheets, _ = report_for(run)
+    return [
+        Section(
+            title=f"Run {run.id}: {run.plan}",
+            header=run_header(run),
+            charts=tuple(fio_run_charts(run, run_logs)),
+            sheets=tuple(sheets),
+        )
+    ]
