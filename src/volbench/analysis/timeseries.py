@@ -1,46 +1,67 @@
 """Per-second time series of a test from its jobs' fio logs.
 
-Jobs log separately; the test's series adds the jobs' IOPS and bandwidth at the
-same log time and averages their latencies weighted by the jobs' IOPS there
-(mean latency of all I/O completed in that second), or plainly when no IOPS are
-known.
+Jobs log separately; the test's series adds the jobs' IOPS and bandwidth in the
+same log window and averages their latencies weighted by the jobs' IOPS there
+(mean latency of all I/O completed in that window), or plainly where some job's
+IOPS are not logged. fio stamps a window's average at its end, give or take a
+few ms (1000, 2000, 3001 ms), so points are put in windows of ``window_ms``
+(volbench's ``log_avg_msec``) by rounding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from volbench.fio.job import LOG_AVG_MSEC
 from volbench.fio.logs import LogPoint
 
 Series = dict[str, list[tuple[float, float]]]
 """direction -> [(time in s, value)], time ascending."""
 
 
-def summed(jobs: Sequence[Sequence[LogPoint]]) -> Series:
-    """IOPS or bandwidth of all jobs together, per log time and direction."""
+def _window(point: LogPoint, window_ms: int) -> int:
+    return round(point.time_ms / window_ms)
+
+
+def summed(jobs: Sequence[Sequence[LogPoint]], window_ms: int = LOG_AVG_MSEC) -> Series:
+    """IOPS or bandwidth of all jobs together, per window (end time, s) and direction."""
     totals: dict[str, dict[int, float]] = {}
     for points in jobs:
         for p in points:
-            per_time = totals.setdefault(p.direction, {})
-            per_time[p.time_ms] = per_time.get(p.time_ms, 0.0) + p.value
-    return {d: [(t / 1000, v) for t, v in sorted(s.items())] for d, s in totals.items()}
+            per_window = totals.setdefault(p.direction, {})
+            w = _window(p, window_ms)
+            per_window[w] = per_window.get(w, 0.0) + p.value
+    return {d: [(w * window_ms / 1000, v) for w, v in sorted(s.items())] for d, s in totals.items()}
 
 
 def weighted_latency(
-    latency: Sequence[Sequence[LogPoint]], iops: Sequence[Sequence[LogPoint]] = ()
+    latency: Sequence[Sequence[LogPoint]],
+    iops: Sequence[Sequence[LogPoint]] = (),
+    window_ms: int = LOG_AVG_MSEC,
 ) -> Series:
-    """Mean latency (ns) per log time and direction over the jobs, weighted by IOPS."""
+    """Mean latency (ns) per window and direction over the jobs, weighted by the
+    jobs' IOPS in that window (a plain mean where some job's IOPS are not logged)."""
     weights: Mapping[tuple[int, int, str], float] = {
-        (job, p.time_ms, p.direction): p.value for job, points in enumerate(iops) for p in points
+        (job, _window(p, window_ms), p.direction): p.value
+        for job, points in enumerate(iops)
+        for p in points
     }
-    sums: dict[str, dict[int, list[float]]] = {}
+    entries: dict[str, dict[int, list[tuple[float, float | None]]]] = {}
     for job, points in enumerate(latency):
         for p in points:
-            w = weights.get((job, p.time_ms, p.direction), 1.0) if weights else 1.0
-            acc = sums.setdefault(p.direction, {}).setdefault(p.time_ms, [0.0, 0.0])
-            acc[0] += w * p.value
-            acc[1] += w
+            w = _window(p, window_ms)
+            entries.setdefault(p.direction, {}).setdefault(w, []).append(
+                (p.value, weights.get((job, w, p.direction)))
+            )
     return {
-        d: [(t / 1000, a[0] / a[1]) for t, a in sorted(s.items()) if a[1] > 0]
-        for d, s in sums.items()
+        d: [(w * window_ms / 1000, _mean(values)) for w, values in sorted(s.items())]
+        for d, s in entries.items()
     }
+
+
+def _mean(values: Sequence[tuple[float, float | None]]) -> float:
+    """IOPS-weighted mean where every job's IOPS are known and not all zero, else plain."""
+    total = sum(w for _, w in values if w is not None)
+    if total > 0 and all(w is not None for _, w in values):
+        return sum(v * (w or 0.0) for v, w in values) / total
+    return sum(v for v, _ in values) / len(values)

@@ -256,7 +256,7 @@ def bars3d_chart(
                 {
                     **_polygon(front, colour, 1.0, y_labels[j], hover=True),
                     "text": f"{y_title} {y_labels[j]} · {x_title} {x_labels[i]}: "
-                    f"{float(value):,.6~g} {z_title}",
+                    f"{float(value):,.6g} {z_title}",
                     "customdata": [float(value)] * 5,
                 }
             )

@@ -1,0 +1,191 @@
+"""Report charts, comparison and HTML on recorded fio outputs.
+
+Every plotted value is checked against fio's own JSON read with ``json.loads``
+(not through volbench's parser) or against the stored result rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go  # type: ignore[import-untyped]
+import pytest
+from recorded import FIO_FIXTURES, raw_document
+
+from volbench.analysis.timeseries import summed, weighted_latency
+from volbench.errors import UsageError
+from volbench.fio.logs import find_logs, parse_log, read_logs
+from volbench.model import RunRecord
+from volbench.plans.importing import import_file
+from volbench.report.chart import bars3d_chart, traces_values, window_chart
+from volbench.report.comparison import comparison_charts, comparison_sheet
+from volbench.report.contents import report_document
+from volbench.report.html import render_html
+from volbench.report.run_charts import fio_run_charts
+from volbench.store.repository import Store
+
+QUICK = FIO_FIXTURES / "quick" / "round-000.json"
+LOGS = FIO_FIXTURES / "logs"
+
+
+def _imported(tmp_path: Path, *files: tuple[Path, dict[str, str]]) -> list[RunRecord]:
+    with Store.open(str(tmp_path / "store.db")) as store:
+        ids = [import_file(store, path, labels) for path, labels in files]
+        return [store.get_run(i) for i in ids]
+
+
+def _charts(run: RunRecord, logs: Path | None = None) -> dict[str, Any]:
+    return {c.id.removeprefix(f"run{run.id}-"): c for c in fio_run_charts(run, logs)}
+
+
+def test_every_figure_is_valid_plotly(tmp_path: Path) -> None:
+    (run,) = _imported(tmp_path, (QUICK, {}))
+    charts = fio_run_charts(run, None)
+    assert {c.id for c in charts} == {
+        f"run{run.id}-{k}" for k in ("iops", "mbps", "percentiles", "histogram")
+    }
+    extra = [
+        bars3d_chart(
+            "b",
+            "3D",
+            ["4k", "8k"],
+            ["100/0", "0/100"],
+            [[1, 2], [3, None]],
+            x_title="bs",
+            y_title="mix",
+            z_title="IOPS",
+            log_z=True,
+        ),
+        window_chart(
+            "w", "window", [1, 2, 3], [10, 11, 12], average=11, slope=1, intercept=9, y_title="IOPS"
+        ),
+    ]
+    for chart in [*charts, *extra]:
+        go.Figure(chart.figure)  # raises on any invalid property
+
+
+def test_rate_and_percentile_charts_equal_fio_json(tmp_path: Path) -> None:
+    (run,) = _imported(tmp_path, (QUICK, {}))
+    charts = _charts(run)
+    fio = raw_document("quick/round-000.json")
+    expected_iops: dict[str, float] = {}
+    expected_bw: dict[str, float] = {}
+    for job in fio["jobs"]:
+        for direction in ("read", "write"):
+            stats = job[direction]
+            if stats["io_bytes"]:
+                key = job["jobname"]
+                expected_iops[key] = expected_iops.get(key, 0.0) + stats["iops"]
+                expected_bw[key] = expected_bw.get(key, 0.0) + stats["bw_bytes"] / 1e6
+    iops = charts["iops"].figure["data"]
+    plotted = {x: y for trace in iops for x, y in zip(trace["x"], trace["y"], strict=True)}
+    assert plotted == pytest.approx(expected_iops, rel=1e-9)
+    mbps = charts["mbps"].figure["data"]
+    plotted = {x: y for trace in mbps for x, y in zip(trace["x"], trace["y"], strict=True)}
+    assert plotted == pytest.approx(expected_bw, rel=1e-9)
+    # the percentile chart: fio's own p50/p99 (one job per test here), in µs
+    lines = traces_values(charts["percentiles"])
+    for job in fio["jobs"]:
+        for direction in ("read", "write"):
+            if job[direction]["io_bytes"]:
+                pct = job[direction]["lat_ns"]["percentile"]
+                y = lines[f"{job['jobname']} {direction}"]
+                assert y[0] == pytest.approx(pct["50.000000"] / 1e3)
+                assert y[2] == pytest.approx(pct["99.000000"] / 1e3)
+
+
+def test_histogram_is_the_json_plus_bins(tmp_path: Path) -> None:
+    (run,) = _imported(tmp_path, (QUICK, {}))
+    chart = _charts(run)["histogram"]
+    fio = raw_document("quick/round-000.json")
+    job = next(j for j in fio["jobs"] if j["jobname"] == "randread-4k-latency")
+    bins = {int(k): v for k, v in job["read"]["lat_ns"]["bins"].items()}
+    trace = next(t for t in chart.figure["data"] if t["name"] == "randread-4k-latency read")
+    assert dict(zip(trace["x"], trace["y"], strict=True)) == {
+        k / 1e3: v for k, v in sorted(bins.items())
+    }
+    assert sum(trace["y"]) == job["read"]["total_ios"]
+
+
+def test_log_parser_and_time_series_agree_with_fio() -> None:
+    logs = find_logs(LOGS)
+    assert sorted(logs) == [("randread-4k", "bw"), ("randread-4k", "iops"), ("randread-4k", "lat")]
+    assert (
+        parse_log("1000, 501, 0, 4096, 0\nnot a line\n2000, 7, 1, 0, 0, 1\n")[1].direction
+        == "write"
+    )
+    iops_jobs = read_logs(logs[("randread-4k", "iops")])
+    total = dict(summed(iops_jobs)["read"])
+    fio = json.loads((LOGS / "output.json").read_text())
+    fio_iops = sum(j["read"]["iops"] for j in fio["jobs"])
+    assert total[1.0] == pytest.approx(fio_iops, rel=0.02)  # 2 x 500 IOPS, rate-limited
+    latency = dict(weighted_latency(read_logs(logs[("randread-4k", "lat")]), iops_jobs)["read"])
+    assert sorted(latency) == [1.0, 2.0, 3.0]  # fio stamped the last window 3001 ms
+    lat_jobs = read_logs(logs[("randread-4k", "lat")])
+    first = [p.value for job in lat_jobs for p in job if p.time_ms == 1000]
+    weights = [p.value for job in iops_jobs for p in job if p.time_ms == 1000]
+    assert latency[1.0] == pytest.approx(
+        sum(v * w for v, w in zip(first, weights, strict=True)) / sum(weights)
+    )
+
+
+def test_time_series_charts_come_from_the_runs_logs(tmp_path: Path) -> None:
+    (run,) = _imported(tmp_path, (QUICK, {}))
+    run_logs = tmp_path / "runs" / str(run.id)
+    (run_logs / "round-000").mkdir(parents=True)
+    for path in LOGS.glob("*.log"):
+        (run_logs / "round-000" / path.name).write_bytes(path.read_bytes())
+    charts = _charts(run, run_logs)
+    iops = traces_values(charts["ts-iops"])["randread-4k read"]
+    firsts = [
+        [float(line.split(",")[1]) for line in path.read_text().splitlines()[:2]]
+        for path in sorted(LOGS.glob("randread-4k_iops.*.log"))
+    ]
+    assert iops[:2] == [firsts[0][0] + firsts[1][0], firsts[0][1] + firsts[1][1]]
+    mbps = traces_values(charts["ts-mbps"])["randread-4k read"]
+    bw_logs = read_logs(find_logs(LOGS)[("randread-4k", "bw")])
+    assert mbps[0] == pytest.approx(sum(job[0].value for job in bw_logs) * 1024 / 1e6)
+    assert "ts-lat" in charts
+
+
+def test_comparison_values_and_differences(tmp_path: Path) -> None:
+    runs = _imported(
+        tmp_path,
+        (QUICK, {"vendor": "a", "size_gib": "50"}),
+        (QUICK, {"vendor": "b", "size_gib": "50"}),
+        (QUICK, {"vendor": "b", "size_gib": "50"}),
+    )
+    sheet = comparison_sheet(runs, ("vendor",))
+    assert [g["name"] for g in sheet.document["groups"]] == ["a", "b"]
+    assert sheet.document["groups"][1]["runs"] == [runs[1].id, runs[2].id]
+    row = next(
+        r for r in sheet.rows if r["test"] == "randread-4k-iops" and r["metric_key"] == "iops"
+    )
+    assert row["value_0"] == pytest.approx(76_603.4, rel=1e-4) and row[
+        "diff_pct_1"
+    ] == pytest.approx(0)
+    charts = comparison_charts(sheet)
+    assert charts[-1].id == "compare-radar"
+    assert all(v == pytest.approx(1.0) for v in traces_values(charts[-1])["b"])
+    with pytest.raises(UsageError, match="same vendor"):
+        comparison_sheet(runs[1:], ("vendor",))
+    with pytest.raises(UsageError, match="no label 'region'"):
+        comparison_sheet(runs, ("region",))
+
+
+def test_html_is_self_contained(tmp_path: Path) -> None:
+    runs = _imported(tmp_path, (QUICK, {"vendor": "a"}), (QUICK, {"vendor": "b"}))
+    page = render_html(report_document(runs, None, ("vendor",))).decode()
+    assert "<script src" not in page and "<link" not in page
+    # outside the inlined plotly.js (whose code names plotly.com etc.), no address at all
+    ours = re.sub(r'<script type="text/javascript">.*?</script>', "", page, flags=re.S)
+    assert len(ours) < len(page) - 4_000_000
+    assert not re.search(r"https?://", ours)
+    figures = json.loads(
+        page.split('id="volbench-figures">')[1].split("</script>")[0].replace("<\\/", "</")
+    )
+    divs = re.findall(r'<div class="chart" id="([^"]+)">', page)
+    assert divs == list(figures) and len(divs) == len(set(divs)) > 8
