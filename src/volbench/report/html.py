@@ -25,7 +25,7 @@ h3 { font-size: 14px; margin: 16px 0 4px; }
 table { border-collapse: collapse; font-size: 11px; margin: 6px 0 10px; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; }
 th { background: #eef2f8; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.flagged td { background: #fff2cc; }
 table.header th { width: 190px; }
 ul.notes { font-size: 11px; color: #444; margin: 2px 0 10px; padding-left: 18px; }
@@ -36,7 +36,8 @@ nav ul { font-size: 12px; columns: 2; }
   section.page { break-before: page; }
   section.page:first-of-type { break-before: auto; }
   .chart { width: 680px; height: 360px; break-inside: avoid; }
-  table { break-inside: auto; }
+  table { break-inside: auto; font-size: 8px; }
+  th, td { padding: 2px 3px; }
   tr { break-inside: avoid; }
   nav { display: none; }
 }

@@ -1,0 +1,146 @@
+"""``volbench report`` and ``volbench compare`` end to end: real fio runs, the page
+opened in headless Chromium (Debian's chromium, driven by Playwright), the PDF
+read back with pdftotext and rendered with pdftoppm."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_harness import Volbench
+
+from volbench.report.sheet import fmt_count, fmt_latency
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Volbench]:
+    """Two short quick runs on a scratch file, labelled as two vendors' disks."""
+    volbench = Volbench(tmp_path_factory.mktemp("report"))
+    target = volbench.home / "scratch.img"
+    for vendor in ("alpha", "beta"):
+        # 2 s tests: fio logs a per-second window only once a whole second has passed
+        proc = volbench.quick(target, "--runtime", "2s", "--label", f"vendor={vendor}")
+        assert proc.returncode == 0, proc.stderr
+    yield volbench
+
+
+def _stored(volbench: Volbench, ref: str) -> dict[str, Any]:
+    return volbench.stored(ref)
+
+
+@needs_chromium
+def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    page_file = tmp_path / "report.html"
+    proc = two_runs(
+        "report", "1", "2", "--by", "vendor", "-o", str(page_file),
+        "--runs-dir", str(two_runs.runs_dir),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    html = page_file.read_text()
+    chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', html)
+    # every generic chart of both runs (time series from fio's logs too) and the comparison
+    for run_id in (1, 2):
+        for kind in ("iops", "mbps", "percentiles", "histogram", "ts-iops", "ts-mbps", "ts-lat"):
+            assert f"run{run_id}-{kind}" in chart_ids
+    assert "compare-radar" in chart_ids
+
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_file.as_uri())
+            page.wait_for_selector("body[data-rendered=true]", timeout=30_000)
+            for chart_id in chart_ids:
+                svg = page.locator(f"#{chart_id} .main-svg").first
+                assert svg.count() == 1, f"{chart_id} did not render"
+            assert page.locator(".js-plotly-plot").count() == len(chart_ids)
+
+            # hover the first bar of run 1's IOPS chart: its value appears
+            stored = _stored(two_runs, "1")["results"]
+            chart = page.locator("#run1-iops")
+            chart.scroll_into_view_if_needed()
+            bar = chart.locator(".barlayer .point path").first
+            bar.hover(force=True)
+            page.wait_for_selector("#run1-iops .hoverlayer .hovertext", timeout=5_000)
+            hover = chart.locator(".hoverlayer").text_content() or ""
+            first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
+            assert f"{first['iops']:,.6g}" in hover, hover
+        finally:
+            browser.close()
+    assert errors == []
+    assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
+
+
+@needs_chromium
+def test_pdf_report_has_the_header_and_the_stored_values(
+    two_runs: Volbench, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "report.pdf"
+    proc = two_runs("report", "2", "-o", str(pdf), "--runs-dir", str(two_runs.runs_dir))
+    assert proc.returncode == 0, proc.stderr
+    assert pdf.read_bytes().startswith(b"%PDF")
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    document = _stored(two_runs, "2")
+    for field in ("Target", "Host", "fio", str(document["target"]["path"]), "vendor=beta"):
+        assert field in text
+    for row in document["results"]:
+        assert fmt_count(row["iops"]) in text
+        assert fmt_latency(row["lat_mean_ns"]) in text
+    # charts are vector: their titles and axis labels are text in the PDF
+    for title in ("IOPS per test", "Latency percentiles", "Latency histogram", "IOPS per second"):
+        assert title in text
+    subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page-*.png"))
+    assert len(pages) >= 2 and all(p.stat().st_size > 2_000 for p in pages)
+
+
+def test_compare_prints_values_and_differences(two_runs: Volbench) -> None:
+    document = two_runs.document("compare", "1", "2", "--by", "vendor")
+    alpha, beta = _stored(two_runs, "1")["results"], _stored(two_runs, "2")["results"]
+    assert [g["name"] for g in document["groups"]] == ["alpha", "beta"]
+    for a, b in zip(alpha, beta, strict=True):
+        row = next(
+            r
+            for r in document["rows"]
+            if r["test"] == a["test"] and r["direction"] == a["direction"] and r["metric"] == "IOPS"
+        )
+        assert row["value_0"] == pytest.approx(a["iops"]) and row["value_1"] == pytest.approx(
+            b["iops"]
+        )
+        assert row["diff_pct_1"] == pytest.approx((b["iops"] - a["iops"]) / a["iops"] * 100)
+    table = two_runs("compare", "1", "2", "--by", "vendor")
+    assert table.returncode == 0 and "beta vs alpha" in table.stdout
+
+
+def test_report_bad_input_is_one_line(two_runs: Volbench, tmp_path: Path) -> None:
+    for args, message in (
+        (("report", "1", "-o", str(tmp_path / "x.docx")), "name it FILE.html or FILE.pdf"),
+        (("report", "99", "-o", str(tmp_path / "x.html")), "99"),
+        (("compare", "1"), "at least two runs"),
+        (("compare", "1", "2", "--by", "region"), "no label 'region'"),
+    ):
+        proc = two_runs(*args)
+        assert proc.returncode == 2, proc.stderr
+        assert message in proc.stderr and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
