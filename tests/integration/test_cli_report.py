@@ -4,7 +4,6 @@ read back with pdftotext and rendered with pdftoppm."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
