@@ -4,6 +4,7 @@ read back with pdftotext and rendered with pdftoppm."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -143,3 +144,50 @@ def test_report_bad_input_is_one_line(two_runs: Volbench, tmp_path: Path) -> Non
         assert proc.returncode == 2, proc.stderr
         assert message in proc.stderr and "Traceback" not in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def _figures(page: Path) -> dict[str, Any]:
+    html = page.read_text()
+    text = html.split('id="volbench-figures">')[1].split("</script>")[0].replace("<\\/", "</")
+    figures: dict[str, Any] = json.loads(text)
+    return figures
+
+
+def _trace(figure: dict[str, Any], name: str) -> dict[str, Any]:
+    trace: dict[str, Any] = next(t for t in figure["data"] if t["name"] == name)
+    return trace
+
+
+def test_plan_charts_show_their_tables_values(volbench: Volbench, tmp_path: Path) -> None:
+    """sweep, iometer and scan charts plot exactly the rows their tables show."""
+    target = str(tmp_path / "scratch.img")
+    common = ("--target", target, "--size", "32m", "--runs-dir", str(volbench.runs_dir))
+    short = ("--runtime", "0.5s", "--ramp-time", "0")
+    for args in (
+        ("run", "sweep", "--iodepth", "1,4", "--numjobs", "1,2", *short),
+        ("run", "iometer", "--spec", "8k-random-read", "--workers", "1..2", *short),
+        ("run", "scan", "--zones", "4", "--zone-time", "0.3s", "--access-time", "0.3s"),
+    ):
+        proc = volbench(*args, *common)
+        assert proc.returncode == 0, proc.stderr
+    page = tmp_path / "plans.html"
+    proc = volbench("report", "1", "2", "3", "-o", str(page), "--runs-dir", str(volbench.runs_dir))
+    assert proc.returncode == 0, proc.stderr
+    figures = _figures(page)
+
+    sweep = volbench.show("1")["points"]
+    iops = _trace(figures["run1-sweep-iops"], "2 job(s)")
+    two = sorted((p for p in sweep if p["numjobs"] == 2), key=lambda p: p["iodepth"])
+    assert iops["x"] == [1, 4] and iops["y"] == pytest.approx([p["iops"] for p in two])
+    mean = _trace(figures["run1-sweep-latency"], "1 job(s) mean")
+    one = sorted((p for p in sweep if p["numjobs"] == 1), key=lambda p: p["iops"])
+    assert mean["y"] == pytest.approx([p["lat_mean_ns"] / 1e3 for p in one])
+
+    specs = volbench.show("2")["specs"]
+    workers = _trace(figures["run2-iometer-iops"], "8k-random-read")
+    assert workers["x"] == [1, 2] and workers["y"] == pytest.approx([s["iops"] for s in specs])
+
+    zones = volbench.show("3")["zones"]
+    rate = _trace(figures["run3-scan"], "transfer rate")
+    assert rate["x"] == pytest.approx([z["position_pct"] for z in zones])
+    assert rate["y"] == pytest.approx([z["bw_mb_per_s"] for z in zones])

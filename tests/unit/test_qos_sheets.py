@@ -9,7 +9,9 @@ import pytest
 from volbench.analysis.qos import Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import TenantCheck, VerifyResult
+from volbench.report.chart import traces_values
 from volbench.report.export import export
+from volbench.report.plan_charts import qos_verify_charts
 from volbench.report.qos_sheets import plan_sheet
 from volbench.report.qos_verify_sheets import fmt_bar, interval_iops, verify_sheet
 
@@ -61,3 +63,14 @@ def test_verify_sheet_flags_and_names_the_quiet_tenant() -> None:
     assert "isolation FAILED: quiet tenant a beside noisy ones" in " ".join(sheet.notes)
     assert sheet.document["tenants"][0]["achieved_ratio"] == pytest.approx(0.75)
     assert sheet.cells()[0][-1] == "below plan"
+
+
+def test_verify_chart_plots_planned_and_achieved_per_tenant() -> None:
+    checks = (
+        TenantCheck("a", 40, 600, 450, 450 * 4096, -25.0, False, "quiet"),
+        TenantCheck("b", 80, 1200, 1200, 1200 * 4096, 0.0, True, "noisy"),
+    )
+    (chart,) = qos_verify_charts(verify_sheet(VerifyResult(9, checks, 0.98, False, 10.0)))
+    assert chart.id == "run9-qos-iops"
+    assert traces_values(chart) == {"planned": [600, 1200], "achieved": [450, 1200]}
+    assert chart.figure["data"][0]["x"] == ["a", "b"]

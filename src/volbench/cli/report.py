@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-import volbench.plans.pts.report  # noqa: F401  (registers the PTS sheets)
+import volbench.plans.pts.report
+import volbench.report.plan_charts  # noqa: F401  (registers the plans' charts)
 from volbench.cli import console
 from volbench.cli.options import db_option, format_option
 from volbench.errors import UsageError

@@ -33,6 +33,9 @@ PALETTE = (
 )
 
 
+MARKER_POINTS = 30
+
+
 @dataclass(frozen=True)
 class Chart:
     """One figure: ``figure`` is plotly's JSON (``{"data": [...], "layout": {...}}``)."""
@@ -105,15 +108,18 @@ def line_chart(
     y_title: str = "",
     log_x: bool = False,
     log_y: bool = False,
-    markers: bool = True,
+    markers: bool | None = True,
     step: bool = False,
     unit: str = "",
 ) -> Chart:
-    """Lines (with markers), one per series; log axes where the data spans decades."""
+    """Lines, one per series; log axes where the data spans decades. ``markers``
+    None: markers only on series short enough to show them (<= 30 points)."""
     data = [
         {
             "type": "scatter",
-            "mode": "lines+markers" if markers else "lines",
+            "mode": "lines+markers"
+            if (markers if markers is not None else len(s.x) <= MARKER_POINTS)
+            else "lines",
             "name": s.name,
             "x": list(s.x),
             "y": list(s.y),

@@ -14,6 +14,8 @@ from volbench.model import RunRecord
 from volbench.report.chart import Chart
 from volbench.report.sheet import Sheet
 
+SheetCharts = Callable[[Sheet], list[Chart]]
+
 
 @dataclass(frozen=True)
 class Section:
@@ -42,3 +44,7 @@ SectionBuilder = Callable[[RunRecord, Path | None], list[Section]]
 PLAN_SECTIONS: dict[str, SectionBuilder] = {}
 """Plans whose reports have sections of their own (charts and tables), registered
 by their module; other runs get the generic fio-run section."""
+
+PLAN_CHARTS: dict[str, SheetCharts] = {}
+"""Charts drawn from a plan's own sheet (so they show the table's very values),
+shown before the generic fio-run charts; registered by report/plan_charts.py."""

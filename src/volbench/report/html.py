@@ -31,11 +31,12 @@ table.header th { width: 190px; }
 ul.notes { font-size: 11px; color: #444; margin: 2px 0 10px; padding-left: 18px; }
 .chart { width: 100%; height: 420px; margin: 8px 0; }
 nav ul { font-size: 12px; columns: 2; }
+body[data-print=true] .chart { width: 680px; height: 360px; }
 @media print {
   body { margin: 0; }
   section.page { break-before: page; }
   section.page:first-of-type { break-before: auto; }
-  .chart { width: 680px; height: 360px; break-inside: avoid; }
+  .chart { break-inside: avoid; }
   table { break-inside: auto; font-size: 8px; }
   th, td { padding: 2px 3px; }
   tr { break-inside: avoid; }

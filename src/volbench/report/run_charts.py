@@ -20,7 +20,7 @@ from volbench.fio.logs import find_logs, read_logs
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
-from volbench.report.document import PLAN_SECTIONS, Section
+from volbench.report.document import PLAN_CHARTS, PLAN_SECTIONS, Section
 from volbench.report.run_sheets import report_for, result_rows
 from volbench.units import format_bytes
 
@@ -173,7 +173,8 @@ def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
     iops: list[Series] = []
     mbps: list[Series] = []
     latency: list[Series] = []
-    for folder in sorted(p for p in run_logs.iterdir() if p.name.startswith("round-")):
+    # round-NNN/ for plans, <tenant>/ for concurrent fio processes (QoS verify)
+    for folder in sorted(p for p in run_logs.iterdir() if p.is_dir()):
         logs = find_logs(folder)
         for name in sorted({n for n, _ in logs}):
             iops_jobs = read_logs(logs.get((name, "iops"), []))
@@ -199,7 +200,7 @@ def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
                     series[:MAX_LINES],
                     x_title="Time since the test started (s)",
                     y_title=y_title,
-                    markers=False,
+                    markers=None,
                 )
             )
     return charts
@@ -224,11 +225,13 @@ def run_sections(run: RunRecord, run_logs: Path | None) -> list[Section]:
     if builder is not None:
         return builder(run, run_logs)
     sheets, _ = report_for(run)
+    plan_charts = PLAN_CHARTS.get(run.plan)
+    charts = plan_charts(sheets[0]) if plan_charts and sheets else []
     return [
         Section(
             title=f"Run {run.id}: {run.plan}",
             header=run_header(run),
-            charts=tuple(fio_run_charts(run, run_logs)),
+            charts=tuple(charts + fio_run_charts(run, run_logs)),
             sheets=tuple(sheets),
         )
     ]

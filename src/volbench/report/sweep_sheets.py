@@ -123,6 +123,7 @@ def sweep_sheet(run: RunRecord) -> Sheet:
         sheet_rows.append(
             {
                 "point": point.label,
+                "series": point.tag,
                 "iodepth": point.iodepth,
                 "numjobs": point.numjobs,
                 "outstanding": point.outstanding,
