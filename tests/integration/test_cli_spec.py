@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_harness import Volbench, error_line, run_all
@@ -80,3 +81,25 @@ def test_check_uses_labels_and_exits_1_below_the_promise(volbench: Volbench) -> 
                     "--provisioned-iops", "2000")  # fmt: skip
     assert fine.returncode == 0, fine.stderr
     assert "above" in fine.stdout and "155.00 USD/month" in fine.stdout
+
+
+def test_spec_plot_draws_the_curve_data(volbench: Volbench, tmp_path: Path) -> None:
+    """Seed 000's chart: Aliyun's 2016 SSD formula against Tencent's 2016 hybrid disk."""
+    args = ("aliyun-cloud-ssd", "tencent-cloud-premium", "--max-size", "1000")
+    args += ("--as-of", "2017-01-01")
+    points = volbench.document("spec", "curve", *args)["points"]
+    page = tmp_path / "spec.html"
+    proc = volbench("spec", "plot", *args, "-o", str(page))
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    figures = json.loads(
+        html.split('id="volbench-figures">')[1].split("</script>")[0].replace("<\\/", "</")
+    )
+    for product in ("aliyun-cloud-ssd", "tencent-cloud-premium"):
+        rows = [p for p in points if p["product"] == product]
+        iops = next(t for t in figures["spec-iops"]["data"] if t["name"] == product)
+        assert iops["x"] == [r["size"] for r in rows] and iops["y"] == [r["iops"] for r in rows]
+        mbps = next(t for t in figures["spec-throughput_mb_s"]["data"] if t["name"] == product)
+        assert mbps["y"] == [r["throughput_mb_s"] for r in rows]
+    bad = volbench("spec", "plot", *args, "-o", str(tmp_path / "spec.png"))
+    assert "name it FILE.html or FILE.pdf" in error_line(bad, 2)

@@ -10,23 +10,11 @@ import volbench.plans.pts.report
 import volbench.report.plan_charts  # noqa: F401  (registers the plans' charts)
 from volbench.cli import console
 from volbench.cli.options import db_option, format_option
-from volbench.errors import UsageError
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_sheet
 from volbench.report.contents import report_document
-from volbench.report.document import Document
-from volbench.report.html import render_html
-from volbench.report.pdf import render_pdf
+from volbench.report.formats import check_output_name, render_document
 from volbench.store.repository import Store, default_data_dir
-
-RENDERERS = {".html": render_html, ".htm": render_html, ".pdf": render_pdf}
-
-
-def _render(document: Document, output: str) -> bytes:
-    renderer = RENDERERS.get(Path(output).suffix.lower())
-    if renderer is None:
-        raise UsageError(f"cannot tell the format of {output}: name it FILE.html or FILE.pdf")
-    return renderer(document)
 
 
 def _runs(store: Store, refs: tuple[str, ...]) -> list[RunRecord]:
@@ -61,12 +49,11 @@ def report(
     run_refs: tuple[str, ...], output: str, by: str | None, runs_dir: str | None, db: str | None
 ) -> None:
     """Write a report of one or more runs: charts and tables, as HTML or PDF."""
-    if Path(output).suffix.lower() not in RENDERERS:
-        raise UsageError(f"cannot tell the format of {output}: name it FILE.html or FILE.pdf")
+    check_output_name(output)
     with Store.open(db) as store:
         runs = _runs(store, run_refs)
     logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
-    console.write_output(_render(report_document(runs, logs, _by(by)), output), output)
+    console.write_output(render_document(report_document(runs, logs, _by(by)), output), output)
 
 
 @click.command("compare")
@@ -85,10 +72,12 @@ def compare(
     fmt: str,
 ) -> None:
     """Compare runs: each metric's values and % difference against the first."""
+    if output:
+        check_output_name(output)
     with Store.open(db) as store:
         runs = _runs(store, run_refs)
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)
     if output:
         logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
-        console.write_output(_render(report_document(runs, logs, _by(by)), output), output)
+        console.write_output(render_document(report_document(runs, logs, _by(by)), output), output)

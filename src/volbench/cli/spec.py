@@ -14,6 +14,9 @@ from volbench.cli import console
 from volbench.cli.options import Converted, format_option
 from volbench.errors import CheckFailed, UsageError
 from volbench.report.cost_sheets import cost_sheet
+from volbench.report.formats import check_output_name, render_document
+from volbench.report.sheet import Sheet
+from volbench.report.spec_charts import curve_document
 from volbench.report.spec_sheets import (
     curve_sheet,
     expectation_sheet,
@@ -111,12 +114,42 @@ def spec_expect(
     console.show(expectation_sheet(expect(found, size, as_of, values)), fmt)
 
 
+def _curve(
+    products: tuple[str, ...],
+    max_size: float,
+    points: int,
+    as_of: str | None,
+    provisioned_iops: float | None,
+    provisioned_mbps: float | None,
+) -> Sheet:
+    cat = catalogue.load()
+    values = provisioned_values(provisioned_iops, provisioned_mbps)
+    expectations = [
+        expect(product, size, as_of, values)
+        for product in (cat.find(name) for name in products)
+        for size in curve_sizes(product, max_size, points)
+    ]
+    return curve_sheet(expectations)
+
+
+def curve_options(function: Any) -> Any:
+    for option in reversed(
+        (
+            click.argument("products", nargs=-1, required=True),
+            click.option(
+                "--max-size", type=AMOUNT, required=True, help="Largest size (product's unit)."
+            ),
+            click.option("--points", type=click.IntRange(2, 1000), default=17, show_default=True),
+            click.option("--as-of", type=DATE, default=None, help="Formulas valid at this date."),
+            provisioned_options,
+        )
+    ):
+        function = option(function)
+    return function
+
+
 @command.command("curve")
-@click.argument("products", nargs=-1, required=True)
-@click.option("--max-size", type=AMOUNT, required=True, help="Largest size (product's unit).")
-@click.option("--points", type=click.IntRange(2, 1000), default=17, show_default=True)
-@click.option("--as-of", type=DATE, default=None, help="Formulas valid at this date.")
-@provisioned_options
+@curve_options
 @format_option
 def spec_curve(
     products: tuple[str, ...],
@@ -128,14 +161,27 @@ def spec_curve(
     fmt: str,
 ) -> None:
     """Expected IOPS and MB/s against size for PRODUCT... (data for seed 000's chart)."""
-    cat = catalogue.load()
-    values = provisioned_values(provisioned_iops, provisioned_mbps)
-    expectations = [
-        expect(product, size, as_of, values)
-        for product in (cat.find(name) for name in products)
-        for size in curve_sizes(product, max_size, points)
-    ]
-    console.show(curve_sheet(expectations), fmt)
+    sheet = _curve(products, max_size, points, as_of, provisioned_iops, provisioned_mbps)
+    console.show(sheet, fmt)
+
+
+@command.command("plot")
+@curve_options
+@click.option("-o", "--output", required=True, help="FILE.html (interactive) or FILE.pdf.")
+def spec_plot(
+    products: tuple[str, ...],
+    max_size: float,
+    points: int,
+    as_of: str | None,
+    provisioned_iops: float | None,
+    provisioned_mbps: float | None,
+    output: str,
+) -> None:
+    """Chart expected IOPS and MB/s against size for PRODUCT... (seed 000's chart)."""
+    check_output_name(output)
+    sheet = _curve(products, max_size, points, as_of, provisioned_iops, provisioned_mbps)
+    document = curve_document(sheet, [str(p) for p in products])
+    console.write_output(render_document(document, output), output)
 
 
 @command.command("verify")
