@@ -92,7 +92,7 @@ def comparison_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
     per_group = []
     for group in groups:
         runs = [_values(r) for r in group.runs]
-        keys = {k for values in runs for k in values}
+        keys = list(dict.fromkeys(k for values in runs for k in values))
         per_group.append(
             {
                 k: {m.key: _mean([v[k][m.key] for v in runs if k in v]) for m in METRICS}
