@@ -395,3 +395,14 @@ def test_files_that_are_not_databases_are_refused(tmp_path: Path) -> None:
     assert text.read_text() == "not a database, and it stays untouched\n" * 100
     with pytest.raises(StoreError, match="no directory"):
         Store.open(str(tmp_path / "missing" / "x.db"))
+
+
+def test_labels_are_set_replaced_and_removed_after_the_run(store: Store) -> None:
+    run_id = _new_run(store, {"vendor": "aliyun", "region": "x"})
+    assert (
+        store.set_labels(str(run_id), {"vendor": "tencent", "size_gib": "50"}, ["region"]) == run_id
+    )
+    assert store.get_run(run_id).labels == {"vendor": "tencent", "size_gib": "50"}
+    assert [r.id for r in store.list_runs(labels={"vendor": "tencent"})] == [run_id]
+    with pytest.raises(StoreError, match="no run 999"):
+        store.set_labels(999, {"a": "b"})

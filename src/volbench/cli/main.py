@@ -142,6 +142,24 @@ def import_(
         console.show(runs_sheet([store.get_run(str(i)) for i in ids]), fmt)
 
 
+@cli.command("label")
+@click.argument("run_ref", metavar="RUN")
+@click.argument("labels", metavar="KEY=VALUE...", type=LABEL, nargs=-1)
+@click.option("--remove", multiple=True, metavar="KEY", help="Remove this label (repeatable).")
+@db_option
+def label(
+    run_ref: str, labels: tuple[tuple[str, str], ...], remove: tuple[str, ...], db: str | None
+) -> None:
+    """Add, change or remove a stored run's labels (for compare --by, check, runs)."""
+    if not labels and not remove:
+        raise UsageError("give KEY=VALUE labels to set or --remove KEY")
+    with Store.open(db) as store:
+        run_id = store.set_labels(run_ref, dict(labels), remove)
+        now = store.get_run(run_id).labels
+    shown = " ".join(f"{k}={v}" for k, v in sorted(now.items())) or "none"
+    console.stderr.print(f"run {run_id} labels: {shown}")
+
+
 @cli.command("delete")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--yes", is_flag=True, help="Do not ask.")

@@ -251,6 +251,23 @@ class Store:
             by_run = self._labels(conn, ids)
             return [rows.run_record(row, by_run.get(row.id, {})) for row in found]
 
+    def set_labels(
+        self, ref: str | int, labels: Mapping[str, str], remove: Sequence[str] = ()
+    ) -> int:
+        """Set (add or replace) ``labels`` on a run and remove the keys ``remove``."""
+        table = schema.labels
+        with self._begin(write=True) as conn:
+            run_id = self._resolve(conn, ref)
+            keys = [*labels, *remove]
+            if keys:
+                conn.execute(table.delete().where(table.c.run_id == run_id, table.c.key.in_(keys)))
+            if labels:
+                conn.execute(
+                    table.insert(),
+                    [{"run_id": run_id, "key": k, "value": v} for k, v in labels.items()],
+                )
+        return run_id
+
     def delete_run(self, ref: str | int) -> int:
         """Delete a run with its labels, rounds and results; return its id."""
         with self._begin(write=True) as conn:
