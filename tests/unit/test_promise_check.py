@@ -13,7 +13,7 @@ from volbench.errors import UsageError
 from volbench.plans.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.specs import catalogue
-from volbench.specs.expectation import expect
+from volbench.specs.expectation import expect, given_caps
 from volbench.store.repository import Store
 
 CAT = catalogue.load()
@@ -79,7 +79,7 @@ def test_64k_on_aws_counts_as_four_16k_ios() -> None:
 
 def test_instance_cap_and_burst() -> None:
     e = expect(CAT.find("ucloud-rssd"), 2040)
-    capped = rate_verdict(_measured(4096, 18000, 0, "randread"), e, instance_iops=18000)
+    capped = rate_verdict(_measured(4096, 18000, 0, "randread"), e, given_caps(18000, None))
     assert capped is not None and capped.verdict == "meets" and "instance cap" in capped.reason
     gp2 = expect(CAT.find("aws-gp2"), 100)
     burst = rate_verdict(_measured(4096, 2950, 0, "randread"), gp2)

@@ -21,6 +21,11 @@ from volbench.store.repository import Store
 @provisioned_options
 @click.option("--instance-limit-iops", type=AMOUNT, default=None, help="Instance-side IOPS cap.")
 @click.option("--instance-limit-mbps", type=AMOUNT, default=None, help="Instance-side MB/s cap.")
+@click.option(
+    "--instance",
+    default=None,
+    help="VM type whose caps apply (see `volbench spec instances`), e.g. m5.large.",
+)
 @db_option
 @format_option
 def command(
@@ -32,6 +37,7 @@ def command(
     provisioned_mbps: float | None,
     instance_limit_iops: float | None,
     instance_limit_mbps: float | None,
+    instance: str | None,
     db: str | None,
     fmt: str,
 ) -> None:
@@ -43,6 +49,7 @@ def command(
         provisioned=provisioned_values(provisioned_iops, provisioned_mbps),
         instance_iops=instance_limit_iops,
         instance_mb_s=instance_limit_mbps,
+        instance=instance,
     )
     with Store.open(db) as store:
         sheet = check_sheet(store.get_run(run_ref), catalogue.load(), request)

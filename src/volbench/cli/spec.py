@@ -20,6 +20,7 @@ from volbench.report.spec_charts import curve_document
 from volbench.report.spec_sheets import (
     curve_sheet,
     expectation_sheet,
+    instances_sheet,
     product_sheet,
     products_sheet,
 )
@@ -182,6 +183,24 @@ def spec_plot(
     sheet = _curve(products, max_size, points, as_of, provisioned_iops, provisioned_mbps)
     document = curve_document(sheet, [str(p) for p in products])
     console.write_output(render_document(document, output), output)
+
+
+@command.command("instances")
+@click.option("--vendor", default=None, help="Only this vendor (substring, any case).")
+@click.option("--product", default=None, help="Only the limits that apply to this product.")
+@format_option
+def spec_instances(vendor: str | None, product: str | None, fmt: str) -> None:
+    """List the instance-side limits (per VM type) that `check --instance` applies."""
+    cat = catalogue.load()
+    limits = list(cat.instances)
+    if vendor:
+        limits = [row for row in limits if vendor.lower() in row.vendor.lower()]
+    if product:
+        found = cat.find(product)
+        limits = [row for row in limits if row.applies_to(found.id, found.vendor)]
+    if not limits:
+        raise UsageError("no instance limits match: see `volbench spec instances`")
+    console.show(instances_sheet(limits), fmt)
 
 
 @command.command("verify")

@@ -17,7 +17,14 @@ from volbench.errors import UsageError
 from volbench.model import RunRecord
 from volbench.report.sheet import Column, Sheet
 from volbench.specs.catalogue import Catalogue
-from volbench.specs.expectation import Expectation, expect
+from volbench.specs.expectation import (
+    Expectation,
+    InstanceCaps,
+    expect,
+    given_caps,
+    instance_caps,
+)
+from volbench.specs.instances import find_limit
 from volbench.specs.price import cost
 
 
@@ -32,6 +39,7 @@ class CheckRequest:
     provisioned: Mapping[str, float] | None = None
     instance_iops: float | None = None
     instance_mb_s: float | None = None
+    instance: str | None = None  # a VM type of the catalogue's instance table
 
 
 def subject(run: RunRecord, request: CheckRequest) -> tuple[str, float]:
@@ -70,14 +78,68 @@ def _price_notes(expectation: Expectation, tests_iops: float, tests_mb_s: float)
     return notes
 
 
+def _instance(
+    catalogue: Catalogue, request: CheckRequest, expectation: Expectation
+) -> tuple[InstanceCaps | None, list[str]]:
+    """The instance-side caps to apply (a catalogue VM type, or the values given)
+    and the note naming them."""
+    if request.instance is None:
+        caps = given_caps(request.instance_iops, request.instance_mb_s)
+        return caps, [] if caps is None else ["instance caps: as given on the command line"]
+    if request.instance_iops is not None or request.instance_mb_s is not None:
+        raise UsageError("give --instance or --instance-limit-iops/--instance-limit-mbps, not both")
+    product = expectation.product
+    row = find_limit(catalogue.instances, request.instance, product.id, product.vendor)
+    figures = [
+        f"{name} {value:,.6g}"
+        for name, value in (
+            ("IOPS", row.iops),
+            ("baseline IOPS", row.iops_baseline),
+            ("read IOPS", row.read_iops),
+            ("write IOPS", row.write_iops),
+            (row.unit, row.throughput),
+            (f"baseline {row.unit}", row.throughput_baseline),
+            (f"read {row.unit}", row.read_throughput),
+            (f"write {row.unit}", row.write_throughput),
+        )
+        if value is not None
+    ]
+    note = (
+        f"instance caps: {row.instance} ({row.label}, from {row.from_date}): {', '.join(figures)}"
+        f" [{row.status} {', '.join(row.sources)}]"
+    )
+    return instance_caps(row), [note]
+
+
+def _iops_text(e: Expectation) -> str:
+    if e.read_iops is not None or e.write_iops is not None:
+        return f"read {e.read_iops or 0:,.0f} / write {e.write_iops or 0:,.0f}"
+    return f"{e.iops or 0:,.0f}"
+
+
+def _burst_lines(e: Expectation) -> list[str]:
+    lines = []
+    if e.burst_iops is not None:
+        lasting = "" if e.burst_seconds is None else f" for {e.burst_seconds:,.0f} s"
+        lines.append(f"burst: up to {e.burst_iops:,.0f} IOPS{lasting} on a full bucket")
+    if e.burst_throughput_value is not None:
+        seconds = e.burst_throughput_seconds
+        lasting = "" if seconds is None else f" for {seconds:,.0f} s"
+        lines.append(
+            f"burst: up to {e.burst_throughput_value:,.1f} {e.throughput_unit}{lasting}"
+            " on a full bucket"
+        )
+    return lines
+
+
 def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> Sheet:
     """Check ``run`` against the catalogue; a UsageError when nothing compares."""
     name, size = subject(run, request)
     product = catalogue.find(name)
     expectation = expect(product, size, request.as_of, request.provisioned)
     tests, skipped = measured_tests(run.results)
-    instance_bw = request.instance_mb_s * 1e6 if request.instance_mb_s else None
-    verdicts, findings = check(tests, expectation, request.instance_iops, instance_bw)
+    caps, instance_notes = _instance(catalogue, request, expectation)
+    verdicts, findings = check(tests, expectation, caps)
     if not verdicts:
         why = "; ".join(skipped) or "it holds no results"
         raise UsageError(f"run {run.id} has no workload that can be compared: {why}")
@@ -98,8 +160,10 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     edition = expectation.edition
     notes = (
         f"expected: {product.id} at {size:g} {product.size_unit}, formulas {edition.label!r}"
-        f" (from {edition.from_date}); IOPS {expectation.iops or 0:,.0f}, throughput"
+        f" (from {edition.from_date}); IOPS {_iops_text(expectation)}, throughput"
         f" {expectation.throughput_value or 0:,.1f} {expectation.throughput_unit}",
+        *_burst_lines(expectation),
+        *instance_notes,
         "measured: fio's figures as stored for run "
         f"{run.id}; meets = 0.9-1.1 x expected (AWS: 90% of provisioned, A2)",
         *findings,
@@ -119,6 +183,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         "size_unit": product.size_unit,
         "edition": edition.label,
         "edition_from": edition.from_date,
+        "instance": request.instance,
         "verdicts": list(rows),
         "findings": findings,
         "not_compared": skipped,

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from volbench.report.sheet import Column, Sheet, fmt_count
-from volbench.specs.catalogue import Figure, Product
+from volbench.specs.catalogue import Burst, Figure, Product
 from volbench.specs.expectation import Expectation
+from volbench.specs.instances import InstanceLimit
 
 
 def _figure_text(figure: Figure) -> str:
@@ -60,7 +61,12 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
     """Every formula edition and price of one product, with quote and sources."""
     rows: list[dict[str, Any]] = []
     for edition in product.editions:
-        for metric, figure in (("IOPS", edition.iops), ("throughput", edition.throughput)):
+        for metric, figure in (
+            ("IOPS", edition.iops),
+            ("read IOPS", edition.read_iops),
+            ("write IOPS", edition.write_iops),
+            ("throughput", edition.throughput),
+        ):
             if figure is None:
                 continue
             rows.append(
@@ -76,20 +82,7 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
                 }
             )
         if edition.burst is not None:
-            b = edition.burst
-            rows.append(
-                {
-                    "from": edition.from_date,
-                    "edition": edition.label,
-                    "metric": "burst IOPS",
-                    "value": f"{b.iops:g}"
-                    + (f", bucket {b.bucket_credits:,.0f} credits" if b.bucket_credits else ""),
-                    "unit": "IOPS",
-                    "status": b.status,
-                    "sources": ", ".join(b.sources),
-                    "quote": b.quote,
-                }
-            )
+            rows += _burst_rows(edition.from_date, edition.label, edition.burst)
     for price in product.prices:
         rows.append(
             {
@@ -140,10 +133,55 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
     )
 
 
+def _burst_rows(from_date: str, label: str, burst: Burst) -> list[dict[str, Any]]:
+    """The burst ceilings and bucket of one edition, each with its own source."""
+    rows = []
+    limits = [f"up to {burst.up_to_size:g}"] if burst.up_to_size is not None else []
+    limits += [f"at most {burst.max_minutes:g} min"] if burst.max_minutes is not None else []
+    extra = f" ({', '.join(limits)})" if limits else ""
+    for metric, figure in (
+        ("burst IOPS", burst.iops),
+        ("burst throughput", burst.throughput),
+        ("burst bucket", burst.throughput_bucket),
+    ):
+        if figure is None:
+            continue
+        unit = figure.unit or "IOPS"
+        if metric == "burst bucket":
+            unit = f"{figure.unit} (throughput unit x s)"
+        rows.append(
+            {
+                "from": from_date,
+                "edition": label,
+                "metric": metric,
+                "value": _figure_text(figure) + extra,
+                "unit": unit,
+                "status": figure.status,
+                "sources": ", ".join(figure.sources),
+                "quote": figure.quote,
+            }
+        )
+    if burst.bucket_credits is not None:
+        rows.append(
+            {
+                "from": from_date,
+                "edition": label,
+                "metric": "burst bucket",
+                "value": f"{burst.bucket_credits:,.0f}",
+                "unit": "I/O credits",
+                "status": burst.status,
+                "sources": ", ".join(burst.sources),
+                "quote": burst.quote,
+            }
+        )
+    return rows
+
+
 def _used_sources(product: Product) -> list[str]:
     seen: list[str] = []
     for edition in product.editions:
-        for item in (edition.iops, edition.throughput, edition.burst, edition.latency):
+        items = (edition.iops, edition.read_iops, edition.write_iops, edition.throughput)
+        for item in (*items, edition.burst, edition.latency):
             for source in item.sources if item is not None else ():
                 if source not in seen:
                     seen.append(source)
@@ -174,6 +212,13 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
             edition.iops.status,
             ", ".join(edition.iops.sources),
         )
+    for metric, figure, value in (
+        ("read IOPS", edition.read_iops, e.read_iops),
+        ("write IOPS", edition.write_iops, e.write_iops),
+    ):
+        if figure is not None:
+            basis = _basis(figure, e.size)
+            add(metric, value, "IOPS", basis, figure.status, ", ".join(figure.sources))
     if edition.throughput is not None:
         t = edition.throughput
         src = ", ".join(t.sources)
@@ -187,12 +232,8 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
                 "D",
                 src,
             )
-    if edition.burst is not None and e.burst_iops is not None:
-        b = edition.burst
-        add("burst IOPS", e.burst_iops, "IOPS", b.quote, b.status, ", ".join(b.sources))
-        if b.bucket_credits is not None and e.burst_seconds is not None:
-            basis = f"{b.bucket_credits:,.0f} credits / ({e.burst_iops:g} - {e.iops or 0:g})"
-            add("burst duration", e.burst_seconds, "s", basis, "D", ", ".join(b.sources))
+    if edition.burst is not None:
+        _add_burst(add, e, edition.burst)
     if e.latency is not None:
         lat = e.latency
         add("latency (max)", lat.max_ms, "ms", lat.text, lat.status, ", ".join(lat.sources))
@@ -222,10 +263,98 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         "throughput_bytes_per_s": e.throughput_bytes_per_s,
         "burst_iops": e.burst_iops,
         "burst_seconds": e.burst_seconds,
+        "burst_throughput": e.burst_throughput_value,
+        "burst_throughput_seconds": e.burst_throughput_seconds,
+        "read_iops": e.read_iops,
+        "write_iops": e.write_iops,
         "latency_max_ms": e.latency.max_ms if e.latency else None,
         "figures": rows,
     }
     return Sheet(title, columns, tuple(rows), document)
+
+
+def _add_burst(add: Any, e: Expectation, b: Burst) -> None:
+    """Rows of the burst ceilings at this size and how long a full bucket lasts."""
+    src = ", ".join(b.sources)
+    longest = f", at most {b.max_minutes:g} min" if b.max_minutes is not None else ""
+    if e.burst_iops is not None and b.iops is not None:
+        f = b.iops
+        add("burst IOPS", e.burst_iops, "IOPS", _basis(f, e.size), f.status, ", ".join(f.sources))
+        if e.burst_seconds is not None:
+            if b.bucket_credits is not None:
+                basis = f"{b.bucket_credits:,.0f} credits / ({e.burst_iops:g} - {e.iops or 0:g})"
+            else:
+                basis = b.quote
+            add("burst duration", e.burst_seconds, "s", basis + longest, "D", src)
+    if e.burst_throughput_value is not None and b.throughput is not None:
+        f = b.throughput
+        srcs = ", ".join(f.sources)
+        unit = e.throughput_unit
+        add("burst throughput", e.burst_throughput_value, unit, _basis(f, e.size), f.status, srcs)
+        seconds = e.burst_throughput_seconds
+        if seconds is not None:
+            if b.throughput_bucket is not None:
+                basis = (
+                    f"bucket {b.throughput_bucket.expr} {unit.split('/')[0]} /"
+                    f" ({e.burst_throughput_value:g} - {e.throughput_value or 0:g} {unit})"
+                )
+            else:
+                basis = b.quote
+            add("burst throughput duration", seconds, "s", basis + longest, "D", srcs)
+
+
+def instances_sheet(limits: list[InstanceLimit]) -> Sheet:
+    """The instance-side limit table: one row per VM type and product set."""
+
+    def value(v: float | None) -> str:
+        return "" if v is None else f"{v:,.6g}"
+
+    rows = tuple(
+        {
+            "instance": row.instance,
+            "vendor": row.vendor,
+            "products": ", ".join(row.products) or f"all {row.vendor}",
+            "iops": value(row.iops),
+            "iops_baseline": value(row.iops_baseline),
+            "read_write_iops": "/".join(value(v) for v in (row.read_iops, row.write_iops))
+            if row.read_iops is not None or row.write_iops is not None
+            else "",
+            "throughput": value(row.throughput),
+            "throughput_baseline": value(row.throughput_baseline),
+            "read_write_throughput": "/".join(
+                value(v) for v in (row.read_throughput, row.write_throughput)
+            )
+            if row.read_throughput is not None or row.write_throughput is not None
+            else "",
+            "unit": row.unit,
+            "burst_minutes": value(row.burst_minutes),
+            "from": row.from_date,
+            "status": row.status,
+            "sources": ", ".join(row.sources),
+            "quote": row.quote,
+        }
+        for row in limits
+    )
+    columns = (
+        Column("instance", "instance"),
+        Column("products", "products"),
+        Column("iops", "max IOPS"),
+        Column("iops_baseline", "baseline IOPS"),
+        Column("read_write_iops", "read/write IOPS"),
+        Column("throughput", "max"),
+        Column("throughput_baseline", "baseline"),
+        Column("read_write_throughput", "read/write"),
+        Column("unit", "unit"),
+        Column("burst_minutes", "burst min"),
+        Column("status", "st"),
+        Column("sources", "src"),
+    )
+    notes = (
+        "AWS: IOPS at 16 KiB I/O, MB/s at 128 KiB I/O; burstable types hold the maximum"
+        " 30 min at least once per 24 h (A6)",
+        "use with `volbench check RUN --instance TYPE`",
+    )
+    return Sheet("Instance-side limits", columns, rows, {"instances": list(rows)}, notes)
 
 
 def curve_sheet(expectations: list[Expectation]) -> Sheet:

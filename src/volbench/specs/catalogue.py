@@ -1,6 +1,7 @@
 """The vendor catalogue: products, dated formula editions, prices, sources.
 
 The data is ``catalogue.json`` beside this module (schema in CATALOGUE.md),
+with the instance-side limit table of :mod:`volbench.specs.instances`,
 built from ``../shared/data/disk-catalogue.yaml`` and the seeds. Every figure
 keeps the verbatim ``quote`` of its source, its status (``st``: V, VM, S, R, D)
 and source ids (``src``), so every expected number can be traced back.
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from volbench.errors import UsageError
+from volbench.specs.instances import InstanceLimit, parse_instance
 
 
 @dataclass(frozen=True)
@@ -49,10 +52,22 @@ class Latency:
 
 @dataclass(frozen=True)
 class Burst:
-    """Burst IOPS above the baseline; ``bucket_credits`` I/O credits when known."""
+    """What a volume may do above its baseline while it has credits.
 
-    iops: float
+    ``iops`` and ``throughput`` are the burst ceilings (formulas or tiers of
+    size; a size beyond the last tier does not burst). The bucket is
+    ``bucket_credits`` I/O credits (AWS gp2: 5.4 million, one per I/O) and/or
+    ``throughput_bucket``, a formula in the throughput unit x seconds (AWS
+    st1: 1 TiB of credits per TiB of size, i.e. ``size * 1024`` MiB);
+    ``max_minutes`` caps one burst (Azure credit-based bursting: 30 minutes).
+    Only sizes up to ``up_to_size`` burst, when given.
+    """
+
+    iops: Figure | None
+    throughput: Figure | None
     bucket_credits: float | None
+    throughput_bucket: Figure | None
+    max_minutes: float | None
     up_to_size: float | None
     quote: str
     status: str
@@ -69,12 +84,15 @@ class Edition:
     throughput: Figure | None
     burst: Burst | None
     latency: Latency | None
+    read_iops: Figure | None = None  # per-direction caps where the vendor gives them apart
+    write_iops: Figure | None = None
 
 
 @dataclass(frozen=True)
 class Price:
     """A price entry: ``value`` ``currency`` per ``per`` (GB-month, GB-hour,
-    disk-month, IOPS-month, MBps-month), above a free allowance ``above``, for
+    disk-month, IOPS-month, MBps-month, million-requests), above a free
+    allowance ``above`` and up to ``to`` (IOPS or MB/s price bands), for
     sizes in (``size_above``, ``size_to``] when the price is per tier."""
 
     value: float
@@ -84,6 +102,7 @@ class Price:
     date: str
     billing: str
     above: float
+    to: float | None
     size_above: float | None
     size_to: float | None
     quote: str
@@ -101,7 +120,7 @@ class Product:
     api_name: str
     size_unit: str
     min_size: float
-    max_size: float
+    max_size: float  # inf when the vendor states no maximum
     capacity_quote: str
     iops_io_bytes: int
     count_unit_bytes: int | None
@@ -129,6 +148,7 @@ class Catalogue:
     products: tuple[Product, ...]
     sources: dict[str, str]
     built_from: str
+    instances: tuple[InstanceLimit, ...] = ()
 
     def find(self, name: str) -> Product:
         """The product whose id or api_name is ``name`` (case-insensitive); an
@@ -172,11 +192,17 @@ def _latency(data: dict[str, Any] | None) -> Latency | None:
 def _burst(data: dict[str, Any] | None) -> Burst | None:
     if data is None:
         return None
+    iops = data.get("iops")
+    if isinstance(iops, int | float):  # a flat ceiling, quoted by the burst's own quote
+        iops = {"expr": f"{iops:g}", "quote": data["quote"], "st": data["st"], "src": data["src"]}
     return Burst(
-        iops=float(data["iops"]),
+        iops=_figure(iops),
+        throughput=_figure(data.get("throughput")),
         bucket_credits=data.get("bucket_credits"),
+        throughput_bucket=_figure(data.get("throughput_bucket")),
+        max_minutes=data.get("max_minutes"),
         up_to_size=data.get("up_to_size"),
-        quote=data["quote"],
+        quote=quote_text(data["quote"]),
         status=data["st"],
         sources=tuple(data["src"]),
     )
@@ -191,6 +217,7 @@ def _price(data: dict[str, Any]) -> Price:
         date=data.get("date", "undated"),
         billing=data.get("billing", "monthly" if data["per"].endswith("month") else "hourly"),
         above=float(data.get("above", 0)),
+        to=data.get("to"),
         size_above=data.get("size_above"),
         size_to=data.get("size_to"),
         quote=data["quote"],
@@ -209,6 +236,8 @@ def _product(data: dict[str, Any]) -> Product:
             throughput=_figure(e.get("throughput")),
             burst=_burst(e.get("burst")),
             latency=_latency(e["latency"]) if "latency" in e else product_latency,
+            read_iops=_figure(e.get("read_iops")),
+            write_iops=_figure(e.get("write_iops")),
         )
         for e in sorted(data["editions"], key=lambda e: str(e["from"]))
     )
@@ -220,7 +249,7 @@ def _product(data: dict[str, Any]) -> Product:
         api_name=data["api_name"],
         size_unit=data["size_unit"],
         min_size=float(capacity["min"]),
-        max_size=float(capacity["max"]),
+        max_size=math.inf if capacity["max"] is None else float(capacity["max"]),
         capacity_quote=capacity["quote"],
         iops_io_bytes=int(data["iops_io_bytes"]),
         count_unit_bytes=data["count_unit_bytes"],
@@ -242,6 +271,7 @@ def parse_catalogue(document: dict[str, Any]) -> Catalogue:
         products=tuple(_product(p) for p in document["products"]),
         sources=dict(document["sources"]),
         built_from=document["built_from"],
+        instances=tuple(parse_instance(i) for i in document.get("instances", ())),
     )
 
 

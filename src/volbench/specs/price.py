@@ -2,7 +2,10 @@
 
 Entries apply per unit: ``GB-month`` and ``GB-hour`` x size, ``disk-month`` once
 (for sizes in its tier), ``IOPS-month`` x provisioned IOPS above the free
-allowance, ``MBps-month`` x provisioned MB/s above it. Hours and months convert
+allowance (and up to ``to`` for a price band: AWS io2 bills 0-32,000,
+32,001-64,000 and above at falling rates, src A11), ``MBps-month`` x
+provisioned MB/s above it. ``million-requests`` entries (AWS magnetic) are
+kept but not applied: a period does not say how many I/Os were made. Hours and months convert
 with 730 hours per month (the convention of AWS and Azure price pages:
 24 x 365 / 12). Currencies are never added together: one total per currency
 and billing model (monthly subscription vs pay-as-you-go).
@@ -51,13 +54,13 @@ def _quantity(price: Price, size: float, provisioned: Mapping[str, float]) -> fl
         low = price.size_above if price.size_above is not None else float("-inf")
         high = price.size_to if price.size_to is not None else float("inf")
         return 1.0 if low < size <= high else None
-    if price.per == "IOPS-month":
-        value = provisioned.get("provisioned_iops", price.above)
+    if price.per in ("IOPS-month", "MBps-month"):
+        name = "provisioned_iops" if price.per == "IOPS-month" else "provisioned_mb_s"
+        value = provisioned.get(name, price.above)
+        if price.to is not None:
+            value = min(value, price.to)
         return max(value - price.above, 0.0)
-    if price.per == "MBps-month":
-        value = provisioned.get("provisioned_mb_s", price.above)
-        return max(value - price.above, 0.0)
-    return None
+    return None  # million-requests: needs an I/O count, not a period
 
 
 def cost(

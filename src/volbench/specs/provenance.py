@@ -4,7 +4,8 @@
 not a dependency). Each figure carries the ``quote`` it was read from; this
 module checks that the quote occurs in the source text (YAML or a seed post,
 whitespace-normalised) and that every number of the figure's formula, tier
-table or price value appears in that quote or the source line around it.
+table, price value, burst ceiling, bucket or instance cap appears in that
+quote (tiers: in one line of the source).
 """
 
 from __future__ import annotations
@@ -18,25 +19,53 @@ from volbench.errors import UsageError
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
-UNIT_CONSTANTS = frozenset({0.0, 1.0, 1024.0})
-"""Numbers a formula may hold without quoting them: KiB per MiB conversions."""
+UNIT_CONSTANTS = frozenset({0.0, 1.0, 1000.0, 1024.0})
+"""Numbers a formula may hold without quoting them: kB per MB, KiB per MiB."""
 
 
 def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+_SCALED = re.compile(r"(\d+(?:\.\d+)?)([kM])\b")
+
+
 def numbers(text: str) -> set[float]:
-    """The numbers written in ``text`` (thousands separators removed)."""
-    return {float(n) for n in _NUMBER.findall(re.sub(r"(?<=\d),(?=\d{3})", "", text))}
+    """The numbers written in ``text`` (thousands separators removed; ``18k``
+    and ``1.2M`` also count as 18,000 and 1,200,000)."""
+    plain = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    found = {float(n) for n in _NUMBER.findall(plain)}
+    scale = {"k": 1e3, "M": 1e6}
+    return found | {round(float(n) * scale[s], 6) for n, s in _SCALED.findall(plain)}
+
+
+CLAIMED_KEYS = (
+    "value",
+    "iops",
+    "bucket_credits",
+    "max_minutes",
+    "iops_baseline",
+    "read_iops",
+    "write_iops",
+    "throughput",
+    "throughput_baseline",
+    "read_throughput",
+    "write_throughput",
+    "burst_minutes",
+)
+"""Keys whose plain numbers (prices, flat burst ceilings, bucket sizes, instance
+caps) must be written in the quote."""
 
 
 def _figures(product: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     yield f"{product['id']} capacity", product["capacity"]
     for edition in product["editions"]:
-        for key in ("iops", "throughput", "burst"):
+        for key in ("iops", "read_iops", "write_iops", "throughput", "burst"):
             if key in edition:
                 yield f"{product['id']} {edition['from']} {key}", edition[key]
+        for key, figure in edition.get("burst", {}).items():
+            if isinstance(figure, dict):  # burst ceilings and bucket with their own quotes
+                yield f"{product['id']} {edition['from']} burst {key}", figure
     for index, price in enumerate(product["prices"]):
         yield f"{product['id']} price {index}", price
 
@@ -46,9 +75,7 @@ def _claimed(figure: Mapping[str, Any]) -> set[float]:
         return numbers(figure["expr"])
     if "tiers" in figure:
         return set()  # a tier table is checked row by row against the quote's table
-    if "value" in figure:
-        return {float(figure["value"])}
-    return set()
+    return {float(figure[key]) for key in CLAIMED_KEYS if isinstance(figure.get(key), int | float)}
 
 
 def problems(document: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
@@ -59,6 +86,7 @@ def problems(document: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]
     lines = [numbers(line) for text in texts.values() for line in text.splitlines()]
     found: list[str] = []
     every = [pair for product in document["products"] for pair in _figures(product)]
+    every += [(f"instance {row['instance']}", row) for row in document.get("instances", ())]
     for where, figure in every:
         quotes = [figure["quote"]] if isinstance(figure["quote"], str) else figure["quote"]
         absent = [q for q in quotes if not any(_squash(q) in t for t in squashed.values())]
