@@ -105,10 +105,15 @@ def test_every_figure_is_quoted_from_its_source() -> None:
     changed["products"][1]["prices"][0]["quote"] = "value: 0.07"
     azure = next(p for p in changed["products"] if p["id"] == "azure-premium-ssd")
     azure["editions"][1]["iops"]["tiers"][5] = [128, 550]
+    st1 = next(p for p in changed["products"] if p["id"] == "aws-st1")
+    st1["editions"][0]["burst"]["throughput"]["expr"] = "min(260 * size / 1024, 500)"
+    changed["instances"][0]["iops_baseline"] = 501
     found = provenance.problems(changed, texts)
-    assert len(found) == 3
+    assert len(found) == 5
     assert "[4.0] not in quote" in found[0] and "quote not in any source" in found[1]
-    assert "no source line holds tier (128, 550)" in found[2]
+    assert "aws-st1 2022-12-17 burst throughput: [260.0] not in quote" in found[2]
+    assert "no source line holds tier (128, 550)" in found[3]
+    assert "instance t3.micro: [501.0] not in quote" in found[4]
 
 
 def test_curve_sizes_cover_the_range_and_every_tier() -> None:
