@@ -24,9 +24,12 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
     }
     listed = volbench.document("spec", "list", "--vendor", "tencent")
     assert [p["id"] for p in listed["products"]] == [
+        "tencent-cloud-basic",
+        "tencent-cloud-bssd",
         "tencent-cloud-hssd",
         "tencent-cloud-premium",
         "tencent-cloud-ssd",
+        "tencent-cloud-tssd",
     ]
     curve = volbench.document(
         "spec",
@@ -49,7 +52,16 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
         ("tencent-cloud-ssd", 4000, 24000),
     ]
     p20 = volbench.document("spec", "expect", "azure-premium-ssd", "--size", "500")
-    assert (p20["iops"], p20["burst_iops"], p20["burst_seconds"]) == (2300, 3500, None)
+    assert (p20["iops"], p20["burst_iops"], p20["burst_seconds"]) == (2300, 3500, 1800)
+    assert (p20["burst_throughput"], p20["burst_throughput_seconds"]) == (170, 1800)
+    st1 = volbench.document("spec", "expect", "st1", "--size", "1024")
+    assert (st1["throughput"], st1["burst_throughput"]) == (40, 250)
+    assert round(st1["burst_throughput_seconds"]) == 4993  # 1 TiB of credits / 210 MiB/s
+    limits = volbench.document("spec", "instances", "--product", "ucloud-rssd")
+    assert [(i["instance"], i["iops"]) for i in limits["instances"][:2]] == [
+        ("ucloud-1vcpu", "18,000"),
+        ("ucloud-2vcpu", "38,000"),
+    ]
 
 
 def test_bad_input_is_one_line_with_exit_2(volbench: Volbench) -> None:
@@ -60,6 +72,7 @@ def test_bad_input_is_one_line_with_exit_2(volbench: Volbench) -> None:
             (volbench, ("spec", "expect", "aws-io1", "--size", "100"), None),
             (volbench, ("spec", "expect", "aws-gp2", "--size", "100", "--as-of", "2016"), None),
             (volbench, ("cost", "ucloud-ssd", "--size", "100"), None),
+            (volbench, ("spec", "instances", "--product", "ctyun-high-io"), None),
         ]
     )
     assert "did you mean ucloud-rssd" in error_line(procs[0], 2)
@@ -67,6 +80,7 @@ def test_bad_input_is_one_line_with_exit_2(volbench: Volbench) -> None:
     assert "give --provisioned-iops" in error_line(procs[2], 2)
     assert "use YYYY-MM-DD" in error_line(procs[3], 2)
     assert "no price for ucloud-ssd" in error_line(procs[4], 2)
+    assert "no instance limits match" in error_line(procs[5], 2)
 
 
 def test_check_uses_labels_and_exits_1_below_the_promise(volbench: Volbench) -> None:
@@ -81,6 +95,12 @@ def test_check_uses_labels_and_exits_1_below_the_promise(volbench: Volbench) -> 
                     "--provisioned-iops", "2000")  # fmt: skip
     assert fine.returncode == 0, fine.stderr
     assert "above" in fine.stdout and "155.00 USD/month" in fine.stdout
+    capped = volbench("check", "latest", "--instance", "ucloud-4vcpu", "--format", "json")
+    assert capped.returncode == 1  # the 4 KiB write test stays below the host's 300 MB/s
+    assert '"instance": "ucloud-4vcpu"' in capped.stdout
+    assert "instance cap 300.0 MB/s" in capped.stdout
+    unknown = volbench("check", "latest", "--instance", "ucloud-4cpu")
+    assert "did you mean ucloud-4vcpu" in error_line(unknown, 2)
 
 
 def test_spec_plot_draws_the_curve_data(volbench: Volbench, tmp_path: Path) -> None:
