@@ -199,3 +199,19 @@ def test_tencent_basic_prices_per_currency() -> None:
     assert totals["CNY", "subscription"].amount == pytest.approx(30)
     (magnetic,) = cost(CAT.find("aws-standard"), 100, 1.0)  # per-request price not applied
     assert magnetic.amount == pytest.approx(5) and len(magnetic.lines) == 1
+
+
+def test_dated_history_of_the_yaml() -> None:
+    gp2_2018 = expect(CAT.find("gp2"), 4000, as_of="2018-06-01")  # A7: 10,000 IOPS, 160 MiB/s
+    assert (gp2_2018.iops, gp2_2018.throughput_value) == (10000, 160)
+    assert expect(CAT.find("gp2"), 4000).iops == 12000
+    p30 = expect(CAT.find("azure-premium-ssd"), 1024, as_of="2020-01-01")  # Z4: MiB/sec
+    assert (p30.iops, p30.throughput_value, p30.throughput_unit) == (5000, 200, "MiB/s")
+    assert expect(CAT.find("azure-premium-ssd"), 1024).throughput_unit == "MB/s"
+    s30 = expect(CAT.find("azure-standard-hdd"), 1000, as_of="2018-01-01")  # Z10b
+    assert (s30.iops, s30.throughput_value) == (500, 60)
+    v2 = CAT.find("azure-premium-ssd-v2")
+    provisioned = {"provisioned_iops": 6000, "provisioned_mb_s": 2000}
+    preview = expect(v2, 100, "2022-12-01", provisioned)
+    assert (preview.throughput_value, preview.throughput_unit) == (1200, "MiB/s")
+    assert expect(v2, 100, None, provisioned).throughput_unit == "MB/s"
