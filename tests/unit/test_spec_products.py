@@ -215,3 +215,24 @@ def test_dated_history_of_the_yaml() -> None:
     preview = expect(v2, 100, "2022-12-01", provisioned)
     assert (preview.throughput_value, preview.throughput_unit) == (1200, "MiB/s")
     assert expect(v2, 100, None, provisioned).throughput_unit == "MB/s"
+
+
+def test_tencent_enhanced_ssd_breakpoints_and_extra_performance() -> None:
+    hssd = CAT.find("CLOUD_HSSD")
+    at_460 = expect(hssd, 460)  # T4: throughput cap reached at 460 GB (24,800 IOPS)
+    assert (at_460.iops, at_460.throughput_value) == (24800, 350)
+    assert expect(hssd, 964).iops == 50000  # T4: IOPS cap at 964 GB
+    extra = expect(hssd, 1000, None, {"extra_performance": 100})
+    assert (extra.iops, extra.throughput_value) == (50000 + 128 * 100, 350 + 100)
+    most = expect(hssd, 1000, None, {"extra_performance": 10000})
+    assert (most.iops, most.throughput_value) == (100000, 1000)  # T4 totals
+    tssd = expect(CAT.find("CLOUD_TSSD"), 1000, None, {"extra_performance": 1000})
+    assert (tssd.iops, tssd.throughput_value) == (50000 + 128 * 1000, 350 + 1000)
+    assert expect(CAT.find("CLOUD_TSSD"), 1000, None, {"extra_performance": 1e5}).iops == 1e6
+
+
+def test_missing_provisioned_values_name_the_options() -> None:
+    with pytest.raises(UsageError, match="give --provisioned-iops, --provisioned-mbps"):
+        expect(CAT.find("azure-ultra-disk"), 100)
+    with pytest.raises(UsageError, match="give --provisioned-mbps"):
+        expect(CAT.find("hyperdisk-throughput"), 4096)

@@ -53,7 +53,14 @@ AMOUNT = Converted("number", parse_amount)
 
 
 def provisioned_options(function: Any) -> Any:
-    """``--provisioned-iops`` / ``--provisioned-mbps`` for provisioned products."""
+    """``--provisioned-iops`` / ``--provisioned-mbps`` for provisioned products, and
+    ``--extra-performance`` (Tencent Enhanced/ulTra SSD, catalogue src T1, T4)."""
+    function = click.option(
+        "--extra-performance",
+        type=AMOUNT,
+        default=None,
+        help="Extra performance bought (Tencent CLOUD_HSSD/CLOUD_TSSD).",
+    )(function)
     function = click.option(
         "--provisioned-mbps", type=AMOUNT, default=None, help="Provisioned MB/s (gp3)."
     )(function)
@@ -62,8 +69,10 @@ def provisioned_options(function: Any) -> Any:
     )(function)
 
 
-def provisioned_values(iops: float | None, mbps: float | None) -> dict[str, float]:
-    values = {"provisioned_iops": iops, "provisioned_mb_s": mbps}
+def provisioned_values(
+    iops: float | None, mbps: float | None, extra: float | None = None
+) -> dict[str, float]:
+    values = {"provisioned_iops": iops, "provisioned_mb_s": mbps, "extra_performance": extra}
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -107,11 +116,12 @@ def spec_expect(
     as_of: str | None,
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
+    extra_performance: float | None,
     fmt: str,
 ) -> None:
     """Expected IOPS, throughput, burst and latency of PRODUCT at --size."""
     found = catalogue.load().find(product)
-    values = provisioned_values(provisioned_iops, provisioned_mbps)
+    values = provisioned_values(provisioned_iops, provisioned_mbps, extra_performance)
     console.show(expectation_sheet(expect(found, size, as_of, values)), fmt)
 
 
@@ -120,11 +130,9 @@ def _curve(
     max_size: float,
     points: int,
     as_of: str | None,
-    provisioned_iops: float | None,
-    provisioned_mbps: float | None,
+    values: dict[str, float],
 ) -> Sheet:
     cat = catalogue.load()
-    values = provisioned_values(provisioned_iops, provisioned_mbps)
     expectations = [
         expect(product, size, as_of, values)
         for product in (cat.find(name) for name in products)
@@ -159,10 +167,17 @@ def spec_curve(
     as_of: str | None,
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
+    extra_performance: float | None,
     fmt: str,
 ) -> None:
     """Expected IOPS and MB/s against size for PRODUCT... (data for seed 000's chart)."""
-    sheet = _curve(products, max_size, points, as_of, provisioned_iops, provisioned_mbps)
+    sheet = _curve(
+        products,
+        max_size,
+        points,
+        as_of,
+        provisioned_values(provisioned_iops, provisioned_mbps, extra_performance),
+    )
     console.show(sheet, fmt)
 
 
@@ -176,11 +191,18 @@ def spec_plot(
     as_of: str | None,
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
+    extra_performance: float | None,
     output: str,
 ) -> None:
     """Chart expected IOPS and MB/s against size for PRODUCT... (seed 000's chart)."""
     check_output_name(output)
-    sheet = _curve(products, max_size, points, as_of, provisioned_iops, provisioned_mbps)
+    sheet = _curve(
+        products,
+        max_size,
+        points,
+        as_of,
+        provisioned_values(provisioned_iops, provisioned_mbps, extra_performance),
+    )
     document = curve_document(sheet, [str(p) for p in products])
     console.write_output(render_document(document, output), output)
 
@@ -244,6 +266,7 @@ def cost_command(
     months: float | None,
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
+    extra_performance: float | None,
     fmt: str,
 ) -> None:
     """Cost of PRODUCT at --size over a period, per currency and billing model."""
@@ -252,7 +275,12 @@ def cost_command(
     period = hours / HOURS_PER_MONTH if hours is not None else (months or 1.0)
     found = catalogue.load().find(product)
     check_size(found, size)
-    totals = cost(found, size, period, provisioned_values(provisioned_iops, provisioned_mbps))
+    totals = cost(
+        found,
+        size,
+        period,
+        provisioned_values(provisioned_iops, provisioned_mbps, extra_performance),
+    )
     if not totals:
         raise UsageError(f"the catalogue has no price for {found.id} at {size:g} {found.size_unit}")
     console.show(cost_sheet(found, size, period, totals), fmt)

@@ -60,6 +60,14 @@ class Expectation:
         return self.burst_throughput_value * _unit_bytes(self.throughput_unit)
 
 
+OPTION_NAMES = {
+    "provisioned_iops": "--provisioned-iops",
+    "provisioned_mb_s": "--provisioned-mbps",
+    "extra_performance": "--extra-performance",
+}
+"""The command-line option giving each provisioned variable of a formula."""
+
+
 def check_size(product: Product, size: float) -> None:
     """A :class:`UsageError` unless ``size`` is within the product's range."""
     if not product.min_size <= size <= product.max_size:
@@ -102,7 +110,9 @@ def expect(
     values = dict(provisioned or {})
     missing = needed_variables(product, as_of) - set(values)
     if missing:
-        options = ", ".join(f"--{m.replace('_', '-')}" for m in sorted(missing))
+        options = ", ".join(
+            OPTION_NAMES.get(m, f"--{m.replace('_', '-')}") for m in sorted(missing)
+        )
         raise UsageError(f"{product.id} is provisioned: give {options}")
     iops = figure_value(edition.iops, size, values) if edition.iops else None
     read_iops = figure_value(edition.read_iops, size, values) if edition.read_iops else None
