@@ -22,8 +22,8 @@ def test_the_catalogue_covers_every_product_of_the_yaml() -> None:
         assert name in api_names, name
     vendors = {p.vendor for p in CAT.products}
     assert {"Baidu AI Cloud", "Kingsoft Cloud", "China Telecom eSurfing Cloud (ctyun)"} <= vendors
-    assert len(CAT.products) == 56
-    assert len({p.id for p in CAT.products}) == 56
+    assert len(CAT.products) == 58
+    assert len({p.id for p in CAT.products}) == 58
 
 
 @pytest.mark.parametrize(
@@ -236,3 +236,14 @@ def test_missing_provisioned_values_name_the_options() -> None:
         expect(CAT.find("azure-ultra-disk"), 100)
     with pytest.raises(UsageError, match="give --provisioned-mbps"):
         expect(CAT.find("hyperdisk-throughput"), 4096)
+
+
+def test_older_tables_and_variants() -> None:
+    e10 = expect(CAT.find("azure-standard-ssd"), 128, as_of="2020-01-01")  # Z6, MiB/s
+    assert (e10.iops, e10.throughput_value, e10.throughput_unit) == (500, 60, "MiB/s")
+    e4 = expect(CAT.find("azure-standard-ssd"), 30, as_of="2020-01-01")
+    assert (e4.iops, e4.throughput_value, e4.burst_iops) == (120, 25, None)
+    assert expect(CAT.find("azure-standard-ssd"), 30).iops == 500  # 2023: E1-E4 500
+    assert expect(CAT.find("azure-page-blob-basic"), 1023).iops == 300  # Z10, Z11
+    essd = expect(CAT.find("aliyun-essd-2018"), 2000)  # L4: 100 x GiB + 1,200
+    assert (essd.iops, essd.throughput_value) == (201200, 2080)
