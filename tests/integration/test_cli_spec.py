@@ -59,8 +59,8 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
     assert round(st1["burst_throughput_seconds"]) == 4993  # 1 TiB of credits / 210 MiB/s
     limits = volbench.document("spec", "instances", "--product", "ucloud-rssd")
     assert [(i["instance"], i["iops"]) for i in limits["instances"][:2]] == [
-        ("ucloud-1vcpu", "18,000"),
-        ("ucloud-2vcpu", "38,000"),
+        ("ucloud-1vcpu", 18000),
+        ("ucloud-2vcpu", 38000),
     ]
 
 

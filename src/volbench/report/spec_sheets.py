@@ -6,12 +6,23 @@ of the figure it shows, so each number traces back to the source document.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 from volbench.report.sheet import Column, Sheet, fmt_count
 from volbench.specs.catalogue import Burst, Figure, Product
 from volbench.specs.expectation import Expectation
 from volbench.specs.instances import InstanceLimit
+
+AddRow = Callable[[str, float | None, str, str, str, str], None]
+"""Adds one row (metric, value, unit, basis, status, sources) to a sheet."""
+
+
+def size_range(product: Product) -> str:
+    """``min-max unit``; an unstated maximum is said so."""
+    high = "(no stated maximum)" if product.max_size == math.inf else f"{product.max_size:g}"
+    return f"{product.min_size:g}-{high} {product.size_unit}"
 
 
 def _figure_text(figure: Figure) -> str:
@@ -40,7 +51,7 @@ def products_sheet(products: list[Product]) -> Sheet:
             "vendor": p.vendor,
             "name": p.name,
             "api_name": p.api_name,
-            "size_range": f"{p.min_size:g}-{p.max_size:g} {p.size_unit}",
+            "size_range": size_range(p),
             "rw_limits": p.rw_limits,
             "editions": ", ".join(e.from_date for e in p.editions),
         }
@@ -107,8 +118,7 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
     )
     latency = product.latency
     notes = (
-        f"sizes {product.min_size:g}-{product.max_size:g} {product.size_unit}"
-        f" ({product.capacity_quote})",
+        f"sizes {size_range(product)} ({product.capacity_quote})",
         f"IOPS defined at {product.iops_io_bytes // 1024} KiB I/O"
         + (
             f"; an I/O counts as ceil(size / {product.count_unit_bytes // 1024} KiB) I/Os"
@@ -273,7 +283,7 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
     return Sheet(title, columns, tuple(rows), document)
 
 
-def _add_burst(add: Any, e: Expectation, b: Burst) -> None:
+def _add_burst(add: AddRow, e: Expectation, b: Burst) -> None:
     """Rows of the burst ceilings at this size and how long a full bucket lasts."""
     src = ", ".join(b.sources)
     longest = f", at most {b.max_minutes:g} min" if b.max_minutes is not None else ""
@@ -305,29 +315,22 @@ def _add_burst(add: Any, e: Expectation, b: Burst) -> None:
 
 def instances_sheet(limits: list[InstanceLimit]) -> Sheet:
     """The instance-side limit table: one row per VM type and product set."""
-
-    def value(v: float | None) -> str:
-        return "" if v is None else f"{v:,.6g}"
-
     rows = tuple(
         {
             "instance": row.instance,
             "vendor": row.vendor,
             "products": ", ".join(row.products) or f"all {row.vendor}",
-            "iops": value(row.iops),
-            "iops_baseline": value(row.iops_baseline),
-            "read_write_iops": "/".join(value(v) for v in (row.read_iops, row.write_iops))
-            if row.read_iops is not None or row.write_iops is not None
-            else "",
-            "throughput": value(row.throughput),
-            "throughput_baseline": value(row.throughput_baseline),
-            "read_write_throughput": "/".join(
-                value(v) for v in (row.read_throughput, row.write_throughput)
-            )
-            if row.read_throughput is not None or row.write_throughput is not None
-            else "",
+            "label": row.label,
+            "iops": row.iops,
+            "iops_baseline": row.iops_baseline,
+            "read_iops": row.read_iops,
+            "write_iops": row.write_iops,
+            "throughput": row.throughput,
+            "throughput_baseline": row.throughput_baseline,
+            "read_throughput": row.read_throughput,
+            "write_throughput": row.write_throughput,
             "unit": row.unit,
-            "burst_minutes": value(row.burst_minutes),
+            "burst_minutes": row.burst_minutes,
             "from": row.from_date,
             "status": row.status,
             "sources": ", ".join(row.sources),
@@ -338,20 +341,23 @@ def instances_sheet(limits: list[InstanceLimit]) -> Sheet:
     columns = (
         Column("instance", "instance"),
         Column("products", "products"),
-        Column("iops", "max IOPS"),
-        Column("iops_baseline", "baseline IOPS"),
-        Column("read_write_iops", "read/write IOPS"),
-        Column("throughput", "max"),
-        Column("throughput_baseline", "baseline"),
-        Column("read_write_throughput", "read/write"),
+        Column("iops", "max IOPS", fmt_count, numeric=True),
+        Column("iops_baseline", "baseline IOPS", fmt_count, numeric=True),
+        Column("read_iops", "read IOPS", fmt_count, numeric=True),
+        Column("write_iops", "write IOPS", fmt_count, numeric=True),
+        Column("throughput", "max", _num, numeric=True),
+        Column("throughput_baseline", "baseline", _num, numeric=True),
+        Column("read_throughput", "read", _num, numeric=True),
+        Column("write_throughput", "write", _num, numeric=True),
         Column("unit", "unit"),
-        Column("burst_minutes", "burst min"),
+        Column("burst_minutes", "burst min", _num, numeric=True),
         Column("status", "st"),
         Column("sources", "src"),
     )
     notes = (
+        "max/baseline/read/write throughput in the unit column; '-' = not stated",
         "AWS: IOPS at 16 KiB I/O, MB/s at 128 KiB I/O; burstable types hold the maximum"
-        " 30 min at least once per 24 h (A6)",
+        " 30 min at least once per 24 h, then the baseline (A6)",
         "use with `volbench check RUN --instance TYPE`",
     )
     return Sheet("Instance-side limits", columns, rows, {"instances": list(rows)}, notes)
