@@ -26,7 +26,8 @@ def cost_sheet(product: Product, size: float, months: float, totals: list[Total]
             rows.append(
                 {
                     "item": f"{p.value:g} {p.currency} per {p.per}"
-                    + (f" above {p.above:g}" if p.above else ""),
+                    + (f" above {p.above:g}" if p.above else "")
+                    + (f" up to {p.to:g}" if p.to is not None else ""),
                     "quantity": line.quantity,
                     "amount": line.amount,
                     "currency": p.currency,

@@ -100,7 +100,9 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
                 "from": price.date,
                 "edition": f"price ({price.billing}, {price.region})",
                 "metric": "price",
-                "value": f"{price.value:g}" + (f" above {price.above:g}" if price.above else ""),
+                "value": f"{price.value:g}"
+                + (f" above {price.above:g}" if price.above else "")
+                + (f" up to {price.to:g}" if price.to is not None else ""),
                 "unit": f"{price.currency} per {price.per}",
                 "status": price.status,
                 "sources": ", ".join(price.sources),
