@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,28 @@ def catalogue_store(tmp_path: Path) -> Store:
     store = Store.open(str(tmp_path / "results.db"))
     import_file(store, FIO_FIXTURES / "quick/round-000.json", {})
     return store
+
+
+def test_a_run_longer_than_the_bucket_lasts_cannot_be_all_burst() -> None:
+    """st1 at 1 TiB: 250 MiB/s for 4,993 s on a full bucket, then 40 MiB/s (A4)."""
+    e = expect(CAT.find("st1"), 1024)
+    short = dataclasses.replace(_measured(1048576, 240, 0, "read"), runtime_s=60)
+    verdict = rate_verdict(short, e)
+    assert verdict is not None and verdict.verdict == "meets"
+    long = dataclasses.replace(short, runtime_s=10000)
+    best = (40 + 210 * (1024 * 1024 / 210) / 10000) * 1.048576  # MB/s average
+    verdict = rate_verdict(long, e)
+    assert verdict is not None and verdict.verdict == "above"
+    assert f"over fio's 10,000.0 s at most {best:,.1f} MB/s on average" in verdict.reason
+    steady = dataclasses.replace(long, read_bw_bytes_per_s=best * 1e6)
+    fits = rate_verdict(steady, e)
+    assert fits is not None and fits.verdict == "meets"
+
+
+def test_a_burstable_instance_holds_its_maximum_30_minutes() -> None:
+    e = expect(CAT.find("gp3"), 500, None, {"provisioned_iops": 16000})
+    caps = instance_caps(_limit("m5.large", "gp3"))
+    hour = dataclasses.replace(_measured(4096, 16000, 0, "randread"), runtime_s=3600)
+    verdict = rate_verdict(hour, e, caps)  # best average: 3,600 + (18,750 - 3,600) / 2
+    assert verdict is not None and verdict.verdict == "above"
+    assert "at most 11,175.0 IOPS on average" in verdict.reason
