@@ -32,6 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from volbench.analysis.burst import average_ceiling, burst_notes, tighter
 from volbench.model import StoredResult
 from volbench.specs.expectation import Expectation, InstanceCaps, directional_cap
 
@@ -151,58 +152,6 @@ def _share(test: Measured) -> float:
     return 0.0 if test.write_iops > 0 and test.read_iops == 0 else 1.0
 
 
-def _lower(
-    cap: float | None, ceiling: float | None, other: float | None, other_ceiling: float | None
-) -> tuple[float | None, float | None, bool]:
-    """The tighter sustained cap and burst ceiling; True when ``other`` lowered the cap."""
-    lowered = other is not None and (cap is None or other < cap)
-    new_cap = other if lowered else cap
-    ceilings = [c for c in (ceiling, other_ceiling) if c is not None]
-    new_ceiling = min(ceilings) if ceilings else None
-    if new_cap is not None and (new_ceiling is None or new_ceiling < new_cap):
-        new_ceiling = new_cap
-    return new_cap, new_ceiling, lowered
-
-
-def _burst_notes(expectation: Expectation, instance: InstanceCaps | None, metric: str) -> list[str]:
-    """Why a figure above the sustained cap may still meet the promise."""
-    notes = []
-    if metric == "IOPS" and expectation.burst_iops is not None:
-        notes.append(
-            f"volume bursting: up to {expectation.burst_iops:,.0f} IOPS"
-            f" (baseline {expectation.iops or 0:,.0f}){_lasting(expectation.burst_seconds)}"
-        )
-    if metric == "MB/s" and expectation.burst_throughput_bytes_per_s is not None:
-        base = (expectation.throughput_bytes_per_s or 0) / 1e6
-        notes.append(
-            f"volume bursting: up to {expectation.burst_throughput_bytes_per_s / 1e6:,.1f} MB/s"
-            f" (baseline {base:,.1f}){_lasting(expectation.burst_throughput_seconds)}"
-        )
-    if instance is not None and instance.burst_minutes is not None:
-        notes.append(
-            f"instance bursting: {instance.source} runs at its maximum"
-            f" {instance.burst_minutes:g} min at least once per 24 h, then at its baseline"
-        )
-    return notes
-
-
-def average_ceiling(
-    baseline: float | None, burst: float | None, seconds: float | None, runtime: float | None
-) -> float | None:
-    """The best average rate over ``runtime`` seconds starting with a full bucket
-    that lasts ``seconds`` at the burst rate: the burst while it lasts, then the
-    baseline, ``baseline + (burst - baseline) x seconds / runtime``."""
-    if baseline is None or burst is None or seconds is None or runtime is None:
-        return burst
-    if runtime <= seconds:
-        return burst
-    return baseline + (burst - baseline) * seconds / runtime
-
-
-def _lasting(seconds: float | None) -> str:
-    return "" if seconds is None else f" for {seconds:,.0f} s on a full bucket"
-
-
 def rate_verdict(
     test: Measured, expectation: Expectation, instance: InstanceCaps | None = None
 ) -> Verdict | None:
@@ -252,10 +201,10 @@ def rate_verdict(
             held = instance.burst_minutes * 60
             i_iops_burst = average_ceiling(i_iops, i_iops_burst, held, runtime)
             i_bw_burst = average_ceiling(i_bw, i_bw_burst, held, runtime)
-        iops_cap, iops_ceiling, lowered = _lower(iops_cap, iops_ceiling, i_iops, i_iops_burst)
+        iops_cap, iops_ceiling, lowered = tighter(iops_cap, iops_ceiling, i_iops, i_iops_burst)
         if lowered:
             reasons.append(f"instance cap {i_iops:,.0f} IOPS ({instance.source})")
-        bw_cap, bw_ceiling, lowered = _lower(bw_cap, bw_ceiling, i_bw, i_bw_burst)
+        bw_cap, bw_ceiling, lowered = tighter(bw_cap, bw_ceiling, i_bw, i_bw_burst)
         if lowered:
             assert i_bw is not None
             reasons.append(f"instance cap {i_bw / 1e6:,.1f} MB/s ({instance.source})")
@@ -283,7 +232,7 @@ def rate_verdict(
         ceiling = None if bw_ceiling is None else bw_ceiling / 1e6
         measured = test.bw_bytes_per_s / 1e6
     verdict = _verdict(measured / expected)
-    notes = _burst_notes(expectation, instance, metric) if verdict == "above" else []
+    notes = burst_notes(expectation, instance, metric) if verdict == "above" else []
     if notes and ceiling is not None:
         if measured <= ceiling * MEETS_HIGH:
             verdict = "meets"

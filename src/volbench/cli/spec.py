@@ -15,12 +15,12 @@ from volbench.cli.options import Converted, format_option
 from volbench.errors import CheckFailed, UsageError
 from volbench.report.cost_sheets import cost_sheet
 from volbench.report.formats import check_output_name, render_document
+from volbench.report.instance_sheets import instances_sheet
 from volbench.report.sheet import Sheet
 from volbench.report.spec_charts import curve_document
 from volbench.report.spec_sheets import (
     curve_sheet,
     expectation_sheet,
-    instances_sheet,
     product_sheet,
     products_sheet,
 )

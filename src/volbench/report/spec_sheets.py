@@ -7,36 +7,18 @@ of the figure it shows, so each number traces back to the source document.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
+from volbench.report.figure_rows import add_burst_rows, burst_rows, figure_basis, figure_text
 from volbench.report.sheet import Column, Sheet, fmt_count
-from volbench.specs.catalogue import Burst, Figure, Product
+from volbench.specs.catalogue import Product
 from volbench.specs.expectation import Expectation
-from volbench.specs.instances import InstanceLimit
-
-AddRow = Callable[[str, float | None, str, str, str, str], None]
-"""Adds one row (metric, value, unit, basis, status, sources) to a sheet."""
 
 
 def size_range(product: Product) -> str:
     """``min-max unit``; an unstated maximum is said so."""
     high = "(no stated maximum)" if product.max_size == math.inf else f"{product.max_size:g}"
     return f"{product.min_size:g}-{high} {product.size_unit}"
-
-
-def _figure_text(figure: Figure) -> str:
-    if figure.expr is not None:
-        return figure.expr
-    return ", ".join(f"<={s:g}: {v:g}" for s, v in figure.tiers)
-
-
-def _basis(figure: Figure, size: float) -> str:
-    """The formula, or the one tier a size falls in (rounded up to the next tier)."""
-    for tier_size, value in figure.tiers:
-        if size <= tier_size:
-            return f"tier up to {tier_size:g}: {value:g} (size rounded up to the next tier)"
-    return _figure_text(figure)
 
 
 def _num(value: Any) -> str:
@@ -85,7 +67,7 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
                     "from": edition.from_date,
                     "edition": edition.label,
                     "metric": metric,
-                    "value": _figure_text(figure),
+                    "value": figure_text(figure),
                     "unit": figure.unit or "IOPS",
                     "status": figure.status,
                     "sources": ", ".join(figure.sources),
@@ -93,7 +75,7 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
                 }
             )
         if edition.burst is not None:
-            rows += _burst_rows(edition.from_date, edition.label, edition.burst)
+            rows += burst_rows(edition.from_date, edition.label, edition.burst)
     for price in product.prices:
         rows.append(
             {
@@ -145,50 +127,6 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
     )
 
 
-def _burst_rows(from_date: str, label: str, burst: Burst) -> list[dict[str, Any]]:
-    """The burst ceilings and bucket of one edition, each with its own source."""
-    rows = []
-    limits = [f"up to {burst.up_to_size:g}"] if burst.up_to_size is not None else []
-    limits += [f"at most {burst.max_minutes:g} min"] if burst.max_minutes is not None else []
-    extra = f" ({', '.join(limits)})" if limits else ""
-    for metric, figure in (
-        ("burst IOPS", burst.iops),
-        ("burst throughput", burst.throughput),
-        ("burst bucket", burst.throughput_bucket),
-    ):
-        if figure is None:
-            continue
-        unit = figure.unit or "IOPS"
-        if metric == "burst bucket":
-            unit = f"{figure.unit} (throughput unit x s)"
-        rows.append(
-            {
-                "from": from_date,
-                "edition": label,
-                "metric": metric,
-                "value": _figure_text(figure) + extra,
-                "unit": unit,
-                "status": figure.status,
-                "sources": ", ".join(figure.sources),
-                "quote": figure.quote,
-            }
-        )
-    if burst.bucket_credits is not None:
-        rows.append(
-            {
-                "from": from_date,
-                "edition": label,
-                "metric": "burst bucket",
-                "value": f"{burst.bucket_credits:,.0f}",
-                "unit": "I/O credits",
-                "status": burst.status,
-                "sources": ", ".join(burst.sources),
-                "quote": burst.quote,
-            }
-        )
-    return rows
-
-
 def _used_sources(product: Product) -> list[str]:
     seen: list[str] = []
     for edition in product.editions:
@@ -220,7 +158,7 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
             "IOPS",
             e.iops,
             "IOPS",
-            _basis(edition.iops, e.size),
+            figure_basis(edition.iops, e.size),
             edition.iops.status,
             ", ".join(edition.iops.sources),
         )
@@ -229,12 +167,19 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         ("write IOPS", edition.write_iops, e.write_iops),
     ):
         if figure is not None:
-            basis = _basis(figure, e.size)
+            basis = figure_basis(figure, e.size)
             add(metric, value, "IOPS", basis, figure.status, ", ".join(figure.sources))
     if edition.throughput is not None:
         t = edition.throughput
         src = ", ".join(t.sources)
-        add("throughput", e.throughput_value, e.throughput_unit, _basis(t, e.size), t.status, src)
+        add(
+            "throughput",
+            e.throughput_value,
+            e.throughput_unit,
+            figure_basis(t, e.size),
+            t.status,
+            src,
+        )
         if e.throughput_unit != "MB/s" and e.throughput_bytes_per_s is not None:
             add(
                 "throughput",
@@ -245,7 +190,7 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
                 src,
             )
     if edition.burst is not None:
-        _add_burst(add, e, edition.burst)
+        add_burst_rows(add, e, edition.burst)
     if e.latency is not None:
         lat = e.latency
         add("latency (max)", lat.max_ms, "ms", lat.text, lat.status, ", ".join(lat.sources))
@@ -283,86 +228,6 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         "figures": rows,
     }
     return Sheet(title, columns, tuple(rows), document)
-
-
-def _add_burst(add: AddRow, e: Expectation, b: Burst) -> None:
-    """Rows of the burst ceilings at this size and how long a full bucket lasts."""
-    src = ", ".join(b.sources)
-    longest = f", at most {b.max_minutes:g} min" if b.max_minutes is not None else ""
-    if e.burst_iops is not None and b.iops is not None:
-        f = b.iops
-        add("burst IOPS", e.burst_iops, "IOPS", _basis(f, e.size), f.status, ", ".join(f.sources))
-        if e.burst_seconds is not None:
-            if b.bucket_credits is not None:
-                basis = f"{b.bucket_credits:,.0f} credits / ({e.burst_iops:g} - {e.iops or 0:g})"
-            else:
-                basis = b.quote
-            add("burst duration", e.burst_seconds, "s", basis + longest, "D", src)
-    if e.burst_throughput_value is not None and b.throughput is not None:
-        f = b.throughput
-        srcs = ", ".join(f.sources)
-        unit = e.throughput_unit
-        add("burst throughput", e.burst_throughput_value, unit, _basis(f, e.size), f.status, srcs)
-        seconds = e.burst_throughput_seconds
-        if seconds is not None:
-            if b.throughput_bucket is not None:
-                basis = (
-                    f"bucket {b.throughput_bucket.expr} {unit.split('/')[0]} /"
-                    f" ({e.burst_throughput_value:g} - {e.throughput_value or 0:g} {unit})"
-                )
-            else:
-                basis = b.quote
-            add("burst throughput duration", seconds, "s", basis + longest, "D", srcs)
-
-
-def instances_sheet(limits: list[InstanceLimit]) -> Sheet:
-    """The instance-side limit table: one row per VM type and product set."""
-    rows = tuple(
-        {
-            "instance": row.instance,
-            "vendor": row.vendor,
-            "products": ", ".join(row.products) or f"all {row.vendor}",
-            "label": row.label,
-            "iops": row.iops,
-            "iops_baseline": row.iops_baseline,
-            "read_iops": row.read_iops,
-            "write_iops": row.write_iops,
-            "throughput": row.throughput,
-            "throughput_baseline": row.throughput_baseline,
-            "read_throughput": row.read_throughput,
-            "write_throughput": row.write_throughput,
-            "unit": row.unit,
-            "burst_minutes": row.burst_minutes,
-            "from": row.from_date,
-            "status": row.status,
-            "sources": ", ".join(row.sources),
-            "quote": row.quote,
-        }
-        for row in limits
-    )
-    columns = (
-        Column("instance", "instance"),
-        Column("products", "products"),
-        Column("iops", "max IOPS", fmt_count, numeric=True),
-        Column("iops_baseline", "baseline IOPS", fmt_count, numeric=True),
-        Column("read_iops", "read IOPS", fmt_count, numeric=True),
-        Column("write_iops", "write IOPS", fmt_count, numeric=True),
-        Column("throughput", "max", _num, numeric=True),
-        Column("throughput_baseline", "baseline", _num, numeric=True),
-        Column("read_throughput", "read", _num, numeric=True),
-        Column("write_throughput", "write", _num, numeric=True),
-        Column("unit", "unit"),
-        Column("burst_minutes", "burst min", _num, numeric=True),
-        Column("status", "st"),
-        Column("sources", "src"),
-    )
-    notes = (
-        "max/baseline/read/write throughput in the unit column; '-' = not stated",
-        "AWS: IOPS at 16 KiB I/O, MB/s at 128 KiB I/O; burstable types hold the maximum"
-        " 30 min at least once per 24 h, then the baseline (A6)",
-        "use with `volbench check RUN --instance TYPE`",
-    )
-    return Sheet("Instance-side limits", columns, rows, {"instances": list(rows)}, notes)
 
 
 def curve_sheet(expectations: list[Expectation]) -> Sheet:
