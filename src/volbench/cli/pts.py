@@ -13,7 +13,7 @@ import click
 from volbench.cli import console
 from volbench.cli.options import POSITIVE_DURATION, POSITIVE_SIZE, db_option, label_option
 from volbench.errors import UsageError
-from volbench.fio.runner import SubprocessRunner
+from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.model import RunStatus, TestResult
 from volbench.plans.execution import Outcome, Session
 from volbench.plans.preparation import prepare_target
@@ -44,11 +44,11 @@ class PtsReporter(console.ProgressReporter):
 
 
 def _purging(
-    purge: str, ata_password: str | None, destroy_data: str | None
+    purge: str, ata_password: str | None, destroy_data: str | None, replay: bool = False
 ) -> driver.PurgeSettings:
     if purge == "ata-secure-erase" and not ata_password:
         raise UsageError("--purge ata-secure-erase needs --ata-password")
-    return driver.PurgeSettings(purge, ata_password, destroy_data is not None)
+    return driver.PurgeSettings(purge, ata_password, destroy_data is not None, replay)
 
 
 def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
@@ -86,6 +86,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 def pts(
@@ -112,6 +113,7 @@ def pts(
     destroy_data: str | None,
     force: bool,
     runs_dir: str | None,
+    replay: str | None,
     db: str | None,
     fmt: str,
 ) -> None:
@@ -136,8 +138,8 @@ def pts(
     if toio_grid:
         extra["toio_grid"] = parse_grid(toio_grid)
     options = build(parse_tests(tests), profile, threads, iodepth, active_range, **extra)
-    purging = _purging(purge_method, ata_password, destroy_data)
-    runner = SubprocessRunner()
+    purging = _purging(purge_method, ata_password, destroy_data, replay is not None)
+    runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
     runner.version()
     reporter = PtsReporter()
     with Store.open(db) as store, contextlib.closing(reporter):

@@ -37,6 +37,13 @@ class PurgeSettings:
     method: str = "auto"
     ata_password: str | None = None
     data_allowed: bool = False  # --destroy-data was given for this device
+    replay: bool = False  # fio's outputs are replayed: nothing writes, nothing to purge
+
+    def apply(self, target: TargetInfo) -> str:
+        """Purge ``target``; return the method used (as recorded in the run)."""
+        if self.replay:
+            return "none (replayed fio outputs)"
+        return purge(target, self.method, self.ata_password, self.data_allowed)
 
 
 def measure_seq_write(
@@ -130,7 +137,7 @@ def begin(
     method = "none (--no-purge)"
     if options.purge:
         session.reporter.note(f"purging {target.path}")
-        method = purge(target, purging.method, purging.ata_password, purging.data_allowed)
+        method = purging.apply(target)
     run_id = start(session, options, target, labels, engine, method, speed)
     session.reporter.note(
         f"run {run_id}: ioengine {engine}, logs in {session.runs_dir / str(run_id)}"
@@ -172,7 +179,7 @@ def run(
                 purged_already = False
             elif step.purge:
                 session.reporter.note(f"{step.test}: purging {target.path}")
-                method = purge(target, purging.method, purging.ata_password, purging.data_allowed)
+                method = purging.apply(target)
                 session.reporter.note(f"{step.test}: purged ({method})")
             round_no = len(record.raw_outputs)
             session.reporter.note(_describe(step, options))
