@@ -41,3 +41,9 @@ class CheckFailed(VolbenchError):
     """The measured thing failed its check."""
 
     exit_code = 1
+
+
+class RunStalled(VolbenchError):
+    """The run was stopped because the target stalled (``--abort-on-stall``)."""
+
+    exit_code = 3

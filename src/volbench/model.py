@@ -285,6 +285,7 @@ class StoredResult:
     lat_kind: str | None
     lat_mean_ns: float | None
     lat_min_ns: float | None
+    stalls: tuple[Stall, ...] = ()
     lat_max_ns: float | None
     lat_stddev_ns: float | None
     lat_p50_ns: float | None
@@ -295,4 +296,25 @@ class StoredResult:
     usr_cpu_pct: float
     sys_cpu_pct: float
     jobs: int
-    hostname: str | None = None
+    hostname: str | None = None  # fio's host, or the place of a multi-target run's share
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A span of ``seconds`` with zero I/O completions while test ``test`` of round
+    ``round`` was running with I/O outstanding (fio's status documents, 1 s apart).
+
+    ``started_at``/``ended_at`` are ISO-8601 UTC wall-clock times: the last status
+    that showed progress (or fio's start) and the first that showed it again (or
+    when fio ended). ``resolved`` is False when fio ended, or was stopped, while
+    still stalled. ``test_offset_s`` is where the stall began in seconds since the
+    test started (fio's ``job_runtime``), for marking charts; None when unknown.
+    """
+
+    round: int
+    test: str
+    started_at: str
+    ended_at: str
+    seconds: float
+    resolved: bool
+    test_offset_s: float | None = None

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from volbench.errors import StoreError
-from volbench.model import RunStatus
+from volbench.model import RunStatus, Stall
 from volbench.store import database, migrations, schema
 from volbench.store.repository import Store
 
@@ -41,7 +41,7 @@ def test_migrations_are_numbered_one_by_one() -> None:
     assert [m.version for m in migrations.MIGRATIONS] == list(
         range(1, len(migrations.MIGRATIONS) + 1)
     )
-    assert migrations.LATEST_VERSION == len(migrations.MIGRATIONS) >= 2
+    assert migrations.LATEST_VERSION == len(migrations.MIGRATIONS) >= 3
 
 
 def test_a_new_database_matches_the_schema_module(db_url: str) -> None:
@@ -56,7 +56,7 @@ def test_a_new_database_matches_the_schema_module(db_url: str) -> None:
             for fk in inspector.get_foreign_keys(table.name):
                 assert fk["options"].get("ondelete", "").upper() == "CASCADE", table.name
         versions = conn.execute(sa.select(schema.schema_version)).all()
-    assert [row.version for row in versions] == [1, 2]
+    assert [row.version for row in versions] == [1, 2, 3]
     assert _version(db_url) == migrations.LATEST_VERSION
 
 
@@ -116,11 +116,18 @@ def test_a_version_1_database_is_upgraded_with_its_data(db_url: str) -> None:
         with engine.begin() as conn:
             _fill_version_1(conn)
             assert "ix_runs_started_at" not in _indexes(conn, "runs")
+            assert not sa.inspect(conn).has_table("stalls")
     assert _version(db_url) == 1
 
     with Store.open(db_url) as store:
         run = store.get_run("latest")
         newer = store.create_run("quick", {"path": "/dev/vdc"}, {}, {"vendor": "acme"}, {})
+        stall = Stall(
+            0, "randread-4k", "2023-05-01T10:01:00+00:00", "2023-05-01T10:01:07+00:00", 7.0, True
+        )
+        store.add_stalls(1, [stall])
+        assert store.get_run(1).stalls == (stall,)
+    assert run.stalls == ()
 
     assert _version(db_url) == migrations.LATEST_VERSION
     with engine_for(db_url) as engine, engine.connect() as conn:
@@ -165,15 +172,16 @@ def test_a_failing_step_leaves_the_database_as_it_was(
 
     def half_done(conn: Connection) -> None:
         conn.exec_driver_sql("CREATE TABLE half_done (x INTEGER)")
-        raise RuntimeError("step 3 broke")
+        raise RuntimeError("the last step broke")
 
-    broken = (*migrations.MIGRATIONS, migrations.Migration(3, "broken", half_done))
+    last = migrations.LATEST_VERSION + 1
+    broken = (*migrations.MIGRATIONS, migrations.Migration(last, "broken", half_done))
     monkeypatch.setattr(migrations, "MIGRATIONS", broken)
-    monkeypatch.setattr(migrations, "LATEST_VERSION", 3)
-    with pytest.raises(RuntimeError, match="step 3 broke"):
+    monkeypatch.setattr(migrations, "LATEST_VERSION", last)
+    with pytest.raises(RuntimeError, match="the last step broke"):
         Store.open(db_url)
 
-    assert _version(db_url) == 1  # step 2 was rolled back with step 3
+    assert _version(db_url) == 1  # the steps before were rolled back with the last
     with engine_for(db_url) as engine, engine.connect() as conn:
         assert not sa.inspect(conn).has_table("half_done")
         assert "ix_runs_started_at" not in _indexes(conn, "runs")

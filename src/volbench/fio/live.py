@@ -28,16 +28,24 @@ class LiveSample:
 
 
 @dataclass(frozen=True)
-class _Totals:
+class JobTotals:
+    """One job's cumulative figures in a status document (clones and hosts added up).
+
+    ``ios`` is fio's ``total_ios`` (I/Os issued), ``lat_n`` the number of latency
+    samples (I/Os completed; none during ``ramp_time``), ``runtime_ms`` fio's
+    ``job_runtime`` (the longest clone's).
+    """
+
     ios: int
     io_bytes: int
     lat_sum_ns: float
     lat_n: int
+    runtime_ms: int = 0
 
 
-def _totals(document: Mapping[str, Any]) -> dict[str, _Totals]:
+def job_totals(document: Mapping[str, Any]) -> dict[str, JobTotals]:
     """Cumulative I/O counts per job name (clones of one job, and hosts, added up)."""
-    totals: dict[str, _Totals] = {}
+    totals: dict[str, JobTotals] = {}
     jobs = document.get("jobs") or [
         j for j in document.get("client_stats", []) if j.get("jobname") != "All clients"
     ]
@@ -53,9 +61,13 @@ def _totals(document: Mapping[str, Any]) -> dict[str, _Totals]:
             n = int(lat.get("N", 0))
             lat_n += n
             lat_sum += float(lat.get("mean", 0.0)) * n
-        prev = totals.get(name, _Totals(0, 0, 0.0, 0))
-        totals[name] = _Totals(
-            prev.ios + ios, prev.io_bytes + io_bytes, prev.lat_sum_ns + lat_sum, prev.lat_n + lat_n
+        prev = totals.get(name, JobTotals(0, 0, 0.0, 0))
+        totals[name] = JobTotals(
+            prev.ios + ios,
+            prev.io_bytes + io_bytes,
+            prev.lat_sum_ns + lat_sum,
+            prev.lat_n + lat_n,
+            max(prev.runtime_ms, int(job.get("job_runtime", 0))),
         )
     return totals
 
@@ -64,13 +76,13 @@ class LiveSampler:
     """Turns successive interim documents into per-interval samples."""
 
     def __init__(self) -> None:
-        self._previous: dict[str, _Totals] = {}
+        self._previous: dict[str, JobTotals] = {}
         self._previous_ms: int | None = None
 
     def sample(self, document: Mapping[str, Any]) -> LiveSample | None:
         """The sample for the interval that ends with ``document`` (None for the first)."""
         now_ms = int(document.get("timestamp_ms", 0))
-        totals = _totals(document)
+        totals = job_totals(document)
         previous, previous_ms = self._previous, self._previous_ms
         self._previous, self._previous_ms = totals, now_ms
         if previous_ms is None or now_ms <= previous_ms:
@@ -78,7 +90,7 @@ class LiveSampler:
         dt = (now_ms - previous_ms) / 1000.0
         best: LiveSample | None = None
         for name, cur in totals.items():
-            before = previous.get(name, _Totals(0, 0, 0.0, 0))
+            before = previous.get(name, JobTotals(0, 0, 0.0, 0))
             d_ios = cur.ios - before.ios
             if d_ios <= 0:
                 continue

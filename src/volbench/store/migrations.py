@@ -12,8 +12,8 @@ Rules for adding a step:
 - Append ``Migration(N + 1, "what it does", function)``; never edit an applied step.
 - Change :mod:`volbench.store.schema` to the new shape as well; the tests check
   that a migrated database matches it.
-- Migration 1 builds its tables from the current definitions in ``schema``
-  (columns and constraints, no indexes). A step that adds or changes a *column*
+- Migration 1 builds its five tables from the current definitions in ``schema``
+  (columns and constraints, no indexes); a later table is created by its own step. A step that adds or changes a *column*
   must first give migration 1 a frozen copy of the version-1 table it changes.
 
 Concurrent openers are serialised: PostgreSQL takes a transaction-scoped advisory
@@ -49,9 +49,12 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
+_V1_TABLES = (schema.runs, schema.labels, schema.rounds, schema.results, schema.schema_version)
+
+
 def _create_v1(conn: Connection) -> None:
     """Version 1: runs, labels, rounds, results, schema_version and their indexes."""
-    for table in schema.metadata.sorted_tables:
+    for table in _V1_TABLES:
         conn.execute(sa.schema.CreateTable(table))
     for index in (schema.ix_labels_key_value, schema.ix_results_run_round):
         conn.execute(sa.schema.CreateIndex(index))
@@ -62,9 +65,16 @@ def _index_started_at(conn: Connection) -> None:
     conn.execute(sa.schema.CreateIndex(schema.ix_runs_started_at))
 
 
+def _create_stalls(conn: Connection) -> None:
+    """Version 3: the stalls table (zero-completion spans of a run) and its index."""
+    conn.execute(sa.schema.CreateTable(schema.stalls))
+    conn.execute(sa.schema.CreateIndex(schema.ix_stalls_run))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
+    Migration(3, "create stalls", _create_stalls),
 )
 
 #: The newest schema version this volbench knows.

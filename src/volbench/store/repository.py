@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from volbench.errors import StoreError
-from volbench.model import RunRecord, RunStatus, TestResult
+from volbench.model import RunRecord, RunStatus, Stall, TestResult
 from volbench.store import migrations, rows, schema
 from volbench.store.database import connect, default_data_dir, display_url, one_line
 from volbench.store.schema import rounds, runs
@@ -152,6 +152,14 @@ class Store:
             if new_rows:
                 conn.execute(schema.results.insert(), new_rows)
 
+    def add_stalls(self, run_id: int, found: Sequence[Stall]) -> None:
+        """Store the stalls seen in a run (committed when this returns; any run status)."""
+        if not found:
+            return
+        with self._begin(write=True) as conn:
+            self._status(conn, run_id)
+            conn.execute(schema.stalls.insert(), [rows.stall_row(run_id, s) for s in found])
+
     def finish_run(
         self,
         run_id: int,
@@ -213,11 +221,17 @@ class Store:
                 .where(schema.results.c.run_id == run_id)
                 .order_by(schema.results.c.round, schema.results.c.id)
             ).all()
+            stalls = conn.execute(
+                sa.select(schema.stalls)
+                .where(schema.stalls.c.run_id == run_id)
+                .order_by(schema.stalls.c.started_at, schema.stalls.c.id)
+            ).all()
             return rows.run_record(
                 row,
                 self._labels(conn, [run_id]).get(run_id, {}),
                 results=tuple(rows.stored_result(r) for r in stored),
                 raw_outputs=tuple(raw),
+                stalls=tuple(rows.stall(r) for r in stalls),
             )
 
     def list_runs(
@@ -269,7 +283,7 @@ class Store:
         return run_id
 
     def delete_run(self, ref: str | int) -> int:
-        """Delete a run with its labels, rounds and results; return its id."""
+        """Delete a run with its labels, rounds, results and stalls; return its id."""
         with self._begin(write=True) as conn:
             run_id = self._resolve(conn, ref)
             conn.execute(runs.delete().where(runs.c.id == run_id))

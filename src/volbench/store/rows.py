@@ -13,10 +13,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from volbench.model import RunRecord, RunStatus, StoredResult, TestResult
+from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
 from volbench.store.schema import PERCENTILE_COLUMNS
 
 _RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredResult))
+_STALL_FIELDS = tuple(f.name for f in dataclasses.fields(Stall))
 
 
 def run_record(
@@ -24,6 +25,7 @@ def run_record(
     run_labels: dict[str, str],
     results: tuple[StoredResult, ...] = (),
     raw_outputs: tuple[str, ...] = (),
+    stalls: tuple[Stall, ...] = (),
 ) -> RunRecord:
     """A ``runs`` row (with its labels, results and raw outputs) as a RunRecord."""
     return RunRecord(
@@ -40,12 +42,29 @@ def run_record(
         non_compliant=bool(row.non_compliant),
         results=results,
         raw_outputs=raw_outputs,
+        stalls=stalls,
     )
 
 
 def stored_result(row: sa.Row[Any]) -> StoredResult:
     """A ``results`` row as the model's StoredResult."""
     return StoredResult(**{name: row._mapping[name] for name in _RESULT_FIELDS})
+
+
+def stall(row: sa.Row[Any]) -> Stall:
+    """A ``stalls`` row as the model's Stall."""
+    values = {name: row._mapping[name] for name in _STALL_FIELDS}
+    return Stall(**{**values, "resolved": bool(values["resolved"])})
+
+
+def stall_row(run_id: int, found: Stall) -> dict[str, Any]:
+    """The ``stalls`` row of one stall (times normalised to UTC)."""
+    return {
+        **dataclasses.asdict(found),
+        "run_id": run_id,
+        "started_at": timestamp(found.started_at),
+        "ended_at": timestamp(found.ended_at),
+    }
 
 
 def result_rows(

@@ -1,6 +1,6 @@
 """The result store's tables (SQLAlchemy Core), at the latest schema version.
 
-Five tables:
+Six tables:
 
 - ``runs``: one row per run of a plan; target, host and settings as JSON;
   ``started_at``/``ended_at`` are ISO-8601 UTC text (``2024-05-01T12:00:00+00:00``),
@@ -10,9 +10,12 @@ Five tables:
   verbatim so any result can be re-analysed later.
 - ``results``: one normalised row per run, round, test and direction (the fields of
   :class:`volbench.model.StoredResult`).
+- ``stalls`` (version 3): spans of zero I/O completions seen while a round ran
+  (:class:`volbench.model.Stall`); not tied to a stored round, since a round stopped
+  by a stall may leave no fio output to store.
 - ``schema_version``: one row per applied migration; the highest is the version.
 
-Deleting a run cascades to its labels, rounds and results (SQLite needs
+Deleting a run cascades to its labels, rounds, results and stalls (SQLite needs
 ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
 
 Every change here needs a numbered migration in :mod:`volbench.store.migrations`;
@@ -108,6 +111,20 @@ results = sa.Table(
     ),
 )
 
+stalls = sa.Table(
+    "stalls",
+    metadata,
+    sa.Column("id", _BigId, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("test", sa.String(200), nullable=False),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("ended_at", sa.String(40), nullable=False),
+    sa.Column("seconds", sa.Double, nullable=False),
+    sa.Column("resolved", sa.Boolean, nullable=False),
+    sa.Column("test_offset_s", sa.Double, nullable=True),
+)
+
 schema_version = sa.Table(
     "schema_version",
     metadata,
@@ -121,6 +138,8 @@ ix_labels_key_value = sa.Index("ix_labels_key_value", labels.c.key, labels.c.val
 ix_results_run_round = sa.Index("ix_results_run_round", results.c.run_id, results.c.round)
 # Version 2: newest-first listing and ``latest``.
 ix_runs_started_at = sa.Index("ix_runs_started_at", runs.c.started_at)
+# Version 3: a run's stalls.
+ix_stalls_run = sa.Index("ix_stalls_run", stalls.c.run_id)
 
 #: The result columns that hold one percentile each, keyed by fio's percentile.
 PERCENTILE_COLUMNS: dict[float, str] = {
