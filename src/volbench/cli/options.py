@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from volbench.errors import UsageError
+from volbench.fio.stall import DEFAULT_SECONDS
 from volbench.report.export import EXPORTERS
 from volbench.units import parse_size
 
@@ -102,4 +103,20 @@ def label_option(function: F) -> F:
         type=LABEL,
         multiple=True,
         help="Label the run, e.g. --label vendor=aliyun --label size_gib=500.",
+    )(function)
+
+
+def stall_options(function: F) -> F:
+    """``--stall-seconds N`` and ``--abort-on-stall`` (see :mod:`volbench.fio.stall`)."""
+    function = click.option(
+        "--abort-on-stall",
+        is_flag=True,
+        help="End the run at the first stall: finished tests are kept, exit code 3.",
+    )(function)
+    return click.option(
+        "--stall-seconds",
+        type=POSITIVE_DURATION,
+        default=f"{DEFAULT_SECONDS:g}",
+        show_default=True,
+        help="Seconds of zero completions with I/O outstanding that make a stall.",
     )(function)

@@ -13,8 +13,9 @@ Rules for adding a step:
 - Change :mod:`volbench.store.schema` to the new shape as well; the tests check
   that a migrated database matches it.
 - Migration 1 builds its five tables from the current definitions in ``schema``
-  (columns and constraints, no indexes); a later table is created by its own step. A step that adds or changes a *column*
-  must first give migration 1 a frozen copy of the version-1 table it changes.
+  (columns and constraints, no indexes); a later table is created by its own step.
+  A step that adds or changes a *column* must first give migration 1 a frozen copy
+  of the version-1 table it changes.
 
 Concurrent openers are serialised: PostgreSQL takes a transaction-scoped advisory
 lock, SQLite begins the transaction with ``BEGIN IMMEDIATE`` (see
