@@ -146,7 +146,7 @@ class ProgressReporter:
         self._task = None
 
     def note(self, message: str) -> None:
-        stderr.print(message, style="dim")
+        stderr.print(message, style="bold yellow" if message.startswith("warning:") else "dim")
 
     def close(self) -> None:
         """Stop every live display (also after an error), restoring the cursor."""

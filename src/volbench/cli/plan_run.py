@@ -13,13 +13,20 @@ from typing import Any, TypeVar
 import click
 
 from volbench.cli import console
-from volbench.cli.options import POSITIVE_SIZE, db_option, format_option, label_option
+from volbench.cli.options import (
+    POSITIVE_SIZE,
+    db_option,
+    format_option,
+    label_option,
+    stall_options,
+)
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
+from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunStatus, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.execution import PlanSpec, Session, execute
 from volbench.plans.preparation import prepare_target
-from volbench.report.run_sheets import sheet_for
+from volbench.report.run_sheets import report_for
 from volbench.store.repository import Store, default_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,6 +49,8 @@ class TargetChoice:
     replay: str | None
     db: str | None
     fmt: str
+    stall_seconds: float = DEFAULT_SECONDS
+    abort_on_stall: bool = False
 
 
 _NAMES = tuple(TargetChoice.__dataclass_fields__)
@@ -78,6 +87,7 @@ def target_options(function: F) -> F:
         click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True),
         db_option,
         format_option,
+        stall_options,
     ]
 
     @functools.wraps(function)
@@ -115,10 +125,11 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
             choice.target, writes, reporter, choice.size, choice.destroy_data, choice.force
         )
         runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
-        session = Session(store, runner, reporter, runs_dir)
+        stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
+        session = Session(store, runner, reporter, runs_dir, stall)
         spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
         outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
-        console.show(sheet_for(store.get_run(str(outcome.run_id))), choice.fmt)
+        console.show_report(*report_for(store.get_run(str(outcome.run_id))), choice.fmt)
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(f"run {outcome.run_id} interrupted: finished work was kept")
         sys.exit(130)

@@ -11,9 +11,16 @@ from typing import Any
 import click
 
 from volbench.cli import console
-from volbench.cli.options import POSITIVE_DURATION, POSITIVE_SIZE, db_option, label_option
+from volbench.cli.options import (
+    POSITIVE_DURATION,
+    POSITIVE_SIZE,
+    db_option,
+    label_option,
+    stall_options,
+)
 from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
+from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus, TestResult
 from volbench.plans.execution import Outcome, Session
 from volbench.plans.preparation import prepare_target
@@ -87,6 +94,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
 @click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
+@stall_options
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 def pts(
@@ -114,6 +122,8 @@ def pts(
     force: bool,
     runs_dir: str | None,
     replay: str | None,
+    stall_seconds: float,
+    abort_on_stall: bool,
     db: str | None,
     fmt: str,
 ) -> None:
@@ -144,7 +154,8 @@ def pts(
     reporter = PtsReporter()
     with Store.open(db) as store, contextlib.closing(reporter):
         info = prepare_target(target, True, reporter, size, destroy_data, force)
-        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        runs = Path(runs_dir or default_data_dir() / "runs")
+        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
         outcome = driver.begin(session, options, info, dict(labels), ioengine, purging)
         _finish(store, outcome, fmt)
 
@@ -156,6 +167,7 @@ def pts(
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@stall_options
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 def resume(
@@ -165,6 +177,8 @@ def resume(
     destroy_data: str | None,
     force: bool,
     runs_dir: str | None,
+    stall_seconds: float,
+    abort_on_stall: bool,
     db: str | None,
     fmt: str,
 ) -> None:
@@ -184,7 +198,8 @@ def resume(
         if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
             raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
         store.reopen_run(record.id)
-        session = Session(store, runner, reporter, Path(runs_dir or default_data_dir() / "runs"))
+        runs = Path(runs_dir or default_data_dir() / "runs")
+        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
         reporter.note(f"resuming run {record.id} after {len(record.raw_outputs)} committed rounds")
         outcome = driver.run(session, record.id, info, purging)
         _finish(store, outcome, fmt)

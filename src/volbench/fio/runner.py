@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,9 @@ from volbench.errors import FioError
 from volbench.fio.executable import best_engine, die_with_parent, fio_path, fio_version
 
 StatusCallback = Callable[[dict[str, Any]], None]
+StopCheck = Callable[[], bool]
+"""Asked several times a second while fio runs: True = stop fio now (it keeps what it has)."""
+
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class RawRun:
     interrupted: bool
     command: tuple[str, ...]
     text: str = ""
+    stopped: bool = False  # ``should_stop`` asked for it (not the user's Ctrl-C)
 
     @property
     def last_error_line(self) -> str:
@@ -63,8 +68,15 @@ class Runner(Protocol):
         """The ioengine to use on ``target`` (an existing file or block device)."""
         ...
 
-    def run(self, job_text: str, workdir: Path, on_status: StatusCallback | None = None) -> RawRun:
-        """Run one fio job file; call ``on_status`` with each interim JSON document."""
+    def run(
+        self,
+        job_text: str,
+        workdir: Path,
+        on_status: StatusCallback | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> RawRun:
+        """Run one fio job file; call ``on_status`` with each interim JSON document and
+        stop fio (as Ctrl-C does) when ``should_stop`` says so."""
         ...
 
 
@@ -108,6 +120,9 @@ class SubprocessRunner:
     and prints its final JSON with what it measured so far."""
 
     status_interval_s = 1
+    stop_grace_s = 30.0
+    """After ``should_stop``: fio gets SIGINT, then SIGKILL when it has not ended this
+    long after (its I/O never completes: then it prints no final document)."""
 
     def version(self) -> str:
         return fio_version()
@@ -115,7 +130,13 @@ class SubprocessRunner:
     def engine(self, target: Path) -> str:
         return best_engine(target)
 
-    def run(self, job_text: str, workdir: Path, on_status: StatusCallback | None = None) -> RawRun:
+    def run(
+        self,
+        job_text: str,
+        workdir: Path,
+        on_status: StatusCallback | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> RawRun:
         workdir.mkdir(parents=True, exist_ok=True)
         job_path = workdir / "job.fio"
         job_path.write_text(job_text)
@@ -150,6 +171,7 @@ class SubprocessRunner:
         err_thread.start()
         splitter = DocumentSplitter()
         interrupted = False
+        stopped_at: float | None = None
         while True:
             try:
                 line = lines.get(timeout=0.25)
@@ -160,10 +182,15 @@ class SubprocessRunner:
                     with contextlib.suppress(json.JSONDecodeError):
                         on_status(json.loads(document))
             except queue.Empty:
-                continue
+                pass
             except KeyboardInterrupt:
                 _signal(proc, signal.SIGTERM if interrupted else signal.SIGINT)
                 interrupted = True
+            if stopped_at is None and should_stop is not None and should_stop():
+                _signal(proc, signal.SIGINT)
+                stopped_at = time.monotonic()
+            elif stopped_at is not None and time.monotonic() - stopped_at > self.stop_grace_s:
+                _signal(proc, signal.SIGKILL)
         splitter.finish()
         returncode = proc.wait()
         err_thread.join(timeout=5)
@@ -177,6 +204,7 @@ class SubprocessRunner:
             interrupted=interrupted,
             command=command,
             text="".join(splitter.text),
+            stopped=stopped_at is not None,
         )
 
 
@@ -214,7 +242,13 @@ class ReplayRunner:
         match = re.search(r'"ioengine"\s*:\s*"([^"]*)"', self._first)
         return match.group(1) if match else "psync"
 
-    def run(self, job_text: str, workdir: Path, on_status: StatusCallback | None = None) -> RawRun:
+    def run(
+        self,
+        job_text: str,
+        workdir: Path,
+        on_status: StatusCallback | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> RawRun:
         if self._next >= len(self._files):
             raise FioError(f"replay has only {len(self._files)} recorded outputs")
         path = self._files[self._next]

@@ -11,18 +11,20 @@ round's finished cells (fio prints what it measured when interrupted).
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests
-from volbench.errors import FioError, VolbenchError
+from volbench.errors import FioError, RunStalled, VolbenchError
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.live import LiveSampler
 from volbench.fio.parser import parse
 from volbench.fio.runner import Runner
-from volbench.model import RunStatus, TargetInfo, TestResult, Workload
+from volbench.fio.stall import StallPolicy, StallWatch, stall_reason
+from volbench.model import RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
 from volbench.store.repository import Store
 from volbench.targets.host import collect_host
@@ -66,6 +68,7 @@ class Session:
     runner: Runner
     reporter: Reporter
     runs_dir: Path
+    stall: StallPolicy = field(default_factory=StallPolicy)
 
 
 def workload_record(workload: Workload) -> dict[str, Any]:
@@ -86,30 +89,58 @@ def run_round(
     workdir: Path,
 ) -> tuple[list[TestResult], str | None]:
     """Run and commit one round; return its tests and, when Ctrl-C cut it short,
-    what the user should be told about the interruption (else None)."""
+    what the user should be told about the interruption (else None).
+
+    Stalls seen are stored whatever happens; with ``session.stall.abort`` the first
+    one stops fio, the finished tests are committed and :class:`RunStalled` is raised.
+    """
     log_dir = workdir / f"round-{round_no:03d}"
     log_dir.mkdir(parents=True, exist_ok=True)
     text = render(JobFile(target.path, tuple(workloads), ioengine, log_dir=log_dir))
     sampler = LiveSampler()
+    think = {w.name: w.thinktime_s for w in workloads if w.thinktime_s}
+    planned = {w.name: w.duration_s for w in workloads}
+    watch = StallWatch(
+        round_no, time.time(), workloads[0].name, session.stall.seconds, think, planned
+    )
+    opened: list[Stall] = []
+
+    def warn(stalls: list[Stall]) -> None:
+        for stall in stalls:
+            opened.append(stall)
+            session.reporter.note(f"warning: {stall_reason(stall)} (I/O outstanding)")
 
     def on_status(document: dict[str, Any]) -> None:
         sample = sampler.sample(document)
         if sample is not None:
             session.reporter.sample(sample)
+        warn(watch.status(time.time(), document))
+
+    def should_stop() -> bool:
+        warn(watch.tick(time.time()))
+        return session.stall.abort and bool(opened)
 
     session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
-    raw = session.runner.run(text, log_dir, on_status)
+    raw = session.runner.run(text, log_dir, on_status, should_stop)
+    session.store.add_stalls(run_id, watch.finish(time.time()))
+    stalled = stall_reason(opened[0]) if raw.stopped and opened else None
+    if stalled and not raw.output.strip():
+        raise RunStalled(f"{stalled}; fio did not end and was killed, the round has no output")
     if not raw.output.strip():
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
         )
     grouped = group_tests(parse(raw.output))
     tests = [t for t in grouped if any(d.active for d in t.directions.values())]
-    cut = _cut_short(tests, workloads) if raw.interrupted else set()
+    cut = _cut_short(tests, workloads) if raw.interrupted or raw.stopped else set()
+    if stalled:  # the test that stalled did not finish, whatever its runtime says
+        cut.add(opened[0].test)
     tests = [t for t in tests if t.name not in cut]
     records = {w.name: workload_record(w) for w in workloads}
     session.store.add_round(run_id, round_no, raw.output, tests, records)
     session.reporter.round_done(round_no, tests)
+    if stalled:
+        raise RunStalled(stalled)
     failed = [t for t in grouped if t.error]
     if failed and not raw.interrupted:
         raise FioError(
