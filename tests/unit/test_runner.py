@@ -11,7 +11,7 @@ import pytest
 from recorded import FIO_FIXTURES
 
 from volbench.errors import FioError
-from volbench.fio.runner import DocumentSplitter, RawRun, ReplayRunner
+from volbench.fio.runner import DocumentSplitter, RawRun, ReplayRunner, job_sections
 
 NOTE = (
     "note: both iodepth >= 1 and synchronous I/O engine are selected, "
@@ -159,6 +159,33 @@ def test_replay_error_when_exhausted(replay_dir: Path, tmp_path: Path) -> None:
         runner.run("", tmp_path / "w")
     with pytest.raises(FioError, match="replay has only 3 recorded outputs"):
         runner.run("", tmp_path / "w")
+
+
+def test_replay_picks_outputs_by_job_name_and_repeats_the_last(tmp_path: Path) -> None:
+    directory = tmp_path / "named"
+    directory.mkdir()
+    for name, source in (
+        ("1-clones.json", "numjobs4_jsonplus.json"),  # job "clones" (4 clones)
+        ("2-randread.json", "randread_json.json"),  # job "randread"
+        ("3-clones.json", "numjobs4_jsonplus.json"),
+        ("4-other.json", "stonewall_jsonplus.json"),  # jobs "randwrite", "randread"
+    ):
+        shutil.copy(FIO_FIXTURES / source, directory / name)
+    runner = ReplayRunner(directory)
+    work = tmp_path / "w"
+
+    def replayed(job_text: str) -> str:
+        return Path(runner.run(job_text, work).command[1]).name
+
+    assert job_sections("[global]\nbs=4k\n\n[randread]\nrw=randread\n") == ("randread",)
+    assert replayed("[global]\n[randread]\n") == "2-randread.json"
+    assert replayed("[clones]\n") == "1-clones.json"
+    assert replayed("[clones]\n") == "3-clones.json"
+    assert replayed("[clones]\n") == "3-clones.json"  # all used: the last one again
+    assert replayed("[randread]\n") == "2-randread.json"
+    assert replayed("[unrecorded]\n") == "4-other.json"  # no name matches: file order
+    with pytest.raises(FioError, match="only 4 recorded outputs"):
+        replayed("[another]\n")
 
 
 # --- RawRun.last_error_line -----------------------------------------------------------

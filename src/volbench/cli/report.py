@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-import volbench.plans.pts.report
+import volbench.plans.pts.charts  # registers the PTS report pages
 import volbench.report.plan_charts  # noqa: F401  (registers the plans' charts)
 from volbench.cli import console
 from volbench.cli.options import db_option, format_option

@@ -31,7 +31,6 @@ StopCheck = Callable[[], bool]
 """Asked several times a second while fio runs: True = stop fio now (it keeps what it has)."""
 
 
-
 @dataclass(frozen=True)
 class RawRun:
     """What one fio process left behind.
@@ -220,9 +219,14 @@ def _signal(proc: subprocess.Popen[str], sig: int) -> None:
 
 
 class ReplayRunner:
-    """Returns recorded fio outputs in file-name order, one per ``run`` call.
+    """Returns recorded fio outputs, one per ``run`` call.
 
-    DIR holds ``*.json`` files (fio's stdout, text around the JSON allowed). The
+    DIR holds ``*.json`` files (fio's stdout, text around the JSON allowed). For a
+    job file, the replay takes the first unused output (file-name order) whose job
+    names are the job file's sections; when every such output was used, the last
+    one again (a recorded round stands for every later round of the same cells,
+    so a PTS run replays from one recorded output per distinct round). A job file
+    no output matches by name gets the next unused output in file-name order. The
     job text is written to the work folder as the real runner would.
     """
 
@@ -231,7 +235,9 @@ class ReplayRunner:
         if not files:
             raise FioError(f"no recorded fio outputs (*.json) in {directory}")
         self._files = files
-        self._next = 0
+        self._used: set[Path] = set()
+        self._last: dict[tuple[str, ...], Path] = {}
+        self._names: dict[Path, tuple[str, ...]] = {}
         self._first = files[0].read_text()
 
     def version(self) -> str:
@@ -249,10 +255,7 @@ class ReplayRunner:
         on_status: StatusCallback | None = None,
         should_stop: StopCheck | None = None,
     ) -> RawRun:
-        if self._next >= len(self._files):
-            raise FioError(f"replay has only {len(self._files)} recorded outputs")
-        path = self._files[self._next]
-        self._next += 1
+        path = self._choose(job_sections(job_text))
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / "job.fio").write_text(job_text)
         text = path.read_text()
@@ -269,3 +272,32 @@ class ReplayRunner:
             command=("replay", str(path)),
             text="".join(splitter.text),
         )
+
+    def _job_names(self, path: Path) -> tuple[str, ...]:
+        """The distinct job names of a recorded output, in order (clones share one)."""
+        if path not in self._names:
+            found = _JOBNAME.findall(path.read_text())
+            self._names[path] = tuple(dict.fromkeys(n for n in found if n != "All clients"))
+        return self._names[path]
+
+    def _choose(self, sections: tuple[str, ...]) -> Path:
+        unused = [p for p in self._files if p not in self._used]
+        named = [p for p in unused if sections and self._job_names(p) == sections]
+        if named:
+            self._last[sections] = named[0]
+        elif sections in self._last:
+            return self._last[sections]
+        elif not unused:
+            raise FioError(f"replay has only {len(self._files)} recorded outputs")
+        path = named[0] if named else unused[0]
+        self._used.add(path)
+        return path
+
+
+_SECTION = re.compile(r"^\[([^\]\n]+)\]\s*$", re.MULTILINE)
+_JOBNAME = re.compile(r'"jobname"\s*:\s*"([^"]*)"')
+
+
+def job_sections(job_text: str) -> tuple[str, ...]:
+    """The job section names of a fio job file, in order (``[global]`` excluded)."""
+    return tuple(n for n in _SECTION.findall(job_text) if n != "global")

@@ -1,0 +1,276 @@
+"""PTS report pages on a recorded PTS run: every chart and table value is a stored one.
+
+The run is stored by the real PTS driver from recorded fio outputs (all eight
+tests, reduced: see tests/fixtures/fio/README.md "pts/"), replayed by job name.
+Expected values are recomputed here from the stored result rows (and json+ bins
+read with ``json.loads``), divided by the unit constant the chart shows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tarfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from recorded import FIO_FIXTURES
+
+from volbench.fio.runner import ReplayRunner
+from volbench.model import RunRecord, RunStatus, TargetInfo
+from volbench.plans.execution import Session
+from volbench.plans.pts import driver
+from volbench.plans.pts.charts import pts_sections
+from volbench.plans.pts.options import build
+from volbench.plans.reporter import NullReporter
+from volbench.report.chart import Chart, traces_values
+from volbench.report.document import Section
+from volbench.report.sheet import fmt_count, fmt_latency, fmt_rate
+from volbench.store.repository import Store
+
+RECORDING = FIO_FIXTURES / "pts" / "recording.tar.xz"
+MiB = 1 << 20
+OPTIONS = {
+    "tests": ("iops", "throughput", "latency", "wsat", "hir", "xsr", "ecw", "dirth"),
+    "profile": "enterprise", "threads": 1, "iodepth": 4, "cell_seconds": 1.0, "max_rounds": 5,
+    "wsat_max_rounds": 3, "block_sizes": (65536, 4096), "mixes": (100, 0), "hir_cycles": 2,
+    "xsr_cells": 3, "toio_grid": (2, 1),
+}  # fmt: skip
+"""The options the fixture was recorded with (its command in the fixtures README)."""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunRecord]:
+    tmp = tmp_path_factory.mktemp("pts")
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(tmp / "rec", filter="data")
+    target = TargetInfo("/dev/replayed", "block", 64 * MiB)
+    with Store.open(str(tmp / "store.db")) as store:
+        session = Session(store, ReplayRunner(tmp / "rec"), NullReporter(), tmp / "runs")
+        purging = driver.PurgeSettings(replay=True)
+        outcome = driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
+        assert outcome.status is RunStatus.COMPLETED
+        yield store.get_run(outcome.run_id)
+
+
+@pytest.fixture(scope="module")
+def sections(run: RunRecord) -> dict[str, Section]:
+    return {s.title.split("PTS ", 1)[1].split(":")[0]: s for s in pts_sections(run)}
+
+
+def _charts(section: Section) -> dict[str, Chart]:
+    return {c.id.split("-pts-", 1)[1]: c for c in section.charts}
+
+
+def _cell(run: RunRecord, round_no: int, name: str, figure: str = "iops") -> float:
+    """A cell's figure in one round from the stored rows: IOPS and bytes/s summed
+    over directions, mean latency weighted by IOPS."""
+    rows = [r for r in run.results if r.round == round_no and r.test == name]
+    assert rows, (round_no, name)
+    if figure == "lat":
+        return sum(r.iops * (r.lat_mean_ns or 0) for r in rows) / sum(r.iops for r in rows)
+    return sum(r.iops if figure == "iops" else r.bw_bytes_per_s for r in rows)
+
+
+def _rounds(run: RunRecord, test: str, phase: str) -> list[int]:
+    """Stored round numbers of ``test``'s ``phase``, in order."""
+    prefix = f"{test}.{phase}."
+    return sorted({r.round for r in run.results if r.test.startswith(prefix)})
+
+
+def _window(run: RunRecord, test: str) -> list[int]:
+    """The last five steady-state rounds (the fixture's tests stop at steady state or
+    at the round limit, so the reported window is the last five either way)."""
+    return _rounds(run, test, "ss")[-5:]
+
+
+def _close(actual: Any, expected: Any) -> bool:
+    if actual is None or expected is None:
+        return actual is expected
+    return math.isclose(float(actual), float(expected), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _all_close(actual: list[Any], expected: list[Any]) -> bool:
+    return len(actual) == len(expected) and all(map(_close, actual, expected))
+
+
+def _hover_values(chart: Chart) -> dict[tuple[str, str], float]:
+    """A 3D bar chart's values by (row, column) label, from each bar's hover text."""
+    found = {}
+    for trace in chart.figure["data"]:
+        if trace.get("hoverinfo") == "text":
+            row_col = trace["text"].split(": ")[0]  # "R/W 100/0 · Block size 4k"
+            row, col = (part.split(" ")[-1] for part in row_col.split(" · "))
+            found[(row, col)] = trace["customdata"][0]
+    return found
+
+
+def test_every_test_has_its_page_with_the_pts_header(sections: dict[str, Section]) -> None:
+    assert list(sections) == [
+        "IOPS", "Throughput", "Latency", "WSAT", "HIR", "XSR", "ECW", "DIRTH", "steady state",
+    ]  # fmt: skip
+    for name in ("IOPS", "Latency", "DIRTH"):
+        fields = dict(sections[name].header)
+        assert fields["Purge"] == "none (replayed fio outputs)"
+        assert fields["Preconditioning"].startswith("WIPC")
+        assert fields["Active range"] == "100% (64 MiB)"
+        assert fields["Data pattern"] == "random (refill_buffers)"
+        assert "Write cache" in fields and "Steady state" in fields
+        assert fields["TC x QD"] == ("1 x 1" if name == "Latency" else "1 x 4")
+
+
+def test_iops_charts_and_table_equal_the_stored_results(
+    run: RunRecord, sections: dict[str, Section]
+) -> None:
+    window = _window(run, "iops")
+    expected = {
+        (mix, bs): sum(_cell(run, n, f"iops.ss.{mix}-{100 - mix}.{bs}") for n in window) / 5
+        for mix in (100, 0)
+        for bs in ("64k", "4k")
+    }
+    charts = _charts(sections["IOPS"])
+    lines = traces_values(charts["iops-2d"])
+    for mix in (100, 0):
+        assert _all_close(
+            lines[f"R/W {mix}/{100 - mix}"], [expected[mix, "64k"], expected[mix, "4k"]]
+        )
+    assert charts["iops-2d"].figure["data"][0]["x"] == [64.0, 4.0]  # KiB
+    bars = _hover_values(charts["iops-3d"])
+    assert bars.keys() == {(f"{m}/{100 - m}", bs) for m, bs in expected}
+    for (mix, bs), value in expected.items():
+        assert _close(bars[f"{mix}/{100 - mix}", bs], value)
+    table = sections["IOPS"].sheets[0]
+    assert table.cells() == [
+        [bs, fmt_count(expected[100, bs]), fmt_count(expected[0, bs])] for bs in ("64k", "4k")
+    ]
+    # convergence: every block size at the tracked mix (0/100), every round
+    ss = _rounds(run, "iops", "ss")
+    convergence = traces_values(charts["iops-convergence"])
+    for bs in ("64k", "4k"):
+        assert _all_close(
+            convergence[f"0-100.{bs}"], [_cell(run, n, f"iops.ss.0-100.{bs}") for n in ss]
+        )
+
+
+def test_window_plots_equal_the_tracked_values(
+    run: RunRecord, sections: dict[str, Section]
+) -> None:
+    chart = _charts(sections["IOPS"])["iops-window0"]  # tracking variable 0-100.4k iops
+    values = [_cell(run, n, "iops.ss.0-100.4k") for n in _window(run, "iops")]
+    traces = chart.figure["data"]
+    measured = next(t for t in traces if t["name"] == "measured")
+    assert _all_close(measured["y"], values)
+    average = sum(values) / 5
+    assert _close(next(t for t in traces if t["name"].startswith("average"))["y"][0], average)
+    bands = {t["name"]: t["y"] for t in traces if t.get("fill") == "toself"}
+    assert _close(bands["±20% of average"][0], 0.8 * average)
+    assert _close(bands["±10% of average"][2], 1.1 * average)
+    fit = next(t for t in traces if t["name"].startswith("fit"))
+    xs = list(range(5))  # least squares over the window, x = round index
+    slope = sum((x - 2) * (v - average) for x, v in zip(xs, values, strict=True)) / 10
+    assert _close(fit["y"][-1] - fit["y"][0], 4 * slope)
+    steady = sections["steady state"].sheets[0]
+    row = next(r for r in steady.rows if r["test"] == "iops" and r["variable"] == "0-100.4k iops")
+    assert _close(row["average"], average) and _all_close(row["values"], values)
+
+
+def test_throughput_and_latency_equal_the_stored_results(
+    run: RunRecord, sections: dict[str, Section]
+) -> None:
+    window = _window(run, "throughput")
+    cells = ("0-100.1m", "100-0.1m", "0-100.128k", "100-0.128k")
+    expected = [
+        sum(_cell(run, n, f"throughput.ss.{c}", "bw") for n in window) / 5 / 1e6 for c in cells
+    ]
+    bars = traces_values(_charts(sections["Throughput"])["throughput-bars"])
+    assert _all_close(bars["MB/s"], expected)
+    assert [row[1] for row in sections["Throughput"].sheets[0].cells()] == [
+        fmt_rate(v) for v in expected
+    ]
+
+    window = _window(run, "latency")
+    charts = _charts(sections["Latency"])
+    means, maxima = (
+        _hover_values(charts["latency-lat_mean_ns"]),
+        _hover_values(charts["latency-lat_max_ns"]),
+    )
+    table = sections["Latency"].sheets[0].cells()
+    for index, (mix, bs) in enumerate((m, b) for m in (100, 65, 0) for b in ("512", "4k", "8k")):
+        name = f"latency.ss.{mix}-{100 - mix}.{bs}"
+        mean = sum(_cell(run, n, name, "lat") for n in window) / 5
+        top = max(r.lat_max_ns or 0 for r in run.results if r.test == name and r.round in window)
+        assert _close(means[f"{mix}/{100 - mix}", bs], mean / 1e3)
+        assert _close(maxima[f"{mix}/{100 - mix}", bs], top / 1e3)
+        assert table[index][1:3] == [fmt_latency(mean), fmt_latency(top)]
+
+
+def test_wsat_hir_xsr_equal_the_stored_results(
+    run: RunRecord, sections: dict[str, Section]
+) -> None:
+    samples = _rounds(run, "wsat", "run")
+    iops = [_cell(run, n, "wsat.run.0-100.4k") for n in samples]
+    written = [
+        sum(r.io_bytes for r in run.results if r.test == "wsat.run.0-100.4k" and r.round <= n) / 1e9
+        for n in samples
+    ]
+    charts = _charts(sections["WSAT"])
+    for key in ("wsat-time", "wsat-gb", "wsat-gb-log"):
+        assert _all_close(traces_values(charts[key])["IOPS"], iops)
+    assert _all_close(charts["wsat-gb"].figure["data"][0]["x"], written)
+
+    idle = _rounds(run, "hir", "idle")
+    hir = traces_values(_charts(sections["HIR"])["hir-waits"])
+    waits = (5, 10, 15, 25, 50)
+    assert _all_close(
+        hir["incl. idle"],
+        [_cell(run, n, f"hir.idle.w{w}-cycles") for n, w in zip(idle, waits, strict=True)],
+    )
+    assert _all_close(
+        hir["continuous after"],
+        [_cell(run, n, f"hir.idle.w{w}-cont") for n, w in zip(idle, waits, strict=True)],
+    )
+    steady = sum(_cell(run, n, "hir.ss.0-100.4k") for n in _window(run, "hir")) / 5
+    assert _all_close(hir["steady state"], [steady] * 5)
+
+    groups = _rounds(run, "xsr", "group")
+    charts = _charts(sections["XSR"])
+    bw, lat = traces_values(charts["xsr-bw"]), traces_values(charts["xsr-lat"])
+    for n, label in zip(groups, ("g1-seq1m", "g2-rnd8k", "g3-seq1m"), strict=True):
+        names = [f"xsr.group.{label}.c{c:03d}" for c in (1, 2, 3)]
+        assert _all_close(bw[label], [_cell(run, n, name, "bw") / 1e6 for name in names])
+        assert _all_close(lat[label], [_cell(run, n, name, "lat") / 1e3 for name in names])
+
+
+def test_demand_intensity_and_histograms_equal_the_stored_results(
+    run: RunRecord, sections: dict[str, Section]
+) -> None:
+    for test, title in (("ecw", "ECW"), ("dirth", "DIRTH")):
+        (sweep,) = _rounds(run, test, "sweep")
+        charts = _charts(sections[title])
+        variation = traces_values(charts[f"{test}-variation"])
+        intensity = traces_values(charts[f"{test}-intensity"])
+        for tc in (1, 2):
+            names = [f"{test}.sweep.tc{tc}-qd{qd}" for qd in (1, 2)]
+            assert _all_close(variation[f"TC {tc}"], [_cell(run, sweep, n) for n in names])
+            assert _all_close(
+                intensity[f"TC {tc}"], [_cell(run, sweep, n, "lat") / 1e3 for n in names]
+            )
+        convergence = traces_values(charts[f"{test}-convergence"])
+        ss = _rounds(run, test, "ss")
+        assert _all_close(convergence["tc2-qd2"], [_cell(run, n, f"{test}.ss.tc2-qd2") for n in ss])
+
+    (sweep,) = _rounds(run, "dirth", "sweep")
+    document = json.loads(run.raw_outputs[sweep])
+    histograms = _charts(sections["DIRTH"])["dirth-histograms"].figure["data"]
+    assert histograms
+    for trace in histograms:
+        cell = trace["name"].split("(")[1].rstrip(")")
+        bins = [
+            job[d]["lat_ns"]["bins"]
+            for job in document["jobs"]
+            if job["jobname"] == f"dirth.sweep.{cell}"
+            for d in ("read", "write")
+            if job[d]["lat_ns"].get("bins")
+        ]
+        assert sum(trace["y"]) == sum(sum(b.values()) for b in bins)
