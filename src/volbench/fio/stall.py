@@ -56,6 +56,8 @@ class _Job:
     offset_s: float | None
     running: bool
     open: bool = False
+    seen_s: float = 0.0
+    guessed: bool = False  # put here by a silence, not seen in a document yet
 
 
 def utc_text(moment_s: float) -> str:
@@ -75,6 +77,9 @@ class StallWatch:
 
     ``first_job`` is the job fio starts with; ``think_s`` maps a job to the idle
     time it has by design (fio ``thinktime``), added to ``seconds`` for that job.
+    ``planned_s`` maps each job, in fio's order, to its planned ramp + runtime: a
+    silence that goes past the running job's planned end is put on the next job
+    (it started and blocked before it could print a document).
     """
 
     round_no: int
@@ -82,11 +87,14 @@ class StallWatch:
     first_job: str
     seconds: float = DEFAULT_SECONDS
     think_s: Mapping[str, float] = field(default_factory=dict)
+    planned_s: Mapping[str, float] = field(default_factory=dict)
     stalls: list[Stall] = field(default_factory=list)
     _jobs: dict[str, _Job] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._jobs[self.first_job] = _Job(0, 0, self.started_s, 0.0, running=True)
+        self._jobs[self.first_job] = _Job(
+            0, 0, self.started_s, 0.0, running=True, seen_s=self.started_s, guessed=True
+        )
         self._documents = 0
 
     def status(self, now_s: float, document: Mapping[str, Any]) -> list[Stall]:
@@ -110,13 +118,14 @@ class StallWatch:
                     started.append(name)
                 offset = 0.0 if name in started else totals.runtime_ms / 1000
                 self._jobs[name] = _Job(
-                    progress, totals.runtime_ms, now_s, offset, running=progress > 0
+                    progress, totals.runtime_ms, now_s, offset, progress > 0, seen_s=now_s
                 )
                 continue
             if totals.runtime_ms == job.runtime_ms and job.running:  # ended in between
                 self._close(name, now_s, resolved=True)
                 job.running = False
             job.runtime_ms = totals.runtime_ms
+            job.seen_s = now_s
         if started:  # stonewalled: a job starts when the one before it has ended
             for name, job in self._jobs.items():
                 if name not in started and job.running:
@@ -128,12 +137,30 @@ class StallWatch:
         """The stalls that have lasted ``seconds`` by ``now_s`` and were not reported yet
         (open: ``ended_at`` is ``now_s`` so far)."""
         opened = []
-        for name, job in self._jobs.items():
+        for name, job in list(self._jobs.items()):
+            name, job = self._running_now(name, job, now_s)
             limit = self.seconds + self.think_s.get(name, 0.0) - JITTER_S
             if job.running and not job.open and now_s - job.since_s >= limit:
                 job.open = True
                 opened.append(self._stall(name, job, now_s, resolved=False))
         return opened
+
+    def _running_now(self, name: str, job: _Job, now_s: float) -> tuple[str, _Job]:
+        """The job a silence belongs to: ``name``, or the next job once ``name`` is past
+        its planned end (the silence then started with that next job). A blocked job
+        does not end on time, so a silence moves on once at most."""
+        order = list(self.planned_s)
+        if not job.running or job.open or job.guessed or name not in order:
+            return name, job
+        index = order.index(name)
+        ran_s = job.runtime_ms / 1000 + now_s - job.seen_s
+        if index + 1 >= len(order) or ran_s <= self.planned_s[name] + 1.0:
+            return name, job
+        following = order[index + 1]
+        job.running = False
+        moved = _Job(0, 0, job.since_s, 0.0, running=True, seen_s=job.seen_s, guessed=True)
+        self._jobs[following] = moved
+        return following, moved
 
     def finish(self, now_s: float) -> list[Stall]:
         """fio ended (or was stopped) at ``now_s``: close what is open; every stall seen."""
