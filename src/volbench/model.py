@@ -268,6 +268,7 @@ class RunRecord:
     non_compliant: bool = False
     results: tuple[StoredResult, ...] = ()
     raw_outputs: tuple[str, ...] = ()
+    stalls: tuple[Stall, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -285,7 +286,6 @@ class StoredResult:
     lat_kind: str | None
     lat_mean_ns: float | None
     lat_min_ns: float | None
-    stalls: tuple[Stall, ...] = ()
     lat_max_ns: float | None
     lat_stddev_ns: float | None
     lat_p50_ns: float | None
