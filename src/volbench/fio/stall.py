@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from volbench.fio.live import job_totals
+from volbench.fio.live import JobTotals, job_totals
 from volbench.model import Stall
 
 DEFAULT_SECONDS = 5.0
@@ -58,6 +58,7 @@ class _Job:
     open: bool = False
     seen_s: float = 0.0
     guessed: bool = False  # put here by a silence, not seen in a document yet
+    moved_from: str | None = None  # the job the silence was first put on
 
 
 def utc_text(moment_s: float) -> str:
@@ -105,8 +106,10 @@ class StallWatch:
         if self._documents == 1:  # fio got to its first checkpoint: the start was progress
             self._close(self.first_job, now_s, resolved=True)
             self._jobs.clear()
+        found = job_totals(document)
+        self._undo_wrong_guesses(found, now_s)
         started = []
-        for name, totals in job_totals(document).items():
+        for name, totals in found.items():
             progress = totals.ios + totals.lat_n
             job = self._jobs.get(name)
             if job is None or progress != job.progress or totals.runtime_ms < job.runtime_ms:
@@ -116,7 +119,8 @@ class StallWatch:
                     job is None or not job.running or totals.runtime_ms < job.runtime_ms
                 ):
                     started.append(name)
-                offset = 0.0 if name in started else totals.runtime_ms / 1000
+                # a stonewalled job's job_runtime counts before it starts: not its offset
+                offset = 0.0 if name in started and job is not None else totals.runtime_ms / 1000
                 self._jobs[name] = _Job(
                     progress, totals.runtime_ms, now_s, offset, progress > 0, seen_s=now_s
                 )
@@ -158,9 +162,24 @@ class StallWatch:
             return name, job
         following = order[index + 1]
         job.running = False
-        moved = _Job(0, 0, job.since_s, 0.0, running=True, seen_s=job.seen_s, guessed=True)
+        moved = _Job(0, 0, job.since_s, 0.0, True, seen_s=job.seen_s, guessed=True)
+        moved.moved_from = name
         self._jobs[following] = moved
         return following, moved
+
+    def _undo_wrong_guesses(self, found: Mapping[str, JobTotals], now_s: float) -> None:
+        """A job a silence was put on that has still issued nothing: the job before it
+        was the one blocked after all (its I/O outlived its runtime)."""
+        for name, job in list(self._jobs.items()):
+            origin = job.moved_from
+            totals = found.get(name)
+            if origin is None or totals is None or totals.ios + totals.lat_n > 0:
+                continue
+            del self._jobs[name]
+            before = self._jobs[origin]
+            before.running = True
+            if job.open:
+                self.stalls.append(self._stall(origin, before, now_s, resolved=True))
 
     def finish(self, now_s: float) -> list[Stall]:
         """fio ended (or was stopped) at ``now_s``: close what is open; every stall seen."""
