@@ -6,6 +6,7 @@ All functions are pure and take the model's dataclasses.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -150,3 +151,39 @@ def group_tests(output: FioOutput) -> list[TestResult]:
     for job in output.jobs:
         groups.setdefault((job.groupid, job.name, job.hostname), []).append(job)
     return [merge_jobs(key[1], members) for key, members in groups.items()]
+
+
+def place_label(job: JobResult) -> str | None:
+    """Where a job of a multi-target run ran, as :attr:`volbench.model.Place.label`:
+    ``HOST:PATH`` (client/server), ``PATH`` (local), from fio's hostname and the
+    job's own ``filename`` option (unescaped); None when the job names no file."""
+    path = job.options.get("filename")
+    if path is None:
+        return job.hostname
+    path = path.replace("\\:", ":")
+    return f"{job.hostname}:{path}" if job.hostname else path
+
+
+def place_tests(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
+    """A multi-target run's tests: (aggregate, per place).
+
+    Each test is one stonewall group repeated on every place (one section per
+    target, on every host). The aggregate merges every job of a test over all
+    places with :func:`merge_jobs`: IOPS and bandwidth summed, latency merged from
+    the json+ bins (hostname None). Per-place tests merge the clones of one place
+    and carry its label in ``hostname``.
+    """
+    tests: dict[tuple[int, str], list[JobResult]] = {}
+    places: dict[tuple[int, str, str | None], list[JobResult]] = {}
+    for job in output.jobs:
+        tests.setdefault((job.groupid, job.name), []).append(job)
+        places.setdefault((job.groupid, job.name, place_label(job)), []).append(job)
+    aggregate = [
+        dataclasses.replace(merge_jobs(name, jobs), hostname=None)
+        for (_, name), jobs in tests.items()
+    ]
+    per_place = [
+        dataclasses.replace(merge_jobs(name, jobs), hostname=label)
+        for (_, name, label), jobs in places.items()
+    ]
+    return aggregate, per_place

@@ -10,7 +10,8 @@ few ms (1000, 2000, 3001 ms), so points are put in windows of ``window_ms``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 
 from volbench.fio.job import LOG_AVG_MSEC
 from volbench.fio.logs import LogPoint
@@ -65,3 +66,25 @@ def _mean(values: Sequence[tuple[float, float | None]]) -> float:
     if total > 0 and all(w is not None for _, w in values):
         return sum(v * (w or 0.0) for v, w in values) / total
     return sum(v for v, _ in values) / len(values)
+
+
+EPOCH_MS = 10**11
+"""Log times above this (1973 in Unix time) are Unix-epoch ms (fio ``log_unix_epoch``)."""
+
+
+def common_origin_ms(jobs: Iterable[Sequence[LogPoint]], window_ms: int = LOG_AVG_MSEC) -> int:
+    """The zero of a common clock for logs: 0 for fio's own times (ms since each job
+    started); for Unix-epoch times (several hosts or targets at once) one window
+    before the earliest first point, so the first window reads ``window_ms`` as a
+    job's own log would."""
+    first = [points[0].time_ms for points in jobs if points]
+    if not first or min(first) < EPOCH_MS:
+        return 0
+    return min(first) - window_ms
+
+
+def shifted(jobs: Sequence[Sequence[LogPoint]], origin_ms: int) -> list[list[LogPoint]]:
+    """Every point's time less ``origin_ms``."""
+    return [
+        [dataclasses.replace(p, time_ms=p.time_ms - origin_ms) for p in points] for points in jobs
+    ]

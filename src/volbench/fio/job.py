@@ -26,6 +26,12 @@ class JobFile:
 
     Each section after the first carries ``stonewall`` so the workloads run one
     after another in one fio process, each in its own reporting group.
+
+    With ``targets`` (a multi-target run), ``filename`` is not global: each
+    workload gets one section per target, with its own ``filename=``, all in the
+    workload's reporting group, so the targets run it at the same time. Their
+    logs are named ``NAME@TAG`` with the target's tag from ``log_tags`` (its place
+    in the whole run), so each target's time series stays apart.
     """
 
     filename: str
@@ -33,6 +39,8 @@ class JobFile:
     ioengine: str
     log_dir: Path | None = None
     extra_global: dict[str, str] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()
+    log_tags: tuple[str, ...] = ()
 
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -144,13 +152,10 @@ def render(job: JobFile) -> str:
     """The job file text for ``fio JOBFILE``."""
     if not job.workloads:
         raise UsageError("a job file needs at least one workload")
-    lines = [
-        "; written by volbench",
-        "[global]",
-        f"filename={escape_filename(job.filename)}",
-        "group_reporting=0",
-        "lat_percentiles=1",
-    ]
+    lines = ["; written by volbench", "[global]"]
+    if not job.targets:
+        lines.append(f"filename={escape_filename(job.filename)}")
+    lines += ["group_reporting=0", "lat_percentiles=1"]
     if job.log_dir is not None:
         lines.append(f"log_avg_msec={LOG_AVG_MSEC}")
     lines += [f"{k}={v}" for k, v in job.extra_global.items()]
@@ -160,18 +165,22 @@ def render(job: JobFile) -> str:
         if name in names:
             raise UsageError(f"duplicate workload name {name!r}")
         names.add(name)
-        lines += ["", f"[{name}]"]
-        if index > 0:
-            lines.append("stonewall")
-        for key, value in workload_options(workload, job.ioengine):
-            lines.append(key if value is None else f"{key}={value}")
-        if job.log_dir is not None:
-            prefix = job.log_dir / name
-            lines += [
-                f"write_iops_log={prefix}",
-                f"write_bw_log={prefix}",
-                f"write_lat_log={prefix}",
-            ]
+        for place, target in enumerate(job.targets or (None,)):
+            lines += ["", f"[{name}]"]
+            if index > 0 and place == 0:
+                lines.append("stonewall")
+            if target is not None:
+                lines.append(f"filename={escape_filename(target)}")
+            for key, value in workload_options(workload, job.ioengine):
+                lines.append(key if value is None else f"{key}={value}")
+            if job.log_dir is not None:
+                tag = job.log_tags[place] if place < len(job.log_tags) else None
+                prefix = job.log_dir / (f"{name}@{tag}" if tag else name)
+                lines += [
+                    f"write_iops_log={prefix}",
+                    f"write_bw_log={prefix}",
+                    f"write_lat_log={prefix}",
+                ]
     return "\n".join(lines) + "\n"
 
 

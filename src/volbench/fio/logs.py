@@ -3,7 +3,8 @@
 Each line is ``time (ms), value, data direction, block size, offset[, priority]``
 (fio HOWTO, "Log File Formats"). With ``log_avg_msec`` set, values are averages
 over each window: IOPS in I/O per second, bandwidth in KiB/s, latency in ns.
-Files are named ``<name>_<kind>.<job number>.log``, one per job (clone).
+Files are named ``<name>_<kind>.<job number>.log``, one per job (clone); fio's
+client writes the logs a server sent back with ``.<host>`` appended.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 KINDS = ("iops", "bw", "lat")
-_FILE = re.compile(r"^(?P<name>.+)_(?P<kind>iops|bw|lat|clat|slat)\.(?P<job>\d+)\.log$")
+_FILE = re.compile(
+    r"^(?P<name>.+)_(?P<kind>iops|bw|lat|clat|slat)\.(?P<job>\d+)\.log(?:\.(?P<host>.+))?$"
+)
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from volbench.analysis.aggregate import group_tests
+from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.analysis.percentiles import merge_bins
-from volbench.analysis.timeseries import summed, weighted_latency
+from volbench.analysis.timeseries import common_origin_ms, shifted, summed, weighted_latency
 from volbench.fio.logs import find_logs, read_logs
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import PLAN_CHARTS, PLAN_SECTIONS, Section
+from volbench.report.fleet_charts import place_charts
+from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.run_sheets import report_for, result_rows
 from volbench.units import format_bytes
 
@@ -138,7 +140,8 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
     series = []
     for round_no, raw in enumerate(run.raw_outputs):
         try:
-            tests = group_tests(parse(raw))
+            output = parse(raw)
+            tests = place_tests(output)[0] if is_fleet(run) else group_tests(output)
         except Exception:  # an unreadable raw output has no histogram to show
             continue
         for test in tests:
@@ -175,15 +178,17 @@ def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
     latency: list[Series] = []
     # round-NNN/ for plans, <tenant>/ for concurrent fio processes (QoS verify)
     for folder in sorted(p for p in run_logs.iterdir() if p.is_dir()):
-        logs = find_logs(folder)
+        logs = {key: read_logs(paths) for key, paths in find_logs(folder).items()}
+        origin = common_origin_ms(points for jobs in logs.values() for points in jobs)
+        logs = {key: shifted(jobs, origin) for key, jobs in logs.items()}
         for name in sorted({n for n, _ in logs}):
-            iops_jobs = read_logs(logs.get((name, "iops"), []))
+            iops_jobs = logs.get((name, "iops"), [])
             for direction, points in summed(iops_jobs).items():
                 iops.append(Series(f"{name} {direction}", *_xy(points, 1)))
-            for direction, points in summed(read_logs(logs.get((name, "bw"), []))).items():
+            for direction, points in summed(logs.get((name, "bw"), [])).items():
                 # fio logs bandwidth in KiB/s
                 mbps.append(Series(f"{name} {direction}", *_xy(points, MB / 1024)))
-            lat_jobs = read_logs(logs.get((name, "lat"), []))
+            lat_jobs = logs.get((name, "lat"), [])
             for direction, points in weighted_latency(lat_jobs, iops_jobs).items():
                 latency.append(Series(f"{name} {direction}", *_xy(points, US)))
     charts = []
@@ -211,11 +216,14 @@ def _xy(points: Sequence[tuple[float, float]], scale: float) -> tuple[list[float
 
 
 def fio_run_charts(run: RunRecord, run_logs: Path | None) -> list[Chart]:
-    """Every generic chart whose data exists for ``run``."""
+    """Every generic chart whose data exists for ``run`` (of a run on several places
+    at once: the aggregate's, then each place's share)."""
     prefix = f"run{run.id}"
-    rows = result_rows(run)
+    rows = result_rows(aggregate_run(run))
     charts = rate_charts(prefix, rows) if rows else []
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
+    if is_fleet(run):
+        charts += place_charts(prefix, fleet_sheet(run))
     return charts + timeseries_charts(prefix, run_logs)
 
 

@@ -1,0 +1,106 @@
+"""``fio --server`` on a host (``volbench agent``) and the probe that tells which
+hosts answer.
+
+The probe sends each host a job that touches no storage (``ioengine=null``). On
+connecting, fio's client prints the server's identity in its normal output:
+``hostname=vm, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1``
+(fio client.c, ``handle_probe``); that line is the host's metadata for a run.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from volbench.errors import UsageError
+from volbench.fio.client import DEFAULT_PORT, HostAddress
+from volbench.fio.executable import fio_path
+
+PROBE_JOB = "[volbench-probe]\nioengine=null\nrw=read\nbs=1m\nsize=1m\n"
+"""A job that reads 1 MiB from fio's null engine: no file, no device."""
+
+_IDENTITY = re.compile(
+    r"hostname=(?P<hostname>[^,]*), be=\d+, (?P<bits>\d+)-bit, os=(?P<os>[^,]*), "
+    r"arch=(?P<arch>[^,]*), fio=(?P<fio>[^,\s]*)"
+)
+
+
+@dataclass(frozen=True)
+class HostProbe:
+    """What one host answered: its identity, or why it did not answer."""
+
+    address: str
+    answers: bool
+    seconds: float
+    hostname: str | None = None
+    os: str | None = None
+    arch: str | None = None
+    fio_version: str | None = None
+    error: str | None = None
+
+
+def parse_identity(address: str, text: str, seconds: float) -> HostProbe:
+    """A probe's result from fio's normal output (``text``, stdout and stderr)."""
+    match = _IDENTITY.search(text)
+    if match:
+        return HostProbe(
+            address,
+            True,
+            seconds,
+            hostname=match["hostname"],
+            os=match["os"],
+            arch=match["arch"],
+            fio_version=match["fio"],
+        )
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return HostProbe(address, False, seconds, error=lines[-1] if lines else "no answer")
+
+
+def probe(host: HostAddress, timeout_s: float = 10.0) -> HostProbe:
+    """Ask ``host`` who it is, waiting at most ``timeout_s`` seconds."""
+    with tempfile.TemporaryDirectory(prefix="volbench-probe-") as folder:
+        job = Path(folder) / "probe.fio"
+        job.write_text(PROBE_JOB)
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                [fio_path(), host.client_option, str(job)],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return HostProbe(str(host), False, timeout_s, error=f"no answer in {timeout_s:g} s")
+        return parse_identity(str(host), done.stdout + done.stderr, time.monotonic() - started)
+
+
+def probe_all(hosts: Sequence[HostAddress], timeout_s: float = 10.0) -> list[HostProbe]:
+    """Probe every host at once; results in the order given."""
+    if not hosts:
+        return []
+    with ThreadPoolExecutor(max_workers=min(len(hosts), 32)) as pool:
+        return list(pool.map(lambda host: probe(host, timeout_s), hosts))
+
+
+def server_command(bind: str | None, port: int, pidfile: Path | None = None) -> list[str]:
+    """``fio --server=ip:ADDR,PORT`` (all addresses when ``bind`` is None); with a
+    ``pidfile`` fio daemonizes itself and writes its process id there."""
+    if not 0 < port < 65536:
+        raise UsageError(f"invalid port {port}: use 1..65535")
+    where = f"{bind or '0.0.0.0'},{port}"
+    family = "ip6" if bind and ":" in bind else "ip"
+    command = [fio_path(), f"--server={family}:{where}"]
+    if pidfile is not None:
+        command.append(f"--daemonize={pidfile}")
+    return command
+
+
+__all__ = ["DEFAULT_PORT", "HostProbe", "probe", "probe_all", "server_command"]

@@ -1,0 +1,321 @@
+"""Any plan on several targets at once: local targets in one fio process, or
+targets on several hosts through fio's client/server mode.
+
+Every round of the plan runs on every place at the same time: the round's job
+file repeats each workload once per target, in the workload's reporting group
+(local), or each host gets that job file for its own targets (client/server).
+Both start together: one fio process starts every local job at once, and the fio
+client hands every host its jobs over connections it opened first. Per-second
+logs carry Unix-epoch times (``log_unix_epoch``), a common clock for all places.
+
+Each round stores the aggregate of every test (rates summed over places, latency
+merged from the json+ bins) as the run's results, and each place's own share
+with the place's label in ``hostname``. With ``solo``, each fixed round is first
+run on every place alone (stored as that place's ``solo.TEST`` rows): the figures
+the shared-limit finding compares the concurrent ones with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from volbench.analysis.aggregate import place_tests
+from volbench.errors import FioError, UsageError
+from volbench.fio.client import ClientRunner, HostAddress, HostFailure, parse_host
+from volbench.fio.job import JobFile, planned_seconds, render
+from volbench.fio.live import LiveSampler
+from volbench.fio.parser import parse
+from volbench.fio.server import probe_all
+from volbench.model import Place, TargetInfo, TestResult, Workload
+from volbench.plans.execution import PlanSpec, Session, workload_record
+from volbench.plans.preparation import prepare_target
+from volbench.plans.reporter import Reporter
+
+REMOTE_ENGINE = "libaio"
+"""ioengine on other hosts unless ``--ioengine`` says otherwise (fio has it on every Linux)."""
+
+SOLO_PREFIX = "solo."
+"""Per-place results of a place running alone carry this before the test name."""
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The places of a multi-target run and how to treat a host that fails.
+
+    ``size_bytes`` is the active range on each target (fio's ``size``): needed for
+    remote targets, which volbench cannot inspect.
+    """
+
+    places: tuple[Place, ...]
+    keep_going: bool = False
+    solo: bool = False
+    size_bytes: int | None = None
+
+    @property
+    def remote(self) -> bool:
+        return any(p.host is not None for p in self.places)
+
+    def hosts(self) -> list[HostAddress]:
+        """The distinct hosts, in the order their places were given."""
+        seen: dict[str, HostAddress] = {}
+        for place in self.places:
+            if place.host is not None and place.host not in seen:
+                seen[place.host] = parse_host(place.host)
+        return list(seen.values())
+
+
+def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Place, ...]]]:
+    """The plan as the fleet runs it, and the places of the rounds that are not run
+    on every place: with ``solo``, each fixed round once on each place alone, its
+    tests renamed ``solo.TEST``, then on all places together."""
+    if not fleet.solo or len(fleet.places) < 2:
+        return plan, {}
+    rounds: list[tuple[Workload, ...]] = []
+    alone: dict[int, tuple[Place, ...]] = {}
+    for workloads in plan.rounds:
+        for place in fleet.places:
+            alone[len(rounds)] = (place,)
+            rounds.append(
+                tuple(dataclasses.replace(w, name=SOLO_PREFIX + w.name) for w in workloads)
+            )
+        rounds.append(workloads)
+    return dataclasses.replace(plan, rounds=tuple(rounds)), alone
+
+
+@dataclass
+class FleetRounds:
+    """Runs one round on the fleet's places and commits it (see
+    :func:`volbench.plans.execution.run_round` for the one-target version)."""
+
+    fleet: Fleet
+    alone: Mapping[int, tuple[Place, ...]] = field(default_factory=dict)
+    failures: list[tuple[int, HostFailure]] = field(default_factory=list)
+
+    def places(self, round_no: int) -> tuple[Place, ...]:
+        lost = {failure.host for _, failure in self.failures}
+        return tuple(p for p in self.alone.get(round_no, self.fleet.places) if p.host not in lost)
+
+    def note(self) -> str | None:
+        """What went wrong with hosts during the run (None: nothing)."""
+        if not self.failures:
+            return None
+        lost = "; ".join(f"host {f.host} {f.reason} in round {n}" for n, f in self.failures)
+        return f"{lost}; the run went on without it (--keep-going)"
+
+    def __call__(
+        self,
+        session: Session,
+        run_id: int,
+        round_no: int,
+        workloads: Sequence[Workload],
+        target: TargetInfo,
+        ioengine: str,
+        workdir: Path,
+    ) -> tuple[list[TestResult], str | None]:
+        places = self.places(round_no)
+        if not places:
+            raise FioError(f"round {round_no}: no host is left to run it")
+        log_dir = workdir / f"round-{round_no:03d}"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        extra = {"log_unix_epoch": "1"}
+        if self.fleet.size_bytes is not None:
+            extra["size"] = str(self.fleet.size_bytes)
+
+        def job_text(shares: Sequence[Place]) -> str:
+            # logs NAME@N, N the place's number in the run, on the Unix-epoch clock
+            tags = tuple(str(self.fleet.places.index(p) + 1) for p in shares)
+            paths = tuple(p.path for p in shares)
+            return render(JobFile("", tuple(workloads), ioengine, log_dir, extra, paths, tags))
+
+        session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
+        failures: tuple[HostFailure, ...] = ()
+        if self.fleet.remote:
+            by_host: dict[HostAddress, list[Place]] = {}
+            for place in places:
+                by_host.setdefault(parse_host(place.host or ""), []).append(place)
+            client = ClientRunner(self.fleet.keep_going)
+            done = client.run(
+                {host: job_text(shares) for host, shares in by_host.items()},
+                log_dir,
+                lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
+            )
+            raw, failures = done.raw, done.failures
+        else:
+            sampler = LiveSampler()
+
+            def on_status(document: dict[str, Any]) -> None:
+                sample = sampler.sample(document)
+                if sample is not None:
+                    session.reporter.sample(sample)
+
+            raw = session.runner.run(job_text(places), log_dir, on_status)
+        self.failures += [(round_no, f) for f in failures]
+        if not raw.output.strip():
+            reason = "; ".join(f"{f.host} {f.reason}" for f in failures)
+            raise FioError(
+                f"fio failed with exit code {raw.returncode}: "
+                f"{reason or raw.last_error_line or 'no output'}"
+            )
+        together, per_place = place_tests(parse(raw.output))
+        if round_no in self.alone:  # a place alone: only its share, as solo rows
+            stored, together = per_place, []
+        else:
+            stored = together + per_place
+        # the aggregate's configured outstanding I/O is iodepth x numjobs x places
+        records = {w.name: {**workload_record(w), "places": len(places)} for w in workloads}
+        session.store.add_round(run_id, round_no, raw.output, stored, records)
+        session.reporter.round_done(round_no, together or per_place)
+        if failures and not self.fleet.keep_going:
+            lost = "; ".join(f"host {f.host} {f.reason}" for f in failures)
+            raise FioError(
+                f"{lost} in round {round_no}: the other hosts were stopped and what they "
+                "measured is stored (use --keep-going to go on without a failed host)"
+            )
+        if raw.interrupted:
+            return together, "interrupted by the user"
+        if raw.returncode != 0 and not failures:
+            raise FioError(
+                f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no message'}"
+            )
+        return together, None
+
+
+def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
+    """The run's target record: every place by label; capacity the smallest one's
+    (what a plan sized by capacity can use on every place)."""
+    return TargetInfo(
+        path=", ".join(p.label for p in fleet.places),
+        kind="fleet",
+        capacity_bytes=min(info.capacity_bytes for info in infos),
+    )
+
+
+def fleet_settings(
+    fleet: Fleet, infos: Sequence[TargetInfo], hosts: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """What a fleet run records in its settings: places, their targets, the hosts."""
+    return {
+        "places": [
+            {"label": p.label, "host": p.host, "path": p.path, "target": dataclasses.asdict(i)}
+            for p, i in zip(fleet.places, infos, strict=True)
+        ],
+        "hosts": list(hosts),
+        "keep_going": fleet.keep_going,
+        "solo": fleet.solo,
+    }
+
+
+def read_hosts_file(text: str) -> list[str]:
+    """Hosts from a file: one per line (``HOST`` or ``HOST:PORT``); blank lines and
+    ``#`` comments skipped."""
+    return [
+        line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()
+    ]
+
+
+def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ...]:
+    """The places of ``--target``/``--targets`` values, on ``--hosts`` when given.
+
+    Without hosts every target is a local one. With hosts, ``HOST:PATH`` puts a
+    target on that host only and a plain ``PATH`` on every host; each host needs
+    at least one target. Raises UsageError with what to change.
+    """
+    if not hosts:
+        return tuple(Place(None, path) for path in dict.fromkeys(targets))
+    addresses = {str(parse_host(h)): h for h in hosts}
+    if len(addresses) < len(hosts):
+        raise UsageError("a host is given twice in --hosts / --hosts-file")
+    common: list[str] = []
+    own: dict[str, list[str]] = {name: [] for name in addresses}
+    for spec in targets:
+        host, sep, path = spec.partition(":/")
+        if sep and host in addresses:
+            own[host].append("/" + path)
+        elif sep and not host.startswith("/") and "/" not in host:
+            raise UsageError(
+                f"--target {spec}: {host} is not in --hosts ({', '.join(addresses)}); "
+                "add it there or give a path for every host"
+            )
+        else:
+            common.append(spec)
+    places = [Place(name, path) for name in addresses for path in [*own[name], *common]]
+    missing = [name for name in addresses if not own[name] and not common]
+    if missing:
+        raise UsageError(
+            f"no target for host {', '.join(missing)}: give --target HOST:PATH or a PATH "
+            "for every host"
+        )
+    return tuple(dict.fromkeys(places))
+
+
+def prepare_fleet(
+    fleet: Fleet,
+    writes: bool,
+    reporter: Reporter,
+    destroy_data: Sequence[str] = (),
+    force: bool = False,
+) -> tuple[Fleet, list[TargetInfo], list[dict[str, Any]]]:
+    """Check every place before anything runs; return the fleet that will run, each
+    place's target, and what each host said of itself.
+
+    Local targets go through :func:`~volbench.plans.preparation.prepare_target`
+    (safety checks, scratch files). volbench cannot look at another host's
+    targets: remote ones need ``size_bytes``, and a remote block device (``/dev/``)
+    is written only when ``--destroy-data`` names it as ``HOST:PATH``. Hosts are
+    probed first; one that does not answer stops the run, or with ``keep_going``
+    is left out (said on the reporter).
+    """
+    if not fleet.remote:
+        infos = [
+            prepare_target(
+                p.path,
+                writes,
+                reporter,
+                fleet.size_bytes,
+                _named(destroy_data, p.path),
+                force,
+            )
+            for p in fleet.places
+        ]
+        return fleet, infos, []
+    size = fleet.size_bytes
+    if size is None:
+        raise UsageError(
+            "targets on other hosts need --size (the active range on each, e.g. --size 1g): "
+            "volbench cannot look at another host's files and devices"
+        )
+    if writes:
+        for place in fleet.places:
+            if place.path.startswith("/dev/") and place.label not in destroy_data:
+                raise UsageError(
+                    f"refusing to write {place.label}: volbench cannot check a remote device "
+                    f"for data (use --destroy-data={place.label} to overwrite it)"
+                )
+    probes = probe_all(fleet.hosts())
+    silent = [p for p in probes if not p.answers]
+    for probe in silent:
+        message = f"host {probe.address} does not answer: {probe.error}"
+        if not fleet.keep_going:
+            raise FioError(f"{message} (start `volbench agent` there, or use --keep-going)")
+        reporter.note(f"{message}; going on without it (--keep-going)")
+    lost = {p.address for p in silent}
+    places = tuple(p for p in fleet.places if str(parse_host(p.host or "")) not in lost)
+    if not places:
+        raise FioError("no host answers: start `volbench agent` on them")
+    fleet = dataclasses.replace(fleet, places=places)
+    infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
+    return fleet, infos, [dataclasses.asdict(p) for p in probes]
+
+
+def _named(destroy_data: Sequence[str], path: str) -> str | None:
+    """The ``--destroy-data`` value naming ``path`` (same real path), else the first."""
+    real = os.path.realpath(path)
+    for value in destroy_data:
+        if os.path.realpath(value) == real:
+            return value
+    return destroy_data[0] if destroy_data else None

@@ -1,0 +1,174 @@
+"""The sheet of a run on several targets or hosts: each place's share beside the
+aggregate, what each place did alone (``--solo``), and the shared-limit finding.
+
+Every figure is a stored result row: the aggregate rows (no place) sum IOPS and
+bandwidth over the places and merge latency from fio's json+ bins; each place's
+rows are fio's own figures for its jobs (:func:`volbench.analysis.aggregate.place_tests`).
+MB/s = bytes/s / 10^6.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from volbench.analysis.shared_limit import SharedLimit, shared_limits
+from volbench.model import RunRecord, StoredResult
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+
+SOLO_PREFIX = "solo."  # as volbench.plans.fleet writes it
+MB = 1_000_000
+
+COLUMNS = (
+    Column("test", "Test"),
+    Column("direction", "Dir"),
+    Column("place", "Place"),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
+    Column("lat_p99_ns", "p99", fmt_latency, numeric=True),
+    Column("alone_iops", "Alone IOPS", fmt_count, numeric=True),
+    Column("share_of_alone_pct", "% of alone", lambda v: f"{float(v):.0f} %", numeric=True),
+)
+
+
+def is_fleet(run: RunRecord) -> bool:
+    """Whether ``run`` ran on several targets or hosts at once."""
+    return bool(run.settings.get("places"))
+
+
+def aggregate_run(run: RunRecord) -> RunRecord:
+    """``run`` with only its aggregate results (what its plan's own sheets read)."""
+    if not is_fleet(run):
+        return run
+    return dataclasses.replace(run, results=tuple(r for r in run.results if r.hostname is None))
+
+
+def _alone(results: Sequence[StoredResult]) -> dict[tuple[str, str, str], float]:
+    """IOPS of each (test, direction, place) measured alone (the last round's)."""
+    return {
+        (r.test[len(SOLO_PREFIX) :], r.direction, r.hostname or ""): r.iops
+        for r in results
+        if r.test.startswith(SOLO_PREFIX)
+    }
+
+
+def _row(result: StoredResult, place: str, alone: float | None) -> dict[str, Any]:
+    return {
+        "round": result.round,
+        "test": result.test,
+        "direction": result.direction,
+        "place": place,
+        "iops": result.iops,
+        "bw_bytes_per_s": result.bw_bytes_per_s,
+        "bw_mb_per_s": result.bw_bytes_per_s / MB,
+        "lat_mean_ns": result.lat_mean_ns,
+        "lat_p99_ns": result.lat_p99_ns,
+        "lat_max_ns": result.lat_max_ns,
+        "jobs": result.jobs,
+        "alone_iops": alone,
+        "share_of_alone_pct": 100.0 * result.iops / alone if alone else None,
+    }
+
+
+def findings(run: RunRecord) -> list[SharedLimit]:
+    """The shared-limit finding of every test measured together and alone (IOPS of
+    all directions added; the last round of each test)."""
+    together: dict[str, float] = {}
+    alone: dict[str, dict[str, float]] = {}
+    shares: dict[str, dict[str, float]] = {}
+    latest: dict[tuple[str, str | None], int] = {}
+    for r in run.results:
+        latest[(r.test, r.hostname)] = max(r.round, latest.get((r.test, r.hostname), -1))
+    for r in run.results:
+        if r.round != latest[(r.test, r.hostname)]:
+            continue
+        if r.test.startswith(SOLO_PREFIX):
+            per_place = alone.setdefault(r.test[len(SOLO_PREFIX) :], {})
+            per_place[r.hostname or ""] = per_place.get(r.hostname or "", 0.0) + r.iops
+        elif r.hostname is None:
+            together[r.test] = together.get(r.test, 0.0) + r.iops
+        else:
+            per_place = shares.setdefault(r.test, {})
+            per_place[r.hostname] = per_place.get(r.hostname, 0.0) + r.iops
+    return shared_limits(together, alone, shares)
+
+
+def _host_notes(hosts: Sequence[Mapping[str, Any]]) -> list[str]:
+    notes = []
+    for host in hosts:
+        if host.get("answers"):
+            notes.append(
+                f"host {host['address']}: {host.get('hostname')} · {host.get('os')} "
+                f"{host.get('arch')} · {host.get('fio_version')} "
+                f"(answered in {float(host.get('seconds', 0.0)):.2f} s)"
+            )
+        else:
+            notes.append(f"host {host['address']}: no answer ({host.get('error')})")
+    return notes
+
+
+def fleet_sheet(run: RunRecord) -> Sheet:
+    """Per test and direction: the aggregate ("all N"), then each place's share."""
+    places = [str(p["label"]) for p in run.settings.get("places", [])]
+    order = {label: index for index, label in enumerate(places)}
+    alone = _alone(run.results)
+    rows: list[dict[str, Any]] = []
+    for result in run.results:
+        if result.test.startswith(SOLO_PREFIX):
+            continue
+        if result.hostname is None:
+            rows.append(_row(result, f"all {len(places)} together", None))
+            shares = [
+                r
+                for r in run.results
+                if r.round == result.round
+                and r.test == result.test
+                and r.direction == result.direction
+                and r.hostname is not None
+            ]
+            shares.sort(key=lambda r: order.get(r.hostname or "", len(order)))
+            rows += [
+                _row(r, r.hostname or "", alone.get((r.test, r.direction, r.hostname or "")))
+                for r in shares
+            ]
+    found = findings(run)
+    notes = [f"places: {', '.join(places)}"]
+    notes += _host_notes(run.settings.get("hosts", []))
+    if run.error:
+        notes.append(f"note: {run.error}")
+    notes += [f.sentence() for f in found if f.found]
+    if found and not any(f.found for f in found):
+        notes.append(
+            "no shared limit: together the targets reached at least "
+            f"{min(f.together / f.sum_alone for f in found if f.sum_alone):.0%} "
+            "of the sum of what each did alone"
+        )
+    if not alone and len(places) > 1:
+        notes.append("measure each target alone too (--solo) to test for a shared limit")
+    document = {
+        "schema": "volbench.places/1",
+        "places": run.settings.get("places", []),
+        "hosts": run.settings.get("hosts", []),
+        "rows": rows,
+        "shared_limits": [
+            {
+                "test": f.test,
+                "unit": f.unit,
+                "together": f.together,
+                "alone": dict(f.alone),
+                "shares": dict(f.shares),
+                "sum_alone": f.sum_alone,
+                "found": f.found,
+            }
+            for f in found
+        ],
+    }
+    return Sheet(
+        title=f"run {run.id}: {len(places)} places at once",
+        columns=COLUMNS,
+        rows=tuple(rows),
+        document=document,
+        notes=tuple(notes),
+    )
