@@ -211,7 +211,7 @@ class TestResult:
     runtime_ms: float
     jobs: int
     error: int = 0
-    hostname: str | None = None
+    hostname: str | None = None  # the place (see :class:`Place`) of a per-place result
 
     @property
     def iops(self) -> float:
@@ -238,6 +238,23 @@ class TargetInfo:
     device: str | None = None  # the block device a file lives on
     filesystem: str | None = None
     created_by_volbench: bool = False
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one share of a multi-target run runs: a target on this machine
+    (``host`` None) or on a host running ``fio --server`` (``HOST`` or ``HOST:PORT``).
+
+    Per-place results are stored with ``hostname`` = :attr:`label`; the run's own
+    (aggregate) results have none.
+    """
+
+    host: str | None
+    path: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}:{self.path}" if self.host else self.path
 
 
 @dataclass(frozen=True)

@@ -175,10 +175,12 @@ def delete(run_ref: str, yes: bool, db: str | None) -> None:
 
 
 # Commands defined in their own modules register here, one line each.
+from volbench.cli import agent as agent_command  # noqa: E402
 from volbench.cli import check as check_command  # noqa: E402
 from volbench.cli import fingerprint as fingerprint_command  # noqa: E402
 from volbench.cli import spec as spec_commands  # noqa: E402
 
+cli.add_command(agent_command.command)
 cli.add_command(spec_commands.command)
 cli.add_command(spec_commands.cost_command)
 cli.add_command(check_command.command)

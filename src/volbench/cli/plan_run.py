@@ -24,7 +24,18 @@ from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunStatus, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
-from volbench.plans.execution import PlanSpec, Session, execute
+from volbench.plans.execution import Outcome, PlanSpec, Session, execute
+from volbench.plans.fleet import (
+    REMOTE_ENGINE,
+    Fleet,
+    FleetRounds,
+    fleet_settings,
+    fleet_target,
+    places_from,
+    prepare_fleet,
+    read_hosts_file,
+    schedule,
+)
 from volbench.plans.preparation import prepare_target
 from volbench.report.run_sheets import report_for
 from volbench.store.repository import Store, default_data_dir
@@ -42,18 +53,74 @@ class TargetChoice:
     size: int | None
     ioengine: str | None
     labels: tuple[tuple[str, str], ...]
-    destroy_data: str | None
+    destroy_data: tuple[str, ...]
     force: bool
     runs_dir: str | None
     cache: str
     replay: str | None
     db: str | None
     fmt: str
+    targets: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    keep_going: bool = False
+    solo: bool = False
     stall_seconds: float = DEFAULT_SECONDS
     abort_on_stall: bool = False
 
+    def fleet(self) -> Fleet | None:
+        """The places of a run on several targets or hosts (None: one local target)."""
+        if not self.hosts and len(self.targets) < 2:
+            return None
+        places = places_from(self.targets, self.hosts)
+        return Fleet(places, self.keep_going, self.solo, self.size)
+
 
 _NAMES = tuple(TargetChoice.__dataclass_fields__)
+_FLEET_OPTIONS = (
+    click.option(
+        "--targets",
+        "target_lists",
+        multiple=True,
+        metavar="T1,T2,...",
+        help="Several targets measured at the same time (with --target: all of them).",
+    ),
+    click.option(
+        "--hosts",
+        "host_lists",
+        multiple=True,
+        metavar="H1,H2,...",
+        help="Run on these hosts' `volbench agent` (fio --server), HOST or HOST:PORT.",
+    ),
+    click.option(
+        "--hosts-file",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Hosts, one per line (# comments).",
+    ),
+    click.option(
+        "--keep-going", is_flag=True, help="Go on without a host that fails or disappears."
+    ),
+    click.option(
+        "--solo",
+        is_flag=True,
+        help="Measure every target alone first (finds a limit the targets share).",
+    ),
+)
+
+
+def _fleet_values(kwargs: dict[str, Any]) -> None:
+    """Turn the raw multi-target options into TargetChoice's fields (in place)."""
+    targets = [*kwargs.pop("target"), *_split(kwargs.pop("target_lists"))]
+    hosts = _split(kwargs.pop("host_lists"))
+    hosts_file = kwargs.pop("hosts_file")
+    if hosts_file:
+        hosts += read_hosts_file(Path(hosts_file).read_text())
+    kwargs["targets"] = tuple(targets)
+    kwargs["hosts"] = tuple(hosts)
+    kwargs["target"] = targets[0] if targets else DEFAULT_TARGET
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
 def target_options(function: F) -> F:
@@ -61,10 +128,12 @@ def target_options(function: F) -> F:
     options = [
         click.option(
             "--target",
-            default=DEFAULT_TARGET,
-            show_default=True,
-            help="File or block device. A missing file is created as a scratch file (1 GiB).",
+            multiple=True,
+            help="File or block device (default: volbench-work/scratch.img). A missing "
+            "file is created as a scratch file (1 GiB). Several: measured at once; "
+            "HOST:PATH with --hosts.",
         ),
+        *_FLEET_OPTIONS,
         click.option(
             "--size", type=POSITIVE_SIZE, default=None, help="Active range; scratch files: 1g."
         ),
@@ -73,7 +142,10 @@ def target_options(function: F) -> F:
         ),
         label_option,
         click.option(
-            "--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data."
+            "--destroy-data",
+            metavar="DEVICE",
+            multiple=True,
+            help="Allow writing DEVICE despite its data.",
         ),
         click.option("--force", is_flag=True, help="Overwrite a file volbench did not create."),
         click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go."),
@@ -92,6 +164,7 @@ def target_options(function: F) -> F:
 
     @functools.wraps(function)
     def wrapper(**kwargs: Any) -> Any:
+        _fleet_values(kwargs)
         choice = TargetChoice(**{name: kwargs.pop(name) for name in _NAMES})
         return function(choice=choice, **kwargs)
 
@@ -119,17 +192,57 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    fleet = choice.fleet()
     reporter = console.ProgressReporter()
     with Store.open(choice.db) as store, contextlib.closing(reporter):
-        info = prepare_target(
-            choice.target, writes, reporter, choice.size, choice.destroy_data, choice.force
-        )
         runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
         stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
         session = Session(store, runner, reporter, runs_dir, stall)
-        spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
-        outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
+        if fleet is None:
+            info = prepare_target(
+                choice.target,
+                writes,
+                reporter,
+                choice.size,
+                choice.destroy_data[0] if choice.destroy_data else None,
+                choice.force,
+            )
+            spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
+            outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
+        else:
+            outcome = _run_fleet(session, choice, fleet, plan, writes)
         console.show_report(*report_for(store.get_run(str(outcome.run_id))), choice.fmt)
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(f"run {outcome.run_id} interrupted: finished work was kept")
         sys.exit(130)
+
+
+def _run_fleet(
+    session: Session,
+    choice: TargetChoice,
+    fleet: Fleet,
+    plan: PlanSpec | PlanFactory,
+    writes: bool,
+) -> Outcome:
+    """Run ``plan`` on every place of ``fleet`` at once (see :mod:`volbench.plans.fleet`)."""
+    fleet, infos, hosts = prepare_fleet(
+        fleet, writes, session.reporter, choice.destroy_data, choice.force
+    )
+    target = fleet_target(fleet, infos)
+    spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
+    spec, alone = schedule(spec, fleet)
+    rounds = FleetRounds(fleet, alone)
+    engine = choice.ioengine
+    if engine is None:  # the local io_uring check says nothing of another host
+        remote = fleet.remote
+        engine = REMOTE_ENGINE if remote else session.runner.engine(Path(infos[0].path))
+    return execute(
+        session,
+        spec,
+        target,
+        dict(choice.labels),
+        engine,
+        round_runner=rounds,
+        extra_settings=fleet_settings(fleet, infos, hosts),
+        note=rounds.note,
+    )

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import FioError, RunStalled, VolbenchError
@@ -157,6 +157,21 @@ def run_round(
     return tests, f"interrupted by the user{during}"
 
 
+class RoundRunner(Protocol):
+    """Runs and commits one round: :func:`run_round`'s signature."""
+
+    def __call__(
+        self,
+        session: Session,
+        run_id: int,
+        round_no: int,
+        workloads: Sequence[Workload],
+        target: TargetInfo,
+        ioengine: str,
+        workdir: Path,
+    ) -> tuple[list[TestResult], str | None]: ...
+
+
 def _cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set[str]:
     """Time-based tests that ran less than their runtime: partial, not results."""
     planned = {w.name: w.runtime_s for w in workloads if w.time_based and w.runtime_s}
@@ -183,22 +198,28 @@ def execute(
     target: TargetInfo,
     labels: Mapping[str, str],
     ioengine: str | None = None,
+    *,
+    round_runner: RoundRunner = run_round,
+    extra_settings: Mapping[str, Any] | None = None,
+    note: Callable[[], str | None] = lambda: None,
 ) -> Outcome:
     """Run every round of ``plan`` on ``target``, committing each; return the outcome.
 
     The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``
-    (the error's one-line message is stored and re-raised).
+    (the error's one-line message is stored and re-raised). ``round_runner`` runs
+    and commits one round (several targets at once: :mod:`volbench.plans.fleet`);
+    ``note`` is stored with a completed run (e.g. hosts lost on the way).
     """
     engine = ioengine or session.runner.engine(Path(target.path))
     host = collect_host(session.runner.version())
-    settings = {**plan.settings, "ioengine": engine}
+    settings = {**plan.settings, **(extra_settings or {}), "ioengine": engine}
     run_id = session.store.create_run(plan.name, target, host, labels, settings, plan.non_compliant)
     workdir = session.runs_dir / str(run_id)
     session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
     tests: list[TestResult] = []
     try:
         for round_no, workloads in enumerate(_rounds(plan, tests)):
-            round_tests, interruption = run_round(
+            round_tests, interruption = round_runner(
                 session, run_id, round_no, workloads, target, engine, workdir
             )
             tests += round_tests
@@ -211,5 +232,6 @@ def execute(
     except VolbenchError as exc:
         session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
         raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
-    session.store.finish_run(run_id, RunStatus.COMPLETED)
-    return Outcome(run_id, RunStatus.COMPLETED, tuple(tests))
+    message = note()
+    session.store.finish_run(run_id, RunStatus.COMPLETED, message)
+    return Outcome(run_id, RunStatus.COMPLETED, tuple(tests), message)

@@ -12,6 +12,7 @@ from typing import Any
 
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.model import RunRecord, StoredResult, split_cache_mode
+from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.sheet import (
     Column,
     Sheet,
@@ -55,6 +56,8 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
     for results in by_test.values():
         workload = results[0].workload
         configured = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
+        if results[0].hostname is None:  # a multi-target run's aggregate: every place's
+            configured *= int(workload.get("places", 1))
         pairs = [(r.iops, r.lat_mean_ns) for r in results if r.lat_mean_ns is not None]
         little = check(pairs, configured) if pairs and results[0].lat_kind == "lat" else None
         for result in results:
@@ -177,8 +180,9 @@ PLAN_SHEETS: dict[str, Callable[[RunRecord], Sheet]] = {}
 
 
 def sheet_for(run: RunRecord) -> Sheet:
-    """The sheet that shows ``run`` best: its plan's own, else the generic results table."""
-    return PLAN_SHEETS.get(run.plan, run_sheet)(run)
+    """The sheet that shows ``run`` best: its plan's own, else the generic results table
+    (of a run on several places at once: its aggregate results)."""
+    return PLAN_SHEETS.get(run.plan, run_sheet)(aggregate_run(run))
 
 
 Report = tuple[list[Sheet], Mapping[str, Any]]
@@ -192,10 +196,13 @@ def report_for(run: RunRecord) -> Report:
     """The sheets and JSON document of ``run``: its plan's report, else its one sheet;
     then the stalls sheet when the run stalled (its rows under ``stalls`` in the JSON)."""
     if run.plan in PLAN_REPORTS:
-        sheets, document = PLAN_REPORTS[run.plan](run)
+        sheets, document = PLAN_REPORTS[run.plan](aggregate_run(run))
     else:
         sheet = sheet_for(run)
         sheets, document = [sheet], sheet.document
+    if is_fleet(run):  # each place's share beside the aggregate
+        places = fleet_sheet(run)
+        sheets, document = [*sheets, places], {**document, "places": places.document}
     if not run.stalls:
         return sheets, document
     stalls = stalls_sheet(run)
