@@ -132,7 +132,7 @@ def run_round(
         )
     grouped = group_tests(parse(raw.output))
     tests = [t for t in grouped if any(d.active for d in t.directions.values())]
-    cut = _cut_short(tests, workloads) if raw.interrupted or raw.stopped else set()
+    cut = cut_short(tests, workloads) if raw.interrupted or raw.stopped else set()
     if stalled:  # the test that stalled did not finish, whatever its runtime says
         cut.add(opened[0].test)
     tests = [t for t in tests if t.name not in cut]
@@ -172,7 +172,7 @@ class RoundRunner(Protocol):
     ) -> tuple[list[TestResult], str | None]: ...
 
 
-def _cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set[str]:
+def cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set[str]:
     """Time-based tests that ran less than their runtime: partial, not results."""
     planned = {w.name: w.runtime_s for w in workloads if w.time_based and w.runtime_s}
     return {

@@ -32,7 +32,7 @@ from volbench.fio.live import LiveSampler
 from volbench.fio.parser import parse
 from volbench.fio.server import probe_all
 from volbench.model import Place, TargetInfo, TestResult, Workload
-from volbench.plans.execution import PlanSpec, Session, workload_record
+from volbench.plans.execution import PlanSpec, Session, cut_short, workload_record
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
 
@@ -162,6 +162,10 @@ class FleetRounds:
                 f"{reason or raw.last_error_line or 'no output'}"
             )
         together, per_place = place_tests(parse(raw.output))
+        if raw.interrupted or (failures and not self.fleet.keep_going):
+            cut = cut_short(per_place, workloads)  # stopped mid-test: partial, not results
+            together = [t for t in together if t.name not in cut]
+            per_place = [t for t in per_place if t.name not in cut]
         if round_no in self.alone:  # a place alone: only its share, as solo rows
             stored, together = per_place, []
         else:
@@ -265,8 +269,9 @@ def prepare_fleet(
 
     Local targets go through :func:`~volbench.plans.preparation.prepare_target`
     (safety checks, scratch files). volbench cannot look at another host's
-    targets: remote ones need ``size_bytes``, and a remote block device (``/dev/``)
-    is written only when ``--destroy-data`` names it as ``HOST:PATH``. Hosts are
+    targets: remote ones need ``size_bytes``; a plan that writes writes a remote
+    block device (``/dev/``) only when ``--destroy-data`` names it as ``HOST:PATH``,
+    and a remote file only with ``force`` (fio creates or overwrites it). Hosts are
     probed first; one that does not answer stops the run, or with ``keep_going``
     is left out (said on the reporter).
     """
@@ -289,13 +294,17 @@ def prepare_fleet(
             "targets on other hosts need --size (the active range on each, e.g. --size 1g): "
             "volbench cannot look at another host's files and devices"
         )
-    if writes:
-        for place in fleet.places:
-            if place.path.startswith("/dev/") and place.label not in destroy_data:
-                raise UsageError(
-                    f"refusing to write {place.label}: volbench cannot check a remote device "
-                    f"for data (use --destroy-data={place.label} to overwrite it)"
-                )
+    for place in fleet.places if writes else ():
+        if place.path.startswith("/dev/") and place.label not in destroy_data:
+            raise UsageError(
+                f"refusing to write {place.label}: volbench cannot check a device on another "
+                f"host for data (use --destroy-data={place.label} to overwrite it)"
+            )
+        if not place.path.startswith("/dev/") and not force:
+            raise UsageError(
+                f"refusing to write {place.label}: volbench cannot check a file on another "
+                "host (use --force to let fio create or overwrite it)"
+            )
     probes = probe_all(fleet.hosts())
     silent = [p for p in probes if not p.answers]
     for probe in silent:
