@@ -126,7 +126,7 @@ def test_aggregate_sums_places_and_merges_their_bins() -> None:
 
 
 def test_place_label_unescapes_fio_filenames() -> None:
-    together, per_place = place_tests(parse(fixture_text(FLEET)))
+    per_place = place_tests(parse(fixture_text(FLEET)))[1]
     labels = {t.hostname for t in per_place}
     assert "127.0.0.2:/tmp/volbench-fixtures/fleet-a.dat" in labels
     job = parse(fixture_text(FLEET)).jobs[0]

@@ -22,7 +22,7 @@ def _parse(name: str) -> FioOutput:
 
 
 def test_fixture_set_is_complete() -> None:
-    assert len(ALL_FIO_FIXTURES) == 7
+    assert len(ALL_FIO_FIXTURES) == 8
 
 
 @pytest.mark.parametrize("name", ALL_FIO_FIXTURES)

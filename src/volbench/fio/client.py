@@ -191,6 +191,7 @@ class ClientRunner:
             interrupted=interrupted,
             command=tuple(command),
             text="".join(splitter.text),
+            stopped=stopped.is_set(),
         )
         return ClientRun(raw, tuple(failures))
 

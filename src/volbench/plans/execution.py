@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,9 +22,9 @@ from volbench.errors import FioError, RunStalled, VolbenchError
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.live import LiveSampler
 from volbench.fio.parser import parse
-from volbench.fio.runner import Runner
+from volbench.fio.runner import RawRun, Runner
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason
-from volbench.model import RunStatus, Stall, TargetInfo, TestResult, Workload
+from volbench.model import FioOutput, RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
 from volbench.store.repository import Store
 from volbench.targets.host import collect_host
@@ -79,6 +79,20 @@ def workload_record(workload: Workload) -> dict[str, Any]:
     return record
 
 
+Split = Callable[[FioOutput], tuple[list[TestResult], list[TestResult]]]
+"""A round's fio output -> (the run's tests, rows stored beside them: each place's
+share of a multi-target round, :func:`volbench.analysis.aggregate.place_tests`)."""
+
+
+def one_place(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
+    """The tests of a round on one target: fio's jobs grouped by test."""
+    return group_tests(output), []
+
+
+JobLayout = Callable[[Path], JobFile]
+"""The job file of a round, given its log folder."""
+
+
 def run_round(
     session: Session,
     run_id: int,
@@ -87,16 +101,23 @@ def run_round(
     target: TargetInfo,
     ioengine: str,
     workdir: Path,
+    *,
+    layout: JobLayout | None = None,
+    split: Split = one_place,
+    places: int = 1,
 ) -> tuple[list[TestResult], str | None]:
     """Run and commit one round; return its tests and, when Ctrl-C cut it short,
     what the user should be told about the interruption (else None).
 
+    The job file is the workloads on ``target`` unless ``layout`` makes another
+    (several targets at once, ``places`` of them: :mod:`volbench.plans.fleet`).
     Stalls seen are stored whatever happens; with ``session.stall.abort`` the first
     one stops fio, the finished tests are committed and :class:`RunStalled` is raised.
     """
     log_dir = workdir / f"round-{round_no:03d}"
     log_dir.mkdir(parents=True, exist_ok=True)
-    text = render(JobFile(target.path, tuple(workloads), ioengine, log_dir=log_dir))
+    job = layout(log_dir) if layout else JobFile(target.path, tuple(workloads), ioengine, log_dir)
+    text = render(job)
     sampler = LiveSampler()
     think = {w.name: w.thinktime_s for w in workloads if w.thinktime_s}
     planned = {w.name: w.duration_s for w in workloads}
@@ -126,35 +147,76 @@ def run_round(
     stalled = stall_reason(opened[0]) if raw.stopped and opened else None
     if stalled and not raw.output.strip():
         raise RunStalled(f"{stalled}; fio did not end and was killed, the round has no output")
+    also_cut = {opened[0].test} if stalled else set()  # it did not finish, whatever its runtime
+    done = commit_round(session, run_id, round_no, raw, workloads, split, places, also_cut)
+    if stalled:
+        raise RunStalled(stalled)
+    check_exit(raw, done.failed)
+    if not raw.interrupted:
+        return done.tests, None
+    cut = done.cut
+    during = f" during {', '.join(sorted(cut))} (kept only in the raw fio output)" if cut else ""
+    return done.tests, f"interrupted by the user{during}"
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What :func:`commit_round` stored: the run's tests of the round, the tests left
+    out as partial, and the tests (stored or not) whose fio jobs failed."""
+
+    tests: list[TestResult]
+    cut: set[str]
+    failed: list[TestResult]
+
+
+def commit_round(
+    session: Session,
+    run_id: int,
+    round_no: int,
+    raw: RawRun,
+    workloads: Sequence[Workload],
+    split: Split = one_place,
+    places: int = 1,
+    also_cut: Collection[str] = (),
+) -> Committed:
+    """Store one round's results (fio's JSON verbatim beside them) and report them.
+
+    A round fio stopped early (Ctrl-C, a stall, a lost host) keeps only its tests
+    that ran their whole runtime, plus ``also_cut`` left out. Raises FioError when
+    fio printed no result. The stored workload of each test records ``places``:
+    its aggregate's outstanding I/O is iodepth x numjobs x places.
+    """
     if not raw.output.strip():
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
         )
-    grouped = group_tests(parse(raw.output))
-    tests = [t for t in grouped if any(d.active for d in t.directions.values())]
-    cut = cut_short(tests, workloads) if raw.interrupted or raw.stopped else set()
-    if stalled:  # the test that stalled did not finish, whatever its runtime says
-        cut.add(opened[0].test)
+    tests, shares = split(parse(raw.output))
+    failed = [t for t in [*tests, *shares] if t.error]
+    tests = [t for t in tests if any(d.active for d in t.directions.values())]
+    cut = cut_short([*tests, *shares], workloads) if raw.interrupted or raw.stopped else set()
+    cut |= set(also_cut)
     tests = [t for t in tests if t.name not in cut]
-    records = {w.name: workload_record(w) for w in workloads}
-    session.store.add_round(run_id, round_no, raw.output, tests, records)
-    session.reporter.round_done(round_no, tests)
-    if stalled:
-        raise RunStalled(stalled)
-    failed = [t for t in grouped if t.error]
-    if failed and not raw.interrupted:
+    shares = [t for t in shares if t.name not in cut]
+    records = {w.name: {**workload_record(w), "places": places} for w in workloads}
+    session.store.add_round(run_id, round_no, raw.output, [*tests, *shares], records)
+    session.reporter.round_done(round_no, tests or shares)
+    return Committed(tests, cut, failed)
+
+
+def check_exit(raw: RawRun, failed: Sequence[TestResult]) -> None:
+    """Raise FioError when a job of the round failed or fio exited with an error
+    (unless the user interrupted it)."""
+    if raw.interrupted:
+        return
+    if failed:
         raise FioError(
             f"fio job {failed[0].name} failed with error {failed[0].error}: "
             f"{raw.last_error_line or 'see the job log'}"
         )
-    if raw.returncode != 0 and not raw.interrupted:
+    if raw.returncode != 0:
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no message'}"
         )
-    if not raw.interrupted:
-        return tests, None
-    during = f" during {', '.join(sorted(cut))} (kept only in the raw fio output)" if cut else ""
-    return tests, f"interrupted by the user{during}"
 
 
 class RoundRunner(Protocol):

@@ -28,11 +28,16 @@ from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError, UsageError
 from volbench.fio.client import ClientRunner, HostAddress, HostFailure, parse_host
 from volbench.fio.job import JobFile, planned_seconds, render
-from volbench.fio.live import LiveSampler
-from volbench.fio.parser import parse
 from volbench.fio.server import probe_all
-from volbench.model import Place, TargetInfo, TestResult, Workload
-from volbench.plans.execution import PlanSpec, Session, cut_short, workload_record
+from volbench.model import FioOutput, Place, TargetInfo, TestResult, Workload
+from volbench.plans.execution import (
+    JobLayout,
+    PlanSpec,
+    Session,
+    check_exit,
+    commit_round,
+    run_round,
+)
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
 
@@ -98,7 +103,11 @@ class FleetRounds:
 
     def places(self, round_no: int) -> tuple[Place, ...]:
         lost = {failure.host for _, failure in self.failures}
-        return tuple(p for p in self.alone.get(round_no, self.fleet.places) if p.host not in lost)
+        return tuple(
+            p
+            for p in self.alone.get(round_no, self.fleet.places)
+            if p.host is None or str(parse_host(p.host)) not in lost
+        )
 
     def note(self) -> str | None:
         """What went wrong with hosts during the run (None: nothing)."""
@@ -120,60 +129,61 @@ class FleetRounds:
         places = self.places(round_no)
         if not places:
             raise FioError(f"round {round_no}: no host is left to run it")
-        log_dir = workdir / f"round-{round_no:03d}"
-        log_dir.mkdir(parents=True, exist_ok=True)
         extra = {"log_unix_epoch": "1"}
         if self.fleet.size_bytes is not None:
             extra["size"] = str(self.fleet.size_bytes)
 
-        def job_text(shares: Sequence[Place]) -> str:
+        def layout(shares: Sequence[Place]) -> JobLayout:
             # logs NAME@N, N the place's number in the run, on the Unix-epoch clock
             tags = tuple(str(self.fleet.places.index(p) + 1) for p in shares)
             paths = tuple(p.path for p in shares)
-            return render(JobFile("", tuple(workloads), ioengine, log_dir, extra, paths, tags))
+            return lambda log_dir: JobFile(
+                "", tuple(workloads), ioengine, log_dir, extra, paths, tags
+            )
 
+        # fio names a client's jobs by the address alone: back to volbench's labels
+        labels = {_fio_label(p): p.label for p in places}
+
+        def split(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
+            together, shares = place_tests(output)
+            shares = [
+                dataclasses.replace(t, hostname=labels.get(t.hostname or "", t.hostname))
+                for t in shares
+            ]
+            if round_no in self.alone:  # a place alone: only its share, as solo rows
+                return [], shares
+            return together, shares
+
+        if not self.fleet.remote:
+            return run_round(
+                session,
+                run_id,
+                round_no,
+                workloads,
+                target,
+                ioengine,
+                workdir,
+                layout=layout(places),
+                split=split,
+                places=len(places),
+            )
+        log_dir = workdir / f"round-{round_no:03d}"
+        by_host: dict[HostAddress, list[Place]] = {}
+        for place in places:
+            by_host.setdefault(parse_host(place.host or ""), []).append(place)
         session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
-        failures: tuple[HostFailure, ...] = ()
-        if self.fleet.remote:
-            by_host: dict[HostAddress, list[Place]] = {}
-            for place in places:
-                by_host.setdefault(parse_host(place.host or ""), []).append(place)
-            client = ClientRunner(self.fleet.keep_going)
-            done = client.run(
-                {host: job_text(shares) for host, shares in by_host.items()},
-                log_dir,
-                lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
-            )
-            raw, failures = done.raw, done.failures
-        else:
-            sampler = LiveSampler()
-
-            def on_status(document: dict[str, Any]) -> None:
-                sample = sampler.sample(document)
-                if sample is not None:
-                    session.reporter.sample(sample)
-
-            raw = session.runner.run(job_text(places), log_dir, on_status)
+        client = ClientRunner(self.fleet.keep_going)
+        done = client.run(
+            {host: render(layout(shares)(log_dir)) for host, shares in by_host.items()},
+            log_dir,
+            lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
+        )
+        raw, failures = done.raw, done.failures
         self.failures += [(round_no, f) for f in failures]
-        if not raw.output.strip():
-            reason = "; ".join(f"{f.host} {f.reason}" for f in failures)
-            raise FioError(
-                f"fio failed with exit code {raw.returncode}: "
-                f"{reason or raw.last_error_line or 'no output'}"
-            )
-        together, per_place = place_tests(parse(raw.output))
-        if raw.interrupted or (failures and not self.fleet.keep_going):
-            cut = cut_short(per_place, workloads)  # stopped mid-test: partial, not results
-            together = [t for t in together if t.name not in cut]
-            per_place = [t for t in per_place if t.name not in cut]
-        if round_no in self.alone:  # a place alone: only its share, as solo rows
-            stored, together = per_place, []
-        else:
-            stored = together + per_place
-        # the aggregate's configured outstanding I/O is iodepth x numjobs x places
-        records = {w.name: {**workload_record(w), "places": len(places)} for w in workloads}
-        session.store.add_round(run_id, round_no, raw.output, stored, records)
-        session.reporter.round_done(round_no, together or per_place)
+        if not raw.output.strip() and failures:
+            lost = "; ".join(f"{f.host} {f.reason}" for f in failures)
+            raise FioError(f"fio printed no result: {lost}")
+        committed = commit_round(session, run_id, round_no, raw, workloads, split, len(places))
         if failures and not self.fleet.keep_going:
             lost = "; ".join(f"host {f.host} {f.reason}" for f in failures)
             raise FioError(
@@ -181,12 +191,17 @@ class FleetRounds:
                 "measured is stored (use --keep-going to go on without a failed host)"
             )
         if raw.interrupted:
-            return together, "interrupted by the user"
-        if raw.returncode != 0 and not failures:
-            raise FioError(
-                f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no message'}"
-            )
-        return together, None
+            return committed.tests, "interrupted by the user"
+        if not failures:
+            check_exit(raw, committed.failed)
+        return committed.tests, None
+
+
+def _fio_label(place: Place) -> str:
+    """The place's label as fio's output gives it: the host's address without the port."""
+    if place.host is None:
+        return place.label
+    return f"{parse_host(place.host).host.strip('[]')}:{place.path}"
 
 
 def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:

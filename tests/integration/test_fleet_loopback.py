@@ -1,0 +1,294 @@
+"""Several hosts and several targets at once, with real fio: fio servers on
+loopback addresses (127.0.0.2, 127.0.0.3, ...) play the hosts, each with its own
+file target; several local targets share one blkio cgroup limit.
+
+Every server is started by the test on a free port, in its own session, and its
+whole process group is killed afterwards (or mid-run, to lose a host).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cli_harness import Volbench, error_line, finish, fio_json
+
+from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
+from volbench.model import RunRecord, RunStatus
+from volbench.store.repository import Store
+
+SWEEP = ("run", "sweep", "--rw", "randread", "--bs", "4k", "--runtime", "1s", "--ramp-time", "0")
+
+
+@dataclass
+class Server:
+    """One ``fio --server`` this test started."""
+
+    address: str
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def host(self) -> str:
+        return f"{self.address}:{self.port}"
+
+    def kill(self) -> None:
+        """Kill the server and every fio it forked (its own process group)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+def _free_port(address: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
+
+
+def _listening(address: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex((address, port)) == 0
+
+
+StartServer = Callable[[str], Server]
+
+
+@pytest.fixture
+def fio_server(tmp_path: Path) -> Iterator[StartServer]:
+    """Factory: ``fio_server("127.0.0.2")`` starts fio's server there on a free port."""
+    started: list[Server] = []
+
+    def start(address: str) -> Server:
+        port = _free_port(address)
+        folder = tmp_path / f"server-{address}"
+        folder.mkdir()
+        proc = subprocess.Popen(
+            ["fio", f"--server=ip:{address},{port}"],
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        server = Server(address, port, proc)
+        started.append(server)
+        deadline = time.monotonic() + 10
+        while not _listening(address, port):
+            assert proc.poll() is None and time.monotonic() < deadline, "fio --server did not start"
+            time.sleep(0.05)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+def _stored(volbench: Volbench, ref: str = "latest") -> RunRecord:
+    with Store.open(str(volbench.db)) as store:
+        return store.get_run(ref)
+
+
+def _entries(raw: str) -> list[dict[str, object]]:
+    return [e for e in fio_json(raw)["client_stats"] if e["jobname"] != "All clients"]
+
+
+def test_agent_check_tells_which_hosts_answer(volbench: Volbench, fio_server: StartServer) -> None:
+    up = fio_server("127.0.0.2")
+    down = f"127.0.0.3:{_free_port('127.0.0.3')}"
+    proc = volbench("agent", "--check", up.host, down, "--timeout", "5", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    hosts = {h["address"]: h for h in json.loads(proc.stdout)["hosts"]}
+    assert hosts[up.host]["answers"] and hosts[up.host]["fio_version"].startswith("fio-")
+    assert not hosts[down]["answers"] and "failed to connect" in hosts[down]["error"]
+
+
+def test_agent_daemon_serves_until_killed(volbench: Volbench, tmp_path: Path) -> None:
+    port = _free_port("127.0.0.4")
+    pidfile = tmp_path / "agent.pid"
+    proc = volbench("agent", "--bind", "127.0.0.4", "--port", str(port), "--daemon", str(pidfile))
+    assert proc.returncode == 0, proc.stderr
+    pid = int(pidfile.read_text())
+    try:
+        check = volbench("agent", "--check", f"127.0.0.4:{port}", "--format", "json")
+        assert check.returncode == 0, check.stderr
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(os.getpgid(pid), signal.SIGKILL)  # the daemon this test started
+
+
+def test_hosts_results_per_place_and_aggregate(
+    volbench: Volbench, fio_server: StartServer, tmp_path: Path
+) -> None:
+    """Per-host results equal what each server measured (fio's client_stats entry),
+    the aggregate is their sum, and its percentiles are those of the merged bins."""
+    a, b = fio_server("127.0.0.2"), fio_server("127.0.0.3")
+    files = {a.host: tmp_path / "a.img", b.host: tmp_path / "b.img"}
+    proc = volbench(
+        *SWEEP,
+        *("--iodepth", "1,4", "--size", "16m", "--hosts", f"{a.host},{b.host}"),
+        *(f"--target={host}:{path}" for host, path in files.items()),
+        *("--runs-dir", str(volbench.runs_dir), "--format", "json"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    run = _stored(volbench)
+    assert run.status is RunStatus.COMPLETED and run.settings["ioengine"] == "libaio"
+    assert [h["answers"] for h in run.settings["hosts"]] == [True, True]
+    entries = _entries(run.raw_outputs[0])
+    together = [r for r in run.results if r.hostname is None]
+    assert sorted(r.test for r in together) == ["qd1-jobs1", "qd4-jobs1"]
+    for result in together:
+        mine = [e for e in entries if e["jobname"] == result.test]
+        assert {str(e["hostname"]) for e in mine} == {"127.0.0.2", "127.0.0.3"}
+        reads = [e["read"] for e in mine]  # type: ignore[index]
+        assert result.iops == pytest.approx(sum(r["iops"] for r in reads))  # type: ignore[index]
+        bins = merge_bins(*({int(k): v for k, v in r["lat_ns"]["bins"].items()} for r in reads))  # type: ignore[index]
+        assert result.lat_p99_ns == percentiles_from_bins(bins, [99.0])[99.0]
+        shares = [r for r in run.results if r.test == result.test and r.hostname]
+        for share in shares:
+            host, _, path = (share.hostname or "").partition(":")
+            (entry,) = [e for e in mine if e["hostname"] == host]
+            assert path.endswith(f"{entry['job options']['filename']}")  # type: ignore[index]
+            assert share.iops == entry["read"]["iops"]  # type: ignore[index]
+    assert (tmp_path / "a.img").stat().st_size == 16 << 20  # fio on "host" a laid it out
+    document = volbench.show()
+    assert [row["place"] for row in document["places"]["rows"]][:3] == [
+        "all 2 together",
+        f"{a.host}:{files[a.host]}",
+        f"{b.host}:{files[b.host]}",
+    ]
+    logs = list((volbench.runs_dir / str(run.id) / "round-000").glob("qd1-jobs1@*_iops.*.log.*"))
+    assert {p.name.rsplit(".log.", 1)[1] for p in logs} == {"127.0.0.2", "127.0.0.3"}
+
+
+def _lose_host_mid_run(
+    volbench: Volbench, fio_server: StartServer, tmp_path: Path, *options: str
+) -> tuple[subprocess.CompletedProcess[str], RunRecord, Server]:
+    """A sweep of four 1 s points on two hosts; host b's server (and every fio it
+    forked) is killed about 1.5 s into the points."""
+    a, b = fio_server("127.0.0.2"), fio_server("127.0.0.3")
+    started = volbench.start(
+        *SWEEP,
+        *("--iodepth", "1,2,4,8", "--size", "16m", "--hosts", f"{a.host},{b.host}"),
+        *("--target", str(tmp_path / "t.img"), "--runs-dir", str(volbench.runs_dir), *options),
+    )
+    deadline = time.monotonic() + 30
+    while not list(volbench.runs_dir.glob("*/round-000/job-1.fio")):
+        assert started.poll() is None and time.monotonic() < deadline, started.stderr
+        time.sleep(0.05)
+    time.sleep(2.5)  # fio's client connects and starts the jobs in about a second
+    b.kill()
+    return finish(started), _stored(volbench), a
+
+
+def test_lost_host_stops_the_others_cleanly(
+    volbench: Volbench, fio_server: StartServer, tmp_path: Path
+) -> None:
+    proc, run, a = _lose_host_mid_run(volbench, fio_server, tmp_path)
+    line = error_line(proc, 3)
+    assert "127.0.0.3:" in line and "disconnected" in line and "--keep-going" in line
+    assert run.status is RunStatus.FAILED
+    assert run.results, "what host a measured before it was stopped is stored"
+    places = {r.hostname for r in run.results if r.hostname}
+    assert all(p.startswith(f"{a.host}:") for p in places)
+
+
+def test_keep_going_finishes_without_the_lost_host(
+    volbench: Volbench, fio_server: StartServer, tmp_path: Path
+) -> None:
+    proc, run, _ = _lose_host_mid_run(volbench, fio_server, tmp_path, "--keep-going")
+    assert proc.returncode == 0, proc.stderr
+    assert run.status is RunStatus.COMPLETED
+    assert run.error and "127.0.0.3:" in run.error and "--keep-going" in run.error
+    together = {r.test for r in run.results if r.hostname is None}
+    assert together == {"qd1-jobs1", "qd2-jobs1", "qd4-jobs1", "qd8-jobs1"}
+    assert "went on without it" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--target", "127.0.0.9:/tmp/x"), "127.0.0.9 is not in --hosts"),
+        (("--target", "/tmp/x"), "need --size"),
+    ],
+)
+def test_bad_multi_host_input(volbench: Volbench, options: tuple[str, ...], message: str) -> None:
+    proc = volbench("run", "quick", "--hosts", "127.0.0.2", *options)
+    assert message in error_line(proc, 2)
+
+
+def test_remote_writes_need_force(volbench: Volbench, fio_server: StartServer) -> None:
+    a = fio_server("127.0.0.2")
+    proc = volbench("run", "quick", "--hosts", a.host, "--target", "/tmp/x", "--size", "16m")
+    line = error_line(proc, 2)
+    assert "cannot check a file on another host" in line and "--force" in line
+
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+def test_local_targets_sharing_one_cgroup_limit(
+    volbench: Volbench, loop_device: Callable[..., str]
+) -> None:
+    """Two partitions of one loop device, whose reads a ``volbench-`` cgroup caps at
+    1,000 IOPS (blkio throttles the whole disk): alone each reaches the cap, together
+    they share it, and the shared-limit finding says so."""
+    if not (BLKIO / "blkio.throttle.read_iops_device").exists():
+        pytest.skip("blkio cgroup v1 throttling is not available")
+    sfdisk = "/usr/sbin/sfdisk" if Path("/usr/sbin/sfdisk").exists() else "sfdisk"
+
+    def two_partitions(image: Path) -> None:
+        subprocess.run(
+            [sfdisk, "-q", str(image)], input="label: gpt\n,8M\n,8M\n", text=True, check=True
+        )
+
+    device = loop_device(32, setup=two_partitions, partitions=True)
+    parts = [f"{device}p1", f"{device}p2"]
+    if not all(Path(p).exists() for p in parts):
+        pytest.skip("the kernel shows no partitions of loop devices here")
+    rdev = os.stat(device).st_rdev
+    group = BLKIO / f"volbench-shared-{os.getpid()}"
+    group.mkdir()
+    try:
+        (group / "blkio.throttle.read_iops_device").write_text(
+            f"{os.major(rdev)}:{os.minor(rdev)} 1000"
+        )
+        args = [
+            *SWEEP,
+            *("--iodepth", "4", "--size", "4m", "--targets", ",".join(parts), "--solo"),
+            *("--runs-dir", str(volbench.runs_dir), "--format", "json"),
+        ]
+        script = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+        proc = subprocess.run(
+            ["sh", "-c", script, str(group), sys.executable, "-m", "volbench", *args],
+            env=volbench.env,
+            cwd=volbench.home,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        group.rmdir()
+    assert proc.returncode == 0, proc.stderr
+    places = json.loads(proc.stdout)["places"]
+    (finding,) = places["shared_limits"]
+    assert finding["found"], places
+    assert finding["together"] == pytest.approx(1000, rel=0.1)
+    assert all(v == pytest.approx(1000, rel=0.1) for v in finding["alone"].values())
+    run = _stored(volbench)
+    (aggregate,) = [r for r in run.results if r.hostname is None]
+    assert aggregate.iops == finding["together"]
+    shown = volbench("show", "latest").stdout
+    assert "shared limit: qd4-jobs1: the 2 targets together did" in shown
