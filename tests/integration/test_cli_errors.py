@@ -61,7 +61,16 @@ class Case:
         return self.volbench.home / "scratch.img"
 
     def argv(self) -> tuple[str, ...]:
-        return self.volbench.quick_args(self.target, *self.args) if self.quick else self.args
+        """The command line; a case's own ``--target`` replaces the scratch file (a
+        second ``--target`` would add a second target to measure at once)."""
+        if not self.quick:
+            return self.args
+        args, target = list(self.args), str(self.target)
+        if "--target" in args:
+            at = args.index("--target")
+            target = args[at + 1]
+            del args[at : at + 2]
+        return self.volbench.quick_args(target, *args)
 
 
 CASES: dict[str, Case] = {

@@ -292,3 +292,33 @@ def test_local_targets_sharing_one_cgroup_limit(
     assert aggregate.iops == finding["together"]
     shown = volbench("show", "latest").stdout
     assert "shared limit: qd4-jobs1: the 2 targets together did" in shown
+
+
+def test_pts_rounds_on_two_hosts(
+    volbench: Volbench, fio_server: StartServer, tmp_path: Path
+) -> None:
+    """PTS cells on several hosts: every WSAT round runs on both at once; the run's
+    figures (what steady state and the report read) are the sums of the hosts'."""
+    a, b = fio_server("127.0.0.2"), fio_server("127.0.0.3")
+    common = ("--hosts", f"{a.host},{b.host}", "--target", str(tmp_path / "w.img"))
+    refused = volbench("pts", "wsat", *common, "--size", "16m", "--force")
+    assert "cannot purge a target on another host" in error_line(refused, 2)
+    proc = volbench(
+        *("pts", "wsat", *common, "--size", "16m", "--force", "--no-purge"),
+        *("--cell-seconds", "1", "--wsat-max-rounds", "3", "--runs-dir", str(volbench.runs_dir)),
+    )
+    assert proc.returncode == 0, proc.stderr
+    run = _stored(volbench)
+    assert run.status is RunStatus.COMPLETED and 1 <= len(run.raw_outputs) <= 3
+    assert run.settings["purge_method"] == "none (--no-purge)"
+    for round_no, raw in enumerate(run.raw_outputs):
+        (together,) = [r for r in run.results if r.round == round_no and r.hostname is None]
+        shares = [r for r in run.results if r.round == round_no and r.hostname]
+        assert len(shares) == 2
+        assert together.iops == pytest.approx(sum(r.iops for r in shares))
+        per_host: dict[str, float] = {}  # TC 4: four clone entries per host
+        for entry in _entries(raw):
+            host = str(entry["hostname"])
+            per_host[host] = per_host.get(host, 0.0) + entry["write"]["iops"]  # type: ignore[index]
+        assert sorted(r.iops for r in shares) == pytest.approx(sorted(per_host.values()))
+    assert "WSAT" in proc.stdout and "2 places at once" in proc.stdout

@@ -20,6 +20,7 @@ from volbench.cli.options import (
     label_option,
     stall_options,
 )
+from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunStatus, TargetInfo
@@ -29,11 +30,8 @@ from volbench.plans.fleet import (
     REMOTE_ENGINE,
     Fleet,
     FleetRounds,
-    fleet_settings,
-    fleet_target,
     places_from,
     prepare_fleet,
-    read_hosts_file,
     schedule,
 )
 from volbench.plans.preparation import prepare_target
@@ -77,28 +75,7 @@ class TargetChoice:
 
 _NAMES = tuple(TargetChoice.__dataclass_fields__)
 _FLEET_OPTIONS = (
-    click.option(
-        "--targets",
-        "target_lists",
-        multiple=True,
-        metavar="T1,T2,...",
-        help="Several targets measured at the same time (with --target: all of them).",
-    ),
-    click.option(
-        "--hosts",
-        "host_lists",
-        multiple=True,
-        metavar="H1,H2,...",
-        help="Run on these hosts' `volbench agent` (fio --server), HOST or HOST:PORT.",
-    ),
-    click.option(
-        "--hosts-file",
-        type=click.Path(exists=True, dir_okay=False),
-        help="Hosts, one per line (# comments).",
-    ),
-    click.option(
-        "--keep-going", is_flag=True, help="Go on without a host that fails or disappears."
-    ),
+    *PLACE_OPTIONS,
     click.option(
         "--solo",
         is_flag=True,
@@ -109,18 +86,15 @@ _FLEET_OPTIONS = (
 
 def _fleet_values(kwargs: dict[str, Any]) -> None:
     """Turn the raw multi-target options into TargetChoice's fields (in place)."""
-    targets = [*kwargs.pop("target"), *_split(kwargs.pop("target_lists"))]
-    hosts = _split(kwargs.pop("host_lists"))
-    hosts_file = kwargs.pop("hosts_file")
-    if hosts_file:
-        hosts += read_hosts_file(Path(hosts_file).read_text())
+    targets, hosts = given(
+        kwargs.pop("target"),
+        kwargs.pop("target_lists"),
+        kwargs.pop("host_lists"),
+        kwargs.pop("hosts_file"),
+    )
     kwargs["targets"] = tuple(targets)
     kwargs["hosts"] = tuple(hosts)
     kwargs["target"] = targets[0] if targets else DEFAULT_TARGET
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
 def target_options(function: F) -> F:
@@ -225,17 +199,15 @@ def _run_fleet(
     writes: bool,
 ) -> Outcome:
     """Run ``plan`` on every place of ``fleet`` at once (see :mod:`volbench.plans.fleet`)."""
-    fleet, infos, hosts = prepare_fleet(
-        fleet, writes, session.reporter, choice.destroy_data, choice.force
-    )
-    target = fleet_target(fleet, infos)
+    ready = prepare_fleet(fleet, writes, session.reporter, choice.destroy_data, choice.force)
+    fleet, target = ready.fleet, ready.target
     spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
     spec, alone = schedule(spec, fleet)
     rounds = FleetRounds(fleet, alone)
     engine = choice.ioengine
     if engine is None:  # the local io_uring check says nothing of another host
         remote = fleet.remote
-        engine = REMOTE_ENGINE if remote else session.runner.engine(Path(infos[0].path))
+        engine = REMOTE_ENGINE if remote else session.runner.engine(Path(ready.infos[0].path))
     return execute(
         session,
         spec,
@@ -243,6 +215,6 @@ def _run_fleet(
         dict(choice.labels),
         engine,
         round_runner=rounds,
-        extra_settings=fleet_settings(fleet, infos, hosts),
+        extra_settings=ready.settings,
         note=rounds.note,
     )

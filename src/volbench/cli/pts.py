@@ -18,11 +18,13 @@ from volbench.cli.options import (
     label_option,
     stall_options,
 )
+from volbench.cli.place_options import given, place_options
 from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus, TestResult
 from volbench.plans.execution import Outcome, Session
+from volbench.plans.fleet import Fleet, places_from, prepare_fleet, stored_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
@@ -34,6 +36,7 @@ from volbench.plans.pts.options import (
     parse_tests,
 )
 from volbench.plans.pts.report import pts_document, pts_sheets
+from volbench.report.run_sheets import report_for
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 
@@ -51,16 +54,16 @@ class PtsReporter(console.ProgressReporter):
 
 
 def _purging(
-    purge: str, ata_password: str | None, destroy_data: str | None, replay: bool = False
+    purge: str, ata_password: str | None, destroy_data: Sequence[str], replay: bool = False
 ) -> driver.PurgeSettings:
     if purge == "ata-secure-erase" and not ata_password:
         raise UsageError("--purge ata-secure-erase needs --ata-password")
-    return driver.PurgeSettings(purge, ata_password, destroy_data is not None, replay)
+    return driver.PurgeSettings(purge, ata_password, bool(destroy_data), replay)
 
 
 def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
     run = store.get_run(str(outcome.run_id))
-    console.show_report(pts_sheets(run), pts_document(run), fmt)
+    console.show_report(*report_for(run), fmt)  # PTS pages (+ places, stalls)
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(
             f"run {outcome.run_id} interrupted: committed rounds kept; "
@@ -71,7 +74,12 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 
 @click.command("pts")
 @click.argument("tests", nargs=-1, required=True)
-@click.option("--target", required=True, help="Block device, or a file (created with --size).")
+@click.option(
+    "--target",
+    multiple=True,
+    help="Block device, or a file (created with --size). Several: measured at once.",
+)
+@place_options
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="enterprise")
 @click.option("--threads", type=click.IntRange(1, 256), default=None, help="TC (profile: 4/2).")
 @click.option("--iodepth", type=click.IntRange(1, 4096), default=None, help="QD (profile: 32/16).")
@@ -90,7 +98,12 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target.")
 @click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
 @label_option
-@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option(
+    "--destroy-data",
+    metavar="DEVICE",
+    multiple=True,
+    help="Allow writing DEVICE despite its data.",
+)
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
 @click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
@@ -99,7 +112,11 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 def pts(
     tests: tuple[str, ...],
-    target: str,
+    target: tuple[str, ...],
+    target_lists: tuple[str, ...],
+    host_lists: tuple[str, ...],
+    hosts_file: str | None,
+    keep_going: bool,
     profile: str,
     threads: int | None,
     iodepth: int | None,
@@ -118,7 +135,7 @@ def pts(
     size: int | None,
     ioengine: str | None,
     labels: tuple[tuple[str, str], ...],
-    destroy_data: str | None,
+    destroy_data: tuple[str, ...],
     force: bool,
     runs_dir: str | None,
     replay: str | None,
@@ -148,15 +165,34 @@ def pts(
     if toio_grid:
         extra["toio_grid"] = parse_grid(toio_grid)
     options = build(parse_tests(tests), profile, threads, iodepth, active_range, **extra)
+    targets, hosts = given(target, target_lists, host_lists, hosts_file)
+    if not targets:
+        raise UsageError("pts needs --target DEVICE (or a file with --size)")
+    fleet = None
+    if hosts or len(targets) > 1:
+        fleet = Fleet(places_from(targets, hosts), keep_going, size_bytes=size)
+        if fleet.remote and options.purge and not replay:
+            raise UsageError(
+                "volbench cannot purge a target on another host: purge it there and add "
+                "--no-purge (marked non-compliant)"
+            )
     purging = _purging(purge_method, ata_password, destroy_data, replay is not None)
     runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
     runner.version()
     reporter = PtsReporter()
     with Store.open(db) as store, contextlib.closing(reporter):
-        info = prepare_target(target, True, reporter, size, destroy_data, force)
         runs = Path(runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
-        outcome = driver.begin(session, options, info, dict(labels), ioengine, purging)
+        if fleet is None:
+            info = prepare_target(
+                targets[0], True, reporter, size, destroy_data[0] if destroy_data else None, force
+            )
+            outcome = driver.begin(session, options, info, dict(labels), ioengine, purging)
+        else:
+            ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
+            outcome = driver.begin(
+                session, options, ready.target, dict(labels), ioengine, purging, ready
+            )
         _finish(store, outcome, fmt)
 
 
@@ -164,7 +200,12 @@ def pts(
 @click.argument("run_ref", metavar="RUN")
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
-@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option(
+    "--destroy-data",
+    metavar="DEVICE",
+    multiple=True,
+    help="Allow writing DEVICE despite its data.",
+)
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
 @stall_options
@@ -174,7 +215,7 @@ def resume(
     run_ref: str,
     purge_method: str,
     ata_password: str | None,
-    destroy_data: str | None,
+    destroy_data: tuple[str, ...],
     force: bool,
     runs_dir: str | None,
     stall_seconds: float,
@@ -194,14 +235,22 @@ def resume(
         if record.status is RunStatus.COMPLETED:
             raise UsageError(f"run {record.id} is completed: nothing to resume")
         path = str(record.target.get("path"))
-        info = prepare_target(path, True, reporter, None, destroy_data, force)
+        ready = None
+        if record.settings.get("places"):  # several targets at once, as they were
+            ready = prepare_fleet(
+                stored_fleet(record.settings), True, reporter, destroy_data, force
+            )
+            info = ready.target
+        else:
+            destroy = destroy_data[0] if destroy_data else None
+            info = prepare_target(path, True, reporter, None, destroy, force)
         if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
             raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
         store.reopen_run(record.id)
         runs = Path(runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
         reporter.note(f"resuming run {record.id} after {len(record.raw_outputs)} committed rounds")
-        outcome = driver.run(session, record.id, info, purging)
+        outcome = driver.run(session, record.id, info, purging, places=ready)
         _finish(store, outcome, fmt)
 
 

@@ -229,6 +229,16 @@ def fleet_settings(
     }
 
 
+def stored_fleet(settings: Mapping[str, Any]) -> Fleet:
+    """The fleet a stored run ran on (its ``places`` settings), to continue it."""
+    places = tuple(Place(p["host"], p["path"]) for p in settings["places"])
+    sizes = [int(p["target"]["capacity_bytes"]) for p in settings["places"]]
+    remote = any(p.host is not None for p in places)
+    return Fleet(
+        places, bool(settings.get("keep_going")), size_bytes=min(sizes) if remote else None
+    )
+
+
 def read_hosts_file(text: str) -> list[str]:
     """Hosts from a file: one per line (``HOST`` or ``HOST:PORT``); blank lines and
     ``#`` comments skipped."""
@@ -272,13 +282,32 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
     return tuple(dict.fromkeys(places))
 
 
+@dataclass(frozen=True)
+class PreparedFleet:
+    """A fleet checked and ready: its places' targets and what each host said."""
+
+    fleet: Fleet
+    infos: list[TargetInfo]
+    hosts: list[dict[str, Any]]
+
+    @property
+    def target(self) -> TargetInfo:
+        """The run's target record (:func:`fleet_target`)."""
+        return fleet_target(self.fleet, self.infos)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What the run records of its places (:func:`fleet_settings`)."""
+        return fleet_settings(self.fleet, self.infos, self.hosts)
+
+
 def prepare_fleet(
     fleet: Fleet,
     writes: bool,
     reporter: Reporter,
     destroy_data: Sequence[str] = (),
     force: bool = False,
-) -> tuple[Fleet, list[TargetInfo], list[dict[str, Any]]]:
+) -> PreparedFleet:
     """Check every place before anything runs; return the fleet that will run, each
     place's target, and what each host said of itself.
 
@@ -302,7 +331,7 @@ def prepare_fleet(
             )
             for p in fleet.places
         ]
-        return fleet, infos, []
+        return PreparedFleet(fleet, infos, [])
     size = fleet.size_bytes
     if size is None:
         raise UsageError(
@@ -333,7 +362,7 @@ def prepare_fleet(
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
     infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
-    return fleet, infos, [dataclasses.asdict(p) for p in probes]
+    return PreparedFleet(fleet, infos, [dataclasses.asdict(p) for p in probes])
 
 
 def _named(destroy_data: Sequence[str], path: str) -> str | None:

@@ -8,7 +8,7 @@ stored run, so it continues after the last committed round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,8 @@ from volbench.errors import FioError, TargetError, VolbenchError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, TargetInfo, Workload
-from volbench.plans.execution import Outcome, Session, run_round
+from volbench.plans.execution import Outcome, RoundRunner, Session, run_round
+from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import state
 from volbench.plans.pts.catalog import WIPC_BS, Round
 from volbench.plans.pts.estimate import estimate, format_duration, remaining
@@ -95,10 +96,13 @@ def start(
     ioengine: str,
     purge_method: str,
     seq_write_bytes_per_s: float = 0.0,
+    places: PreparedFleet | None = None,
 ) -> int:
     """Record a new PTS run and return its id (nothing runs yet)."""
     active = state.active_bytes(options, target.capacity_bytes)
     settings = settings_for(options, target, active, ioengine, purge_method, seq_write_bytes_per_s)
+    if places is not None:
+        settings.update(places.settings)
     host = collect_host(session.runner.version())
     non_compliant = bool(options.non_compliant_reasons)
     return session.store.create_run(NAME, target, host, labels, settings, non_compliant)
@@ -111,10 +115,14 @@ def begin(
     labels: Mapping[str, str],
     ioengine: str | None,
     purging: PurgeSettings,
+    places: PreparedFleet | None = None,
 ) -> Outcome:
     """Start a PTS run: check size, estimate the duration, purge, record, run.
 
-    The estimate uses a short measured 128 KiB sequential write (before the purge).
+    The estimate uses a short measured 128 KiB sequential write (before the purge;
+    on several targets at once, of the first local one; none on other hosts).
+    With ``places`` every round runs on all of them at once (``target`` is their
+    record, :func:`volbench.plans.fleet.fleet_target`) and each is purged.
     """
     active = state.active_bytes(options, target.capacity_bytes)
     if active < MIN_ACTIVE_BYTES:
@@ -123,26 +131,42 @@ def begin(
             f"({options.active_range_pct}% of {format_bytes(target.capacity_bytes)}), "
             f"the plan needs at least {format_bytes(MIN_ACTIVE_BYTES)}"
         )
-    engine = ioengine or session.runner.engine(Path(target.path))
-    probe_dir = session.runs_dir / "pts-probe"
-    speed = measure_seq_write(session, target, active, engine, probe_dir)
-    guess = estimate(options, active, speed)
-    session.reporter.note(
-        f"estimate: {format_duration(guess.low_s)} (steady state in 5 rounds) to "
-        f"{format_duration(guess.high_s)} (every test to its round limit); sequential write "
-        f"{speed / 1e6:,.0f} MB/s, active range {format_bytes(active)}"
-    )
+    local = places.infos if places is not None else [target]
+    remote = places is not None and places.fleet.remote
+    engine = ioengine or (REMOTE_ENGINE if remote else session.runner.engine(Path(local[0].path)))
+    speed = 0.0
+    if remote:
+        session.reporter.note("no estimate: the sequential write speed of other hosts is unknown")
+    else:
+        probe_dir = session.runs_dir / "pts-probe"
+        speed = measure_seq_write(session, local[0], active, engine, probe_dir)
+        guess = estimate(options, active, speed)
+        session.reporter.note(
+            f"estimate: {format_duration(guess.low_s)} (steady state in 5 rounds) to "
+            f"{format_duration(guess.high_s)} (every test to its round limit); sequential "
+            f"write {speed / 1e6:,.0f} MB/s, active range {format_bytes(active)}"
+        )
     for reason in options.non_compliant_reasons:
         session.reporter.note(f"non-compliant with PTS: {reason}")
     method = "none (--no-purge)"
     if options.purge:
-        session.reporter.note(f"purging {target.path}")
-        method = purging.apply(target)
-    run_id = start(session, options, target, labels, engine, method, speed)
+        method = _purge_all(session, purging, local)
+    run_id = start(session, options, target, labels, engine, method, speed, places)
     session.reporter.note(
         f"run {run_id}: ioengine {engine}, logs in {session.runs_dir / str(run_id)}"
     )
-    return run(session, run_id, target, purging, purged_already=options.purge)
+    return run(session, run_id, target, purging, purged_already=options.purge, places=places)
+
+
+def _purge_all(
+    session: Session, purging: PurgeSettings, targets: Sequence[TargetInfo], test: str = ""
+) -> str:
+    """Purge every target; return the methods used, as recorded."""
+    methods = []
+    for target in targets:
+        session.reporter.note(f"{test + ': ' if test else ''}purging {target.path}")
+        methods.append(purging.apply(target))
+    return ", ".join(dict.fromkeys(methods))
 
 
 def resume_options(settings: Mapping[str, Any]) -> PtsOptions:
@@ -156,11 +180,13 @@ def run(
     target: TargetInfo,
     purging: PurgeSettings,
     purged_already: bool = False,
+    places: PreparedFleet | None = None,
 ) -> Outcome:
     """Run (or continue) PTS run ``run_id`` until every test is done.
 
     ``purged_already``: the target was purged just before the run was recorded
     (to record the method used), so the first round does not purge again.
+    ``places``: the run is on several targets at once (see :func:`begin`).
     The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``.
     """
     record = session.store.get_run(run_id)
@@ -169,6 +195,7 @@ def run(
     engine = str(record.settings["ioengine"])
     speed = float(record.settings.get("seq_write_bytes_per_s") or 0.0)
     workdir = session.runs_dir / str(run_id)
+    round_runner: RoundRunner = run_round if places is None else FleetRounds(places.fleet)
     try:
         while True:
             record = session.store.get_run(run_id)
@@ -178,12 +205,12 @@ def run(
             if step.purge and purged_already:
                 purged_already = False
             elif step.purge:
-                session.reporter.note(f"{step.test}: purging {target.path}")
-                method = purging.apply(target)
+                local = places.infos if places is not None else [target]
+                method = _purge_all(session, purging, local, step.test)
                 session.reporter.note(f"{step.test}: purged ({method})")
             round_no = len(record.raw_outputs)
             session.reporter.note(_describe(step, options))
-            _, interruption = run_round(
+            _, interruption = round_runner(
                 session, run_id, round_no, step.workloads, target, engine, workdir
             )
             if interruption:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from volbench.analysis.aggregate import group_tests
+from volbench.analysis.aggregate import place_tests
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.analysis.steady_state import Verdict
 from volbench.fio.parser import parse
@@ -61,7 +61,7 @@ class _Run:
     def bins(self, round_no: int, cell: str) -> dict[int, int]:
         """json+ latency bins of one cell (all jobs and directions) of one round."""
         if round_no not in self._parsed:
-            tests = group_tests(parse(self.run.raw_outputs[round_no]))
+            tests = place_tests(parse(self.run.raw_outputs[round_no]))[0]  # over all places
             self._parsed[round_no] = {t.name: t for t in tests}
         test = self._parsed[round_no].get(cell)
         if test is None:

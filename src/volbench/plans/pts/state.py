@@ -21,7 +21,8 @@ WSAT_CAPACITY_MULTIPLE = 4
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of one stored round: fio's figures summed over its directions."""
+    """One cell of one stored round: fio's figures summed over its directions
+    (``io_bytes``: per target, when the round ran on several at once)."""
 
     name: str
     iops: float
@@ -48,10 +49,16 @@ def _cell(name: str, results: Sequence[StoredResult]) -> Cell:
         name=name,
         iops=iops,
         bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
-        io_bytes=sum(r.io_bytes for r in results),
+        # per target: a round on several targets at once writes each its share
+        io_bytes=sum(r.io_bytes for r in results) // _places(results),
         lat_mean_ns=lat,
         results=tuple(results),
     )
+
+
+def _places(results: Sequence[StoredResult]) -> int:
+    """On how many targets at once the cell ran (1 but for multi-target runs)."""
+    return max((int(r.workload.get("places") or 1) for r in results), default=1)
 
 
 def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> set[str]:
@@ -94,6 +101,8 @@ def stored_rounds(
     """
     by_round: dict[int, dict[str, list[StoredResult]]] = {}
     for result in results:
+        if result.hostname is not None:  # a place's share of a multi-target round
+            continue
         by_round.setdefault(result.round, {}).setdefault(result.test, []).append(result)
     found = []
     for round_no in sorted(by_round):

@@ -1,0 +1,64 @@
+"""Options that put a run on several targets or hosts at once (``run ...``, ``pts``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from volbench.plans.fleet import read_hosts_file
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PLACE_OPTIONS = (
+    click.option(
+        "--targets",
+        "target_lists",
+        multiple=True,
+        metavar="T1,T2,...",
+        help="Several targets measured at the same time (with --target: all of them).",
+    ),
+    click.option(
+        "--hosts",
+        "host_lists",
+        multiple=True,
+        metavar="H1,H2,...",
+        help="Run on these hosts' `volbench agent` (fio --server), HOST or HOST:PORT.",
+    ),
+    click.option(
+        "--hosts-file",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Hosts, one per line (# comments).",
+    ),
+    click.option(
+        "--keep-going", is_flag=True, help="Go on without a host that fails or disappears."
+    ),
+)
+
+
+def place_options(function: F) -> F:
+    """Add :data:`PLACE_OPTIONS` (``target_lists``, ``host_lists``, ``hosts_file``,
+    ``keep_going``); turn them into targets and hosts with :func:`given`."""
+    for option in reversed(PLACE_OPTIONS):
+        function = option(function)
+    return function
+
+
+def given(
+    target: tuple[str, ...],
+    target_lists: tuple[str, ...],
+    host_lists: tuple[str, ...],
+    hosts_file: str | None,
+) -> tuple[list[str], list[str]]:
+    """Every target (``--target`` repeated, ``--targets`` lists) and host (``--hosts``
+    lists, ``--hosts-file``), in the order given."""
+    hosts = _split(host_lists)
+    if hosts_file:
+        hosts += read_hosts_file(Path(hosts_file).read_text())
+    return [*target, *_split(target_lists)], hosts
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
