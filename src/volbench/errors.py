@@ -47,3 +47,10 @@ class RunStalled(VolbenchError):
     """The run was stopped because the target stalled (``--abort-on-stall``)."""
 
     exit_code = 3
+
+
+class RunFailed(VolbenchError):
+    """The run failed for a reason outside fio: the system refused a file or folder
+    it needs (permission, disk full, a device that vanished)."""
+
+    exit_code = 3

@@ -11,6 +11,8 @@ round's finished cells (fio prints what it measured when interrupted).
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volbench.analysis.aggregate import group_tests
-from volbench.errors import FioError, RunStalled, VolbenchError
+from volbench.errors import FioError, RunFailed, RunStalled, UsageError, VolbenchError
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.live import LiveSampler
 from volbench.fio.parser import parse
@@ -244,6 +246,33 @@ def cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set
     }
 
 
+RUNS_DIR_HINT = "use --runs-dir to choose another folder for fio's logs"
+
+
+def prepare_runs_dir(runs_dir: Path) -> None:
+    """Create the folder of the runs' fio logs and check it takes a file, before a run
+    is recorded: a refusal is one line (UsageError) and nothing is stored."""
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=runs_dir):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the runs folder {runs_dir}: {exc.strerror or exc} ({RUNS_DIR_HINT})"
+        ) from exc
+
+
+def os_failure(exc: OSError, runs_dir: Path) -> RunFailed:
+    """An OS error during a run as one line naming the path (with the --runs-dir hint
+    when the path is in the runs folder)."""
+    name = exc.filename or ""
+    hint = ""
+    if name and Path(os.fsdecode(name)).resolve().is_relative_to(runs_dir.resolve()):
+        hint = f" ({RUNS_DIR_HINT})"
+    where = f": {os.fsdecode(name)}" if name else ""
+    return RunFailed(f"{exc.strerror or exc}{where}{hint}")
+
+
 def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Workload]]:
     """The fixed rounds, then what ``next_round`` asks for (it sees ``tests`` as they grow)."""
     yield from plan.rounds
@@ -268,13 +297,15 @@ def execute(
     """Run every round of ``plan`` on ``target``, committing each; return the outcome.
 
     The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``
-    (the error's one-line message is stored and re-raised). ``round_runner`` runs
+    (the error's one-line message is stored and re-raised; an OS error as
+    :class:`RunFailed`). ``round_runner`` runs
     and commits one round (several targets at once: :mod:`volbench.plans.fleet`);
     ``note`` is stored with a completed run (e.g. hosts lost on the way).
     """
     engine = ioengine or session.runner.engine(Path(target.path))
     host = collect_host(session.runner.version())
     settings = {**plan.settings, **(extra_settings or {}), "ioengine": engine}
+    prepare_runs_dir(session.runs_dir)
     run_id = session.store.create_run(plan.name, target, host, labels, settings, plan.non_compliant)
     workdir = session.runs_dir / str(run_id)
     session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
@@ -294,6 +325,10 @@ def execute(
     except VolbenchError as exc:
         session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
         raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
+    except OSError as exc:
+        failure = os_failure(exc, session.runs_dir)
+        session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
+        raise RunFailed(f"{failure} (run {run_id} stored as failed)") from exc
     message = note()
     session.store.finish_run(run_id, RunStatus.COMPLETED, message)
     return Outcome(run_id, RunStatus.COMPLETED, tuple(tests), message)

@@ -22,14 +22,14 @@ from volbench.analysis.aggregate import group_tests
 from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import PLAN, VerifyResult, check_run, planned_iops
-from volbench.errors import FioError, UsageError, VolbenchError
+from volbench.errors import FioError, RunFailed, UsageError, VolbenchError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.executable import best_engine, fio_version
 from volbench.fio.job import JobFile, render
 from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.execution import Session, workload_record
+from volbench.plans.execution import Session, os_failure, prepare_runs_dir, workload_record
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, tenant_limits
 from volbench.plans.reporter import Reporter
@@ -87,12 +87,17 @@ def verify(
             "ioengine": engine,
         }
         host = collect_host(fio_version())
+        prepare_runs_dir(session.runs_dir)
         run_id = session.store.create_run(PLAN, info, host, labels, settings)
         try:
             _run(session, run_id, hierarchy, limits, info.path, engine, options)
         except VolbenchError as exc:
             session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
             raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
+        except OSError as exc:
+            failure = os_failure(exc, session.runs_dir)
+            session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
+            raise RunFailed(f"{failure} (run {run_id} stored as failed)") from exc
         except KeyboardInterrupt:  # the fio processes got SIGINT and have ended
             session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
             raise

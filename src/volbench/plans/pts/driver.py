@@ -13,11 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench.errors import FioError, TargetError, VolbenchError
+from volbench.errors import FioError, RunFailed, TargetError, VolbenchError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, TargetInfo, Workload
-from volbench.plans.execution import Outcome, RoundRunner, Session, run_round
+from volbench.plans.execution import (
+    Outcome,
+    RoundRunner,
+    Session,
+    os_failure,
+    prepare_runs_dir,
+    run_round,
+)
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import state
 from volbench.plans.pts.catalog import WIPC_BS, Round
@@ -134,6 +141,7 @@ def begin(
     local = places.infos if places is not None else [target]
     remote = places is not None and places.fleet.remote
     engine = ioengine or (REMOTE_ENGINE if remote else session.runner.engine(Path(local[0].path)))
+    prepare_runs_dir(session.runs_dir)
     speed = 0.0
     if remote:
         session.reporter.note("no estimate: the sequential write speed of other hosts is unknown")
@@ -232,6 +240,12 @@ def run(
     except VolbenchError as exc:
         session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
         raise type(exc)(f"{exc} (run {run_id} stored as failed; volbench resume {run_id})") from exc
+    except OSError as exc:
+        failure = os_failure(exc, session.runs_dir)
+        session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
+        raise RunFailed(
+            f"{failure} (run {run_id} stored as failed; volbench resume {run_id})"
+        ) from exc
     session.store.finish_run(run_id, RunStatus.COMPLETED)
     return Outcome(run_id, RunStatus.COMPLETED, ())
 
