@@ -95,11 +95,33 @@ def test_tencent_50_50_mix_reaching_twice_the_cap_is_separate_budgets() -> None:
     assert check([planned], e)[0][0].expected == 9000
     assert verdicts[0].verdict == "meets"
     assert "separate budgets" in findings[0]
-    shared = combined_finding(_measured(4096, 2240, 2250), expect(CAT.find("aws-gp3"), 100))
-    assert shared is None  # 4,490 total vs gp3's 3,000: neither shared nor separate
-    assert "one combined budget" in (
-        combined_finding(_measured(4096, 1500, 1480), expect(CAT.find("aws-gp3"), 100)) or ""
-    )
+    assert "4,480 and writes 4,490 IOPS at the 4,500 cap each (1.99 x cap" in findings[0]
+
+
+def test_seed_000_aliyun_mix_sharing_the_cap_is_one_combined_budget() -> None:
+    e = expect(CAT.find("aliyun-cloud-efficiency"), 400, "2016-12-31")
+    assert e.iops == 3000  # min(1000 + 6 x 400, 3000), seed 000
+    finding = combined_finding(_measured(4096, 1490, 1480), e) or ""
+    assert "reads + writes 2,970 IOPS ~ the 3,000 cap: one combined budget" in finding
+
+
+def test_a_mix_far_above_the_cap_concludes_neither() -> None:
+    """An unthrottled loop device outruns gp3's 3,000 IOPS 24-fold: no budget finding."""
+    e = expect(CAT.find("aws-gp3"), 200)
+    finding = combined_finding(_measured(4096, 48015, 25939), e) or ""
+    assert "separate budgets" not in finding and "combined budget" not in finding
+    assert "reads 48,015 and writes 25,939 IOPS, 24.7 x the 3,000 cap" in finding
+    assert "not throttled at this size, cannot tell combined from separate" in finding
+    assert check([_measured(4096, 48015, 25939)], e)[1] == [finding]
+    # the sum above a combined cap with neither direction at it: no finding either way
+    assert combined_finding(_measured(4096, 2240, 2250), expect(CAT.find("aws-gp3"), 100)) is None
+    assert combined_finding(_measured(4096, 1000, 990), e) is None  # below the cap
+
+
+def test_a_mix_is_counted_in_the_vendors_units() -> None:
+    e = expect(CAT.find("aws-io1"), 200, None, {"provisioned_iops": 2000})
+    finding = combined_finding(_measured(32768, 500, 495), e) or ""  # 32 KiB = 2 x 16 KiB
+    assert "reads + writes 1,990 IOPS (2 x 16 KiB per I/O) ~ the 2,000 cap" in finding
 
 
 @pytest.mark.parametrize(
@@ -120,3 +142,14 @@ def test_a_run_whose_workloads_cannot_be_compared(tmp_path: Path) -> None:
     unknown = tuple(dataclasses.replace(r, workload={"rw": r.workload["rw"]}) for r in run.results)
     with pytest.raises(UsageError, match="no workload that can be compared: randwrite-4k-iops"):
         check_sheet(dataclasses.replace(run, results=unknown), CAT, CheckRequest("aws-gp3", 100))
+
+
+def test_check_of_an_unthrottled_mix_says_no_budget_can_be_told(tmp_path: Path) -> None:
+    with _stored(tmp_path, "randrw_lat_percentiles_jsonplus.json", {}) as store:
+        sheet = check_sheet(store.get_run("latest"), CAT, CheckRequest("aws-gp3", 200))
+    job = raw_document("randrw_lat_percentiles_jsonplus.json")["jobs"][0]
+    read, write = job["read"]["iops"], job["write"]["iops"]
+    (finding,) = sheet.document["findings"]
+    assert f"reads {read:,.0f} and writes {write:,.0f} IOPS" in finding
+    assert f"{(read + write) / 3000:.1f} x the 3,000 cap" in finding
+    assert "cannot tell combined from separate" in finding and finding in sheet.notes
