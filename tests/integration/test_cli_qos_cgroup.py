@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench, error_line, fio_jobs, fio_json, run_all
+from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json, run_all
 
 from volbench.errors import TargetError
 from volbench.targets import cgroup
@@ -230,3 +230,41 @@ def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
     assert "stored as failed" in line
     assert _left_behind() == []
     assert volbench.stored()["status"] == "failed"
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_sigterm_during_verify_cleans_up_and_exits_143(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    device = loop_device(32)
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--volume-size", "246")
+    proc = volbench.start(
+        "qos", "verify", str(plan), "--device", device, "--duration", "3s",
+        "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    fio_pids: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(fio_pids) < len(NAMES) and time.monotonic() < deadline:  # every fio started
+        assert proc.poll() is None, proc.communicate()
+        fio_pids = {
+            int(pid) for path in _left_behind() for pid in _read(path / "cgroup.procs").split()
+        }
+        time.sleep(0.1)
+    assert len(fio_pids) >= len(NAMES)
+    os.kill(proc.pid, signal.SIGTERM)  # the volbench this test started
+    done = finish(proc, 30)
+    assert done.returncode == 143, done.stderr
+    assert "terminated by SIGTERM" in done.stderr and "Traceback" not in done.stderr
+    assert _left_behind() == []  # no cgroup of this plan left
+    running = [p for p in fio_pids if "fio" in _read(Path(f"/proc/{p}/comm"))]
+    assert running == []  # every fio of this verify has ended
+    stored = volbench.stored()
+    assert stored["plan"] == "qos-verify" and stored["status"] == "interrupted"
+
+
+def _read(path: Path) -> str:
+    """A /proc or cgroup file's text; "" once it is gone."""
+    try:
+        return path.read_text()
+    except OSError:
+        return ""

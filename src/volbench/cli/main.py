@@ -7,6 +7,7 @@ traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -205,13 +206,30 @@ run.add_command(hdtune.firsttouch)
 
 
 def main() -> None:
-    """Entry point: run the CLI, turning volbench errors into one line and an exit code."""
+    """Entry point: run the CLI, turning volbench errors into one line and an exit code.
+
+    SIGTERM and SIGHUP are handled like Ctrl-C: the first one raises KeyboardInterrupt
+    in the command, so its cleanup runs (fio stopped, the run stored as interrupted,
+    cgroups removed), then volbench exits with 128 + the signal's number (143 for
+    SIGTERM). Further ones are ignored while that cleanup runs."""
+    received: list[int] = []
+
+    def terminate(signum: int, _frame: object) -> None:
+        if not received:
+            received.append(signum)
+            raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, terminate)
     try:
         cli.main(standalone_mode=False)
     except VolbenchError as exc:
         console.stderr.print(f"volbench: error: {exc}", markup=False, highlight=False)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # click's form of KeyboardInterrupt
+        if received:
+            console.stderr.print(f"terminated by {signal.Signals(received[0]).name}")
+            sys.exit(128 + received[0])
         console.stderr.print("aborted")
         sys.exit(130)
     except click.exceptions.NoArgsIsHelpError as exc:  # `volbench` alone: the help text
@@ -227,6 +245,9 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
+        if received:
+            console.stderr.print(f"terminated by {signal.Signals(received[0]).name}")
+            sys.exit(128 + received[0])
         console.stderr.print("interrupted")
         sys.exit(130)
     except OSError as exc:
