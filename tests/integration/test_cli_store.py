@@ -129,8 +129,10 @@ def test_imported_figures_equal_the_fixture(
     # the raw output is kept verbatim: the JSON alone, without fio's text around it
     text = path.read_text()
     assert document["fio_outputs"] == [text[text.find("{") : text.rfind("}") + 1]]
-    rows = document["results"]
     expected = _expected(path)
+    several_hosts = len({host for _, host, _, _ in expected}) > 1
+    # several hosts: the aggregate rows (no host) come first, then each host's own
+    rows = [r for r in document["results"] if r["hostname"] or not several_hosts]
     assert rows and expected
     assert [(r["test"], r["hostname"], r["direction"]) for r in rows] == [
         (name, host, direction) for name, host, direction, _ in expected
@@ -142,11 +144,22 @@ def test_imported_figures_equal_the_fixture(
 
 
 def test_client_server_import_keeps_hosts_apart(imported: tuple[Volbench, dict[str, int]]) -> None:
+    """Each host's share under its hostname; the run's results are the aggregate:
+    per test over the hosts, and fio's "All clients" sum (one job file per host)."""
     volbench, ids = imported
-    document = volbench.show(str(ids["client_server_jsonplus.txt"]))  # through the command
-    assert sorted(r["hostname"] for r in document["results"]) == ["127.0.0.2", "127.0.0.3"]
+    name = "client_server_jsonplus.txt"
+    document = volbench.show(str(ids[name]))  # through the command
     assert document["settings"]["clients"] == 1  # fio's "All clients" entry, not a test
     assert "All clients" not in {r["test"] for r in document["results"]}
+    places = document["places"]["rows"]
+    assert sorted(r["place"] for r in places if not r["place"].startswith("all ")) == [
+        "127.0.0.2",
+        "127.0.0.3",
+    ]
+    fio_all = [e for e in fio_json((FIXTURES / name).read_text())["client_stats"]]
+    (total,) = [e["read"]["iops"] for e in fio_all if e["jobname"] == "All clients"]
+    (mine,) = [r for r in document["results"] if r["test"] == "all-clients"]
+    assert mine["hostname"] is None and mine["iops"] == pytest.approx(total, rel=1e-9)
 
 
 def test_runs_filtered_by_label(imported: tuple[Volbench, dict[str, int]]) -> None:
