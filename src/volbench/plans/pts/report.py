@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from volbench.analysis.aggregate import place_tests
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.analysis.steady_state import Verdict
 from volbench.fio.parser import parse
@@ -59,14 +58,15 @@ class _Run:
         return [ss[i] for i in chosen] if chosen else ss[-5:]
 
     def bins(self, round_no: int, cell: str) -> dict[int, int]:
-        """json+ latency bins of one cell (all jobs and directions) of one round."""
+        """json+ latency bins of one cell of one round: merged over its jobs (clones,
+        every place) and directions, from that cell's jobs only (a sweep round
+        holds dozens of cells: merging them all took most of a report's time)."""
         if round_no not in self._parsed:
-            tests = place_tests(parse(self.run.raw_outputs[round_no]))[0]  # over all places
-            self._parsed[round_no] = {t.name: t for t in tests}
-        test = self._parsed[round_no].get(cell)
-        if test is None:
-            return {}
-        return merge_bins(*(d.latency.bins for d in test.directions.values() if d.latency))
+            self._parsed[round_no] = parse(self.run.raw_outputs[round_no]).jobs
+        jobs = [j for j in self._parsed[round_no] if j.name == cell]
+        return merge_bins(
+            *(d.latency.bins for j in jobs for d in j.directions.values() if d.latency)
+        )
 
 
 def header_notes(run: RunRecord) -> tuple[str, ...]:
