@@ -20,11 +20,15 @@ from pathlib import Path
 import pytest
 from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json, run_all
 
+from volbench.analysis.qos import Tenant, make_plan
 from volbench.errors import TargetError
+from volbench.plans.qos_setup import host_group
 from volbench.targets import cgroup
 
 TENANTS = ("--tenant", "qos-t40:40", "--tenant", "qos-t60:60", "--tenant", "qos-t80:80")
 NAMES = ("qos-t40", "qos-t60", "qos-t80")
+HOST_GROUP = host_group(make_plan((1000, 0), (0, 0), [Tenant(n, 1) for n in NAMES]))
+"""The cgroup of the host of --with-host, named after this module's plans' tenants."""
 Loop = Callable[..., str]
 
 
@@ -34,7 +38,7 @@ def _left_behind() -> list[Path]:
         hierarchy = cgroup.find_hierarchy()
     except TargetError:
         return []
-    return [p for p in (hierarchy.path(n) for n in (*NAMES, "host")) if p.exists()]
+    return [p for p in (hierarchy.path(n) for n in (*NAMES, HOST_GROUP)) if p.exists()]
 
 
 @pytest.fixture
@@ -117,6 +121,9 @@ def test_verify_three_tenants_and_host_within_10_pct(
         assert row["iops_samples"] == job["read"]["iops_samples"] >= 1
     assert fio_iops == {n: pytest.approx(t["achieved_iops"]) for n, t in tenants.items()}
     assert stored["settings"]["device"] == _devnum(device)
+    written = stored["settings"]["written"]  # "not available" rows name the file alone
+    host_files = [w["file"] for w in written if w["tenant"] == "host" and "/" in w["file"]]
+    assert host_files and all(f"volbench-{HOST_GROUP}/" in f for f in host_files)
     run_id = str(document["run_id"])
     shown, fit, predicted = run_all(
         [

@@ -68,7 +68,7 @@ def test_plan_table_shows_limits(volbench: Volbench) -> None:
 
 
 def test_bad_input_is_one_line_exit_2(volbench: Volbench) -> None:
-    no_fit, bad_tenant, reserve, alpha, unknown = run_all(
+    no_fit, bad_tenant, reserve, alpha, unknown, clear_all = run_all(
         [
             (volbench, ("qos", "plan", "--capability", "iops=1000", "--volume-size", "100",
                         "--tenant", "a:80", "--tenant", "b:40"), None),
@@ -79,6 +79,7 @@ def test_bad_input_is_one_line_exit_2(volbench: Volbench) -> None:
                         "--tenant", "a:1"), None),
             (volbench, ("qos", "predict", "--capability", "iops=1000", "--alpha", "0.5",
                         "--tenant", "a:1", "--measured", "b=3"), None),
+            (volbench, ("qos", "clear"), None),  # other sessions' cgroups only with --all
         ]
     )  # fmt: skip
     assert "do not fit on the device" in error_line(no_fit, 2)
@@ -86,3 +87,4 @@ def test_bad_input_is_one_line_exit_2(volbench: Volbench) -> None:
     assert "must be below the capability" in error_line(reserve, 2)
     assert "alpha" in error_line(alpha, 2)
     assert "no tenant named b" in error_line(unknown, 2)
+    assert "--all for every volbench-* cgroup" in error_line(clear_all, 2)

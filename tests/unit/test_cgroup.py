@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from volbench.analysis.qos import Tenant, make_plan
 from volbench.errors import TargetError
+from volbench.plans.qos_setup import host_group, tenant_limits
 from volbench.targets import cgroup
 from volbench.targets.cgroup import Hierarchy, Limits
 
@@ -101,3 +103,14 @@ def test_remove_idle_reports_busy_cgroups_and_goes_on(
     assert cgroup.remove_idle([busy, idle]) == ([str(idle)], [str(busy)])
     with pytest.raises(TargetError, match="still has processes"):
         cgroup.remove([busy])
+
+
+def test_host_cgroup_is_named_after_the_plan() -> None:
+    first = make_plan((1000, 0), (100, 0), [Tenant("a", 1), Tenant("b", 2)])
+    second = make_plan((1000, 0), (100, 0), [Tenant("c", 1)])
+    host = tenant_limits(first, with_host=True)[-1]
+    assert (host.tenant, host.cgroup) == ("host", host_group(first))
+    assert host.cgroup.endswith("-host") and host.cgroup != host_group(second)
+    assert host_group(first) == host_group(
+        make_plan((500, 0), (0, 0), [Tenant("a", 9), Tenant("b", 1)])
+    )  # same tenants, same name: `qos clear PLAN` finds it

@@ -185,9 +185,14 @@ def apply(plan_file: str, device: str, fmt: str) -> None:
 
 @qos.command("clear")
 @click.argument("plan_file", metavar="[PLAN]", required=False)
+@click.option("--all", "every", is_flag=True, help="Every volbench-* cgroup, any session's.")
 @format_option
-def clear(plan_file: str | None, fmt: str) -> None:
-    """Remove PLAN's cgroups, or every volbench-* cgroup."""
+def clear(plan_file: str | None, every: bool, fmt: str) -> None:
+    """Remove PLAN's cgroups, or with --all every volbench-* cgroup on this host."""
+    if (plan_file is None) == (not every):
+        raise UsageError(
+            "give the PLAN whose cgroups to remove, or --all for every volbench-* cgroup"
+        )
     removed, busy = qos_setup.clear(read_plan(plan_file) if plan_file else None)
     console.show(cleared_sheet(removed, busy), fmt)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from volbench.targets import cgroup
 from volbench.targets.blockdev import BlockDevice
 
 HOST = "host"
-"""Tenant name of the host's own cgroup in ``qos verify --with-host``."""
+"""Tenant (test) name of the host's fio in ``qos verify --with-host``."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,19 @@ def device_number(path: str) -> str:
     return f"{major}:{minor}"
 
 
+def host_group(plan: QosPlan) -> str:
+    """The host's cgroup name (after ``volbench-``) for ``plan``: ``<id>-host``, the id
+    being the first 8 hex digits of SHA-256 over the tenants' names. Plans that can be
+    verified at once have no tenant in common, so their host cgroups differ too; the
+    same plan always gets the same name, so ``qos clear PLAN`` finds it."""
+    names = "\n".join(a.tenant.name for a in plan.allocations)
+    return f"{hashlib.sha256(names.encode()).hexdigest()[:8]}-host"
+
+
 def tenant_limits(plan: QosPlan, with_host: bool = False) -> list[cgroup.Limits]:
     """Integer limits per tenant (IOPS and bytes/s rounded; 0 = no limit) and, with
-    ``with_host``, the host's reserve as one more cgroup named ``host``."""
+    ``with_host``, the host's reserve as one more (tenant ``host``, cgroup
+    :func:`host_group`)."""
     limits = [
         cgroup.Limits(
             a.tenant.name, round(a.iops), round(a.bw_bytes_per_s), a.weight_v1, a.weight_v2
@@ -64,6 +75,7 @@ def tenant_limits(plan: QosPlan, with_host: bool = False) -> list[cgroup.Limits]
                 round(plan.reserve_bw_bytes_per_s),
                 cgroup.V1_DEFAULT_WEIGHT,
                 cgroup.V2_DEFAULT_WEIGHT,
+                host_group(plan),
             )
         )
     return limits
@@ -81,12 +93,13 @@ def apply_plan(plan: QosPlan, device: str, with_host: bool = False) -> Applied:
 
 def clear(plan: QosPlan | None = None) -> tuple[list[str], list[str]]:
     """Remove volbench's cgroups: those of ``plan``'s tenants (and its host), else every
-    cgroup named ``volbench-*``. Returns (removed, still busy with processes)."""
+    cgroup named ``volbench-*`` (other sessions' too: ``qos clear --all``). Returns
+    (removed, still busy with processes)."""
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     if plan is None:
         paths = cgroup.ours(hierarchy)
     else:
-        names = [a.tenant.name for a in plan.allocations] + [HOST]
+        names = [a.tenant.name for a in plan.allocations] + [host_group(plan)]
         paths = [hierarchy.path(name) for name in names]
     return cgroup.remove_idle(paths)

@@ -1,7 +1,7 @@
 """Verifying a QoS plan: one fio per tenant, all at once, each inside its own cgroup.
 
 The plan's limits are applied as cgroups ``volbench-<tenant>`` (and
-``volbench-host`` with the host reserve when asked); every tenant's fio starts
+``volbench-<plan id>-host`` with the host reserve when asked); every tenant's fio starts
 inside its cgroup at the same moment and drives the device harder than its
 limit (a deep queue), so each tenant measures what its allocation delivers under
 contention. Each tenant's fio output is stored verbatim as one round of the run
@@ -103,7 +103,7 @@ def verify(
             raise
         session.store.finish_run(run_id, RunStatus.COMPLETED)
     finally:
-        cgroup.remove([hierarchy.path(limit.tenant) for limit in limits])
+        cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
     return check_run(session.store.get_run(run_id))
 
 
@@ -164,8 +164,8 @@ def _run(
         log_dir = workdir / limit.tenant
         log_dir.mkdir(parents=True, exist_ok=True)
 
-        def join(tenant: str = limit.tenant) -> None:  # runs in the child, before exec
-            cgroup.join(hierarchy, tenant, os.getpid())
+        def join(group: str = limit.cgroup) -> None:  # runs in the child, before exec
+            cgroup.join(hierarchy, group, os.getpid())
 
         workloads.append(workload)
         jobs.append(

@@ -46,13 +46,20 @@ class Hierarchy:
 
 @dataclass(frozen=True)
 class Limits:
-    """One tenant's limits: IOPS and bytes/s per direction (0 = no limit), weight."""
+    """One tenant's limits: IOPS and bytes/s per direction (0 = no limit), weight;
+    ``group`` names its cgroup ``volbench-<group>`` when it is not the tenant's name."""
 
     tenant: str
     iops: int
     bw_bytes_per_s: int
     weight_v1: int
     weight_v2: int
+    group: str = ""
+
+    @property
+    def cgroup(self) -> str:
+        """The cgroup's name after ``volbench-``."""
+        return self.group or self.tenant
 
 
 @dataclass(frozen=True)
@@ -159,9 +166,11 @@ def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits]) -> list[
         if hierarchy.version == 2:
             _write(hierarchy.root / "cgroup.subtree_control", "+io")
         for limits in tenants:
-            path = hierarchy.path(limits.tenant)
+            path = hierarchy.path(limits.cgroup)
             if path.exists():
-                raise TargetError(f"cgroup {path} exists already: run `volbench qos clear` first")
+                raise TargetError(
+                    f"cgroup {path} exists already: remove it with `volbench qos clear PLAN` first"
+                )
             path.mkdir()
             created.append(path)
             for name, value in _lines(hierarchy, devnum, limits):
@@ -212,6 +221,6 @@ def ours(hierarchy: Hierarchy) -> list[Path]:
     return sorted(p for p in hierarchy.root.glob(f"{PREFIX}*") if p.is_dir())
 
 
-def join(hierarchy: Hierarchy, tenant: str, pid: int) -> None:
-    """Move process ``pid`` into tenant's cgroup (its children follow it)."""
-    _write(hierarchy.path(tenant) / "cgroup.procs", str(pid))
+def join(hierarchy: Hierarchy, group: str, pid: int) -> None:
+    """Move process ``pid`` into cgroup ``volbench-<group>`` (its children follow it)."""
+    _write(hierarchy.path(group) / "cgroup.procs", str(pid))
