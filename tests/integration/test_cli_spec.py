@@ -22,6 +22,12 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
         ("subscription", 100.0),
         ("pay-as-you-go", round(0.0021 * 100 * 730, 6)),
     }
+    gp3 = volbench.document("cost", "aws-gp3", "--size", "500")  # 40 USD, 3,000 IOPS, 125 MiB/s
+    (total,) = gp3["totals"]
+    assert (total["per_provisioned_iops"], total["per_provisioned_mb_s"]) == (
+        40 / 3000,
+        40 / 131.072,
+    )
     listed = volbench.document("spec", "list", "--vendor", "tencent")
     assert [p["id"] for p in listed["products"]] == [
         "tencent-cloud-basic",

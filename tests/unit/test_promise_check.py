@@ -39,7 +39,27 @@ def test_quick_run_against_io1_reports_fios_own_figures(tmp_path: Path) -> None:
         assert row["expected"] == 2000 and row["verdict"] == "above"
         assert row["ratio"] == row["measured"] / 2000
     assert sheet.document["passed"] is True
-    assert any("per measured IOPS" in note for note in sheet.notes)
+    # io1 at 200 GiB, 2,000 IOPS: 200 x 0.125 + 2,000 x 0.065 = 155 USD/month (A11);
+    # 2,000 IOPS x 256 KiB = 500 MiB/s = 524.288 MB/s promised (A3)
+    (price,) = sheet.document["price_performance"]
+    best = max(
+        (job for name, job in jobs.items() if "latency" not in name),
+        key=lambda job: job["read"]["iops"] + job["write"]["iops"],
+    )
+    best_mb_s = max(
+        (job["read"]["bw_bytes"] + job["write"]["bw_bytes"]) / 1e6
+        for name, job in jobs.items()
+        if "latency" not in name
+    )
+    assert (price["monthly"], price["currency"]) == (155, "USD")
+    assert price["per_promised_iops"] == pytest.approx(0.0775)
+    assert price["per_promised_mb_s"] == pytest.approx(155 / 524.288)  # 0.29564
+    assert price["per_measured_iops"] == 155 / (best["read"]["iops"] + best["write"]["iops"])
+    assert price["per_measured_mb_s"] == 155 / best_mb_s
+    (note,) = [n for n in sheet.notes if n.startswith("price/performance")]
+    assert "0.0775 USD/month per promised IOPS (2,000)" in note
+    assert "0.2956 USD/month per promised MB/s (524.3)" in note
+    assert "USD/month per measured IOPS" in note and "USD/month per measured MB/s" in note
     assert "latency: the vendor states none, QD 1 tests not checked" in sheet.notes
 
 

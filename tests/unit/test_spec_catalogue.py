@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from volbench.errors import UsageError
+from volbench.report.cost_sheets import cost_sheet
 from volbench.specs import catalogue, provenance
 from volbench.specs.expectation import curve_sizes, expect
 from volbench.specs.price import cost
@@ -88,6 +89,37 @@ def test_costs_per_currency_and_billing() -> None:
     assert totals["CNY", "subscription"].monthly == pytest.approx(110)
     (p20,) = cost(CAT.find("azure-premium-ssd"), 500, 1.0)
     assert p20.amount == 73.22
+
+
+def test_cost_per_provisioned_iops_and_mb_s() -> None:
+    """gp3 at 500 GiB with 6,000 IOPS: 500 x 0.08 + 3,000 x 0.005 = 55 USD/month for
+    6,000 IOPS and 125 MiB/s = 131.072 MB/s (catalogue A2, A11)."""
+    gp3 = CAT.find("aws-gp3")
+    values = {"provisioned_iops": 6000.0}
+    sheet = cost_sheet(gp3, 500, 2.0, cost(gp3, 500, 2.0, values), expect(gp3, 500, None, values))
+    (total,) = sheet.document["totals"]
+    assert (total["amount"], total["monthly"]) == (110, 55)
+    assert (total["provisioned_iops"], total["provisioned_mb_s"]) == (6000, 131.072)
+    assert total["per_provisioned_iops"] == pytest.approx(55 / 6000)  # 0.0091667
+    assert total["per_provisioned_mb_s"] == pytest.approx(55 / 131.072)  # 0.41962
+    row = sheet.rows[-1]
+    assert (row["per_provisioned_iops"], row["currency"]) == (total["per_provisioned_iops"], "USD")
+    headers = [c.header for c in sheet.columns]
+    assert "USD/month per prov. IOPS" in headers and "USD/month per prov. MB/s" in headers
+    assert sheet.cells()[-1][4:6] == ["0.0092", "0.4196"]
+    # two currencies: each total divided in its own, the header names no single one
+    tencent = CAT.find("tencent-cloud-ssd")  # 1.1 CNY/GB-month, 0.0003 USD/GB-hour, 4,800 IOPS
+    mixed = cost_sheet(tencent, 100, 1.0, cost(tencent, 100, 1.0), expect(tencent, 100))
+    per = {t["currency"]: t["per_provisioned_iops"] for t in mixed.document["totals"]}
+    assert per == pytest.approx({"CNY": 110 / 4800, "USD": 0.0003 * 100 * 730 / 4800})
+    assert "currency/month per prov. IOPS" in [c.header for c in mixed.columns]
+
+
+def test_cost_without_the_provisioned_figures_says_what_to_give() -> None:
+    io1 = CAT.find("aws-io1")
+    sheet = cost_sheet(io1, 100, 1.0, cost(io1, 100, 1.0), None, "give --provisioned-iops")
+    assert sheet.document["totals"][0]["per_provisioned_iops"] is None
+    assert "no cost per provisioned IOPS or MB/s: give --provisioned-iops" in sheet.notes
 
 
 def _document() -> dict[str, Any]:

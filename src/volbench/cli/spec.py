@@ -25,7 +25,13 @@ from volbench.report.spec_sheets import (
     products_sheet,
 )
 from volbench.specs import catalogue, provenance
-from volbench.specs.expectation import check_size, curve_sizes, expect
+from volbench.specs.expectation import (
+    OPTION_NAMES,
+    check_size,
+    curve_sizes,
+    expect,
+    needed_variables,
+)
 from volbench.specs.price import HOURS_PER_MONTH, cost
 
 
@@ -275,12 +281,11 @@ def cost_command(
     period = hours / HOURS_PER_MONTH if hours is not None else (months or 1.0)
     found = catalogue.load().find(product)
     check_size(found, size)
-    totals = cost(
-        found,
-        size,
-        period,
-        provisioned_values(provisioned_iops, provisioned_mbps, extra_performance),
-    )
+    values = provisioned_values(provisioned_iops, provisioned_mbps, extra_performance)
+    totals = cost(found, size, period, values)
     if not totals:
         raise UsageError(f"the catalogue has no price for {found.id} at {size:g} {found.size_unit}")
-    console.show(cost_sheet(found, size, period, totals), fmt)
+    missing = sorted(needed_variables(found, None) - set(values))
+    expectation = None if missing else expect(found, size, None, values)
+    why = "give " + ", ".join(OPTION_NAMES[m] for m in missing) if missing else ""
+    console.show(cost_sheet(found, size, period, totals, expectation, why), fmt)

@@ -25,7 +25,7 @@ from volbench.specs.expectation import (
     instance_caps,
 )
 from volbench.specs.instances import find_limit
-from volbench.specs.price import cost
+from volbench.specs.price import cost, rate_cost
 
 
 @dataclass(frozen=True)
@@ -61,21 +61,47 @@ def _num(value: Any) -> str:
     return f"{float(value):,.1f}" if float(value) >= 100 else f"{float(value):,.3g}"
 
 
-def _price_notes(expectation: Expectation, tests_iops: float, tests_mb_s: float) -> list[str]:
-    notes = []
+def _money(value: float | None, currency: str, per: str) -> str | None:
+    return None if value is None else f"{value:,.4f} {currency}/month per {per}"
+
+
+def price_performance(
+    expectation: Expectation, measured_iops: float, measured_mb_s: float
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Notes and JSON rows of price/performance, one per currency and billing
+    model: monthly cost per promised IOPS and MB/s (the expectation at the
+    size) and per measured IOPS and MB/s (the run's best deep-queue test)."""
+    notes: list[str] = []
+    rows: list[dict[str, Any]] = []
     for total in cost(expectation.product, expectation.size, 1.0, expectation.variables):
+        promised = rate_cost(total, expectation.iops, expectation.throughput_mb_s)
+        measured = rate_cost(total, measured_iops, measured_mb_s)
+        c = total.currency
         parts = [
-            f"price/performance ({total.billing}): {total.monthly:,.2f} {total.currency}/month"
+            f"price/performance ({total.billing}): {total.monthly:,.2f} {c}/month",
+            _money(promised.per_iops, c, f"promised IOPS ({promised.iops or 0:,.0f})"),
+            _money(promised.per_mb_s, c, f"promised MB/s ({promised.mb_s or 0:,.1f})"),
+            _money(measured.per_iops, c, f"measured IOPS ({measured_iops:,.0f})"),
+            _money(measured.per_mb_s, c, f"measured MB/s ({measured_mb_s:,.1f})"),
         ]
-        if expectation.iops:
-            parts.append(f"{total.monthly / expectation.iops:,.4f} per promised IOPS")
-        if tests_iops:
-            parts.append(f"{total.monthly / tests_iops:,.4f} per measured IOPS")
-        if tests_mb_s:
-            parts.append(f"{total.monthly / tests_mb_s:,.3f} per measured MB/s")
         sources = sorted({s for line in total.lines for s in line.price.sources})
-        notes.append(", ".join(parts) + f" [src {', '.join(sources)}]")
-    return notes
+        notes.append(", ".join(p for p in parts if p) + f" [src {', '.join(sources)}]")
+        rows.append(
+            {
+                "currency": c,
+                "billing": total.billing,
+                "monthly": total.monthly,
+                "promised_iops": promised.iops,
+                "promised_mb_s": promised.mb_s,
+                "measured_iops": measured_iops,
+                "measured_mb_s": measured_mb_s,
+                "per_promised_iops": promised.per_iops,
+                "per_promised_mb_s": promised.per_mb_s,
+                "per_measured_iops": measured.per_iops,
+                "per_measured_mb_s": measured.per_mb_s,
+            }
+        )
+    return notes, rows
 
 
 def _instance(
@@ -146,6 +172,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     deep = [t for t in tests if t.outstanding > 1]
     best_iops = max((t.iops for t in deep), default=0.0)
     best_mb_s = max((t.bw_bytes_per_s / 1e6 for t in deep), default=0.0)
+    price_notes, price_rows = price_performance(expectation, best_iops, best_mb_s)
     rows = tuple(_row(v) for v in verdicts)
     columns = (
         Column("test", "test"),
@@ -173,7 +200,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
             else []
         ),
         *(f"not compared: {s}" for s in skipped),
-        *_price_notes(expectation, best_iops, best_mb_s),
+        *price_notes,
     )
     flagged = frozenset(i for i, v in enumerate(verdicts) if v.verdict == "below")
     document = {
@@ -188,6 +215,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         "findings": findings,
         "not_compared": skipped,
         "notes": list(notes),
+        "price_performance": price_rows,
         "passed": not flagged,
     }
     title = f"Run {run.id} vs {product.vendor} {product.name} at {size:g} {product.size_unit}"

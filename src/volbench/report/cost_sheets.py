@@ -1,7 +1,10 @@
 """The sheet of ``volbench cost``: price entries applied to one volume, with totals.
 
 Each line names the catalogue price entry (value, currency, unit, region, date,
-status, sources); totals are per currency and billing model, never mixed.
+status, sources); totals are per currency and billing model, never mixed. Each
+total also gives its monthly cost per provisioned IOPS and per provisioned MB/s
+(10^6 B/s): the catalogue's expectation at that size
+(:func:`volbench.specs.price.rate_cost`), in the total's currency.
 """
 
 from __future__ import annotations
@@ -10,17 +13,34 @@ from typing import Any
 
 from volbench.report.sheet import Column, Sheet
 from volbench.specs.catalogue import Product
-from volbench.specs.price import Total
+from volbench.specs.expectation import Expectation
+from volbench.specs.price import Total, rate_cost
 
 
 def _num(value: Any) -> str:
     return f"{float(value):,.6g}"
 
 
-def cost_sheet(product: Product, size: float, months: float, totals: list[Total]) -> Sheet:
-    """Each applied price entry and one total per currency and billing model."""
+def _per(value: Any) -> str:
+    return f"{float(value):,.4f}"
+
+
+def cost_sheet(
+    product: Product,
+    size: float,
+    months: float,
+    totals: list[Total],
+    expectation: Expectation | None = None,
+    missing: str = "",
+) -> Sheet:
+    """Each applied price entry and one total per currency and billing model,
+    with its monthly cost per provisioned IOPS and MB/s when ``expectation``
+    (the product's figures at ``size``) is known; ``missing`` says why not."""
+    iops = expectation.iops if expectation else None
+    mb_s = expectation.throughput_mb_s if expectation else None
     rows: list[dict[str, Any]] = []
-    for total in totals:
+    performance = [rate_cost(total, iops, mb_s) for total in totals]
+    for total, per in zip(totals, performance, strict=True):
         for line in total.lines:
             p = line.price
             rows.append(
@@ -44,19 +64,43 @@ def cost_sheet(product: Product, size: float, months: float, totals: list[Total]
                 "amount": total.amount,
                 "currency": total.currency,
                 "billing": total.billing,
+                "per_provisioned_iops": per.per_iops,
+                "per_provisioned_mb_s": per.per_mb_s,
             }
         )
+    currencies = {t.currency for t in totals}
+    money = currencies.pop() if len(currencies) == 1 else "currency"
     columns = (
         Column("item", "price entry"),
         Column("quantity", "quantity", _num, numeric=True),
         Column("amount", "amount", lambda v: f"{float(v):,.4f}", numeric=True),
         Column("currency", "currency"),
+        Column("per_provisioned_iops", f"{money}/month per prov. IOPS", _per, numeric=True),
+        Column("per_provisioned_mb_s", f"{money}/month per prov. MB/s", _per, numeric=True),
         Column("region", "region"),
         Column("date", "dated"),
         Column("status", "st"),
         Column("sources", "src"),
     )
-    notes = ("currencies and billing models are never added together; 1 month = 730 hours",)
+    if expectation is None:
+        provisioned = f"no cost per provisioned IOPS or MB/s: {missing or 'no expected figures'}"
+    else:
+        e = expectation
+        throughput = (
+            "no throughput figure"
+            if mb_s is None
+            else f"{mb_s:,.1f} MB/s (10^6 B/s; {e.throughput_value:g} {e.throughput_unit})"
+        )
+        provisioned = (
+            f"provisioned at {size:g} {product.size_unit}: "
+            + ("no IOPS figure" if iops is None else f"{iops:,.0f} IOPS")
+            + f", {throughput}; formulas {e.edition.label!r} (from {e.edition.from_date});"
+            " per IOPS and per MB/s = monthly total / that figure, in the total's currency"
+        )
+    notes = (
+        "currencies and billing models are never added together; 1 month = 730 hours",
+        provisioned,
+    )
     document = {
         "product": product.id,
         "size": size,
@@ -68,10 +112,15 @@ def cost_sheet(product: Product, size: float, months: float, totals: list[Total]
                 "billing": t.billing,
                 "amount": t.amount,
                 "monthly": t.monthly,
+                "provisioned_iops": per.iops,
+                "provisioned_mb_s": per.mb_s,
+                "per_provisioned_iops": per.per_iops,
+                "per_provisioned_mb_s": per.per_mb_s,
             }
-            for t in totals
+            for t, per in zip(totals, performance, strict=True)
         ],
         "lines": rows,
+        "notes": list(notes),
     }
     title = f"Cost of {product.id} at {size:g} {product.size_unit} for {months:g} month(s)"
     return Sheet(title, columns, tuple(rows), document, notes)

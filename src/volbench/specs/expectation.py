@@ -54,6 +54,11 @@ class Expectation:
     write_iops: float | None = None
 
     @property
+    def throughput_mb_s(self) -> float | None:
+        """The promised throughput in MB/s (10^6 B/s), whatever the vendor's unit."""
+        return None if self.throughput_bytes_per_s is None else self.throughput_bytes_per_s / 1e6
+
+    @property
     def burst_throughput_bytes_per_s(self) -> float | None:
         if self.burst_throughput_value is None:
             return None

@@ -9,6 +9,11 @@ kept but not applied: a period does not say how many I/Os were made. Hours and m
 with 730 hours per month (the convention of AWS and Azure price pages:
 24 x 365 / 12). Currencies are never added together: one total per currency
 and billing model (monthly subscription vs pay-as-you-go).
+
+Price/performance (:func:`rate_cost`): a total's monthly cost divided by an
+IOPS or MB/s (10^6 B/s) figure, in the total's own currency per month: per
+provisioned figure (the catalogue's expectation at that size) or per measured
+one (fio's figures of a run).
 """
 
 from __future__ import annotations
@@ -85,3 +90,29 @@ def cost(
             Total(currency, billing, amount, amount / months if months else 0.0, tuple(lines))
         )
     return totals
+
+
+@dataclass(frozen=True)
+class RateCost:
+    """Monthly cost per unit of performance, in the total's currency per month:
+    ``monthly / iops`` (per IOPS) and ``monthly / mb_s`` (per MB/s, 10^6 B/s);
+    None where the figure is unknown or zero."""
+
+    currency: str
+    billing: str
+    monthly: float
+    iops: float | None
+    mb_s: float | None
+
+    @property
+    def per_iops(self) -> float | None:
+        return self.monthly / self.iops if self.iops else None
+
+    @property
+    def per_mb_s(self) -> float | None:
+        return self.monthly / self.mb_s if self.mb_s else None
+
+
+def rate_cost(total: Total, iops: float | None, mb_s: float | None) -> RateCost:
+    """``total``'s monthly cost per ``iops`` IOPS and per ``mb_s`` MB/s."""
+    return RateCost(total.currency, total.billing, total.monthly, iops, mb_s)
