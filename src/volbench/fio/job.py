@@ -149,13 +149,19 @@ def escape_filename(path: str) -> str:
 
 
 def render(job: JobFile) -> str:
-    """The job file text for ``fio JOBFILE``."""
+    """The job file text for ``fio JOBFILE``.
+
+    ``thread`` (fio HOWTO, "thread"): fio runs its jobs as threads of its one
+    process instead of forked processes, so the kernel's PR_SET_PDEATHSIG
+    (:func:`volbench.fio.executable.die_with_parent`) stops every job when volbench
+    dies, even by SIGKILL; a forked job would go on writing to the target.
+    """
     if not job.workloads:
         raise UsageError("a job file needs at least one workload")
     lines = ["; written by volbench", "[global]"]
     if not job.targets:
         lines.append(f"filename={escape_filename(job.filename)}")
-    lines += ["group_reporting=0", "lat_percentiles=1"]
+    lines += ["group_reporting=0", "lat_percentiles=1", "thread"]
     if job.log_dir is not None:
         lines.append(f"log_avg_msec={LOG_AVG_MSEC}")
     lines += [f"{k}={v}" for k, v in job.extra_global.items()]
