@@ -1,0 +1,97 @@
+"""``volbench pts --replay`` then ``volbench report``: the PTS pages end to end.
+
+The recorded PTS run (tests/fixtures/fio/pts, all eight tests, reduced) is
+stored by the real command with no fio on PATH; its report opens in headless
+Chromium (every chart drawn, no console error, no request) and its PDF holds
+the PTS header and the IOPS table's stored values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from cli_harness import Volbench
+
+from volbench.report.sheet import fmt_count
+
+RECORDING = Path(__file__).parents[1] / "fixtures" / "fio" / "pts" / "recording.tar.xz"
+OPTIONS = (
+    "--size", "64m", "--cell-seconds", "1", "--max-rounds", "5", "--block-sizes", "4k,64k",
+    "--mixes", "100/0,0/100", "--threads", "1", "--iodepth", "4", "--hir-cycles", "2",
+    "--xsr-cells", "3", "--toio-grid", "2,1", "--wsat-max-rounds", "3",
+)  # fmt: skip
+"""The options the fixture was recorded with (tests/fixtures/fio/README.md)."""
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHARTS = (
+    "iops-2d", "iops-3d", "throughput-bars", "latency-lat_mean_ns", "wsat-gb-log", "hir-waits",
+    "xsr-bw", "ecw-intensity", "dirth-histograms", "iops-window0",
+)  # fmt: skip
+TESTS = ("IOPS", "Throughput", "Latency", "WSAT", "HIR", "XSR", "ECW", "DIRTH")
+
+
+@pytest.fixture
+def replayed(volbench: Volbench, tmp_path: Path) -> Volbench:
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(tmp_path / "rec", filter="data")
+    proc = volbench(
+        "pts", "all", "--target", str(volbench.home / "pts.img"), *OPTIONS,
+        "--replay", str(tmp_path / "rec"), "--runs-dir", str(volbench.runs_dir),
+        "--format", "json", env={"PATH": str(volbench.home / "no-fio-here")},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["status"] == "completed"
+    assert document["settings"]["purge_method"] == "none (replayed fio outputs)"
+    return volbench
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
+def test_pts_report_pages_render_in_html_and_pdf(replayed: Volbench, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    page_file = tmp_path / "pts.html"
+    assert replayed("report", "latest", "-o", str(page_file)).returncode == 0
+    chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', page_file.read_text())
+    for kind in CHARTS:
+        assert f"run1-pts-{kind}" in chart_ids
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_file.as_uri())
+            page.wait_for_selector("body[data-rendered=true]", timeout=30_000)
+            for chart_id in chart_ids:
+                assert page.locator(f"#{chart_id} .main-svg").count() >= 1, chart_id
+        finally:
+            browser.close()
+    assert errors == []
+    assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
+
+    pdf = tmp_path / "pts.pdf"
+    assert replayed("report", "latest", "-o", str(pdf)).returncode == 0
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    for field in ("Purge", "Preconditioning", "Active range", "TC x QD", "Data pattern",
+                  "Write cache", "Steady state", "none (replayed fio outputs)"):  # fmt: skip
+        assert field in text
+    for test in TESTS:
+        assert f"Run 1: PTS {test}" in text
+    pts = json.loads(replayed("pts-report", "latest", "--format", "json").stdout)
+    iops = next(t for t in pts["tables"] if t["title"].startswith("IOPS"))
+    for row in iops["rows"]:
+        assert fmt_count(row["iops_100"]) in text and fmt_count(row["iops_0"]) in text
