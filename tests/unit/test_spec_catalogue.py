@@ -12,6 +12,7 @@ import pytest
 
 from volbench.errors import UsageError
 from volbench.report.cost_sheets import cost_sheet
+from volbench.report.spec_sheets import expectation_sheet
 from volbench.specs import catalogue, provenance
 from volbench.specs.expectation import curve_sizes, expect
 from volbench.specs.price import cost
@@ -113,6 +114,27 @@ def test_cost_per_provisioned_iops_and_mb_s() -> None:
     per = {t["currency"]: t["per_provisioned_iops"] for t in mixed.document["totals"]}
     assert per == pytest.approx({"CNY": 110 / 4800, "USD": 0.0003 * 100 * 730 / 4800})
     assert "currency/month per prov. IOPS" in [c.header for c in mixed.columns]
+
+
+def test_spec_expect_shows_the_monthly_price_at_the_size() -> None:
+    gp3 = expectation_sheet(expect(CAT.find("aws-gp3"), 500, None, {"provisioned_iops": 6000}))
+    (price,) = gp3.document["prices"]
+    assert (price["value"], price["unit"], price["billing"]) == (55, "USD/month", "monthly")
+    assert price["basis"].startswith("500 x 0.08 USD per GB-month (us-east-1, undated)")
+    assert "3000 x 0.005 USD per IOPS-month above 3000" in price["basis"]
+    assert (price["regions"], price["dates"], price["sources"]) == (
+        ["us-east-1"],
+        ["undated"],
+        "A11, A12",
+    )
+    assert price in gp3.rows
+    tencent = expectation_sheet(expect(CAT.find("tencent-cloud-ssd"), 100))
+    prices = {(p["currency"], p["billing"]): p for p in tencent.document["prices"]}
+    assert prices["CNY", "subscription"]["value"] == pytest.approx(110)  # 1.1 CNY/GB-month
+    usd = prices["USD", "pay-as-you-go"]  # 0.0003 USD/GB-hour x 730 h
+    assert usd["value"] == pytest.approx(0.0003 * 100 * 730)
+    assert (usd["dates"], usd["regions"]) == (["2020-06-04"], ["Guangzhou/Shanghai/Beijing"])
+    assert "x 730 h" in usd["basis"]
 
 
 def test_cost_without_the_provisioned_figures_says_what_to_give() -> None:

@@ -13,6 +13,7 @@ from volbench.report.figure_rows import add_burst_rows, burst_rows, figure_basis
 from volbench.report.sheet import Column, Sheet, fmt_count
 from volbench.specs.catalogue import Product
 from volbench.specs.expectation import Expectation
+from volbench.specs.price import HOURS_PER_MONTH, Total, cost
 
 
 def size_range(product: Product) -> str:
@@ -140,6 +141,43 @@ def _used_sources(product: Product) -> list[str]:
     return seen
 
 
+def _price_basis(total: Total) -> str:
+    """How a monthly total is made: quantity x price of each entry, with each
+    entry's region and date (GB-hour prices x 730 hours)."""
+    parts = []
+    for line in total.lines:
+        p = line.price
+        hours = f" x {HOURS_PER_MONTH:g} h" if p.per.endswith("hour") else ""
+        above = f" above {p.above:g}" if p.above else ""
+        parts.append(
+            f"{line.quantity:g} x {p.value:g} {p.currency} per {p.per}{above}{hours}"
+            f" ({p.region}, {p.date})"
+        )
+    return " + ".join(parts)
+
+
+def _price_rows(e: Expectation) -> list[dict[str, Any]]:
+    """One row per currency and billing model: the monthly price at the size."""
+    rows = []
+    for total in cost(e.product, e.size, 1.0, e.variables):
+        prices = [line.price for line in total.lines]
+        rows.append(
+            {
+                "metric": f"price ({total.billing})",
+                "value": total.monthly,
+                "unit": f"{total.currency}/month",
+                "basis": _price_basis(total),
+                "status": ", ".join(sorted({p.status for p in prices})),
+                "sources": ", ".join(sorted({s for p in prices for s in p.sources})),
+                "currency": total.currency,
+                "billing": total.billing,
+                "regions": sorted({p.region for p in prices}),
+                "dates": sorted({p.date for p in prices}),
+            }
+        )
+    return rows
+
+
 def expectation_sheet(expectation: Expectation) -> Sheet:
     """The promised figures of one product at one size, one row per metric."""
     e = expectation
@@ -194,6 +232,8 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
     if e.latency is not None:
         lat = e.latency
         add("latency (max)", lat.max_ms, "ms", lat.text, lat.status, ", ".join(lat.sources))
+    prices = _price_rows(e)
+    rows += prices
     columns = (
         Column("metric", "metric"),
         Column("value", "expected", _num, numeric=True),
@@ -225,9 +265,17 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         "read_iops": e.read_iops,
         "write_iops": e.write_iops,
         "latency_max_ms": e.latency.max_ms if e.latency else None,
+        "prices": prices,
         "figures": rows,
     }
-    return Sheet(title, columns, tuple(rows), document)
+    notes = (
+        ()
+        if prices
+        else (
+            f"price: the catalogue has none for {e.product.id} at {e.size:g} {e.product.size_unit}",
+        )
+    )
+    return Sheet(title, columns, tuple(rows), document, notes)
 
 
 def curve_sheet(expectations: list[Expectation]) -> Sheet:
