@@ -12,12 +12,13 @@ import json
 import math
 import tarfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from recorded import FIO_FIXTURES
 
-from volbench.fio.runner import ReplayRunner
+from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
 from volbench.plans.execution import Session
 from volbench.plans.pts import driver
@@ -274,3 +275,25 @@ def test_demand_intensity_and_histograms_equal_the_stored_results(
             if job[d]["lat_ns"].get("bins")
         ]
         assert sum(trace["y"]) == sum(sum(b.values()) for b in bins)
+
+
+class _CtrlCOnProbe(ReplayRunner):
+    """The user presses Ctrl-C during the sequential-write probe: fio gets the SIGINT
+    and ends with what it measured (here: nothing), as the subprocess runner reports."""
+
+    def run(self, job_text: str, workdir: Path, *args: Any, **kwargs: Any) -> RawRun:
+        assert "seq-write-probe" in job_text
+        return RawRun("", 130, "", True, ("fio",))
+
+
+def test_ctrl_c_during_the_probe_stops_the_run_before_it_is_recorded(tmp_path: Path) -> None:
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(tmp_path / "rec", filter="data")
+    target = TargetInfo("/dev/replayed", "block", 64 * MiB)
+    with Store.open(str(tmp_path / "store.db")) as store:
+        runner = _CtrlCOnProbe(tmp_path / "rec")
+        session = Session(store, runner, NullReporter(), tmp_path / "runs")
+        purging = driver.PurgeSettings(replay=True)
+        with pytest.raises(KeyboardInterrupt):
+            driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
+        assert store.list_runs() == []

@@ -60,13 +60,16 @@ def measure_seq_write(
     """128 KiB sequential write speed of the target (bytes/s), from a short fio run.
 
     It writes (at most ``SPEED_PROBE_S`` seconds from the start of the active range),
-    so it runs after the safety checks and before the first purge.
+    so it runs after the safety checks and before the first purge. Ctrl-C during
+    the probe raises KeyboardInterrupt (the run has not been recorded yet).
     """
     probe = Workload(
         "seq-write-probe", RW.WRITE, bs_bytes=WIPC_BS, iodepth=32, size_bytes=active,
         runtime_s=SPEED_PROBE_S,
     )  # fmt: skip
     raw = session.runner.run(render(JobFile(target.path, (probe,), ioengine)), workdir)
+    if raw.interrupted:  # Ctrl-C reached fio, not us: stop here, nothing is recorded yet
+        raise KeyboardInterrupt
     if not raw.output.strip():
         raise FioError(f"the sequential write probe failed: {raw.last_error_line or 'no output'}")
     jobs = parse(raw.output).jobs
