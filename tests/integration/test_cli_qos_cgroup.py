@@ -159,7 +159,9 @@ def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
     volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
     device = loop_device(32)
-    plan = _plan(volbench, tmp_path, "--capability", "iops=1800,bps=90m", *TENANTS)
+    plan = _plan(
+        volbench, tmp_path, "--capability", "iops=1800,bps=90m", *TENANTS, "--nominal-sizes"
+    )
     proc = volbench("qos", "apply", str(plan), "--device", device, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
@@ -182,18 +184,28 @@ def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
 
 
 @pytest.mark.usefixtures("own_cgroups")
-def test_bad_devices_and_plans_leave_no_cgroup(volbench: Volbench, tmp_path: Path) -> None:
-    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)
+def test_bad_devices_and_plans_leave_no_cgroup(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    device = loop_device(32)
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)  # 180 GiB
     file_target = tmp_path / "disk.img"
     file_target.write_bytes(b"\0" * 4096)
     (tmp_path / "bad.json").write_text('{"schema": "something else"}')
-    not_block, bad_plan, missing = run_all(
+    not_block, bad_plan, missing, verify_big, apply_big, measure_big = run_all(
         [
             (volbench, ("qos", "verify", str(plan), "--device", str(file_target)), None),
             (volbench, ("qos", "apply", str(tmp_path / "bad.json"), "--device", "x"), None),
             (volbench, ("qos", "apply", str(tmp_path / "none.json"), "--device", "x"), None),
+            (volbench, ("qos", "verify", str(plan), "--device", device), None),
+            (volbench, ("qos", "apply", str(plan), "--device", device), None),
+            (volbench, ("qos", "plan", "--measure", device, *TENANTS), None),
         ]
     )  # fmt: skip
+    for big in (verify_big, apply_big, measure_big):  # 180 GiB of tenants on 32 MiB
+        assert f"(180 GiB) do not fit on {device} (0.03125 GiB)" in error_line(big, 2)
+        assert "--nominal-sizes" in error_line(big, 2)
+    assert volbench.stored_runs() == []  # nothing measured, nothing verified
     assert "not a block device" in error_line(not_block, 2)
     assert "not a volbench QoS plan" in error_line(bad_plan, 2)
     assert "cannot read QoS plan" in error_line(missing, 2)
@@ -209,11 +221,13 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: Loop) -> None:
     device = loop_device(32)
     proc = volbench(
-        "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:1",
-        "--tenant", "b:3", "--runs-dir", str(volbench.runs_dir), "--format", "json",
+        "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:8m",
+        "--tenant", "b:24m", "--runs-dir", str(volbench.runs_dir), "--format", "json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
+    assert document["volume_gib"] == 32 / 1024  # V = the measured device's capacity
+    assert document["nominal_sizes"] is False
     stored = volbench.stored(str(document["capability_run"]))
     assert stored["plan"] == "qos-capability"
     jobs = {j["jobname"]: j for j in fio_jobs(fio_json(stored["fio_outputs"][0]))}
@@ -228,7 +242,7 @@ def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
     volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
     device = loop_device(32)
-    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS)
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--nominal-sizes")
     proc = volbench(
         "qos", "verify", str(plan), "--device", device, "--duration", "1s",
         "--ioengine", "no-such-engine", "--runs-dir", str(volbench.runs_dir),

@@ -83,6 +83,8 @@ def test_not_a_verify_run_and_missing_tenant() -> None:
 def test_plan_document_round_trip_and_bad_documents() -> None:
     plan = make_plan((3888, 1e8), (975, 1e7), [Tenant("a", 40), Tenant("b", 80)], 0.2, 246)
     assert plan_from_document(plan_document(plan)) == plan
+    older = {k: v for k, v in plan_document(plan).items() if k != "nominal_sizes"}
+    assert plan_from_document(older).nominal  # before the key: V given = nominal sizes
     with pytest.raises(UsageError, match="not a volbench QoS plan"):
         plan_from_document({"schema": "x"})
     document = plan_document(plan)

@@ -61,7 +61,9 @@ class QosPlan:
     """A complete plan: the inputs of the formula and every tenant's allocation.
 
     ``capability_*`` is C, ``reserve_*`` is C0 (the host's reserve), ``alpha`` the
-    virtualisation loss, ``volume_gib`` the device size V (0 = not checked).
+    virtualisation loss, ``volume_gib`` the device size V (0 = not checked);
+    ``nominal`` when the sizes are proportions only, not checked against the
+    capacity of the device the plan is applied to.
     """
 
     capability_iops: float
@@ -71,6 +73,7 @@ class QosPlan:
     alpha: float
     volume_gib: float
     allocations: tuple[Allocation, ...]
+    nominal: bool = False
 
     @property
     def tenants_gib(self) -> float:
@@ -104,11 +107,17 @@ def check_tenants(tenants: Sequence[Tenant], volume_gib: float = 0.0) -> None:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise UsageError(f"tenant {duplicates[0]} is given twice: tenant names must be unique")
-    total = sum(t.size_gib for t in tenants)
-    if volume_gib > 0 and total > volume_gib * (1 + 1e-9):
+    check_capacity(sum(t.size_gib for t in tenants), volume_gib)
+
+
+def check_capacity(tenants_gib: float, volume_gib: float, device: str = "the device") -> None:
+    """Raise UsageError (one line) when Va = ``tenants_gib`` exceeds the device's
+    ``volume_gib`` (0 = not known: nothing to check)."""
+    if volume_gib > 0 and tenants_gib > volume_gib * (1 + 1e-9):
         raise UsageError(
-            f"the tenants' sizes ({total:g} GiB) do not fit on the device ({volume_gib:g} GiB):"
-            " shrink or drop tenants"
+            f"the tenants' sizes ({tenants_gib:g} GiB) do not fit on {device}"
+            f" ({volume_gib:.4g} GiB): shrink or drop tenants, or give --nominal-sizes"
+            " when the sizes are proportions only"
         )
 
 
@@ -124,6 +133,7 @@ def make_plan(
     tenants: Sequence[Tenant],
     alpha: float = 0.0,
     volume_gib: float = 0.0,
+    nominal: bool = False,
 ) -> QosPlan:
     """Plan the tenants' allocations. ``capability`` and ``reserve`` are (IOPS, bytes/s);
     a capability of 0 leaves that figure unplanned (its allocations are 0 = no limit).
@@ -165,6 +175,7 @@ def make_plan(
         alpha,
         volume_gib,
         tuple(allocations),
+        nominal,
     )
 
 

@@ -25,6 +25,7 @@ def plan_document(plan: QosPlan) -> dict[str, Any]:
         "host_reserve": {"iops": plan.reserve_iops, "bps": plan.reserve_bw_bytes_per_s},
         "alpha": plan.alpha,
         "volume_gib": plan.volume_gib,
+        "nominal_sizes": plan.nominal,
         "tenants_gib": plan.tenants_gib,
         "tenants": [
             {
@@ -66,10 +67,13 @@ def plan_from_document(data: Any) -> QosPlan:
         Tenant(str(t.get("name", "")) if isinstance(t, dict) else "", _number(t, "size_gib"))
         for t in tenants_data
     ]
+    volume_gib = _number(data, "volume_gib")
+    nominal = data.get("nominal_sizes", volume_gib > 0)  # before: V given = nominal sizes
     return make_plan(
         (_number(data, "capability", "iops"), _number(data, "capability", "bps")),
         (_number(data, "host_reserve", "iops"), _number(data, "host_reserve", "bps")),
         tenants,
         alpha=_number(data, "alpha"),
-        volume_gib=_number(data, "volume_gib"),
+        volume_gib=volume_gib,
+        nominal=nominal is True,
     )

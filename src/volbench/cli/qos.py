@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from volbench.analysis.qos import Tenant, fit_alpha, make_plan
+from volbench.analysis.qos import Tenant, check_tenants, fit_alpha, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement
 from volbench.cli import console
@@ -38,8 +38,14 @@ from volbench.report.qos_sheets import (
 )
 from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.store.repository import Store, default_data_dir
+from volbench.units import GiB
 
 SIZE_GIB_HELP = "NAME:SIZE, size in GiB (40) or with a unit (512m); repeat per tenant."
+nominal_option = click.option(
+    "--nominal-sizes",
+    is_flag=True,
+    help="Tenant sizes are proportions only: not checked against the device's capacity.",
+)
 ALPHA = click.FloatRange(0.0, 1.0, max_open=True)
 
 
@@ -57,7 +63,13 @@ def qos() -> None:
 )
 @click.option("--tenant", "tenants", type=TENANT, multiple=True, required=True, help=SIZE_GIB_HELP)
 @click.option("--alpha", type=ALPHA, default=0.0, show_default=True, help="Virtualisation loss.")
-@click.option("--volume-size", type=click.FloatRange(0), default=0.0, help="Device size V, GiB.")
+@click.option(
+    "--volume-size",
+    type=click.FloatRange(0),
+    default=0.0,
+    help="Device size V, GiB (the tenants' sizes are then nominal).",
+)
+@nominal_option
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
 @db_option
 @format_option
@@ -69,24 +81,32 @@ def plan(
     tenants: tuple[Tenant, ...],
     alpha: float,
     volume_size: float,
+    nominal_sizes: bool,
     runs_dir: str | None,
     db: str | None,
     fmt: str,
 ) -> None:
-    """Per-tenant limits, shares and weights, proportional to size."""
+    """Per-tenant limits, shares and weights, proportional to size.
+
+    With --measure DEV the tenants must fit on DEV (V = its capacity) unless the
+    sizes are nominal (--nominal-sizes or --volume-size)."""
     if (capability is None) == (measure is None):
         raise UsageError(
             "give the device's capability: --capability iops=N,bps=SIZE or --measure DEV"
         )
+    nominal = nominal_sizes or volume_size > 0
     measured_run = None
     if measure is not None:
+        check_tenants(tenants)  # bad tenants: one line before fio runs
+        needed = 0.0 if nominal else sum(t.size_gib for t in tenants)
         reporter = console.ProgressReporter()
         with Store.open(db) as store, contextlib.closing(reporter):
             session = Session(store, SubprocessRunner(), reporter, _runs_dir(runs_dir))
-            found = qos_capability.measure(session, measure, measure_time, {})
+            found = qos_capability.measure(session, measure, measure_time, {}, needed)
         capability, measured_run = (found.iops, found.bw_bytes_per_s), found.run_id
+        volume_size = volume_size or (0.0 if nominal else found.capacity_bytes / GiB)
     assert capability is not None
-    result = make_plan(capability, host_reserve, tenants, alpha, volume_size)
+    result = make_plan(capability, host_reserve, tenants, alpha, volume_size, nominal)
     document = {**plan_document(result), "capability_run": measured_run}
     console.show(plan_sheet(result, document), fmt)
 
@@ -174,10 +194,11 @@ def fit(
 @qos.command("apply")
 @click.argument("plan_file", metavar="PLAN")
 @click.option("--device", required=True, help="Whole block device the limits apply to.")
+@nominal_option
 @format_option
-def apply(plan_file: str, device: str, fmt: str) -> None:
+def apply(plan_file: str, device: str, nominal_sizes: bool, fmt: str) -> None:
     """Create volbench-<tenant> cgroups with a plan's limits."""
-    applied = qos_setup.apply_plan(read_plan(plan_file), device)
+    applied = qos_setup.apply_plan(read_plan(plan_file), device, nominal=nominal_sizes)
     hierarchy = f"cgroup v{applied.hierarchy.version} at {applied.hierarchy.root}"
     rows = [{"tenant": w.tenant, "file": w.file, "value": w.value} for w in applied.written]
     console.show(applied_sheet(hierarchy, applied.devnum, rows), fmt)
@@ -217,6 +238,7 @@ def clear(plan_file: str | None, every: bool, fmt: str) -> None:
 @click.option(
     "--quiet", multiple=True, metavar="TENANT", help="Asks for its plan only (isolation check)."
 )
+@nominal_option
 @label_option
 @db_option
 @format_option
@@ -233,6 +255,7 @@ def verify_command(
     destroy_data: str | None,
     runs_dir: str | None,
     quiet: tuple[str, ...],
+    nominal_sizes: bool,
     labels: tuple[tuple[str, str], ...],
     db: str | None,
     fmt: str,
@@ -242,7 +265,16 @@ def verify_command(
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
     options = VerifyOptions(
-        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet
+        duration,
+        RW(rw),
+        bs,
+        iodepth,
+        with_host,
+        tolerance,
+        ioengine,
+        destroy_data,
+        quiet,
+        nominal_sizes,
     )
     runner = SubprocessRunner()
     runner.version()  # fio missing -> one clear line before anything is created

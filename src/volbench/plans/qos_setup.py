@@ -7,10 +7,11 @@ import os
 import stat
 from dataclasses import dataclass
 
-from volbench.analysis.qos import QosPlan
+from volbench.analysis.qos import QosPlan, check_capacity
 from volbench.errors import TargetError
 from volbench.targets import cgroup
 from volbench.targets.blockdev import BlockDevice
+from volbench.units import GiB
 
 HOST = "host"
 """Tenant (test) name of the host's fio in ``qos verify --with-host``."""
@@ -42,6 +43,14 @@ def device_number(path: str) -> str:
         )
     major, minor = device.devnum
     return f"{major}:{minor}"
+
+
+def require_room(plan: QosPlan, device: str, nominal: bool = False) -> None:
+    """Raise UsageError unless the plan's tenants (Va) fit on ``device``; nothing is
+    checked when the sizes are nominal (the plan's, or ``nominal`` from the command)."""
+    if not (nominal or plan.nominal):
+        capacity = BlockDevice.from_path(device).capacity_bytes
+        check_capacity(plan.tenants_gib, capacity / GiB, device)
 
 
 def host_group(plan: QosPlan) -> str:
@@ -81,12 +90,15 @@ def tenant_limits(plan: QosPlan, with_host: bool = False) -> list[cgroup.Limits]
     return limits
 
 
-def apply_plan(plan: QosPlan, device: str, with_host: bool = False) -> Applied:
+def apply_plan(
+    plan: QosPlan, device: str, with_host: bool = False, nominal: bool = False
+) -> Applied:
     """Create one cgroup per tenant with its limits on ``device``; nothing is left
-    behind when any step fails."""
+    behind when any step fails. The tenants must fit on it unless sizes are ``nominal``."""
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     devnum = device_number(device)
+    require_room(plan, device, nominal)
     written = cgroup.apply(hierarchy, devnum, tenant_limits(plan, with_host))
     return Applied(hierarchy, devnum, tuple(written))
 

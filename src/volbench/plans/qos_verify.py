@@ -31,7 +31,7 @@ from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, Workload
 from volbench.plans.execution import Session, os_failure, prepare_runs_dir, workload_record
 from volbench.plans.preparation import prepare_target
-from volbench.plans.qos_setup import device_number, tenant_limits
+from volbench.plans.qos_setup import device_number, require_room, tenant_limits
 from volbench.plans.reporter import Reporter
 from volbench.targets import cgroup
 from volbench.targets.host import collect_host
@@ -44,7 +44,8 @@ class VerifyOptions:
 
     ``quiet`` tenants ask for exactly their planned IOPS (fio ``rate_iops``) while
     the others (noisy) ask for as much as their queue depth gets: isolation holds
-    when the quiet ones still get what they asked for."""
+    when the quiet ones still get what they asked for. ``nominal_sizes``: the
+    tenants' sizes are proportions, not checked against the device's capacity."""
 
     duration_s: float = 3.0
     rw: RW = RW.RANDREAD
@@ -55,6 +56,7 @@ class VerifyOptions:
     ioengine: str | None = None
     destroy_data: str | None = None
     quiet: tuple[str, ...] = ()
+    nominal_sizes: bool = False
 
 
 def verify(
@@ -68,6 +70,7 @@ def verify(
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     devnum = device_number(device)
+    require_room(plan, device, options.nominal_sizes)
     info = prepare_target(
         device, options.rw.writes, session.reporter, destroy_data=options.destroy_data
     )
