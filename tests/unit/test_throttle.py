@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,8 +10,14 @@ from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.throttle import Point, fingerprint, shared_budget
 from volbench.errors import UsageError
+from volbench.model import StoredResult
 from volbench.plans.importing import import_file
-from volbench.report.throttle_sheets import fingerprint_sheet, points_by_workload, sample_spread
+from volbench.report.throttle_sheets import (
+    fingerprint_sheet,
+    points_by_workload,
+    sample_spread,
+    shared_findings,
+)
 from volbench.store.repository import Store
 
 
@@ -89,3 +96,61 @@ def test_sample_spread_is_fios_own_stddev_over_mean() -> None:
     stats = raw_document("quick/round-000.json")["jobs"][1]["read"]
     assert spread["randread-4k-iops"] == stats["iops_stddev"] / stats["iops_mean"]
     assert len(spread) == 6
+
+
+def _sweep(row: StoredResult, rw: str, cap: float, mix: int | None = None) -> list[StoredResult]:
+    """``row`` re-stated as a QD 4-32 sweep of ``rw`` against a ``cap`` IOPS limiter."""
+    rows = []
+    for point in _capped(cap, [4, 8, 16, 32]):
+        workload = {**row.workload, "rw": rw, "iodepth": point.outstanding, "numjobs": 1}
+        if mix is not None:
+            workload["rwmixread_pct"] = mix
+        directions = ("read", "write") if mix is not None else (row.direction,)
+        for direction in directions:
+            rows.append(
+                dataclasses.replace(
+                    row,
+                    test=f"{rw}-qd{point.outstanding}",
+                    direction=direction,
+                    workload=workload,
+                    iops=point.iops / len(directions),
+                    lat_mean_ns=point.lat_mean_ns,
+                )
+            )
+    return rows
+
+
+def test_a_mix_without_a_write_sweep_says_one_is_needed(tmp_path: Path) -> None:
+    with Store.open(str(tmp_path / "results.db")) as store:
+        import_file(store, FIO_FIXTURES / "quick" / "round-000.json", {})
+        run = store.get_run("latest")
+    (row,) = [r for r in run.results if r.test == "randread-4k-iops"]
+    results = (*_sweep(row, "randread", 2000), *_sweep(row, "randrw", 4000, 50))
+    sheet = fingerprint_sheet([dataclasses.replace(run, results=results, raw_outputs=())])
+    assert sheet.document["findings"] == [
+        "randrw 4k 50/50: a randwrite 4k sweep is needed to tell whether reads and writes"
+        " share one budget"
+    ]
+    assert sheet.document["findings"][0] in sheet.notes
+    writes = _sweep(row, "randwrite", 2000)
+    both = fingerprint_sheet([dataclasses.replace(run, results=(*results, *writes))])
+    assert both.document["findings"] == [
+        "randrw 4k 50/50: reads and writes have separate budgets: the mix totals 4,000 IOPS"
+        " (2,000 read + 2,000 write), above either cap (2,000 read, 2,000 write)"
+    ]
+
+
+def test_budget_findings_name_missing_or_unlimited_sweeps() -> None:
+    capped, free = fingerprint(_capped(2000, [4, 8, 16, 32])), fingerprint(_capped(1e9, [4, 8, 16]))
+    assert shared_findings({"rw 1m 70/30": capped}) == [
+        "rw 1m 70/30: a read 1m and a write 1m sweep are needed to tell whether reads and"
+        " writes share one budget"
+    ]
+    found = shared_findings(
+        {"randrw 4k 50/50": capped, "randread 4k": capped, "randwrite 4k": free}
+    )
+    assert found == [
+        "randrw 4k 50/50: no rate limit found in randwrite 4k: cannot tell whether reads and"
+        " writes share one budget"
+    ]
+    assert shared_findings({"randread 4k": capped}) == []

@@ -73,16 +73,35 @@ def points_by_workload(runs: Sequence[RunRecord]) -> dict[str, list[Point]]:
     return groups
 
 
-def _shared_findings(results: dict[str, Fingerprint]) -> list[str]:
+def shared_findings(results: dict[str, Fingerprint]) -> list[str]:
+    """For each mixed workload (``rw``/``randrw``): do reads and writes share one
+    budget? That takes the mix and the read-only and write-only sweeps of the
+    same block size, all rate-limited (:func:`shared_budget`); otherwise the
+    finding names the sweep that is missing or was not rate-limited."""
     found = []
     for key, result in results.items():
         rw, _, rest = key.partition(" ")
-        if rw not in ("rw", "randrw") or not result.limited:
+        if rw not in ("rw", "randrw"):
             continue
         size = rest.split(" ")[0]
         seq = "" if rw == "rw" else "rand"
-        read, write = results.get(f"{seq}read {size}"), results.get(f"{seq}write {size}")
-        if read is None or write is None or not (read.limited and write.limited):
+        names = (f"{seq}read {size}", f"{seq}write {size}")
+        missing = [name for name in names if name not in results]
+        if missing:
+            needed = " and a ".join(missing) + (" sweep is" if len(missing) == 1 else " sweep are")
+            found.append(
+                f"{key}: a {needed} needed to tell whether reads and writes share one budget"
+            )
+            continue
+        read, write = results[names[0]], results[names[1]]
+        unlimited = [
+            k for k, r in ((key, result), (names[0], read), (names[1], write)) if not r.limited
+        ]
+        if unlimited:
+            found.append(
+                f"{key}: no rate limit found in {', '.join(unlimited)}: cannot tell whether"
+                " reads and writes share one budget"
+            )
             continue
         total = result.cap_iops or 0.0
         mix = rest.split(" ")[1] if " " in rest else "50/50"
@@ -144,7 +163,7 @@ def fingerprint_sheet(runs: Sequence[RunRecord]) -> Sheet:
         Column("sample_spread", "per-0.5 s spread", lambda v: f"{float(v):.1%}", numeric=True),
         Column("reason", "reason"),
     )
-    findings = _shared_findings(results)
+    findings = shared_findings(results)
     notes = (
         "points: fio's IOPS and mean total latency of each stored test (last round);"
         " spread: fio's iops_stddev / iops_mean over its 0.5 s samples (a limiter's flat top)",
