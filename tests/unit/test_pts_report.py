@@ -8,6 +8,7 @@ read with ``json.loads``), divided by the unit constant the chart shows.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import tarfile
@@ -24,9 +25,11 @@ from volbench.plans.execution import Session
 from volbench.plans.pts import driver
 from volbench.plans.pts.charts import pts_sections
 from volbench.plans.pts.options import build
+from volbench.plans.pts.report import header_notes
 from volbench.plans.reporter import NullReporter
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
+from volbench.report.run_sheets import report_for
 from volbench.report.sheet import fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
 
@@ -297,3 +300,36 @@ def test_ctrl_c_during_the_probe_stops_the_run_before_it_is_recorded(tmp_path: P
         with pytest.raises(KeyboardInterrupt):
             driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
         assert store.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    ("profile", "kind", "cache", "reason"),
+    [
+        ("enterprise", "block", "write back", "write cache write back (the enterprise profile "
+         "requires it disabled)"),
+        ("enterprise", "block", "write through", None),
+        ("client", "block", "write through", "write cache write through (the client profile "
+         "requires it enabled)"),
+        ("client", "block", "write back", None),
+        ("enterprise", "block", None, None),
+        ("enterprise", "file", "write back", None),  # the file's device, not the target
+    ],
+)  # fmt: skip
+def test_write_cache_against_the_profile_is_a_non_compliant_reason(
+    run: RunRecord, profile: str, kind: str, cache: str | None, reason: str | None
+) -> None:
+    options = build(**{**OPTIONS, "profile": profile})  # type: ignore[arg-type]
+    target = TargetInfo("/dev/x", kind, 64 * MiB, write_cache=cache)
+    settings = driver.settings_for(options, target, 64 * MiB, "psync", "none")
+    assert settings["write_cache"] == (cache if kind == "block" and cache else "unknown")
+    assert (
+        (reason in settings["non_compliant_reasons"])
+        if reason
+        else not any("write cache" in r for r in settings["non_compliant_reasons"])
+    )
+    stored = dataclasses.replace(run, settings=settings)
+    header = " ".join(header_notes(stored))
+    assert f"write cache {settings['write_cache']} ·" in header
+    if reason:
+        assert reason in header.split("NON-COMPLIANT with PTS: ")[1]
+        assert reason in " ".join(report_for(stored)[1]["header"])

@@ -29,7 +29,12 @@ from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import state
 from volbench.plans.pts.catalog import WIPC_BS, Round
 from volbench.plans.pts.estimate import estimate, format_duration, remaining
-from volbench.plans.pts.options import MIN_ACTIVE_BYTES, PtsOptions, from_record
+from volbench.plans.pts.options import (
+    MIN_ACTIVE_BYTES,
+    PtsOptions,
+    from_record,
+    write_cache_reason,
+)
 from volbench.targets.host import collect_host
 from volbench.targets.purge import purge
 from volbench.units import format_bytes
@@ -76,6 +81,18 @@ def measure_seq_write(
     return sum(j.directions["write"].bw_bytes_per_s for j in jobs if "write" in j.directions)
 
 
+def write_cache_state(target: TargetInfo) -> str | None:
+    """The write cache of the device under test: known for a block device only (a
+    file's writes also pass the page cache; its device's state is not the target's)."""
+    return target.write_cache if target.kind == "block" else None
+
+
+def non_compliant_reasons(options: PtsOptions, target: TargetInfo) -> list[str]:
+    """Why a run of ``options`` on ``target`` is not PTS-compliant (empty = compliant)."""
+    cache = write_cache_reason(options.profile, write_cache_state(target))
+    return [*options.non_compliant_reasons, *([cache] if cache else [])]
+
+
 def settings_for(
     options: PtsOptions,
     target: TargetInfo,
@@ -92,8 +109,8 @@ def settings_for(
         "purge_method": purge_method if options.purge else "none (--no-purge)",
         "preconditioning": "WIPC: 2 x active range, 128 KiB sequential writes",
         "data_pattern": "random (refill_buffers)",
-        "write_cache": target.write_cache or "unknown",
-        "non_compliant_reasons": list(options.non_compliant_reasons),
+        "write_cache": write_cache_state(target) or "unknown",
+        "non_compliant_reasons": non_compliant_reasons(options, target),
         "seq_write_bytes_per_s": seq_write_bytes_per_s,
     }
 
@@ -114,7 +131,7 @@ def start(
     if places is not None:
         settings.update(places.settings)
     host = collect_host(session.runner.version())
-    non_compliant = bool(options.non_compliant_reasons)
+    non_compliant = bool(settings["non_compliant_reasons"])
     return session.store.create_run(NAME, target, host, labels, settings, non_compliant)
 
 
@@ -157,7 +174,7 @@ def begin(
             f"{format_duration(guess.high_s)} (every test to its round limit); sequential "
             f"write {speed / 1e6:,.0f} MB/s, active range {format_bytes(active)}"
         )
-    for reason in options.non_compliant_reasons:
+    for reason in non_compliant_reasons(options, target):
         session.reporter.note(f"non-compliant with PTS: {reason}")
     method = "none (--no-purge)"
     if options.purge:

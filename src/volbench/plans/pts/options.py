@@ -3,7 +3,8 @@
 Profiles (DESIGN.md "SNIA PTS facts", from PTS-E 1.1 and PTS-C 1.1):
 Enterprise: active range 100%, recommended TC 4 x QD 32, write cache disabled.
 Client: active range 75%, TC 2 x QD 16, write cache enabled.
-volbench does not change a device's write cache; it records the state it finds.
+volbench does not change a device's write cache; it records the state it finds and,
+on a block device whose state differs from the profile's, marks the run non-compliant.
 """
 
 from __future__ import annotations
@@ -35,6 +36,22 @@ CELL_SECONDS = 60.0
 MAX_ROUNDS = 25
 MIN_ACTIVE_BYTES = 16 * MiB
 """Smallest active range volbench runs PTS on: the largest block (1 MiB) x 16."""
+
+
+WRITE_CACHE_STATES = {"write back": "on", "write through": "off"}
+"""The kernel's ``queue/write_cache`` values as the profiles' states (on = enabled)."""
+
+
+def write_cache_reason(profile: str, state: str | None) -> str | None:
+    """Why a device's write cache makes a run non-compliant with ``profile`` (None: it
+    matches, or the state is unknown). ``state`` is the kernel's ``queue/write_cache``
+    of the block device under test; PTS-E requires the cache disabled, PTS-C enabled."""
+    found = WRITE_CACHE_STATES.get((state or "").strip().lower())
+    wanted = PROFILES[profile]["write_cache"]
+    if found is None or found == wanted:
+        return None
+    required = "enabled" if wanted == "on" else "disabled"
+    return f"write cache {state} (the {profile} profile requires it {required})"
 
 
 @dataclass(frozen=True)
