@@ -148,6 +148,8 @@ def test_verify_three_tenants_and_host_within_10_pct(
     assert group["tenants"] == 3 and group["direction"] == "read"
     assert group["alpha"] == pytest.approx(1 - achieved / (3000 - host))
     assert abs(group["alpha"]) < 0.1  # no virtualisation here: the limits are all that binds
+    assert group["capped"] == [int(run_id)]  # so fit says alpha measured the plan
+    assert "alpha measures the plan" in json.loads(fit.stdout)["warnings"][0]
     assert predicted.returncode == 0, predicted.stderr
     rows = {r["tenant"]: r for r in json.loads(predicted.stdout)["tenants"]}
     assert rows["qos-t40"]["measured_iops"] == pytest.approx(tenants["qos-t40"]["achieved_iops"])

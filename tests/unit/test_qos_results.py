@@ -11,6 +11,7 @@ from volbench.analysis.qos_document import plan_document, plan_from_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, planned_iops
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus, StoredResult
+from volbench.report.qos_sheets import fit_sheet
 
 
 def _result(test: str, iops: float, direction: str = "read") -> StoredResult:
@@ -42,6 +43,21 @@ def test_seed_004_alpha_from_a_stored_run() -> None:
     (group,) = fit_groups([m])
     assert group["alpha"] == pytest.approx(1 - 540 / 2913)
     assert group["tenants"] == 3 and group["direction"] == "read"
+    assert group["capped"] == []  # far below the plan's limits: a loss, no warning
+    assert fit_sheet([group]).document["warnings"] == []
+
+
+def test_fit_warns_when_the_plans_own_limits_capped_the_tenants() -> None:
+    capped = {"t40": 2913 * 40 / 180 * 0.99, "t60": 2913 * 60 / 180, "t80": 2913 * 80 / 180}
+    m = measurement(_run(8, capped | {"host": 975}))
+    assert m.capped
+    (group,) = fit_groups([m, measurement(_run(9, {"t40": 118, "t60": 187, "t80": 235}))])
+    assert group["capped"] == [8]
+    sheet = fit_sheet([group])
+    (warning,) = sheet.document["warnings"]
+    assert "run(s) 8 every tenant got its planned limit" in warning
+    assert "runs without limits" in warning and warning in sheet.notes
+    assert sheet.flagged_rows == {0}
 
 
 def test_runs_pool_per_direction_and_tenant_count() -> None:

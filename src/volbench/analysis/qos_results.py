@@ -56,13 +56,16 @@ class VerifyResult:
 class Measurement:
     """What one concurrent run says for the alpha fit: direction, concurrency (number
     of tenants), C (IOPS), C0 (the host's measured IOPS, 0 without the host) and
-    every tenant's achieved IOPS."""
+    every tenant's achieved IOPS. ``capped`` when every tenant got its planned limit
+    (within the run's tolerance): the limits bound, so the fit measures the plan,
+    not a virtualisation loss."""
 
     run_id: int
     direction: str
     capability: float
     host_used: float
     achieved: tuple[float, ...]
+    capped: bool = False
 
 
 def planned_iops(iops: float, bw_bytes_per_s: float, bs_bytes: int) -> float:
@@ -133,18 +136,21 @@ def measurement(run: RunRecord) -> Measurement:
     if missing:
         raise UsageError(f"run {run.id} has no result of tenant {missing[0]}: cannot fit alpha")
     directions = {r.direction for r in run.results if r.test in tenants}
+    checks = check_run(run).checks
     return Measurement(
         run.id,
         ",".join(sorted(directions)),
         capability,
         achieved.get(HOST, (0.0, 0.0))[0],
         tuple(achieved[t][0] for t in tenants),
+        all(c.ok for c in checks if c.role != "host"),
     )
 
 
 def fit_groups(measurements: Sequence[Measurement]) -> list[dict[str, object]]:
     """alpha per (direction, number of tenants), pooled over the runs of each group:
-    alpha = 1 - sum(C') / sum(C - C0) (the ratio of totals of seed 004's formula)."""
+    alpha = 1 - sum(C') / sum(C - C0) (the ratio of totals of seed 004's formula).
+    ``capped`` lists the group's runs whose tenants all got their planned limits."""
     groups: dict[tuple[str, int], list[Measurement]] = {}
     for m in measurements:
         groups.setdefault((m.direction, len(m.achieved)), []).append(m)
@@ -161,6 +167,7 @@ def fit_groups(measurements: Sequence[Measurement]) -> list[dict[str, object]]:
                 "direction": direction,
                 "tenants": count,
                 "runs": [m.run_id for m in members],
+                "capped": [m.run_id for m in members if m.capped],
                 "capability": sum(m.capability for m in members) / len(members),
                 "host_used": sum(m.host_used for m in members) / len(members),
                 "achieved_total": total / len(members),

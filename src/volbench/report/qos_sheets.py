@@ -127,8 +127,19 @@ def predict_sheet(plan: QosPlan, measured: Mapping[str, float]) -> Sheet:
     )
 
 
+def capped_warning(runs: Sequence[int]) -> str:
+    """Why alpha from runs capped by their own plan's limits is not a loss factor."""
+    listed = ", ".join(str(r) for r in runs)
+    return (
+        f"warning: in run(s) {listed} every tenant got its planned limit, so alpha measures"
+        " the plan, not a virtualisation loss; fit alpha on runs without limits (seed 004:"
+        " the tenants unthrottled, all running at once, C0 the host's measured use)"
+    )
+
+
 def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
-    """Fitted alpha per measured group (``capability``, ``host_used``, ``achieved``, ``alpha``)."""
+    """Fitted alpha per measured group (``capability``, ``host_used``, ``achieved``, ``alpha``);
+    a warning when runs were ``capped`` by their plan's limits."""
     columns = (
         Column("group", "Group"),
         Column("capability", "C", fmt_count, numeric=True),
@@ -137,12 +148,21 @@ def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
         Column("achieved_total", "Sum C'", fmt_count, numeric=True),
         Column("alpha", "alpha", lambda v: f"{float(v):.3f}", numeric=True),
     )
+    capped = [run for g in groups for run in g.get("capped", ())]
     return Sheet(
         title="volbench QoS alpha fit",
         columns=columns,
         rows=tuple(groups),
-        document={"schema": "volbench.qos-fit/1", "groups": list(groups)},
-        notes=("alpha = 1 - sum(C') / (C - C0) over all running tenants (seed 004, test 4)",),
+        document={
+            "schema": "volbench.qos-fit/1",
+            "groups": list(groups),
+            "warnings": [capped_warning(capped)] if capped else [],
+        },
+        notes=(
+            "alpha = 1 - sum(C') / (C - C0) over all running tenants (seed 004, test 4)",
+            *([capped_warning(capped)] if capped else []),
+        ),
+        flagged_rows=frozenset(i for i, g in enumerate(groups) if g.get("capped")),
     )
 
 
