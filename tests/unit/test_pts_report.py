@@ -333,3 +333,36 @@ def test_write_cache_against_the_profile_is_a_non_compliant_reason(
     if reason:
         assert reason in header.split("NON-COMPLIANT with PTS: ")[1]
         assert reason in " ".join(report_for(stored)[1]["header"])
+
+
+def test_fewer_rounds_than_a_window_report_steady_state_not_evaluated(tmp_path: Path) -> None:
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(tmp_path / "rec", filter="data")
+    target = TargetInfo("/dev/replayed", "block", 64 * MiB)
+    options = build(**{**OPTIONS, "tests": ("iops", "hir"), "max_rounds": 2})  # type: ignore[arg-type]
+    with Store.open(str(tmp_path / "store.db")) as store:
+        session = Session(store, ReplayRunner(tmp_path / "rec"), NullReporter(), tmp_path / "runs")
+        purging = driver.PurgeSettings(replay=True)
+        outcome = driver.begin(session, options, target, {}, None, purging)
+        assert outcome.status is RunStatus.COMPLETED
+        stored = store.get_run(outcome.run_id)
+    assert stored.non_compliant
+    reason = "at most 2 rounds: steady state cannot be evaluated (needs a 5-round window)"
+    assert reason in stored.settings["non_compliant_reasons"]
+    sheets, document = report_for(stored)
+    by_title = {s.title.split(" (")[0].split(":")[0]: s for s in sheets}
+    assert reason in " ".join(document["header"])
+    for title in ("IOPS", "HIR"):
+        assert "steady state not evaluated: 2 rounds (needs a 5-round window)" in " ".join(
+            by_title[title].notes
+        ), title
+    ss_rows = by_title["Steady state"].rows
+    assert {r["test"] for r in ss_rows} == {"iops", "hir"}
+    for row in ss_rows:
+        assert len(row["values"]) == 2 and row["steady"].startswith("not evaluated")
+    assert document["steady_state"]["iops"] == {"steady": False, "rounds": 2, "evaluated": False}
+    iops_rows = [r for r in stored.results if r.test.startswith("iops.ss.")]
+    assert {r.round for r in iops_rows} == {1, 2}  # round 0 is WIPC
+    by_bs = {row["block_size"]: row for row in by_title["IOPS"].rows}
+    cell = [r.iops for r in iops_rows if r.test == "iops.ss.100-0.4k"]
+    assert math.isclose(by_bs["4k"]["iops_100"], sum(cell) / 2)

@@ -289,6 +289,8 @@ def _steady_note(test: str, history: list[state.StoredRound], options: PtsOption
     verdict = state.verdict(test, history)
     if verdict.steady:
         return f"{test}: steady state reached in rounds {_span(verdict.window_rounds)}"
+    if not verdict.windows and verdict.rounds_run >= options.max_rounds:
+        return f"{test}: steady state not evaluated in {verdict.rounds_run} rounds (needs 5)"
     if not verdict.windows:
         return f"{test}: steady state needs 5 rounds ({verdict.rounds_run} so far)"
     worst = max(

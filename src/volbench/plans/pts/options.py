@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.errors import UsageError
 from volbench.units import MiB, parse_size
 
@@ -80,7 +81,12 @@ class PtsOptions:
         reasons = []
         if self.cell_seconds != CELL_SECONDS:
             reasons.append(f"cells of {self.cell_seconds:g} s instead of 60 s")
-        if self.max_rounds != MAX_ROUNDS:
+        if self.max_rounds < WINDOW_ROUNDS and set(self.tests) - {"wsat", "xsr"}:
+            reasons.append(
+                f"at most {self.max_rounds} rounds: steady state cannot be evaluated "
+                f"(needs a {WINDOW_ROUNDS}-round window)"
+            )
+        elif self.max_rounds != MAX_ROUNDS:
             reasons.append(f"at most {self.max_rounds} rounds instead of 25")
         if set(self.block_sizes) != set(IOPS_BLOCK_SIZES) and "iops" in self.tests:
             reasons.append("reduced IOPS block sizes")
@@ -179,7 +185,8 @@ def build(
     """Options from a profile and what the user gave; conflicts are UsageErrors.
 
     The Enterprise profile requires the whole device as active range (PTS-E);
-    the Client profile allows 75% (its default) or 100% (PTS-C).
+    the Client profile allows 75% (its default) or 100% (PTS-C). Fewer than 5
+    rounds are allowed as a quick look, marked non-compliant.
     """
     defaults = PROFILES[profile]
     if active_range_pct is not None:
@@ -190,8 +197,6 @@ def build(
                 f"which requires {' or '.join(map(str, allowed))}%"
                 + (" (use --profile client for 75%)" if profile == "enterprise" else "")
             )
-    if overrides.get("max_rounds", MAX_ROUNDS) < 5 and set(tests) - {"wsat"}:
-        raise UsageError("--max-rounds must be at least 5: steady state needs a 5-round window")
     return PtsOptions(
         tests=tests,
         profile=profile,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
-from volbench.analysis.steady_state import Verdict
+from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
 from volbench.plans.pts import catalog, driver, state
@@ -96,7 +96,16 @@ def _steady_notes(data: _Run, test: str) -> tuple[str, ...]:
     if verdict.steady:
         rounds = verdict.window_rounds
         return (f"steady state reached: rounds {rounds[0] + 1}-{rounds[-1] + 1} of {len(ss)}",)
+    if len(ss) < WINDOW_ROUNDS:
+        return (_not_evaluated(len(ss)) + " (figures: average of these rounds)",)
     return (f"steady state NOT achieved after {len(ss)} rounds (figures: last window)",)
+
+
+def _not_evaluated(rounds: int) -> str:
+    return (
+        f"steady state not evaluated: {rounds} round{'s' if rounds != 1 else ''} "
+        f"(needs a {WINDOW_ROUNDS}-round window)"
+    )
 
 
 def iops_sheet(data: _Run) -> Sheet:
@@ -376,6 +385,23 @@ def steady_state_sheet(data: _Run) -> Sheet:
         if test in ("wsat", "xsr"):
             continue
         verdict = data.verdict(test)
+        ss = data.history(test, "ss")
+        if not verdict.windows and ss:  # fewer rounds than a window: the rounds there are
+            for name, values in state.tracking(test, ss).items():
+                rows.append(
+                    {
+                        "test": test,
+                        "variable": name,
+                        "rounds": f"1-{len(values)}",
+                        "values": values,
+                        "average": _avg(values),
+                        "slope": None,
+                        "intercept": None,
+                        "data_excursion_pct": None,
+                        "slope_excursion_pct": None,
+                        "steady": _not_evaluated(len(values)).removeprefix("steady state "),
+                    }
+                )
         for name, w in verdict.windows.items():
             rows.append(
                 {
@@ -463,6 +489,7 @@ def pts_document(run: RunRecord) -> dict[str, Any]:
             test: {
                 "steady": data.verdict(test).steady,
                 "rounds": len(data.history(test, "ss")),
+                "evaluated": len(data.history(test, "ss")) >= WINDOW_ROUNDS,
             }
             for test in data.options.tests
             if test not in ("wsat", "xsr")
