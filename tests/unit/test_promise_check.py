@@ -89,12 +89,28 @@ def _measured(bs: int, read: float, write: float, rw: str = "randrw") -> Measure
     return Measured("t", rw, bs, 32, read, write, read * bs, write * bs, None, None)
 
 
-def test_64k_on_aws_counts_as_four_16k_ios() -> None:
+def test_aws_ssd_counts_io_up_to_256_kib_as_one() -> None:
+    """AWS counts SSD I/O up to 256 KiB as one, larger in 256 KiB units (A5, 2023);
+    seed 003's older '250 write records of 64 KB' for 1,000 IOPS (16 KiB units)
+    is undated and not applied (CATALOGUE.md)."""
     e = expect(CAT.find("aws-io1"), 200, None, {"provisioned_iops": 2000})
-    verdict = rate_verdict(_measured(65536, 500, 0, "randread"), e)
+    verdict = rate_verdict(_measured(65536, 2000, 0, "randread"), e)
     assert verdict is not None
-    assert (verdict.measured, verdict.verdict) == (2000, "meets")
-    assert "counted as 4 x 16 KiB" in verdict.reason
+    assert (verdict.measured, verdict.expected, verdict.verdict) == (2000, 2000, "meets")
+    assert "AWS counts an I/O of up to 256 KiB as one" in verdict.reason
+    old_wording = rate_verdict(_measured(65536, 500, 0, "randread"), e)
+    assert old_wording is not None and old_wording.verdict == "below"
+    large = rate_verdict(_measured(1048576, 500, 0, "randread"), e)  # 500 MiB/s
+    assert large is not None and (large.measured, large.verdict) == (2000, "meets")
+    assert "1024 KiB I/O counted as 4 x 256 KiB (AWS)" in large.reason
+    # A8's example: gp2 at 100 GiB, 300 IOPS x 256 KiB = 75 MiB/s
+    gp2 = rate_verdict(_measured(262144, 300, 0, "randread"), expect(CAT.find("aws-gp2"), 100))
+    assert gp2 is not None and (gp2.metric, gp2.expected, gp2.verdict) == ("IOPS", 300, "meets")
+    # gp3's 125 MiB/s binds before its 3,000 IOPS at 64 KiB (2,000 x 64 KiB)
+    gp3 = rate_verdict(_measured(65536, 2000, 0, "randread"), expect(CAT.find("aws-gp3"), 100))
+    assert gp3 is not None and (gp3.metric, gp3.verdict) == ("MB/s", "meets")
+    assert gp3.reason.startswith("throughput-bound at 64 KiB (2,000 IOPS x 64 KiB)")
+    assert "AWS counts an I/O of up to 256 KiB as one" in gp3.reason
 
 
 def test_instance_cap_and_burst() -> None:
@@ -140,8 +156,8 @@ def test_a_mix_far_above_the_cap_concludes_neither() -> None:
 
 def test_a_mix_is_counted_in_the_vendors_units() -> None:
     e = expect(CAT.find("aws-io1"), 200, None, {"provisioned_iops": 2000})
-    finding = combined_finding(_measured(32768, 500, 495), e) or ""  # 32 KiB = 2 x 16 KiB
-    assert "reads + writes 1,990 IOPS (2 x 16 KiB per I/O) ~ the 2,000 cap" in finding
+    finding = combined_finding(_measured(524288, 500, 495), e) or ""  # 512 KiB = 2 x 256 KiB
+    assert "reads + writes 1,990 IOPS (2 x 256 KiB per I/O) ~ the 2,000 cap" in finding
 
 
 @pytest.mark.parametrize(

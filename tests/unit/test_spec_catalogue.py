@@ -60,7 +60,7 @@ def test_aws_provisioned_iops_seed_003(size: float, provisioned: float) -> None:
     for as_of in ("2014-07-01", None):
         e = expect(product, size, as_of, {"provisioned_iops": provisioned})
         assert e.iops == provisioned
-    assert product.count_unit_bytes == 16384
+    assert (product.iops_io_bytes, product.count_unit_bytes) == (16384, 262144)  # A1, A5
 
 
 def test_gp2_burst_duration_matches_the_aws_example() -> None:

@@ -6,7 +6,8 @@ Pure functions over stored result rows and an :class:`Expectation`.
   rate at the test's block size ``bs`` is the tighter of the IOPS limit and the
   throughput limit: IOPS-bound when ``iops_cap / n <= bw_cap / bs``, where an
   I/O counts as ``n = ceil(bs / count_unit)`` I/Os on vendors that count in
-  units (AWS: 16 KiB, so a 64 KiB I/O is 4; Azure: 256 KiB; catalogue A1, Z1).
+  units (AWS SSD and Azure: 256 KiB, so a 1 MiB I/O is 4; AWS HDD: 1 MiB;
+  catalogue A5, Z1, A4); the verdict names the unit used.
   Instance-side caps, when given, lower both limits (per direction where
   the vendor caps reads and writes apart: ``min(read / r, write / (1 - r))``).
 - Burst: the sustained (baseline) caps give the expected figure; a figure
@@ -151,6 +152,18 @@ def io_count(bs_bytes: int, unit_bytes: int | None) -> int:
     return max(1, math.ceil(bs_bytes / unit_bytes)) if unit_bytes else 1
 
 
+def counting(bs_bytes: int, vendor: str, unit_bytes: int | None) -> str:
+    """How an I/O of ``bs_bytes`` was counted, naming the vendor's unit."""
+    count = io_count(bs_bytes, unit_bytes)
+    if unit_bytes is None:
+        return f"{vendor} counts each I/O as one"
+    if count > 1:
+        return (
+            f"{bs_bytes // 1024} KiB I/O counted as {count} x {unit_bytes // 1024} KiB ({vendor})"
+        )
+    return f"{vendor} counts an I/O of up to {unit_bytes // 1024} KiB as one"
+
+
 def _share(test: Measured) -> float:
     """Reads' share of the test's I/O: 1 read-only, 0 write-only."""
     if test.mixed:
@@ -219,12 +232,9 @@ def rate_verdict(
     iops_bound = iops_cap is not None and (
         bw_cap is None or iops_cap / count <= bw_cap / test.bs_bytes
     )
+    reasons.insert(0, counting(test.bs_bytes, product.vendor, unit))
     if iops_bound:
         assert iops_cap is not None
-        if count > 1:
-            reasons.insert(
-                0, f"{test.bs_bytes // 1024} KiB I/O counted as {count} x {(unit or 0) // 1024} KiB"
-            )
         reasons.insert(0, f"IOPS-bound at {test.bs_bytes / 1024:g} KiB")
         metric, expected, ceiling, measured = "IOPS", iops_cap, iops_ceiling, test.iops * count
     else:
