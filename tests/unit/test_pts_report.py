@@ -29,8 +29,9 @@ from volbench.plans.pts.report import header_notes
 from volbench.plans.reporter import NullReporter
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
+from volbench.report.export import export
 from volbench.report.run_sheets import report_for
-from volbench.report.sheet import fmt_count, fmt_latency, fmt_rate
+from volbench.report.sheet import Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
 
 RECORDING = FIO_FIXTURES / "pts" / "recording.tar.xz"
@@ -366,3 +367,29 @@ def test_fewer_rounds_than_a_window_report_steady_state_not_evaluated(tmp_path: 
     by_bs = {row["block_size"]: row for row in by_title["IOPS"].rows}
     cell = [r.iops for r in iops_rows if r.test == "iops.ss.100-0.4k"]
     assert math.isclose(by_bs["4k"]["iops_100"], sum(cell) / 2)
+
+
+def test_export_has_the_run_record_raw_outputs_and_every_stored_cell(run: RunRecord) -> None:
+    sheets, document = report_for(run)
+    data = json.loads(export(Sheet("report", (), (), document), "json"))
+    assert data["schema"] == "volbench.pts/1" and data["tables"]  # the PTS report's keys
+    assert data["id"] == run.id and data["plan"] == "pts" and data["status"] == "completed"
+    for key in ("labels", "target", "host", "settings", "error"):
+        assert key in data
+    assert data["fio_outputs"] == list(run.raw_outputs)
+    assert len(data["results"]) == len(run.results)
+
+    (cells,) = [s for s in sheets if s.title == "Every stored cell of every round"]
+    assert len(cells.rows) == len(run.results)
+    assert {r["phase"] for r in cells.rows} >= {"wipc", "ss", "run", "idle", "group", "sweep"}
+    for row in cells.rows:  # fio's own figures, from the stored raw JSON
+        name = f"{row['test']}.{row['phase']}.{row['cell']}"
+        jobs = json.loads(run.raw_outputs[row["round"]])["jobs"]
+        iops = sum(j[row["direction"]]["iops"] for j in jobs if j["jobname"] == name)
+        assert math.isclose(row["iops"], iops, rel_tol=1e-9), name
+    rounds = {r.round for r in run.results}
+    assert {r["round"] for r in cells.rows} == rounds == set(range(len(run.raw_outputs)))
+    markdown = export(cells, "markdown").decode()
+    assert "Every stored cell of every round" in markdown
+    assert len(export(cells, "csv").decode().strip().splitlines()) >= len(run.results) + 1
+    assert "Every stored cell of every round" in [t["title"] for t in data["tables"]]

@@ -194,12 +194,16 @@ PLAN_REPORTS: dict[str, Callable[[RunRecord], Report]] = {}
 
 def report_for(run: RunRecord) -> Report:
     """The sheets and JSON document of ``run``: its plan's report, else its one sheet;
+    the JSON always holds the run record, every stored result row and fio's raw
+    outputs (:func:`run_document`; the plan's own keys beside them, theirs on a clash);
     then the stalls sheet when the run stalled (its rows under ``stalls`` in the JSON)."""
     if run.plan in PLAN_REPORTS:
         sheets, document = PLAN_REPORTS[run.plan](aggregate_run(run))
     else:
         sheet = sheet_for(run)
         sheets, document = [sheet], sheet.document
+    if "fio_outputs" not in document:  # a plan's own report: the run record beside it
+        document = {**run_document(run), **document}
     if is_fleet(run):  # each place's share beside the aggregate
         places = fleet_sheet(run)
         sheets, document = [*sheets, places], {**document, "places": places.document}

@@ -435,6 +435,40 @@ def steady_state_sheet(data: _Run) -> Sheet:
     return _sheet("Steady state (PTS 5-round window)", columns, rows, notes)
 
 
+def cells_sheet(run: RunRecord) -> Sheet:
+    """Every stored cell of every round, as stored (fio's own per-direction figures),
+    partial rounds included: the rows the tables above are computed from."""
+    rows = []
+    for r in run.results:
+        test, phase, cell = [*r.test.split(".", 2), "", ""][:3]
+        rows.append(
+            {
+                "round": r.round,
+                "test": test,
+                "phase": phase,
+                "cell": cell,
+                "direction": r.direction,
+                "iops": r.iops,
+                "bw_bytes_per_s": r.bw_bytes_per_s,
+                "bw_mb_per_s": r.bw_bytes_per_s / MB,
+                "lat_mean_ns": r.lat_mean_ns,
+            }
+        )
+    columns = (
+        Column("round", "Round", numeric=True),
+        Column("test", "Test"),
+        Column("phase", "Phase"),
+        Column("cell", "Cell"),
+        Column("direction", "Dir"),
+        Column("iops", "IOPS", fmt_count, numeric=True),
+        Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+        Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
+    )
+    notes = ("phases: wipc preconditioning, ss steady-state round, run WSAT sample, idle HIR "
+             "wait state, group XSR access group, sweep TC x QD sweep",)  # fmt: skip
+    return _sheet("Every stored cell of every round", columns, rows, notes)
+
+
 def _bs(bs: int) -> str:
     from volbench.units import format_block_size
 
@@ -466,7 +500,7 @@ def pts_sheets(run: RunRecord) -> list[Sheet]:
     for test in data.options.tests:
         if data.history(test):
             sheets += _BUILDERS[test](data)
-    sheets.append(steady_state_sheet(data))
+    sheets += [steady_state_sheet(data), cells_sheet(run)]
     first = sheets[0]
     sheets[0] = Sheet(
         first.title, first.columns, first.rows, first.document,
