@@ -106,3 +106,12 @@ def format_block_size(n: int) -> str:
         if n and n % factor == 0:
             return f"{n // factor}{suffix}"
     return str(n)
+
+
+def format_seconds(seconds: float) -> str:
+    """A short span of time, rounded for reading: ``5`` -> ``5 s``, ``1.25`` ->
+    ``1.25 s``, ``1800`` -> ``1,800 s``, ``0.0833`` -> ``83 ms``, ``0.004`` -> ``4 ms``."""
+    if seconds < 1:
+        ms = seconds * 1000
+        return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.2g} ms"
+    return f"{seconds:,.0f} s" if seconds >= 10 else f"{seconds:.3g} s"

@@ -25,7 +25,7 @@ from volbench.plans.execution import Session
 from volbench.plans.pts import driver
 from volbench.plans.pts.charts import pts_sections
 from volbench.plans.pts.options import build
-from volbench.plans.pts.report import header_notes
+from volbench.plans.pts.report import header_notes, variable_label
 from volbench.plans.reporter import NullReporter
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
@@ -33,6 +33,7 @@ from volbench.report.export import export
 from volbench.report.run_sheets import report_for
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
+from volbench.units import format_seconds
 
 RECORDING = FIO_FIXTURES / "pts" / "recording.tar.xz"
 MiB = 1 << 20
@@ -393,3 +394,40 @@ def test_export_has_the_run_record_raw_outputs_and_every_stored_cell(run: RunRec
     assert "Every stored cell of every round" in markdown
     assert len(export(cells, "csv").decode().strip().splitlines()) >= len(run.results) + 1
     assert "Every stored cell of every round" in [t["title"] for t in data["tables"]]
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("0-100.4k iops", "R/W 0/100, 4 KiB, IOPS"),
+        ("65-35.64k iops", "R/W 65/35, 64 KiB, IOPS"),
+        ("100-0.1m bw", "R/W 100/0, 1024 KiB, bandwidth"),
+        ("0-100.512 lat", "R/W 0/100, 0.5 KiB, mean response time"),
+        ("tc2-qd2 iops", "TC 2 x QD 2, IOPS"),
+    ],
+)
+def test_tracking_variables_read_as_mix_block_size_and_figure(name: str, label: str) -> None:
+    assert variable_label(name) == label
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(5, "5 s"), (1.25, "1.25 s"), (1800, "1,800 s"), (5 / 60, "83 ms"), (0.004, "4 ms")],
+)
+def test_durations_read_in_s_or_ms(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text
+
+
+def test_steady_state_and_hir_sheets_print_labels_and_durations(run: RunRecord) -> None:
+    sheets = {s.title.split(":")[0].split(" (")[0]: s for s in report_for(run)[0]}
+    steady = sheets["Steady state"]
+    cells = steady.cells()
+    column = [c.key for c in steady.columns].index("label")
+    shown = {row[column] for row in cells}
+    assert "R/W 0/100, 4 KiB, IOPS" in shown and "TC 2 x QD 2, IOPS" in shown
+    assert all(r["variable"] and r["label"] == variable_label(r["variable"]) for r in steady.rows)
+    hir = sheets["HIR"]
+    waits = [row[0] for row in hir.cells()]
+    scale = OPTIONS["cell_seconds"] / 60  # type: ignore[operator]
+    assert waits == [format_seconds(w * scale) for w in (5, 10, 15, 25, 50)]
+    assert waits[0] == "83 ms" and "0.0833" not in " ".join(hir.notes)

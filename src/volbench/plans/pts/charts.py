@@ -17,7 +17,7 @@ from typing import Any
 from volbench.analysis.steady_state import Window
 from volbench.model import RunRecord
 from volbench.plans.pts import driver, state
-from volbench.plans.pts.report import _BUILDERS, _Run, steady_state_sheet
+from volbench.plans.pts.report import _BUILDERS, _Run, steady_state_sheet, variable_label
 from volbench.report.chart import Chart, Series, bar_chart, bars3d_chart, line_chart, window_chart
 from volbench.report.document import PLAN_SECTIONS, Section
 from volbench.report.run_charts import run_header
@@ -125,7 +125,7 @@ def window_charts(data: _Run, test: str, prefix: str) -> list[Chart]:
         charts.append(
             window_chart(
                 f"{prefix}-window{n}",
-                f"{TITLES[test]}: measurement window, {name}",
+                f"{TITLES[test]}: measurement window, {variable_label(name)}",
                 [r + 1 for r in w.rounds],
                 [v / divisor for v in w.values],
                 average=w.average / divisor,

@@ -37,7 +37,7 @@ from volbench.plans.pts.options import (
 )
 from volbench.targets.host import collect_host
 from volbench.targets.purge import purge
-from volbench.units import format_bytes
+from volbench.units import format_bytes, format_seconds
 
 NAME = "pts"
 
@@ -279,7 +279,8 @@ def _describe(step: Round, options: PtsOptions) -> str:
         return f"{step.test}: access group {step.index + 1} of 3, {len(step.workloads)} cells"
     if step.phase == "idle":
         wait = step.workloads[0].thinktime_s or 0.0
-        return f"{step.test}: wait state {step.index + 1} of 5 ({wait:g} s idle per cycle)"
+        idle = format_seconds(wait)
+        return f"{step.test}: wait state {step.index + 1} of 5 ({idle} idle per cycle)"
     if step.phase == "sweep":
         return f"{step.test}: demand-intensity sweep, {len(step.workloads)} TC x QD cells"
     return f"{step.test}: sample {step.index + 1} (until 4 x active range written)"

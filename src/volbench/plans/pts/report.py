@@ -9,6 +9,7 @@ stored raw fio output (merged bucket by bucket, never averaged).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from volbench.plans.pts import catalog, driver, state
 from volbench.plans.pts.options import from_record
 from volbench.report.run_sheets import PLAN_REPORTS
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+from volbench.units import format_seconds, parse_size
 
 SCHEMA = "volbench.pts/1"
 MB = 1_000_000
@@ -99,6 +101,24 @@ def _steady_notes(data: _Run, test: str) -> tuple[str, ...]:
     if len(ss) < WINDOW_ROUNDS:
         return (_not_evaluated(len(ss)) + " (figures: average of these rounds)",)
     return (f"steady state NOT achieved after {len(ss)} rounds (figures: last window)",)
+
+
+_FIGURE_NAMES = {"iops": "IOPS", "bw": "bandwidth", "lat": "mean response time"}
+
+
+def variable_label(name: str) -> str:
+    """A tracking variable as a person reads it: ``0-100.4k iops`` -> ``R/W 0/100,
+    4 KiB, IOPS``; ``tc2-qd2 iops`` -> ``TC 2 x QD 2, IOPS``."""
+    cell, _, figure = name.rpartition(" ")
+    mix, dot, bs = cell.partition(".")
+    grid = re.fullmatch(r"tc(\d+)-qd(\d+)", cell)
+    if dot and re.fullmatch(r"\d+-\d+", mix):
+        parts = [f"R/W {mix.replace('-', '/')}", f"{parse_size(bs) / 1024:g} KiB"]
+    elif grid:
+        parts = [f"TC {grid[1]} x QD {grid[2]}"]
+    else:
+        parts = [cell or name]
+    return ", ".join([*parts, _FIGURE_NAMES.get(figure, figure)])
 
 
 def _not_evaluated(rounds: int) -> str:
@@ -223,7 +243,7 @@ def hir_sheet(data: _Run) -> Sheet:
             }
         )
     columns = (
-        Column("wait_s", "Wait (s)", lambda v: f"{float(v):g}", numeric=True),
+        Column("wait_s", "Wait", lambda v: format_seconds(float(v)), numeric=True),
         Column("cycles", "Cycles", numeric=True),
         Column("write_period_iops", "IOPS while writing", fmt_count, numeric=True),
         Column("cycle_iops", "IOPS incl. idle", fmt_count, numeric=True),
@@ -232,8 +252,9 @@ def hir_sheet(data: _Run) -> Sheet:
     )
     notes = (
         *_steady_notes(data, "hir"),
-        f"times scaled by cell length: write periods {catalog.HIR_WRITE_S * scale:g} s, "
-        f"continuous {catalog.HIR_CONTINUOUS_S * scale:g} s",
+        f"times scaled by cell length: write periods "
+        f"{format_seconds(catalog.HIR_WRITE_S * scale)}, "
+        f"continuous {format_seconds(catalog.HIR_CONTINUOUS_S * scale)}",
     )
     return _sheet("HIR: IOPS per wait state", columns, rows, notes)
 
@@ -392,6 +413,7 @@ def steady_state_sheet(data: _Run) -> Sheet:
                     {
                         "test": test,
                         "variable": name,
+                        "label": variable_label(name),
                         "rounds": f"1-{len(values)}",
                         "values": values,
                         "average": _avg(values),
@@ -407,6 +429,7 @@ def steady_state_sheet(data: _Run) -> Sheet:
                 {
                     "test": test,
                     "variable": name,
+                    "label": variable_label(name),
                     "rounds": f"{w.rounds[0] + 1}-{w.rounds[-1] + 1}",
                     "values": list(w.values),
                     "average": w.average,
@@ -422,7 +445,7 @@ def steady_state_sheet(data: _Run) -> Sheet:
     number = lambda v: f"{float(v):,.4g}"  # noqa: E731
     columns = (
         Column("test", "Test"),
-        Column("variable", "Tracking variable"),
+        Column("label", "Tracking variable"),
         Column("rounds", "Window"),
         Column("average", "Average", number, numeric=True),
         Column("slope", "Slope/round", number, numeric=True),
