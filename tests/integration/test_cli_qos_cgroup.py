@@ -233,10 +233,15 @@ def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: Loop
     stored = volbench.stored(str(document["capability_run"]))
     assert stored["plan"] == "qos-capability"
     jobs = {j["jobname"]: j for j in fio_jobs(fio_json(stored["fio_outputs"][0]))}
-    assert document["capability"]["iops"] == pytest.approx(jobs["capability-iops"]["read"]["iops"])
-    bw = jobs["capability-bandwidth"]["read"]["bw_bytes"]
-    assert document["capability"]["bps"] == pytest.approx(bw)
-    assert document["tenants"][1]["iops"] == pytest.approx(document["capability"]["iops"] * 0.75)
+    capability = document["capability"]  # reads and writes: an empty device may be written
+    assert capability["riops"] == pytest.approx(jobs["capability-iops"]["read"]["iops"])
+    assert capability["rbps"] == pytest.approx(jobs["capability-bandwidth"]["read"]["bw_bytes"])
+    assert capability["wiops"] == pytest.approx(jobs["capability-write-iops"]["write"]["iops"])
+    wbps = jobs["capability-write-bandwidth"]["write"]["bw_bytes"]
+    assert capability["wbps"] == pytest.approx(wbps)
+    assert document["tenants"][1]["read_iops"] == pytest.approx(capability["riops"] * 0.75)
+    assert document["tenants"][1]["write_iops"] == pytest.approx(capability["wiops"] * 0.75)
+    assert document["writes_not_measured"] == ""
 
 
 @pytest.mark.usefixtures("own_cgroups")

@@ -20,8 +20,8 @@ def test_plan_fit_predict_seed_004(volbench: Volbench, tmp_path: Path) -> None:
             (
                 volbench,
                 (
-                    "qos", "plan", "--capability", "iops=3888,bps=400m",
-                    "--host-reserve", "iops=975,bps=100m", "--tenant", "a:40",
+                    "qos", "plan", "--capability", "riops=3888,wiops=156,bps=400m",
+                    "--host-reserve", "riops=975,wiops=48,bps=100m", "--tenant", "a:40",
                     "--tenant", "b:60", "--tenant", "c:80", "--volume-size", "246",
                     "--format", "json",
                 ),
@@ -42,10 +42,13 @@ def test_plan_fit_predict_seed_004(volbench: Volbench, tmp_path: Path) -> None:
     assert plan.returncode == 0, plan.stderr
     document = json.loads(plan.stdout)
     assert document["schema"] == "volbench.qos-plan/1"
-    iops = [t["iops"] for t in document["tenants"]]
+    iops = [t["read_iops"] for t in document["tenants"]]
     assert iops == pytest.approx([2913 * 40 / 180, 2913 * 60 / 180, 2913 * 80 / 180])
+    writes = [t["write_iops"] for t in document["tenants"]]  # seed 004 writes: 156 - 48
+    assert writes == pytest.approx([108 * 40 / 180, 108 * 60 / 180, 108 * 80 / 180])
     bps = (400 - 100) * 2**20
-    assert document["tenants"][0]["bw_bytes_per_s"] == pytest.approx(bps * 40 / 180)
+    assert document["tenants"][0]["read_bw_bytes_per_s"] == pytest.approx(bps * 40 / 180)
+    assert document["tenants"][0]["write_bw_bytes_per_s"] == pytest.approx(bps * 40 / 180)
     assert [t["weight_v1"] for t in document["tenants"]] == [500, 750, 1000]
     assert fit.returncode == 0, fit.stderr
     (group,) = json.loads(fit.stdout)["groups"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from volbench.analysis.qos import Tenant, make_plan
+from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.errors import TargetError
 from volbench.plans.qos_setup import host_group, tenant_limits
 from volbench.targets import cgroup
@@ -20,28 +20,28 @@ def _v1(tmp_path: Path) -> Hierarchy:
 
 def test_v1_throttle_lines_keyed_by_device(tmp_path: Path) -> None:
     hierarchy = _v1(tmp_path)
-    written = cgroup.apply(hierarchy, "7:3", [Limits("a", 600, 1_000_000, 500, 5000)])
+    written = cgroup.apply(hierarchy, "7:3", [Limits("a", 600, 150, 1_000_000, 200_000, 500, 5000)])
     folder = tmp_path / "volbench-a"
     assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 600\n"
-    assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 600\n"
+    assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 150\n"
     assert (folder / "blkio.throttle.read_bps_device").read_text() == "7:3 1000000\n"
-    assert (folder / "blkio.throttle.write_bps_device").read_text() == "7:3 1000000\n"
+    assert (folder / "blkio.throttle.write_bps_device").read_text() == "7:3 200000\n"
     assert not (folder / "blkio.weight").exists()  # no CFQ/BFQ: not offered, not written
     assert written[-1].value.startswith("not available")
     assert len(written) == 5
 
 
 def test_v1_zero_bandwidth_means_no_bps_rule(tmp_path: Path) -> None:
-    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 0, 500, 5000)])
+    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 600, 0, 0, 500, 5000)])
     assert not (tmp_path / "volbench-a" / "blkio.throttle.read_bps_device").exists()
 
 
 def test_v2_io_max_and_weight(tmp_path: Path) -> None:
     hierarchy = Hierarchy(tmp_path, 2)
-    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 0, 500, 5000)])
+    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 20, 0, 1000, 500, 5000)])
     assert (tmp_path / "cgroup.subtree_control").read_text() == "+io\n"
     assert (tmp_path / "volbench-a" / "io.max").read_text() == (
-        "8:0 riops=100 wiops=100 rbps=max wbps=max\n"
+        "8:0 riops=100 wiops=20 rbps=max wbps=1000\n"
     )
     assert not (tmp_path / "volbench-a" / "io.weight").exists()  # a folder offers none
 
@@ -53,7 +53,9 @@ def test_failure_removes_every_cgroup_it_created(
     monkeypatch.setattr(cgroup, "_lines", lambda *_: [])  # a folder cannot rmdir with files
     (tmp_path / "volbench-b").mkdir()  # left by someone: apply must refuse, remove its own
     with pytest.raises(TargetError, match="volbench qos clear"):
-        cgroup.apply(hierarchy, "7:3", [Limits("a", 1, 0, 10, 1), Limits("b", 1, 0, 10, 1)])
+        cgroup.apply(
+            hierarchy, "7:3", [Limits("a", 1, 1, 0, 0, 10, 1), Limits("b", 1, 1, 0, 0, 10, 1)]
+        )
     assert not (tmp_path / "volbench-a").exists()
     assert (tmp_path / "volbench-b").exists()
 
@@ -114,3 +116,18 @@ def test_host_cgroup_is_named_after_the_plan() -> None:
     assert host_group(first) == host_group(
         make_plan((500, 0), (0, 0), [Tenant("a", 9), Tenant("b", 1)])
     )  # same tenants, same name: `qos clear PLAN` finds it
+
+
+def test_apply_writes_read_and_write_limits_of_a_seed_plan(tmp_path: Path) -> None:
+    # seed 004: read C=3888 C0=975, write C=156 C0=48; 40 of 180 GiB
+    plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("t40", 40), Tenant("t140", 140)])
+    cgroup.apply(_v1(tmp_path), "7:3", tenant_limits(plan))
+    folder = tmp_path / "volbench-t40"
+    assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 647\n"  # 2913x40/180
+    assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 24\n"  # 108x40/180
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    cgroup.apply(Hierarchy(v2, 2), "8:0", tenant_limits(plan))
+    assert (v2 / "volbench-t40" / "io.max").read_text() == (
+        "8:0 riops=647 wiops=24 rbps=max wbps=max\n"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from volbench.analysis.qos import (
+    Rates,
     Tenant,
     allocation,
     error_pct,
@@ -62,10 +63,11 @@ def test_plan_shares_limits_and_weights() -> None:
     tenants = [Tenant("a", 40), Tenant("b", 60), Tenant("c", 80)]
     plan = make_plan((3888, 400e6), (975, 100e6), tenants, alpha=0.0, volume_gib=246)
     assert plan.tenants_gib == 180
-    iops = [a.iops for a in plan.allocations]
+    iops = [a.limits.read_iops for a in plan.allocations]
+    assert iops == [a.limits.write_iops for a in plan.allocations]  # one figure: both
     assert iops == pytest.approx([2913 * 40 / 180, 2913 * 60 / 180, 2913 * 80 / 180])
     assert sum(iops) == pytest.approx(3888 - 975)
-    assert plan.allocations[2].bw_bytes_per_s == pytest.approx(300e6 * 80 / 180)
+    assert plan.allocations[2].limits.write_bps == pytest.approx(300e6 * 80 / 180)
     assert [a.share for a in plan.allocations] == pytest.approx([2 / 9, 3 / 9, 4 / 9])
     assert [a.weight_v1 for a in plan.allocations] == [500, 750, 1000]
     assert [a.weight_v2 for a in plan.allocations] == [5000, 7500, 10000]
@@ -73,7 +75,7 @@ def test_plan_shares_limits_and_weights() -> None:
 
 def test_plan_with_alpha_scales_every_tenant() -> None:
     plan = make_plan((3888, 1e8), (975, 0), [Tenant("a", 40), Tenant("b", 80)], alpha=0.814)
-    assert plan.allocations[0].iops == pytest.approx(2913 * 0.186 / 3)
+    assert plan.allocations[0].limits.read_iops == pytest.approx(2913 * 0.186 / 3)
 
 
 @pytest.mark.parametrize(
@@ -110,3 +112,19 @@ def test_error_pct() -> None:
     assert error_pct(90.2, 89) == pytest.approx(-1.330, abs=0.001)
     with pytest.raises(UsageError):
         error_pct(0, 1)
+
+
+def test_plan_per_direction_seed_test4_read_3888_write_156() -> None:
+    # Seed 004 test 4: read C=3888, C0=975, alpha 0.814 -> 118/187/235 measured;
+    # write C=156, C0=48, alpha 0.2 -> 22/27/36 measured (Va=180: 40/60/80 GiB)
+    tenants = [Tenant("Test_40G", 40), Tenant("Test_60G", 60), Tenant("Test_80G", 80)]
+    capability = Rates(read_iops=3888, write_iops=156)
+    plan = make_plan(capability, Rates(read_iops=975, write_iops=48), tenants, alpha=0.2)
+    reads = [a.limits.read_iops for a in plan.allocations]
+    writes = [a.limits.write_iops for a in plan.allocations]
+    assert reads == pytest.approx([2913 * 0.8 * v / 180 for v in (40, 60, 80)])
+    assert writes == pytest.approx([108 * 0.8 * v / 180 for v in (40, 60, 80)])
+    assert [round(w, 1) for w in writes] == [19.2, 28.8, 38.4]  # seed measured 22/27/36
+    assert all(a.limits.read_bps == a.limits.write_bps == 0 for a in plan.allocations)
+    with pytest.raises(UsageError, match="write IOPS reserve"):
+        make_plan(Rates(read_iops=3888), Rates(write_iops=48), tenants)

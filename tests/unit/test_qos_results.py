@@ -6,9 +6,10 @@ import dataclasses
 
 import pytest
 
-from volbench.analysis.qos import Tenant, make_plan
+from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.analysis.qos_document import plan_document, plan_from_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, planned_iops
+from volbench.cli.qos_options import parse_rates
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus, StoredResult
 from volbench.report.qos_sheets import fit_sheet
@@ -117,3 +118,28 @@ def test_isolation_is_judged_on_quiet_tenants_when_there_are_some() -> None:
     quiet = check_run(dataclasses.replace(run, settings=settings))
     assert quiet.isolated and not quiet.passed  # t60 is off its plan, t40 was not pushed
     assert [c.role for c in quiet.checks] == ["quiet", "noisy", "noisy"]
+
+
+def test_write_verify_compares_write_limits_and_old_plans_load() -> None:
+    plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("t40", 40), Tenant("t80", 80)])
+    run = dataclasses.replace(
+        _run(4, {}),
+        settings={"qos_plan": plan_document(plan), "verify": {"rw": "randwrite", "bs_bytes": 4096}},
+        results=(_result("t40", 36, "write"), _result("t80", 60, "write")),
+    )
+    checks = {c.tenant: c for c in check_run(run).checks}
+    assert checks["t40"].planned_iops == pytest.approx(108 * 40 / 120)
+    assert checks["t40"].ok and checks["t80"].error_pct == pytest.approx(60 / 72 * 100 - 100)
+    assert measurement(run).capability == 156  # the write capability
+    older = plan_document(plan) | {"capability": {"iops": 3888, "bps": 0}}
+    older["host_reserve"] = {"iops": 975, "bps": 0}
+    assert plan_from_document(older).capability == Rates.both(3888, 0)  # one figure: both
+
+
+def test_rates_per_direction_and_for_both() -> None:
+    assert parse_rates("riops=3888,wiops=156,rbps=400m,wbps=100m") == Rates(
+        3888, 156, 400 * 2**20, 100 * 2**20
+    )
+    assert parse_rates("wiops=156,iops=3888") == Rates(3888, 156, 0, 0)  # per direction wins
+    with pytest.raises(UsageError, match="riops="):
+        parse_rates("xiops=3")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from volbench.analysis.qos import Tenant, make_plan
+from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import TenantCheck, VerifyResult
 from volbench.report.chart import traces_values
@@ -46,10 +46,11 @@ def test_interval_iops_keeps_fios_own_samples_of_the_busiest_direction() -> None
 
 
 def test_plan_sheet_csv_has_the_formula_figures() -> None:
-    plan = make_plan((3888, 0), (975, 0), [Tenant("a", 40), Tenant("b", 80)])
+    plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("a", 40), Tenant("b", 80)])
     header, first, second = export(plan_sheet(plan, plan_document(plan)), "csv").decode().split()
     rows = [dict(zip(header.split(","), r.split(","), strict=True)) for r in (first, second)]
-    assert float(rows[0]["iops"]) == pytest.approx(2913 / 3)
+    assert float(rows[0]["read_iops"]) == pytest.approx(2913 / 3)
+    assert float(rows[0]["write_iops"]) == pytest.approx(108 / 3)  # seed 004: 156 - 48
     assert float(rows[1]["share"]) == pytest.approx(2 / 3)
 
 

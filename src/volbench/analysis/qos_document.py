@@ -3,14 +3,17 @@
 ``volbench qos plan --format json`` writes the document; ``qos apply`` and
 ``qos verify`` read it, and verify runs store it in their settings. A plan is
 always recomputed from its inputs (capability, reserve, alpha, tenants and volume
-size), so an edited or stale limit cannot disagree with the formula.
+size), so an edited or stale limit cannot disagree with the formula. Capability
+and reserve hold ``riops``, ``wiops``, ``rbps``, ``wbps`` (the cgroup v2 io.max
+keys); a plan written before per-direction figures holds ``iops`` and ``bps``,
+read as the same figure for both directions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from volbench.analysis.qos import QosPlan, Tenant, make_plan
+from volbench.analysis.qos import QosPlan, Rates, Tenant, make_plan
 from volbench.errors import UsageError
 
 PLAN_SCHEMA = "volbench.qos-plan/1"
@@ -21,8 +24,8 @@ def plan_document(plan: QosPlan) -> dict[str, Any]:
     return {
         "schema": PLAN_SCHEMA,
         "formula": "C' = (C - C0) x (1 - alpha) x V' / Va (seed 004)",
-        "capability": {"iops": plan.capability_iops, "bps": plan.capability_bw_bytes_per_s},
-        "host_reserve": {"iops": plan.reserve_iops, "bps": plan.reserve_bw_bytes_per_s},
+        "capability": _rates(plan.capability),
+        "host_reserve": _rates(plan.reserve),
         "alpha": plan.alpha,
         "volume_gib": plan.volume_gib,
         "nominal_sizes": plan.nominal,
@@ -32,14 +35,32 @@ def plan_document(plan: QosPlan) -> dict[str, Any]:
                 "name": a.tenant.name,
                 "size_gib": a.tenant.size_gib,
                 "share": a.share,
-                "iops": a.iops,
-                "bw_bytes_per_s": a.bw_bytes_per_s,
+                "read_iops": a.limits.read_iops,
+                "write_iops": a.limits.write_iops,
+                "read_bw_bytes_per_s": a.limits.read_bps,
+                "write_bw_bytes_per_s": a.limits.write_bps,
                 "weight_v1": a.weight_v1,
                 "weight_v2": a.weight_v2,
             }
             for a in plan.allocations
         ],
     }
+
+
+def _rates(rates: Rates) -> dict[str, float]:
+    return {
+        "riops": rates.read_iops,
+        "wiops": rates.write_iops,
+        "rbps": rates.read_bps,
+        "wbps": rates.write_bps,
+    }
+
+
+def _rates_from(data: Any, key: str) -> Rates:
+    """Per-direction figures, or the older ``iops``/``bps`` for both directions."""
+    if isinstance(data.get(key), dict) and "iops" in data[key] and "riops" not in data[key]:
+        return Rates.both(_number(data, key, "iops"), _number(data, key, "bps"))
+    return Rates(*(_number(data, key, name) for name in ("riops", "wiops", "rbps", "wbps")))
 
 
 def _number(data: Any, *keys: str) -> float:
@@ -70,8 +91,8 @@ def plan_from_document(data: Any) -> QosPlan:
     volume_gib = _number(data, "volume_gib")
     nominal = data.get("nominal_sizes", volume_gib > 0)  # before: V given = nominal sizes
     return make_plan(
-        (_number(data, "capability", "iops"), _number(data, "capability", "bps")),
-        (_number(data, "host_reserve", "iops"), _number(data, "host_reserve", "bps")),
+        _rates_from(data, "capability"),
+        _rates_from(data, "host_reserve"),
         tenants,
         alpha=_number(data, "alpha"),
         volume_gib=volume_gib,

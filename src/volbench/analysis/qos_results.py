@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from volbench.analysis.qos import QosPlan, error_pct, jain_index
 from volbench.analysis.qos_document import plan_from_document
 from volbench.errors import UsageError
-from volbench.model import RunRecord
+from volbench.model import RW, RunRecord
 
 PLAN = "qos-verify"
 HOST = "host"
@@ -78,6 +78,13 @@ def planned_iops(iops: float, bw_bytes_per_s: float, bs_bytes: int) -> float:
     return min(bounds)
 
 
+def verify_direction(run: RunRecord) -> str:
+    """``read`` or ``write``: the direction a verify run drove (its ``rw``), whose
+    limits it is compared with."""
+    rw = run.settings.get("verify", {}).get("rw", RW.RANDREAD.value)
+    return "write" if RW(rw).writes else "read"
+
+
 def _verify_parts(
     run: RunRecord,
 ) -> tuple[QosPlan, int, float, dict[str, tuple[float, float]]]:
@@ -98,14 +105,16 @@ def _verify_parts(
 
 
 def check_run(run: RunRecord) -> VerifyResult:
-    """Planned vs achieved for every tenant (and the host) of a stored verify run."""
+    """Planned vs achieved for every tenant (and the host) of a stored verify run, in
+    the direction it drove (read limits for reads, write limits for writes)."""
     plan, bs_bytes, tolerance, achieved = _verify_parts(run)
+    direction = verify_direction(run)
     quiet = set(run.settings.get("verify", {}).get("quiet", ()))
     limits = {
-        a.tenant.name: (a.tenant.size_gib, a.iops, a.bw_bytes_per_s) for a in plan.allocations
+        a.tenant.name: (a.tenant.size_gib, *a.limits.pick(direction)) for a in plan.allocations
     }
     if HOST in achieved and HOST not in limits:
-        limits[HOST] = (0.0, plan.reserve_iops, plan.reserve_bw_bytes_per_s)
+        limits[HOST] = (0.0, *plan.reserve.pick(direction))
     checks = []
     for name, (size, iops_limit, bw_limit) in limits.items():
         if name not in achieved:
@@ -128,9 +137,10 @@ def check_run(run: RunRecord) -> VerifyResult:
 
 def measurement(run: RunRecord) -> Measurement:
     """The alpha-fit input of a verify run: C is the plan's IOPS capability (or
-    bandwidth / block size), C0 the host's measured IOPS (0 when it did not run)."""
+    bandwidth / block size) of the direction the run drove, C0 the host's measured
+    IOPS (0 when it did not run)."""
     plan, bs_bytes, _, achieved = _verify_parts(run)
-    capability = planned_iops(plan.capability_iops, plan.capability_bw_bytes_per_s, bs_bytes)
+    capability = planned_iops(*plan.capability.pick(verify_direction(run)), bs_bytes)
     tenants = [a.tenant.name for a in plan.allocations]
     missing = [t for t in tenants if t not in achieved]
     if missing:

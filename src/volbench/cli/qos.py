@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from volbench.analysis.qos import Tenant, check_tenants, fit_alpha, make_plan
+from volbench.analysis.qos import Rates, Tenant, check_tenants, fit_alpha, make_plan
 from volbench.analysis.qos_document import plan_document
-from volbench.analysis.qos_results import check_run, fit_groups, measurement
+from volbench.analysis.qos_results import check_run, fit_groups, measurement, verify_direction
 from volbench.cli import console
 from volbench.cli.options import (
     POSITIVE_DURATION,
@@ -41,6 +41,10 @@ from volbench.store.repository import Store, default_data_dir
 from volbench.units import GiB
 
 SIZE_GIB_HELP = "NAME:SIZE, size in GiB (40) or with a unit (512m); repeat per tenant."
+CAPABILITY_HELP = (
+    "Device capability C: iops=N,bps=SIZE (both directions) or per direction"
+    " riops=N,wiops=N,rbps=SIZE,wbps=SIZE."
+)
 nominal_option = click.option(
     "--nominal-sizes",
     is_flag=True,
@@ -55,11 +59,21 @@ def qos() -> None:
 
 
 @qos.command("plan")
-@click.option("--capability", type=RATES, help="Device capability C: iops=N,bps=SIZE.")
-@click.option("--measure", metavar="DEVICE", help="Measure C on DEVICE with fio (reads only).")
+@click.option("--capability", type=RATES, help=CAPABILITY_HELP)
+@click.option(
+    "--measure",
+    metavar="DEVICE",
+    help="Measure C on DEVICE with fio: reads, and writes where writing it is allowed.",
+)
 @click.option("--measure-time", type=POSITIVE_DURATION, default="10s", show_default=True)
 @click.option(
-    "--host-reserve", type=RATES, default="iops=0", help="Host reserve C0: iops=N,bps=SIZE."
+    "--destroy-data", metavar="DEVICE", help="Allow --measure to write DEVICE despite its data."
+)
+@click.option(
+    "--host-reserve",
+    type=RATES,
+    default="iops=0",
+    help="Host reserve C0: iops=N,bps=SIZE, or riops=,wiops=,rbps=,wbps= per direction.",
 )
 @click.option("--tenant", "tenants", type=TENANT, multiple=True, required=True, help=SIZE_GIB_HELP)
 @click.option("--alpha", type=ALPHA, default=0.0, show_default=True, help="Virtualisation loss.")
@@ -74,10 +88,11 @@ def qos() -> None:
 @db_option
 @format_option
 def plan(
-    capability: tuple[float, float] | None,
+    capability: Rates | None,
     measure: str | None,
     measure_time: float,
-    host_reserve: tuple[float, float],
+    destroy_data: str | None,
+    host_reserve: Rates,
     tenants: tuple[Tenant, ...],
     alpha: float,
     volume_size: float,
@@ -89,25 +104,35 @@ def plan(
     """Per-tenant limits, shares and weights, proportional to size.
 
     With --measure DEV the tenants must fit on DEV (V = its capacity) unless the
-    sizes are nominal (--nominal-sizes or --volume-size)."""
-    if (capability is None) == (measure is None):
+    sizes are nominal (--nominal-sizes or --volume-size); figures given with
+    --capability take the place of measured ones."""
+    if capability is None and measure is None:
         raise UsageError(
             "give the device's capability: --capability iops=N,bps=SIZE or --measure DEV"
         )
     nominal = nominal_sizes or volume_size > 0
     measured_run = None
+    refused = ""
     if measure is not None:
         check_tenants(tenants)  # bad tenants: one line before fio runs
         needed = 0.0 if nominal else sum(t.size_gib for t in tenants)
         reporter = console.ProgressReporter()
         with Store.open(db) as store, contextlib.closing(reporter):
             session = Session(store, SubprocessRunner(), reporter, _runs_dir(runs_dir))
-            found = qos_capability.measure(session, measure, measure_time, {}, needed)
-        capability, measured_run = (found.iops, found.bw_bytes_per_s), found.run_id
+            found = qos_capability.measure(session, measure, measure_time, {}, needed, destroy_data)
+        given = capability or Rates()
+        capability = Rates(
+            *(g or m for (_, g), (_, m) in zip(given.figures(), found.rates.figures(), strict=True))
+        )
+        measured_run, refused = found.run_id, found.refused if not given.write_iops else ""
         volume_size = volume_size or (0.0 if nominal else found.capacity_bytes / GiB)
     assert capability is not None
     result = make_plan(capability, host_reserve, tenants, alpha, volume_size, nominal)
-    document = {**plan_document(result), "capability_run": measured_run}
+    document = {
+        **plan_document(result),
+        "capability_run": measured_run,
+        "writes_not_measured": refused,
+    }
     console.show(plan_sheet(result, document), fmt)
 
 
@@ -116,9 +141,7 @@ def _runs_dir(option: str | None) -> Path:
 
 
 @qos.command("predict")
-@click.option(
-    "--capability", type=RATES, required=True, help="Device capability C: iops=N,bps=SIZE."
-)
+@click.option("--capability", type=RATES, required=True, help=CAPABILITY_HELP)
 @click.option("--host-used", type=RATES, default="iops=0", help="What the host uses, C0.")
 @click.option("--alpha", type=ALPHA, required=True, help="Loss factor (from `qos fit`).")
 @click.option("--tenant", "tenants", type=TENANT, multiple=True, required=True, help=SIZE_GIB_HELP)
@@ -129,8 +152,8 @@ def _runs_dir(option: str | None) -> Path:
 @db_option
 @format_option
 def predict(
-    capability: tuple[float, float],
-    host_used: tuple[float, float],
+    capability: Rates,
+    host_used: Rates,
     alpha: float,
     tenants: tuple[Tenant, ...],
     measured: tuple[tuple[str, float], ...],
@@ -140,14 +163,16 @@ def predict(
 ) -> None:
     """Predict each tenant's C' (and the error against measured IOPS)."""
     result = make_plan(capability, host_used, tenants, alpha)
+    direction = "read" if capability.read_iops or capability.read_bps else "write"
     if run_ref is not None:
         with Store.open(db) as store:
-            checks = check_run(store.get_run(run_ref)).checks
+            run = store.get_run(run_ref)
+        checks, direction = check_run(run).checks, verify_direction(run)
         measured += tuple((c.tenant, c.achieved_iops) for c in checks if c.size_gib > 0)
     unknown = sorted({n for n, _ in measured} - {t.name for t in tenants})
     if unknown:
         raise click.BadParameter(f"no tenant named {unknown[0]}", param_hint="--measured")
-    console.show(predict_sheet(result, dict(measured)), fmt)
+    console.show(predict_sheet(result, dict(measured), direction), fmt)
 
 
 @qos.command("fit")

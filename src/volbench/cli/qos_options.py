@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from volbench.analysis.qos import Tenant
+from volbench.analysis.qos import Rates, Tenant
 from volbench.cli.options import Converted
 from volbench.errors import UsageError
 from volbench.units import GiB, parse_size
@@ -18,23 +18,37 @@ def _float(text: str, what: str) -> float:
     return float(text)
 
 
-def parse_rates(text: str) -> tuple[float, float]:
-    """``iops=N,bps=SIZE`` to (IOPS, bytes/s); either may be left out (0 = not given).
+_KEYS = {
+    "iops": ("read_iops", "write_iops"),
+    "bps": ("read_bps", "write_bps"),
+    "riops": ("read_iops",),
+    "wiops": ("write_iops",),
+    "rbps": ("read_bps",),
+    "wbps": ("write_bps",),
+}
+
+
+def parse_rates(text: str) -> Rates:
+    """``riops=N,wiops=N,rbps=SIZE,wbps=SIZE`` to :class:`Rates`; ``iops=``/``bps=``
+    set both directions (a per-direction key wins); any may be left out (0 = not given).
 
     bps takes a byte count or a size with a binary suffix per second (``400m`` =
     400 MiB/s), as fio's ``rate=`` does.
     """
-    iops = bps = 0.0
+    both: dict[str, float] = {}
+    one: dict[str, float] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         key = key.strip().lower()
-        if not sep or key not in ("iops", "bps"):
-            raise UsageError(f"invalid rate {part!r}: use iops=N,bps=SIZE, e.g. iops=3888,bps=400m")
-        if key == "iops":
-            iops = _float(value, "IOPS")
-        else:
-            bps = float(parse_size(value.strip()))
-    return iops, bps
+        if not sep or key not in _KEYS:
+            raise UsageError(
+                f"invalid rate {part!r}: use iops=N,bps=SIZE or riops=,wiops=,rbps=,wbps=,"
+                " e.g. riops=3888,wiops=156,bps=400m"
+            )
+        number = _float(value, "IOPS") if key.endswith("iops") else float(parse_size(value))
+        for field in _KEYS[key]:
+            (both if len(_KEYS[key]) == 2 else one)[field] = number
+    return Rates(**(both | one))
 
 
 def parse_tenant(text: str) -> Tenant:
@@ -55,6 +69,6 @@ def parse_measured(text: str) -> tuple[str, float]:
     return name.strip(), _float(value.strip(), "measured value")
 
 
-RATES = Converted("iops=N,bps=SIZE", parse_rates)
+RATES = Converted("riops=N,wiops=N,rbps=SIZE,wbps=SIZE", parse_rates)
 TENANT = Converted("NAME:SIZE", parse_tenant)
 MEASURED = Converted("NAME=IOPS", parse_measured)

@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from volbench.analysis.qos import QosPlan, check_capacity
+from volbench.analysis.qos import QosPlan, Rates, check_capacity
 from volbench.errors import TargetError
 from volbench.targets import cgroup
 from volbench.targets.blockdev import BlockDevice
@@ -66,28 +66,38 @@ def tenant_limits(plan: QosPlan, with_host: bool = False) -> list[cgroup.Limits]
     """Integer limits per tenant (IOPS and bytes/s rounded; 0 = no limit) and, with
     ``with_host``, the host's reserve as one more (tenant ``host``, cgroup
     :func:`host_group`)."""
-    limits = [
-        cgroup.Limits(
-            a.tenant.name, round(a.iops), round(a.bw_bytes_per_s), a.weight_v1, a.weight_v2
-        )
-        for a in plan.allocations
-    ]
+    limits = [_limits(a.tenant.name, a.limits, a.weight_v1, a.weight_v2) for a in plan.allocations]
     if with_host:
         if any(a.tenant.name == HOST for a in plan.allocations):
             raise TargetError(f"a tenant is named {HOST!r}: rename it to verify with the host")
-        if plan.reserve_iops <= 0 and plan.reserve_bw_bytes_per_s <= 0:
+        if all(value <= 0 for _, value in plan.reserve.figures()):
             raise TargetError("--with-host needs a plan with a host reserve (--host-reserve)")
         limits.append(
-            cgroup.Limits(
+            _limits(
                 HOST,
-                round(plan.reserve_iops),
-                round(plan.reserve_bw_bytes_per_s),
+                plan.reserve,
                 cgroup.V1_DEFAULT_WEIGHT,
                 cgroup.V2_DEFAULT_WEIGHT,
                 host_group(plan),
             )
         )
     return limits
+
+
+def _limits(
+    name: str, rates: Rates, weight_v1: int, weight_v2: int, group: str = ""
+) -> cgroup.Limits:
+    """Rates rounded to the integers the kernel takes (0 = no limit)."""
+    return cgroup.Limits(
+        name,
+        round(rates.read_iops),
+        round(rates.write_iops),
+        round(rates.read_bps),
+        round(rates.write_bps),
+        weight_v1,
+        weight_v2,
+        group,
+    )
 
 
 def apply_plan(

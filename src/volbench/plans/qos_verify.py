@@ -136,6 +136,11 @@ class _LiveTotal:
             )
 
 
+def _direction(limit: cgroup.Limits, rw: RW) -> tuple[int, int]:
+    """(IOPS, bytes/s) limits of the direction ``rw`` drives."""
+    return (limit.write_iops, limit.write_bps) if rw.writes else (limit.read_iops, limit.read_bps)
+
+
 def _run(
     session: Session,
     run_id: int,
@@ -159,7 +164,7 @@ def _run(
             runtime_s=options.duration_s,
             ioengine=engine,
             rate_iops=(
-                max(1, round(planned_iops(limit.iops, limit.bw_bytes_per_s, options.bs_bytes)))
+                max(1, round(planned_iops(*_direction(limit, options.rw), options.bs_bytes)))
                 if quiet
                 else None
             ),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from volbench.analysis.qos import QosPlan, error_pct
+from volbench.analysis.qos import QosPlan, Rates, error_pct
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
 
 MB = 1_000_000
@@ -39,13 +39,19 @@ def _fmt_predicted(value: Any) -> str:
     return "-" if float(value) == 0 else f"{float(value):,.1f}"
 
 
+def _rates_text(rates: Rates) -> str:
+    """``read 3,888 IOPS / 400.0 MB/s, write 156 IOPS / 100.0 MB/s``."""
+    return ", ".join(
+        f"{direction} {iops:,.0f} IOPS / {bps / MB:,.1f} MB/s"
+        for direction, (iops, bps) in ((d, rates.pick(d)) for d in ("read", "write"))
+    )
+
+
 def _plan_notes(plan: QosPlan, host_label: str) -> tuple[str, ...]:
     return (
-        "C' = (C - C0) x (1 - alpha) x V'/Va (seed 004): "
-        f"C = {plan.capability_iops:,.0f} IOPS / {plan.capability_bw_bytes_per_s / MB:,.1f} MB/s, "
-        f"C0 ({host_label}) = {plan.reserve_iops:,.0f} IOPS / "
-        f"{plan.reserve_bw_bytes_per_s / MB:,.1f} MB/s, alpha = {plan.alpha:g}, "
-        f"Va = {plan.tenants_gib:g} GiB"
+        "C' = (C - C0) x (1 - alpha) x V'/Va (seed 004), per direction: "
+        f"C = {_rates_text(plan.capability)}; C0 ({host_label}) = {_rates_text(plan.reserve)};"
+        f" alpha = {plan.alpha:g}, Va = {plan.tenants_gib:g} GiB"
         + (f" of V = {plan.volume_gib:g} GiB" if plan.volume_gib else ""),
         "weights are proportional to size (cgroup v1 blkio.weight 10..1000, v2 io.weight 1..10000)",
     )
@@ -57,9 +63,12 @@ def plan_rows(plan: QosPlan) -> list[dict[str, Any]]:
             "tenant": a.tenant.name,
             "size_gib": a.tenant.size_gib,
             "share": a.share,
-            "iops": a.iops,
-            "bw_bytes_per_s": a.bw_bytes_per_s,
-            "bw_mb_per_s": a.bw_bytes_per_s / MB,
+            "read_iops": a.limits.read_iops,
+            "write_iops": a.limits.write_iops,
+            "read_bw_bytes_per_s": a.limits.read_bps,
+            "write_bw_bytes_per_s": a.limits.write_bps,
+            "read_mb_per_s": a.limits.read_bps / MB,
+            "write_mb_per_s": a.limits.write_bps / MB,
             "weight_v1": a.weight_v1,
             "weight_v2": a.weight_v2,
         }
@@ -71,8 +80,10 @@ PLAN_COLUMNS = (
     Column("tenant", "Tenant"),
     Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
     Column("share", "Share", fmt_share, numeric=True),
-    Column("iops", "IOPS limit", fmt_limit, numeric=True),
-    Column("bw_mb_per_s", "MB/s limit", fmt_mb, numeric=True),
+    Column("read_iops", "Read IOPS", fmt_limit, numeric=True),
+    Column("write_iops", "Write IOPS", fmt_limit, numeric=True),
+    Column("read_mb_per_s", "Read MB/s", fmt_mb, numeric=True),
+    Column("write_mb_per_s", "Write MB/s", fmt_mb, numeric=True),
     Column("weight_v1", "blkio.weight", numeric=True),
     Column("weight_v2", "io.weight", numeric=True),
 )
@@ -87,31 +98,42 @@ def plan_sheet(plan: QosPlan, document: Mapping[str, Any]) -> Sheet:
         document=document,
         notes=_plan_notes(plan, "host reserve")
         + (
-            (f"C measured by fio in run {document['capability_run']} (reads only)",)
+            (f"C measured by fio in run {document['capability_run']}",)
             if document.get("capability_run")
+            else ()
+        )
+        + (
+            (
+                f"writes not measured ({document['writes_not_measured']}): write limits need"
+                " --capability wiops=N,wbps=SIZE (or --destroy-data DEV to measure them)",
+            )
+            if document.get("writes_not_measured")
             else ()
         ),
     )
 
 
-def predict_sheet(plan: QosPlan, measured: Mapping[str, float]) -> Sheet:
-    """Predicted C' per tenant (IOPS, MB/s) and, where measured IOPS are given, the error."""
+def predict_sheet(plan: QosPlan, measured: Mapping[str, float], direction: str = "read") -> Sheet:
+    """Predicted C' per tenant (IOPS, MB/s of ``direction``) and, where measured IOPS
+    are given, the error."""
     rows = []
     for row in plan_rows(plan):
         value = measured.get(row["tenant"])
+        iops = row[f"{direction}_iops"]
         rows.append(
             {
                 **row,
+                "direction": direction,
+                "iops": iops,
+                "bw_mb_per_s": row[f"{direction}_mb_per_s"],
                 "measured_iops": value,
-                "error_pct": error_pct(row["iops"], value)
-                if value is not None and row["iops"]
-                else None,
+                "error_pct": error_pct(iops, value) if value is not None and iops else None,
             }
         )
     columns = (
         *PLAN_COLUMNS[:3],
-        Column("iops", "Predicted IOPS", _fmt_predicted, numeric=True),
-        Column("bw_mb_per_s", "Predicted MB/s", _fmt_predicted, numeric=True),
+        Column("iops", f"Predicted {direction} IOPS", _fmt_predicted, numeric=True),
+        Column("bw_mb_per_s", f"Predicted {direction} MB/s", _fmt_predicted, numeric=True),
         Column("measured_iops", "Measured IOPS", fmt_count, numeric=True),
         Column("error_pct", "Error", fmt_pct, numeric=True),
     )

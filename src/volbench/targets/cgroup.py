@@ -50,8 +50,10 @@ class Limits:
     ``group`` names its cgroup ``volbench-<group>`` when it is not the tenant's name."""
 
     tenant: str
-    iops: int
-    bw_bytes_per_s: int
+    read_iops: int
+    write_iops: int
+    read_bps: int
+    write_bps: int
     weight_v1: int
     weight_v2: int
     group: str = ""
@@ -126,15 +128,20 @@ def _write(path: Path, value: str) -> None:
 
 
 def _lines(hierarchy: Hierarchy, devnum: str, limits: Limits) -> list[tuple[str, str]]:
-    """(file, value) pairs realising ``limits`` for device ``devnum`` (``MAJ:MIN``)."""
+    """(file, value) pairs realising ``limits`` for device ``devnum`` (``MAJ:MIN``):
+    read limits to the read keys and files, write limits to the write ones."""
+    per_direction = {
+        "read": (limits.read_iops, limits.read_bps),
+        "write": (limits.write_iops, limits.write_bps),
+    }
     if hierarchy.version == 2:
         parts = [
             f"{key}={value if value > 0 else 'max'}"
             for key, value in (
-                ("riops", limits.iops),
-                ("wiops", limits.iops),
-                ("rbps", limits.bw_bytes_per_s),
-                ("wbps", limits.bw_bytes_per_s),
+                ("riops", limits.read_iops),
+                ("wiops", limits.write_iops),
+                ("rbps", limits.read_bps),
+                ("wbps", limits.write_bps),
             )
         ]
         return [
@@ -142,13 +149,11 @@ def _lines(hierarchy: Hierarchy, devnum: str, limits: Limits) -> list[tuple[str,
             ("io.weight", f"default {limits.weight_v2}"),
         ]
     lines = []
-    for direction in ("read", "write"):
-        if limits.iops > 0:
-            lines.append((f"blkio.throttle.{direction}_iops_device", f"{devnum} {limits.iops}"))
-        if limits.bw_bytes_per_s > 0:
-            lines.append(
-                (f"blkio.throttle.{direction}_bps_device", f"{devnum} {limits.bw_bytes_per_s}")
-            )
+    for direction, (iops, bps) in per_direction.items():
+        if iops > 0:
+            lines.append((f"blkio.throttle.{direction}_iops_device", f"{devnum} {iops}"))
+        if bps > 0:
+            lines.append((f"blkio.throttle.{direction}_bps_device", f"{devnum} {bps}"))
     lines.append(("blkio.weight", str(limits.weight_v1)))
     return lines
 
