@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -296,3 +297,25 @@ def _read(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+def test_plan_measures_reads_only_on_a_device_with_data(
+    volbench: Volbench, loop_device: Loop, system_tool: Callable[[str], str]
+) -> None:
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(32, setup=lambda image: _mkfs(mkfs, image))
+    proc = volbench(
+        "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:8m",
+        "--runs-dir", str(volbench.runs_dir), "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["capability"]["riops"] > 0 and document["capability"]["wiops"] == 0
+    assert "ext4" in document["writes_not_measured"]  # the safety rules' reason
+    stored = volbench.stored(str(document["capability_run"]))
+    jobs = {j["jobname"] for j in fio_jobs(fio_json(stored["fio_outputs"][0]))}
+    assert jobs == {"capability-iops", "capability-bandwidth"}  # nothing written
+
+
+def _mkfs(tool: str, image: Path) -> None:
+    subprocess.run([tool, "-q", "-F", str(image)], check=True, capture_output=True)
