@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench.errors import FioError, UsageError
-from volbench.fio.executable import die_with_parent, fio_path
+from volbench.errors import UsageError
+from volbench.fio.executable import fio_path, start_fio
 from volbench.fio.runner import DocumentSplitter, RawRun
 
 DEFAULT_PORT = 8765
@@ -128,20 +128,7 @@ class ClientRunner:
             path = workdir / f"job-{index}.fio"
             path.write_text(text)
             command += [host.client_option, str(path)]
-        try:
-            proc = subprocess.Popen(
-                command,
-                cwd=workdir,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                bufsize=1,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
-            )
-        except OSError as exc:
-            raise FioError(f"cannot start fio: {exc.strerror}") from exc
+        proc = start_fio(command, workdir)
         failures: list[HostFailure] = []
         stopped = threading.Event()
         stdout: list[str] = []

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import FioError
-from volbench.fio.executable import die_with_parent, fio_path
+from volbench.fio.executable import die_with_parent, fio_path, start_fio
 from volbench.fio.runner import DocumentSplitter, RawRun
 
 StatusCallback = Callable[[int, dict[str, Any]], None]
@@ -111,17 +111,7 @@ def run_concurrently(
             path = job.workdir / "job.fio"
             path.write_text(job.job_text)
             command = (fio_path(), "--output-format=json+", "--status-interval=1", str(path))
-            proc = subprocess.Popen(
-                command,
-                cwd=job.workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                bufsize=1,
-                preexec_fn=functools.partial(_before_exec, job.before_exec),
-                start_new_session=True,  # Ctrl-C reaches fio only through us
-            )
+            proc = start_fio(command, job.workdir, functools.partial(_before_exec, job.before_exec))
             started.append((proc, _Reader(proc, index, on_status), command))
         return [_finish(proc, reader, command, timeout_s) for proc, reader, command in started]
     except OSError as exc:

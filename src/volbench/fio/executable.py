@@ -12,6 +12,7 @@ import functools
 import shutil
 import signal
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from volbench.errors import FioError
@@ -92,3 +93,28 @@ def die_with_parent() -> None:
     """
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def start_fio(
+    command: Sequence[str], workdir: Path, before_exec: Callable[[], None] = die_with_parent
+) -> subprocess.Popen[str]:
+    """Start fio with ``command`` in ``workdir``: stdout and stderr piped as text lines,
+    no stdin, in a session of its own (volbench decides what reaches it on Ctrl-C),
+    ``before_exec`` run in the child (by default :func:`die_with_parent`).
+
+    Raises FioError when fio cannot be started.
+    """
+    try:
+        return subprocess.Popen(
+            list(command),
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+            preexec_fn=before_exec,
+        )
+    except OSError as exc:
+        raise FioError(f"cannot start fio: {exc.strerror or exc}") from exc

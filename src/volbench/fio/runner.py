@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volbench.errors import FioError
-from volbench.fio.executable import best_engine, die_with_parent, fio_path, fio_version
+from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio
 
 StatusCallback = Callable[[dict[str, Any]], None]
 StopCheck = Callable[[], bool]
@@ -145,20 +145,7 @@ class SubprocessRunner:
             f"--status-interval={self.status_interval_s}",
             str(job_path),
         )
-        try:
-            proc = subprocess.Popen(
-                command,
-                cwd=workdir,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                bufsize=1,
-                start_new_session=True,  # our own Ctrl-C handling decides what fio gets
-                preexec_fn=die_with_parent,
-            )
-        except OSError as exc:
-            raise FioError(f"cannot start fio: {exc.strerror}") from exc
+        proc = start_fio(command, workdir)
         assert proc.stdout is not None and proc.stderr is not None
         lines: queue.Queue[str | None] = queue.Queue()
         stderr_chunks: list[str] = []
