@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json
 from volbench.store.repository import Store
 
 Loop = Callable[..., str]
+ZRAM_CONTROL = Path("/sys/class/zram-control")
 
 pytestmark = [
     pytest.mark.root,
@@ -213,3 +214,39 @@ def test_bad_input_is_one_clear_line(volbench: Volbench, loop_device: Loop) -> N
     conflict = volbench("pts", "iops", "--target", small, "--active-range", "50")
     assert "conflicts with the enterprise profile" in error_line(conflict, 2)
     assert volbench.stored_runs() == []
+
+
+@pytest.fixture
+def zram_4k() -> Iterator[str]:
+    """A 64 MiB zram device (4 KiB logical blocks) made for the test, removed after it."""
+    if not (ZRAM_CONTROL / "hot_add").exists():
+        pytest.skip("zram is not available")
+    index = int((ZRAM_CONTROL / "hot_add").read_text().strip())
+    sysfs = Path(f"/sys/block/zram{index}")
+    try:
+        (sysfs / "disksize").write_text(str(64 << 20))
+        if (sysfs / "queue/logical_block_size").read_text().strip() != "4096":
+            pytest.skip("this zram device does not have 4 KiB logical blocks")
+        yield f"/dev/zram{index}"
+    finally:
+        (sysfs / "reset").write_text("1")
+        (ZRAM_CONTROL / "hot_remove").write_text(str(index))
+
+
+def test_4k_logical_blocks_leave_out_half_kib_cells(volbench: Volbench, zram_4k: str) -> None:
+    quick = ("--cell-seconds", "200ms", "--max-rounds", "1", "--threads", "1", "--iodepth", "4")
+    args = ("pts", "iops", "latency", "--target", zram_4k, *quick)
+    asked = volbench(*args, "--block-sizes", "0.5k,4k", "--runs-dir", str(volbench.runs_dir))
+    assert f"--block-sizes 512: {zram_4k} has 4 KiB logical blocks" in error_line(asked, 2)
+    assert volbench.stored_runs() == []
+    proc = volbench(*args, "--mixes", "100/0", "--format", "json",
+                    "--runs-dir", str(volbench.runs_dir), timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    reason = f"0.5 KiB cells left out (IOPS, latency): {zram_4k} has 4 KiB logical blocks"
+    assert f"non-compliant with PTS: {reason}" in proc.stderr and "error=22" not in proc.stderr
+    document = json.loads(proc.stdout)
+    assert reason in document["settings"]["non_compliant_reasons"]
+    tables = _tables(document)
+    iops = tables["IOPS (average over the window)"]["rows"]
+    assert [r["block_size"] for r in iops][-1] == "4k" and all(r["iops_100"] > 0 for r in iops)
+    assert len(tables["Latency (response time)"]["rows"]) == 6

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from volbench.errors import UsageError
-from volbench.model import StoredResult
-from volbench.plans.pts import catalog, state
+from volbench.model import StoredResult, TargetInfo
+from volbench.plans.pts import catalog, driver, state
 from volbench.plans.pts.estimate import estimate, format_duration, remaining
 from volbench.plans.pts.options import (
     PtsOptions,
@@ -193,3 +195,34 @@ def test_remaining_time_shrinks_as_rounds_commit_and_is_zero_when_done() -> None
         0.0,
         0.0,
     )
+
+
+def test_4k_logical_blocks_leave_out_half_kib_cells_before_anything_runs() -> None:
+    zram = TargetInfo("/dev/zram0", "block", 64 * MiB, logical_block_bytes=4096)
+    options = driver.fit_target(build(("iops", "latency", "ecw"), "enterprise"), zram, None)
+    assert options.block_sizes == (1048576, 131072, 65536, 32768, 16384, 8192, 4096)
+    iops, latency = (catalog.ss_cells(options, ACTIVE, t) for t in ("iops", "latency"))
+    assert len(iops) == 7 * 7 and len(latency) == 3 * 2
+    assert all(w.bs_bytes % 4096 == 0 for w in (*iops, *latency))
+    ecw = catalog.grid_sweep_cells(options, ACTIVE, "ecw")[0].bssplit
+    assert ecw[0] == (4096, 77) and sum(p for _, p in ecw) == 100
+    assert driver.non_compliant_reasons(options, zram) == [
+        "0.5 KiB cells left out (IOPS, latency); ECW 0.5-3.5 KiB I/Os rounded up to 4 KiB: "
+        "/dev/zram0 has 4 KiB logical blocks"
+    ]
+    assert from_record(options.record()) == options  # resume plans the same cells
+    # The estimate and the state machine count the 49-cell IOPS round.
+    one = replace(options, tests=("iops",), cell_seconds=1.0)
+    assert estimate(one, ACTIVE, 128 * MiB).low_s == pytest.approx(1 + 5 * 49)  # WIPC 1 s
+    results: list[StoredResult] = []
+    while (step := state.next_round(one, ACTIVE, results)) is not None:
+        _commit(results, step)
+    assert len({r.round for r in results}) == 1 + 5  # WIPC + 5 steady rounds
+    # Asked for explicitly, a size the target cannot do is refused in one line.
+    asked = build(("iops",), "enterprise", block_sizes=parse_block_sizes("0.5k,4k"))
+    with pytest.raises(UsageError, match=r"--block-sizes 512: /dev/zram0 has 4 KiB logical"):
+        driver.fit_target(asked, zram, None)
+    default = driver.fit_target(
+        build(("iops",), "enterprise"), replace(zram, logical_block_bytes=512), None
+    )
+    assert default.block_sizes[-1] == 512 and driver.non_compliant_reasons(default, zram) == []

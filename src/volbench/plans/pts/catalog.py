@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from volbench.model import RW, Workload
-from volbench.plans.pts.options import PtsOptions
+from volbench.plans.pts.options import IOPS_BLOCK_SIZES, PtsOptions
 from volbench.units import format_block_size
 
 WIPC_BS = 131072
@@ -168,7 +168,7 @@ def latency_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
             rwmixread_pct=mix,
         )
         for mix in LATENCY_MIXES
-        for bs in LATENCY_BLOCK_SIZES
+        for bs in options.fitting(LATENCY_BLOCK_SIZES)
     )
 
 
@@ -243,7 +243,7 @@ def _grid_cell(
 ) -> Workload:
     if test == "ecw":
         shape: dict[str, object] = {
-            "bssplit": ECW_BSSPLIT,
+            "bssplit": ecw_bssplit(options.logical_block_bytes),
             "rwmixread_pct": ECW_READ_PCT,
             "random_distribution": ECW_DISTRIBUTION,
         }
@@ -252,6 +252,71 @@ def _grid_cell(
     return _cell(
         options, active, f"{test}.{phase}.tc{tc}-qd{qd}", RW.RANDRW, iodepth=qd, numjobs=tc, **shape
     )
+
+
+def ecw_bssplit(logical_bytes: int) -> tuple[tuple[int, int], ...]:
+    """The ECW block-size mix on a target with ``logical_bytes`` logical blocks: each
+    size rounded up to a multiple of it, shares of equal sizes merged (on 4 KiB
+    blocks: 0.5-3.5 KiB join 4 KiB, 77%); the percentages still add up to 100."""
+    merged: dict[int, int] = {}
+    for bs, pct in ECW_BSSPLIT:
+        size = -(-bs // logical_bytes) * logical_bytes
+        merged[size] = merged.get(size, 0) + pct
+    return tuple(merged.items())
+
+
+def block_size_changes(options: PtsOptions) -> tuple[str, ...]:
+    """What the target's logical block size changed in the PTS matrices (empty: none):
+    cells left out of the default IOPS matrix and of Latency, ECW sizes rounded up."""
+    logical = options.logical_block_bytes
+    left: dict[int, list[str]] = {}
+    if "iops" in options.tests and options.block_sizes == options.fitting(IOPS_BLOCK_SIZES):
+        for bs in sorted(set(IOPS_BLOCK_SIZES) - set(options.block_sizes)):
+            left.setdefault(bs, []).append("IOPS")
+    if "latency" in options.tests:
+        for bs in sorted(set(LATENCY_BLOCK_SIZES) - set(options.fitting(LATENCY_BLOCK_SIZES))):
+            left.setdefault(bs, []).append("latency")
+    changes = [
+        f"{', '.join(kib(bs) for bs in sizes)} cells left out ({tests})"
+        for tests, sizes in _grouped(left).items()
+    ]
+    rounded = [bs for bs, _ in ECW_BSSPLIT if bs % logical]
+    if "ecw" in options.tests and rounded:
+        span = kib(rounded[-1])
+        if len(rounded) > 1:
+            span = f"{rounded[0] / 1024:g}-{span}"
+        changes.append(f"ECW {span} I/Os rounded up to {kib(logical)}")
+    return tuple(changes)
+
+
+def _grouped(left: dict[int, list[str]]) -> dict[str, list[int]]:
+    """Block sizes by the tests they were left out of (``"IOPS, latency"`` -> sizes)."""
+    found: dict[str, list[int]] = {}
+    for bs, tests in left.items():
+        found.setdefault(", ".join(tests), []).append(bs)
+    return found
+
+
+def kib(size: int) -> str:
+    """A block size as PTS writes it: ``512`` -> ``0.5 KiB``, ``4096`` -> ``4 KiB``."""
+    return f"{size / 1024:g} KiB"
+
+
+def misfits(options: PtsOptions, active: int) -> list[str]:
+    """Cells the target cannot run even after :func:`block_size_changes`: fixed block
+    sizes that are not a multiple of its logical block, or tests with no cell left."""
+    logical = options.logical_block_bytes
+    found = []
+    for test in options.tests:
+        cells = [*ss_cells(options, active, test), *wipc(options, active, test)]
+        if test == "xsr":
+            cells = [w for i in range(len(XSR_GROUPS)) for w in xsr_cells(options, active, i)]
+        if not ss_cells(options, active, test) and test != "xsr":
+            found.append(f"{test}: no cell left")
+        bad = sorted({w.bs_bytes for w in cells if not w.bssplit and w.bs_bytes % logical})
+        if bad:
+            found.append(f"{test}: {', '.join(kib(bs) for bs in bad)} I/Os")
+    return found
 
 
 def grid(options: PtsOptions, test: str) -> tuple[int, ...]:
@@ -304,5 +369,5 @@ def tracked_cells(test: str, cells: tuple[str, ...]) -> tuple[tuple[str, str], .
     if test == "throughput":
         return tuple((c, "bw") for c in cells)
     if test == "latency":
-        return (("0-100.4k", "lat"),)
+        return tuple((c, "lat") for c in (["0-100.4k"] if "0-100.4k" in cells else cells))
     return tuple((c, "iops") for c in cells)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench.errors import FioError, RunFailed, TargetError, VolbenchError
+from volbench.errors import FioError, RunFailed, TargetError, UsageError, VolbenchError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.model import RW, RunStatus, TargetInfo, Workload
@@ -26,12 +26,13 @@ from volbench.plans.execution import (
     run_round,
 )
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
-from volbench.plans.pts import state
+from volbench.plans.pts import catalog, state
 from volbench.plans.pts.catalog import WIPC_BS, Round
 from volbench.plans.pts.estimate import estimate, format_duration, remaining
 from volbench.plans.pts.options import (
     MIN_ACTIVE_BYTES,
     PtsOptions,
+    fit_block_size,
     from_record,
     write_cache_reason,
 )
@@ -87,10 +88,41 @@ def write_cache_state(target: TargetInfo) -> str | None:
     return target.write_cache if target.kind == "block" else None
 
 
+def block_source(target: TargetInfo) -> str:
+    """Whose logical block size limits the I/O sizes: the device, or a file's device."""
+    if target.kind == "file" and target.device:
+        return f"{target.path} (on {target.device})"
+    return "one of the targets" if target.kind == "fleet" else target.path
+
+
+def fit_target(options: PtsOptions, target: TargetInfo, places: PreparedFleet | None) -> PtsOptions:
+    """``options`` fitted to the logical block size of the target (on several at once:
+    the largest known), before anything runs; UsageError for what cannot be fitted."""
+    infos = places.infos if places is not None else [target]
+    logical = max((i.logical_block_bytes or 512 for i in infos), default=512)
+    fitted = fit_block_size(options, logical, block_source(target))
+    misfits = catalog.misfits(fitted, MIN_ACTIVE_BYTES)
+    if misfits:
+        raise UsageError(
+            f"{block_source(target)} has {catalog.kib(logical)} logical blocks: PTS cannot "
+            f"run {'; '.join(misfits)} on it (leave those tests out)"
+        )
+    return fitted
+
+
 def non_compliant_reasons(options: PtsOptions, target: TargetInfo) -> list[str]:
     """Why a run of ``options`` on ``target`` is not PTS-compliant (empty = compliant)."""
     cache = write_cache_reason(options.profile, write_cache_state(target))
-    return [*options.non_compliant_reasons, *([cache] if cache else [])]
+    changes = catalog.block_size_changes(options)
+    blocks = (
+        f"{'; '.join(changes)}: {block_source(target)} has "
+        f"{catalog.kib(options.logical_block_bytes)} logical blocks"
+    )
+    return [
+        *options.non_compliant_reasons,
+        *([blocks] if changes else []),
+        *([cache] if cache else []),
+    ]
 
 
 def settings_for(
@@ -150,7 +182,9 @@ def begin(
     on several targets at once, of the first local one; none on other hosts).
     With ``places`` every round runs on all of them at once (``target`` is their
     record, :func:`volbench.plans.fleet.fleet_target`) and each is purged.
+    Block sizes the target cannot do are left out first (:func:`fit_target`).
     """
+    options = fit_target(options, target, places)
     active = state.active_bytes(options, target.capacity_bytes)
     if active < MIN_ACTIVE_BYTES:
         raise TargetError(

@@ -10,12 +10,12 @@ on a block device whose state differs from the profile's, marks the run non-comp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.errors import UsageError
-from volbench.units import MiB, parse_size
+from volbench.units import MiB, format_block_size, parse_size
 
 TESTS = ("iops", "throughput", "latency", "wsat", "hir", "xsr", "ecw", "dirth")
 """The PTS tests volbench runs, in the order ``all`` runs them."""
@@ -74,6 +74,9 @@ class PtsOptions:
     xsr_cells: int = 60
     purge: bool = True
     ioengine: str | None = None
+    logical_block_bytes: int = 512
+    """The target's logical block size (bytes): cells whose block size is not a
+    multiple of it are left out (direct I/O of such sizes fails with EINVAL)."""
 
     @property
     def non_compliant_reasons(self) -> tuple[str, ...]:
@@ -88,7 +91,7 @@ class PtsOptions:
             )
         elif self.max_rounds != MAX_ROUNDS:
             reasons.append(f"at most {self.max_rounds} rounds instead of 25")
-        if set(self.block_sizes) != set(IOPS_BLOCK_SIZES) and "iops" in self.tests:
+        if set(self.block_sizes) != set(self.fitting(IOPS_BLOCK_SIZES)) and "iops" in self.tests:
             reasons.append("reduced IOPS block sizes")
         if set(self.mixes) != set(IOPS_MIXES) and "iops" in self.tests:
             reasons.append("reduced IOPS R/W mixes")
@@ -99,6 +102,10 @@ class PtsOptions:
         if not self.purge:
             reasons.append("no purge")
         return tuple(reasons)
+
+    def fitting(self, sizes: Sequence[int]) -> tuple[int, ...]:
+        """The block sizes of ``sizes`` the target can do: multiples of its logical block."""
+        return tuple(s for s in sizes if s % self.logical_block_bytes == 0)
 
     def record(self) -> dict[str, Any]:
         """JSON-ready form, read back by :func:`from_record`."""
@@ -114,6 +121,24 @@ def from_record(data: Mapping[str, Any]) -> PtsOptions:
     for key in ("tests", "block_sizes", "mixes", "toio_grid"):
         values[key] = tuple(values[key])
     return PtsOptions(**values)
+
+
+def fit_block_size(options: PtsOptions, logical_bytes: int | None, where: str) -> PtsOptions:
+    """``options`` for a target with ``logical_bytes`` logical blocks (None: unknown,
+    512 assumed). The IOPS block sizes it cannot do are left out of the default
+    matrix; asked for explicitly (``--block-sizes``) they are refused, as a UsageError
+    naming ``where`` (the target). Decided before anything runs."""
+    logical = max(logical_bytes or 512, 512)
+    fitted = replace(options, logical_block_bytes=logical)
+    unfit = [s for s in options.block_sizes if s % logical]
+    if unfit and "iops" in options.tests and options.block_sizes != IOPS_BLOCK_SIZES:
+        keep = fitted.fitting(options.block_sizes) or fitted.fitting(IOPS_BLOCK_SIZES)[-1:]
+        raise UsageError(
+            f"--block-sizes {','.join(format_block_size(s) for s in unfit)}: {where} has "
+            f"{logical / 1024:g} KiB logical blocks; use multiples of {logical / 1024:g} KiB, "
+            f"e.g. --block-sizes {','.join(format_block_size(s) for s in keep)}"
+        )
+    return replace(fitted, block_sizes=fitted.fitting(options.block_sizes))
 
 
 def parse_tests(names: Sequence[str]) -> tuple[str, ...]:
