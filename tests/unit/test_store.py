@@ -144,6 +144,22 @@ def test_round_trip_of_a_run_with_two_rounds_and_labels(store: Store) -> None:
     assert order == [(n, t, d) for n in (1, 2) for t, d in one_round]
 
 
+def test_results_without_raw_outputs_and_the_round_count(store: Store) -> None:
+    run_id = _new_run(store)
+    assert store.round_count(run_id) == 0 and store.get_results(run_id) == ()
+    for round_no in range(3):
+        store.add_round(run_id, round_no, RAW * 1000, _tests(round_no + 1.0), WORKLOADS)
+    full = store.get_run(run_id)
+    light = store.get_run("latest", raw=False)
+    assert light.raw_outputs == () and len(full.raw_outputs) == 3
+    assert light.results == full.results == store.get_results(run_id)
+    assert store.round_count("latest") == 3
+    later = store.get_results(str(run_id), from_round=1)
+    assert later == full.results[3:] and {r.round for r in later} == {1, 2}
+    with pytest.raises(StoreError, match="no run 99"):
+        store.round_count(99)
+
+
 def test_result_rows_equal_the_test_result_numbers(store: Store) -> None:
     run_id = _new_run(store)
     tests = _tests()

@@ -229,7 +229,7 @@ def resume(
     runner.version()
     reporter = PtsReporter()
     with Store.open(db) as store, contextlib.closing(reporter):
-        record = store.get_run(run_ref)
+        record = store.get_run(run_ref, raw=False)
         if record.plan != driver.NAME:
             raise UsageError(f"run {record.id} is a {record.plan} run: only PTS runs resume")
         if record.status is RunStatus.COMPLETED:
@@ -249,7 +249,8 @@ def resume(
         store.reopen_run(record.id)
         runs = Path(runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
-        reporter.note(f"resuming run {record.id} after {len(record.raw_outputs)} committed rounds")
+        committed = store.round_count(record.id)
+        reporter.note(f"resuming run {record.id} after {committed} committed rounds")
         outcome = driver.run(session, record.id, info, purging, places=ready)
         _finish(store, outcome, fmt)
 

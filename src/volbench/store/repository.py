@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from volbench.errors import StoreError
-from volbench.model import RunRecord, RunStatus, Stall, TestResult
+from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
 from volbench.store import migrations, rows, schema
 from volbench.store.database import connect, default_data_dir, display_url, one_line
 from volbench.store.schema import rounds, runs
@@ -202,12 +202,13 @@ class Store:
         with self._begin() as conn:
             return self._resolve(conn, ref)
 
-    def get_run(self, ref: str | int) -> RunRecord:
-        """A run with its labels, results (by round, then as stored) and raw outputs."""
+    def get_run(self, ref: str | int, *, raw: bool = True) -> RunRecord:
+        """A run with its labels, results (by round, then as stored) and raw outputs
+        (``raw=False``: without them, the bulk of a run's size; see :meth:`round_count`)."""
         with self._begin() as conn:
             run_id = self._resolve(conn, ref)
             row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).one()
-            raw = (
+            outputs = (
                 conn.execute(
                     sa.select(rounds.c.raw_json)
                     .where(rounds.c.run_id == run_id)
@@ -215,12 +216,10 @@ class Store:
                 )
                 .scalars()
                 .all()
+                if raw
+                else ()
             )
-            stored = conn.execute(
-                sa.select(schema.results)
-                .where(schema.results.c.run_id == run_id)
-                .order_by(schema.results.c.round, schema.results.c.id)
-            ).all()
+            stored = self._results(conn, run_id)
             stalls = conn.execute(
                 sa.select(schema.stalls)
                 .where(schema.stalls.c.run_id == run_id)
@@ -229,10 +228,23 @@ class Store:
             return rows.run_record(
                 row,
                 self._labels(conn, [run_id]).get(run_id, {}),
-                results=tuple(rows.stored_result(r) for r in stored),
-                raw_outputs=tuple(raw),
+                results=stored,
+                raw_outputs=tuple(outputs),
                 stalls=tuple(rows.stall(r) for r in stalls),
             )
+
+    def get_results(self, ref: str | int, from_round: int = 0) -> tuple[StoredResult, ...]:
+        """The result rows of a run's rounds ``from_round`` on (by round, then as stored),
+        without the run or fio's raw outputs: what a loop over rounds reads after each."""
+        with self._begin() as conn:
+            return self._results(conn, self._resolve(conn, ref), from_round)
+
+    def round_count(self, ref: str | int) -> int:
+        """How many rounds of a run are committed (``len(get_run(ref).raw_outputs)``)."""
+        with self._begin() as conn:
+            run_id = self._resolve(conn, ref)
+            count = sa.select(sa.func.count()).select_from(rounds).where(rounds.c.run_id == run_id)
+            return int(conn.execute(count).scalar_one())
 
     def list_runs(
         self,
@@ -306,6 +318,16 @@ class Store:
                     yield conn
         except sa.exc.DBAPIError as exc:
             raise StoreError(f"result store {self.url}: {one_line(exc)}") from exc
+
+    @staticmethod
+    def _results(conn: Connection, run_id: int, from_round: int = 0) -> tuple[StoredResult, ...]:
+        table = schema.results
+        found = conn.execute(
+            sa.select(table)
+            .where(table.c.run_id == run_id, table.c.round >= from_round)
+            .order_by(table.c.round, table.c.id)
+        )
+        return tuple(rows.stored_result(r) for r in found)
 
     def _resolve(self, conn: Connection, ref: str | int) -> int:
         """The id of an existing run: ``latest`` or a run id."""

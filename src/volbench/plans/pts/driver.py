@@ -250,8 +250,11 @@ def run(
     (to record the method used), so the first round does not purge again.
     ``places``: the run is on several targets at once (see :func:`begin`).
     The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``.
+    The committed results are read once, then each new round's as it is committed
+    (never fio's raw outputs): reading the whole run per round grew as rounds^2.
     """
-    record = session.store.get_run(run_id)
+    record = session.store.get_run(run_id, raw=False)
+    results = list(record.results)
     options = resume_options(record.settings)
     active = int(record.settings["active_bytes"])
     engine = str(record.settings["ioengine"])
@@ -260,8 +263,7 @@ def run(
     round_runner: RoundRunner = run_round if places is None else FleetRounds(places.fleet)
     try:
         while True:
-            record = session.store.get_run(run_id)
-            step = state.next_round(options, active, record.results)
+            step = state.next_round(options, active, results)
             if step is None:
                 break
             if step.purge and purged_already:
@@ -270,7 +272,7 @@ def run(
                 local = places.infos if places is not None else [target]
                 method = _purge_all(session, purging, local, step.test)
                 session.reporter.note(f"{step.test}: purged ({method})")
-            round_no = len(record.raw_outputs)
+            round_no = session.store.round_count(run_id)
             session.reporter.note(_describe(step, options))
             _, interruption = round_runner(
                 session, run_id, round_no, step.workloads, target, engine, workdir
@@ -278,7 +280,8 @@ def run(
             if interruption:
                 session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
                 return Outcome(run_id, RunStatus.INTERRUPTED, (), interruption)
-            rounds = state.stored_rounds(session.store.get_run(run_id).results, options, active)
+            results += session.store.get_results(run_id, from_round=round_no)
+            rounds = state.stored_rounds(results, options, active)
             if step.phase == "ss":
                 history = [r for r in rounds if r.test == step.test]
                 session.reporter.note(_steady_note(step.test, history, options))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from volbench.analysis.steady_state import Verdict, assess
 from volbench.model import StoredResult
@@ -61,15 +62,17 @@ def _places(results: Sequence[StoredResult]) -> int:
     return max((int(r.workload.get("places") or 1) for r in results), default=1)
 
 
-def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> set[str]:
-    """The cell names (``CELL`` of ``TEST.PHASE.CELL``) a whole round of this phase has."""
+@lru_cache(maxsize=256)
+def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> frozenset[str]:
+    """The cell names (``CELL`` of ``TEST.PHASE.CELL``) a whole round of this phase has
+    (cached: :func:`stored_rounds` asks for every stored round, after every round)."""
     if phase == "wipc":
         workloads = catalog.wipc(options, active, test)
     elif phase == "sweep":
         workloads = catalog.grid_sweep_cells(options, active, test)
     else:
         workloads = catalog.ss_cells(options, active, test, phase)
-    return {w.name.split(".", 2)[2] for w in workloads}
+    return frozenset(w.name.split(".", 2)[2] for w in workloads)
 
 
 def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
