@@ -11,7 +11,7 @@ from recorded import FIO_FIXTURES, raw_document
 from volbench.analysis.promise import Measured, check, combined_finding, rate_verdict
 from volbench.errors import UsageError
 from volbench.plans.importing import import_file
-from volbench.report.check_sheets import CheckRequest, check_sheet
+from volbench.report.check_sheets import CheckRequest, check_sheet, count_unit_lines
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect, given_caps
 from volbench.store.repository import Store
@@ -111,6 +111,21 @@ def test_aws_ssd_counts_io_up_to_256_kib_as_one() -> None:
     assert gp3 is not None and (gp3.metric, gp3.verdict) == ("MB/s", "meets")
     assert gp3.reason.startswith("throughput-bound at 64 KiB (2,000 IOPS x 64 KiB)")
     assert "AWS counts an I/O of up to 256 KiB as one" in gp3.reason
+
+
+def test_seed_003s_16_kib_rule_with_count_unit() -> None:
+    """Seed 003: "1000 iops can send ... 250 write records of 64 KB" (16 KiB units):
+    what ``check --count-unit 16k`` applies instead of the catalogue's 256 KiB."""
+    io1 = dataclasses.replace(CAT.find("aws-io1"), count_unit_bytes=16384)
+    e = expect(io1, 100, None, {"provisioned_iops": 1000})
+    verdict = rate_verdict(_measured(65536, 0, 250, "randwrite"), e)
+    assert verdict is not None
+    assert (verdict.measured, verdict.expected, verdict.verdict) == (1000, 1000, "meets")
+    assert "64 KiB I/O counted as 4 x 16 KiB (AWS)" in verdict.reason
+    assert count_unit_lines(16384, 262144) == [
+        "I/O counted in 16 KiB units (--count-unit); the catalogue's: 256 KiB"
+    ]
+    assert count_unit_lines(None, 262144) == []
 
 
 def test_instance_cap_and_burst() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from volbench.cli import console
-from volbench.cli.options import db_option, format_option
+from volbench.cli.options import POSITIVE_SIZE, db_option, format_option
 from volbench.cli.spec import AMOUNT, DATE, provisioned_options, provisioned_values
 from volbench.errors import CheckFailed
 from volbench.report.check_sheets import CheckRequest, check_sheet
@@ -26,6 +26,13 @@ from volbench.store.repository import Store
     default=None,
     help="VM type whose caps apply (see `volbench spec instances`), e.g. m5.large.",
 )
+@click.option(
+    "--count-unit",
+    type=POSITIVE_SIZE,
+    default=None,
+    help="Count I/O in units of this size instead of the vendor's (e.g. 16k: seed 003's "
+    "older AWS rule, 64 KiB = 4 I/Os).",
+)
 @db_option
 @format_option
 def command(
@@ -39,6 +46,7 @@ def command(
     instance_limit_iops: float | None,
     instance_limit_mbps: float | None,
     instance: str | None,
+    count_unit: int | None,
     db: str | None,
     fmt: str,
 ) -> None:
@@ -51,6 +59,7 @@ def command(
         instance_iops=instance_limit_iops,
         instance_mb_s=instance_limit_mbps,
         instance=instance,
+        count_unit_bytes=count_unit,
     )
     with Store.open(db) as store:
         sheet = check_sheet(store.get_run(run_ref), catalogue.load(), request)

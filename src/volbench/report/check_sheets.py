@@ -8,6 +8,7 @@ findings, tests that could not be compared, and price/performance.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ class CheckRequest:
     instance_iops: float | None = None
     instance_mb_s: float | None = None
     instance: str | None = None  # a VM type of the catalogue's instance table
+    count_unit_bytes: int | None = None  # the user's I/O counting unit instead of the vendor's
 
 
 def subject(run: RunRecord, request: CheckRequest) -> tuple[str, float]:
@@ -158,10 +160,21 @@ def _burst_lines(e: Expectation) -> list[str]:
     return lines
 
 
+def count_unit_lines(given: int | None, vendor: int | None) -> list[str]:
+    """Say so when the I/O counting unit is the user's (``--count-unit``), not the vendor's."""
+    if given is None:
+        return []
+    theirs = f"{vendor // 1024} KiB" if vendor else "none (each I/O counts as one)"
+    return [f"I/O counted in {given // 1024} KiB units (--count-unit); the catalogue's: {theirs}"]
+
+
 def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> Sheet:
     """Check ``run`` against the catalogue; a UsageError when nothing compares."""
     name, size = subject(run, request)
     product = catalogue.find(name)
+    vendor_unit = product.count_unit_bytes
+    if request.count_unit_bytes is not None:  # e.g. seed 003's older 16 KiB AWS rule
+        product = dataclasses.replace(product, count_unit_bytes=request.count_unit_bytes)
     expectation = expect(product, size, request.as_of, request.provisioned)
     tests, skipped = measured_tests(run.results)
     caps, instance_notes = _instance(catalogue, request, expectation)
@@ -190,6 +203,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         f" (from {edition.from_date}); IOPS {_iops_text(expectation)}, throughput"
         f" {expectation.throughput_value or 0:,.1f} {expectation.throughput_unit}",
         *_burst_lines(expectation),
+        *count_unit_lines(request.count_unit_bytes, vendor_unit),
         *instance_notes,
         "measured: fio's figures as stored for run "
         f"{run.id}; meets = 0.9-1.1 x expected (AWS: 90% of provisioned, A2)",
