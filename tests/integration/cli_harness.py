@@ -109,6 +109,28 @@ class Volbench:
             return [run.id for run in store.list_runs()]
 
 
+def cgroup_prefix(group: Path) -> list[str]:
+    """A command prefix that moves the command's process into cgroup ``group``, then
+    execs the rest of the command line."""
+    return ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(group)]
+
+
+def in_cgroup(
+    volbench: Volbench, group: Path, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``volbench ARGS`` with its process moved into the cgroup ``group`` first (so
+    fio and every job it starts run under that cgroup's limits)."""
+    return subprocess.run(
+        [*cgroup_prefix(group), sys.executable, "-m", "volbench", *args],
+        env=volbench.env,
+        cwd=volbench.home,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def finish(proc: subprocess.Popen[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Wait for a started command and collect its exit code and output."""
     try:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
+from browser import needs_chromium, rendered
 from cli_harness import Volbench
 
 from volbench.report.sheet import fmt_count
@@ -27,7 +27,6 @@ OPTIONS = (
     "--xsr-cells", "3", "--toio-grid", "2,1", "--wsat-max-rounds", "3",
 )  # fmt: skip
 """The options the fixture was recorded with (tests/fixtures/fio/README.md)."""
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHARTS = (
     "iops-2d", "iops-3d", "throughput-bars", "latency-lat_mean_ns", "wsat-gb-log", "hir-waits",
     "xsr-bw", "ecw-intensity", "dirth-histograms", "iops-window0",
@@ -51,35 +50,18 @@ def replayed(volbench: Volbench, tmp_path: Path) -> Volbench:
     return volbench
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
+@needs_chromium
 def test_pts_report_pages_render_in_html_and_pdf(replayed: Volbench, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     page_file = tmp_path / "pts.html"
     assert replayed("report", "latest", "-o", str(page_file)).returncode == 0
     chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', page_file.read_text())
     for kind in CHARTS:
         assert f"run1-pts-{kind}" in chart_ids
-    errors: list[str] = []
-    requests: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_file.as_uri())
-            page.wait_for_selector("body[data-rendered=true]", timeout=30_000)
-            for chart_id in chart_ids:
-                assert page.locator(f"#{chart_id} .main-svg").count() >= 1, chart_id
-        finally:
-            browser.close()
-    assert errors == []
-    assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
+    with rendered(page_file) as opened:
+        for chart_id in chart_ids:
+            assert opened.page.locator(f"#{chart_id} .main-svg").count() >= 1, chart_id
+    assert opened.errors == []
+    assert opened.network_requests == []
 
     pdf = tmp_path / "pts.pdf"
     assert replayed("report", "latest", "-o", str(pdf)).returncode == 0

@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import needs_chromium, rendered
 from cli_harness import Volbench
 
 from volbench.report.sheet import fmt_count, fmt_latency
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +36,6 @@ def _stored(volbench: Volbench, ref: str) -> dict[str, Any]:
 
 @needs_chromium
 def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     page_file = tmp_path / "report.html"
     proc = two_runs(
         "report", "1", "2", "--by", "vendor", "-o", str(page_file),
@@ -55,39 +50,25 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
             assert f"run{run_id}-{kind}" in chart_ids
     assert "compare-radar" in chart_ids
 
-    errors: list[str] = []
-    requests: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_file.as_uri())
-            page.wait_for_selector("body[data-rendered=true]", timeout=30_000)
-            for chart_id in chart_ids:
-                svg = page.locator(f"#{chart_id} .main-svg").first
-                assert svg.count() == 1, f"{chart_id} did not render"
-            assert page.locator(".js-plotly-plot").count() == len(chart_ids)
+    with rendered(page_file) as opened:
+        page = opened.page
+        for chart_id in chart_ids:
+            svg = page.locator(f"#{chart_id} .main-svg").first
+            assert svg.count() == 1, f"{chart_id} did not render"
+        assert page.locator(".js-plotly-plot").count() == len(chart_ids)
 
-            # hover the first bar of run 1's IOPS chart: its value appears
-            stored = _stored(two_runs, "1")["results"]
-            chart = page.locator("#run1-iops")
-            chart.scroll_into_view_if_needed()
-            bar = chart.locator(".barlayer .point path").first
-            bar.hover(force=True)
-            page.wait_for_selector("#run1-iops .hoverlayer .hovertext", timeout=5_000)
-            hover = chart.locator(".hoverlayer").text_content() or ""
-            first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
-            assert f"{first['iops']:,.6g}" in hover, hover
-        finally:
-            browser.close()
-    assert errors == []
-    assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
+        # hover the first bar of run 1's IOPS chart: its value appears
+        stored = _stored(two_runs, "1")["results"]
+        chart = page.locator("#run1-iops")
+        chart.scroll_into_view_if_needed()
+        bar = chart.locator(".barlayer .point path").first
+        bar.hover(force=True)
+        page.wait_for_selector("#run1-iops .hoverlayer .hovertext", timeout=5_000)
+        hover = chart.locator(".hoverlayer").text_content() or ""
+        first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
+        assert f"{first['iops']:,.6g}" in hover, hover
+    assert opened.errors == []
+    assert opened.network_requests == []
 
 
 @needs_chromium

@@ -14,14 +14,13 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench, error_line, finish, fio_json
+from cli_harness import Volbench, error_line, finish, fio_json, in_cgroup
 
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.model import RunRecord, RunStatus
@@ -269,16 +268,7 @@ def test_local_targets_sharing_one_cgroup_limit(
             *("--iodepth", "4", "--size", "4m", "--targets", ",".join(parts), "--solo"),
             *("--runs-dir", str(volbench.runs_dir), "--format", "json"),
         ]
-        script = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
-        proc = subprocess.run(
-            ["sh", "-c", script, str(group), sys.executable, "-m", "volbench", *args],
-            env=volbench.env,
-            cwd=volbench.home,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        proc = in_cgroup(volbench, group, *args)
     finally:
         group.rmdir()
     assert proc.returncode == 0, proc.stderr

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench
+from cli_harness import Volbench, cgroup_prefix
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 Loop = Callable[..., str]
@@ -47,8 +47,7 @@ def stalling(loop_device: Loop) -> Iterator[tuple[str, Path]]:
 def _run_stalling(volbench: Volbench, group: Path, device: str, *args: str) -> tuple[int, str]:
     """``volbench ARGS`` inside ``group``; the read throttle is set when fio's job file
     appears. Returns the exit code and stderr."""
-    script = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
-    command = ["sh", "-c", script, str(group), sys.executable, "-m", "volbench", *args]
+    command = [*cgroup_prefix(group), sys.executable, "-m", "volbench", *args]
     proc = subprocess.Popen(
         command, env=volbench.env, cwd=volbench.home, stderr=subprocess.PIPE, text=True
     )

@@ -13,14 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench
+from cli_harness import Volbench, in_cgroup
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 Loop = Callable[..., str]
@@ -72,16 +70,7 @@ def _sweep_in(volbench: Volbench, group: Path, device: str, *options: str) -> st
         "--format",
         "json",
     ]
-    script = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
-    proc = subprocess.run(
-        ["sh", "-c", script, str(group), sys.executable, "-m", "volbench", *args],
-        env=volbench.env,
-        cwd=volbench.home,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = in_cgroup(volbench, group, *args)
     assert proc.returncode == 0, (proc.returncode, proc.stderr, proc.stdout[-2000:])
     return str(json.loads(proc.stdout)["id"])
 
