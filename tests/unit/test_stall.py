@@ -15,6 +15,7 @@ from recorded import FIO_FIXTURES
 
 from volbench.fio.stall import StallWatch, stall_reason, utc_text
 from volbench.model import Stall
+from volbench.plans.qos_verify import LiveTenants
 
 T0 = 1_700_000_000.0
 
@@ -138,3 +139,38 @@ def test_recorded_healthy_stream_has_no_stall(status_documents: list[dict[str, A
     for document in status_documents:
         assert w.status(document["timestamp_ms"] / 1000, document) == []
     assert w.finish(status_documents[-1]["timestamp_ms"] / 1000) == []
+
+
+class _Notes:
+    """A reporter that keeps its notes (and ignores the live figures)."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+    def sample(self, sample: object) -> None:
+        pass
+
+
+def test_qos_verify_watches_every_tenant_for_stalls() -> None:
+    """QoS verify runs one fio per tenant at once: each gets its own watch; a tenant
+    whose completions stop for 7 s while the other goes on is a stall of its own."""
+    now = [T0]
+    notes = _Notes()
+    live = LiveTenants(
+        notes,  # type: ignore[arg-type]
+        [StallWatch(0, T0, "web", 5.0), StallWatch(1, T0, "db", 5.0)],
+        clock=lambda: now[0],
+    )
+    for second in range(1, 12):
+        now[0] = T0 + second
+        live.status(1, doc(job("db", 100 * second, 100 * second, 1000 * second)))
+        done = 100 * min(second, 3)  # web's device stops completing after 3 s
+        if second in (1, 2, 3, 11):  # fio prints nothing while its job waits
+            live.status(0, doc(job("web", done + 4, done, 1000 * second)))
+    (stall,) = live.stalls(T0 + 12)
+    assert (stall.round, stall.test, stall.resolved) == (0, "web", False)
+    assert stall.seconds >= 7
+    assert any("stalled: 0 IOPS" in n and "on web" in n for n in notes.notes)

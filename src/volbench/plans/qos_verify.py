@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ from volbench.fio.executable import best_engine, fio_version
 from volbench.fio.job import JobFile, render
 from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.parser import parse
-from volbench.model import RW, RunStatus, Workload
+from volbench.fio.stall import StallWatch, stall_reason
+from volbench.model import RW, RunStatus, Stall, Workload
 from volbench.plans.execution import Session, os_failure, prepare_runs_dir, workload_record
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, require_room, tenant_limits
@@ -110,17 +112,33 @@ def verify(
     return check_run(session.store.get_run(run_id))
 
 
-class _LiveTotal:
-    """The live display of all tenants at once: their last per-second figures added up."""
+class LiveTenants:
+    """The live display of all tenants at once (their last per-second figures added
+    up) and each tenant's stall watch (:mod:`volbench.fio.stall`)."""
 
-    def __init__(self, reporter: Reporter) -> None:
+    def __init__(
+        self,
+        reporter: Reporter,
+        watches: Sequence[StallWatch] = (),
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._reporter = reporter
+        self._clock = clock
         self._samplers: dict[int, LiveSampler] = {}
         self._latest: dict[int, LiveSample] = {}
+        self._watches = list(watches)
         self._lock = threading.Lock()
+
+    def stalls(self, now_s: float) -> list[Stall]:
+        """Every stall of every tenant, once all fio processes have ended."""
+        with self._lock:
+            return [stall for watch in self._watches for stall in watch.finish(now_s)]
 
     def status(self, index: int, document: dict[str, Any]) -> None:
         with self._lock:
+            if index < len(self._watches):
+                for stall in self._watches[index].status(self._clock(), document):
+                    self._reporter.note(f"warning: {stall_reason(stall)} (I/O outstanding)")
             sample = self._samplers.setdefault(index, LiveSampler()).sample(document)
             if sample is None:
                 return
@@ -181,7 +199,18 @@ def _run(
         )
     session.reporter.note(f"run {run_id}: {len(jobs)} fio processes at once, logs in {workdir}")
     session.reporter.round_started(0, workloads, options.duration_s)
-    raws = run_concurrently(jobs, options.duration_s + 60, _LiveTotal(session.reporter).status)
+    started = time.time()
+    live = LiveTenants(
+        session.reporter,
+        [
+            StallWatch(n, started, w.name, session.stall.seconds, planned_s={w.name: w.duration_s})
+            for n, w in enumerate(workloads)
+        ],
+    )
+    try:
+        raws = run_concurrently(jobs, options.duration_s + 60, live.status)
+    finally:
+        session.store.add_stalls(run_id, live.stalls(time.time()))
     for round_no, (workload, raw) in enumerate(zip(workloads, raws, strict=True)):
         if not raw.output.strip():
             raise FioError(
