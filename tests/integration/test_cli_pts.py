@@ -250,3 +250,27 @@ def test_4k_logical_blocks_leave_out_half_kib_cells(volbench: Volbench, zram_4k:
     iops = tables["IOPS (average over the window)"]["rows"]
     assert [r["block_size"] for r in iops][-1] == "4k" and all(r["iops_100"] > 0 for r in iops)
     assert len(tables["Latency (response time)"]["rows"]) == 6
+
+
+def test_resume_refuses_a_target_whose_logical_blocks_changed(
+    volbench: Volbench, tmp_path: Path
+) -> None:
+    """A run planned for 4 KiB logical blocks (0.5 KiB cells left out) does not resume
+    on a target with 512-byte blocks: its cells would no longer be the plan's."""
+    from volbench.model import HostInfo, RunStatus, TargetInfo
+    from volbench.plans.pts import driver
+    from volbench.plans.pts.options import build, fit_block_size
+
+    target = tmp_path / "t.img"
+    with target.open("wb") as image:
+        image.truncate(32 << 20)
+    options = fit_block_size(build(("iops",), "enterprise"), 4096, str(target))
+    info = TargetInfo(str(target), "file", 32 << 20, logical_block_bytes=512)
+    settings = driver.settings_for(options, info, 32 << 20, "psync", "none")
+    with Store.open(str(volbench.db)) as store:
+        host = HostInfo("h", 1, "cpu", 1, "k", "fio-3.33")
+        run_id = store.create_run(driver.NAME, info, host, {}, settings)
+        store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+    proc = volbench("resume", str(run_id), "--force", "--runs-dir", str(volbench.runs_dir))
+    line = error_line(proc, 2)
+    assert "no longer has the 4096-byte logical blocks" in line

@@ -246,6 +246,12 @@ def resume(
             info = prepare_target(path, True, reporter, None, destroy, force)
         if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
             raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
+        planned = driver.resume_options(record.settings).logical_block_bytes
+        if driver.logical_block_bytes(info, ready) != planned:
+            raise UsageError(
+                f"{path} no longer has the {planned}-byte logical blocks run {record.id} was "
+                "planned for: cannot resume"
+            )
         store.reopen_run(record.id)
         runs = Path(runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))

@@ -95,11 +95,17 @@ def block_source(target: TargetInfo) -> str:
     return "one of the targets" if target.kind == "fleet" else target.path
 
 
+def logical_block_bytes(target: TargetInfo, places: PreparedFleet | None = None) -> int:
+    """The logical block size PTS plans for: the target's (on several at once, the
+    largest known), 512 bytes where unknown (files on unknown devices, other hosts)."""
+    infos = places.infos if places is not None else [target]
+    return max((i.logical_block_bytes or 512 for i in infos), default=512)
+
+
 def fit_target(options: PtsOptions, target: TargetInfo, places: PreparedFleet | None) -> PtsOptions:
     """``options`` fitted to the logical block size of the target (on several at once:
     the largest known), before anything runs; UsageError for what cannot be fitted."""
-    infos = places.infos if places is not None else [target]
-    logical = max((i.logical_block_bytes or 512 for i in infos), default=512)
+    logical = logical_block_bytes(target, places)
     fitted = fit_block_size(options, logical, block_source(target))
     misfits = catalog.misfits(fitted, MIN_ACTIVE_BYTES)
     if misfits:
