@@ -15,7 +15,7 @@ import plotly.graph_objects as go  # type: ignore[import-untyped]
 import pytest
 from recorded import FIO_FIXTURES, raw_document
 
-from volbench.analysis.timeseries import summed, weighted_latency
+from volbench.analysis.timeseries import common_origin_ms, shifted, summed, weighted_latency
 from volbench.errors import UsageError
 from volbench.fio.logs import find_logs, parse_log, read_logs
 from volbench.model import RunRecord
@@ -189,3 +189,26 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     )
     divs = re.findall(r'<div class="chart" id="([^"]+)">', page)
     assert divs == list(figures) and len(divs) == len(set(divs)) > 8
+
+
+def test_logs_of_several_places_share_one_clock(tmp_path: Path) -> None:
+    """Multi-target runs log Unix-epoch ms (fio ``log_unix_epoch``), one log per place
+    and client (``NAME@N_iops.J.log.HOST``): the series start one window after the
+    earliest place's first point, and a place that started later stays later."""
+    epoch = 1_795_414_000_000
+    (tmp_path / "t@1_iops.1.log.127.0.0.2").write_text(
+        f"{epoch + 1000}, 100, 0, 4096, 0\n{epoch + 2000}, 110, 0, 4096, 0\n"
+    )
+    (tmp_path / "t@2_iops.2.log.127.0.0.3").write_text(
+        f"{epoch + 2000}, 50, 0, 4096, 0\n{epoch + 3000}, 60, 0, 4096, 0\n"
+    )
+    logs = find_logs(tmp_path)
+    assert sorted(logs) == [("t@1", "iops"), ("t@2", "iops")]
+    jobs = [points for paths in logs.values() for points in read_logs(paths)]
+    origin = common_origin_ms(jobs)
+    assert origin == epoch
+    first, second = (summed([p])["read"] for p in shifted(jobs, origin))
+    assert first == [(1.0, 100.0), (2.0, 110.0)]
+    assert second == [(2.0, 50.0), (3.0, 60.0)]
+    own_clock = [parse_log("1000, 5, 0, 4096, 0\n")]
+    assert common_origin_ms(own_clock) == 0  # fio's own ms since the job started
