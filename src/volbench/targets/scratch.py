@@ -211,10 +211,11 @@ def prepare_file(
             f"not enough space in {path.parent}: {format_bytes(needed)} needed, "
             f"{format_bytes(free)} free"
         )
+    verb = "write" if path.exists() else "create"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise TargetError(f"cannot create {path}: {exc.strerror}") from exc
+        raise TargetError(f"cannot {verb} {path}: {exc.strerror}") from exc
     try:
         inode = os.fstat(fd).st_ino
         created = marker.created if marker else time.strftime("%Y-%m-%dT%H:%M:%S%z")
