@@ -282,6 +282,7 @@ def test_local_targets_sharing_one_cgroup_limit(
     assert aggregate.iops == finding["together"]
     shown = volbench("show", "latest").stdout
     assert "shared limit: qd4-jobs1: the 2 targets together did" in shown
+    assert f"places: 1 = {parts[0]}, 2 = {parts[1]}" in shown  # the series TEST@1, TEST@2
 
 
 def test_pts_rounds_on_two_hosts(

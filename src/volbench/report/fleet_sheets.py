@@ -134,7 +134,8 @@ def fleet_sheet(run: RunRecord) -> Sheet:
                 for r in shares
             ]
     found = findings(run)
-    notes = [f"places: {', '.join(places)}"]
+    # the number N of each place names its per-second series (TEST@N) in reports
+    notes = ["places: " + ", ".join(f"{n} = {label}" for n, label in enumerate(places, 1))]
     notes += _host_notes(run.settings.get("hosts", []))
     if run.error:
         notes.append(f"note: {run.error}")
