@@ -324,8 +324,21 @@ def radar_chart(chart_id: str, title: str, axes: Sequence[str], series: Sequence
         }
         for s in series
     ]
-    layout = _layout(title, "", "", polar={"radialaxis": {"range": [0, 1.05], "visible": True}})
+    polar = {
+        "radialaxis": {"range": [0, 1.05], "visible": True, "tickfont": {"size": 9}},
+        "angularaxis": {"tickfont": {"size": 9}},
+    }
+    # side margins for the axis labels, also on a 680 px wide printed page
+    layout = _layout(title, "", "", polar=polar, margin={"l": 160, "r": 160})
+    if len(axes) > RADAR_AXES_AT_DEFAULT_HEIGHT:  # room for every axis label
+        layout["height"] = min(RADAR_MAX_HEIGHT_PX, 420 + 16 * len(axes))
     return Chart(chart_id, title, {"data": data, "layout": layout})
+
+
+RADAR_AXES_AT_DEFAULT_HEIGHT = 12
+"""Axis labels a radar shows legibly at the default chart height (420 px)."""
+
+RADAR_MAX_HEIGHT_PX = 900
 
 
 def traces_values(chart: Chart) -> dict[str, list[Any]]:

@@ -29,9 +29,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 tr.flagged td { background: #fff2cc; }
 table.header th { width: 190px; }
 ul.notes { font-size: 11px; color: #444; margin: 2px 0 10px; padding-left: 18px; }
-.chart { width: 100%; height: 420px; margin: 8px 0; }
+.chart { width: 100%; min-height: 420px; margin: 8px 0; }
 nav ul { font-size: 12px; columns: 2; }
-body[data-print=true] .chart { width: 680px; height: 360px; }
+body[data-print=true] .chart { width: 680px; min-height: 360px; }
 @media print {
   body { margin: 0; }
   section.page { break-before: page; }
