@@ -220,6 +220,7 @@ def test_keep_going_finishes_without_the_lost_host(
     [
         (("--target", "127.0.0.9:/tmp/x"), "127.0.0.9 is not in --hosts"),
         (("--target", "/tmp/x"), "need --size"),
+        (("--target", "/tmp/x", "--size", "1m", "--abort-on-stall"), "--abort-on-stall cannot"),
     ],
 )
 def test_bad_multi_host_input(volbench: Volbench, options: tuple[str, ...], message: str) -> None:

@@ -199,6 +199,7 @@ def _run_fleet(
     writes: bool,
 ) -> Outcome:
     """Run ``plan`` on every place of ``fleet`` at once (see :mod:`volbench.plans.fleet`)."""
+    fleet.check_stall_policy(choice.abort_on_stall)
     ready = prepare_fleet(fleet, writes, session.reporter, choice.destroy_data, choice.force)
     fleet, target = ready.fleet, ready.target
     spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)

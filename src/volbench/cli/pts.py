@@ -171,6 +171,7 @@ def pts(
     fleet = None
     if hosts or len(targets) > 1:
         fleet = Fleet(places_from(targets, hosts), keep_going, size_bytes=size)
+        fleet.check_stall_policy(abort_on_stall)
         if fleet.remote and options.purge and not replay:
             raise UsageError(
                 "volbench cannot purge a target on another host: purge it there and add "

@@ -65,6 +65,15 @@ class Fleet:
     def remote(self) -> bool:
         return any(p.host is not None for p in self.places)
 
+    def check_stall_policy(self, abort_on_stall: bool) -> None:
+        """UsageError for ``--abort-on-stall`` on other hosts: nothing watches them
+        (fio's client mode sends no interim figures)."""
+        if abort_on_stall and self.remote:
+            raise UsageError(
+                "--abort-on-stall cannot watch targets on other hosts (fio's client mode "
+                "sends no interim figures): leave it out for --hosts runs"
+            )
+
     def hosts(self) -> list[HostAddress]:
         """The distinct hosts, in the order their places were given."""
         seen: dict[str, HostAddress] = {}
