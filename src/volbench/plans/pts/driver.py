@@ -257,19 +257,20 @@ def run(
     ``places``: the run is on several targets at once (see :func:`begin`).
     The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``.
     The committed results are read once, then each new round's as it is committed
-    (never fio's raw outputs): reading the whole run per round grew as rounds^2.
+    (never fio's raw outputs), and only the new round is added to the rounds the
+    next step is chosen from: rebuilding the whole run per round grew as rounds^2.
     """
     record = session.store.get_run(run_id, raw=False)
-    results = list(record.results)
     options = resume_options(record.settings)
     active = int(record.settings["active_bytes"])
     engine = str(record.settings["ioengine"])
     speed = float(record.settings.get("seq_write_bytes_per_s") or 0.0)
     workdir = session.runs_dir / str(run_id)
     round_runner: RoundRunner = run_round if places is None else FleetRounds(places.fleet)
+    rounds = state.stored_rounds(record.results, options, active)
     try:
         while True:
-            step = state.next_round(options, active, results)
+            step = state.next_step(options, active, rounds)
             if step is None:
                 break
             if step.purge and purged_already:
@@ -286,8 +287,9 @@ def run(
             if interruption:
                 session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
                 return Outcome(run_id, RunStatus.INTERRUPTED, (), interruption)
-            results += session.store.get_results(run_id, from_round=round_no)
-            rounds = state.stored_rounds(results, options, active)
+            # rounds are complete or not on their own: only the new one is added
+            new = session.store.get_results(run_id, from_round=round_no)
+            rounds += state.stored_rounds(new, options, active)
             if step.phase == "ss":
                 history = [r for r in rounds if r.test == step.test]
                 session.reporter.note(_steady_note(step.test, history, options))

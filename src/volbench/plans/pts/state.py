@@ -178,7 +178,13 @@ def next_round(
 
     The first round of each test purges first (unless purging is off).
     """
-    rounds = stored_rounds(results, options, active)
+    return next_step(options, active, stored_rounds(results, options, active))
+
+
+def next_step(
+    options: PtsOptions, active: int, rounds: Sequence[StoredRound]
+) -> catalog.Round | None:
+    """:func:`next_round` from the complete rounds (:func:`stored_rounds`) instead."""
     for test in options.tests:
         history = [r for r in rounds if r.test == test]
         step = next_for(options, active, test, history)
