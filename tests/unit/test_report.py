@@ -6,6 +6,7 @@ Every plotted value is checked against fio's own JSON read with ``json.loads``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -18,13 +19,13 @@ from recorded import FIO_FIXTURES, raw_document
 from volbench.analysis.timeseries import common_origin_ms, shifted, summed, weighted_latency
 from volbench.errors import UsageError
 from volbench.fio.logs import find_logs, parse_log, read_logs
-from volbench.model import RunRecord
+from volbench.model import RunRecord, Stall
 from volbench.plans.importing import import_file
 from volbench.report.chart import bars3d_chart, traces_values, window_chart
 from volbench.report.comparison import comparison_charts, comparison_sheet
 from volbench.report.contents import report_document
 from volbench.report.html import render_html
-from volbench.report.run_charts import fio_run_charts
+from volbench.report.run_charts import fio_run_charts, timeseries_charts
 from volbench.store.repository import Store
 
 QUICK = FIO_FIXTURES / "quick" / "round-000.json"
@@ -212,3 +213,23 @@ def test_logs_of_several_places_share_one_clock(tmp_path: Path) -> None:
     assert second == [(2.0, 50.0), (3.0, 60.0)]
     own_clock = [parse_log("1000, 5, 0, 4096, 0\n")]
     assert common_origin_ms(own_clock) == 0  # fio's own ms since the job started
+
+
+def test_stalls_are_shaded_on_the_time_series(tmp_path: Path) -> None:
+    """A stored stall is a shaded span on each per-second chart, from where it began in
+    its test (fio's own clock) for as long as it lasted, named with its test."""
+    (run,) = _imported(tmp_path, (QUICK, {}))
+    stall = Stall(0, "randread-4k", "2026-11-23T06:00:03+00:00", "2026-11-23T06:00:09+00:00",
+                  6.0, True, test_offset_s=3.0)  # fmt: skip
+    unknown = dataclasses.replace(stall, test_offset_s=None)
+    run_logs = tmp_path / "runs" / str(run.id) / "round-000"
+    run_logs.mkdir(parents=True)
+    for path in LOGS.glob("*.log"):
+        (run_logs / path.name).write_bytes(path.read_bytes())
+    charts = timeseries_charts("run1", run_logs.parent, [stall, unknown])
+    for chart in charts:
+        (shape,) = chart.figure["layout"]["shapes"]
+        assert (shape["x0"], shape["x1"]) == (3.0, 9.0)
+        (note,) = chart.figure["layout"]["annotations"]
+        assert note["text"] == "stall: randread-4k (6 s at 0 IOPS)"
+    assert "shapes" not in timeseries_charts("run1", run_logs.parent)[0].figure["layout"]

@@ -18,7 +18,7 @@ from volbench.analysis.percentiles import merge_bins
 from volbench.analysis.timeseries import common_origin_ms, shifted, summed, weighted_latency
 from volbench.fio.logs import find_logs, read_logs
 from volbench.fio.parser import parse
-from volbench.model import RunRecord
+from volbench.model import RunRecord, Stall
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import PLAN_CHARTS, PLAN_SECTIONS, Section
 from volbench.report.fleet_charts import place_charts
@@ -169,10 +169,14 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
     )
 
 
-def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
-    """Per-second IOPS, MB/s and mean latency of every test, from fio's logs."""
+def timeseries_charts(
+    prefix: str, run_logs: Path | None, stalls: Sequence[Stall] = ()
+) -> list[Chart]:
+    """Per-second IOPS, MB/s and mean latency of every test, from fio's logs; each
+    stall marked as a shaded span where it began in its test (on fio's own clock)."""
     if run_logs is None or not run_logs.is_dir():
         return []
+    own_clock = True
     iops: list[Series] = []
     mbps: list[Series] = []
     latency: list[Series] = []
@@ -180,6 +184,7 @@ def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
     for folder in sorted(p for p in run_logs.iterdir() if p.is_dir()):
         logs = {key: read_logs(paths) for key, paths in find_logs(folder).items()}
         origin = common_origin_ms(points for jobs in logs.values() for points in jobs)
+        own_clock = own_clock and origin == 0
         logs = {key: shifted(jobs, origin) for key, jobs in logs.items()}
         for name in sorted({n for n, _ in logs}):
             iops_jobs = logs.get((name, "iops"), [])
@@ -198,17 +203,58 @@ def timeseries_charts(prefix: str, run_logs: Path | None) -> list[Chart]:
         ("ts-lat", "Mean latency per second", latency, "Latency (µs)"),
     ):
         if series:
-            charts.append(
-                line_chart(
-                    f"{prefix}-{key}",
-                    title,
-                    series[:MAX_LINES],
-                    x_title="Time since the test started (s)",
-                    y_title=y_title,
-                    markers=None,
-                )
+            chart = line_chart(
+                f"{prefix}-{key}",
+                title,
+                series[:MAX_LINES],
+                x_title="Time since the test started (s)",
+                y_title=y_title,
+                markers=None,
             )
+            charts.append(with_stalls(chart, stalls) if own_clock else chart)
     return charts
+
+
+def with_stalls(chart: Chart, stalls: Sequence[Stall]) -> Chart:
+    """``chart`` (time since the test started on x) with each stall of a known offset
+    shaded from where it began for as long as it lasted, and named."""
+    marked = [s for s in stalls if s.test_offset_s is not None]
+    if not marked:
+        return chart
+    layout = dict(chart.figure["layout"])
+    layout["shapes"] = [
+        {
+            "type": "rect",
+            "xref": "x",
+            "yref": "paper",
+            "x0": s.test_offset_s,
+            "x1": (s.test_offset_s or 0.0) + s.seconds,
+            "y0": 0,
+            "y1": 1,
+            "fillcolor": STALL_COLOR,
+            "opacity": 0.15,
+            "line": {"width": 0},
+        }
+        for s in marked
+    ]
+    layout["annotations"] = [
+        {
+            "x": s.test_offset_s,
+            "y": 1,
+            "xref": "x",
+            "yref": "paper",
+            "text": f"stall: {s.test} ({s.seconds:.0f} s at 0 IOPS)",
+            "showarrow": False,
+            "xanchor": "left",
+            "yanchor": "bottom",
+            "font": {"size": 10, "color": STALL_COLOR},
+        }
+        for s in marked
+    ]
+    return Chart(chart.id, chart.title, {**chart.figure, "layout": layout})
+
+
+STALL_COLOR = "#d62728"
 
 
 def _xy(points: Sequence[tuple[float, float]], scale: float) -> tuple[list[float], list[float]]:
@@ -224,7 +270,7 @@ def fio_run_charts(run: RunRecord, run_logs: Path | None) -> list[Chart]:
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
     if is_fleet(run):
         charts += place_charts(prefix, fleet_sheet(run))
-    return charts + timeseries_charts(prefix, run_logs)
+    return charts + timeseries_charts(prefix, run_logs, run.stalls)
 
 
 def run_sections(run: RunRecord, run_logs: Path | None) -> list[Section]:
