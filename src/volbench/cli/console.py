@@ -1,4 +1,10 @@
-"""Terminal output: sheets as rich tables, and a rich progress Reporter."""
+"""Terminal output: sheets as rich tables, and a rich progress Reporter.
+
+Everything printed here is literal text: run labels, file names, targets, fio job
+names and error messages come from users and files, so rich's markup (``[bold]``,
+``[/]``) and emoji codes (``:smile:``) are switched off on both consoles and in
+every progress column. Styles are given as ``style=`` arguments, never in the text.
+"""
 
 from __future__ import annotations
 
@@ -27,8 +33,15 @@ from volbench.report.export import export
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency
 
 # Tables are wide; when stdout is a file or pipe, do not wrap them at 80 columns.
-stdout = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+stdout = Console(
+    highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 200
+)
+stderr = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
+
+
+def _text_column(template: str) -> TextColumn:
+    """A progress column whose text (a job or file name) is shown literally."""
+    return TextColumn(template, markup=False)
 
 
 def show(sheet: Sheet, fmt: str) -> None:
@@ -82,13 +95,13 @@ class ProgressReporter:
 
     def __init__(self) -> None:
         self._progress = Progress(
-            TextColumn("{task.description}"),
+            _text_column("{task.description}"),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[live]}"),
+            _text_column("{task.fields[live]}"),
             console=stderr,
             transient=False,
         )
@@ -99,7 +112,7 @@ class ProgressReporter:
 
     def preparing(self, message: str, total_bytes: int) -> None:
         self._prep = Progress(
-            TextColumn("{task.description}"),
+            _text_column("{task.description}"),
             BarColumn(),
             DownloadColumn(),
             TimeRemainingColumn(),

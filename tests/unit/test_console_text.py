@@ -1,0 +1,74 @@
+"""User, file and fio text reaches the terminal literally: rich markup in it is neither
+interpreted (``k=[bold]x`` stays ``k=[bold]x``) nor an error (``[/]`` used to raise
+rich.errors.MarkupError after the run was stored)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from volbench.cli import console
+from volbench.fio.live import LiveSample
+from volbench.model import RW, Workload
+from volbench.report.sheet import Column, Sheet
+
+HOSTILE = ("k=[/]", "note=[/oops]", "[/red]x.json", "k=[bold]x", "[link=file:///etc]y", ":smile:")
+
+
+@pytest.fixture
+def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, io.StringIO]:
+    """Both consoles of the CLI, writing to strings (with the CLI's own settings)."""
+    buffers = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    for name, buffer in buffers.items():
+        terminal: Console = getattr(console, name)
+        monkeypatch.setattr(terminal, "file", buffer)
+        monkeypatch.setattr(terminal, "width", 200)
+    return buffers
+
+
+def _sheet(texts: tuple[str, ...]) -> Sheet:
+    rows = tuple({"label": text} for text in texts)
+    return Sheet(
+        title=f"run {texts[0]}",
+        columns=(Column("label", f"header {texts[1]}"),),
+        rows=rows,
+        document={},
+        notes=tuple(f"note {text}" for text in texts),
+    )
+
+
+def test_sheet_cells_titles_and_notes_are_literal(captured: dict[str, io.StringIO]) -> None:
+    console.show(_sheet(HOSTILE), "table")
+    out = captured["stdout"].getvalue()
+    assert f"run {HOSTILE[0]}" in out and f"header {HOSTILE[1]}" in out
+    for text in HOSTILE:
+        assert text in out
+        assert f"note {text}" in out
+
+
+def test_stderr_lines_and_notes_are_literal(captured: dict[str, io.StringIO]) -> None:
+    reporter = console.ProgressReporter()
+    for text in HOSTILE:
+        console.stderr.print(f"run 1 labels: {text}")
+        reporter.note(f"warning: {text}")
+    err = captured["stderr"].getvalue()
+    for text in HOSTILE:
+        assert f"run 1 labels: {text}" in err
+        assert f"warning: {text}" in err
+
+
+def test_progress_descriptions_are_literal(captured: dict[str, io.StringIO]) -> None:
+    reporter = console.ProgressReporter()
+    try:
+        reporter.preparing(f"filling {HOSTILE[2]}", 100)
+        reporter.prepared(100)
+        workload = Workload(HOSTILE[0], RW.RANDREAD, bs_bytes=4096, runtime_s=1)
+        reporter.round_started(0, [workload], 1.0)
+        reporter.sample(LiveSample(HOSTILE[1], 1000.0, 4096000.0, 50_000.0, 1.0))
+    finally:
+        reporter.close()  # the last frame, as the terminal was left
+    err = captured["stderr"].getvalue()
+    assert f"filling {HOSTILE[2]}" in err
+    assert HOSTILE[1] in err
