@@ -86,6 +86,7 @@ CASES: dict[str, Case] = {
     "foreign-file": Case(("--target", "{home}/precious.dat"), quick=True),
     "show-999": Case(("show", "999")),
     "show-latest-empty": Case(("show", "latest")),
+    "show-no-store": Case(("show", "latest")),
     "pg-runs": Case(("runs", "--db", UNREACHABLE_PG)),
     "pg-quick": Case(("--db", UNREACHABLE_PG), quick=True),
     "db-missing-dir": Case(("runs",), env={"VOLBENCH_DB": "{home}/missing/store.db"}),
@@ -115,6 +116,8 @@ def early_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
     (home["fio-missing"] / "empty-bin").mkdir()
     (home["import-not-fio"] / "notes.txt").write_text("hello, no JSON here\n")
     (home["import-broken"] / "broken.json").write_text('{"fio version": "fio-3.33", "jobs": [}')
+    for name in ("show-999", "show-latest-empty"):  # stores without runs
+        Store.open(str(cases[name].volbench.db)).close()
     with Store.open(str(cases["export-no-dir"].volbench.db)) as store:
         import_file(store, FIXTURES / "randread_json.json", {})
     results = run_all([(case.volbench, case.argv(), case.env) for case in cases.values()])
@@ -216,6 +219,15 @@ def test_unknown_runs(early_errors: dict[str, Case]) -> None:
     )
 
 
+def test_reading_a_missing_store_creates_none(early_errors: dict[str, Case]) -> None:
+    case = early_errors["show-no-store"]
+    assert _line(early_errors, "show-no-store") == (
+        f"volbench: error: no result store at {case.volbench.db} "
+        "(a run creates it; check --db or VOLBENCH_DB)"
+    )
+    assert list(case.volbench.home.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", ["pg-runs", "pg-quick"])
 def test_unreachable_database(early_errors: dict[str, Case], name: str) -> None:
     assert _line(early_errors, name) == (
@@ -230,9 +242,9 @@ def test_unreachable_database(early_errors: dict[str, Case], name: str) -> None:
 def test_database_in_missing_directory(early_errors: dict[str, Case]) -> None:
     db = early_errors["db-missing-dir"].volbench.home / "missing" / "store.db"
     assert _line(early_errors, "db-missing-dir") == (
-        f"volbench: error: cannot open result store sqlite:///{db}: "
-        f"no directory {db.parent} (set --db or VOLBENCH_DB)"
+        f"volbench: error: no result store at {db} (a run creates it; check --db or VOLBENCH_DB)"
     )
+    assert not db.parent.exists()
 
 
 def test_fio_missing(early_errors: dict[str, Case]) -> None:

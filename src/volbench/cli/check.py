@@ -61,7 +61,7 @@ def command(
         instance=instance,
         count_unit_bytes=count_unit,
     )
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         sheet = check_sheet(store.get_run(run_ref), catalogue.load(), request)
     console.show(sheet, fmt)
     if sheet.flagged_rows:

@@ -16,6 +16,6 @@ from volbench.store.repository import Store
 @format_option
 def command(run_refs: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Detect a rate limiter from runs of one workload at several queue depths."""
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         runs = [store.get_run(ref) for ref in run_refs]
     console.show(fingerprint_sheet(runs), fmt)

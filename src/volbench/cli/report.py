@@ -50,7 +50,7 @@ def report(
 ) -> None:
     """Write a report of one or more runs: charts and tables, as HTML or PDF."""
     check_output_name(output)
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         runs = _runs(store, run_refs)
     logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
     console.write_output(render_document(report_document(runs, logs, _by(by)), output), output)
@@ -74,7 +74,7 @@ def compare(
     """Compare runs: each metric's values and % difference against the first."""
     if output:
         check_output_name(output)
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         runs = _runs(store, run_refs)
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)

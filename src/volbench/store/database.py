@@ -5,6 +5,12 @@ A store location is a plain file path, ``sqlite:///FILE`` or
 one, ``$VOLBENCH_DB`` is used, else ``volbench.db`` in the user's data directory
 (created if missing). Every failure to connect is a one-line
 :class:`~volbench.errors.StoreError` that ends with how to choose another store.
+
+Commands that only read open with ``create=False``: a store that does not exist is
+then an error and nothing is created (no file, no folder, no tables). No message
+shows a password: URLs are shown masked, and every error raised here has the
+location's passwords (as typed, also from a URL too malformed to parse) replaced by
+``***`` (:func:`redact`), whatever the database driver put in its text.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import platformdirs
 import sqlalchemy as sa
@@ -29,6 +36,8 @@ from volbench.store.migrations import SQLITE_BEGIN_OPTION
 
 ENV_VAR = "VOLBENCH_DB"
 _HINT = "(set --db or VOLBENCH_DB)"
+_MISSING_HINT = "(a run creates it; check --db or VOLBENCH_DB)"
+_MASK = "***"
 _PG_CONNECT_TIMEOUT_S = 10
 _SQLITE_BUSY_TIMEOUT_S = 30.0
 _SQLITE_BEGIN_MODES = frozenset({"", "DEFERRED", "IMMEDIATE", "EXCLUSIVE"})
@@ -44,13 +53,21 @@ def default_path() -> Path:
     return default_data_dir() / "volbench.db"
 
 
-def resolve_url(url: str | None) -> sa.URL:
-    """The SQLAlchemy URL for a store location (see the module docstring)."""
-    text = url or os.environ.get(ENV_VAR) or None
+def location(url: str | None) -> str:
+    """The store location as the user gave it (``--db``, else ``$VOLBENCH_DB``), "" for
+    the default."""
+    return url or os.environ.get(ENV_VAR) or ""
+
+
+def resolve_url(url: str | None, create: bool = True) -> sa.URL:
+    """The SQLAlchemy URL for a store location (see the module docstring); the default
+    location's folder is made only when ``create``."""
+    text = location(url) or None
     if text is None:
         path = default_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot open result store {path}: {exc.strerror} {_HINT}") from exc
         return sa.URL.create("sqlite", database=str(path))
@@ -80,25 +97,53 @@ def resolve_url(url: str | None) -> sa.URL:
 
 
 def display_url(url: sa.URL) -> str:
-    """A URL as users write it, with the password masked."""
+    """A URL as users write it, with the password masked (also a ``password=`` query
+    parameter, which libpq takes as well)."""
     if url.get_backend_name() == "postgresql":
         url = url.set(drivername="postgresql")
-    return url.render_as_string(hide_password=True)
+    shown = url.render_as_string(hide_password=True)
+    return re.sub(r"([?&]password=)[^&]*", rf"\g<1>{_MASK}", shown)
 
 
-def connect(url: str | None) -> Engine:
+def redact(message: str, where: str) -> str:
+    """``message`` with every password of the store location ``where`` (as typed)
+    replaced by ``***``: the text between ``USER:`` and the last ``@`` of a URL (a
+    password may hold an unescaped ``/`` or ``@``), ``password=`` query values, and
+    those values percent-decoded."""
+    found: set[str] = set()
+    _, sep, rest = where.partition("://")
+    if sep and "@" in rest:
+        credentials = rest.rpartition("@")[0]
+        found.add(credentials.partition(":")[2])
+    found.update(re.findall(r"(?i)password=([^&#]*)", rest))
+    found |= {unquote(secret) for secret in found}
+    for secret in sorted((s for s in found if s), key=len, reverse=True):
+        message = message.replace(secret, _MASK)
+    return message
+
+
+def connect(url: str | None, create: bool = True) -> Engine:
     """An engine for the store at ``url`` whose database has answered once.
 
     SQLite connections enforce foreign keys and run DDL inside transactions;
     PostgreSQL connections are checked before use (runs can idle for hours
-    between rounds) and give up connecting after 10 s.
+    between rounds) and give up connecting after 10 s. Without ``create``, a SQLite
+    file that does not exist is a StoreError and nothing is created. Error messages
+    never hold the location's password (:func:`redact`).
     """
-    sa_url = resolve_url(url)
+    try:
+        return _connect(url, create)
+    except StoreError as exc:
+        raise StoreError(redact(str(exc), location(url))) from None
+
+
+def _connect(url: str | None, create: bool) -> Engine:
+    sa_url = resolve_url(url, create)
     shown = display_url(sa_url)
     serializer = partial(json.dumps, default=_jsonable, ensure_ascii=False)
     try:
         if sa_url.get_backend_name() == "sqlite":
-            engine = _sqlite_engine(sa_url, serializer)
+            engine = _sqlite_engine(sa_url, serializer, create)
         else:
             args: dict[str, Any] = {}
             if "connect_timeout" not in sa_url.query:
@@ -129,13 +174,15 @@ def one_line(exc: BaseException) -> str:
     return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
-def _sqlite_engine(url: sa.URL, serializer: Any) -> Engine:
+def _sqlite_engine(url: sa.URL, serializer: Any, create: bool = True) -> Engine:
     memory = url.database in (None, "", ":memory:")
     if not memory:
-        folder = Path(str(url.database)).expanduser().absolute().parent
-        if not folder.is_dir():
+        path = Path(str(url.database)).expanduser().absolute()
+        if not create and not path.exists():
+            raise StoreError(f"no result store at {path} {_MISSING_HINT}")
+        if not path.parent.is_dir():
             raise StoreError(
-                f"cannot open result store {display_url(url)}: no directory {folder} {_HINT}"
+                f"cannot open result store {display_url(url)}: no directory {path.parent} {_HINT}"
             )
     engine = sa.create_engine(
         url,
@@ -179,5 +226,5 @@ def _jsonable(value: Any) -> Any:
 
 
 def _mask(text: str) -> str:
-    """Hide the password in a URL that SQLAlchemy could not parse."""
-    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", text)
+    """A URL that SQLAlchemy could not parse, its passwords hidden (:func:`redact`)."""
+    return redact(text, text)

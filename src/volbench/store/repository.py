@@ -19,12 +19,30 @@ from sqlalchemy.engine import Connection, Engine
 from volbench.errors import StoreError
 from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
 from volbench.store import migrations, rows, schema
-from volbench.store.database import connect, default_data_dir, display_url, one_line
+from volbench.store.database import (
+    connect,
+    default_data_dir,
+    display_url,
+    location,
+    one_line,
+    redact,
+)
 from volbench.store.schema import rounds, runs
 
 __all__ = ["Store", "default_data_dir"]
 
 _NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
+
+
+def _require_store(engine: Engine, name: str) -> None:
+    """Raise StoreError unless the database holds volbench's tables (read-only opening:
+    an empty database is not made a store)."""
+    with engine.connect() as conn:
+        if migrations.current_version(conn, name) == 0:
+            shown = engine.url.database if engine.url.get_backend_name() == "sqlite" else name
+            raise StoreError(
+                f"{shown} holds no volbench results (a run creates them; check --db or VOLBENCH_DB)"
+            )
 
 
 class Store:
@@ -35,22 +53,28 @@ class Store:
         self._engine = engine
 
     @classmethod
-    def open(cls, url: str | None = None) -> Store:
+    def open(cls, url: str | None = None, create: bool = True) -> Store:
         """Open (and create or upgrade) the store at ``url``.
 
         ``url`` is a file path, ``sqlite:///FILE`` or ``postgresql://...``; ``None``
         means ``$VOLBENCH_DB``, else ``volbench.db`` in the user's data directory.
-        Any failure is a one-line :class:`StoreError`.
+        Commands that only read pass ``create=False``: a store that does not exist,
+        or a database without volbench's tables, is then an error and nothing is
+        created. Any failure is a one-line :class:`StoreError` without the password.
         """
-        engine = connect(url)
+        engine = connect(url, create)
+        name = display_url(engine.url)
         try:
-            migrations.upgrade(engine, name=display_url(engine.url))
+            if not create:
+                _require_store(engine, name)
+            migrations.upgrade(engine, name=name)
         except sa.exc.DBAPIError as exc:
             engine.dispose()
-            raise StoreError(
-                f"cannot open result store {display_url(engine.url)}: {one_line(exc)}"
-                " (set --db or VOLBENCH_DB)"
-            ) from exc
+            message = f"cannot open result store {name}: {one_line(exc)} (set --db or VOLBENCH_DB)"
+            raise StoreError(redact(message, location(url))) from None
+        except StoreError as exc:
+            engine.dispose()
+            raise StoreError(redact(str(exc), location(url))) from None
         except BaseException:
             engine.dispose()
             raise
