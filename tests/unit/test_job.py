@@ -182,7 +182,7 @@ def test_optional_options_are_left_out() -> None:
 
 def test_render_global_section_and_stonewall_on_every_section_but_the_first() -> None:
     workloads = (Workload("a", RW.WRITE), Workload("b", RW.RANDREAD), Workload("c", RW.RW))
-    job = JobFile("/tmp/target.dat", workloads, "libaio", extra_global={"exitall": "1"})
+    job = JobFile("/tmp/target.dat", workloads, "libaio", extra_global={"log_unix_epoch": "1"})
     found = sections(render(job))
     assert [name for name, _ in found] == ["global", "a", "b", "c"]
     assert dict(found[0][1]) == {
@@ -190,7 +190,7 @@ def test_render_global_section_and_stonewall_on_every_section_but_the_first() ->
         "group_reporting": "0",
         "lat_percentiles": "1",
         "thread": None,  # jobs as threads of fio's one process: they die with it
-        "exitall": "1",
+        "log_unix_epoch": "1",
     }
     for index, (name, lines) in enumerate(found[1:]):
         assert (("stonewall", None) in lines) == (index > 0), name

@@ -29,7 +29,7 @@ V1_WEIGHT_MIN, V1_WEIGHT_MAX = 10, 1000
 V2_WEIGHT_MIN, V2_WEIGHT_MAX = 1, 10000
 """cgroup v2 ``io.weight`` range (kernel Documentation/admin-guide/cgroup-v2.rst, "IO")."""
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}\Z")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,10 @@ from typing import Any, TypeVar
 
 import click
 
-from volbench.errors import UsageError
+from volbench.errors import FioError, UsageError
+from volbench.fio.executable import fio_engines
+from volbench.fio.job import check_engine
+from volbench.fio.job_text import control_problem, value_problem
 from volbench.fio.stall import DEFAULT_SECONDS
 from volbench.report.export import EXPORTERS
 from volbench.units import parse_size
@@ -33,7 +36,33 @@ def parse_label(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise UsageError(f"invalid label {text!r}: use key=value, e.g. vendor=aliyun")
+    problem = control_problem(text)
+    if problem:
+        raise UsageError(f"invalid label {text!r}: it {problem}")
     return key.strip(), value.strip()
+
+
+def parse_job_path(text: str) -> str:
+    """A file or folder path that will be written into an fio job file: refused when
+    fio would read it as another path (:func:`volbench.fio.job_text.value_problem`)."""
+    problem = value_problem(text, path=True)
+    if problem:
+        raise UsageError(f"{text!r} {problem}: give another path")
+    return text
+
+
+def parse_engine(text: str) -> str:
+    """An ioengine this machine's fio lists (``fio --enghelp``)."""
+    engine = check_engine(text)
+    try:
+        known = fio_engines()
+    except FioError:  # no fio: the run says so in one line before anything starts
+        return engine
+    if known and engine not in known:
+        raise UsageError(
+            f"fio has no ioengine {text!r}: use one of `fio --enghelp`, e.g. libaio or psync"
+        )
+    return engine
 
 
 class Converted(click.ParamType):  # type: ignore[type-arg]
@@ -73,6 +102,25 @@ DURATION = Converted("duration", parse_duration)
 POSITIVE_SIZE = Converted("size", parse_positive_size)
 POSITIVE_DURATION = Converted("duration", parse_positive_duration)
 LABEL = Converted("key=value", parse_label)
+JOB_PATH = Converted("path", parse_job_path)
+ENGINE = Converted("engine", parse_engine)
+
+
+def runs_dir_option(function: F) -> F:
+    """``--runs-dir``: where fio's logs go (the paths are written into job files)."""
+    return click.option(
+        "--runs-dir", type=JOB_PATH, default=None, metavar="DIR", help="Where fio logs go."
+    )(function)
+
+
+def ioengine_option(function: F) -> F:
+    """``--ioengine``: one of ``fio --enghelp``; by default the first that works."""
+    return click.option(
+        "--ioengine",
+        type=ENGINE,
+        default=None,
+        help="Default: io_uring, else libaio, else psync.",
+    )(function)
 
 
 def db_option(function: F) -> F:

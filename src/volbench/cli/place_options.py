@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from volbench.errors import UsageError
+from volbench.fio.job_text import value_problem
 from volbench.plans.fleet import read_hosts_file
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,7 +59,12 @@ def given(
     hosts = _split(host_lists)
     if hosts_file:
         hosts += read_hosts_file(Path(hosts_file).read_text())
-    return [*target, *_split(target_lists)], hosts
+    targets = [*target, *_split(target_lists)]
+    for value in targets:
+        problem = value_problem(value, path=True)
+        if problem:
+            raise UsageError(f"--target {value!r} {problem}: give another path")
+    return targets, hosts
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

@@ -9,7 +9,7 @@ from volbench.cli.options import Converted
 from volbench.errors import UsageError
 from volbench.units import GiB, parse_size
 
-_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?\Z")
 
 
 def _float(text: str, what: str) -> float:

@@ -42,7 +42,7 @@ from volbench.fio.runner import DocumentSplitter, RawRun
 DEFAULT_PORT = 8765
 """fio's default server port (fio HOWTO, "Client/Server")."""
 
-_HOST = re.compile(r"^(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?$")
+_HOST = re.compile(r"^(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?\Z")
 _REFUSED = re.compile(r"failed to connect to (?P<host>\S+?):(?P<port>\d+)")
 _LOST = re.compile(r"client: host=(?P<host>\S+) disconnected")
 

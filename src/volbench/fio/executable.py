@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from volbench.errors import FioError
+from volbench.fio.job_text import escape_filename
 
 ENGINE_ORDER: tuple[str, ...] = ("io_uring", "libaio", "psync")
 
@@ -45,11 +46,25 @@ def fio_version() -> str:
     return version
 
 
+@functools.cache
+def fio_engines() -> frozenset[str]:
+    """The ioengines this fio was built with, as ``fio --enghelp`` lists them (one per
+    indented line after "Available IO engines:")."""
+    try:
+        done = subprocess.run(
+            [fio_path(), "--enghelp"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError as exc:
+        raise FioError(f"cannot start fio: {exc.strerror}") from exc
+    lines = done.stdout.splitlines()
+    return frozenset(line.strip() for line in lines[1:] if line[:1].isspace() and line.strip())
+
+
 def _engine_works(engine: str, target: Path) -> bool:
     cmd = [
         fio_path(),
         "--name=probe",
-        f"--filename={target}",
+        f"--filename={escape_filename(str(target))}",
         "--readonly",
         "--size=64k",
         "--bs=4k",

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from volbench.errors import UsageError
+from volbench.fio.job_text import (
+    JobValueError,
+    check_key,
+    check_value,
+    escape_filename,
+    job_files,
+)
 from volbench.model import RW, Workload
 
 LOG_AVG_MSEC = 1000
@@ -43,14 +50,19 @@ class JobFile:
     log_tags: tuple[str, ...] = ()
 
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_ENGINE = re.compile(r"^[a-z0-9][a-z0-9_]*\Z")
+
+GLOBAL_EXTRAS = frozenset({"log_unix_epoch", "size"})
+"""Options a plan may add to ``[global]`` (:attr:`JobFile.extra_global`); any other
+is refused, so no caller can add e.g. ``exec_prerun`` or a second ``filename``."""
 
 
 def validate(workload: Workload) -> None:
     """Raise UsageError with one line when a workload cannot be run as given."""
     name = workload.name
     if not _NAME.match(name) or name == "global":
-        raise UsageError(f"invalid workload name {name!r}: use letters, digits, -, _ and .")
+        raise JobValueError(f"invalid workload name {name!r}: use letters, digits, -, _ and .")
     if workload.iodepth < 1:
         raise UsageError(f"{name}: iodepth must be at least 1 (got {workload.iodepth})")
     if workload.numjobs < 1:
@@ -82,6 +94,24 @@ def validate(workload: Workload) -> None:
         raise UsageError(f"{name}: a time-based workload needs a runtime")
     if workload.size_bytes is not None and workload.size_bytes <= 0:
         raise UsageError(f"{name}: size must be positive (got {workload.size_bytes})")
+    if workload.ioengine is not None:
+        check_engine(workload.ioengine)
+    for label, text in (
+        ("random_distribution", workload.random_distribution),
+        ("cpus_allowed", workload.cpus_allowed),
+    ):
+        if text is not None:
+            check_value(f"{name}: {label}", text)
+
+
+def check_engine(engine: str) -> str:
+    """An ioengine name as fio lists them (``fio --enghelp``): no paths, no external
+    engines (``external:/lib.so`` would load code into fio)."""
+    if not _ENGINE.match(engine):
+        raise JobValueError(
+            f"invalid ioengine {engine!r}: use one of `fio --enghelp`, e.g. libaio or psync"
+        )
+    return engine
 
 
 def _seconds(value: float) -> str:
@@ -105,7 +135,7 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
             ("rwmixread", str(50 if workload.rwmixread_pct is None else workload.rwmixread_pct))
         )
     opts += [
-        ("ioengine", workload.ioengine or ioengine),
+        ("ioengine", check_engine(workload.ioengine or ioengine)),
         ("iodepth", str(workload.iodepth)),
         ("numjobs", str(workload.numjobs)),
         ("direct", "1" if workload.direct else "0"),
@@ -142,12 +172,6 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
     return opts
 
 
-def escape_filename(path: str) -> str:
-    """A path as fio's ``filename=`` takes it: fio splits names at ``:`` unless escaped
-    as ``\\:`` (fio HOWTO, "filename"), and /dev/disk/by-path names contain colons."""
-    return path.replace(":", "\\:")
-
-
 def render(job: JobFile) -> str:
     """The job file text for ``fio JOBFILE``.
 
@@ -155,6 +179,11 @@ def render(job: JobFile) -> str:
     process instead of forked processes, so the kernel's PR_SET_PDEATHSIG
     (:func:`volbench.fio.executable.die_with_parent`) stops every job when volbench
     dies, even by SIGKILL; a forked job would go on writing to the target.
+
+    Every value is checked as it is written (:func:`~volbench.fio.job_text.check_value`),
+    and the text is read back as fio reads it: the files its jobs open must be
+    exactly ``filename`` or ``targets``, the files the safety checks looked at;
+    else JobValueError, and fio never sees the text.
     """
     if not job.workloads:
         raise UsageError("a job file needs at least one workload")
@@ -164,7 +193,10 @@ def render(job: JobFile) -> str:
     lines += ["group_reporting=0", "lat_percentiles=1", "thread"]
     if job.log_dir is not None:
         lines.append(f"log_avg_msec={LOG_AVG_MSEC}")
-    lines += [f"{k}={v}" for k, v in job.extra_global.items()]
+    for key, extra in job.extra_global.items():
+        if check_key(key) not in GLOBAL_EXTRAS:
+            raise JobValueError(f"fio option {key!r} is not one a plan may add to [global]")
+        lines.append(f"{key}={check_value(key, extra)}")
     names: set[str] = set()
     for index, workload in enumerate(job.workloads):
         name = workload.name
@@ -177,17 +209,37 @@ def render(job: JobFile) -> str:
                 lines.append("stonewall")
             if target is not None:
                 lines.append(f"filename={escape_filename(target)}")
-            for key, value in workload_options(workload, job.ioengine):
-                lines.append(key if value is None else f"{key}={value}")
+            for key, option in workload_options(workload, job.ioengine):
+                lines.append(key if option is None else f"{key}={check_value(key, option)}")
             if job.log_dir is not None:
                 tag = job.log_tags[place] if place < len(job.log_tags) else None
-                prefix = job.log_dir / (f"{name}@{tag}" if tag else name)
+                prefix = str(job.log_dir / (f"{name}@{tag}" if tag else name))
+                check_value("log path", prefix, path=True)
                 lines += [
                     f"write_iops_log={prefix}",
                     f"write_bw_log={prefix}",
                     f"write_lat_log={prefix}",
                 ]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    _prove_files(text, job)
+    return text
+
+
+def _prove_files(text: str, job: JobFile) -> None:
+    """Raise JobValueError unless every job of ``text``, read as fio reads it,
+    opens exactly one of the files ``job`` was built for, and each of them is used."""
+    wanted = set(job.targets or (job.filename,))
+    used: set[str] = set()
+    for name, files in job_files(text).items():
+        per_section = len(job.targets) if job.targets else 1
+        if len(files) != per_section or not set(files) <= wanted:
+            raise JobValueError(
+                f"job {name!r} would open {', '.join(files) or 'no file'}, not the checked "
+                f"target {', '.join(sorted(wanted))}: refused"
+            )
+        used |= set(files)
+    if used != wanted:
+        raise JobValueError(f"the job file does not use {', '.join(sorted(wanted - used))}")
 
 
 def planned_seconds(workloads: Sequence[Workload]) -> float:

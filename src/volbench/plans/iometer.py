@@ -27,7 +27,7 @@ from volbench.units import parse_size
 
 NAME = "iometer"
 
-_SPEC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SPEC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from volbench.errors import TargetError
+from volbench.fio.job_text import check_value
 from volbench.model import TargetInfo
 from volbench.plans.reporter import Reporter
 from volbench.targets.safety import check_write_allowed
@@ -45,7 +46,10 @@ def prepare_target(
     when missing, also for plans that only read (they need data to read); a file
     volbench did not create is only written with ``force``.
     """
-    target = Path(os.path.abspath(path))  # fio runs in the run folder: relative paths move
+    # fio runs in the run folder: relative paths move. The absolute path is what
+    # the checks below look at and what the job file names, so it must be one fio
+    # reads as written (no newline, comment or $ expansion): checked before anything.
+    target = Path(check_value("--target", os.path.abspath(path), path=True))
     if _is_block_device(target):
         if writes:
             check_write_allowed(str(target), destroy_data=destroy_data, force=force)

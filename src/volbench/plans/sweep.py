@@ -85,7 +85,7 @@ def _measured(tests: Sequence[TestResult]) -> dict[tuple[int, int], float]:
     return found
 
 
-_POINT = re.compile(r"^qd(\d+)-jobs(\d+)$")
+_POINT = re.compile(r"^qd(\d+)-jobs(\d+)\Z")
 
 
 def find_max_plan(options: SweepOptions) -> PlanSpec:
