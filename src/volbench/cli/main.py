@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import unicodedata
 from pathlib import Path
 
 import click
@@ -84,7 +85,7 @@ def runs(
     fmt: str,
 ) -> None:
     """List stored runs, newest first."""
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         found = store.list_runs(
             labels=dict(labels),
             plan=plan,
@@ -100,7 +101,7 @@ def runs(
 @format_option
 def show(run_ref: str, db: str | None, fmt: str) -> None:
     """Show one run's results (RUN is an id or `latest`)."""
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         sheets, document = report_for(store.get_run(run_ref))
     console.show_report(sheets, document, fmt)
 
@@ -118,7 +119,7 @@ def show(run_ref: str, db: str | None, fmt: str) -> None:
 @db_option
 def export_run(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
     """Export one run as JSON (with fio's raw output), CSV or Markdown."""
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         sheets, document = report_for(store.get_run(run_ref))
     console.show_report(sheets, document, fmt, output)
 
@@ -154,7 +155,7 @@ def label(
     """Add, change or remove a stored run's labels (for compare --by, check, runs)."""
     if not labels and not remove:
         raise UsageError("give KEY=VALUE labels to set or --remove KEY")
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         run_id = store.set_labels(run_ref, dict(labels), remove)
         now = store.get_run(run_id).labels
     shown = " ".join(f"{k}={v}" for k, v in sorted(now.items())) or "none"
@@ -167,7 +168,7 @@ def label(
 @db_option
 def delete(run_ref: str, yes: bool, db: str | None) -> None:
     """Delete one stored run and its results."""
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         run_id = store.resolve(run_ref)
         if not yes and sys.stdin.isatty():
             click.confirm(f"delete run {run_id}?", abort=True)
@@ -205,6 +206,17 @@ run.add_command(hdtune.filebench)
 run.add_command(hdtune.firsttouch)
 
 
+def one_line(message: str) -> str:
+    """``message`` with every line break and control character shown as its escape
+    (``\\n``, ``\\x00``): an error is one line, whatever text the user gave."""
+    return "".join(
+        char.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+        else char
+        for char in message
+    )
+
+
 def main() -> None:
     """Entry point: run the CLI, turning volbench errors into one line and an exit code.
 
@@ -224,7 +236,9 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except VolbenchError as exc:
-        console.stderr.print(f"volbench: error: {exc}", markup=False, highlight=False)
+        console.stderr.print(
+            f"volbench: error: {one_line(str(exc))}", markup=False, highlight=False
+        )
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:  # click's form of KeyboardInterrupt
         if received:
@@ -238,7 +252,9 @@ def main() -> None:
     except click.UsageError as exc:  # one line, like every other error
         hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
         console.stderr.print(
-            f"volbench: error: {exc.format_message()}{hint}", markup=False, highlight=False
+            f"volbench: error: {one_line(exc.format_message())}{hint}",
+            markup=False,
+            highlight=False,
         )
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
@@ -251,5 +267,9 @@ def main() -> None:
         console.stderr.print("interrupted")
         sys.exit(130)
     except OSError as exc:
-        console.stderr.print(f"volbench: error: {exc.strerror or exc}: {exc.filename or ''}")
+        console.stderr.print(
+            "volbench: error: " + one_line(f"{exc.strerror or exc}: {exc.filename or ''}"),
+            markup=False,
+            highlight=False,
+        )
         sys.exit(2)

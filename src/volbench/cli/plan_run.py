@@ -17,7 +17,9 @@ from volbench.cli.options import (
     POSITIVE_SIZE,
     db_option,
     format_option,
+    ioengine_option,
     label_option,
+    runs_dir_option,
     stall_options,
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
@@ -111,9 +113,7 @@ def target_options(function: F) -> F:
         click.option(
             "--size", type=POSITIVE_SIZE, default=None, help="Active range; scratch files: 1g."
         ),
-        click.option(
-            "--ioengine", default=None, help="Default: io_uring, else libaio, else psync."
-        ),
+        ioengine_option,
         label_option,
         click.option(
             "--destroy-data",
@@ -122,7 +122,7 @@ def target_options(function: F) -> F:
             help="Allow writing DEVICE despite its data.",
         ),
         click.option("--force", is_flag=True, help="Overwrite a file volbench did not create."),
-        click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go."),
+        runs_dir_option,
         click.option(
             "--cache",
             type=click.Choice(MODES),

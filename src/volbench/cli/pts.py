@@ -15,7 +15,9 @@ from volbench.cli.options import (
     POSITIVE_DURATION,
     POSITIVE_SIZE,
     db_option,
+    ioengine_option,
     label_option,
+    runs_dir_option,
     stall_options,
 )
 from volbench.cli.place_options import given, place_options
@@ -96,7 +98,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
 @click.option("--no-purge", is_flag=True, help="Skip the purge (non-compliant).")
 @click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target.")
-@click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
+@ioengine_option
 @label_option
 @click.option(
     "--destroy-data",
@@ -105,7 +107,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
     help="Allow writing DEVICE despite its data.",
 )
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
-@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@runs_dir_option
 @click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
 @stall_options
 @db_option
@@ -208,7 +210,7 @@ def pts(
     help="Allow writing DEVICE despite its data.",
 )
 @click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
-@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@runs_dir_option
 @stall_options
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
@@ -229,7 +231,7 @@ def resume(
     runner = SubprocessRunner()
     runner.version()
     reporter = PtsReporter()
-    with Store.open(db) as store, contextlib.closing(reporter):
+    with Store.open(db, create=False) as store, contextlib.closing(reporter):
         record = store.get_run(run_ref, raw=False)
         if record.plan != driver.NAME:
             raise UsageError(f"run {record.id} is a {record.plan} run: only PTS runs resume")
@@ -269,7 +271,7 @@ def resume(
 @db_option
 def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
     """The PTS report of a run: result tables per test and the steady-state windows."""
-    with Store.open(db) as store:
+    with Store.open(db, create=False) as store:
         run = store.get_run(run_ref)
     if run.plan != driver.NAME:
         raise UsageError(f"run {run.id} is a {run.plan} run, not PTS (see volbench show)")

@@ -15,11 +15,14 @@ from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, verify_direction
 from volbench.cli import console
 from volbench.cli.options import (
+    JOB_PATH,
     POSITIVE_DURATION,
     POSITIVE_SIZE,
     db_option,
     format_option,
+    ioengine_option,
     label_option,
+    runs_dir_option,
 )
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
 from volbench.errors import CheckFailed, UsageError
@@ -84,7 +87,7 @@ def qos() -> None:
     help="Device size V, GiB (the tenants' sizes are then nominal).",
 )
 @nominal_option
-@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@runs_dir_option
 @db_option
 @format_option
 def plan(
@@ -165,7 +168,7 @@ def predict(
     result = make_plan(capability, host_used, tenants, alpha)
     direction = "read" if capability.read_iops or capability.read_bps else "write"
     if run_ref is not None:
-        with Store.open(db) as store:
+        with Store.open(db, create=False) as store:
             run = store.get_run(run_ref)
         checks, direction = check_run(run).checks, verify_direction(run)
         measured += tuple((c.tenant, c.achieved_iops) for c in checks if c.size_gib > 0)
@@ -197,7 +200,7 @@ def fit(
     if runs and (capability is not None or measured):
         raise UsageError("give verify RUNs or --capability/--measured, not both")
     if runs:
-        with Store.open(db) as store:
+        with Store.open(db, create=False) as store:
             found = [measurement(store.get_run(ref)) for ref in runs]
         console.show(fit_sheet(fit_groups(found)), fmt)
         return
@@ -218,7 +221,9 @@ def fit(
 
 @qos.command("apply")
 @click.argument("plan_file", metavar="PLAN")
-@click.option("--device", required=True, help="Whole block device the limits apply to.")
+@click.option(
+    "--device", type=JOB_PATH, required=True, help="Whole block device the limits apply to."
+)
 @nominal_option
 @format_option
 def apply(plan_file: str, device: str, nominal_sizes: bool, fmt: str) -> None:
@@ -245,7 +250,7 @@ def clear(plan_file: str | None, every: bool, fmt: str) -> None:
 
 @qos.command("verify")
 @click.argument("plan_file", metavar="PLAN")
-@click.option("--device", required=True, help="Whole block device to verify on.")
+@click.option("--device", type=JOB_PATH, required=True, help="Whole block device to verify on.")
 @click.option("--duration", type=POSITIVE_DURATION, default="10s", show_default=True)
 @click.option("--with-host", is_flag=True, help="Also run the host in its reserve.")
 @click.option(
@@ -257,9 +262,9 @@ def clear(plan_file: str | None, every: bool, fmt: str) -> None:
 @click.option("--bs", type=POSITIVE_SIZE, default="4k", show_default=True, help="Block size.")
 @click.option("--iodepth", type=click.IntRange(1, 4096), default=16, show_default=True)
 @click.option("--tolerance", type=click.FloatRange(0, 100), default=10.0, show_default=True)
-@click.option("--ioengine", default=None, help="Default: io_uring, else libaio, else psync.")
+@ioengine_option
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
-@click.option("--runs-dir", type=click.Path(file_okay=False), help="Where fio logs go.")
+@runs_dir_option
 @click.option(
     "--quiet", multiple=True, metavar="TENANT", help="Asks for its plan only (isolation check)."
 )
