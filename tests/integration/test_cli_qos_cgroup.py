@@ -1,9 +1,10 @@
 """``volbench qos apply|clear|verify`` on loop devices with real cgroups and real fio.
 
 The tenants here have names no other test uses (``qos-t40`` ...), so their
-cgroups ``volbench-qos-t40`` ... are this module's alone: other tests on this
-host create ``volbench-*`` cgroups of their own at the same time, and those are
-never looked at. The ``own_cgroups`` fixture removes this module's cgroups even
+cgroups ``volbench-p<plan id>-qos-t40`` ... are this module's alone: other tests on
+this host create ``volbench-*`` cgroups of their own at the same time, and those are
+never looked at (except by ``qos clear --all``, which removes only idle cgroups
+volbench marked). The ``own_cgroups`` fixture removes this module's cgroups even
 when a test fails; the tests also check that volbench itself removed them.
 """
 
@@ -21,15 +22,16 @@ from pathlib import Path
 import pytest
 from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json, run_all
 
-from volbench.analysis.qos import Tenant, make_plan
 from volbench.errors import TargetError
-from volbench.plans.qos_setup import host_group
+from volbench.plans.qos_plan_file import read_plan
+from volbench.plans.qos_setup import plan_id
 from volbench.targets import cgroup
 
 TENANTS = ("--tenant", "qos-t40:40", "--tenant", "qos-t60:60", "--tenant", "qos-t80:80")
 NAMES = ("qos-t40", "qos-t60", "qos-t80")
-HOST_GROUP = host_group(make_plan((1000, 0), (0, 0), [Tenant(n, 1) for n in NAMES]))
-"""The cgroup of the host of --with-host, named after this module's plans' tenants."""
+OTHER_NAMES = ("qos-web", "qos-api", "qos-db")
+PLAN_IDS: set[str] = set()
+"""Ids of the plans this module made (their host cgroups are ``volbench-p<id>-host``)."""
 Loop = Callable[..., str]
 
 
@@ -39,7 +41,9 @@ def _left_behind() -> list[Path]:
         hierarchy = cgroup.find_hierarchy()
     except TargetError:
         return []
-    return [p for p in (hierarchy.path(n) for n in (*NAMES, HOST_GROUP)) if p.exists()]
+    found = {p for n in (*NAMES, *OTHER_NAMES) for p in hierarchy.root.glob(f"volbench-*-{n}")}
+    found |= {hierarchy.path(f"p{plan}-host") for plan in PLAN_IDS}
+    return sorted(p for p in found if p.exists())
 
 
 @pytest.fixture
@@ -76,8 +80,9 @@ def _devnum(device: str) -> str:
 def _plan(volbench: Volbench, tmp_path: Path, *args: str) -> Path:
     proc = volbench("qos", "plan", *args, "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    path = tmp_path / "plan.json"
+    path = tmp_path / f"plan-{len(list(tmp_path.glob('plan*.json')))}.json"
     path.write_text(proc.stdout)
+    PLAN_IDS.add(plan_id(read_plan(str(path))))
     return path
 
 
@@ -124,7 +129,8 @@ def test_verify_three_tenants_and_host_within_10_pct(
     assert stored["settings"]["device"] == _devnum(device)
     written = stored["settings"]["written"]  # "not available" rows name the file alone
     host_files = [w["file"] for w in written if w["tenant"] == "host" and "/" in w["file"]]
-    assert host_files and all(f"volbench-{HOST_GROUP}/" in f for f in host_files)
+    host_group = f"volbench-p{plan_id(read_plan(str(plan)))}-host"
+    assert host_files and all(f"{host_group}/" in f for f in host_files)
     run_id = str(document["run_id"])
     shown, fit, predicted = run_all(
         [
@@ -170,11 +176,12 @@ def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
     document = json.loads(proc.stdout)
     hierarchy = cgroup.find_hierarchy()
     devnum = _devnum(device)
+    group = f"p{plan_id(read_plan(str(plan)))}"
     assert document["device"] == devnum
     if hierarchy.version == 1:
-        limit = hierarchy.path("qos-t40") / "blkio.throttle.read_iops_device"
+        limit = hierarchy.path(f"{group}-qos-t40") / "blkio.throttle.read_iops_device"
         assert limit.read_text().split() == [devnum, "400"]  # 1800 x 40/180
-        bps = hierarchy.path("qos-t80") / "blkio.throttle.write_bps_device"
+        bps = hierarchy.path(f"{group}-qos-t80") / "blkio.throttle.write_bps_device"
         assert bps.read_text().split() == [devnum, str(round(90 * 2**20 * 80 / 180))]
     again = volbench("qos", "apply", str(plan), "--device", device)
     assert "volbench qos clear" in error_line(again, 2)
@@ -182,8 +189,44 @@ def test_apply_writes_limits_keyed_by_device_and_clear_removes_them(
     cleared = volbench("qos", "clear", str(plan), "--format", "json")
     assert cleared.returncode == 0, cleared.stderr
     removed = json.loads(cleared.stdout)["removed"]
-    assert sorted(Path(p).name for p in removed) == [f"volbench-{n}" for n in NAMES]
+    assert sorted(Path(p).name for p in removed) == [f"volbench-{group}-{n}" for n in NAMES]
     assert _left_behind() == []
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_plans_sharing_a_tenant_name_apply_side_by_side_and_clear_all_spares_foreign_cgroups(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    """Two plans with a tenant ``qos-web`` each get their own cgroups (named after the
+    plan); ``qos clear --all`` removes volbench's marked cgroups and leaves a
+    ``volbench-`` cgroup volbench did not make."""
+    device = loop_device(32)
+    web_api = _plan(
+        volbench, tmp_path, "--capability", "iops=1000", "--nominal-sizes",
+        "--tenant", "qos-web:40", "--tenant", "qos-api:60",
+    )  # fmt: skip
+    web_db = _plan(
+        volbench, tmp_path, "--capability", "iops=1000", "--nominal-sizes",
+        "--tenant", "qos-web:40", "--tenant", "qos-db:60",
+    )  # fmt: skip
+    hierarchy = cgroup.find_hierarchy()
+    foreign = hierarchy.root / f"volbench-foreign-{os.getpid()}"
+    foreign.mkdir()  # a real cgroup, unmarked: somebody else's
+    try:
+        for plan in (web_api, web_db):
+            proc = volbench("qos", "apply", str(plan), "--device", device, "--format", "json")
+            assert proc.returncode == 0, proc.stderr
+        made = _left_behind()
+        assert len(made) == 4 and len({p.name for p in made}) == 4
+        assert sum(p.name.endswith("-qos-web") for p in made) == 2
+        cleared = volbench("qos", "clear", "--all", "--format", "json")
+        assert cleared.returncode == 0, cleared.stderr
+        removed = {Path(p) for p in json.loads(cleared.stdout)["removed"]}
+        assert set(made) <= removed and foreign not in removed
+        assert foreign.is_dir()
+        assert _left_behind() == []
+    finally:
+        foreign.rmdir()
 
 
 @pytest.mark.usefixtures("own_cgroups")

@@ -8,7 +8,7 @@ import pytest
 
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.errors import TargetError
-from volbench.plans.qos_setup import host_group, tenant_limits
+from volbench.plans.qos_setup import host_group, plan_id, tenant_limits
 from volbench.targets import cgroup
 from volbench.targets.cgroup import Hierarchy, Limits
 
@@ -20,7 +20,8 @@ def _v1(tmp_path: Path) -> Hierarchy:
 
 def test_v1_throttle_lines_keyed_by_device(tmp_path: Path) -> None:
     hierarchy = _v1(tmp_path)
-    written = cgroup.apply(hierarchy, "7:3", [Limits("a", 600, 150, 1_000_000, 200_000, 500, 5000)])
+    limits = Limits("a", 600, 150, 1_000_000, 200_000, 500, 5000)
+    written = cgroup.apply(hierarchy, "7:3", [limits], "p1")
     folder = tmp_path / "volbench-a"
     assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 600\n"
     assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 150\n"
@@ -32,13 +33,13 @@ def test_v1_throttle_lines_keyed_by_device(tmp_path: Path) -> None:
 
 
 def test_v1_zero_bandwidth_means_no_bps_rule(tmp_path: Path) -> None:
-    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 600, 0, 0, 500, 5000)])
+    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 600, 0, 0, 500, 5000)], "p1")
     assert not (tmp_path / "volbench-a" / "blkio.throttle.read_bps_device").exists()
 
 
 def test_v2_io_max_and_weight(tmp_path: Path) -> None:
     hierarchy = Hierarchy(tmp_path, 2)
-    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 20, 0, 1000, 500, 5000)])
+    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 20, 0, 1000, 500, 5000)], "p1")
     assert (tmp_path / "cgroup.subtree_control").read_text() == "+io\n"
     assert (tmp_path / "volbench-a" / "io.max").read_text() == (
         "8:0 riops=100 wiops=20 rbps=max wbps=1000\n"
@@ -54,7 +55,10 @@ def test_failure_removes_every_cgroup_it_created(
     (tmp_path / "volbench-b").mkdir()  # left by someone: apply must refuse, remove its own
     with pytest.raises(TargetError, match="volbench qos clear"):
         cgroup.apply(
-            hierarchy, "7:3", [Limits("a", 1, 1, 0, 0, 10, 1), Limits("b", 1, 1, 0, 0, 10, 1)]
+            hierarchy,
+            "7:3",
+            [Limits("a", 1, 1, 0, 0, 10, 1), Limits("b", 1, 1, 0, 0, 10, 1)],
+            "p1",
         )
     assert not (tmp_path / "volbench-a").exists()
     assert (tmp_path / "volbench-b").exists()
@@ -62,13 +66,35 @@ def test_failure_removes_every_cgroup_it_created(
 
 def test_ours_and_remove_touch_only_volbench_cgroups(tmp_path: Path) -> None:
     hierarchy = _v1(tmp_path)
-    (tmp_path / "volbench-x").mkdir()
+    limits = [Limits("a", 1, 1, 0, 0, 10, 1, "p1-a"), Limits("b", 1, 1, 0, 0, 10, 1, "p2-b")]
+    cgroup.apply(hierarchy, "7:3", limits[:1], "p1")
+    cgroup.apply(hierarchy, "7:3", limits[1:], "p2")
+    (tmp_path / "volbench-foreign").mkdir()  # named like ours, not made by volbench
     (tmp_path / "other").mkdir()
-    assert cgroup.ours(hierarchy) == [tmp_path / "volbench-x"]
-    assert cgroup.remove(cgroup.ours(hierarchy)) == [str(tmp_path / "volbench-x")]
-    assert (tmp_path / "other").exists()
+    assert cgroup.plan_of(tmp_path / "volbench-p1-a") == "p1"
+    assert cgroup.plan_of(tmp_path / "volbench-foreign") is None
+    assert cgroup.ours(hierarchy, "p2") == [tmp_path / "volbench-p2-b"]
+    assert cgroup.ours(hierarchy) == [tmp_path / "volbench-p1-a", tmp_path / "volbench-p2-b"]
+    for path in cgroup.ours(hierarchy):  # a folder keeps the files written; cgroupfs not
+        for file in path.iterdir():
+            file.unlink()
+    removed = cgroup.remove(cgroup.ours(hierarchy))
+    assert removed == [str(tmp_path / "volbench-p1-a"), str(tmp_path / "volbench-p2-b")]
+    assert (tmp_path / "other").exists() and (tmp_path / "volbench-foreign").exists()
     with pytest.raises(ValueError, match="not a volbench cgroup"):
         cgroup.remove([tmp_path / "other"])
+
+
+def test_a_cgroup_that_cannot_be_marked_is_not_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: object) -> None:
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(cgroup.os, "setxattr", refuse)
+    with pytest.raises(TargetError, match=r"cannot mark cgroup .*volbench-a as volbench's"):
+        cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 1, 1, 0, 0, 10, 1)], "p1")
+    assert not (tmp_path / "volbench-a").exists()
 
 
 def test_find_hierarchy_prefers_v2_io_then_v1_blkio(tmp_path: Path) -> None:
@@ -107,27 +133,31 @@ def test_remove_idle_reports_busy_cgroups_and_goes_on(
         cgroup.remove([busy])
 
 
-def test_host_cgroup_is_named_after_the_plan() -> None:
-    first = make_plan((1000, 0), (100, 0), [Tenant("a", 1), Tenant("b", 2)])
-    second = make_plan((1000, 0), (100, 0), [Tenant("c", 1)])
-    host = tenant_limits(first, with_host=True)[-1]
+def test_cgroups_are_named_after_the_plan() -> None:
+    first = make_plan((1000, 0), (100, 0), [Tenant("web", 1), Tenant("b", 2)])
+    second = make_plan((1000, 0), (100, 0), [Tenant("web", 1), Tenant("c", 2)])
+    third = make_plan((2000, 0), (100, 0), [Tenant("web", 1), Tenant("b", 2)])
+    ids = {plan_id(first), plan_id(second), plan_id(third)}
+    assert len(ids) == 3 and all(len(i) == 8 for i in ids)  # a tenant web of each: no clash
+    *tenants, host = tenant_limits(first, with_host=True)
+    assert [t.cgroup for t in tenants] == [f"p{plan_id(first)}-web", f"p{plan_id(first)}-b"]
+    assert [t.tenant for t in tenants] == ["web", "b"]
     assert (host.tenant, host.cgroup) == ("host", host_group(first))
-    assert host.cgroup.endswith("-host") and host.cgroup != host_group(second)
-    assert host_group(first) == host_group(
-        make_plan((500, 0), (0, 0), [Tenant("a", 9), Tenant("b", 1)])
-    )  # same tenants, same name: `qos clear PLAN` finds it
+    assert host.cgroup == f"p{plan_id(first)}-host"
+    again = make_plan((1000, 0), (100, 0), [Tenant("web", 1), Tenant("b", 2)])
+    assert plan_id(again) == plan_id(first)  # the same plan: `qos clear PLAN` finds it
 
 
 def test_apply_writes_read_and_write_limits_of_a_seed_plan(tmp_path: Path) -> None:
     # seed 004: read C=3888 C0=975, write C=156 C0=48; 40 of 180 GiB
     plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("t40", 40), Tenant("t140", 140)])
-    cgroup.apply(_v1(tmp_path), "7:3", tenant_limits(plan))
-    folder = tmp_path / "volbench-t40"
+    cgroup.apply(_v1(tmp_path), "7:3", tenant_limits(plan), plan_id(plan))
+    folder = tmp_path / f"volbench-p{plan_id(plan)}-t40"
     assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 647\n"  # 2913x40/180
     assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 24\n"  # 108x40/180
     v2 = tmp_path / "v2"
     v2.mkdir()
-    cgroup.apply(Hierarchy(v2, 2), "8:0", tenant_limits(plan))
-    assert (v2 / "volbench-t40" / "io.max").read_text() == (
+    cgroup.apply(Hierarchy(v2, 2), "8:0", tenant_limits(plan), plan_id(plan))
+    assert (v2 / f"volbench-p{plan_id(plan)}-t40" / "io.max").read_text() == (
         "8:0 riops=647 wiops=24 rbps=max wbps=max\n"
     )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
 
 from volbench.analysis.qos import QosPlan, Rates, check_capacity
+from volbench.analysis.qos_document import plan_document
 from volbench.errors import TargetError
 from volbench.targets import cgroup
 from volbench.targets.blockdev import BlockDevice
@@ -53,20 +55,33 @@ def require_room(plan: QosPlan, device: str, nominal: bool = False) -> None:
         check_capacity(plan.tenants_gib, capacity / GiB, device)
 
 
+def plan_id(plan: QosPlan) -> str:
+    """The plan's id: the first 8 hex digits of SHA-256 over its JSON document (keys
+    sorted). Two plans that differ in anything (tenants, sizes, limits) get different
+    ids, so their cgroups never collide; the same plan file always gets the same id,
+    so ``qos clear PLAN`` finds its cgroups."""
+    text = json.dumps(plan_document(plan), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def group(plan: QosPlan, tenant: str) -> str:
+    """The cgroup name (after ``volbench-``) of ``tenant`` of ``plan``: ``p<id>-<tenant>``."""
+    return f"p{plan_id(plan)}-{tenant}"
+
+
 def host_group(plan: QosPlan) -> str:
-    """The host's cgroup name (after ``volbench-``) for ``plan``: ``<id>-host``, the id
-    being the first 8 hex digits of SHA-256 over the tenants' names. Plans that can be
-    verified at once have no tenant in common, so their host cgroups differ too; the
-    same plan always gets the same name, so ``qos clear PLAN`` finds it."""
-    names = "\n".join(a.tenant.name for a in plan.allocations)
-    return f"{hashlib.sha256(names.encode()).hexdigest()[:8]}-host"
+    """The host's cgroup name (after ``volbench-``) for ``plan``: ``p<id>-host``."""
+    return group(plan, HOST)
 
 
 def tenant_limits(plan: QosPlan, with_host: bool = False) -> list[cgroup.Limits]:
-    """Integer limits per tenant (IOPS and bytes/s rounded; 0 = no limit) and, with
-    ``with_host``, the host's reserve as one more (tenant ``host``, cgroup
-    :func:`host_group`)."""
-    limits = [_limits(a.tenant.name, a.limits, a.weight_v1, a.weight_v2) for a in plan.allocations]
+    """Integer limits per tenant (IOPS and bytes/s rounded; 0 = no limit), each in the
+    cgroup :func:`group`, and, with ``with_host``, the host's reserve as one more
+    (tenant ``host``, cgroup :func:`host_group`)."""
+    limits = [
+        _limits(a.tenant.name, a.limits, a.weight_v1, a.weight_v2, group(plan, a.tenant.name))
+        for a in plan.allocations
+    ]
     if with_host:
         if any(a.tenant.name == HOST for a in plan.allocations):
             raise TargetError(f"a tenant is named {HOST!r}: rename it to verify with the host")
@@ -109,19 +124,15 @@ def apply_plan(
     hierarchy = cgroup.find_hierarchy()
     devnum = device_number(device)
     require_room(plan, device, nominal)
-    written = cgroup.apply(hierarchy, devnum, tenant_limits(plan, with_host))
+    written = cgroup.apply(hierarchy, devnum, tenant_limits(plan, with_host), plan_id(plan))
     return Applied(hierarchy, devnum, tuple(written))
 
 
 def clear(plan: QosPlan | None = None) -> tuple[list[str], list[str]]:
-    """Remove volbench's cgroups: those of ``plan``'s tenants (and its host), else every
-    cgroup named ``volbench-*`` (other sessions' too: ``qos clear --all``). Returns
+    """Remove volbench's cgroups: those marked as ``plan``'s (its tenants and host),
+    else every cgroup volbench marked as its own (other sessions' too: ``qos clear
+    --all``); a ``volbench-*`` cgroup without the mark is left alone. Returns
     (removed, still busy with processes)."""
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
-    if plan is None:
-        paths = cgroup.ours(hierarchy)
-    else:
-        names = [a.tenant.name for a in plan.allocations] + [host_group(plan)]
-        paths = [hierarchy.path(name) for name in names]
-    return cgroup.remove_idle(paths)
+    return cgroup.remove_idle(cgroup.ours(hierarchy, None if plan is None else plan_id(plan)))

@@ -33,7 +33,7 @@ from volbench.fio.stall import StallWatch, stall_reason
 from volbench.model import RW, RunStatus, Stall, Workload
 from volbench.plans.execution import Session, os_failure, prepare_runs_dir, workload_record
 from volbench.plans.preparation import prepare_target
-from volbench.plans.qos_setup import device_number, require_room, tenant_limits
+from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.reporter import Reporter
 from volbench.targets import cgroup
 from volbench.targets.host import collect_host
@@ -81,7 +81,7 @@ def verify(
     if unknown:
         raise UsageError(f"--quiet {unknown[0]}: the plan has no tenant of that name")
     engine = options.ioengine or best_engine(Path(info.path))
-    written = cgroup.apply(hierarchy, devnum, limits)
+    written = cgroup.apply(hierarchy, devnum, limits, plan_id(plan))
     try:
         settings: dict[str, Any] = {
             "qos_plan": plan_document(plan),

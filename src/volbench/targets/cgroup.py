@@ -1,4 +1,4 @@
-"""Per-tenant I/O limits as cgroups that volbench creates (``volbench-<tenant>``).
+"""Per-tenant I/O limits as cgroups that volbench creates (``volbench-p<plan>-<tenant>``).
 
 Two kernel interfaces, chosen by what actually throttles on this host:
 
@@ -11,6 +11,17 @@ Two kernel interfaces, chosen by what actually throttles on this host:
 
 Throttle rules are keyed by the whole disk's MAJ:MIN (the kernel refuses
 partitions). Only directories named ``volbench-*`` are ever created or removed.
+
+Which cgroups are volbench's: each one it creates carries the extended attribute
+``trusted.volbench.plan`` (the plan's id) on its directory, set before any limit is
+written; removal by plan or ``--all`` takes only directories that carry it. The
+mark lives with the cgroup itself, so it cannot go stale or be lost with a data
+folder (a registry file could: another user's ``$HOME`` under sudo, a deleted data
+dir, a name re-created by someone else); ``trusted.*`` attributes can only be set
+with CAP_SYS_ADMIN, so an unprivileged user cannot mark a cgroup for volbench to
+remove, and cgroupfs (kernfs) keeps them on v1 and v2 hierarchies alike. A
+``volbench-*`` directory without the mark (made by hand, or by an older volbench)
+is never removed.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ from pathlib import Path
 from volbench.errors import TargetError
 
 PREFIX = "volbench-"
+MARK = "trusted.volbench.plan"
+"""Extended attribute on each cgroup directory volbench made: the plan's id."""
 V1_DEFAULT_WEIGHT = 500
 """blkio.weight a new v1 cgroup starts with."""
 V2_DEFAULT_WEIGHT = 100
@@ -47,7 +60,8 @@ class Hierarchy:
 @dataclass(frozen=True)
 class Limits:
     """One tenant's limits: IOPS and bytes/s per direction (0 = no limit), weight;
-    ``group`` names its cgroup ``volbench-<group>`` when it is not the tenant's name."""
+    ``group`` names its cgroup ``volbench-<group>`` when it is not the tenant's name
+    (a plan's cgroups are ``volbench-p<plan id>-<tenant>``: :mod:`volbench.plans.qos_setup`)."""
 
     tenant: str
     read_iops: int
@@ -158,8 +172,9 @@ def _lines(hierarchy: Hierarchy, devnum: str, limits: Limits) -> list[tuple[str,
     return lines
 
 
-def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits]) -> list[Written]:
-    """Create ``volbench-<tenant>`` cgroups with their limits; return what was written.
+def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits], plan: str) -> list[Written]:
+    """Create ``volbench-<group>`` cgroups marked as plan ``plan``'s (:data:`MARK`) with
+    their limits; return what was written.
 
     A weight file the kernel does not offer (v1 without CFQ/BFQ) is reported as
     ``not available`` instead of written. On any failure every cgroup created by
@@ -178,6 +193,7 @@ def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits]) -> list[
                 )
             path.mkdir()
             created.append(path)
+            _mark(path, plan)
             for name, value in _lines(hierarchy, devnum, limits):
                 if name.endswith("weight") and not (path / name).exists():
                     written.append(Written(limits.tenant, name, "not available (no weight file)"))
@@ -221,9 +237,34 @@ def remove_idle(paths: Sequence[Path]) -> tuple[list[str], list[str]]:
     return removed, busy
 
 
-def ours(hierarchy: Hierarchy) -> list[Path]:
-    """volbench's cgroups in ``hierarchy`` (directories named ``volbench-*``)."""
-    return sorted(p for p in hierarchy.root.glob(f"{PREFIX}*") if p.is_dir())
+def _mark(path: Path, plan: str) -> None:
+    """Mark the new cgroup ``path`` as plan ``plan``'s (see the module docstring)."""
+    try:
+        os.setxattr(path, MARK, plan.encode())
+    except OSError as exc:
+        raise TargetError(
+            f"cannot mark cgroup {path} as volbench's ({MARK}): {exc.strerror or exc}"
+            " (the cgroup filesystem must keep trusted.* extended attributes)"
+        ) from exc
+
+
+def plan_of(path: Path) -> str | None:
+    """The plan id marked on cgroup ``path``; None when volbench did not make it."""
+    try:
+        return os.getxattr(path, MARK).decode(errors="replace")
+    except OSError:
+        return None
+
+
+def ours(hierarchy: Hierarchy, plan: str | None = None) -> list[Path]:
+    """volbench's cgroups in ``hierarchy``: directories named ``volbench-*`` that carry
+    volbench's mark (of plan ``plan`` when given)."""
+    found = []
+    for path in sorted(hierarchy.root.glob(f"{PREFIX}*")):
+        marked = plan_of(path) if path.is_dir() else None
+        if marked is not None and plan in (None, marked):
+            found.append(path)
+    return found
 
 
 def join(hierarchy: Hierarchy, group: str, pid: int) -> None:
