@@ -227,7 +227,7 @@ def fit(
 @nominal_option
 @format_option
 def apply(plan_file: str, device: str, nominal_sizes: bool, fmt: str) -> None:
-    """Create volbench-<tenant> cgroups with a plan's limits."""
+    """Create volbench-p<plan id>-<tenant> cgroups with a plan's limits."""
     applied = qos_setup.apply_plan(read_plan(plan_file), device, nominal=nominal_sizes)
     hierarchy = f"cgroup v{applied.hierarchy.version} at {applied.hierarchy.root}"
     rows = [{"tenant": w.tenant, "file": w.file, "value": w.value} for w in applied.written]
@@ -236,13 +236,13 @@ def apply(plan_file: str, device: str, nominal_sizes: bool, fmt: str) -> None:
 
 @qos.command("clear")
 @click.argument("plan_file", metavar="[PLAN]", required=False)
-@click.option("--all", "every", is_flag=True, help="Every volbench-* cgroup, any session's.")
+@click.option("--all", "every", is_flag=True, help="Every cgroup volbench made, any session's.")
 @format_option
 def clear(plan_file: str | None, every: bool, fmt: str) -> None:
-    """Remove PLAN's cgroups, or with --all every volbench-* cgroup on this host."""
+    """Remove PLAN's cgroups, or with --all every cgroup volbench made on this host."""
     if (plan_file is None) == (not every):
         raise UsageError(
-            "give the PLAN whose cgroups to remove, or --all for every volbench-* cgroup"
+            "give the PLAN whose cgroups to remove, or --all for every cgroup volbench made"
         )
     removed, busy = qos_setup.clear(read_plan(plan_file) if plan_file else None)
     console.show(cleared_sheet(removed, busy), fmt)
