@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,14 @@ import pytest
 from recorded import FIO_FIXTURES
 
 from volbench.errors import FioError
-from volbench.fio.runner import DocumentSplitter, RawRun, ReplayRunner, job_sections
+from volbench.fio import runner as runner_module
+from volbench.fio.runner import (
+    DocumentSplitter,
+    RawRun,
+    ReplayRunner,
+    SubprocessRunner,
+    job_sections,
+)
 
 NOTE = (
     "note: both iodepth >= 1 and synchronous I/O engine are selected, "
@@ -217,3 +226,26 @@ def test_last_error_line_from_stdout_text_and_when_silent() -> None:
 def test_last_error_line_prefers_the_error_on_stderr() -> None:
     run = raw(stderr="fio: io_u error on file /dev/x: Input/output error\n", text=NOTE)
     assert run.last_error_line == "fio: io_u error on file /dev/x: Input/output error"
+
+
+def test_an_interrupted_fio_that_does_not_end_is_killed_and_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C or SIGTERM (KeyboardInterrupt) while fio cannot end (its I/O stalled):
+    SIGINT, then after the grace its process group gets SIGKILL and the runner returns
+    without waiting for it, with no result document."""
+    stuck = tmp_path / "fio"
+    stuck.write_text("#!/bin/sh\ntrap '' INT TERM\necho '{'\necho '}'\nsleep 60 & wait\n")
+    stuck.chmod(0o755)
+    monkeypatch.setattr(runner_module, "fio_path", lambda: str(stuck))
+    interrupts = iter([KeyboardInterrupt()])
+
+    def on_status(_document: dict[str, object]) -> None:
+        raise next(interrupts)  # the signal arrives while fio runs
+
+    started = time.monotonic()
+    raw = SubprocessRunner().run("[job]\n", tmp_path / "work", on_status)
+    elapsed = time.monotonic() - started
+    assert raw.interrupted and raw.killed and raw.output == ""
+    assert raw.returncode == -signal.SIGKILL
+    assert elapsed < 3.0, elapsed

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +154,9 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     """Prepare the target, run ``plan`` with live progress, print its sheet.
 
     ``plan`` may be a function of the prepared target (plans sized by capacity);
-    then ``writes`` says whether it writes (for the safety checks). Exits 130
-    after an interrupted run (its finished work is stored).
+    then ``writes`` says whether it writes (for the safety checks). After an
+    interrupted run (its finished work is stored) volbench exits 130, or 143 when
+    SIGTERM interrupted it.
     """
     runner: Runner = ReplayRunner(Path(choice.replay)) if choice.replay else SubprocessRunner()
     if not choice.replay:
@@ -188,7 +188,7 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
         console.show_report(*report_for(store.get_run(str(outcome.run_id))), choice.fmt)
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(f"run {outcome.run_id} interrupted: finished work was kept")
-        sys.exit(130)
+        raise KeyboardInterrupt  # main exits 130, or 128 + N after signal N (143: SIGTERM)
 
 
 def _run_fleet(

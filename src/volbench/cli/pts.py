@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,7 +70,7 @@ def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
             f"run {outcome.run_id} interrupted: committed rounds kept; "
             f"continue with: volbench resume {outcome.run_id}"
         )
-        sys.exit(130)
+        raise KeyboardInterrupt  # main exits 130, or 128 + N after signal N (143: SIGTERM)
 
 
 @click.command("pts")

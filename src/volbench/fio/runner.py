@@ -46,6 +46,7 @@ class RawRun:
     command: tuple[str, ...]
     text: str = ""
     stopped: bool = False  # ``should_stop`` asked for it (not the user's Ctrl-C)
+    killed: bool = False  # fio did not end when asked and was killed (SIGKILL)
 
     @property
     def last_error_line(self) -> str:
@@ -115,13 +116,21 @@ class DocumentSplitter:
 
 
 class SubprocessRunner:
-    """Runs the real fio. Ctrl-C sends SIGINT to fio, which then stops its jobs
-    and prints its final JSON with what it measured so far."""
+    """Runs the real fio. Ctrl-C (or SIGTERM) sends SIGINT to fio, which then stops its
+    jobs and prints its final JSON with what it measured so far.
+
+    fio waits for its outstanding I/O before it ends; on a stalled device that can take
+    minutes. So when fio has not ended ``interrupt_grace_s`` after the user's interrupt
+    (``stop_grace_s`` after ``should_stop``), its process group gets SIGKILL, and the
+    runner waits at most ``abandon_s`` more for it: a process in uninterruptible I/O
+    wait leaves only when its I/O completes, and volbench does not wait for that. The
+    run then has no final document from fio (RawRun ``killed``).
+    """
 
     status_interval_s = 1
+    interrupt_grace_s = 1.0
     stop_grace_s = 30.0
-    """After ``should_stop``: fio gets SIGINT, then SIGKILL when it has not ended this
-    long after (its I/O never completes: then it prints no final document)."""
+    abandon_s = 0.5
 
     def version(self) -> str:
         return fio_version()
@@ -156,11 +165,12 @@ class SubprocessRunner:
         )
         err_thread.start()
         splitter = DocumentSplitter()
-        interrupted = False
+        interrupted_at: float | None = None
         stopped_at: float | None = None
+        killed_at: float | None = None
         while True:
             try:
-                line = lines.get(timeout=0.25)
+                line = lines.get(timeout=0.1 if interrupted_at or stopped_at else 0.25)
                 if line is None:
                     break
                 document = splitter.feed(line)
@@ -170,19 +180,32 @@ class SubprocessRunner:
             except queue.Empty:
                 pass
             except KeyboardInterrupt:
-                _signal(proc, signal.SIGTERM if interrupted else signal.SIGINT)
-                interrupted = True
+                _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
+                interrupted_at = interrupted_at or time.monotonic()
+            now = time.monotonic()
             if stopped_at is None and should_stop is not None and should_stop():
                 _signal(proc, signal.SIGINT)
-                stopped_at = time.monotonic()
-            elif stopped_at is not None and time.monotonic() - stopped_at > self.stop_grace_s:
-                _signal(proc, signal.SIGKILL)
+                stopped_at = now
+            if killed_at is None and (
+                (interrupted_at is not None and now - interrupted_at > self.interrupt_grace_s)
+                or (stopped_at is not None and now - stopped_at > self.stop_grace_s)
+            ):
+                _kill_group(proc)
+                killed_at = now
+            if killed_at is not None and now - killed_at > self.abandon_s:
+                break  # fio is held in I/O wait: it leaves when its I/O completes
         splitter.finish()
-        returncode = proc.wait()
-        err_thread.join(timeout=5)
+        interrupted = interrupted_at is not None
+        if killed_at is None:
+            returncode = proc.wait()
+            err_thread.join(timeout=5)
+        else:
+            ended = proc.poll()
+            returncode = -signal.SIGKILL if ended is None else ended
+            err_thread.join(timeout=0.1)
         # Killed by a signal we did not send, fio printed no final document: its
         # last document is an interim one and must not pass for a result.
-        final = splitter.documents and (returncode >= 0 or interrupted)
+        final = splitter.documents and killed_at is None and (returncode >= 0 or interrupted)
         return RawRun(
             output=splitter.documents[-1] if final else "",
             returncode=returncode,
@@ -191,6 +214,7 @@ class SubprocessRunner:
             command=command,
             text="".join(splitter.text),
             stopped=stopped_at is not None,
+            killed=killed_at is not None,
         )
 
 
@@ -203,6 +227,14 @@ def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
 def _signal(proc: subprocess.Popen[str], sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(proc.pid, sig)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL fio's process group: fio was started in a session of its own
+    (:func:`~volbench.fio.executable.start_fio`), whose id is fio's pid; fio is not
+    reaped yet, so that id cannot belong to anything else."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 class ReplayRunner:
