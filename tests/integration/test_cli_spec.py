@@ -132,3 +132,72 @@ def test_spec_plot_draws_the_curve_data(volbench: Volbench, tmp_path: Path) -> N
         assert mbps["y"] == [r["throughput_mb_s"] for r in rows]
     bad = volbench("spec", "plot", *args, "-o", str(tmp_path / "spec.png"))
     assert "name it FILE.html or FILE.pdf" in error_line(bad, 2)
+
+
+PRIVATE_YAML = """\
+sources:
+  NE1: "NetEase cloud document on instance-storage QoS (undated)"
+products:
+  - id: private-instance-ssd
+    vendor: Our private cloud
+    name: Instance storage, QoS by size
+    size_unit: GiB
+    capacity: {min: 10, max: 2000, quote: "10-2000 GiB", st: V, src: [NE1]}
+    editions:
+      - from: 2015-06-01
+        label: QoS v1
+        iops: {expr: "min(30 * size, 20000)", quote: "30 IOPS per GiB", st: V, src: [NE1]}
+        throughput: {expr: "min(size, 400)", unit: MB/s, quote: "1 MB/s per GiB", st: V,
+                     src: [NE1]}
+    prices:
+      - {value: 0.5, currency: CNY, per: GB-month, quote: "0.5", st: R, src: [NE1]}
+"""
+
+
+GP3_4000 = ("spec", "expect", "aws-gp3", "--size", "4000", "--provisioned-iops")
+
+
+def test_limits_vendors_and_the_users_catalogue(volbench: Volbench, tmp_path: Path) -> None:
+    private = tmp_path / "private.yaml"
+    private.write_text(PRIVATE_YAML, encoding="utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(PRIVATE_YAML.replace("size_unit: GiB", "size_unit: TB"), encoding="utf-8")
+    clean = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = {**clean, "VOLBENCH_CATALOGUE": str(private)}
+    gp3 = ("cost", "aws-gp3", "--size", "500", "--provisioned-iops", "60000")
+    procs = run_all(
+        [
+            (volbench, (*gp3, "--as-of", "2024-06-30"), clean),
+            (volbench, (*gp3, "--format", "json"), clean),
+            (volbench, ("spec", "list", "--vendor", "aliyun", "--format", "json"), clean),
+            (volbench, ("spec", "list", "--catalogue", str(private), "--format", "json"), clean),
+            (volbench, ("spec", "expect", "private-instance-ssd", "--size", "100"), env),
+            (volbench, ("cost", "private-instance-ssd", "--size", "100"), env),
+            (volbench, ("spec", "list", "--catalogue", str(bad)), clean),
+            (volbench, (*GP3_4000, "90000", "--as-of", "2026-01-01"), clean),
+        ]
+    )
+    refused = error_line(procs[0], 2)
+    assert "--provisioned-iops 60,000 IOPS is above the most allowed at 500 GiB" in refused
+    assert "= 16,000 IOPS" in refused and "[V A2]" in refused
+    (total,) = json.loads(procs[1].stdout)["totals"]  # 2026: up to 80,000 IOPS
+    assert total["amount"] == 500 * 0.08 + 57000 * 0.005
+    aliyun = json.loads(procs[2].stdout)["products"]
+    assert aliyun and all(p["id"].startswith("aliyun-") for p in aliyun)
+    listed = {p["id"]: p["origin"] for p in json.loads(procs[3].stdout)["products"]}
+    assert listed["private-instance-ssd"] == str(private) and listed["aws-gp3"] == "built-in"
+    assert procs[4].returncode == 0 and "3,000" in procs[4].stdout
+    assert procs[5].returncode == 0 and "50" in procs[5].stdout
+    assert f"{bad}: product private-instance-ssd: size_unit: must be one of GiB, GB" in (
+        error_line(procs[6], 2)
+    )
+    assert "= 80,000 IOPS" in error_line(procs[7], 2)
+    imported = volbench("import", str(QUICK), "--label", "product=private-instance-ssd",
+                        "--label", "size_gib=100", env=env)  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    checked = volbench("check", "latest", "--format", "json", env=env)
+    assert checked.returncode in (0, 1), checked.stderr
+    assert json.loads(checked.stdout)["product"] == "private-instance-ssd"
+    over = volbench("check", "latest", "--product", "aws-gp3", "--size", "500",
+                    "--provisioned-iops", "60000", "--as-of", "2024-06-30", env=clean)  # fmt: skip
+    assert "= 16,000 IOPS" in error_line(over, 2)

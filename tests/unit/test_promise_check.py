@@ -46,21 +46,34 @@ def test_quick_run_against_io1_reports_fios_own_figures(tmp_path: Path) -> None:
         (job for name, job in jobs.items() if "latency" not in name),
         key=lambda job: job["read"]["iops"] + job["write"]["iops"],
     )
-    best_mb_s = max(
-        (job["read"]["bw_bytes"] + job["write"]["bw_bytes"]) / 1e6
-        for name, job in jobs.items()
-        if "latency" not in name
-    )
     assert (price["monthly"], price["currency"]) == (155, "USD")
     assert price["per_promised_iops"] == pytest.approx(0.0775)
     assert price["per_promised_mb_s"] == pytest.approx(155 / 524.288)  # 0.29564
     assert price["per_measured_iops"] == 155 / (best["read"]["iops"] + best["write"]["iops"])
-    assert price["per_measured_mb_s"] == 155 / best_mb_s
+    # every test is IOPS-bound at 2,000 IOPS: none measured what a MB/s costs
+    assert price["per_measured_mb_s"] is None and price["measured_mb_s"] is None
     (note,) = [n for n in sheet.notes if n.startswith("price/performance")]
     assert "0.0775 USD/month per promised IOPS (2,000)" in note
     assert "0.2956 USD/month per promised MB/s (524.3)" in note
-    assert "USD/month per measured IOPS" in note and "USD/month per measured MB/s" in note
+    assert "USD/month per measured IOPS" in note and "USD/month per measured MB/s" not in note
+    assert "no throughput-bound test measured" in note
     assert "latency: the vendor states none, QD 1 tests not checked" in sheet.notes
+
+
+def test_price_per_measured_mb_s_comes_from_throughput_bound_tests_only(tmp_path: Path) -> None:
+    with _stored(tmp_path, "quick/round-000.json", {}) as store:
+        sheet = check_sheet(store.get_run("latest"), CAT, CheckRequest("ucloud-rssd", 2040))
+    bound = {r["test"]: r["metric"] for r in sheet.rows if r["metric"] in ("IOPS", "MB/s")}
+    jobs = {job["jobname"]: job for job in raw_document("quick/round-000.json")["jobs"]}
+    mb_s = {
+        name: (job["read"]["bw_bytes"] + job["write"]["bw_bytes"]) / 1e6
+        for name, job in jobs.items()
+        if bound.get(name) == "MB/s"
+    }
+    assert mb_s and all("16k" in name for name in mb_s)  # not the 4 KiB IOPS tests
+    (price,) = sheet.document["price_performance"]
+    assert price["measured_mb_s"] == max(mb_s.values())
+    assert price["per_measured_mb_s"] == price["monthly"] / max(mb_s.values())
 
 
 def test_quick_run_against_ucloud_rssd_is_below_and_latency_checked(tmp_path: Path) -> None:

@@ -28,18 +28,29 @@ def test_the_catalogue_covers_every_product_of_the_yaml() -> None:
 
 @pytest.mark.parametrize(
     ("size", "provisioned", "iops", "mib_s"),
-    [(128, 64000, 64000, 1000), (100, 64000, 50000, 781.25), (100, 2000, 2000, 500)],
+    [(128, 64000, 64000, 1000), (100, 50000, 50000, 781.25), (100, 2000, 2000, 500)],
 )
-def test_io2_500_per_gib_64000_at_128_gib(
+def test_io2_500_per_gib_64000_at_128_gib_before_block_express(
     size: float, provisioned: float, iops: float, mib_s: float
 ) -> None:
-    e = expect(CAT.find("io2"), size, None, {"provisioned_iops": provisioned})
+    e = expect(CAT.find("io2"), size, "2025-04-29", {"provisioned_iops": provisioned})
     assert (e.iops, e.throughput_value, e.throughput_unit) == (iops, mib_s, "MiB/s")
+    with pytest.raises(UsageError, match="500:1"):  # 500 IOPS per GiB: no more at 100 GiB
+        expect(CAT.find("io2"), 100, "2025-04-29", {"provisioned_iops": 50001})
+
+
+def test_every_io2_volume_is_block_express_from_2025_04_30() -> None:
+    e = expect(CAT.find("io2"), 256, "2025-04-30", {"provisioned_iops": 256000})
+    assert (e.iops, e.throughput_value, e.edition.from_date) == (256000, 4000, "2025-04-30")
+    assert e.latency is not None and e.latency.max_ms == 1  # Block Express: sub-millisecond
+    assert expect(CAT.find("io2"), 65536, "2026-01-01", {"provisioned_iops": 100}).iops == 100
+    with pytest.raises(UsageError, match=r"65536 GiB is outside|16384"):
+        expect(CAT.find("io2"), 65536, "2025-01-01", {"provisioned_iops": 100})
 
 
 def test_io2_block_express_256000_at_256_gib_and_4000_mib_s_from_16000_iops() -> None:
     product = CAT.find("aws-io2-block-express")
-    full = expect(product, 256, None, {"provisioned_iops": 300000})
+    full = expect(product, 256, None, {"provisioned_iops": 256000})
     assert (full.iops, full.throughput_value) == (256000, 4000)
     assert expect(product, 16, None, {"provisioned_iops": 16000}).throughput_value == 4000
     assert expect(product, 100, None, {"provisioned_iops": 10000}).throughput_value == 2560
@@ -104,11 +115,23 @@ def test_azure_credit_bursting_for_30_minutes(
     ("size", "iops", "mb_s"), [(4, 1200, 300), (16, 4800, 1200), (64, 19200, 4000)]
 )
 def test_azure_ultra_disk_size_caps_table(size: float, iops: float, mb_s: float) -> None:
-    e = expect(CAT.find("UltraSSD_LRS"), size, None, {
-        "provisioned_iops": 1e6, "provisioned_mb_s": 1e5})  # fmt: skip
+    e = expect(CAT.find("UltraSSD_LRS"), size, "2025-01-01", {
+        "provisioned_iops": iops, "provisioned_mb_s": 1e5})  # fmt: skip
     assert (e.iops, e.throughput_value) == (iops, mb_s)
-    assert expect(CAT.find("azure-ultra-disk"), 2048, None, {
-        "provisioned_iops": 1e6, "provisioned_mb_s": 1e5}).iops == 160000  # fmt: skip
+    assert expect(CAT.find("azure-ultra-disk"), 2048, "2025-01-01", {
+        "provisioned_iops": 160000, "provisioned_mb_s": 1e5}).iops == 160000  # fmt: skip
+    with pytest.raises(UsageError, match="300"):  # 2023: 300 IOPS per GiB
+        expect(CAT.find("UltraSSD_LRS"), size, "2025-01-01", {
+            "provisioned_iops": iops + 1, "provisioned_mb_s": 1e5})  # fmt: skip
+
+
+def test_azure_ultra_disk_2026_1000_iops_per_gib_up_to_400000_and_10000_mb_s() -> None:
+    e = expect(CAT.find("azure-ultra-disk"), 400, None, {
+        "provisioned_iops": 400000, "provisioned_mb_s": 10000})  # fmt: skip
+    assert (e.iops, e.throughput_value, e.edition.from_date) == (400000, 10000, "2026-09-16")
+    with pytest.raises(UsageError, match="10,000 MB/s"):
+        expect(CAT.find("azure-ultra-disk"), 400, None, {
+            "provisioned_iops": 400000, "provisioned_mb_s": 10001})  # fmt: skip
 
 
 def test_pd_standard_has_separate_read_and_write_iops() -> None:
@@ -125,8 +148,12 @@ def test_hyperdisks_are_provisioned_within_their_bounds() -> None:
     assert expect(extreme, 1000, None, {"provisioned_iops": 10000}).throughput_value == 2500
     assert expect(extreme, 1000, None, {"provisioned_iops": 100000}).throughput_value == 5000
     throughput = CAT.find("hyperdisk-throughput")
-    low = expect(throughput, 32768, None, {"provisioned_mb_s": 20})
-    assert (low.throughput_value, low.iops) == (320, 80)  # at least 10 MiB/s per TiB
+    low = expect(throughput, 32768, None, {"provisioned_mb_s": 320})
+    assert (low.throughput_value, low.iops) == (320, 1280)  # at least 10 MiB/s per TiB
+    with pytest.raises(UsageError, match=r"below the least allowed at 32768 GiB.* = 320 MiB/s"):
+        expect(throughput, 32768, None, {"provisioned_mb_s": 20})
+    with pytest.raises(UsageError, match="2,400"):
+        expect(throughput, 2048, None, {"provisioned_mb_s": 2401})
     assert expect(throughput, 2048, None, {"provisioned_mb_s": 2400}).iops == 9600
     with pytest.raises(UsageError, match="range 2048-32768 GiB"):
         expect(throughput, 1024, None, {"provisioned_mb_s": 20})
@@ -139,8 +166,11 @@ def test_essd_autopl_2024_and_2026_formulas() -> None:
     now = expect(product, 100, None, {"provisioned_iops": 10000})
     assert (now.iops, now.throughput_value) == (6800 + 10000, 170 + 16 * 10000 / 1024)
     assert (now.burst_iops, now.burst_throughput_value) == (100000, 16 * 100000 / 1024)
-    tiny = expect(product, 1, None, {"provisioned_iops": 10000})
-    assert tiny.iops == 3000  # <= 3 GiB: the 3,000 floor, nothing provisionable
+    assert expect(product, 1).iops == 3000  # the 3,000 floor
+    with pytest.raises(UsageError, match="only above 3 GiB"):  # <= 3 GiB: not provisionable
+        expect(product, 1, None, {"provisioned_iops": 10000})
+    with pytest.raises(UsageError, match="50,000"):
+        expect(product, 100, None, {"provisioned_iops": 50001})
     assert expect(product, 4000).burst_throughput_value == 4 * 1024  # 4 GB/s
 
 
@@ -211,7 +241,7 @@ def test_dated_history_of_the_yaml() -> None:
     s30 = expect(CAT.find("azure-standard-hdd"), 1000, as_of="2018-01-01")  # Z10b
     assert (s30.iops, s30.throughput_value) == (500, 60)
     v2 = CAT.find("azure-premium-ssd-v2")
-    provisioned = {"provisioned_iops": 6000, "provisioned_mb_s": 2000}
+    provisioned = {"provisioned_iops": 6000, "provisioned_mb_s": 1500}
     preview = expect(v2, 100, "2022-12-01", provisioned)
     assert (preview.throughput_value, preview.throughput_unit) == (1200, "MiB/s")
     assert expect(v2, 100, None, provisioned).throughput_unit == "MB/s"

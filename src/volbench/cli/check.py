@@ -6,7 +6,13 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import POSITIVE_SIZE, db_option, format_option
-from volbench.cli.spec import AMOUNT, DATE, provisioned_options, provisioned_values
+from volbench.cli.spec import (
+    AMOUNT,
+    DATE,
+    catalogue_option,
+    provisioned_options,
+    provisioned_values,
+)
 from volbench.errors import CheckFailed
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.specs import catalogue
@@ -33,6 +39,7 @@ from volbench.store.repository import Store
     help="Count I/O in units of this size instead of the vendor's (e.g. 16k: seed 003's "
     "older AWS rule, 64 KiB = 4 I/Os).",
 )
+@catalogue_option
 @db_option
 @format_option
 def command(
@@ -47,6 +54,7 @@ def command(
     instance_limit_mbps: float | None,
     instance: str | None,
     count_unit: int | None,
+    catalogue_files: tuple[str, ...],
     db: str | None,
     fmt: str,
 ) -> None:
@@ -62,7 +70,7 @@ def command(
         count_unit_bytes=count_unit,
     )
     with Store.open(db, create=False) as store:
-        sheet = check_sheet(store.get_run(run_ref), catalogue.load(), request)
+        sheet = check_sheet(store.get_run(run_ref), catalogue.load(catalogue_files), request)
     console.show(sheet, fmt)
     if sheet.flagged_rows:
         raise CheckFailed(f"{len(sheet.flagged_rows)} measured figure(s) below the promise")

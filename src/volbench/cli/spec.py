@@ -1,4 +1,9 @@
-"""``volbench spec ...`` and ``volbench cost``: the vendor catalogue on the command line."""
+"""``volbench spec ...`` and ``volbench cost``: the vendor catalogue on the command line.
+
+Every command reads the built-in catalogue and the user's own products
+(``--catalogue FILE``, ``VOLBENCH_CATALOGUE``, ``~/.config/volbench/catalogue.yaml``
+and ``catalogue.d/*.yaml``: :mod:`volbench.specs.user_catalogue`).
+"""
 
 from __future__ import annotations
 
@@ -24,10 +29,10 @@ from volbench.report.spec_sheets import (
     product_sheet,
     products_sheet,
 )
-from volbench.specs import catalogue, provenance
+from volbench.specs import catalogue, provenance, vendors
 from volbench.specs.expectation import (
     OPTION_NAMES,
-    check_size,
+    check_limits,
     curve_sizes,
     expect,
     needed_variables,
@@ -75,6 +80,19 @@ def provisioned_options(function: Any) -> Any:
     )(function)
 
 
+def catalogue_option(function: Any) -> Any:
+    """``--catalogue FILE`` (repeatable): the user's own products, in the
+    built-in schema (CATALOGUE.md); also ``VOLBENCH_CATALOGUE`` and the config folder."""
+    return click.option(
+        "--catalogue",
+        "catalogue_files",
+        multiple=True,
+        metavar="FILE",
+        help="A YAML file of your own products (also VOLBENCH_CATALOGUE and"
+        " ~/.config/volbench/catalogue.d/*.yaml).",
+    )(function)
+
+
 def provisioned_values(
     iops: float | None, mbps: float | None, extra: float | None = None
 ) -> dict[str, float]:
@@ -88,33 +106,41 @@ def command() -> None:
 
 
 @command.command("list")
-@click.option("--vendor", default=None, help="Only this vendor (substring, any case).")
+@click.option(
+    "--vendor",
+    default=None,
+    help="Only this vendor: id prefix, part of its name or a common name (aliyun, qcloud, gcp).",
+)
+@catalogue_option
 @format_option
-def spec_list(vendor: str | None, fmt: str) -> None:
-    """List the catalogue's products."""
-    products = list(catalogue.load().products)
-    if vendor:
-        products = [p for p in products if vendor.lower() in p.vendor.lower()]
-        if not products:
-            vendors = sorted({p.vendor for p in catalogue.load().products})
-            raise UsageError(f"no vendor matches {vendor!r}: known are {', '.join(vendors)}")
+def spec_list(vendor: str | None, catalogue_files: tuple[str, ...], fmt: str) -> None:
+    """List the catalogue's products, with where each comes from."""
+    cat = catalogue.load(catalogue_files)
+    products = cat.of_vendor(vendor) if vendor else list(cat.products)
+    if not products:
+        known = vendors.known([p.vendor for p in cat.products])
+        raise UsageError(f"no vendor matches {vendor!r}: known are {known}")
     console.show(products_sheet(products), fmt)
 
 
 @command.command("show")
 @click.argument("product")
+@catalogue_option
 @format_option
-def spec_show(product: str, fmt: str) -> None:
-    """Show one product: every dated formula, price, and where it comes from."""
-    cat = catalogue.load()
+def spec_show(product: str, catalogue_files: tuple[str, ...], fmt: str) -> None:
+    """Show one product: every dated formula, limit, price, and where it comes from."""
+    cat = catalogue.load(catalogue_files)
     console.show(product_sheet(cat.find(product), cat.sources), fmt)
 
 
 @command.command("expect")
 @click.argument("product")
 @click.option("--size", type=AMOUNT, required=True, help="Size in the product's unit (GiB/GB).")
-@click.option("--as-of", type=DATE, default=None, help="Formula valid at this date.")
+@click.option(
+    "--as-of", type=DATE, default=None, help="Figures in force at this date (YYYY-MM-DD)."
+)
 @provisioned_options
+@catalogue_option
 @format_option
 def spec_expect(
     product: str,
@@ -123,10 +149,12 @@ def spec_expect(
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
     extra_performance: float | None,
+    catalogue_files: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Expected IOPS, throughput, burst and latency of PRODUCT at --size."""
-    found = catalogue.load().find(product)
+    """Expected IOPS, throughput, burst, latency and price of PRODUCT at --size
+    (values outside the vendor's provisioning limits at the date are refused)."""
+    found = catalogue.load(catalogue_files).find(product)
     values = provisioned_values(provisioned_iops, provisioned_mbps, extra_performance)
     console.show(expectation_sheet(expect(found, size, as_of, values)), fmt)
 
@@ -137,12 +165,13 @@ def _curve(
     points: int,
     as_of: str | None,
     values: dict[str, float],
+    catalogue_files: tuple[str, ...] = (),
 ) -> Sheet:
-    cat = catalogue.load()
+    cat = catalogue.load(catalogue_files)
     expectations = [
         expect(product, size, as_of, values)
         for product in (cat.find(name) for name in products)
-        for size in curve_sizes(product, max_size, points)
+        for size in curve_sizes(product, max_size, points, as_of)
     ]
     return curve_sheet(expectations)
 
@@ -157,6 +186,7 @@ def curve_options(function: Any) -> Any:
             click.option("--points", type=click.IntRange(2, 1000), default=17, show_default=True),
             click.option("--as-of", type=DATE, default=None, help="Formulas valid at this date."),
             provisioned_options,
+            catalogue_option,
         )
     ):
         function = option(function)
@@ -174,6 +204,7 @@ def spec_curve(
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
     extra_performance: float | None,
+    catalogue_files: tuple[str, ...],
     fmt: str,
 ) -> None:
     """Expected IOPS and MB/s against size for PRODUCT... (data for seed 000's chart)."""
@@ -183,6 +214,7 @@ def spec_curve(
         points,
         as_of,
         provisioned_values(provisioned_iops, provisioned_mbps, extra_performance),
+        catalogue_files,
     )
     console.show(sheet, fmt)
 
@@ -198,6 +230,7 @@ def spec_plot(
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
     extra_performance: float | None,
+    catalogue_files: tuple[str, ...],
     output: str,
 ) -> None:
     """Chart expected IOPS and MB/s against size for PRODUCT... (seed 000's chart)."""
@@ -208,6 +241,7 @@ def spec_plot(
         points,
         as_of,
         provisioned_values(provisioned_iops, provisioned_mbps, extra_performance),
+        catalogue_files,
     )
     document = curve_document(sheet, [str(p) for p in products])
     console.write_output(render_document(document, output), output)
@@ -216,13 +250,16 @@ def spec_plot(
 @command.command("instances")
 @click.option("--vendor", default=None, help="Only this vendor (substring, any case).")
 @click.option("--product", default=None, help="Only the limits that apply to this product.")
+@catalogue_option
 @format_option
-def spec_instances(vendor: str | None, product: str | None, fmt: str) -> None:
+def spec_instances(
+    vendor: str | None, product: str | None, catalogue_files: tuple[str, ...], fmt: str
+) -> None:
     """List the instance-side limits (per VM type) that `check --instance` applies."""
-    cat = catalogue.load()
+    cat = catalogue.load(catalogue_files)
     limits = list(cat.instances)
     if vendor:
-        limits = [row for row in limits if vendor.lower() in row.vendor.lower()]
+        limits = [row for row in limits if vendors.matches(vendor, row.vendor, row.vendor)]
     if product:
         found = cat.find(product)
         limits = [row for row in limits if row.applies_to(found.id, found.vendor)]
@@ -263,29 +300,37 @@ def spec_verify(source: Path, seeds: Path) -> None:
 @click.option("--size", type=AMOUNT, required=True, help="Size in the product's unit (GiB/GB).")
 @click.option("--hours", type=AMOUNT, default=None, help="Period in hours.")
 @click.option("--months", type=AMOUNT, default=None, help="Period in months (default 1).")
+@click.option("--as-of", type=DATE, default=None, help="Prices and limits in force at this date.")
 @provisioned_options
+@catalogue_option
 @format_option
 def cost_command(
     product: str,
     size: float,
     hours: float | None,
     months: float | None,
+    as_of: str | None,
     provisioned_iops: float | None,
     provisioned_mbps: float | None,
     extra_performance: float | None,
+    catalogue_files: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Cost of PRODUCT at --size over a period, per currency and billing model."""
+    """Cost of PRODUCT at --size over a period, per currency and billing model
+    (provisioning outside the vendor's limits at the date is refused)."""
     if hours is not None and months is not None:
         raise UsageError("give --hours or --months, not both")
     period = hours / HOURS_PER_MONTH if hours is not None else (months or 1.0)
-    found = catalogue.load().find(product)
-    check_size(found, size)
+    found = catalogue.load(catalogue_files).find(product)
     values = provisioned_values(provisioned_iops, provisioned_mbps, extra_performance)
-    totals = cost(found, size, period, values)
+    check_limits(found, size, as_of, values)
+    totals = cost(found, size, period, values, as_of)
     if not totals:
-        raise UsageError(f"the catalogue has no price for {found.id} at {size:g} {found.size_unit}")
-    missing = sorted(needed_variables(found, None) - set(values))
-    expectation = None if missing else expect(found, size, None, values)
+        when = f" known at {as_of}" if as_of else ""
+        raise UsageError(
+            f"the catalogue has no price{when} for {found.id} at {size:g} {found.size_unit}"
+        )
+    missing = sorted(needed_variables(found, as_of) - set(values))
+    expectation = None if missing else expect(found, size, as_of, values)
     why = "give " + ", ".join(OPTION_NAMES[m] for m in missing) if missing else ""
     console.show(cost_sheet(found, size, period, totals, expectation, why), fmt)

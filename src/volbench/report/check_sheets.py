@@ -68,14 +68,17 @@ def _money(value: float | None, currency: str, per: str) -> str | None:
 
 
 def price_performance(
-    expectation: Expectation, measured_iops: float, measured_mb_s: float
+    expectation: Expectation, measured_iops: float | None, measured_mb_s: float | None
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Notes and JSON rows of price/performance, one per currency and billing
     model: monthly cost per promised IOPS and MB/s (the expectation at the
-    size) and per measured IOPS and MB/s (the run's best deep-queue test)."""
+    size) and per measured IOPS and MB/s: the best IOPS of the IOPS-bound
+    deep-queue tests, the best MB/s of the throughput-bound ones (None: no such
+    test; a 4 KiB IOPS test says nothing of the price per MB/s)."""
     notes: list[str] = []
     rows: list[dict[str, Any]] = []
-    for total in cost(expectation.product, expectation.size, 1.0, expectation.variables):
+    e = expectation
+    for total in cost(e.product, e.size, 1.0, e.variables, e.as_of):
         promised = rate_cost(total, expectation.iops, expectation.throughput_mb_s)
         measured = rate_cost(total, measured_iops, measured_mb_s)
         c = total.currency
@@ -83,8 +86,12 @@ def price_performance(
             f"price/performance ({total.billing}): {total.monthly:,.2f} {c}/month",
             _money(promised.per_iops, c, f"promised IOPS ({promised.iops or 0:,.0f})"),
             _money(promised.per_mb_s, c, f"promised MB/s ({promised.mb_s or 0:,.1f})"),
-            _money(measured.per_iops, c, f"measured IOPS ({measured_iops:,.0f})"),
-            _money(measured.per_mb_s, c, f"measured MB/s ({measured_mb_s:,.1f})"),
+            _money(measured.per_iops, c, f"measured IOPS ({measured_iops or 0:,.0f})")
+            if measured_iops
+            else "no IOPS-bound test measured",
+            _money(measured.per_mb_s, c, f"measured MB/s ({measured_mb_s or 0:,.1f})")
+            if measured_mb_s
+            else "no throughput-bound test measured",
         ]
         sources = sorted({s for line in total.lines for s in line.price.sources})
         notes.append(", ".join(p for p in parts if p) + f" [src {', '.join(sources)}]")
@@ -182,9 +189,12 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     if not verdicts:
         why = "; ".join(skipped) or "it holds no results"
         raise UsageError(f"run {run.id} has no workload that can be compared: {why}")
+    bound = {v.test: v.metric for v in verdicts if v.metric in ("IOPS", "MB/s")}
     deep = [t for t in tests if t.outstanding > 1]
-    best_iops = max((t.iops for t in deep), default=0.0)
-    best_mb_s = max((t.bw_bytes_per_s / 1e6 for t in deep), default=0.0)
+    best_iops = max((t.iops for t in deep if bound.get(t.test) == "IOPS"), default=None)
+    best_mb_s = max(
+        (t.bw_bytes_per_s / 1e6 for t in deep if bound.get(t.test) == "MB/s"), default=None
+    )
     price_notes, price_rows = price_performance(expectation, best_iops, best_mb_s)
     rows = tuple(_row(v) for v in verdicts)
     columns = (

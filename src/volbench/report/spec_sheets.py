@@ -27,7 +27,8 @@ def _num(value: Any) -> str:
 
 
 def products_sheet(products: list[Product]) -> Sheet:
-    """One row per product: id, vendor, name, size range, read/write limits."""
+    """One row per product: id, vendor, name, size range, read/write limits, and
+    its origin (built-in, or the user's catalogue file)."""
     rows = tuple(
         {
             "id": p.id,
@@ -37,6 +38,7 @@ def products_sheet(products: list[Product]) -> Sheet:
             "size_range": size_range(p),
             "rw_limits": p.rw_limits,
             "editions": ", ".join(e.from_date for e in p.editions),
+            "origin": p.origin,
         }
         for p in products
     )
@@ -47,6 +49,7 @@ def products_sheet(products: list[Product]) -> Sheet:
         Column("size_range", "sizes"),
         Column("rw_limits", "read/write limits"),
         Column("editions", "formulas dated"),
+        Column("origin", "from"),
     )
     return Sheet("Vendor catalogue", columns, rows, {"products": list(rows)})
 
@@ -77,6 +80,26 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
             )
         if edition.burst is not None:
             rows += burst_rows(edition.from_date, edition.label, edition.burst)
+        for limit in edition.limits:
+            bounds = [
+                f"{name} {text}"
+                for name, text in (("min", limit.low), ("max", limit.high))
+                if text is not None
+            ]
+            if limit.size_above is not None:
+                bounds.append(f"only above size {limit.size_above:g}")
+            rows.append(
+                {
+                    "from": edition.from_date,
+                    "edition": edition.label,
+                    "metric": f"limit {limit.variable}",
+                    "value": ", ".join(bounds),
+                    "unit": "",
+                    "status": limit.status,
+                    "sources": ", ".join(limit.sources),
+                    "quote": limit.quote,
+                }
+            )
     for price in product.prices:
         rows.append(
             {
@@ -138,6 +161,8 @@ def _used_sources(product: Product) -> list[str]:
                     seen.append(source)
     for price in product.prices:
         seen += [s for s in price.sources if s not in seen]
+    for edition in product.editions:
+        seen += [s for limit in edition.limits for s in limit.sources if s not in seen]
     return seen
 
 
@@ -159,7 +184,7 @@ def _price_basis(total: Total) -> str:
 def _price_rows(e: Expectation) -> list[dict[str, Any]]:
     """One row per currency and billing model: the monthly price at the size."""
     rows = []
-    for total in cost(e.product, e.size, 1.0, e.variables):
+    for total in cost(e.product, e.size, 1.0, e.variables, e.as_of):
         prices = [line.price for line in total.lines]
         rows.append(
             {
@@ -268,13 +293,17 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         "prices": prices,
         "figures": rows,
     }
-    notes = (
-        ()
-        if prices
-        else (
+    when = f"as of {e.as_of}" if e.as_of else "today"
+    notes: tuple[str, ...] = (f"every figure is the one in force {when}",)
+    if e.latency is None and edition.latency is not None:
+        notes += (f"latency: not known at {e.as_of} (first stated {edition.latency.from_date})",)
+    if not prices and cost(e.product, e.size, 1.0, e.variables):
+        notes += (f"price: not known at {e.as_of} (the catalogue's prices are later)",)
+    elif not prices:
+        notes += (
             f"price: the catalogue has none for {e.product.id} at {e.size:g} {e.product.size_unit}",
         )
-    )
+    document["notes"] = list(notes)
     return Sheet(title, columns, tuple(rows), document, notes)
 
 

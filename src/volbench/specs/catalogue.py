@@ -2,9 +2,16 @@
 
 The data is ``catalogue.json`` beside this module (schema in CATALOGUE.md),
 with the instance-side limit table of :mod:`volbench.specs.instances`,
-built from ``../shared/data/disk-catalogue.yaml`` and the seeds. Every figure
-keeps the verbatim ``quote`` of its source, its status (``st``: V, VM, S, R, D)
-and source ids (``src``), so every expected number can be traced back.
+built from ``../shared/data/disk-catalogue.yaml``, the user's source posts and
+the vendor-page excerpts of ``excerpts.json``. Every figure keeps the verbatim
+``quote`` of its source, its status (``st``: V, VM, S, R, D) and source ids
+(``src``), so every expected number can be traced back. The user's own
+products (:mod:`volbench.specs.user_catalogue`) join them with their origin.
+
+Dates: an edition is in force from its ``from`` date; a latency or price is
+known from the date of its sources (``source_dates``; an undated source from
+the day it was seen, 2026-11-22), so an answer ``as of`` a date uses only what
+was known then.
 """
 
 from __future__ import annotations
@@ -12,13 +19,22 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from volbench.errors import UsageError
+from volbench.specs import vendors
 from volbench.specs.instances import InstanceLimit, parse_instance
+from volbench.specs.limits import Limit, parse_limit, size_range
+
+DATE_SEEN = "2026-11-22"
+"""When the undated sources were seen (disk-catalogue.yaml's compile date)."""
+
+BUILT_IN = "built-in"
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,7 @@ class Latency:
     text: str
     status: str
     sources: tuple[str, ...]
+    from_date: str = DATE_SEEN  # known from the date of its sources
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,7 @@ class Edition:
     latency: Latency | None
     read_iops: Figure | None = None  # per-direction caps where the vendor gives them apart
     write_iops: Figure | None = None
+    limits: tuple[Limit, ...] = ()  # what may be provisioned (volbench.specs.limits)
 
 
 @dataclass(frozen=True)
@@ -108,6 +126,7 @@ class Price:
     quote: str
     status: str
     sources: tuple[str, ...]
+    from_date: str = DATE_SEEN  # known from: its ISO ``date``, else its sources' date
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,24 @@ class Product:
     editions: tuple[Edition, ...]
     prices: tuple[Price, ...]
     sources: tuple[str, ...]
+    origin: str = BUILT_IN  # "built-in" or the user's catalogue file it came from
+
+    def size_range(self, as_of: str | None = None) -> tuple[float, float]:
+        """Sizes allowed as of ``as_of``: the edition's ``size`` limit within the
+        product's capacity (AWS gp3: up to 16,384 GiB in 2023, 65,536 from 2025-09-26)."""
+        return size_range(self.edition(as_of).limits, self.min_size, self.max_size)
+
+    def prices_at(self, as_of: str | None) -> tuple[Price, ...]:
+        """The price entries known at ``as_of`` (all of them when None)."""
+        return tuple(p for p in self.prices if as_of is None or p.from_date <= as_of)
+
+    def latency_at(self, edition: Edition, as_of: str | None) -> Latency | None:
+        """``edition``'s stated latency if known at ``as_of`` (a 2023 statement
+        does not answer for 2016), else None."""
+        latency = edition.latency
+        if latency is None or as_of is None or latency.from_date <= as_of:
+            return latency
+        return None
 
     def edition(self, as_of: str | None = None) -> Edition:
         """The newest edition dated on or before ``as_of`` (ISO date; None = today)."""
@@ -149,6 +186,12 @@ class Catalogue:
     sources: dict[str, str]
     built_from: str
     instances: tuple[InstanceLimit, ...] = ()
+    source_dates: Mapping[str, str] | None = None
+
+    def of_vendor(self, text: str) -> list[Product]:
+        """Products whose vendor matches ``text``: id prefix (``aliyun``), vendor
+        name (any case, substring) or a common alias (qcloud, gcp ...)."""
+        return [p for p in self.products if vendors.matches(text, p.id, p.vendor)]
 
     def find(self, name: str) -> Product:
         """The product whose id or api_name is ``name`` (case-insensitive); an
@@ -169,6 +212,15 @@ def quote_text(quote: str | list[str]) -> str:
     return quote if isinstance(quote, str) else " | ".join(quote)
 
 
+def source_date(sources: Any, dates: Mapping[str, str]) -> str:
+    """When a figure from ``sources`` is known to hold: its earliest source's
+    date; undated sources count from the day they were seen."""
+    return min((dates.get(s, DATE_SEEN) for s in sources), default=DATE_SEEN)
+
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
 def _figure(data: dict[str, Any] | None) -> Figure | None:
     if data is None:
         return None
@@ -183,10 +235,12 @@ def _figure(data: dict[str, Any] | None) -> Figure | None:
     )
 
 
-def _latency(data: dict[str, Any] | None) -> Latency | None:
+def _latency(data: dict[str, Any] | None, dates: Mapping[str, str]) -> Latency | None:
     if data is None:
         return None
-    return Latency(data["max_ms"], data.get("min_ms"), data["text"], data["st"], tuple(data["src"]))
+    sources = tuple(data["src"])
+    known = data.get("from") or source_date(sources, dates)
+    return Latency(data["max_ms"], data.get("min_ms"), data["text"], data["st"], sources, known)
 
 
 def _burst(data: dict[str, Any] | None) -> Burst | None:
@@ -208,7 +262,9 @@ def _burst(data: dict[str, Any] | None) -> Burst | None:
     )
 
 
-def _price(data: dict[str, Any]) -> Price:
+def _price(data: dict[str, Any], dates: Mapping[str, str]) -> Price:
+    date = str(data.get("date", ""))
+    known = date if _ISO.match(date) else source_date(data["src"], dates)
     return Price(
         value=float(data["value"]),
         currency=data["currency"],
@@ -223,11 +279,12 @@ def _price(data: dict[str, Any]) -> Price:
         quote=data["quote"],
         status=data["st"],
         sources=tuple(data["src"]),
+        from_date=known,
     )
 
 
-def _product(data: dict[str, Any]) -> Product:
-    product_latency = _latency(data["latency"])
+def _product(data: dict[str, Any], dates: Mapping[str, str], origin: str) -> Product:
+    product_latency = _latency(data["latency"], dates)
     editions = tuple(
         Edition(
             from_date=e["from"],
@@ -235,9 +292,10 @@ def _product(data: dict[str, Any]) -> Product:
             iops=_figure(e.get("iops")),
             throughput=_figure(e.get("throughput")),
             burst=_burst(e.get("burst")),
-            latency=_latency(e["latency"]) if "latency" in e else product_latency,
+            latency=_latency(e["latency"], dates) if "latency" in e else product_latency,
             read_iops=_figure(e.get("read_iops")),
             write_iops=_figure(e.get("write_iops")),
+            limits=tuple(parse_limit(limit) for limit in e.get("limits", ())),
         )
         for e in sorted(data["editions"], key=lambda e: str(e["from"]))
     )
@@ -258,25 +316,53 @@ def _product(data: dict[str, Any]) -> Product:
         rw_quote=data["rw_quote"],
         latency=product_latency,
         editions=editions,
-        prices=tuple(_price(p) for p in data["prices"]),
+        prices=tuple(_price(p, dates) for p in data["prices"]),
         sources=tuple(capacity["src"]),
+        origin=origin,
     )
 
 
-def parse_catalogue(document: dict[str, Any]) -> Catalogue:
+def parse_catalogue(document: dict[str, Any], origin: str = BUILT_IN) -> Catalogue:
     """A catalogue from its JSON document (see CATALOGUE.md for the schema)."""
     if document.get("schema_version") != 1:
         raise UsageError("catalogue schema_version must be 1")
+    dates = dict(document.get("source_dates", {}))
     return Catalogue(
-        products=tuple(_product(p) for p in document["products"]),
+        products=tuple(_product(p, dates, origin) for p in document["products"]),
         sources=dict(document["sources"]),
         built_from=document["built_from"],
         instances=tuple(parse_instance(i) for i in document.get("instances", ())),
+        source_dates=dates,
     )
 
 
 @cache
-def load() -> Catalogue:
+def built_in() -> Catalogue:
     """volbench's own catalogue (``catalogue.json`` in this package)."""
     text = resources.files(__package__).joinpath("catalogue.json").read_text(encoding="utf-8")
     return parse_catalogue(json.loads(text))
+
+
+def merged(base: Catalogue, extra: Catalogue) -> Catalogue:
+    """``base`` with ``extra``'s products and sources. A product of ``extra``
+    whose id (or api_name) is already known replaces it only when marked
+    ``override``: the caller passes those ids in ``extra`` products' origin
+    check (see :mod:`volbench.specs.user_catalogue`)."""
+    ids = {p.id for p in extra.products}
+    kept = tuple(p for p in base.products if p.id not in ids)
+    dates = {**(base.source_dates or {}), **(extra.source_dates or {})}
+    return replace(
+        base,
+        products=kept + extra.products,
+        sources={**base.sources, **extra.sources},
+        source_dates=dates,
+    )
+
+
+def load(user_files: tuple[str, ...] = ()) -> Catalogue:
+    """The built-in catalogue with the user's products: the files given
+    (``--catalogue``), ``VOLBENCH_CATALOGUE`` and the config folder
+    (:func:`volbench.specs.user_catalogue.paths`)."""
+    from volbench.specs import user_catalogue  # reads YAML only when asked to
+
+    return user_catalogue.with_user_products(built_in(), user_files)

@@ -6,6 +6,11 @@ evaluated by :mod:`volbench.specs.formula` with ``size`` in the product's own
 size unit (GiB or GB, as the vendor states it), provisioned values from the
 caller, and, for throughput formulas, ``iops`` = the promised IOPS.
 
+Values outside what the vendor lets you provision at that date (size range,
+IOPS and throughput bounds, per-GiB ratios: :mod:`volbench.specs.limits`) are
+refused, naming the limit and its source. The latency is the edition's only if
+its source was known at ``as_of`` (a 2023 statement does not answer for 2016).
+
 Burst duration on a full bucket is ``bucket / (burst - baseline)`` (the AWS
 formula, catalogue src A2 for gp2 I/O credits, A4 for st1/sc1 throughput
 credits), capped by the vendor's longest burst (Azure: 30 minutes, Z3).
@@ -18,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from volbench.errors import UsageError
-from volbench.specs import formula
+from volbench.specs import formula, limits
 from volbench.specs.catalogue import Burst, Edition, Figure, Latency, Product
 from volbench.specs.instances import InstanceLimit
 
@@ -52,6 +57,7 @@ class Expectation:
     burst_throughput_seconds: float | None = None
     read_iops: float | None = None  # per-direction caps (GCP pd-standard)
     write_iops: float | None = None
+    as_of: str | None = None  # the date asked for (None: today)
 
     @property
     def throughput_mb_s(self) -> float | None:
@@ -83,6 +89,20 @@ def check_size(product: Product, size: float) -> None:
         )
 
 
+def check_limits(
+    product: Product, size: float, as_of: str | None, provisioned: Mapping[str, float]
+) -> None:
+    """A one-line :class:`UsageError` when ``size`` or a provisioned value is
+    outside what the vendor allowed as of ``as_of`` (its edition's limits)."""
+    check_size(product, size)
+    edition = product.edition(as_of)
+    unit = edition.throughput.unit if edition.throughput is not None else ""
+    subject = limits.Subject(
+        product.id, product.size_unit, unit, edition.from_date, edition.label, as_of
+    )
+    limits.check(edition.limits, subject, size, provisioned)
+
+
 def figure_value(figure: Figure, size: float, values: Mapping[str, float]) -> float:
     """A figure's value at ``size``: its formula, or the first tier >= size."""
     if figure.expr is not None:
@@ -110,9 +130,9 @@ def expect(
     provisioned: Mapping[str, float] | None = None,
 ) -> Expectation:
     """The promised figures of ``product`` at ``size`` as of ``as_of`` (ISO date)."""
-    check_size(product, size)
-    edition = product.edition(as_of)
     values = dict(provisioned or {})
+    check_limits(product, size, as_of, values)
+    edition = product.edition(as_of)
     missing = needed_variables(product, as_of) - set(values)
     if missing:
         options = ", ".join(
@@ -150,12 +170,13 @@ def expect(
         throughput_bytes_per_s=None if throughput is None else throughput * _unit_bytes(unit),
         burst_iops=burst_iops,
         burst_seconds=burst_seconds,
-        latency=edition.latency,
+        latency=product.latency_at(edition, as_of),
         variables=values,
         burst_throughput_value=burst_tput,
         burst_throughput_seconds=burst_tput_seconds,
         read_iops=read_iops,
         write_iops=write_iops,
+        as_of=as_of,
     )
 
 
@@ -189,22 +210,25 @@ def _unit_bytes(unit: str) -> float:
         raise UsageError(f"unknown throughput unit {unit!r} in the catalogue") from None
 
 
-def curve_sizes(product: Product, max_size: float, points: int) -> list[float]:
+def curve_sizes(
+    product: Product, max_size: float, points: int, as_of: str | None = None
+) -> list[float]:
     """``points`` sizes evenly spread from the product's minimum to ``max_size``
-    (capped at its maximum), whole units, plus every tier boundary in range."""
-    high = min(max_size, product.max_size)
-    if high < product.min_size:
+    (capped at its maximum as of ``as_of``), whole units, plus every tier
+    boundary in range."""
+    low, top = product.size_range(as_of)
+    high = min(max_size, top)
+    if high < low:
         raise UsageError(
-            f"--max-size {max_size:g} is below {product.id}'s minimum"
-            f" {product.min_size:g} {product.size_unit}"
+            f"--max-size {max_size:g} is below {product.id}'s minimum {low:g} {product.size_unit}"
         )
-    step = (high - product.min_size) / max(points - 1, 1)
-    sizes = {float(round(product.min_size + i * step)) for i in range(points)}
+    step = (high - low) / max(points - 1, 1)
+    sizes = {float(round(low + i * step)) for i in range(points)}
     for edition in product.editions:
         for figure in (edition.iops, edition.throughput):
             tiers = figure.tiers if figure is not None else ()
-            sizes |= {s for s, _ in tiers if product.min_size <= s <= high}
-    return sorted(s for s in sizes if product.min_size <= s <= high)
+            sizes |= {s for s, _ in tiers if low <= s <= high}
+    return sorted(s for s in sizes if low <= s <= high)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,9 @@ with 730 hours per month (the convention of AWS and Azure price pages:
 24 x 365 / 12). Currencies are never added together: one total per currency
 and billing model (monthly subscription vs pay-as-you-go).
 
+Dates: ``as_of`` keeps only the price entries known at that date (their own
+date, else their sources'); a price seen in 2020 does not answer for 2016.
+
 Price/performance (:func:`rate_cost`): a total's monthly cost divided by an
 IOPS or MB/s (10^6 B/s) figure, in the total's own currency per month: per
 provisioned figure (the catalogue's expectation at that size) or per measured
@@ -73,11 +76,13 @@ def cost(
     size: float,
     months: float,
     provisioned: Mapping[str, float] | None = None,
+    as_of: str | None = None,
 ) -> list[Total]:
     """Cost of ``product`` at ``size`` over ``months``: one total per currency
-    and billing model, each from the entries that apply (none: empty list)."""
+    and billing model, each from the entries that apply and are known at
+    ``as_of`` (None: all); none: empty list."""
     groups: dict[tuple[str, str], list[CostLine]] = {}
-    for price in product.prices:
+    for price in product.prices_at(as_of):
         quantity = _quantity(price, size, provisioned or {})
         if quantity is None:
             continue

@@ -1,17 +1,23 @@
 """Provenance check: every catalogue figure is quoted verbatim from its source.
 
-``catalogue.json`` was written by hand from ``disk-catalogue.yaml`` (PyYAML is
-not a dependency). Each figure carries the ``quote`` it was read from; this
-module checks that the quote occurs in the source text (YAML or a seed post,
-whitespace-normalised) and that every number of the figure's formula, tier
-table, price value, burst ceiling, bucket or instance cap appears in that
-quote (tiers: in one line of the source).
+``catalogue.json`` was written by hand from ``disk-catalogue.yaml``, the user's
+source posts and, for the 2025-2026 editions the YAML does not hold, the
+vendor-page excerpts kept in ``excerpts.json`` (each with its address, title,
+publisher, date and status, as retrieved). Each figure carries the ``quote``
+it was read from; this module checks that the quote occurs in one of those
+texts (whitespace-normalised) and that every number of the figure's formula,
+tier table, price value, burst ceiling, bucket, instance cap or provisioning
+limit appears in that quote (tiers: in one line of the source). For an
+excerpt this proves the figure matches the text kept in the repository, not
+that the live page still says so: the excerpt's date says when it was read.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +72,16 @@ def _figures(product: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any
         for key, figure in edition.get("burst", {}).items():
             if isinstance(figure, dict):  # burst ceilings and bucket with their own quotes
                 yield f"{product['id']} {edition['from']} burst {key}", figure
+        for limit in edition.get("limits", ()):
+            yield f"{product['id']} {edition['from']} limit {limit['variable']}", limit
     for index, price in enumerate(product["prices"]):
         yield f"{product['id']} price {index}", price
 
 
 def _claimed(figure: Mapping[str, Any]) -> set[float]:
+    if "variable" in figure:  # a provisioning limit: its bounds (numbers or formulas)
+        bounds = [figure.get(k) for k in ("min", "max", "size_above")]
+        return {n for b in bounds if b is not None for n in numbers(str(b))}
     if "expr" in figure:
         return numbers(figure["expr"])
     if "tiers" in figure:
@@ -103,11 +114,21 @@ def problems(document: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]
     return found
 
 
+def excerpts() -> dict[str, Any]:
+    """``excerpts.json``: source id -> title, publisher, address, date, status, text."""
+    text = resources.files(__package__).joinpath("excerpts.json").read_text(encoding="utf-8")
+    found: dict[str, Any] = json.loads(text)["excerpts"]
+    return found
+
+
 def source_texts(yaml_path: Path, seeds_dir: Path | None) -> dict[str, str]:
-    """The texts quotes may come from: the YAML, and ``seed-NNN`` for each seed."""
+    """The texts quotes may come from: the YAML, each source post (``seed-NNN``
+    internally) and each kept vendor-page excerpt (``excerpt-ID``)."""
     if not yaml_path.is_file():
         raise UsageError(f"no catalogue source at {yaml_path}: give the disk-catalogue.yaml path")
     texts = {"yaml": yaml_path.read_text(encoding="utf-8")}
     for seed in sorted(seeds_dir.glob("*.txt")) if seeds_dir is not None else ():
         texts[f"seed-{seed.name[:3]}"] = seed.read_text(encoding="utf-8")
+    for source, excerpt in excerpts().items():
+        texts[f"excerpt-{source}"] = "\n".join(excerpt["text"])
     return texts

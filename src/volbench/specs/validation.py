@@ -1,0 +1,305 @@
+"""Checking a catalogue document field by field before anything uses it.
+
+The user's catalogue files (:mod:`volbench.specs.user_catalogue`) are hostile
+input: every field is type-checked here, numbers must be finite, strings and
+lists are bounded, ids are plain names, dates are ISO, and every formula is
+parsed by :mod:`volbench.specs.formula` (an ``ast`` whitelist, never
+``eval``) and may name only the variables of its place (``size`` and the
+provisioned variables; ``iops`` in throughput formulas; ``burst_iops`` in burst
+throughput formulas). The first problem is a :class:`UsageError` of one line
+naming the place: ``FILE: product ID: editions[0].iops.expr: ...``.
+
+The schema is the built-in one (CATALOGUE.md); in a user's file ``api_name``,
+``iops_io_bytes`` (4096), ``count_unit_bytes``, ``io_quote``, ``rw_limits``
+(``unknown``), ``rw_quote``, ``latency`` and ``prices`` may be left out, and a
+product may say ``override: true`` to replace a built-in product of that id.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from volbench.errors import UsageError
+from volbench.specs import formula
+
+MAX_TEXT = 4000
+MAX_FORMULA = 300
+MAX_ITEMS = 500
+PROVISIONED = frozenset({"provisioned_iops", "provisioned_mb_s", "extra_performance"})
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+SOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+PER = ("GB-month", "GB-hour", "disk-month", "IOPS-month", "MBps-month", "million-requests")
+
+
+class Place:
+    """Where a value sits in the document, for the one-line error."""
+
+    def __init__(self, prefix: str, path: str = "") -> None:
+        self.prefix = prefix
+        self.path = path
+
+    def at(self, key: str | int) -> Place:
+        step = f"[{key}]" if isinstance(key, int) else (f".{key}" if self.path else key)
+        return Place(self.prefix, self.path + step)
+
+    def fail(self, problem: str) -> UsageError:
+        return UsageError(f"{self.prefix}{self.path or 'document'}: {problem}")
+
+
+def mapping(
+    value: Any, place: Place, required: tuple[str, ...], optional: tuple[str, ...]
+) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise place.fail(f"must be a mapping, not {type(value).__name__}")
+    unknown = sorted(str(k) for k in value if k not in required + optional)
+    if unknown:
+        raise place.fail(f"unknown field {unknown[0]!r} (known: {', '.join(required + optional)})")
+    for key in required:
+        if key not in value:
+            raise place.fail(f"missing field {key!r}")
+    return value
+
+
+def text(value: Any, place: Place, limit: int = MAX_TEXT) -> str:
+    if not isinstance(value, str):
+        raise place.fail(f"must be text, not {type(value).__name__}")
+    if len(value) > limit:
+        raise place.fail(f"longer than {limit} characters")
+    return value
+
+
+def number(value: Any, place: Place, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise place.fail(f"must be a number, not {value!r}"[:200])
+    if positive and value <= 0:
+        raise place.fail(f"must be positive, not {value:g}")
+    if value < 0:
+        raise place.fail(f"must not be negative, not {value:g}")
+    return float(value)
+
+
+def date(value: Any, place: Place) -> str:
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    try:
+        return datetime.date.fromisoformat(text(value, place, 10)).isoformat()
+    except ValueError:
+        raise place.fail(f"must be a date YYYY-MM-DD, not {value!r}") from None
+
+
+def items(value: Any, place: Place, limit: int = MAX_ITEMS) -> list[Any]:
+    if not isinstance(value, list):
+        raise place.fail(f"must be a list, not {type(value).__name__}")
+    if len(value) > limit:
+        raise place.fail(f"more than {limit} entries")
+    return value
+
+
+def choice(value: Any, place: Place, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise place.fail(f"must be one of {', '.join(allowed)}, not {value!r}"[:300])
+    return str(value)
+
+
+def expression(value: Any, place: Place, allowed: frozenset[str]) -> str | float:
+    """A number, or a formula in the allowed grammar naming only ``allowed``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return number(value, place)
+    source = text(value, place, MAX_FORMULA)
+    try:
+        names = formula.variables(source)
+    except UsageError as exc:
+        raise place.fail(str(exc)) from None
+    unknown = sorted(names - allowed)
+    if unknown:
+        raise place.fail(
+            f"formula {source!r} names {unknown[0]!r}: use {', '.join(sorted(allowed))}"
+        )
+    return source
+
+
+class Checker:
+    """Checks one product's fields against the schema and the known sources."""
+
+    def __init__(self, sources: Mapping[str, str], place: Place) -> None:
+        self.sources = sources
+        self.place = place
+
+    def provenance(self, data: dict[str, Any], place: Place) -> None:
+        quote = data["quote"]
+        if isinstance(quote, list):
+            for index, part in enumerate(items(quote, place.at("quote"), 20)):
+                text(part, place.at("quote").at(index))
+        else:
+            text(quote, place.at("quote"))
+        choice(data["st"], place.at("st"), ("V", "VM", "S", "R", "D"))
+        for index, source in enumerate(items(data["src"], place.at("src"), 20)):
+            if source not in self.sources:
+                raise (
+                    place.at("src")
+                    .at(index)
+                    .fail(f"unknown source {source!r}: list it under sources")
+                )
+
+    def figure(self, value: Any, place: Place, allowed: frozenset[str]) -> None:
+        data = mapping(value, place, ("quote", "st", "src"), ("expr", "tiers", "unit", "default"))
+        if ("expr" in data) == ("tiers" in data):
+            raise place.fail("give either expr or tiers")
+        if "expr" in data:
+            data["expr"] = str(expression(data["expr"], place.at("expr"), allowed))
+        for index, row in enumerate(items(data.get("tiers", []), place.at("tiers"))):
+            pair = items(row, place.at("tiers").at(index), 2)
+            if len(pair) != 2:
+                raise place.at("tiers").at(index).fail("must be [size, value]")
+            for side, part in enumerate(pair):
+                number(part, place.at("tiers").at(index).at(side))
+        if "unit" in data:
+            choice(data["unit"], place.at("unit"), ("MB/s", "MiB/s", "MB", "MiB", ""))
+        self.defaults(data.get("default", {}), place.at("default"))
+        self.provenance(data, place)
+
+    def defaults(self, value: Any, place: Place) -> None:
+        data = mapping(value, place, (), tuple(sorted(PROVISIONED)))
+        for key, part in data.items():
+            number(part, place.at(key))
+
+    def latency(self, value: Any, place: Place) -> None:
+        data = mapping(value, place, ("max_ms", "text", "st", "src"), ("min_ms", "from"))
+        number(data["max_ms"], place.at("max_ms"), positive=True)
+        if data.get("min_ms") is not None:
+            number(data["min_ms"], place.at("min_ms"))
+        if "from" in data:
+            data["from"] = date(data["from"], place.at("from"))
+        text(data["text"], place.at("text"))
+        self.provenance({**data, "quote": data["text"]}, place)
+
+    def limit(self, value: Any, place: Place) -> None:
+        data = mapping(
+            value,
+            place,
+            ("variable", "quote", "st", "src"),
+            ("min", "max", "size_above", "default"),
+        )
+        variable = choice(data["variable"], place.at("variable"), ("size", *sorted(PROVISIONED)))
+        allowed = frozenset({"size"} | PROVISIONED) - {variable}
+        for key in ("min", "max"):
+            if key in data:
+                data[key] = expression(data[key], place.at(key), allowed)
+        if "size_above" in data:
+            number(data["size_above"], place.at("size_above"))
+        self.defaults(data.get("default", {}), place.at("default"))
+        self.provenance(data, place)
+
+    def burst(self, value: Any, place: Place) -> None:
+        keys = ("iops", "throughput", "bucket_credits", "throughput_bucket", "max_minutes")
+        data = mapping(value, place, ("quote", "st", "src"), (*keys, "up_to_size"))
+        base = frozenset({"size"} | PROVISIONED)
+        if isinstance(data.get("iops"), dict):
+            self.figure(data["iops"], place.at("iops"), base)
+        elif "iops" in data:
+            number(data["iops"], place.at("iops"))
+        for key, extra in (
+            ("throughput", {"iops", "burst_iops"}),
+            ("throughput_bucket", {"iops", "burst_iops"}),
+        ):
+            if key in data:
+                self.figure(data[key], place.at(key), base | extra)
+        for key in ("bucket_credits", "max_minutes", "up_to_size"):
+            if key in data:
+                number(data[key], place.at(key))
+        self.provenance(data, place)
+
+    def edition(self, value: Any, place: Place) -> None:
+        figures = ("iops", "read_iops", "write_iops", "throughput")
+        data = mapping(value, place, ("from", "label"), (*figures, "burst", "latency", "limits"))
+        data["from"] = date(data["from"], place.at("from"))
+        text(data["label"], place.at("label"), 200)
+        base = frozenset({"size"} | PROVISIONED)
+        for key in figures:
+            if key in data:
+                allowed = base | {"iops"} if key == "throughput" else base
+                self.figure(data[key], place.at(key), allowed)
+        if "burst" in data:
+            self.burst(data["burst"], place.at("burst"))
+        if "latency" in data:
+            self.latency(data["latency"], place.at("latency"))
+        for index, limit in enumerate(items(data.get("limits", []), place.at("limits"), 20)):
+            self.limit(limit, place.at("limits").at(index))
+
+    def price(self, value: Any, place: Place) -> None:
+        optional = ("above", "to", "size_above", "size_to", "region", "date", "billing")
+        data = mapping(value, place, ("value", "currency", "per", "quote", "st", "src"), optional)
+        number(data["value"], place.at("value"))
+        text(data["currency"], place.at("currency"), 8)
+        choice(data["per"], place.at("per"), PER)
+        for key in ("above", "to", "size_above", "size_to"):
+            if data.get(key) is not None:
+                number(data[key], place.at(key))
+        for key in ("region", "billing"):
+            if key in data:
+                text(data[key], place.at(key), 100)
+        if "date" in data:
+            data["date"] = (
+                str(data["date"])
+                if not isinstance(data["date"], datetime.date)
+                else data["date"].isoformat()
+            )
+        self.provenance(data, place)
+
+    def capacity(self, value: Any, place: Place) -> None:
+        data = mapping(value, place, ("min", "max", "quote", "st", "src"), ())
+        low = number(data["min"], place.at("min"))
+        if data["max"] is not None and number(data["max"], place.at("max")) < low:
+            raise place.at("max").fail(f"is below min {low:g}")
+        self.provenance(data, place)
+
+
+def product(value: Any, place: Place, sources: Mapping[str, str]) -> dict[str, Any]:
+    """One product, checked, with the optional fields filled in."""
+    required = ("id", "vendor", "name", "size_unit", "capacity", "editions")
+    optional = (
+        "api_name", "iops_io_bytes", "count_unit_bytes", "io_quote", "rw_limits", "rw_quote",
+        "latency", "prices", "override",
+    )  # fmt: skip
+    ident = text(mapping(value, place, ("id",), required + optional)["id"], place.at("id"), 64)
+    if not _ID.match(ident):
+        raise place.at("id").fail(f"{ident!r} must be lower-case letters, digits, . _ - (a name)")
+    place = Place(f"{place.prefix}product {ident}: ")
+    data = mapping(value, place, required, optional)
+    for key in ("vendor", "name"):
+        text(data[key], place.at(key), 200)
+    data.setdefault("api_name", ident)
+    text(data["api_name"], place.at("api_name"), 64)
+    choice(data["size_unit"], place.at("size_unit"), ("GiB", "GB"))
+    check = Checker(sources, place)
+    check.capacity(data["capacity"], place.at("capacity"))
+    data["iops_io_bytes"] = int(
+        number(data.get("iops_io_bytes", 4096), place.at("iops_io_bytes"), True)
+    )
+    if data.get("count_unit_bytes") is not None:
+        data["count_unit_bytes"] = int(
+            number(data["count_unit_bytes"], place.at("count_unit_bytes"), True)
+        )
+    data.setdefault("count_unit_bytes", None)
+    for key in ("io_quote", "rw_quote"):
+        data[key] = text(data.get(key, ""), place.at(key))
+    data["rw_limits"] = choice(
+        data.get("rw_limits", "unknown"), place.at("rw_limits"), ("combined", "separate", "unknown")
+    )
+    if data.get("latency") is not None:
+        check.latency(data["latency"], place.at("latency"))
+    data.setdefault("latency", None)
+    editions = items(data["editions"], place.at("editions"), 50)
+    if not editions:
+        raise place.at("editions").fail("needs at least one dated edition")
+    for index, edition in enumerate(editions):
+        check.edition(edition, place.at("editions").at(index))
+    for index, price in enumerate(items(data.setdefault("prices", []), place.at("prices"), 50)):
+        check.price(price, place.at("prices").at(index))
+    if not isinstance(data.get("override", False), bool):
+        raise place.at("override").fail("must be true or false")
+    return data
