@@ -75,3 +75,16 @@ def test_verify_chart_plots_planned_and_achieved_per_tenant() -> None:
     assert chart.id == "run9-qos-iops"
     assert traces_values(chart) == {"planned": [600, 1200], "achieved": [450, 1200]}
     assert chart.figure["data"][0]["x"] == ["a", "b"]
+
+
+def test_predict_never_prints_a_bandwidth_it_was_not_given() -> None:
+    from volbench.report.qos_sheets import predict_sheet
+
+    plan = make_plan(Rates.both(4000, 0), Rates(), [Tenant("a", 100), Tenant("b", 300)], 0.9)
+    sheet = predict_sheet(plan, {})
+    assert not any("0.0 MB/s" in note for note in sheet.notes)
+    assert "C = read 4,000 IOPS, write 4,000 IOPS" in sheet.notes[0]
+    assert [row["bw_mb_per_s"] for row in sheet.document["tenants"]] == [None, None]
+    given = make_plan(Rates.both(4000, 400e6), Rates(), [Tenant("a", 100)], 0.5)
+    assert "read 4,000 IOPS / 400.0 MB/s" in predict_sheet(given, {}).notes[0]
+    assert predict_sheet(given, {}).document["tenants"][0]["bw_mb_per_s"] == pytest.approx(200)

@@ -35,14 +35,16 @@ def fmt_mb(value: Any) -> str:
 
 
 def _fmt_predicted(value: Any) -> str:
-    """A predicted rate to one decimal (seed 004 prints 90.2); 0 = not predicted."""
-    return "-" if float(value) == 0 else f"{float(value):,.1f}"
+    """A predicted rate to one decimal (the QoS test document prints 90.2); none or 0 =
+    not predicted."""
+    return "-" if value is None or float(value) == 0 else f"{float(value):,.1f}"
 
 
 def _rates_text(rates: Rates) -> str:
-    """``read 3,888 IOPS / 400.0 MB/s, write 156 IOPS / 100.0 MB/s``."""
+    """``read 3,888 IOPS / 400.0 MB/s, write 156 IOPS`` (a bandwidth never given is
+    left out, not shown as 0.0 MB/s)."""
     return ", ".join(
-        f"{direction} {iops:,.0f} IOPS / {bps / MB:,.1f} MB/s"
+        f"{direction} {iops:,.0f} IOPS" + (f" / {bps / MB:,.1f} MB/s" if bps else "")
         for direction, (iops, bps) in ((d, rates.pick(d)) for d in ("read", "write"))
     )
 
@@ -125,7 +127,7 @@ def predict_sheet(plan: QosPlan, measured: Mapping[str, float], direction: str =
                 **row,
                 "direction": direction,
                 "iops": iops,
-                "bw_mb_per_s": row[f"{direction}_mb_per_s"],
+                "bw_mb_per_s": row[f"{direction}_mb_per_s"] or None,  # no bandwidth given
                 "measured_iops": value,
                 "error_pct": error_pct(iops, value) if value is not None and iops else None,
             }
