@@ -1,6 +1,7 @@
 """An OS error during a run: the run is stored as failed with one line naming the
-path (exit code 3), and a runs folder that cannot take files is refused before
-anything is recorded (exit code 2)."""
+path (exit code 3), and a runs folder that cannot take files, or whose folder does
+not exist, is refused before anything is recorded (exit code 2); per-second logs
+fio could not write are named (a warning stored with the run)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import pytest
 from recorded import FIO_FIXTURES
 
 from volbench.errors import RunFailed, UsageError
+from volbench.fio.logs import missing_logs
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck
 from volbench.model import RunStatus, TargetInfo
-from volbench.plans import quick
-from volbench.plans.execution import Session, execute
+from volbench.plans import execution, quick
+from volbench.plans.execution import Session, execute, prepare_runs_dir
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store
 
@@ -65,3 +67,39 @@ def test_runs_folder_that_cannot_be_made_is_refused_before_the_run_is_recorded(
         with pytest.raises(UsageError, match=r"cannot write the runs folder .*--runs-dir"):
             execute(session, quick.plan(quick.QuickOptions()), TARGET, {})
         assert store.list_runs() == []
+
+
+def test_runs_folder_in_a_folder_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    """``--runs-dir /nonexistent/a/b`` was made, folders and all, without a word."""
+    runs_dir = tmp_path / "nonexistent" / "a" / "b"
+    with Store.open(str(tmp_path / "v.db")) as store:
+        session = _session(tmp_path, store, runs_dir)
+        with pytest.raises(UsageError) as caught:
+            execute(session, quick.plan(quick.QuickOptions()), TARGET, {})
+        assert store.list_runs() == []
+    assert str(caught.value) == (
+        f"--runs-dir {runs_dir}: the folder {runs_dir.parent} does not exist"
+        " (create it first, or choose another --runs-dir)"
+    )
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_the_default_runs_folder_is_made_with_its_parents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data" / "volbench"
+    monkeypatch.setattr(execution, "default_data_dir", lambda: data)
+    prepare_runs_dir(data / "runs")
+    assert (data / "runs").is_dir()
+    prepare_runs_dir(tmp_path / "new")  # its folder exists: made
+    assert (tmp_path / "new").is_dir()
+
+
+def test_missing_or_empty_per_second_logs_are_named(tmp_path: Path) -> None:
+    (tmp_path / "a_iops.1.log").write_text("1000, 5, 0, 4096, 0\n")
+    (tmp_path / "a_bw.1.log").write_text("1000, 20, 0, 4096, 0\n")
+    (tmp_path / "b_iops.1.log").write_text("")  # the filesystem was full
+    (tmp_path / "b_iops.2.log").write_text("1000, 5, 0, 4096, 0\n")
+    assert missing_logs(tmp_path, ["a", "b", "c"]) == ["b_iops", "b_bw", "c_iops", "c_bw"]
+    assert missing_logs(tmp_path / "gone", ["a"]) == ["a_iops", "a_bw"]
+    assert missing_logs(tmp_path, ["a"]) == []

@@ -26,7 +26,7 @@ from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunStatus, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
-from volbench.plans.execution import Outcome, PlanSpec, Session, execute
+from volbench.plans.execution import Outcome, PlanSpec, Session, execute, prepare_runs_dir
 from volbench.plans.fleet import (
     REMOTE_ENGINE,
     Fleet,
@@ -170,6 +170,7 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     reporter = console.ProgressReporter()
     with Store.open(choice.db) as store, contextlib.closing(reporter):
         runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
+        prepare_runs_dir(runs_dir)  # a bad --runs-dir: one line before the target is touched
         stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
         session = Session(store, runner, reporter, runs_dir, stall)
         if fleet is None:

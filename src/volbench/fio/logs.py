@@ -58,3 +58,26 @@ def find_logs(folder: Path) -> dict[tuple[str, str], list[Path]]:
 def read_logs(paths: Sequence[Path]) -> list[list[LogPoint]]:
     """The points of each job's log."""
     return [parse_log(p.read_text(errors="replace")) for p in paths]
+
+
+def missing_logs(folder: Path, names: Sequence[str]) -> list[str]:
+    """The per-second logs (``<name>_iops``, ``<name>_bw``) of the tests ``names`` that
+    are missing or empty in ``folder`` (any job's file of the kind): fio writes its
+    logs without saying when that fails, e.g. on a full filesystem. A test that ran
+    two averaging windows or more (:data:`~volbench.fio.job.LOG_AVG_MSEC`) has at
+    least one line in each; a shorter one may have none, so callers pass only those."""
+    found = find_logs(folder)
+    missing = []
+    for name in names:
+        for kind in ("iops", "bw"):
+            paths = found.get((name, kind), [])
+            if not paths or any(_size(path) == 0 for path in paths):
+                missing.append(f"{name}_{kind}")
+    return missing
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
