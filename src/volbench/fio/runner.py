@@ -128,9 +128,9 @@ class SubprocessRunner:
     """
 
     status_interval_s = 1
-    interrupt_grace_s = 1.0
+    interrupt_grace_s = 1.5
     stop_grace_s = 30.0
-    abandon_s = 0.5
+    abandon_s = 0.3
 
     def version(self) -> str:
         return fio_version()
