@@ -23,7 +23,7 @@ def plan_document(plan: QosPlan) -> dict[str, Any]:
     """The plan as plain JSON data: inputs, then one entry per tenant (IOPS, bytes/s)."""
     return {
         "schema": PLAN_SCHEMA,
-        "formula": "C' = (C - C0) x (1 - alpha) x V' / Va (seed 004)",
+        "formula": "C' = (C - C0) x (1 - alpha) x V' / Va (NetEase QoS test)",
         "capability": _rates(plan.capability),
         "host_reserve": _rates(plan.reserve),
         "alpha": plan.alpha,

@@ -36,8 +36,8 @@ from volbench.store.repository import Store
     "--count-unit",
     type=POSITIVE_SIZE,
     default=None,
-    help="Count I/O in units of this size instead of the vendor's (e.g. 16k: seed 003's "
-    "older AWS rule, 64 KiB = 4 I/Os).",
+    help="Count I/O in units of this size instead of the vendor's (e.g. 16k: an older "
+    "AWS wording, 64 KiB = 4 I/Os).",
 )
 @catalogue_option
 @db_option

@@ -62,7 +62,7 @@ def scan(
 @click.option("--ramp-time", type=DURATION, default="1s", show_default=True)
 @target_options
 def filebench(runtime: float, ramp_time: float, choice: TargetChoice) -> None:
-    """Seed 003's file benchmark: sequential KB/s, 4 KiB random IOPS at QD1 and QD32."""
+    """The EC2/Azure article's file benchmark: sequential KB/s, 4 KiB random IOPS, QD1 and QD32."""
     options = hdtune.FilebenchOptions(
         runtime_s=runtime,
         ramp_time_s=ramp_time,

@@ -57,7 +57,7 @@ def run() -> None:
 def run_quick(
     runtime: float, ramp_time: float, iodepth: int, numjobs: int, choice: TargetChoice
 ) -> None:
-    """The quick profile: 4k random IOPS, 16k throughput, 4k QD1 latency (seed 001)."""
+    """The quick profile (UCloud RSSD post): 4k random IOPS, 16k throughput, 4k QD1 latency."""
     options = quick.QuickOptions(
         runtime_s=runtime,
         ramp_time_s=ramp_time,

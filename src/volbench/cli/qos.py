@@ -58,7 +58,7 @@ ALPHA = click.FloatRange(0.0, 1.0, max_open=True)
 
 @click.group()
 def qos() -> None:
-    """Per-tenant I/O QoS: C' = (C - C0) x (1 - alpha) x V'/Va (seed 004)."""
+    """Per-tenant I/O QoS: C' = (C - C0) x (1 - alpha) x V'/Va (NetEase QoS test)."""
 
 
 @qos.command("plan")

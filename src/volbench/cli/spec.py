@@ -207,7 +207,7 @@ def spec_curve(
     catalogue_files: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Expected IOPS and MB/s against size for PRODUCT... (data for seed 000's chart)."""
+    """Expected IOPS and MB/s against size for PRODUCT... (the 2016 Aliyun/Tencent chart's data)."""
     sheet = _curve(
         products,
         max_size,
@@ -233,7 +233,7 @@ def spec_plot(
     catalogue_files: tuple[str, ...],
     output: str,
 ) -> None:
-    """Chart expected IOPS and MB/s against size for PRODUCT... (seed 000's chart)."""
+    """Chart expected IOPS and MB/s against size for PRODUCT... (the 2016 Aliyun/Tencent chart)."""
     check_output_name(output)
     sheet = _curve(
         products,
@@ -277,16 +277,16 @@ def spec_instances(
     help="The YAML the catalogue was built from.",
 )
 @click.option(
-    "--seeds",
+    "--posts",
+    "posts",
     type=click.Path(path_type=Path),
     default=Path("../shared/seeds"),
-    show_default=True,
-    help="Folder of the seed posts (also sources).",
+    help="Folder of the source posts the catalogue also quotes (the project's copies).",
 )
-def spec_verify(source: Path, seeds: Path) -> None:
+def spec_verify(source: Path, posts: Path) -> None:
     """Check every catalogue figure against the text it was quoted from (exit 1 if not)."""
     text = resources.files(catalogue.__package__).joinpath("catalogue.json").read_text()
-    texts = provenance.source_texts(source, seeds if seeds.is_dir() else None)
+    texts = provenance.source_texts(source, posts if posts.is_dir() else None)
     found = provenance.problems(json.loads(text), texts)
     for problem in found:
         console.stdout.print(problem, markup=False)

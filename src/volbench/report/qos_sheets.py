@@ -51,7 +51,7 @@ def _rates_text(rates: Rates) -> str:
 
 def _plan_notes(plan: QosPlan, host_label: str) -> tuple[str, ...]:
     return (
-        "C' = (C - C0) x (1 - alpha) x V'/Va (seed 004), per direction: "
+        "C' = (C - C0) x (1 - alpha) x V'/Va (NetEase QoS test), per direction: "
         f"C = {_rates_text(plan.capability)}; C0 ({host_label}) = {_rates_text(plan.reserve)};"
         f" alpha = {plan.alpha:g}, Va = {plan.tenants_gib:g} GiB"
         + (f" of V = {plan.volume_gib:g} GiB" if plan.volume_gib else ""),
@@ -156,7 +156,7 @@ def capped_warning(runs: Sequence[int]) -> str:
     listed = ", ".join(str(r) for r in runs)
     return (
         f"warning: in run(s) {listed} every tenant got its planned limit, so alpha measures"
-        " the plan, not a virtualisation loss; fit alpha on runs without limits (seed 004:"
+        " the plan, not a virtualisation loss; fit alpha on runs without limits (NetEase QoS test:"
         " the tenants unthrottled, all running at once, C0 the host's measured use)"
     )
 
@@ -183,7 +183,7 @@ def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
             "warnings": [capped_warning(capped)] if capped else [],
         },
         notes=(
-            "alpha = 1 - sum(C') / (C - C0) over all running tenants (seed 004, test 4)",
+            "alpha = 1 - sum(C') / (C - C0) over all running tenants (NetEase QoS test, test 4)",
             *([capped_warning(capped)] if capped else []),
         ),
         flagged_rows=frozenset(i for i, g in enumerate(groups) if g.get("capped")),
