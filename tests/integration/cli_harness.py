@@ -109,6 +109,24 @@ class Volbench:
             return [run.id for run in store.list_runs()]
 
 
+def fio_documents(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """fio's own JSON documents of a run (``show --format json``), one per fio process."""
+    return [json.loads(raw) for raw in document["fio_outputs"]]
+
+
+def raw_jobs(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every job entry fio printed for a run, in order, over all its fio processes
+    (volbench runs each test in a fio process of its own)."""
+    return [job for raw in fio_documents(document) for job in raw.get("jobs", [])]
+
+
+def raw_job(document: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The one job entry fio printed for job ``name`` (its only clone)."""
+    found = [job for job in raw_jobs(document) if job["jobname"] == name]
+    assert len(found) == 1, (name, len(found))
+    return found[0]
+
+
 def cgroup_prefix(group: Path) -> list[str]:
     """A command prefix that moves the command's process into cgroup ``group``, then
     execs the rest of the command line."""

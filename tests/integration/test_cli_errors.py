@@ -284,15 +284,24 @@ def test_export_to_missing_directory(early_errors: dict[str, Case]) -> None:
 
 
 @needs_fio
-def test_fio_error_fails_the_run_with_fio_exit_code(volbench: Volbench) -> None:
+def test_unknown_ioengine_is_refused_before_anything_runs(volbench: Volbench) -> None:
     proc = volbench.quick(volbench.home / "scratch.img", "--ioengine", "nosuchengine")
+    assert "fio has no ioengine 'nosuchengine'" in error_line(proc, 2)
+    assert volbench.stored_runs() == []
+    assert not (volbench.home / "scratch.img").exists()
+
+
+@needs_fio
+def test_fio_error_fails_the_run_with_fio_exit_code(volbench: Volbench) -> None:
+    # fio lists the rdma engine, which fails to start without an RDMA device
+    proc = volbench.quick(volbench.home / "scratch.img", "--ioengine", "rdma")
     line = error_line(proc, 3)
-    assert line.startswith("volbench: error: fio failed with exit code 1: fio: ")
-    assert "nosuchengine" in line  # fio's own last stderr line
+    assert line.startswith("volbench: error: fio job randwrite-4k-iops failed with error 1: fio: ")
+    assert "rdma init failed" in line  # fio's own stderr line
     document = volbench.stored()
     assert document["status"] == "failed"
     assert line.endswith(f"(run {document['id']} stored as failed)")
-    assert document["error"].startswith("fio failed with exit code 1: fio: ")
+    assert document["error"].startswith("fio job randwrite-4k-iops failed with error 1")
     assert document["results"] == []
 
 

@@ -7,7 +7,7 @@ import shutil
 from statistics import mean
 
 import pytest
-from cli_harness import Volbench, error_line
+from cli_harness import Volbench, error_line, raw_jobs
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
@@ -26,7 +26,7 @@ def test_scan_reads_every_zone_and_reports_hd_tune_figures(volbench: Volbench) -
     zones = document["zones"]
     assert [z["offset_bytes"] for z in zones] == [0, 8 * MiB, 16 * MiB, 24 * MiB]
     assert [z["position_pct"] for z in zones] == [0.0, 25.0, 50.0, 75.0]
-    raw = {j["jobname"]: j for j in json.loads(document["fio_outputs"][0])["jobs"]}
+    raw = {j["jobname"]: j for j in raw_jobs(document)}
     for zone in zones:
         job = raw[f"zone-{zone['zone']:04d}"]
         assert job["job options"]["offset"] == str(zone["offset_bytes"])
@@ -59,7 +59,7 @@ def test_filebench_gives_seed_003s_row(volbench: Volbench) -> None:
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     row = document["filebench"]
-    raw = {j["jobname"]: j for j in json.loads(document["fio_outputs"][0])["jobs"]}
+    raw = {j["jobname"]: j for j in raw_jobs(document)}
     assert row["sequential-read"] == raw["sequential-read"]["read"]["bw_bytes"] / 1000
     assert row["sequential-write"] == raw["sequential-write"]["write"]["bw_bytes"] / 1000
     assert row["random-read-4k"] == raw["random-read-4k"]["read"]["iops"]
@@ -76,7 +76,7 @@ def test_firsttouch_reads_the_same_region_twice(volbench: Volbench) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
-    raw = {j["jobname"]: j for j in json.loads(document["fio_outputs"][0])["jobs"]}
+    raw = {j["jobname"]: j for j in raw_jobs(document)}
     first, second = raw["first-pass"], raw["second-pass"]
     for job in (first, second):
         assert job["job options"]["offset"] == str(8 * MiB)

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from cli_harness import Volbench, error_line
+from cli_harness import Volbench, error_line, raw_job, raw_jobs
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
@@ -27,9 +27,9 @@ def test_iometer_runs_builtin_and_file_specs_with_workers(volbench: Volbench) ->
     document = json.loads(proc.stdout)
     rows = [(r["spec"], r["workers"]) for r in document["specs"]]
     assert rows == [("8k-random-read", 1), ("8k-random-read", 2), ("mixed-4k", 1), ("mixed-4k", 2)]
-    raw = json.loads(document["fio_outputs"][0])
     for row in document["specs"]:
-        jobs = [j for j in raw["jobs"] if j["jobname"] == f"{row['spec']}.w{row['workers']}"]
+        name = f"{row['spec']}.w{row['workers']}"
+        jobs = [j for j in raw_jobs(document) if j["jobname"] == name]
         assert len(jobs) == row["workers"]  # one fio job per worker
         fio_iops = sum(j[d]["iops"] for j in jobs for d in ("read", "write"))
         assert row["iops"] == pytest.approx(fio_iops, rel=1e-12)
@@ -56,9 +56,8 @@ def test_cache_both_runs_buffered_twins_and_warns_when_they_differ(volbench: Vol
     document = json.loads(proc.stdout)
     specs = {r["spec"]: r for r in document["specs"]}
     assert set(specs) == {"8k-random-read", "buffered.8k-random-read"}
-    raw = {j["jobname"]: j for j in json.loads(document["fio_outputs"][0])["jobs"]}
-    assert raw["8k-random-read.w1"]["job options"]["direct"] == "1"
-    assert raw["buffered.8k-random-read.w1"]["job options"]["direct"] == "0"
+    assert raw_job(document, "8k-random-read.w1")["job options"]["direct"] == "1"
+    assert raw_job(document, "buffered.8k-random-read.w1")["job options"]["direct"] == "0"
     ratio = specs["buffered.8k-random-read"]["iops"] / specs["8k-random-read"]["iops"]
     warned = any(n.startswith("warning: 8k-random-read.w1 buffered") for n in document["notes"])
     assert warned == (ratio > 2 or ratio < 0.5)

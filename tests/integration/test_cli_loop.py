@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_harness import QUICK_TESTS, Volbench, only_error_line, run_all
+from cli_harness import QUICK_TESTS, Volbench, fio_documents, only_error_line, raw_jobs, run_all
 
 MiB = 1 << 20
 EXT4_MAGIC_OFFSET = 1024 + 0x38
@@ -66,9 +66,8 @@ def _assert_completed_on(
     assert document["target"]["capacity_bytes"] == 48 * MiB
     assert [r["test"] for r in document["results"]] == list(QUICK_TESTS)
     assert all(r["iops"] > 0 for r in document["results"])
-    raw = json.loads(document["fio_outputs"][0])
-    assert raw["global options"]["filename"] == device
-    assert {j["job options"]["size"] for j in raw["jobs"]} == {str(32 * MiB)}
+    assert {raw["global options"]["filename"] for raw in fio_documents(document)} == {device}
+    assert {j["job options"]["size"] for j in raw_jobs(document)} == {str(32 * MiB)}
     assert volbench.stored()["id"] == document["id"]
 
 

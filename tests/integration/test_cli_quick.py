@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import QUICK_TESTS, Volbench, fio_json
+from cli_harness import QUICK_TESTS, Volbench, fio_json, raw_jobs
 
 from volbench.analysis.percentiles import percentiles_from_bins
 from volbench.fio.runner import SubprocessRunner
@@ -53,11 +53,10 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Volben
 
 
 def _raw_jobs(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """fio's job entries of the run's single round, by job name."""
-    assert len(document["fio_outputs"]) == 1
-    raw = json.loads(document["fio_outputs"][0])
+    """fio's job entries of the run (one fio process per test), by job name."""
+    assert len(document["fio_outputs"]) == len(QUICK_TESTS)
     by_name: dict[str, list[dict[str, Any]]] = {}
-    for job in raw["jobs"]:
+    for job in raw_jobs(document):
         by_name.setdefault(job["jobname"], []).append(job)
     return by_name
 
@@ -308,11 +307,11 @@ def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     first = document["results"][0]
     assert first["iops"] > 0
     # what was stored is fio's final document, written when fio was stopped
-    raw = json.loads(document["fio_outputs"][0])
-    assert [j["jobname"] for j in raw["jobs"]][:1] == ["randwrite-4k-iops"]
-    partial = next(j for j in raw["jobs"] if j["jobname"] == cut)
+    jobs = raw_jobs(document)
+    assert [j["jobname"] for j in jobs][:1] == ["randwrite-4k-iops"]
+    partial = next(j for j in jobs if j["jobname"] == cut)
     assert 0 < partial["job_runtime"] < 2970
-    assert raw["jobs"][0]["write"]["iops"] == first["iops"]
+    assert jobs[0]["write"]["iops"] == first["iops"]
 
 
 def test_fio_does_not_outlive_a_killed_volbench(volbench: Volbench) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench
+from cli_harness import Volbench, raw_jobs
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 LIMIT = 1000  # read IOPS
@@ -87,11 +87,10 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
     best = next(p for p in points.values() if p["mark"] and "best with" in p["mark"])
     assert best["lat_mean_ns"] < 5e6
     # every point's IOPS is fio's own: the sum over the point's clones in the raw JSON
-    raw = json.loads(document["fio_outputs"][0])
     for name, point in points.items():
         qd, jobs = name[2:].split("x")
         fio_iops = sum(
-            j["read"]["iops"] for j in raw["jobs"] if j["jobname"] == f"qd{qd}-jobs{jobs}"
+            j["read"]["iops"] for j in raw_jobs(document) if j["jobname"] == f"qd{qd}-jobs{jobs}"
         )
         assert point["iops"] == pytest.approx(fio_iops, rel=1e-12)
 

@@ -21,14 +21,15 @@ from typing import Any, Protocol
 
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import FioError, RunFailed, RunStalled, UsageError, VolbenchError
-from volbench.fio.job import JobFile, planned_seconds, render
+from volbench.fio.job import LOG_AVG_MSEC, JobFile, planned_seconds, render
 from volbench.fio.live import LiveSampler
+from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
-from volbench.fio.runner import RawRun, Runner
+from volbench.fio.runner import RawRun, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason
 from volbench.model import FioOutput, RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
-from volbench.store.repository import Store
+from volbench.store.repository import Store, default_data_dir
 from volbench.targets.host import collect_host
 
 NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
@@ -53,6 +54,29 @@ class PlanSpec:
     def planned_s(self) -> float:
         return sum(planned_seconds(r) for r in self.rounds)
 
+    def one_test_per_round(self) -> PlanSpec:
+        """The same tests in the same order, each in a round (one fio process) of its
+        own: a test fio finished is committed before the next one starts, so a fio
+        or volbench killed later loses only the test that was running, and fio's
+        interim documents describe one test's jobs, not every job of the plan.
+        Costs one fio start per test (BENCHMARKS.md, "One fio process per test").
+        An adaptive plan is asked for its next round when the tests of its
+        previous one have all run."""
+        if all(len(r) <= 1 for r in self.rounds) and self.next_round is None:
+            return self
+        rounds = tuple((w,) for r in self.rounds for w in r)
+        inner = self.next_round
+        if inner is None:
+            return dataclasses.replace(self, rounds=rounds)
+        pending: list[Workload] = []
+
+        def next_round(tests: Sequence[TestResult]) -> Sequence[Workload] | None:
+            if not pending:
+                pending.extend(inner(tests) or ())
+            return (pending.pop(0),) if pending else None
+
+        return dataclasses.replace(self, rounds=rounds, next_round=next_round)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -71,6 +95,8 @@ class Session:
     reporter: Reporter
     runs_dir: Path
     stall: StallPolicy = field(default_factory=StallPolicy)
+    warnings: list[str] = field(default_factory=list)
+    """Problems that did not stop the run (e.g. logs fio could not write), stored with it."""
 
 
 def workload_record(workload: Workload) -> dict[str, Any]:
@@ -146,11 +172,16 @@ def run_round(
     session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
     raw = session.runner.run(text, log_dir, on_status, should_stop)
     session.store.add_stalls(run_id, watch.finish(time.time()))
+    if raw.interrupted and not raw.output.strip():  # fio had to be killed: nothing to keep
+        killed = "fio did not stop and was killed" if raw.killed else "fio printed no result"
+        return [], f"interrupted by the user; {killed}, round {round_no} has no results"
     stalled = stall_reason(opened[0]) if raw.stopped and opened else None
     if stalled and not raw.output.strip():
         raise RunStalled(f"{stalled}; fio did not end and was killed, the round has no output")
     also_cut = {opened[0].test} if stalled else set()  # it did not finish, whatever its runtime
     done = commit_round(session, run_id, round_no, raw, workloads, split, places, also_cut)
+    if layout is None and isinstance(session.runner, SubprocessRunner):
+        _check_logs(session, round_no, log_dir, done.tests)
     if stalled:
         raise RunStalled(stalled)
     check_exit(raw, done.failed)
@@ -159,6 +190,24 @@ def run_round(
     cut = done.cut
     during = f" during {', '.join(sorted(cut))} (kept only in the raw fio output)" if cut else ""
     return done.tests, f"interrupted by the user{during}"
+
+
+def _check_logs(
+    session: Session, round_no: int, log_dir: Path, tests: Sequence[TestResult]
+) -> None:
+    """Warn (live, and in ``session.warnings`` stored with the run) when per-second logs
+    fio should have written are missing or empty: fio does not report failed log
+    writes (a full filesystem leaves 0-byte logs and exit code 0)."""
+    long_enough = [t.name for t in tests if t.runtime_ms >= 2 * LOG_AVG_MSEC]
+    missing = missing_logs(log_dir, long_enough)
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if missing[4:] else "")
+        warning = (
+            f"fio's per-second logs of round {round_no} are missing or empty ({shown}) in"
+            f" {log_dir}: is its filesystem full? ({RUNS_DIR_HINT})"
+        )
+        session.warnings.append(warning)
+        session.reporter.note(f"warning: {warning}")
 
 
 @dataclass(frozen=True)
@@ -251,9 +300,17 @@ RUNS_DIR_HINT = "use --runs-dir to choose another folder for fio's logs"
 
 def prepare_runs_dir(runs_dir: Path) -> None:
     """Create the folder of the runs' fio logs and check it takes a file, before a run
-    is recorded: a refusal is one line (UsageError) and nothing is stored."""
+    is recorded: a refusal is one line (UsageError) and nothing is stored. Only the
+    default folder (in volbench's data folder) is made with its parents: a runs folder
+    elsewhere must be in a folder that exists (a typo must not make folders under /)."""
+    default = runs_dir == default_data_dir() / "runs"
+    if not default and not runs_dir.exists() and not runs_dir.parent.exists():
+        raise UsageError(
+            f"--runs-dir {runs_dir}: the folder {runs_dir.parent} does not exist"
+            " (create it first, or choose another --runs-dir)"
+        )
     try:
-        runs_dir.mkdir(parents=True, exist_ok=True)
+        runs_dir.mkdir(parents=default, exist_ok=True)
         with tempfile.TemporaryFile(dir=runs_dir):
             pass
     except OSError as exc:
@@ -302,6 +359,7 @@ def execute(
     and commits one round (several targets at once: :mod:`volbench.plans.fleet`);
     ``note`` is stored with a completed run (e.g. hosts lost on the way).
     """
+    plan = plan.one_test_per_round()
     engine = ioengine or session.runner.engine(Path(target.path))
     host = collect_host(session.runner.version())
     settings = {**plan.settings, **(extra_settings or {}), "ioengine": engine}
@@ -329,6 +387,6 @@ def execute(
         failure = os_failure(exc, session.runs_dir)
         session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
         raise RunFailed(f"{failure} (run {run_id} stored as failed)") from exc
-    message = note()
+    message = "; ".join(m for m in (note(), *session.warnings) if m) or None
     session.store.finish_run(run_id, RunStatus.COMPLETED, message)
     return Outcome(run_id, RunStatus.COMPLETED, tuple(tests), message)
