@@ -31,6 +31,21 @@ class FioError(VolbenchError):
     exit_code = 3
 
 
+class ParseError(FioError):
+    """fio output that cannot be read, or that holds a value fio cannot produce.
+
+    ``what`` says what is wrong, ``where`` where: a position in the text ("line 3
+    column 5 (byte 57)", counted from the start of the file) or a path in fio's JSON
+    ("jobs[0].read.iops"). A run whose fio output is refused failed (exit 3); an
+    imported file that is refused is bad input (the importer reports exit 2).
+    """
+
+    def __init__(self, what: str, where: str = "") -> None:
+        super().__init__(f"{what} at {where}" if where else what)
+        self.what = what
+        self.where = where
+
+
 class StoreError(VolbenchError):
     """The result store cannot be opened or the run asked for does not exist."""
 

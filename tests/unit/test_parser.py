@@ -11,7 +11,8 @@ import pytest
 from recorded import FIO_FIXTURES, fixture_text, raw_document
 
 from volbench.errors import FioError
-from volbench.fio.parser import _plat_idx_to_val, parse
+from volbench.fio.latency import plat_idx_to_val as _plat_idx_to_val
+from volbench.fio.parser import parse
 from volbench.model import FioOutput
 
 ALL_FIO_FIXTURES = sorted(p.name for p in FIO_FIXTURES.iterdir() if p.suffix in (".json", ".txt"))
@@ -269,9 +270,11 @@ def test_plat_idx_to_val_reproduces_recorded_bin_keys() -> None:
 
 
 def test_missing_fields_read_as_zero() -> None:
-    out = parse('{"jobs": [{"jobname": "x", "read": {}, "write": {"iops": 5}}]}')
+    write = '{"iops": 5, "runtime": 1000, "total_ios": 5}'
+    text = f'{{"jobs": [{{"jobname": "x", "read": {{}}, "write": {write}}}]}}'
+    out = parse(text)
     [job] = out.jobs
-    assert job.groupid == 0 and job.runtime_ms == 0.0 and job.usr_cpu_pct == 0.0
+    assert job.groupid == 0 and job.runtime_ms == 1000.0 and job.usr_cpu_pct == 0.0
     read = job.directions["read"]
     assert (read.iops, read.io_bytes, read.bw_bytes_per_s, read.total_ios) == (0.0, 0, 0.0, 0)
     assert read.latency is None
@@ -284,8 +287,8 @@ def test_missing_fields_read_as_zero() -> None:
     [
         ("", "holds no JSON object"),
         ("fio: failed to open file /dev/nope\n", "holds no JSON object"),
-        ("} {", "holds no JSON object"),
-        ('note: x\n{ "jobs" : [ {\n', "holds no JSON object"),
+        ("} {", "the JSON ends early (after 3 bytes)"),
+        ('note: x\n{ "jobs" : [ {\n', "the JSON ends early (after 23 bytes)"),
         ('{"jobs": [1, 2,]}', "not valid JSON"),
         ('{"fio version": "fio-3.33"}', "neither 'jobs' nor 'client_stats'"),
     ],

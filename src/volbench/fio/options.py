@@ -16,11 +16,25 @@ from volbench.units import parse_size
 _INT_OPTIONS = {"iodepth": "iodepth", "numjobs": "numjobs", "rwmixread": "rwmixread_pct"}
 
 
+_MAX_SIZE = 2**64 - 1
+"""fio sizes are C ``unsigned long long``."""
+
+
 def _size(text: str) -> int | None:
-    try:
-        return parse_size(text)
-    except UsageError:
+    """A size fio echoed, in bytes; None when it is not one volbench reads (or is
+    beyond fio's 64 bits: such digits cannot be converted, or stored, safely)."""
+    if len(text) > 40:
         return None
+    try:
+        size = parse_size(text)
+    except (UsageError, ValueError):
+        return None
+    return size if size <= _MAX_SIZE else None
+
+
+def _count(text: str) -> int | None:
+    """A whole number fio echoed (ASCII digits, at most 20 of them), else None."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
 
 
 def workload_record(name: str, options: Mapping[str, str]) -> dict[str, Any]:
@@ -38,9 +52,9 @@ def workload_record(name: str, options: Mapping[str, str]) -> dict[str, Any]:
     if "bssplit" in options:
         record["bssplit"] = options["bssplit"]
     for option, key in _INT_OPTIONS.items():
-        value = options.get(option)
-        if value is not None and value.isdigit():
-            record[key] = int(value)
+        value = _count(options.get(option, ""))
+        if value is not None:
+            record[key] = value
     record.setdefault("iodepth", 1)
     record.setdefault("numjobs", 1)
     for option in ("ioengine", "random_distribution", "filename"):

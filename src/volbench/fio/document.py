@@ -1,0 +1,171 @@
+"""fio's JSON document: found in its stdout, decoded, and refused when fio cannot have
+written it.
+
+fio prints notes around its JSON ("note: both iodepth >= 1 and synchronous I/O engine
+are selected ..."), so the document is the text from the first ``{`` to the last
+``}`` (:func:`json_span`); positions in messages count from the start of the whole
+text. Python's :mod:`json` decodes it, with hooks for what fio's json.c never prints:
+
+* numbers: integers are C ``long long`` (fio json.h ``json_object_add_value_int``,
+  printed with ``%lld``), so anything outside [-2^63, 2^63 - 1] is refused; floats
+  are C doubles printed with ``%f`` (json.c ``json_print_value``), always finite, so
+  ``NaN``, ``Infinity`` and literals that overflow a double (``1e400``) are refused;
+* strings: fio's ``strdup_escape`` escapes only ``\\`` and ``"`` of C strings, so a
+  decoded NUL (``\\u0000``) or an unpaired surrogate cannot come from fio;
+* nesting: fio's deepest value is a latency bin (``jobs[0].read.clat_ns.bins.N``,
+  depth 6); documents nested deeper than :data:`MAX_DEPTH` are refused before any
+  recursion can overflow.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from volbench.errors import ParseError
+
+LONG_LONG_MIN = -(2**63)
+LONG_LONG_MAX = 2**63 - 1
+"""Range of fio's JSON integers (C ``long long``, fio json.h)."""
+
+MAX_DEPTH = 32
+"""Deepest nesting accepted; fio's own output nests 6 deep."""
+
+_MAX_INT_DIGITS = 20
+"""Longer integer literals are beyond ``long long`` whatever their digits (and are not
+converted: Python refuses int() of over 4,300 digits with a ValueError)."""
+
+
+class _Refused:
+    """A number decoded from the text that fio cannot have printed; found by the walk
+    after decoding, which knows where it is."""
+
+    def __init__(self, literal: str, why: str) -> None:
+        self.literal = literal if len(literal) <= 24 else f"{literal[:20]}...({len(literal)} chars)"
+        self.why = why
+
+
+def _constant(name: str) -> _Refused:
+    return _Refused(name, "not a finite number (fio prints C doubles with %f)")
+
+
+def _float(literal: str) -> float | _Refused:
+    value = float(literal)
+    if math.isfinite(value):
+        return value
+    return _Refused(literal, "beyond a C double (fio prints finite doubles)")
+
+
+def _int(literal: str) -> int | _Refused:
+    if len(literal.lstrip("-")) <= _MAX_INT_DIGITS:
+        value = int(literal)
+        if LONG_LONG_MIN <= value <= LONG_LONG_MAX:
+            return value
+    return _Refused(literal, "beyond a 64-bit integer (fio prints C long long)")
+
+
+def json_span(text: str) -> tuple[int, int]:
+    """(start, end) of fio's JSON in ``text``: the first ``{`` to the last ``}``
+    inclusive, as a slice; raises :class:`ParseError` when there is none."""
+    start = text.find("{")
+    if start < 0:
+        head = " ".join(text.split())[:60]
+        raise ParseError(f"fio output holds no JSON object (first 60 chars: {head!r})")
+    end = text.rfind("}") + 1
+    if end <= start:
+        raise ParseError(f"the JSON ends early (after {_bytes(text, len(text))} bytes)")
+    return start, end
+
+
+def load(text: str) -> dict[str, Any]:
+    """fio's JSON object in ``text``, decoded; :class:`ParseError` for anything fio
+    cannot have printed (see the module docstring)."""
+    start, end = json_span(text)
+    try:
+        doc = json.loads(
+            text[start:end], parse_constant=_constant, parse_float=_float, parse_int=_int
+        )
+    except json.JSONDecodeError as exc:
+        if exc.pos >= end - start or exc.msg.startswith("Unterminated string"):
+            # the decoder wanted more text than there is: a truncated file
+            raise ParseError(
+                f"the JSON ends early (after {_bytes(text, len(text))} bytes)"
+            ) from None
+        raise ParseError(
+            f"fio output is not valid JSON: {exc.msg}", _position(text, start + exc.pos)
+        ) from None
+    except RecursionError:
+        raise ParseError(f"the JSON nests more than {MAX_DEPTH} levels deep") from None
+    if not isinstance(doc, dict):
+        raise ParseError("fio output is not a JSON object")
+    _walk(doc)
+    return doc
+
+
+def _bytes(text: str, index: int) -> int:
+    """UTF-8 length of ``text[:index]``: a character offset as a byte offset."""
+    head = text[:index]
+    return len(head) if head.isascii() else len(head.encode("utf-8", "surrogatepass"))
+
+
+def _position(text: str, index: int) -> str:
+    """``line L column C (byte B)`` of a character offset, from the start of ``text``."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line} column {column} (byte {_bytes(text, index)})"
+
+
+def _walk(doc: dict[str, Any]) -> None:
+    """Refuse refused numbers, strings fio cannot print and nesting beyond MAX_DEPTH,
+    without recursion. Paths are built only for the value refused."""
+    stack: list[tuple[Any, int, Any]] = [(doc, 0, None)]
+    while stack:
+        value, depth, trail = stack.pop()
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        elif isinstance(value, str):
+            _check_string(value, trail)
+            continue
+        elif isinstance(value, _Refused):
+            raise ParseError(f"{value.literal} is {value.why}", path(trail))
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise ParseError(f"the JSON nests more than {MAX_DEPTH} levels deep", path(trail))
+        for key, item in items:
+            if isinstance(key, str):
+                _check_string(key, (trail, key))
+            stack.append((item, depth + 1, (trail, key)))
+
+
+def _check_string(value: str, trail: Any) -> None:
+    if value.isascii() and "\x00" not in value:
+        return
+    if "\x00" in value:
+        raise ParseError("a NUL character (fio prints C strings)", path(trail))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParseError("an unpaired UTF-16 surrogate (fio prints none)", path(trail)) from None
+
+
+def path(trail: Any) -> str:
+    """A JSON path (``jobs[0].read.iops``) from a trail ``(parent_trail, key)``."""
+    parts: list[str] = []
+    while trail is not None:
+        trail, key = trail
+        parts.append(_step(key))
+    text = "".join(reversed(parts)).lstrip(".")
+    return text or "the top level"
+
+
+def _step(key: str | int) -> str:
+    if isinstance(key, int):
+        return f"[{key}]"
+    if key.isidentifier() and key.isascii():
+        return f".{key}"
+    shown = key if len(key) <= 24 else f"{key[:20]}..."
+    return f"[{json.dumps(shown)}]"
