@@ -166,7 +166,7 @@ def test_probe_reads_fio_client_identity_line() -> None:
 
 def test_server_command(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert server_command("127.0.0.2", 8766)[1:] == ["--server=ip:127.0.0.2,8766"]
-    assert server_command(None, 8765)[1:] == ["--server=ip:0.0.0.0,8765"]
+    assert server_command(None, 8765)[1:] == ["--server=ip:127.0.0.1,8765"]  # loopback
     assert server_command("::1", 8765)[1] == "--server=ip6:::1,8765"
     pid = tmp_path / "fio.pid"
     assert server_command(None, 8765, pid)[-1] == f"--daemonize={pid}"

@@ -13,8 +13,9 @@ import click
 from volbench.cli import console
 from volbench.cli.options import format_option
 from volbench.errors import FioError, UsageError
-from volbench.fio.client import DEFAULT_PORT, parse_host
-from volbench.fio.server import HostProbe, probe_all, server_command
+from volbench.fio.client import DEFAULT_PORT
+from volbench.fio.server import LOOPBACK, HostProbe, exposure_warning, probe_all, server_command
+from volbench.fio.tunnel import connected
 from volbench.report.sheet import Column, Sheet
 
 PROBE_COLUMNS = (
@@ -43,9 +44,15 @@ def probe_sheet(probes: list[HostProbe]) -> Sheet:
 
 
 @click.command("agent")
-@click.argument("hosts", nargs=-1, metavar="[HOST[:PORT]...]")
+@click.argument("hosts", nargs=-1, metavar="[HOST[:PORT]|ssh://[USER@]HOST[:PORT]...]")
 @click.option("--check", is_flag=True, help="Tell which HOSTs answer (exit 1 if one does not).")
-@click.option("--bind", default=None, metavar="ADDR", help="Listen on this address (default: all).")
+@click.option(
+    "--bind",
+    default=None,
+    metavar="ADDR",
+    help=f"Listen on this address (default: {LOOPBACK}). fio's server has no "
+    "authentication: anyone who reaches it runs commands as root.",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True)
 @click.option(
     "--daemon",
@@ -69,18 +76,24 @@ def command(
     """Serve fio to a volbench controller (`fio --server`), or --check HOSTs.
 
     In the foreground (a systemd service of Type=simple) volbench becomes fio's
-    server process; with --daemon fio detaches and writes its process id.
+    server process; with --daemon fio detaches and writes its process id. It
+    listens on loopback unless --bind names another address; for runs from
+    another machine, prefer `--hosts ssh://HOST`, which needs no agent.
     """
     if check:
         if not hosts:
-            raise UsageError("agent --check needs one or more HOST[:PORT]")
-        probes = probe_all([parse_host(h) for h in hosts], timeout)
+            raise UsageError("agent --check needs one or more HOST[:PORT] or ssh://HOST")
+        with connected(hosts) as addresses:
+            probes = probe_all(addresses, timeout)
         console.show(probe_sheet(probes), fmt)
         if not all(p.answers for p in probes):
             sys.exit(1)
         return
     if hosts:
         raise UsageError("HOST arguments go with --check; to serve, use --bind ADDR --port P")
+    warning = exposure_warning(bind, port)
+    if warning is not None:
+        console.stderr.print(f"volbench agent: {warning}")
     if pidfile is None:
         argv = server_command(bind, port)
         console.stderr.print(f"volbench agent: {' '.join(argv[1:])} (Ctrl-C stops it)")
@@ -96,6 +109,4 @@ def command(
             break
         time.sleep(0.1)
     pid = path.read_text().strip() if path.is_file() else "?"
-    console.stderr.print(
-        f"volbench agent: fio --server on {bind or 'all addresses'}:{port}, pid {pid}"
-    )
+    console.stderr.print(f"volbench agent: fio --server on {bind or LOOPBACK}:{port}, pid {pid}")

@@ -27,12 +27,13 @@ PLACE_OPTIONS = (
         "host_lists",
         multiple=True,
         metavar="H1,H2,...",
-        help="Run on these hosts' `volbench agent` (fio --server), HOST or HOST:PORT.",
+        help="Run on these hosts: ssh://[USER@]HOST[:PORT] (fio --server started "
+        "through ssh, recommended) or HOST[:PORT] (a `volbench agent` on a trusted network).",
     ),
     click.option(
         "--hosts-file",
         type=click.Path(exists=True, dir_okay=False),
-        help="Hosts, one per line (# comments).",
+        help="Hosts as for --hosts, one per line (# comments).",
     ),
     click.option(
         "--keep-going", is_flag=True, help="Go on without a host that fails or disappears."

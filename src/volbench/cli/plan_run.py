@@ -31,6 +31,7 @@ from volbench.plans.fleet import (
     REMOTE_ENGINE,
     Fleet,
     FleetRounds,
+    connected,
     places_from,
     prepare_fleet,
     schedule,
@@ -201,22 +202,23 @@ def _run_fleet(
 ) -> Outcome:
     """Run ``plan`` on every place of ``fleet`` at once (see :mod:`volbench.plans.fleet`)."""
     fleet.check_stall_policy(choice.abort_on_stall)
-    ready = prepare_fleet(fleet, writes, session.reporter, choice.destroy_data, choice.force)
-    fleet, target = ready.fleet, ready.target
-    spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
-    spec, alone = schedule(spec, fleet)
-    rounds = FleetRounds(fleet, alone)
-    engine = choice.ioengine
-    if engine is None:  # the local io_uring check says nothing of another host
-        remote = fleet.remote
-        engine = REMOTE_ENGINE if remote else session.runner.engine(Path(ready.infos[0].path))
-    return execute(
-        session,
-        spec,
-        target,
-        dict(choice.labels),
-        engine,
-        round_runner=rounds,
-        extra_settings=ready.settings,
-        note=rounds.note,
-    )
+    with connected(fleet) as fleet:  # ssh:// hosts: tunnels open until the run ends
+        ready = prepare_fleet(fleet, writes, session.reporter, choice.destroy_data, choice.force)
+        fleet, target = ready.fleet, ready.target
+        spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
+        spec, alone = schedule(spec, fleet)
+        rounds = FleetRounds(fleet, alone)
+        engine = choice.ioengine
+        if engine is None:  # the local io_uring check says nothing of another host
+            remote = fleet.remote
+            engine = REMOTE_ENGINE if remote else session.runner.engine(Path(ready.infos[0].path))
+        return execute(
+            session,
+            spec,
+            target,
+            dict(choice.labels),
+            engine,
+            round_runner=rounds,
+            extra_settings=ready.settings,
+            note=rounds.note,
+        )

@@ -25,7 +25,7 @@ from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus, TestResult
 from volbench.plans.execution import Outcome, Session
-from volbench.plans.fleet import Fleet, places_from, prepare_fleet, stored_fleet
+from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet, stored_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
@@ -191,10 +191,11 @@ def pts(
             )
             outcome = driver.begin(session, options, info, dict(labels), ioengine, purging)
         else:
-            ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
-            outcome = driver.begin(
-                session, options, ready.target, dict(labels), ioengine, purging, ready
-            )
+            with connected(fleet) as fleet:  # ssh:// hosts: tunnels open until the run ends
+                ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
+                outcome = driver.begin(
+                    session, options, ready.target, dict(labels), ioengine, purging, ready
+                )
         _finish(store, outcome, fmt)
 
 
@@ -230,7 +231,11 @@ def resume(
     runner = SubprocessRunner()
     runner.version()
     reporter = PtsReporter()
-    with Store.open(db, create=False) as store, contextlib.closing(reporter):
+    with (
+        Store.open(db, create=False) as store,
+        contextlib.closing(reporter),
+        contextlib.ExitStack() as links,  # ssh:// hosts: tunnels open until the run ends
+    ):
         record = store.get_run(run_ref, raw=False)
         if record.plan != driver.NAME:
             raise UsageError(f"run {record.id} is a {record.plan} run: only PTS runs resume")
@@ -239,9 +244,8 @@ def resume(
         path = str(record.target.get("path"))
         ready = None
         if record.settings.get("places"):  # several targets at once, as they were
-            ready = prepare_fleet(
-                stored_fleet(record.settings), True, reporter, destroy_data, force
-            )
+            fleet = links.enter_context(connected(stored_fleet(record.settings)))
+            ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
             info = ready.target
         else:
             destroy = destroy_data[0] if destroy_data else None

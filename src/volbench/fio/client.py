@@ -49,10 +49,13 @@ _LOST = re.compile(r"client: host=(?P<host>\S+) disconnected")
 
 @dataclass(frozen=True)
 class HostAddress:
-    """A host running ``fio --server``: name or IP address, and TCP port."""
+    """A host running ``fio --server``: name or IP address, and TCP port. ``name``:
+    the host as the user named it when fio is reached another way (an SSH tunnel's
+    local end, :mod:`volbench.fio.tunnel`); messages and settings use it."""
 
     host: str
     port: int = DEFAULT_PORT
+    name: str | None = None
 
     @property
     def client_option(self) -> str:
@@ -62,6 +65,8 @@ class HostAddress:
         return f"--client={self.host},{self.port}"
 
     def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
         return self.host if self.port == DEFAULT_PORT else f"{self.host}:{self.port}"
 
 

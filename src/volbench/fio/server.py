@@ -122,17 +122,45 @@ def probe_all(hosts: Sequence[HostAddress], timeout_s: float = 10.0) -> list[Hos
         return list(pool.map(lambda host: probe(host, timeout_s), hosts))
 
 
+LOOPBACK = "127.0.0.1"
+"""Where ``volbench agent`` listens unless ``--bind`` says otherwise."""
+
+
 def server_command(bind: str | None, port: int, pidfile: Path | None = None) -> list[str]:
-    """``fio --server=ip:ADDR,PORT`` (all addresses when ``bind`` is None); with a
-    ``pidfile`` fio daemonizes itself and writes its process id there."""
+    """``fio --server=ip:ADDR,PORT`` (``ip6:`` for an IPv6 address; loopback when
+    ``bind`` is None); with a ``pidfile`` fio daemonizes itself and writes its
+    process id there (fio HOWTO, "Client/Server")."""
     if not 0 < port < 65536:
         raise UsageError(f"invalid port {port}: use 1..65535")
-    where = f"{bind or '0.0.0.0'},{port}"
-    family = "ip6" if bind and ":" in bind else "ip"
-    command = [fio_path(), f"--server={family}:{where}"]
+    address = bind or LOOPBACK
+    family = "ip6" if ":" in address else "ip"
+    command = [fio_path(), f"--server={family}:{address.strip('[]')},{port}"]
     if pidfile is not None:
         command.append(f"--daemonize={pidfile}")
     return command
 
 
-__all__ = ["DEFAULT_PORT", "HostProbe", "probe", "probe_all", "server_command"]
+DEFAULT_BINDS = frozenset({LOOPBACK, "::1", "[::1]", "localhost"})
+"""``--bind`` values that are the default (this machine's own loopback)."""
+
+
+def exposure_warning(bind: str | None, port: int) -> str | None:
+    """The one-line warning for a server on any address but the default loopback
+    (None for the default): fio's server has no authentication."""
+    if bind is None or bind.lower() in DEFAULT_BINDS:
+        return None
+    return (
+        f"warning: fio's server has no authentication: anyone who can reach {bind} port "
+        f"{port} can run commands as root and write any disk on this host (prefer "
+        "--hosts ssh://HOST on the controller, which needs no agent)"
+    )
+
+
+__all__ = [
+    "DEFAULT_PORT",
+    "HostProbe",
+    "exposure_warning",
+    "probe",
+    "probe_all",
+    "server_command",
+]

@@ -17,9 +17,10 @@ the shared-limit finding compares the concurrent ones with.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from volbench.errors import FioError, UsageError
 from volbench.fio.client import ClientRunner, HostAddress, HostFailure, parse_host
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.server import probe_all
+from volbench.fio.tunnel import connected as connected_hosts
+from volbench.fio.tunnel import host_name, is_ssh
 from volbench.model import FioOutput, Place, TargetInfo, TestResult, Workload
 from volbench.plans.execution import (
     JobLayout,
@@ -53,13 +56,23 @@ class Fleet:
     """The places of a multi-target run and how to treat a host that fails.
 
     ``size_bytes`` is the active range on each target (fio's ``size``): needed for
-    remote targets, which volbench cannot inspect.
+    remote targets, which volbench cannot inspect. ``endpoints``: where fio's client
+    reaches each host named in the places (set by :func:`connected`).
     """
 
     places: tuple[Place, ...]
     keep_going: bool = False
     solo: bool = False
     size_bytes: int | None = None
+    endpoints: Mapping[str, HostAddress] = field(default_factory=dict, compare=False)
+
+    def address(self, host: str) -> HostAddress:
+        """Where fio's client reaches ``host`` (a place's host name)."""
+        if host in self.endpoints:
+            return self.endpoints[host]
+        if is_ssh(host):
+            raise FioError(f"{host} is not connected (volbench opens ssh hosts before a run)")
+        return parse_host(host)
 
     @property
     def remote(self) -> bool:
@@ -79,8 +92,17 @@ class Fleet:
         seen: dict[str, HostAddress] = {}
         for place in self.places:
             if place.host is not None and place.host not in seen:
-                seen[place.host] = parse_host(place.host)
+                seen[place.host] = self.address(place.host)
         return list(seen.values())
+
+
+@contextlib.contextmanager
+def connected(fleet: Fleet) -> Iterator[Fleet]:
+    """The fleet with a way to reach every host for the block: ``ssh://`` hosts
+    through SSH tunnels (:mod:`volbench.fio.tunnel`), closed however the block ends."""
+    names = list(dict.fromkeys(p.host for p in fleet.places if p.host is not None))
+    with connected_hosts(names) as addresses:
+        yield dataclasses.replace(fleet, endpoints=dict(zip(names, addresses, strict=True)))
 
 
 def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Place, ...]]]:
@@ -115,7 +137,7 @@ class FleetRounds:
         return tuple(
             p
             for p in self.alone.get(round_no, self.fleet.places)
-            if p.host is None or str(parse_host(p.host)) not in lost
+            if p.host is None or str(self.fleet.address(p.host)) not in lost
         )
 
     def note(self) -> str | None:
@@ -151,7 +173,7 @@ class FleetRounds:
             )
 
         # fio names a client's jobs by the address alone: back to volbench's labels
-        labels = {_fio_label(p): p.label for p in places}
+        labels = {_fio_label(self.fleet, p): p.label for p in places}
 
         def split(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
             together, shares = place_tests(output)
@@ -179,7 +201,7 @@ class FleetRounds:
         log_dir = workdir / f"round-{round_no:03d}"
         by_host: dict[HostAddress, list[Place]] = {}
         for place in places:
-            by_host.setdefault(parse_host(place.host or ""), []).append(place)
+            by_host.setdefault(self.fleet.address(place.host or ""), []).append(place)
         session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
         client = ClientRunner(self.fleet.keep_going)
         done = client.run(
@@ -206,11 +228,12 @@ class FleetRounds:
         return committed.tests, None
 
 
-def _fio_label(place: Place) -> str:
-    """The place's label as fio's output gives it: the host's address without the port."""
+def _fio_label(fleet: Fleet, place: Place) -> str:
+    """The place's label as fio's output gives it: the address fio's client connects
+    to, without the port."""
     if place.host is None:
         return place.label
-    return f"{parse_host(place.host).host.strip('[]')}:{place.path}"
+    return f"{fleet.address(place.host).host.strip('[]')}:{place.path}"
 
 
 def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
@@ -249,8 +272,8 @@ def stored_fleet(settings: Mapping[str, Any]) -> Fleet:
 
 
 def read_hosts_file(text: str) -> list[str]:
-    """Hosts from a file: one per line (``HOST`` or ``HOST:PORT``); blank lines and
-    ``#`` comments skipped."""
+    """Hosts from a file: one per line (``HOST``, ``HOST:PORT`` or
+    ``ssh://[USER@]HOST[:PORT]``); blank lines and ``#`` comments skipped."""
     return [
         line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()
     ]
@@ -265,16 +288,16 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
     """
     if not hosts:
         return tuple(Place(None, path) for path in dict.fromkeys(targets))
-    addresses = {str(parse_host(h)): h for h in hosts}
+    addresses = {host_name(h): h for h in hosts}
     if len(addresses) < len(hosts):
         raise UsageError("a host is given twice in --hosts / --hosts-file")
     common: list[str] = []
     own: dict[str, list[str]] = {name: [] for name in addresses}
     for spec in targets:
-        host, sep, path = spec.partition(":/")
+        host, sep, path = _host_and_path(spec)
         if sep and host in addresses:
             own[host].append("/" + path)
-        elif sep and not host.startswith("/") and "/" not in host:
+        elif is_ssh(spec) or (sep and not host.startswith("/") and "/" not in host):
             raise UsageError(
                 f"--target {spec}: {host} is not in --hosts ({', '.join(addresses)}); "
                 "add it there or give a path for every host"
@@ -289,6 +312,12 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
             "for every host"
         )
     return tuple(dict.fromkeys(places))
+
+
+def _host_and_path(spec: str) -> tuple[str, str, str]:
+    """``HOST:/PATH`` or ``ssh://...:/PATH`` split as ``str.partition(":/")`` does."""
+    at = spec.find(":/", len("ssh://") if is_ssh(spec) else 0)
+    return (spec, "", "") if at < 0 else (spec[:at], ":/", spec[at + 2 :])
 
 
 @dataclass(frozen=True)
@@ -366,7 +395,7 @@ def prepare_fleet(
             raise FioError(f"{message} (start `volbench agent` there, or use --keep-going)")
         reporter.note(f"{message}; going on without it (--keep-going)")
     lost = {p.address for p in silent}
-    places = tuple(p for p in fleet.places if str(parse_host(p.host or "")) not in lost)
+    places = tuple(p for p in fleet.places if str(fleet.address(p.host or "")) not in lost)
     if not places:
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
