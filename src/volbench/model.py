@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -286,6 +287,12 @@ class RunRecord:
     results: tuple[StoredResult, ...] = ()
     raw_outputs: tuple[str, ...] = ()
     stalls: tuple[Stall, ...] = ()
+
+    def logs_dir(self, runs_dir: Path) -> Path:
+        """The folder of this run's fio files: as recorded in its settings
+        (``logs_dir``), else where runs recorded before that were (``runs_dir/ID``)."""
+        recorded = self.settings.get("logs_dir")
+        return Path(recorded) if isinstance(recorded, str) else runs_dir / str(self.id)
 
 
 @dataclass(frozen=True)

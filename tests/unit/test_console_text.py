@@ -23,7 +23,9 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, io.StringIO]:
     buffers = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     for name, buffer in buffers.items():
         terminal: Console = getattr(console, name)
-        monkeypatch.setattr(terminal, "file", buffer)
+        # rich's `file` property stores `_file`; undoing a set of `file` would pin
+        # the console to the stream of this test's capture: swap `_file` itself
+        monkeypatch.setattr(terminal, "_file", buffer)
         monkeypatch.setattr(terminal, "width", 200)
     return buffers
 

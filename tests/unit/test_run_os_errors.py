@@ -50,7 +50,8 @@ def test_os_error_mid_run_stores_the_run_as_failed(tmp_path: Path) -> None:
         (run,) = store.list_runs()
     message = str(caught.value)
     assert caught.value.exit_code == 3
-    assert message.startswith(f"Permission denied: {runs_dir}/{run.id}/round-000")
+    assert message.startswith(f"Permission denied: {run.logs_dir(runs_dir)}/round-000")
+    assert run.logs_dir(runs_dir).parent == runs_dir
     assert "--runs-dir" in message and f"run {run.id} stored as failed" in message
     assert "\n" not in message
     assert run.status is RunStatus.FAILED

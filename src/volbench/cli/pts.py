@@ -24,8 +24,15 @@ from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus, TestResult
-from volbench.plans.execution import Outcome, Session
-from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet, stored_fleet
+from volbench.plans.execution import Outcome, Session, run_round
+from volbench.plans.fleet import (
+    Fleet,
+    FleetRounds,
+    connected,
+    places_from,
+    prepare_fleet,
+    stored_fleet,
+)
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
@@ -37,6 +44,7 @@ from volbench.plans.pts.options import (
     parse_tests,
 )
 from volbench.plans.pts.report import pts_document, pts_sheets
+from volbench.plans.resumption import committed_tests, resumable_plan, resume_run
 from volbench.report.run_sheets import report_for
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
@@ -226,7 +234,9 @@ def resume(
     db: str | None,
     fmt: str,
 ) -> None:
-    """Continue an interrupted PTS run from its last committed round (RUN: id or latest)."""
+    """Continue an interrupted or killed run from its last committed work (RUN: id or
+    latest): PTS after its last committed round, any other plan with the tests it has
+    not finished (a test cut short runs again whole)."""
     purging = _purging(purge_method, ata_password, destroy_data)
     runner = SubprocessRunner()
     runner.version()
@@ -237,21 +247,38 @@ def resume(
         contextlib.ExitStack() as links,  # ssh:// hosts: tunnels open until the run ends
     ):
         record = store.get_run(run_ref, raw=False)
-        if record.plan != driver.NAME:
-            raise UsageError(f"run {record.id} is a {record.plan} run: only PTS runs resume")
         if record.status is RunStatus.COMPLETED:
             raise UsageError(f"run {record.id} is completed: nothing to resume")
+        owner = store.running_owner(record.id)
+        if owner is not None:
+            raise UsageError(
+                f"run {record.id} is still running ({owner}): stop it first, then resume it"
+            )
+        plan = None
+        if record.plan != driver.NAME:  # fio's outputs: which tests are done
+            record = store.get_run(record.id)
+            plan = resumable_plan(record)
+        writes = plan is None or any(w.rw.writes for round_ in plan.rounds for w in round_)
         path = str(record.target.get("path"))
         ready = None
         if record.settings.get("places"):  # several targets at once, as they were
+            if record.settings.get("solo"):
+                raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
             fleet = links.enter_context(connected(stored_fleet(record.settings)))
-            ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
+            ready = prepare_fleet(fleet, writes, reporter, destroy_data, force)
             info = ready.target
         else:
             destroy = destroy_data[0] if destroy_data else None
-            info = prepare_target(path, True, reporter, None, destroy, force)
+            info = prepare_target(path, writes, reporter, None, destroy, force)
         if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
             raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
+        runs = Path(runs_dir or default_data_dir() / "runs")
+        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
+        if plan is not None:
+            rounds = FleetRounds(ready.fleet) if ready is not None else run_round
+            reporter.note(f"resuming run {record.id}: {len(committed_tests(record))} tests done")
+            _finish(store, resume_run(session, record, info, rounds), fmt)
+            return
         planned = driver.resume_options(record.settings).logical_block_bytes
         if driver.logical_block_bytes(info, ready) != planned:
             raise UsageError(
@@ -259,8 +286,6 @@ def resume(
                 "planned for: cannot resume"
             )
         store.reopen_run(record.id)
-        runs = Path(runs_dir or default_data_dir() / "runs")
-        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
         committed = store.round_count(record.id)
         reporter.note(f"resuming run {record.id} after {committed} committed rounds")
         outcome = driver.run(session, record.id, info, purging, places=ready)

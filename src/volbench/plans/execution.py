@@ -14,6 +14,7 @@ import dataclasses
 import os
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from volbench.fio.runner import RawRun, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason
 from volbench.model import FioOutput, RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
+from volbench.store.heartbeat import Heartbeat
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.host import collect_host
 
@@ -340,6 +342,14 @@ def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Wo
         yield workloads
 
 
+def new_workdir(runs_dir: Path) -> Path:
+    """A folder of its own for one run's fio files under ``runs_dir``: named by time and
+    a random token, never by the run's id alone (ids of two databases, or of a deleted
+    and re-created run, are the same numbers)."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return runs_dir / f"{stamp}-{uuid.uuid4().hex[:12]}"
+
+
 def execute(
     session: Session,
     plan: PlanSpec,
@@ -351,7 +361,46 @@ def execute(
     extra_settings: Mapping[str, Any] | None = None,
     note: Callable[[], str | None] = lambda: None,
 ) -> Outcome:
-    """Run every round of ``plan`` on ``target``, committing each; return the outcome.
+    """Record a new run of ``plan`` on ``target`` and run it (:func:`proceed`).
+
+    The settings record the planned tests (``planned``) and the run's folder
+    (``logs_dir``), so ``volbench resume`` can continue the run from them.
+    """
+    plan = plan.one_test_per_round()
+    engine = ioengine or session.runner.engine(Path(target.path))
+    host = collect_host(session.runner.version())
+    prepare_runs_dir(session.runs_dir)
+    workdir = new_workdir(session.runs_dir)
+    settings = {
+        **plan.settings,
+        **(extra_settings or {}),
+        "ioengine": engine,
+        "logs_dir": str(workdir),
+        "planned": [workload_record(w) for round_ in plan.rounds for w in round_],
+        "adaptive": plan.next_round is not None,
+    }
+    run_id = session.store.create_run(plan.name, target, host, labels, settings, plan.non_compliant)
+    session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
+    return proceed(
+        session, run_id, plan, target, engine, workdir, round_runner=round_runner, note=note
+    )
+
+
+def proceed(
+    session: Session,
+    run_id: int,
+    plan: PlanSpec,
+    target: TargetInfo,
+    engine: str,
+    workdir: Path,
+    *,
+    round_runner: RoundRunner = run_round,
+    note: Callable[[], str | None] = lambda: None,
+    done: Sequence[TestResult] = (),
+) -> Outcome:
+    """Run the rounds of ``plan`` (one test each) that are not in ``done``, committing
+    each; return the outcome. A new run has nothing done; a resumed one has the tests
+    already committed, and its new rounds are numbered after the committed ones.
 
     The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``
     (the error's one-line message is stored and re-raised; an OS error as
@@ -360,23 +409,23 @@ def execute(
     ``note`` is stored with a completed run (e.g. hosts lost on the way).
     """
     plan = plan.one_test_per_round()
-    engine = ioengine or session.runner.engine(Path(target.path))
-    host = collect_host(session.runner.version())
-    settings = {**plan.settings, **(extra_settings or {}), "ioengine": engine}
-    prepare_runs_dir(session.runs_dir)
-    run_id = session.store.create_run(plan.name, target, host, labels, settings, plan.non_compliant)
-    workdir = session.runs_dir / str(run_id)
-    session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
-    tests: list[TestResult] = []
+    tests: list[TestResult] = list(done)
+    finished = {t.name for t in done}
+    round_no = session.store.round_count(run_id)
     try:
-        for round_no, workloads in enumerate(_rounds(plan, tests)):
-            round_tests, interruption = round_runner(
-                session, run_id, round_no, workloads, target, engine, workdir
-            )
-            tests += round_tests
-            if interruption:
-                session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
-                return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), interruption)
+        with Heartbeat(session.store, run_id):
+            for workloads in _rounds(plan, tests):
+                todo = [w for w in workloads if w.name not in finished]
+                if not todo:
+                    continue
+                round_tests, interruption = round_runner(
+                    session, run_id, round_no, todo, target, engine, workdir
+                )
+                round_no += 1
+                tests += round_tests
+                if interruption:
+                    session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
+                    return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), interruption)
     except KeyboardInterrupt:
         session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
         return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")

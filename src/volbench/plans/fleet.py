@@ -109,6 +109,7 @@ def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Pl
     """The plan as the fleet runs it, and the places of the rounds that are not run
     on every place: with ``solo``, each fixed round once on each place alone, its
     tests renamed ``solo.TEST``, then on all places together."""
+    plan = plan.one_test_per_round()  # as execute() runs it: round numbers line up
     if not fleet.solo or len(fleet.places) < 2:
         return plan, {}
     rounds: list[tuple[Workload, ...]] = []

@@ -31,10 +31,17 @@ from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.parser import parse
 from volbench.fio.stall import StallWatch, stall_reason
 from volbench.model import RW, RunStatus, Stall, Workload
-from volbench.plans.execution import Session, os_failure, prepare_runs_dir, workload_record
+from volbench.plans.execution import (
+    Session,
+    new_workdir,
+    os_failure,
+    prepare_runs_dir,
+    workload_record,
+)
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.reporter import Reporter
+from volbench.store.heartbeat import Heartbeat
 from volbench.targets import cgroup
 from volbench.targets.host import collect_host
 
@@ -90,12 +97,15 @@ def verify(
             "written": [asdict(w) for w in written],
             "device": devnum,
             "ioengine": engine,
+            "logs_dir": str(new_workdir(session.runs_dir)),
         }
         host = collect_host(fio_version())
         prepare_runs_dir(session.runs_dir)
         run_id = session.store.create_run(PLAN, info, host, labels, settings)
         try:
-            _run(session, run_id, hierarchy, limits, info.path, engine, options)
+            with Heartbeat(session.store, run_id):
+                workdir = Path(settings["logs_dir"])
+                _run(session, run_id, hierarchy, limits, info.path, engine, options, workdir)
         except VolbenchError as exc:
             session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
             raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
@@ -167,9 +177,10 @@ def _run(
     target: str,
     engine: str,
     options: VerifyOptions,
+    workdir: Path,
 ) -> None:
-    """Start every tenant's fio in its cgroup and store each output as a round."""
-    workdir = session.runs_dir / str(run_id)
+    """Start every tenant's fio in its cgroup (its files in ``workdir``) and store each
+    output as a round."""
     workloads = []
     jobs = []
     for limit in limits:

@@ -1,15 +1,16 @@
 """The scaling sweep (seeds 001, 002): one workload over a grid of iodepth x numjobs.
 
-Every grid point is one fio job; all points run stonewalled in one fio process
-(one round), ordered by jobs then queue depth, so the volume never idles between
-points.
+Every grid point is one fio job, ordered by jobs then queue depth; the engine runs
+each in a fio process of its own, committed as it ends (so a kill loses at most
+the point that was running; the idle time between points is in BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from volbench.analysis.peak_search import next_point
 from volbench.errors import UsageError
@@ -86,6 +87,16 @@ def _measured(tests: Sequence[TestResult]) -> dict[tuple[int, int], float]:
 
 
 _POINT = re.compile(r"^qd(\d+)-jobs(\d+)\Z")
+
+
+def options_from(record: Mapping[str, Any]) -> SweepOptions:
+    """The options of a stored sweep run (its ``sweep`` settings)."""
+    known = set(SweepOptions.__dataclass_fields__)
+    values = {k: v for k, v in record.items() if k in known}
+    values["rw"] = RW(values["rw"])
+    values["iodepths"] = tuple(values["iodepths"])
+    values["numjobs"] = tuple(values["numjobs"])
+    return SweepOptions(**values)
 
 
 def find_max_plan(options: SweepOptions) -> PlanSpec:

@@ -16,12 +16,13 @@ from volbench.report.run_charts import run_sections
 def report_document(
     runs: Sequence[RunRecord], logs_root: Path | None = None, by: Sequence[str] = ()
 ) -> Document:
-    """The report of ``runs``; ``logs_root/<run id>`` holds each run's fio logs."""
+    """The report of ``runs``; each run's fio logs are in its recorded folder (runs
+    recorded before volbench kept it: ``logs_root/<run id>``)."""
     sections: list[Section] = []
     if len(runs) > 1:
         sections.append(comparison_section(runs, by))
     for run in runs:
-        logs = logs_root / str(run.id) if logs_root is not None else None
+        logs = run.logs_dir(logs_root) if logs_root is not None else None
         sections += run_sections(run, logs)
     ids = ", ".join(str(r.id) for r in runs)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

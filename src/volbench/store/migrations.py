@@ -50,7 +50,23 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
-_V1_TABLES = (schema.runs, schema.labels, schema.rounds, schema.results, schema.schema_version)
+_RUNS_V1 = sa.Table(
+    "runs",
+    sa.MetaData(),
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("plan", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("ended_at", sa.String(40), nullable=True),
+    sa.Column("target", sa.JSON, nullable=False),
+    sa.Column("host", sa.JSON, nullable=False),
+    sa.Column("settings", sa.JSON, nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("non_compliant", sa.Boolean, nullable=False, default=False),
+)
+"""The runs table as version 1 made it (version 4 adds columns)."""
+
+_V1_TABLES = (_RUNS_V1, schema.labels, schema.rounds, schema.results, schema.schema_version)
 
 
 def _create_v1(conn: Connection) -> None:
@@ -72,10 +88,18 @@ def _create_stalls(conn: Connection) -> None:
     conn.execute(sa.schema.CreateIndex(schema.ix_stalls_run))
 
 
+def _add_owner(conn: Connection) -> None:
+    """Version 4: runs.owner and runs.heartbeat_at (:mod:`volbench.store.owner`)."""
+    for column in (schema.runs.c.owner, schema.runs.c.heartbeat_at):
+        kind = column.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE runs ADD COLUMN {column.name} {kind}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
     Migration(3, "create stalls", _create_stalls),
+    Migration(4, "runs.owner and runs.heartbeat_at", _add_owner),
 )
 
 #: The newest schema version this volbench knows.

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from volbench.errors import StoreError
 from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
-from volbench.store import migrations, rows, schema
+from volbench.store import migrations, owner, rows, schema
 from volbench.store.database import (
     connect,
     default_data_dir,
@@ -121,6 +121,8 @@ class Store:
         values = {
             "plan": plan,
             "status": RunStatus.RUNNING.value,
+            "owner": owner.current().text(),
+            "heartbeat_at": rows.timestamp(None),
             "started_at": rows.timestamp(started_at),
             "target": rows.as_dict(target),
             "host": rows.as_dict(host),
@@ -218,8 +220,38 @@ class Store:
             conn.execute(
                 runs.update()
                 .where(runs.c.id == run_id)
-                .values(status=RunStatus.RUNNING.value, error=None, ended_at=None)
+                .values(
+                    status=RunStatus.RUNNING.value,
+                    error=None,
+                    ended_at=None,
+                    owner=owner.current().text(),
+                    heartbeat_at=rows.timestamp(None),
+                )
             )
+
+    def heartbeat(self, run_id: int) -> None:
+        """Refresh the heartbeat of a run this process owns (:mod:`volbench.store.owner`)."""
+        with self._begin(write=True) as conn:
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == run_id, runs.c.owner == owner.current().text())
+                .values(heartbeat_at=rows.timestamp(None))
+            )
+
+    def running_owner(self, ref: str | int) -> str | None:
+        """Who still runs run ``ref`` (e.g. ``pid 12 on host``), or None when nothing
+        does: it is finished, or its process is gone."""
+        with self._begin() as conn:
+            run_id = self._resolve(conn, ref)
+            row = conn.execute(
+                sa.select(runs.c.status, runs.c.owner, runs.c.heartbeat_at).where(
+                    runs.c.id == run_id
+                )
+            ).one()
+        found = owner.Owner.parse(row.owner)
+        if row.status != RunStatus.RUNNING.value or not owner.alive(found, row.heartbeat_at):
+            return None
+        return found.describe() if found else "another volbench"
 
     def resolve(self, ref: str | int) -> int:
         """The id of run ``ref``: a run id or ``latest`` (the newest started run)."""
@@ -292,14 +324,25 @@ class Store:
             )
         if plan is not None:
             conditions.append(runs.c.plan == plan)
-        if status is not None:
-            conditions.append(runs.c.status == RunStatus(status).value)
-        query = sa.select(runs).where(*conditions).order_by(*_NEWEST_FIRST).limit(limit)
+        wanted = RunStatus(status) if status is not None else None
+        # a stored `running` run may be `interrupted` (its process is gone): decided
+        # per run after reading, so those two are filtered (and limited) here
+        live = (RunStatus.RUNNING, RunStatus.INTERRUPTED)
+        if wanted in live:
+            conditions.append(runs.c.status.in_([s.value for s in live]))
+        elif wanted is not None:
+            conditions.append(runs.c.status == wanted.value)
+        query = sa.select(runs).where(*conditions).order_by(*_NEWEST_FIRST)
+        if wanted not in live:
+            query = query.limit(limit)
         with self._begin() as conn:
             found = conn.execute(query).all()
             ids = sa.select(query.subquery().c.id)
             by_run = self._labels(conn, ids)
-            return [rows.run_record(row, by_run.get(row.id, {})) for row in found]
+            records = [rows.run_record(row, by_run.get(row.id, {})) for row in found]
+        if wanted in live:
+            records = [r for r in records if r.status is wanted][:limit]
+        return records
 
     def set_labels(
         self, ref: str | int, labels: Mapping[str, str], remove: Sequence[str] = ()

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
+from volbench.store import owner
 from volbench.store.schema import PERCENTILE_COLUMNS
 
 _RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredResult))
@@ -27,18 +28,27 @@ def run_record(
     raw_outputs: tuple[str, ...] = (),
     stalls: tuple[Stall, ...] = (),
 ) -> RunRecord:
-    """A ``runs`` row (with its labels, results and raw outputs) as a RunRecord."""
+    """A ``runs`` row (with its labels, results and raw outputs) as a RunRecord.
+
+    A ``running`` run whose process is gone (:func:`volbench.store.owner.alive`) is
+    ``interrupted``, with the reason as its error."""
+    status, error = RunStatus(row.status), row.error
+    found = owner.Owner.parse(row.owner)
+    if status is RunStatus.RUNNING and not owner.alive(found, row.heartbeat_at):
+        status = RunStatus.INTERRUPTED
+        who = f"volbench ({found.describe()})" if found else "volbench"
+        error = f"{who} ended without finishing the run; `volbench resume {row.id}` continues it"
     return RunRecord(
         id=row.id,
         plan=row.plan,
-        status=RunStatus(row.status),
+        status=status,
         started_at=row.started_at,
         ended_at=row.ended_at,
         target=row.target,
         host=row.host,
         labels=run_labels,
         settings=row.settings,
-        error=row.error,
+        error=error,
         non_compliant=bool(row.non_compliant),
         results=results,
         raw_outputs=raw_outputs,

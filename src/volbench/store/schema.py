@@ -15,6 +15,9 @@ Six tables:
   by a stall may leave no fio output to store.
 - ``schema_version``: one row per applied migration; the highest is the version.
 
+Version 4 gives ``runs`` its ``owner`` (host, boot, pid of the process running it)
+and ``heartbeat_at``, so a run whose process died shows as interrupted.
+
 Deleting a run cascades to its labels, rounds, results and stalls (SQLite needs
 ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
 
@@ -45,6 +48,9 @@ runs = sa.Table(
     sa.Column("settings", sa.JSON, nullable=False),
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("non_compliant", sa.Boolean, nullable=False, default=False),
+    # version 4: the process running the run and its last sign of life (store/owner.py)
+    sa.Column("owner", sa.String(300), nullable=True),
+    sa.Column("heartbeat_at", sa.String(40), nullable=True),
 )
 
 labels = sa.Table(

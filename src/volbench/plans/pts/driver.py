@@ -21,6 +21,7 @@ from volbench.plans.execution import (
     Outcome,
     RoundRunner,
     Session,
+    new_workdir,
     os_failure,
     prepare_runs_dir,
     run_round,
@@ -36,6 +37,7 @@ from volbench.plans.pts.options import (
     from_record,
     write_cache_reason,
 )
+from volbench.store.heartbeat import Heartbeat
 from volbench.targets.host import collect_host
 from volbench.targets.purge import purge
 from volbench.units import format_bytes, format_seconds
@@ -162,10 +164,13 @@ def start(
     purge_method: str,
     seq_write_bytes_per_s: float = 0.0,
     places: PreparedFleet | None = None,
+    workdir: Path | None = None,
 ) -> int:
-    """Record a new PTS run and return its id (nothing runs yet)."""
+    """Record a new PTS run and return its id (nothing runs yet); its fio files go to
+    ``workdir`` (default: a new folder in the runs folder)."""
     active = state.active_bytes(options, target.capacity_bytes)
     settings = settings_for(options, target, active, ioengine, purge_method, seq_write_bytes_per_s)
+    settings["logs_dir"] = str(workdir or new_workdir(session.runs_dir))
     if places is not None:
         settings.update(places.settings)
     host = collect_host(session.runner.version())
@@ -219,10 +224,9 @@ def begin(
     method = "none (--no-purge)"
     if options.purge:
         method = _purge_all(session, purging, local)
-    run_id = start(session, options, target, labels, engine, method, speed, places)
-    session.reporter.note(
-        f"run {run_id}: ioengine {engine}, logs in {session.runs_dir / str(run_id)}"
-    )
+    workdir = new_workdir(session.runs_dir)
+    run_id = start(session, options, target, labels, engine, method, speed, places, workdir)
+    session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
     return run(session, run_id, target, purging, purged_already=options.purge, places=places)
 
 
@@ -265,9 +269,10 @@ def run(
     active = int(record.settings["active_bytes"])
     engine = str(record.settings["ioengine"])
     speed = float(record.settings.get("seq_write_bytes_per_s") or 0.0)
-    workdir = session.runs_dir / str(run_id)
+    workdir = record.logs_dir(session.runs_dir)
     round_runner: RoundRunner = run_round if places is None else FleetRounds(places.fleet)
     rounds = state.stored_rounds(record.results, options, active)
+    heartbeat = Heartbeat(session.store, run_id).start()
     try:
         while True:
             step = state.next_step(options, active, rounds)
@@ -311,6 +316,8 @@ def run(
         raise RunFailed(
             f"{failure} (run {run_id} stored as failed; volbench resume {run_id})"
         ) from exc
+    finally:
+        heartbeat.stop()
     session.store.finish_run(run_id, RunStatus.COMPLETED)
     return Outcome(run_id, RunStatus.COMPLETED, ())
 

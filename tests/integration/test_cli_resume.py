@@ -1,0 +1,175 @@
+"""Nothing measured is lost: volbench or fio killed at a random moment, then resumed.
+
+Each plan runs every test in a fio process of its own, committed as it ends. After
+SIGKILL of volbench (the run stays ``running`` in the store, but its process is
+gone, so it shows as ``interrupted``) or of fio (the run fails with the tests fio
+finished), ``volbench resume`` runs only what is missing. At the end every planned
+test is stored exactly once, with fio's own figures from its round's raw JSON, and
+rounds are numbered without gaps. The kill moments come from a seeded generator
+printed with each case, so a failure can be replayed.
+
+Only processes this test started are signalled (volbench by its Popen, fio by the
+pid whose command line names this test's own folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from cli_harness import QUICK_TESTS, Volbench, finish
+from test_cli_kill import fio_processes, wait_for
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+
+SHORT = ("--runtime", "1s", "--ramp-time", "0", "--size", "16m")
+PLANS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "quick": (("run", "quick", *SHORT), QUICK_TESTS),
+    "sweep": (
+        ("run", "sweep", "--rw", "randread", "--iodepth", "1,2,4,8", "--numjobs", "1,2", *SHORT),
+        tuple(f"qd{qd}-jobs{jobs}" for jobs in (1, 2) for qd in (1, 2, 4, 8)),
+    ),
+    "iometer": (
+        ("run", "iometer", "--spec", "8k-random-read", "--spec", "8k-random-write",
+         "--workers", "1..3", *SHORT),
+        tuple(f"8k-random-{rw}.w{n}" for rw in ("read", "write") for n in (1, 2, 3)),
+    ),
+}  # fmt: skip
+SEED = 20261124
+
+
+def _start(volbench: Volbench, plan: str, target: Path) -> tuple[subprocess.Popen[str], int]:
+    args, tests = PLANS[plan]
+    proc = volbench.start(*args, "--target", str(target), "--runs-dir", str(volbench.runs_dir))
+    return proc, len(tests)
+
+
+def _committed(volbench: Volbench) -> int:
+    """How many tests of the newest run are stored (0 before the run is recorded)."""
+    if not volbench.db.exists():
+        return 0
+    try:
+        return len({r["test"] for r in volbench.stored()["results"]})
+    except Exception:
+        return 0
+
+
+def _check_complete(volbench: Volbench, plan: str) -> None:
+    """Every planned test stored once, figures equal to its round's raw JSON."""
+    document = volbench.stored()
+    assert document["status"] == "completed", document["error"]
+    by_test: dict[str, set[int]] = {}
+    for row in document["results"]:
+        by_test.setdefault(row["test"], set()).add(row["round"])
+    assert sorted(by_test) == sorted(PLANS[plan][1]), by_test
+    assert all(len(rounds) == 1 for rounds in by_test.values()), by_test  # no duplicates
+    outputs = [json.loads(raw) for raw in document["fio_outputs"]]
+    for row in document["results"]:
+        jobs = [j for j in outputs[row["round"]]["jobs"] if j["jobname"] == row["test"]]
+        assert jobs, (row["test"], row["round"])
+        fio_iops = sum(j[row["direction"]]["iops"] for j in jobs)
+        assert row["iops"] == pytest.approx(fio_iops, rel=1e-9)
+    rounds = sorted({row["round"] for row in document["results"]})
+    assert rounds == list(range(len(rounds))) or rounds[-1] < len(outputs)  # no gaps
+
+
+@needs_fio
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_volbench_killed_at_a_random_moment_then_resumed(
+    volbench: Volbench, tmp_path: Path, plan: str
+) -> None:
+    rng = random.Random(f"{SEED}-{plan}-volbench")
+    target = tmp_path / "scratch.img"
+    proc, planned = _start(volbench, plan, target)
+    try:
+        assert wait_for(lambda: _committed(volbench) >= 1, 60), "no test was committed"
+        time.sleep(rng.uniform(0.0, 1.5))  # seeded: anywhere in the next test or two
+    finally:
+        proc.kill()  # SIGKILL of the volbench this test started
+        finish(proc)
+    assert wait_for(lambda: not fio_processes(tmp_path), 10), "fio outlived volbench"
+    killed = volbench.stored()
+    assert killed["status"] == "interrupted", killed["status"]  # not `running` forever
+    assert "resume" in (killed["error"] or "")
+    done = len({r["test"] for r in killed["results"]})
+    assert 1 <= done <= planned
+    listed = json.loads(volbench("runs", "--format", "json").stdout)["runs"]
+    assert [r["status"] for r in listed] == ["interrupted"]
+    resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    _check_complete(volbench, plan)
+
+
+@needs_fio
+@pytest.mark.parametrize("plan", ["quick", "sweep"])
+def test_fio_killed_keeps_the_finished_tests_then_resumed(
+    volbench: Volbench, tmp_path: Path, plan: str
+) -> None:
+    rng = random.Random(f"{SEED}-{plan}-fio")
+    target = tmp_path / "scratch.img"
+    proc, _ = _start(volbench, plan, target)
+    try:
+        assert wait_for(lambda: _committed(volbench) >= 2, 60), "two tests never finished"
+        time.sleep(rng.uniform(0.2, 0.8))
+        running = fio_processes(tmp_path)
+        assert running, "no fio to kill"
+        for pid in running:
+            os.kill(pid, signal.SIGKILL)
+        done = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert done.returncode == 3, done.stderr
+    failed = volbench.stored()
+    assert failed["status"] == "failed"
+    assert len({r["test"] for r in failed["results"]}) >= 2  # what fio finished is kept
+    resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    _check_complete(volbench, plan)
+
+
+@needs_fio
+def test_a_live_run_is_not_resumed_and_a_completed_one_says_so(
+    volbench: Volbench, tmp_path: Path
+) -> None:
+    proc, _ = _start(volbench, "quick", tmp_path / "scratch.img")
+    try:
+        assert wait_for(lambda: _committed(volbench) >= 1, 60)
+        live = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+        assert live.returncode == 2 and "is still running (pid" in live.stderr, live.stderr
+        assert volbench.stored()["status"] == "running"
+    finally:
+        finish(proc)
+    done = volbench("resume", "latest")
+    assert done.returncode == 2 and "is completed: nothing to resume" in done.stderr
+
+
+@needs_fio
+def test_two_databases_keep_their_runs_files_apart(tmp_path: Path) -> None:
+    """Runs of two stores, both run 1, with the default runs folder: each keeps its own
+    folder, so each report draws its own time series."""
+    home = tmp_path / "home"
+    env = {"XDG_DATA_HOME": str(home)}
+    folders = []
+    for name in ("a", "b"):
+        volbench = Volbench(tmp_path / name)
+        proc = volbench(
+            "run", "sweep", "--target", str(tmp_path / f"{name}.img"), "--iodepth", "1",
+            "--runtime", "2s", "--ramp-time", "0", "--size", "16m", env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        stored = volbench.stored()
+        assert stored["id"] == 1
+        folders.append(Path(stored["settings"]["logs_dir"]))
+    assert folders[0] != folders[1] and all(f.parent == home / "volbench" / "runs" for f in folders)
+    for folder, name in zip(folders, ("a", "b"), strict=True):
+        job = (folder / "round-000" / "job.fio").read_text()
+        assert f"filename={tmp_path / name}.img" in job  # each folder holds its own run
+        assert list(folder.glob("round-000/qd1-jobs1_iops.*.log"))

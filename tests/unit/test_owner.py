@@ -1,0 +1,57 @@
+"""A run's owner: alive on this host by /proc (pid and start time), elsewhere by its
+heartbeat; a running run whose owner is gone reads as interrupted."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from volbench.model import RunStatus, TargetInfo
+from volbench.store import owner
+from volbench.store.heartbeat import Heartbeat
+from volbench.store.repository import Store
+from volbench.store.schema import runs
+
+
+def test_this_process_is_alive_and_a_dead_or_reused_pid_is_not() -> None:
+    me = owner.current()
+    assert owner.Owner.parse(me.text()) == me
+    assert owner.alive(me, None)
+    gone = dataclasses.replace(me, pid=2**22 + 17)  # above pid_max's default: no process
+    assert not owner.alive(gone, None)
+    reused = dataclasses.replace(me, start_ticks=me.start_ticks + 1)  # same pid, later start
+    assert not owner.alive(reused, None)
+
+
+def test_another_host_is_alive_while_its_heartbeat_is_fresh() -> None:
+    other = dataclasses.replace(owner.current(), host="elsewhere.example")
+    now = datetime.now(UTC)
+    fresh = (now - timedelta(seconds=owner.STALE_S / 2)).isoformat(timespec="seconds")
+    stale = (now - timedelta(seconds=owner.STALE_S * 2)).isoformat(timespec="seconds")
+    assert owner.alive(other, fresh, now)
+    assert not owner.alive(other, stale, now)
+    assert not owner.alive(other, None, now)
+    assert owner.alive(None, None, now)  # recorded before owners were: nothing says otherwise
+    assert owner.Owner.parse("garbage") is None
+
+
+def test_a_run_whose_process_died_reads_as_interrupted(tmp_path: Path) -> None:
+    target = TargetInfo(path="/tmp/x", kind="file", capacity_bytes=1 << 20)
+    with Store.open(str(tmp_path / "v.db")) as store:
+        run_id = store.create_run("quick", target, {}, {}, {})
+        assert store.get_run(run_id).status is RunStatus.RUNNING
+        assert store.running_owner(run_id) == owner.current().describe()
+        with Heartbeat(store, run_id, every_s=0.01):
+            pass
+        dead = dataclasses.replace(owner.current(), pid=2**22 + 17).text()
+        with store._begin(write=True) as conn:
+            conn.execute(runs.update().where(runs.c.id == run_id).values(owner=dead))
+        run = store.get_run(run_id)
+        assert run.status is RunStatus.INTERRUPTED
+        assert run.error is not None and f"volbench resume {run_id}" in run.error
+        assert [r.id for r in store.list_runs(status="interrupted")] == [run_id]
+        assert store.list_runs(status="running") == []
+        assert store.running_owner(run_id) is None
+        store.reopen_run(run_id)  # resume takes it over
+        assert store.get_run(run_id).status is RunStatus.RUNNING
