@@ -276,7 +276,7 @@ def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: Loop
     assert document["nominal_sizes"] is False
     stored = volbench.stored(str(document["capability_run"]))
     assert stored["plan"] == "qos-capability"
-    jobs = {j["jobname"]: j for j in fio_jobs(fio_json(stored["fio_outputs"][0]))}
+    jobs = {j["jobname"]: j for raw in stored["fio_outputs"] for j in fio_jobs(fio_json(raw))}
     capability = document["capability"]  # reads and writes: an empty device may be written
     assert capability["riops"] == pytest.approx(jobs["capability-iops"]["read"]["iops"])
     assert capability["rbps"] == pytest.approx(jobs["capability-bandwidth"]["read"]["bw_bytes"])
@@ -357,7 +357,7 @@ def test_plan_measures_reads_only_on_a_device_with_data(
     assert document["capability"]["riops"] > 0 and document["capability"]["wiops"] == 0
     assert "ext4" in document["writes_not_measured"]  # the safety rules' reason
     stored = volbench.stored(str(document["capability_run"]))
-    jobs = {j["jobname"] for j in fio_jobs(fio_json(stored["fio_outputs"][0]))}
+    jobs = {j["jobname"] for raw in stored["fio_outputs"] for j in fio_jobs(fio_json(raw))}
     assert jobs == {"capability-iops", "capability-bandwidth"}  # nothing written
 
 

@@ -90,4 +90,4 @@ def test_bad_input_is_one_line_exit_2(volbench: Volbench) -> None:
     assert "must be below the capability" in error_line(reserve, 2)
     assert "alpha" in error_line(alpha, 2)
     assert "no tenant named b" in error_line(unknown, 2)
-    assert "--all for every volbench-* cgroup" in error_line(clear_all, 2)
+    assert "--all for every cgroup volbench made" in error_line(clear_all, 2)
