@@ -270,6 +270,18 @@ class HostInfo:
 
 
 @dataclass(frozen=True)
+class RoundTimes:
+    """When one committed round ran: ISO 8601 UTC to the second. ``started_at`` is when
+    volbench started fio, ``ended_at`` fio's own end time (its output's timestamp);
+    None for rounds stored before volbench kept them, or imported."""
+
+    round: int
+    started_at: str | None
+    ended_at: str | None
+    committed_at: str
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """A stored run as read back from the store."""
 
@@ -287,6 +299,14 @@ class RunRecord:
     results: tuple[StoredResult, ...] = ()
     raw_outputs: tuple[str, ...] = ()
     stalls: tuple[Stall, ...] = ()
+    rounds: tuple[RoundTimes, ...] = ()
+
+    @property
+    def aggregate(self) -> tuple[StoredResult, ...]:
+        """The run's own results, one row per round, test and direction: on several
+        targets at once their aggregate, without each place's share (rows whose
+        :attr:`StoredResult.place` is set). Checks and fingerprints read these."""
+        return tuple(r for r in self.results if r.place is None)
 
     def logs_dir(self, runs_dir: Path) -> Path:
         """The folder of this run's fio files: as recorded in its settings
@@ -321,6 +341,20 @@ class StoredResult:
     sys_cpu_pct: float
     jobs: int
     hostname: str | None = None  # fio's host, or the place of a multi-target run's share
+
+    @property
+    def place(self) -> str | None:
+        """The place (label) whose share of a multi-target round this row is; None for
+        the run's own result (one target, or the aggregate of every place)."""
+        return self.hostname
+
+    @property
+    def outstanding_io(self) -> int:
+        """Configured outstanding I/Os behind the row: iodepth x numjobs, times the
+        places an aggregate ran on (its workload's ``places``, 1 when not recorded)."""
+        per_place = int(self.workload.get("iodepth", 1)) * int(self.workload.get("numjobs", 1))
+        places = int(self.workload.get("places") or 1) if self.place is None else 1
+        return per_place * places
 
 
 @dataclass(frozen=True)

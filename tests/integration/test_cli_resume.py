@@ -33,13 +33,13 @@ SHORT = ("--runtime", "1s", "--ramp-time", "0", "--size", "16m")
 PLANS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "quick": (("run", "quick", *SHORT), QUICK_TESTS),
     "sweep": (
-        ("run", "sweep", "--rw", "randread", "--iodepth", "1,2,4,8", "--numjobs", "1,2", *SHORT),
-        tuple(f"qd{qd}-jobs{jobs}" for jobs in (1, 2) for qd in (1, 2, 4, 8)),
+        ("run", "sweep", "--rw", "randread", "--iodepth", "1,4", "--numjobs", "1,2", *SHORT),
+        tuple(f"qd{qd}-jobs{jobs}" for jobs in (1, 2) for qd in (1, 4)),
     ),
     "iometer": (
         ("run", "iometer", "--spec", "8k-random-read", "--spec", "8k-random-write",
-         "--workers", "1..3", *SHORT),
-        tuple(f"8k-random-{rw}.w{n}" for rw in ("read", "write") for n in (1, 2, 3)),
+         "--workers", "1..2", *SHORT),
+        tuple(f"8k-random-{rw}.w{n}" for rw in ("read", "write") for n in (1, 2)),
     ),
 }  # fmt: skip
 SEED = 20261124
@@ -76,6 +76,9 @@ def _check_complete(volbench: Volbench, plan: str) -> None:
         assert jobs, (row["test"], row["round"])
         fio_iops = sum(j[row["direction"]]["iops"] for j in jobs)
         assert row["iops"] == pytest.approx(fio_iops, rel=1e-9)
+    for times in document["rounds"]:  # when each round ran: fio started, fio ended
+        assert times["started_at"] and times["ended_at"], times
+        assert times["started_at"] <= times["ended_at"] <= times["committed_at"]
     rounds = sorted({row["round"] for row in document["results"]})
     assert rounds == list(range(len(rounds))) or rounds[-1] < len(outputs)  # no gaps
 
@@ -108,7 +111,7 @@ def test_volbench_killed_at_a_random_moment_then_resumed(
 
 
 @needs_fio
-@pytest.mark.parametrize("plan", ["quick", "sweep"])
+@pytest.mark.parametrize("plan", ["sweep"])
 def test_fio_killed_keeps_the_finished_tests_then_resumed(
     volbench: Volbench, tmp_path: Path, plan: str
 ) -> None:
@@ -139,7 +142,7 @@ def test_fio_killed_keeps_the_finished_tests_then_resumed(
 def test_a_live_run_is_not_resumed_and_a_completed_one_says_so(
     volbench: Volbench, tmp_path: Path
 ) -> None:
-    proc, _ = _start(volbench, "quick", tmp_path / "scratch.img")
+    proc, _ = _start(volbench, "sweep", tmp_path / "scratch.img")
     try:
         assert wait_for(lambda: _committed(volbench) >= 1, 60)
         live = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
@@ -173,3 +176,37 @@ def test_two_databases_keep_their_runs_files_apart(tmp_path: Path) -> None:
         job = (folder / "round-000" / "job.fio").read_text()
         assert f"filename={tmp_path / name}.img" in job  # each folder holds its own run
         assert list(folder.glob("round-000/qd1-jobs1_iops.*.log"))
+
+
+@needs_fio
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_full_store_keeps_fios_output_and_says_where(volbench: Volbench, tmp_path: Path) -> None:
+    """The store on a 136 KiB tmpfs fills during the run: the round that cannot be
+    stored is in a file the message names, and importing that file gives fio's
+    figures; the rounds before it are in the store."""
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=136k", "tmpfs", str(full)], check=True)
+    try:
+        db = f"sqlite:///{full}/v.db"
+        args = PLANS["quick"][0]
+        proc = volbench(
+            *args, "--target", str(tmp_path / "q.img"), "--runs-dir", str(volbench.runs_dir),
+            "--db", db,
+        )  # fmt: skip
+        assert proc.returncode == 3, proc.stderr
+        line = proc.stderr.strip().splitlines()[-1]
+        assert "could not be stored" in line and "disk is full" in line, line
+        kept = Path(line.split("fio's output is kept in ")[1].split(":")[0])
+        assert kept.is_file() and kept.parent.parent.parent == volbench.runs_dir
+        stored = json.loads(volbench("show", "latest", "--db", db, "--format", "json").stdout)
+        assert stored["status"] == "failed" and stored["results"]  # the rounds before
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
+    imported = volbench("import", str(kept))
+    assert imported.returncode == 0, imported.stderr
+    row = volbench.stored()["results"][0]
+    job = json.loads(kept.read_text())["jobs"][0]
+    assert row["test"] == job["jobname"]
+    assert row["iops"] == pytest.approx(job[row["direction"]]["iops"], rel=1e-9)

@@ -96,7 +96,10 @@ class Verdict:
 
 
 def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], list[str]]:
-    """Tests that can be compared (last round of each), and why others cannot."""
+    """Tests that can be compared (last round of each), and why others cannot. Only the
+    run's own rows count (:attr:`RunRecord.aggregate`): a place's share is not the run's
+    figure."""
+    results = [row for row in results if row.place is None]
     newest = {row.test: row.round for row in results}
     for row in results:
         newest[row.test] = max(newest[row.test], row.round)
@@ -122,7 +125,7 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
                 test=name,
                 rw=str(workload.get("rw", "")),
                 bs_bytes=bs,
-                outstanding=int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1)),
+                outstanding=rows[0].outstanding_io,
                 read_iops=read.iops if read else 0.0,
                 write_iops=write.iops if write else 0.0,
                 read_bw_bytes_per_s=read.bw_bytes_per_s if read else 0.0,

@@ -47,6 +47,8 @@ class RawRun:
     text: str = ""
     stopped: bool = False  # ``should_stop`` asked for it (not the user's Ctrl-C)
     killed: bool = False  # fio did not end when asked and was killed (SIGKILL)
+    started_s: float | None = None  # when fio was started (Unix time, volbench's clock)
+    ended_s: float | None = None  # when fio ended or was given up on
 
     @property
     def last_error_line(self) -> str:
@@ -154,6 +156,7 @@ class SubprocessRunner:
             f"--status-interval={self.status_interval_s}",
             str(job_path),
         )
+        started_s = time.time()
         proc = start_fio(command, workdir)
         assert proc.stdout is not None and proc.stderr is not None
         lines: queue.Queue[str | None] = queue.Queue()
@@ -214,6 +217,8 @@ class SubprocessRunner:
             command=command,
             text="".join(splitter.text),
             stopped=stopped_at is not None,
+            started_s=started_s,
+            ended_s=time.time(),
             killed=killed_at is not None,
         )
 
@@ -283,7 +288,8 @@ class ReplayRunner:
             splitter.feed(line)
         splitter.finish()
         output = splitter.documents[-1] if splitter.documents else text
-        if set(self._job_names(path)) > set(sections := job_sections(job_text)):
+        sections = job_sections(job_text)
+        if sections and set(self._job_names(path)) > set(sections):
             output = _only_jobs(output, sections)
         return RawRun(
             output=output,

@@ -21,13 +21,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volbench.analysis.aggregate import group_tests
-from volbench.errors import FioError, RunFailed, RunStalled, UsageError, VolbenchError
+from volbench.errors import (
+    FioError,
+    RunFailed,
+    RunStalled,
+    StoreError,
+    UsageError,
+    VolbenchError,
+)
 from volbench.fio.job import LOG_AVG_MSEC, JobFile, planned_seconds, render
 from volbench.fio.live import LiveSampler
 from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, Runner, SubprocessRunner
-from volbench.fio.stall import StallPolicy, StallWatch, stall_reason
+from volbench.fio.stall import StallPolicy, StallWatch, stall_reason, utc_text
 from volbench.model import FioOutput, RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
 from volbench.store.heartbeat import Heartbeat
@@ -181,7 +188,9 @@ def run_round(
     if stalled and not raw.output.strip():
         raise RunStalled(f"{stalled}; fio did not end and was killed, the round has no output")
     also_cut = {opened[0].test} if stalled else set()  # it did not finish, whatever its runtime
-    done = commit_round(session, run_id, round_no, raw, workloads, split, places, also_cut)
+    done = commit_round(
+        session, run_id, round_no, raw, workloads, split, places, also_cut, folder=log_dir
+    )
     if layout is None and isinstance(session.runner, SubprocessRunner):
         _check_logs(session, round_no, log_dir, done.tests)
     if stalled:
@@ -231,19 +240,26 @@ def commit_round(
     split: Split = one_place,
     places: int = 1,
     also_cut: Collection[str] = (),
+    folder: Path | None = None,
 ) -> Committed:
     """Store one round's results (fio's JSON verbatim beside them) and report them.
 
     A round fio stopped early (Ctrl-C, a stall, a lost host) keeps only its tests
     that ran their whole runtime, plus ``also_cut`` left out. Raises FioError when
     fio printed no result. The stored workload of each test records ``places``:
-    its aggregate's outstanding I/O is iodepth x numjobs x places.
+    its aggregate's outstanding I/O is iodepth x numjobs x places. fio's output is
+    also written to ``folder``/fio-output.json first, so a store that cannot be
+    written (a full disk) loses nothing: the RunFailed message says where it is.
     """
     if not raw.output.strip():
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
         )
-    tests, shares = split(parse(raw.output))
+    kept = folder / OUTPUT_FILE if folder is not None else None
+    if kept is not None:
+        kept.write_text(raw.output)
+    output = parse(raw.output)
+    tests, shares = split(output)
     failed = [t for t in [*tests, *shares] if t.error]
     tests = [t for t in tests if any(d.active for d in t.directions.values())]
     cut = cut_short([*tests, *shares], workloads) if raw.interrupted or raw.stopped else set()
@@ -251,7 +267,21 @@ def commit_round(
     tests = [t for t in tests if t.name not in cut]
     shares = [t for t in shares if t.name not in cut]
     records = {w.name: {**workload_record(w), "places": places} for w in workloads}
-    session.store.add_round(run_id, round_no, raw.output, [*tests, *shares], records)
+    # fio's own clock for the end (its output's timestamp), volbench's for the start
+    ended_s = output.timestamp_s or raw.ended_s
+    try:
+        session.store.add_round(
+            run_id,
+            round_no,
+            raw.output,
+            [*tests, *shares],
+            records,
+            started_at=utc_text(raw.started_s) if raw.started_s else None,
+            ended_at=utc_text(ended_s) if ended_s else None,
+        )
+    except StoreError as exc:
+        where = f"fio's output is kept in {kept}: `volbench import {kept}`" if kept else ""
+        raise StoreFailed(f"round {round_no} could not be stored ({exc}); {where}") from exc
     session.reporter.round_done(round_no, tests or shares)
     return Committed(tests, cut, failed)
 
@@ -298,6 +328,12 @@ def cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set
 
 
 RUNS_DIR_HINT = "use --runs-dir to choose another folder for fio's logs"
+OUTPUT_FILE = "fio-output.json"
+"""fio's final document of a round, beside its job file and logs."""
+
+
+class StoreFailed(RunFailed):
+    """The store refused a finished round; fio's output was kept in a file."""
 
 
 def prepare_runs_dir(runs_dir: Path) -> None:
@@ -430,12 +466,22 @@ def proceed(
         session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
         return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")
     except VolbenchError as exc:
-        session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
-        raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
+        stored = _mark_failed(session, run_id, str(exc))
+        raise type(exc)(f"{exc} (run {run_id} {stored})") from exc
     except OSError as exc:
         failure = os_failure(exc, session.runs_dir)
-        session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
-        raise RunFailed(f"{failure} (run {run_id} stored as failed)") from exc
+        stored = _mark_failed(session, run_id, str(failure))
+        raise RunFailed(f"{failure} (run {run_id} {stored})") from exc
     message = "; ".join(m for m in (note(), *session.warnings) if m) or None
     session.store.finish_run(run_id, RunStatus.COMPLETED, message)
     return Outcome(run_id, RunStatus.COMPLETED, tuple(tests), message)
+
+
+def _mark_failed(session: Session, run_id: int, error: str) -> str:
+    """Store run ``run_id`` as failed; how that went, for the message ("stored as
+    failed", or why the store could not take even that: it then shows as interrupted)."""
+    try:
+        session.store.finish_run(run_id, RunStatus.FAILED, error)
+    except StoreError as exc:
+        return f"could not be marked failed either: {exc}"
+    return "stored as failed"

@@ -215,7 +215,9 @@ class FleetRounds:
         if not raw.output.strip() and failures:
             lost = "; ".join(f"{f.host} {f.reason}" for f in failures)
             raise FioError(f"fio printed no result: {lost}")
-        committed = commit_round(session, run_id, round_no, raw, workloads, split, len(places))
+        committed = commit_round(
+            session, run_id, round_no, raw, workloads, split, len(places), folder=log_dir
+        )
         if failures and not self.fleet.keep_going:
             lost = "; ".join(f"host {f.host} {f.reason}" for f in failures)
             raise FioError(

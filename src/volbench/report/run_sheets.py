@@ -55,9 +55,7 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for results in by_test.values():
         workload = results[0].workload
-        configured = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
-        if results[0].hostname is None:  # a multi-target run's aggregate: every place's
-            configured *= int(workload.get("places", 1))
+        configured = results[0].outstanding_io
         pairs = [(r.iops, r.lat_mean_ns) for r in results if r.lat_mean_ns is not None]
         little = check(pairs, configured) if pairs and results[0].lat_kind == "lat" else None
         for result in results:
@@ -139,6 +137,7 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "settings": run.settings,
         "error": run.error,
         "results": result_rows(run),
+        "rounds": [asdict(times) for times in run.rounds],
         "fio_outputs": list(run.raw_outputs),
     }
 

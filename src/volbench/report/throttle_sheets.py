@@ -54,10 +54,10 @@ def points_by_workload(runs: Sequence[RunRecord]) -> dict[str, list[Point]]:
     for run in runs:
         spread = sample_spread(run.raw_outputs)
         newest: dict[str, int] = {}
-        for row in run.results:
+        for row in run.aggregate:
             newest[row.test] = max(newest.get(row.test, row.round), row.round)
         tests: dict[str, list[StoredResult]] = {}
-        for row in run.results:
+        for row in run.aggregate:
             if row.round == newest[row.test]:
                 tests.setdefault(row.test, []).append(row)
         for name, rows in tests.items():
@@ -67,7 +67,7 @@ def points_by_workload(runs: Sequence[RunRecord]) -> dict[str, list[Point]]:
             if iops <= 0 or not timed:
                 continue
             lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
-            outstanding = int(workload.get("iodepth", 1)) * int(workload.get("numjobs", 1))
+            outstanding = rows[0].outstanding_io
             point = Point(outstanding, iops, lat, f"run {run.id} {name}", spread.get(name))
             groups.setdefault(_workload_key(workload), []).append(point)
     return groups

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from volbench.errors import StoreError
-from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
+from volbench.model import RoundTimes, RunRecord, RunStatus, Stall, StoredResult, TestResult
 from volbench.store import migrations, owner, rows, schema
 from volbench.store.database import (
     connect,
@@ -276,6 +276,13 @@ class Store:
                 else ()
             )
             stored = self._results(conn, run_id)
+            times = conn.execute(
+                sa.select(
+                    rounds.c.round, rounds.c.started_at, rounds.c.ended_at, rounds.c.committed_at
+                )
+                .where(rounds.c.run_id == run_id)
+                .order_by(rounds.c.round)
+            ).all()
             stalls = conn.execute(
                 sa.select(schema.stalls)
                 .where(schema.stalls.c.run_id == run_id)
@@ -286,6 +293,7 @@ class Store:
                 self._labels(conn, [run_id]).get(run_id, {}),
                 results=stored,
                 raw_outputs=tuple(outputs),
+                rounds=tuple(RoundTimes(*t) for t in times),
                 stalls=tuple(rows.stall(r) for r in stalls),
             )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from volbench.model import RunRecord, RunStatus, Stall, StoredResult, TestResult
+from volbench.model import RoundTimes, RunRecord, RunStatus, Stall, StoredResult, TestResult
 from volbench.store import owner
 from volbench.store.schema import PERCENTILE_COLUMNS
 
@@ -27,6 +27,7 @@ def run_record(
     results: tuple[StoredResult, ...] = (),
     raw_outputs: tuple[str, ...] = (),
     stalls: tuple[Stall, ...] = (),
+    rounds: tuple[RoundTimes, ...] = (),
 ) -> RunRecord:
     """A ``runs`` row (with its labels, results and raw outputs) as a RunRecord.
 
@@ -53,6 +54,7 @@ def run_record(
         results=results,
         raw_outputs=raw_outputs,
         stalls=stalls,
+        rounds=rounds,
     )
 
 
