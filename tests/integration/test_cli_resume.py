@@ -29,7 +29,7 @@ from test_cli_kill import fio_processes, wait_for
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
-SHORT = ("--runtime", "1s", "--ramp-time", "0", "--size", "16m")
+SHORT = ("--runtime", "500ms", "--ramp-time", "0", "--size", "16m")
 PLANS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "quick": (("run", "quick", *SHORT), QUICK_TESTS),
     "sweep": (
@@ -93,7 +93,7 @@ def test_volbench_killed_at_a_random_moment_then_resumed(
     proc, planned = _start(volbench, plan, target)
     try:
         assert wait_for(lambda: _committed(volbench) >= 1, 60), "no test was committed"
-        time.sleep(rng.uniform(0.0, 1.5))  # seeded: anywhere in the next test or two
+        time.sleep(rng.uniform(0.0, 0.6))  # seeded: anywhere in the next test
     finally:
         proc.kill()  # SIGKILL of the volbench this test started
         finish(proc)

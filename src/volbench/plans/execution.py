@@ -257,7 +257,15 @@ def commit_round(
         )
     kept = folder / OUTPUT_FILE if folder is not None else None
     if kept is not None:
-        kept.write_text(raw.output)
+        try:
+            kept.write_text(raw.output)
+        except OSError as exc:  # the store still takes it: a warning, not a failure
+            warning = (
+                f"fio's output of round {round_no} could not be kept in {kept}: {exc.strerror}"
+            )
+            session.warnings.append(warning)
+            session.reporter.note(f"warning: {warning}")
+            kept = None
     output = parse(raw.output)
     tests, shares = split(output)
     failed = [t for t in [*tests, *shares] if t.error]
