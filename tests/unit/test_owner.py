@@ -4,6 +4,7 @@ heartbeat; a running run whose owner is gone reads as interrupted."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -55,3 +56,33 @@ def test_a_run_whose_process_died_reads_as_interrupted(tmp_path: Path) -> None:
         assert store.running_owner(run_id) is None
         store.reopen_run(run_id)  # resume takes it over
         assert store.get_run(run_id).status is RunStatus.RUNNING
+
+
+def test_the_heartbeat_thread_and_the_run_share_a_file_store(tmp_path: Path) -> None:
+    """Beats borrow pooled connections the run's own thread uses too: a SQLite store
+    must take that (it once refused: objects created in another thread)."""
+    target = TargetInfo(path="/tmp/x", kind="file", capacity_bytes=1 << 20)
+    failures: list[Exception] = []
+    beats: list[float] = []
+
+    class Recording:
+        def __init__(self, store: Store) -> None:
+            self.store = store
+
+        def heartbeat(self, run_id: int) -> None:
+            try:
+                self.store.heartbeat(run_id)
+                beats.append(time.monotonic())
+            except Exception as exc:
+                failures.append(exc)
+
+    with Store.open(str(tmp_path / "v.db")) as store:
+        run_id = store.create_run("quick", target, {}, {}, {})
+        with Heartbeat(Recording(store), run_id, every_s=0.002):
+            for round_no in range(40):
+                with store._begin():  # the run's thread holds one while a beat needs one
+                    time.sleep(0.004)
+                store.add_round(run_id, round_no, "{}", [], {})
+        assert store.round_count(run_id) == 40
+    assert not failures, failures[0]
+    assert len(beats) > 10

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from volbench.errors import FioError
 from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio
+from volbench.fio.status_stream import Item, lean_status, pump
 
 StatusCallback = Callable[[dict[str, Any]], None]
 StopCheck = Callable[[], bool]
@@ -159,29 +160,43 @@ class SubprocessRunner:
         started_s = time.time()
         proc = start_fio(command, workdir)
         assert proc.stdout is not None and proc.stderr is not None
-        lines: queue.Queue[str | None] = queue.Queue()
+        items: queue.Queue[Item] = queue.Queue()
         stderr_chunks: list[str] = []
-        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(target=pump, args=(proc.stdout, items), daemon=True).start()
         err_thread = threading.Thread(
             target=lambda: stderr_chunks.append(proc.stderr.read() if proc.stderr else ""),
             daemon=True,
         )
         err_thread.start()
-        splitter = DocumentSplitter()
+        last: str | None = None  # fio's newest document: at the end, its final one
+        text: list[str] = []
+        ended = False
         interrupted_at: float | None = None
         stopped_at: float | None = None
         killed_at: float | None = None
-        while True:
+        while not ended:
             try:
-                line = lines.get(timeout=0.1 if interrupted_at or stopped_at else 0.25)
-                if line is None:
-                    break
-                document = splitter.feed(line)
-                if document is not None and on_status is not None:
-                    with contextlib.suppress(json.JSONDecodeError):
-                        on_status(json.loads(document))
+                newest = None
+                item = items.get(timeout=0.1 if interrupted_at or stopped_at else 0.25)
+                while True:  # take all that is queued; only the newest document matters
+                    if item is None:
+                        ended = True
+                        break
+                    kind, value = item
+                    if kind == "document":
+                        newest = last = value
+                    else:
+                        text.append(value)
+                    item = items.get_nowait()
             except queue.Empty:
                 pass
+            except KeyboardInterrupt:
+                _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
+                interrupted_at = interrupted_at or time.monotonic()
+            try:
+                if newest is not None and on_status is not None and not ended:
+                    with contextlib.suppress(json.JSONDecodeError):
+                        on_status(lean_status(newest))
             except KeyboardInterrupt:
                 _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
                 interrupted_at = interrupted_at or time.monotonic()
@@ -197,36 +212,29 @@ class SubprocessRunner:
                 killed_at = now
             if killed_at is not None and now - killed_at > self.abandon_s:
                 break  # fio is held in I/O wait: it leaves when its I/O completes
-        splitter.finish()
         interrupted = interrupted_at is not None
         if killed_at is None:
             returncode = proc.wait()
             err_thread.join(timeout=5)
         else:
-            ended = proc.poll()
-            returncode = -signal.SIGKILL if ended is None else ended
+            exited = proc.poll()
+            returncode = -signal.SIGKILL if exited is None else exited
             err_thread.join(timeout=0.1)
         # Killed by a signal we did not send, fio printed no final document: its
         # last document is an interim one and must not pass for a result.
-        final = splitter.documents and killed_at is None and (returncode >= 0 or interrupted)
+        final = last is not None and killed_at is None and (returncode >= 0 or interrupted)
         return RawRun(
-            output=splitter.documents[-1] if final else "",
+            output=last if final and last is not None else "",
             returncode=returncode,
             stderr="".join(stderr_chunks),
             interrupted=interrupted,
             command=command,
-            text="".join(splitter.text),
+            text="".join(text),
             stopped=stopped_at is not None,
             started_s=started_s,
             ended_s=time.time(),
             killed=killed_at is not None,
         )
-
-
-def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
-    for line in stream:
-        lines.put(line)
-    lines.put(None)
 
 
 def _signal(proc: subprocess.Popen[str], sig: int) -> None:

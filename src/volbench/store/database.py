@@ -187,7 +187,9 @@ def _sqlite_engine(url: sa.URL, serializer: Any, create: bool = True) -> Engine:
     engine = sa.create_engine(
         url,
         json_serializer=serializer,
-        connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_S, "check_same_thread": not memory},
+        # the pool hands a connection to one thread at a time (the run's heartbeat
+        # thread borrows one too): pysqlite's own same-thread check must not refuse it
+        connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
         poolclass=StaticPool if memory else None,
     )
     event.listen(engine, "connect", _sqlite_on_connect)

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
 
 from volbench.errors import StoreError
 from volbench.model import RoundTimes, RunRecord, RunStatus, Stall, StoredResult, TestResult
@@ -230,7 +231,10 @@ class Store:
             )
 
     def heartbeat(self, run_id: int) -> None:
-        """Refresh the heartbeat of a run this process owns (:mod:`volbench.store.owner`)."""
+        """Refresh the heartbeat of a run this process owns (:mod:`volbench.store.owner`).
+        An in-memory store (one connection, shared) has no other reader: nothing to do."""
+        if isinstance(self._engine.pool, StaticPool):
+            return
         with self._begin(write=True) as conn:
             conn.execute(
                 runs.update()
