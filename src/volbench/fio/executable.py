@@ -31,15 +31,20 @@ def fio_path() -> str:
     return path
 
 
-@functools.cache
-def fio_version() -> str:
-    """fio's own version string, e.g. ``fio-3.33``."""
+def _ask(option: str) -> subprocess.CompletedProcess[str]:
+    """``fio OPTION`` (an option that prints and exits), its output as text."""
     try:
-        done = subprocess.run(
-            [fio_path(), "--version"], capture_output=True, text=True, timeout=30, check=False
+        return subprocess.run(
+            [fio_path(), option], capture_output=True, text=True, timeout=30, check=False
         )
     except OSError as exc:
         raise FioError(f"cannot start fio: {exc.strerror}") from exc
+
+
+@functools.cache
+def fio_version() -> str:
+    """fio's own version string, e.g. ``fio-3.33``."""
+    done = _ask("--version")
     version = done.stdout.strip()
     if done.returncode != 0 or not version:
         raise FioError(f"`fio --version` failed with exit code {done.returncode}")
@@ -50,13 +55,7 @@ def fio_version() -> str:
 def fio_engines() -> frozenset[str]:
     """The ioengines this fio was built with, as ``fio --enghelp`` lists them (one per
     indented line after "Available IO engines:")."""
-    try:
-        done = subprocess.run(
-            [fio_path(), "--enghelp"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except OSError as exc:
-        raise FioError(f"cannot start fio: {exc.strerror}") from exc
-    lines = done.stdout.splitlines()
+    lines = _ask("--enghelp").stdout.splitlines()
     return frozenset(line.strip() for line in lines[1:] if line[:1].isspace() and line.strip())
 
 
