@@ -32,6 +32,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -269,12 +270,17 @@ def tunnels(hosts: Sequence[SshHost], taken: Sequence[str] = ()) -> Iterator[lis
     closed when the block ends, however it ends. ``taken``: addresses the run's
     other hosts use (fio's client must tell every host apart by address)."""
     config = ssh_config()
-    with contextlib.ExitStack() as stack:
-        opened = [
-            stack.enter_context(SshTunnel(host, address, config=config))
-            for host, address in zip(hosts, local_addresses(taken, len(hosts)), strict=True)
-        ]
+    opened: list[SshTunnel] = []
+    try:
+        for host, address in zip(hosts, local_addresses(taken, len(hosts)), strict=True):
+            opened.append(SshTunnel(host, address, config=config).__enter__())
         yield opened
+    finally:  # all at once: each may wait seconds for its remote fio to stop
+        closing = [threading.Thread(target=tunnel.close) for tunnel in opened]
+        for thread in closing:
+            thread.start()
+        for thread in closing:
+            thread.join()
 
 
 def host_name(text: str) -> str:
