@@ -106,6 +106,7 @@ class ProgressReporter:
             transient=False,
         )
         self._task: TaskID | None = None
+        self._name = ""
         self._started = 0.0
         self._prep: Progress | None = None
         self._prep_task: TaskID | None = None
@@ -135,6 +136,7 @@ class ProgressReporter:
             self._prep = None
         self._progress.start()
         self._started = time.monotonic()
+        self._name = ", ".join(w.name for w in workloads[:2]) + (" ..." if workloads[2:] else "")
         self._task = self._progress.add_task(
             f"round {round_no}: {workloads[0].name}", total=planned_s, live=""
         )
@@ -154,8 +156,11 @@ class ProgressReporter:
     def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
         if self._task is not None:
             total = self._progress.tasks[-1].total
-            self._progress.update(self._task, completed=total, description=f"round {round_no} done")
-        self._progress.stop()
+            done = f"round {round_no} done: {self._name}"
+            self._progress.update(self._task, completed=total, description=done)
+        self._progress.stop()  # leaves the round's finished bar printed, once
+        if self._task is not None:  # not drawn again with the next round's bar
+            self._progress.remove_task(self._task)
         self._task = None
 
     def note(self, message: str) -> None:

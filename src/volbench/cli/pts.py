@@ -23,7 +23,7 @@ from volbench.cli.place_options import given, place_options
 from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
-from volbench.model import RunStatus, TestResult
+from volbench.model import RunStatus
 from volbench.plans.execution import Outcome, Session, run_round
 from volbench.plans.fleet import (
     Fleet,
@@ -54,12 +54,7 @@ PTS_FORMATS = ("table", "json", "csv", "markdown")
 
 class PtsReporter(console.ProgressReporter):
     """The progress display of a PTS run: one bar per round (cell, live IOPS, ETA),
-    cleared when the round is committed; test, round and steady state as notes."""
-
-    def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
-        super().round_done(round_no, tests)
-        for task in list(self._progress.task_ids):
-            self._progress.remove_task(task)
+    printed once when the round is committed; test, round and steady state as notes."""
 
 
 def _purging(
