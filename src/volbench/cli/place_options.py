@@ -8,8 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from volbench.errors import UsageError
-from volbench.fio.job_text import value_problem
+from volbench.fio.job_text import check_value
 from volbench.plans.fleet import read_hosts_file
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,11 +59,9 @@ def given(
     hosts = _split(host_lists)
     if hosts_file:
         hosts += read_hosts_file(Path(hosts_file).read_text())
-    targets = [*target, *_split(target_lists)]
-    for value in targets:
-        problem = value_problem(value, path=True)
-        if problem:
-            raise UsageError(f"--target {value!r} {problem}: give another path")
+    targets = [
+        check_value("--target", value, path=True) for value in [*target, *_split(target_lists)]
+    ]
     return targets, hosts
 
 

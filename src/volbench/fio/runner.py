@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -168,35 +168,17 @@ class SubprocessRunner:
             daemon=True,
         )
         err_thread.start()
-        last: str | None = None  # fio's newest document: at the end, its final one
-        text: list[str] = []
-        ended = False
+        out = _Stdout()
         interrupted_at: float | None = None
         stopped_at: float | None = None
         killed_at: float | None = None
-        while not ended:
+        while not out.ended:
             try:
-                newest = None
-                item = items.get(timeout=0.1 if interrupted_at or stopped_at else 0.25)
-                while True:  # take all that is queued; only the newest document matters
-                    if item is None:
-                        ended = True
-                        break
-                    kind, value = item
-                    if kind == "document":
-                        newest = last = value
-                    else:
-                        text.append(value)
-                    item = items.get_nowait()
-            except queue.Empty:
-                pass
-            except KeyboardInterrupt:
-                _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
-                interrupted_at = interrupted_at or time.monotonic()
-            try:
-                if newest is not None and on_status is not None and not ended:
+                out.take(items, 0.1 if interrupted_at or stopped_at else 0.25)
+                if out.fresh and out.last is not None and on_status is not None and not out.ended:
+                    out.fresh = False
                     with contextlib.suppress(json.JSONDecodeError):
-                        on_status(lean_status(newest))
+                        on_status(lean_status(out.last))
             except KeyboardInterrupt:
                 _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
                 interrupted_at = interrupted_at or time.monotonic()
@@ -222,19 +204,49 @@ class SubprocessRunner:
             err_thread.join(timeout=0.1)
         # Killed by a signal we did not send, fio printed no final document: its
         # last document is an interim one and must not pass for a result.
-        final = last is not None and killed_at is None and (returncode >= 0 or interrupted)
+        final = out.last is not None and killed_at is None and (returncode >= 0 or interrupted)
         return RawRun(
-            output=last if final and last is not None else "",
+            output=out.last if final and out.last is not None else "",
             returncode=returncode,
             stderr="".join(stderr_chunks),
             interrupted=interrupted,
             command=command,
-            text="".join(text),
+            text="".join(out.text),
             stopped=stopped_at is not None,
             started_s=started_s,
             ended_s=time.time(),
             killed=killed_at is not None,
         )
+
+
+@dataclass
+class _Stdout:
+    """What fio printed so far: its newest document, whether one came since it was
+    last looked at, whether the stream has ended, and text outside documents. Filled
+    item by item, so a Ctrl-C between two items loses none of them."""
+
+    last: str | None = None
+    fresh: bool = False
+    ended: bool = False
+    text: list[str] = field(default_factory=list)
+
+    def take(self, items: queue.Queue[Item], wait_s: float) -> None:
+        """Everything :func:`pump` queued, waiting up to ``wait_s`` for the first item;
+        older documents are stale: only the newest is kept."""
+        try:
+            item = items.get(timeout=wait_s)
+            while True:
+                if item is None:
+                    self.ended = True
+                    return
+                kind, value = item
+                if kind == "document":
+                    self.last, self.fresh = value, True
+                else:
+                    self.text.append(value)
+                item = items.get_nowait()
+        except queue.Empty:
+            return
 
 
 def _signal(proc: subprocess.Popen[str], sig: int) -> None:

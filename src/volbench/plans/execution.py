@@ -107,6 +107,11 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     """Problems that did not stop the run (e.g. logs fio could not write), stored with it."""
 
+    def warn(self, message: str) -> None:
+        """A problem that does not stop the run: shown now, stored with the run."""
+        self.warnings.append(message)
+        self.reporter.note(f"warning: {message}")
+
 
 def workload_record(workload: Workload) -> dict[str, Any]:
     """A workload as plain JSON-ready data (enum values as strings)."""
@@ -213,12 +218,10 @@ def _check_logs(
     missing = missing_logs(log_dir, long_enough)
     if missing:
         shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if missing[4:] else "")
-        warning = (
+        session.warn(
             f"fio's per-second logs of round {round_no} are missing or empty ({shown}) in"
             f" {log_dir}: is its filesystem full? ({RUNS_DIR_HINT})"
         )
-        session.warnings.append(warning)
-        session.reporter.note(f"warning: {warning}")
 
 
 @dataclass(frozen=True)
@@ -260,11 +263,9 @@ def commit_round(
         try:
             kept.write_text(raw.output)
         except OSError as exc:  # the store still takes it: a warning, not a failure
-            warning = (
+            session.warn(
                 f"fio's output of round {round_no} could not be kept in {kept}: {exc.strerror}"
             )
-            session.warnings.append(warning)
-            session.reporter.note(f"warning: {warning}")
             kept = None
     output = parse(raw.output)
     tests, shares = split(output)

@@ -162,15 +162,15 @@ def start(
     labels: Mapping[str, str],
     ioengine: str,
     purge_method: str,
-    seq_write_bytes_per_s: float = 0.0,
-    places: PreparedFleet | None = None,
-    workdir: Path | None = None,
+    seq_write_bytes_per_s: float,
+    places: PreparedFleet | None,
+    workdir: Path,
 ) -> int:
     """Record a new PTS run and return its id (nothing runs yet); its fio files go to
-    ``workdir`` (default: a new folder in the runs folder)."""
+    ``workdir`` (:func:`~volbench.plans.execution.new_workdir`)."""
     active = state.active_bytes(options, target.capacity_bytes)
     settings = settings_for(options, target, active, ioengine, purge_method, seq_write_bytes_per_s)
-    settings["logs_dir"] = str(workdir or new_workdir(session.runs_dir))
+    settings["logs_dir"] = str(workdir)
     if places is not None:
         settings.update(places.settings)
     host = collect_host(session.runner.version())
