@@ -26,11 +26,11 @@ from volbench.plans.pts import driver
 from volbench.plans.pts.charts import pts_sections
 from volbench.plans.pts.options import build
 from volbench.plans.pts.report import header_notes, variable_label
+from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
 from volbench.report.export import export
-from volbench.report.run_sheets import report_for
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
 from volbench.units import format_seconds

@@ -21,9 +21,9 @@ from volbench.errors import UsageError
 from volbench.fio.logs import find_logs, parse_log, read_logs
 from volbench.model import RunRecord, Stall
 from volbench.plans.importing import import_file
+from volbench.plans.registry import report_document
 from volbench.report.chart import bars3d_chart, traces_values, window_chart
 from volbench.report.comparison import comparison_charts, comparison_sheet
-from volbench.report.contents import report_document
 from volbench.report.html import render_html
 from volbench.report.run_charts import fio_run_charts, timeseries_charts
 from volbench.store.repository import Store

@@ -5,14 +5,13 @@ outputs beside the plan's own keys, which stay as they are."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from recorded import fixture_text
 
 from volbench.model import RunRecord, RunStatus, StoredResult
 from volbench.report.export import export
-from volbench.report.run_sheets import PLAN_SHEETS, report_for
+from volbench.report.plan_view import PlanView
+from volbench.report.run_sheets import report_for
 from volbench.report.sheet import Column, Sheet
 
 PLAN = "own-sheet-test"
@@ -35,14 +34,7 @@ def _own_sheet(run: RunRecord) -> Sheet:
     return Sheet("own", (Column("tenant", "Tenant"),), rows, document)
 
 
-@pytest.fixture
-def own_plan() -> Iterator[None]:
-    PLAN_SHEETS[PLAN] = _own_sheet
-    yield
-    del PLAN_SHEETS[PLAN]
-
-
-def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record(own_plan: None) -> None:
+def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record() -> None:
     raw = (fixture_text("randread_json.json"), fixture_text("numjobs4_jsonplus.json"))
     run = RunRecord(
         id=12, plan=PLAN, status=RunStatus.FAILED, started_at="2024-01-01T00:00:00",
@@ -51,7 +43,7 @@ def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record(own_plan: None)
         results=(_result(0, "t40", 500.0), _result(1, "t60", 700.0)),
         raw_outputs=raw, error="fio of tenant t60 failed",
     )  # fmt: skip
-    _, document = report_for(run)
+    _, document = report_for(run, PlanView(sheet=_own_sheet))
     data = json.loads(export(Sheet("report", (), (), document), "json"))
     assert data["schema"] == "volbench.own/1"  # the plan's own keys, unchanged
     assert data["tenants"] == [

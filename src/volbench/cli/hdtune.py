@@ -11,7 +11,6 @@ from volbench.model import TargetInfo
 from volbench.plans import firsttouch as firsttouch_plan
 from volbench.plans import hdtune
 from volbench.plans.execution import PlanSpec
-from volbench.report import firsttouch_sheets, hdtune_sheets  # noqa: F401  (registers)
 
 
 @click.command("scan")

@@ -10,7 +10,6 @@ from volbench.cli.options import DURATION, POSITIVE_DURATION
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.cli.sweep import INT_LIST
 from volbench.plans import iometer
-from volbench.report import iometer_sheets  # noqa: F401  (registers the iometer sheet)
 
 
 @click.command("iometer")

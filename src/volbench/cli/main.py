@@ -29,7 +29,8 @@ from volbench.errors import UsageError, VolbenchError
 from volbench.model import RunStatus
 from volbench.plans import quick
 from volbench.plans.importing import import_file
-from volbench.report.run_sheets import report_for, runs_sheet
+from volbench.plans.registry import report_for
+from volbench.report.run_sheets import runs_sheet
 from volbench.store.repository import Store
 
 DEFAULT_TARGET = "volbench-work/scratch.img"
@@ -187,10 +188,11 @@ cli.add_command(spec_commands.command)
 cli.add_command(spec_commands.cost_command)
 cli.add_command(check_command.command)
 cli.add_command(fingerprint_command.command)
-from volbench.cli.pts import pts, pts_report, resume  # noqa: E402
+from volbench.cli import resume as resume_command  # noqa: E402
+from volbench.cli.pts import pts, pts_report  # noqa: E402
 
 cli.add_command(pts)
-cli.add_command(resume)
+cli.add_command(resume_command.command)
 cli.add_command(pts_report)
 from volbench.cli.qos import qos  # noqa: E402
 

@@ -37,7 +37,7 @@ from volbench.plans.fleet import (
     schedule,
 )
 from volbench.plans.preparation import prepare_target
-from volbench.report.run_sheets import report_for
+from volbench.plans.registry import report_for
 from volbench.store.repository import Store, default_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -1,4 +1,5 @@
-"""``volbench pts``, ``volbench resume`` and ``volbench pts-report``: the SNIA PTS suite."""
+"""``volbench pts`` and ``volbench pts-report``: the SNIA PTS suite (``volbench resume``
+continues a run: :mod:`volbench.cli.resume`)."""
 
 from __future__ import annotations
 
@@ -24,15 +25,8 @@ from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
-from volbench.plans.execution import Outcome, Session, run_round
-from volbench.plans.fleet import (
-    Fleet,
-    FleetRounds,
-    connected,
-    places_from,
-    prepare_fleet,
-    stored_fleet,
-)
+from volbench.plans.execution import Outcome, Session
+from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
@@ -44,8 +38,7 @@ from volbench.plans.pts.options import (
     parse_tests,
 )
 from volbench.plans.pts.report import pts_document, pts_sheets
-from volbench.plans.resumption import committed_tests, resumable_plan, resume_run
-from volbench.report.run_sheets import report_for
+from volbench.plans.registry import report_for
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 
@@ -57,15 +50,17 @@ class PtsReporter(console.ProgressReporter):
     printed once when the round is committed; test, round and steady state as notes."""
 
 
-def _purging(
+def purge_settings(
     purge: str, ata_password: str | None, destroy_data: Sequence[str], replay: bool = False
 ) -> driver.PurgeSettings:
+    """How each test purges (``--purge``, ``--ata-password``, ``--destroy-data``)."""
     if purge == "ata-secure-erase" and not ata_password:
         raise UsageError("--purge ata-secure-erase needs --ata-password")
     return driver.PurgeSettings(purge, ata_password, bool(destroy_data), replay)
 
 
-def _finish(store: Store, outcome: Outcome, fmt: str) -> None:
+def finish(store: Store, outcome: Outcome, fmt: str) -> None:
+    """Show the run's report; after an interruption, how to continue it (exit 130)."""
     run = store.get_run(str(outcome.run_id))
     console.show_report(*report_for(run), fmt)  # PTS pages (+ places, stalls)
     if outcome.status is RunStatus.INTERRUPTED:
@@ -181,7 +176,7 @@ def pts(
                 "volbench cannot purge a target on another host: purge it there and add "
                 "--no-purge (marked non-compliant)"
             )
-    purging = _purging(purge_method, ata_password, destroy_data, replay is not None)
+    purging = purge_settings(purge_method, ata_password, destroy_data, replay is not None)
     runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
     runner.version()
     reporter = PtsReporter()
@@ -199,92 +194,7 @@ def pts(
                 outcome = driver.begin(
                     session, options, ready.target, dict(labels), ioengine, purging, ready
                 )
-        _finish(store, outcome, fmt)
-
-
-@click.command("resume")
-@click.argument("run_ref", metavar="RUN")
-@click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
-@click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
-@click.option(
-    "--destroy-data",
-    metavar="DEVICE",
-    multiple=True,
-    help="Allow writing DEVICE despite its data.",
-)
-@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
-@runs_dir_option
-@stall_options
-@db_option
-@click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
-def resume(
-    run_ref: str,
-    purge_method: str,
-    ata_password: str | None,
-    destroy_data: tuple[str, ...],
-    force: bool,
-    runs_dir: str | None,
-    stall_seconds: float,
-    abort_on_stall: bool,
-    db: str | None,
-    fmt: str,
-) -> None:
-    """Continue an interrupted or killed run from its last committed work (RUN: id or
-    latest): PTS after its last committed round, any other plan with the tests it has
-    not finished (a test cut short runs again whole)."""
-    purging = _purging(purge_method, ata_password, destroy_data)
-    runner = SubprocessRunner()
-    runner.version()
-    reporter = PtsReporter()
-    with (
-        Store.open(db, create=False) as store,
-        contextlib.closing(reporter),
-        contextlib.ExitStack() as links,  # ssh:// hosts: tunnels open until the run ends
-    ):
-        record = store.get_run(run_ref, raw=False)
-        if record.status is RunStatus.COMPLETED:
-            raise UsageError(f"run {record.id} is completed: nothing to resume")
-        owner = store.running_owner(record.id)
-        if owner is not None:
-            raise UsageError(
-                f"run {record.id} is still running ({owner}): stop it first, then resume it"
-            )
-        plan = None
-        if record.plan != driver.NAME:  # fio's outputs: which tests are done
-            record = store.get_run(record.id)
-            plan = resumable_plan(record)
-        writes = plan is None or any(w.rw.writes for round_ in plan.rounds for w in round_)
-        path = str(record.target.get("path"))
-        ready = None
-        if record.settings.get("places"):  # several targets at once, as they were
-            if record.settings.get("solo"):
-                raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
-            fleet = links.enter_context(connected(stored_fleet(record.settings)))
-            ready = prepare_fleet(fleet, writes, reporter, destroy_data, force)
-            info = ready.target
-        else:
-            destroy = destroy_data[0] if destroy_data else None
-            info = prepare_target(path, writes, reporter, None, destroy, force)
-        if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
-            raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
-        runs = Path(runs_dir or default_data_dir() / "runs")
-        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
-        if plan is not None:
-            rounds = FleetRounds(ready.fleet) if ready is not None else run_round
-            reporter.note(f"resuming run {record.id}: {len(committed_tests(record))} tests done")
-            _finish(store, resume_run(session, record, info, rounds), fmt)
-            return
-        planned = driver.resume_options(record.settings).logical_block_bytes
-        if driver.logical_block_bytes(info, ready) != planned:
-            raise UsageError(
-                f"{path} no longer has the {planned}-byte logical blocks run {record.id} was "
-                "planned for: cannot resume"
-            )
-        store.reopen_run(record.id)
-        committed = store.round_count(record.id)
-        reporter.note(f"resuming run {record.id} after {committed} committed rounds")
-        outcome = driver.run(session, record.id, info, purging, places=ready)
-        _finish(store, outcome, fmt)
+        finish(store, outcome, fmt)
 
 
 @click.command("pts-report")

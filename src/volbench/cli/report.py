@@ -6,13 +6,11 @@ from pathlib import Path
 
 import click
 
-import volbench.plans.pts.charts  # registers the PTS report pages
-import volbench.report.plan_charts  # noqa: F401  (registers the plans' charts)
 from volbench.cli import console
 from volbench.cli.options import db_option, format_option
 from volbench.model import RunRecord
+from volbench.plans.registry import report_document
 from volbench.report.comparison import comparison_sheet
-from volbench.report.contents import report_document
 from volbench.report.formats import check_output_name, render_document
 from volbench.store.repository import Store, default_data_dir
 

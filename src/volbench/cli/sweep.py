@@ -11,7 +11,6 @@ from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError
 from volbench.model import RW
 from volbench.plans import sweep
-from volbench.report import sweep_sheets  # noqa: F401  (registers the sweep sheet)
 
 _TARGET = re.compile(r"^\s*([\d.]+)\s*(us|µs|ms|s)\s*(?::\s*(mean|p99))?\s*$")
 _NS = {"us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}

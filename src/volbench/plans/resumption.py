@@ -2,22 +2,25 @@
 
 Every plan started by :func:`volbench.plans.execution.execute` records its tests in
 run order (``planned``, one fio process each) and whether it is adaptive; an
-adaptive plan is rebuilt from its recorded options by :data:`ADAPTIVE`. What is
-done is what the store holds: the tests whose results were committed, read again
-from fio's own JSON of each committed round. A test cut short (by Ctrl-C, a kill
-or a stall) has no stored result, so it runs again whole.
+adaptive plan is rebuilt from its recorded options by its entry in the table of
+plans (:data:`volbench.plans.registry.PLANS`). What is done is what the store
+holds: the tests whose results were committed, read again from fio's own JSON of
+each committed round. A test cut short (by Ctrl-C, a kill or a stall) has no
+stored result, so it runs again whole. A PTS run continues after its last committed
+round (:func:`volbench.plans.pts.driver.run`); :func:`resume` serves both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
-from volbench.model import RW, RunRecord, TargetInfo, TestResult, Workload
-from volbench.plans import sweep
+from volbench.model import RW, RunRecord, RunStatus, TargetInfo, TestResult, Workload
+from volbench.plans import registry
 from volbench.plans.execution import (
     Outcome,
     PlanSpec,
@@ -26,11 +29,9 @@ from volbench.plans.execution import (
     proceed,
     run_round,
 )
-
-ADAPTIVE: dict[str, Callable[[Mapping[str, Any]], PlanSpec]] = {
-    sweep.NAME: lambda settings: sweep.find_max_plan(sweep.options_from(settings["sweep"])),
-}
-"""Plans whose next round depends on results: plan name -> the plan from its settings."""
+from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
+from volbench.plans.preparation import prepare_target
+from volbench.plans.pts import driver
 
 
 def workload_from_record(record: Mapping[str, Any]) -> Workload:
@@ -53,9 +54,10 @@ def resumable_plan(run: RunRecord) -> PlanSpec:
     rounds = tuple((workload_from_record(record),) for record in planned)
     next_round = None
     if run.settings.get("adaptive"):
-        if run.plan not in ADAPTIVE:
+        rebuild = registry.entry(run.plan).resume
+        if rebuild is None:
             raise UsageError(f"run {run.id}: {run.plan} runs cannot be resumed")
-        next_round = ADAPTIVE[run.plan](run.settings).next_round
+        next_round = rebuild(run.settings).next_round
     return PlanSpec(run.plan, rounds, run.settings, run.non_compliant, next_round)
 
 
@@ -84,3 +86,61 @@ def resume_run(
     return proceed(
         session, run.id, plan, target, engine, workdir, round_runner=round_runner, done=done
     )
+
+
+def resume(
+    session: Session,
+    run_ref: str,
+    purging: driver.PurgeSettings,
+    destroy_data: Sequence[str] = (),
+    force: bool = False,
+) -> Outcome:
+    """Continue the stored run ``run_ref`` (an id or ``latest``) from its last committed
+    work: a PTS run after its last committed round, any other plan with the tests it
+    has not finished. UsageError when the run is completed, still running (a live
+    owner), measured its targets alone (``--solo``), cannot be rebuilt, or its target
+    changed (size; PTS: logical block size). The target is prepared as for a new run
+    (safety checks: ``destroy_data``, ``force``); a run on several places at once
+    reconnects them all, tunnels open until it ends."""
+    store, reporter = session.store, session.reporter
+    record = store.get_run(run_ref, raw=False)
+    if record.status is RunStatus.COMPLETED:
+        raise UsageError(f"run {record.id} is completed: nothing to resume")
+    owner = store.running_owner(record.id)
+    if owner is not None:
+        raise UsageError(
+            f"run {record.id} is still running ({owner}): stop it first, then resume it"
+        )
+    plan = None
+    if record.plan != driver.NAME:  # fio's outputs: which tests are done
+        record = store.get_run(record.id)
+        plan = resumable_plan(record)
+    writes = plan is None or any(w.rw.writes for round_ in plan.rounds for w in round_)
+    path = str(record.target.get("path"))
+    with contextlib.ExitStack() as links:  # ssh:// hosts: tunnels open until the run ends
+        ready = None
+        if record.settings.get("places"):  # several targets at once, as they were
+            if record.settings.get("solo"):
+                raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
+            fleet = links.enter_context(connected(stored_fleet(record.settings)))
+            ready = prepare_fleet(fleet, writes, reporter, destroy_data, force)
+            info = ready.target
+        else:
+            destroy = destroy_data[0] if destroy_data else None
+            info = prepare_target(path, writes, reporter, None, destroy, force)
+        if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
+            raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
+        if plan is not None:
+            rounds = FleetRounds(ready.fleet) if ready is not None else run_round
+            reporter.note(f"resuming run {record.id}: {len(committed_tests(record))} tests done")
+            return resume_run(session, record, info, rounds)
+        planned = driver.resume_options(record.settings).logical_block_bytes
+        if driver.logical_block_bytes(info, ready) != planned:
+            raise UsageError(
+                f"{path} no longer has the {planned}-byte logical blocks run {record.id} was "
+                "planned for: cannot resume"
+            )
+        store.reopen_run(record.id)
+        committed = store.round_count(record.id)
+        reporter.note(f"resuming run {record.id} after {committed} committed rounds")
+        return driver.run(session, record.id, info, purging, places=ready)

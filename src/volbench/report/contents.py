@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from volbench import __version__
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_section
 from volbench.report.document import Document, Section
+from volbench.report.plan_view import PlanView
 from volbench.report.run_charts import run_sections
 
 
 def report_document(
-    runs: Sequence[RunRecord], logs_root: Path | None = None, by: Sequence[str] = ()
+    runs: Sequence[RunRecord],
+    views: Callable[[str], PlanView],
+    logs_root: Path | None = None,
+    by: Sequence[str] = (),
 ) -> Document:
-    """The report of ``runs``; each run's fio logs are in its recorded folder (runs
-    recorded before volbench kept it: ``logs_root/<run id>``)."""
+    """The report of ``runs``, each shown as ``views(its plan)`` says; each run's fio
+    logs are in its recorded folder (runs recorded before volbench kept it:
+    ``logs_root/<run id>``)."""
     sections: list[Section] = []
     if len(runs) > 1:
         sections.append(comparison_section(runs, by))
     for run in runs:
         logs = run.logs_dir(logs_root) if logs_root is not None else None
-        sections += run_sections(run, logs)
+        sections += run_sections(run, logs, views(run.plan))
     ids = ", ".join(str(r.id) for r in runs)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Document(

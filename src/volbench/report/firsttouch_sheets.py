@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from volbench.model import RunRecord
-from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.run_sheets import MB, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 PASSES = ("first-pass", "second-pass")
@@ -59,6 +59,3 @@ def firsttouch_sheet(run: RunRecord) -> Sheet:
         },
         notes=tuple(notes),
     )
-
-
-PLAN_SHEETS["firsttouch"] = firsttouch_sheet

@@ -11,7 +11,7 @@ from statistics import mean
 from typing import Any
 
 from volbench.model import RunRecord
-from volbench.report.run_sheets import MB, PLAN_SHEETS, result_rows, run_document
+from volbench.report.run_sheets import MB, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 ZONE_COLUMNS = (
@@ -92,7 +92,3 @@ def filebench_sheet(run: RunRecord) -> Sheet:
         document={**run_document(run), "filebench": row},
         notes=(f"run {run.id} · filebench · {run.status.value} · target {run.target.get('path')}",),
     )
-
-
-PLAN_SHEETS["scan"] = scan_sheet
-PLAN_SHEETS["filebench"] = filebench_sheet

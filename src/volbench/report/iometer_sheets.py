@@ -11,7 +11,7 @@ from typing import Any
 
 from volbench.analysis.scaling import KNEE_FRACTION, knee, peak
 from volbench.model import RunRecord
-from volbench.report.run_sheets import MB, PLAN_SHEETS, cache_notes, result_rows, run_document
+from volbench.report.run_sheets import MB, cache_notes, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.report.sweep_sheets import sweep_points
 
@@ -75,6 +75,3 @@ def iometer_sheet(run: RunRecord) -> Sheet:
         document={**run_document(run), "specs": sheet_rows, "notes": notes},
         notes=tuple(notes),
     )
-
-
-PLAN_SHEETS["iometer"] = iometer_sheet

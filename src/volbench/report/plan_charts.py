@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
-from volbench.report.document import PLAN_CHARTS
 from volbench.report.sheet import Sheet
 
 US = 1_000
@@ -104,9 +103,3 @@ def qos_verify_charts(sheet: Sheet) -> list[Chart]:
         bar_chart(f"run{rid}-qos-iops", "Planned vs achieved IOPS per tenant", series,
                   x_title="Tenant", y_title="IOPS", unit="IOPS")
     ]  # fmt: skip
-
-
-PLAN_CHARTS["sweep"] = sweep_charts
-PLAN_CHARTS["iometer"] = iometer_charts
-PLAN_CHARTS["scan"] = scan_charts
-PLAN_CHARTS["qos-verify"] = qos_verify_charts

@@ -2,7 +2,7 @@
 
 Every achieved figure is fio's own (each tenant's fio process, raw JSON stored
 per tenant); planned figures come from the plan stored with the run
-(:mod:`volbench.analysis.qos_results`). Registered for ``volbench show``.
+(:mod:`volbench.analysis.qos_results`). The qos-verify plan's sheet (``volbench show``).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from volbench.analysis.qos_results import PLAN, VerifyResult, check_run
+from volbench.analysis.qos_results import VerifyResult, check_run
 from volbench.errors import FioError
 from volbench.fio.parser import parse
+from volbench.model import RunRecord
 from volbench.report.qos_sheets import MB, fmt_pct
-from volbench.report.run_sheets import PLAN_SHEETS
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
 
 
@@ -120,7 +120,9 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
     )
 
 
-PLAN_SHEETS[PLAN] = lambda run: verify_sheet(check_run(run), run.raw_outputs)
+def run_verify_sheet(run: RunRecord) -> Sheet:
+    """The sheet of a stored QoS verify run (read with its raw outputs)."""
+    return verify_sheet(check_run(run), run.raw_outputs)
 
 
 def _isolation_note(result: VerifyResult) -> str:

@@ -20,9 +20,10 @@ from volbench.fio.logs import find_logs, read_logs
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, Stall
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
-from volbench.report.document import PLAN_CHARTS, PLAN_SECTIONS, Section
+from volbench.report.document import Section
 from volbench.report.fleet_charts import place_charts
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
+from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import report_for, result_rows
 from volbench.units import format_bytes
 
@@ -273,14 +274,13 @@ def fio_run_charts(run: RunRecord, run_logs: Path | None) -> list[Chart]:
     return charts + timeseries_charts(prefix, run_logs, run.stalls)
 
 
-def run_sections(run: RunRecord, run_logs: Path | None) -> list[Section]:
-    """The sections of one run: its plan's own, else the generic fio-run section."""
-    builder = PLAN_SECTIONS.get(run.plan)
-    if builder is not None:
-        return builder(run, run_logs)
-    sheets, _ = report_for(run)
-    plan_charts = PLAN_CHARTS.get(run.plan)
-    charts = plan_charts(sheets[0]) if plan_charts and sheets else []
+def run_sections(run: RunRecord, run_logs: Path | None, view: PlanView) -> list[Section]:
+    """The sections of one run: its plan's own (``view.sections``), else the generic
+    fio-run section (its plan's own charts first)."""
+    if view.sections is not None:
+        return view.sections(run, run_logs)
+    sheets, _ = report_for(run, view)
+    charts = view.charts(sheets[0]) if view.charts and sheets else []
     return [
         Section(
             title=f"Run {run.id}: {run.plan}",

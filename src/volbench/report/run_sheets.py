@@ -6,13 +6,14 @@ JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.model import RunRecord, StoredResult, split_cache_mode
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
+from volbench.report.plan_view import PlanView, Report
 from volbench.report.sheet import (
     Column,
     Sheet,
@@ -174,32 +175,22 @@ def run_sheet(run: RunRecord) -> Sheet:
     )
 
 
-PLAN_SHEETS: dict[str, Callable[[RunRecord], Sheet]] = {}
-"""Plans whose results read better in a sheet of their own (registered by their module)."""
+def sheet_for(run: RunRecord, view: PlanView) -> Sheet:
+    """The sheet that shows ``run`` best: its plan's own (``view.sheet``), else the
+    generic results table (of a run on several places at once: its aggregate results)."""
+    return (view.sheet or run_sheet)(aggregate_run(run))
 
 
-def sheet_for(run: RunRecord) -> Sheet:
-    """The sheet that shows ``run`` best: its plan's own, else the generic results table
-    (of a run on several places at once: its aggregate results)."""
-    return PLAN_SHEETS.get(run.plan, run_sheet)(aggregate_run(run))
-
-
-Report = tuple[list[Sheet], Mapping[str, Any]]
-"""Several sheets and the one JSON document that stands for all of them."""
-
-PLAN_REPORTS: dict[str, Callable[[RunRecord], Report]] = {}
-"""Plans whose results take several sheets (e.g. PTS: one table per test)."""
-
-
-def report_for(run: RunRecord) -> Report:
-    """The sheets and JSON document of ``run``: its plan's report, else its one sheet;
-    the JSON always holds the run record, every stored result row and fio's raw
-    outputs (:func:`run_document`; the plan's own keys beside them, theirs on a clash);
-    then the stalls sheet when the run stalled (its rows under ``stalls`` in the JSON)."""
-    if run.plan in PLAN_REPORTS:
-        sheets, document = PLAN_REPORTS[run.plan](aggregate_run(run))
+def report_for(run: RunRecord, view: PlanView) -> Report:
+    """The sheets and JSON document of ``run``: its plan's report (``view.report``),
+    else its one sheet; the JSON always holds the run record, every stored result row
+    and fio's raw outputs (:func:`run_document`; the plan's own keys beside them,
+    theirs on a clash); then the stalls sheet when the run stalled (its rows under
+    ``stalls`` in the JSON)."""
+    if view.report is not None:
+        sheets, document = view.report(aggregate_run(run))
     else:
-        sheet = sheet_for(run)
+        sheet = sheet_for(run, view)
         sheets, document = [sheet], sheet.document
     if "fio_outputs" not in document:  # a plan's own report: the run record beside it
         document = {**run_document(run), **document}

@@ -18,7 +18,7 @@ from volbench.analysis.scaling import (
     saturation_sentence,
 )
 from volbench.model import RunRecord, split_cache_mode
-from volbench.report.run_sheets import MB, PLAN_SHEETS, cache_notes, result_rows, run_document
+from volbench.report.run_sheets import MB, cache_notes, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 
@@ -146,6 +146,3 @@ def sweep_sheet(run: RunRecord) -> Sheet:
         document=document,
         notes=tuple(notes),
     )
-
-
-PLAN_SHEETS["sweep"] = sweep_sheet

@@ -16,10 +16,10 @@ from typing import Any
 
 from volbench.analysis.steady_state import Window
 from volbench.model import RunRecord
-from volbench.plans.pts import driver, state
+from volbench.plans.pts import state
 from volbench.plans.pts.report import _BUILDERS, _Run, steady_state_sheet, variable_label
 from volbench.report.chart import Chart, Series, bar_chart, bars3d_chart, line_chart, window_chart
-from volbench.report.document import PLAN_SECTIONS, Section
+from volbench.report.document import Section
 from volbench.report.run_charts import run_header
 from volbench.report.sheet import Sheet
 
@@ -299,6 +299,3 @@ def pts_sections(run: RunRecord, run_logs: Path | None = None) -> list[Section]:
     if steady.rows:
         sections.append(Section(f"Run {run.id}: PTS steady state", sheets=(steady,)))
     return sections
-
-
-PLAN_SECTIONS[driver.NAME] = pts_sections

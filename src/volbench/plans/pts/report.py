@@ -17,9 +17,8 @@ from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
-from volbench.plans.pts import catalog, driver, state
+from volbench.plans.pts import catalog, state
 from volbench.plans.pts.options import from_record
-from volbench.report.run_sheets import PLAN_REPORTS
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.units import format_seconds, parse_size
 
@@ -553,6 +552,3 @@ def pts_document(run: RunRecord) -> dict[str, Any]:
         },
         "tables": [dict(s.document) | {"notes": list(s.notes)} for s in pts_sheets(run)],
     }
-
-
-PLAN_REPORTS[driver.NAME] = lambda run: (pts_sheets(run), pts_document(run))

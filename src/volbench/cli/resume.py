@@ -1,0 +1,57 @@
+"""``volbench resume``: continue any interrupted or killed run (PTS or another plan)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import click
+
+from volbench.cli.options import db_option, runs_dir_option, stall_options
+from volbench.cli.pts import PTS_FORMATS, PtsReporter, finish, purge_settings
+from volbench.fio.runner import SubprocessRunner
+from volbench.fio.stall import StallPolicy
+from volbench.plans.execution import Session
+from volbench.plans.resumption import resume
+from volbench.store.repository import Store, default_data_dir
+from volbench.targets.purge import METHODS
+
+
+@click.command("resume")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
+@click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
+@click.option(
+    "--destroy-data",
+    metavar="DEVICE",
+    multiple=True,
+    help="Allow writing DEVICE despite its data.",
+)
+@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
+@runs_dir_option
+@stall_options
+@db_option
+@click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
+def command(
+    run_ref: str,
+    purge_method: str,
+    ata_password: str | None,
+    destroy_data: tuple[str, ...],
+    force: bool,
+    runs_dir: str | None,
+    stall_seconds: float,
+    abort_on_stall: bool,
+    db: str | None,
+    fmt: str,
+) -> None:
+    """Continue an interrupted or killed run from its last committed work (RUN: id or
+    latest): PTS after its last committed round, any other plan with the tests it has
+    not finished (a test cut short runs again whole)."""
+    purging = purge_settings(purge_method, ata_password, destroy_data)
+    runner = SubprocessRunner()
+    runner.version()
+    reporter = PtsReporter()
+    with Store.open(db, create=False) as store, contextlib.closing(reporter):
+        runs = Path(runs_dir or default_data_dir() / "runs")
+        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
+        finish(store, resume(session, run_ref, purging, destroy_data, force), fmt)

@@ -1,0 +1,91 @@
+"""The one table of plans: per plan name, how its runs are shown and resumed.
+
+:data:`PLANS` is written out here, whole; nothing registers itself on import, and
+every lookup of a plan's sheet, report, sections, charts or resume rebuilder goes
+through :func:`entry`. Adding a plan: its own module(s), plus one line below.
+A plan name not in the table (a run stored by another volbench) is shown with the
+generic sheet and section, and cannot be rebuilt to resume it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from volbench.analysis import qos_results
+from volbench.model import RunRecord
+from volbench.plans import firsttouch, hdtune, importing, iometer, qos_capability, quick, sweep
+from volbench.plans.execution import PlanSpec
+from volbench.plans.pts import driver as pts
+from volbench.plans.pts.charts import pts_sections
+from volbench.plans.pts.report import pts_document, pts_sheets
+from volbench.report import contents, run_sheets
+from volbench.report.document import Document
+from volbench.report.firsttouch_sheets import firsttouch_sheet
+from volbench.report.hdtune_sheets import filebench_sheet, scan_sheet
+from volbench.report.iometer_sheets import iometer_sheet
+from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
+from volbench.report.plan_view import PlanView, Report
+from volbench.report.qos_verify_sheets import run_verify_sheet
+from volbench.report.sweep_sheets import sweep_sheet
+
+Rebuilder = Callable[[Mapping[str, Any]], PlanSpec]
+"""An adaptive plan (its next round chosen from results) from its run's settings."""
+
+
+@dataclass(frozen=True)
+class PlanEntry(PlanView):
+    """A plan's row of the table: its view (sheet, report, sections, charts; None:
+    the generic one) and, for an adaptive plan, how ``volbench resume`` rebuilds it."""
+
+    resume: Rebuilder | None = None
+    """None: the plan's recorded rounds are all there is to resume (or it is PTS,
+    which resumes from its own recorded options)."""
+
+
+PLANS: Mapping[str, PlanEntry] = MappingProxyType(
+    {
+        quick.NAME: PlanEntry(),
+        sweep.NAME: PlanEntry(
+            sheet=sweep_sheet,
+            charts=sweep_charts,
+            resume=lambda settings: sweep.find_max_plan(sweep.options_from(settings["sweep"])),
+        ),
+        iometer.NAME: PlanEntry(sheet=iometer_sheet, charts=iometer_charts),
+        hdtune.SCAN: PlanEntry(sheet=scan_sheet, charts=scan_charts),
+        hdtune.FILEBENCH: PlanEntry(sheet=filebench_sheet),
+        firsttouch.NAME: PlanEntry(sheet=firsttouch_sheet),
+        pts.NAME: PlanEntry(
+            report=lambda run: (pts_sheets(run), pts_document(run)), sections=pts_sections
+        ),
+        qos_results.PLAN: PlanEntry(sheet=run_verify_sheet, charts=qos_verify_charts),
+        qos_capability.NAME: PlanEntry(),
+        importing.PLAN: PlanEntry(),
+    }
+)
+"""Every plan volbench creates runs of, by name (read-only)."""
+
+UNKNOWN = PlanEntry()
+"""The entry of a plan name not in :data:`PLANS`."""
+
+
+def entry(plan: str) -> PlanEntry:
+    """The table's entry of plan name ``plan`` (:data:`UNKNOWN` when not in it)."""
+    return PLANS.get(plan, UNKNOWN)
+
+
+def report_for(run: RunRecord) -> Report:
+    """The sheets and JSON document of ``run``, as its plan's entry says
+    (:func:`volbench.report.run_sheets.report_for`)."""
+    return run_sheets.report_for(run, entry(run.plan))
+
+
+def report_document(
+    runs: Sequence[RunRecord], logs_root: Path | None = None, by: Sequence[str] = ()
+) -> Document:
+    """The HTML/PDF report of ``runs``, each as its plan's entry says
+    (:func:`volbench.report.contents.report_document`)."""
+    return contents.report_document(runs, entry, logs_root, by)

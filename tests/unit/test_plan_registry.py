@@ -1,0 +1,89 @@
+"""The one table of plans: every plan the CLI can create has an entry, and importing
+the table alone gives all of it (nothing registers itself as a side effect)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from volbench.analysis import qos_results
+from volbench.cli.main import cli
+from volbench.model import RW
+from volbench.plans import firsttouch, hdtune, importing, iometer, qos_capability, quick, sweep
+from volbench.plans.pts import driver
+from volbench.plans.registry import PLANS, UNKNOWN, entry
+
+CREATED_BY = {
+    ("run", "quick"): quick.NAME,
+    ("run", "sweep"): sweep.NAME,
+    ("run", "iometer"): iometer.NAME,
+    ("run", "scan"): hdtune.SCAN,
+    ("run", "filebench"): hdtune.FILEBENCH,
+    ("run", "firsttouch"): firsttouch.NAME,
+    ("pts",): driver.NAME,
+    ("qos", "verify"): qos_results.PLAN,
+    ("qos", "plan"): qos_capability.NAME,  # --measure: the capability run
+    ("import",): importing.PLAN,
+}
+"""Each command that stores runs -> the plan name of those runs."""
+
+PARTS = ("sheet", "report", "sections", "charts", "resume")
+
+TABLE_PARTS = """
+import json
+from volbench.plans.registry import PLANS
+parts = ("sheet", "report", "sections", "charts", "resume")
+print(json.dumps({n: [p for p in parts if getattr(e, p) is not None] for n, e in PLANS.items()}))
+"""
+
+
+def _command(path: tuple[str, ...]) -> click.Command:
+    command: click.Command = cli
+    for name in path:
+        assert isinstance(command, click.Group), path
+        command = command.commands[name]
+    return command
+
+
+def test_every_plan_the_cli_creates_has_an_entry() -> None:
+    run_group = _command(("run",))
+    assert isinstance(run_group, click.Group)
+    run_commands = {("run", name) for name in run_group.commands}
+    assert run_commands <= set(CREATED_BY), "a new `volbench run` command: add its plan here"
+    for path in CREATED_BY:
+        _command(path)  # the command exists
+    assert set(CREATED_BY.values()) == set(PLANS)  # each has an entry, none stale
+
+
+def test_importing_the_table_alone_gives_the_full_table() -> None:
+    found = subprocess.run(
+        [sys.executable, "-c", TABLE_PARTS], capture_output=True, text=True, check=True
+    )
+    here = {n: [p for p in PARTS if getattr(e, p) is not None] for n, e in PLANS.items()}
+    assert json.loads(found.stdout) == here
+    assert here[driver.NAME] == ["report", "sections"]
+    assert here[sweep.NAME] == ["sheet", "charts", "resume"]
+    assert here[quick.NAME] == []
+
+
+def test_the_table_is_read_only_and_unknown_plans_are_generic() -> None:
+    with pytest.raises(TypeError):
+        PLANS["new"] = UNKNOWN  # type: ignore[index]
+    assert entry("no-such-plan") is UNKNOWN
+    for plan in ("no-such-plan", quick.NAME, importing.PLAN):  # shown generically
+        assert all(getattr(entry(plan), part) is None for part in PARTS)
+    assert entry(driver.NAME) is PLANS[driver.NAME]
+
+
+def test_a_sweep_run_is_rebuilt_from_its_settings() -> None:
+    options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 2, 4), (1, 2), find_max=True)
+    plan = sweep.find_max_plan(options)
+    rebuild = entry(sweep.NAME).resume
+    assert rebuild is not None
+    rebuilt = rebuild(plan.settings)
+    assert rebuilt.name == sweep.NAME and rebuilt.next_round is not None
+    assert rebuilt.settings == plan.settings
