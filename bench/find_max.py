@@ -28,7 +28,8 @@ from overhead import zram_device
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW
 from volbench.plans import sweep
-from volbench.plans.execution import Session, execute
+from volbench.plans.engine import execute
+from volbench.plans.execution import Session
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store

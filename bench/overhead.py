@@ -26,7 +26,8 @@ from volbench.fio.executable import best_engine, fio_path
 from volbench.fio.job import JobFile, render
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, Workload
-from volbench.plans.execution import PlanSpec, Session, execute
+from volbench.plans.engine import execute
+from volbench.plans.execution import PlanSpec, Session
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store

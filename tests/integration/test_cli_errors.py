@@ -30,7 +30,8 @@ from cli_harness import (
 from volbench.errors import FioError
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.execution import PlanSpec, Session, execute
+from volbench.plans.engine import execute
+from volbench.plans.execution import PlanSpec, Session
 from volbench.plans.importing import import_file
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import NullReporter
@@ -300,7 +301,9 @@ def test_fio_error_fails_the_run_with_fio_exit_code(volbench: Volbench) -> None:
     assert "rdma init failed" in line  # fio's own stderr line
     document = volbench.stored()
     assert document["status"] == "failed"
-    assert line.endswith(f"(run {document['id']} stored as failed)")
+    assert line.endswith(
+        f"(run {document['id']} stored as failed; `volbench resume {document['id']}` continues it)"
+    )
     assert document["error"].startswith("fio job randwrite-4k-iops failed with error 1")
     assert document["results"] == []
 
@@ -313,7 +316,10 @@ def test_failed_round_keeps_the_rounds_before_it(tmp_path: Path) -> None:
     bad = Workload("bad", RW.RANDREAD, size_bytes=32 * MiB, runtime_s=1.0, ioengine="nosuch")
     with Store.open(str(tmp_path / "store.db")) as store:
         session = Session(store, SubprocessRunner(), NullReporter(), tmp_path / "runs")
-        with pytest.raises(FioError, match=r"exit code 1: .*stored as failed\)$"):
+        with pytest.raises(
+            FioError,
+            match=r"exit code 1: .*stored as failed; `volbench resume \d+` continues it\)$",
+        ):
             execute(session, PlanSpec("two-rounds", ((good,), (bad,))), info, {})
         run = store.get_run("latest")
     assert run.status is RunStatus.FAILED

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -19,7 +20,12 @@ from typing import Any
 
 import pytest
 from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json
+from test_cli_kill import fio_processes, wait_for
 
+from volbench.errors import VolbenchError
+from volbench.model import RunRecord
+from volbench.plans.pts import state
+from volbench.plans.pts.options import from_record
 from volbench.store.repository import Store
 
 Loop = Callable[..., str]
@@ -160,58 +166,81 @@ def test_destroy_data_purges_a_device_holding_a_filesystem(
 
 
 def _committed(db: Path) -> int:
+    """How many fio processes (cells) of the newest run are committed."""
     if not db.exists():
         return 0
-    with Store.open(str(db)) as store:
-        runs = store.list_runs()
-        return len(store.get_run(runs[0].id).raw_outputs) if runs else 0
+    try:
+        with Store.open(str(db)) as store:
+            runs = store.list_runs()
+            return len(store.get_run(runs[0].id).raw_outputs) if runs else 0
+    except VolbenchError:  # the store is being created
+        return 0
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found += [int(c) for c in text]
-    return found
+def _check_pts_complete(run: RunRecord, steady_rounds: int) -> None:
+    """Every cell of every PTS round stored exactly once, as fio measured it, and the
+    rounds numbered without gaps: WIPC, then ``steady_rounds`` steady-state rounds."""
+    assert run.status.value == "completed", run.error
+    options = from_record(run.settings["pts"])
+    active = int(run.settings["active_bytes"])
+    rounds = state.stored_rounds(run.results, options, active)
+    assert [(r.phase, r.index) for r in rounds] == [("wipc", 0)] + [
+        ("ss", n) for n in range(steady_rounds)
+    ]
+    stored = sorted({r.round for r in run.results})
+    assert stored == list(range(len(run.raw_outputs)))  # one fio output per cell, no gap
+    cells = {(r.round, r.test) for r in run.results}
+    assert len(cells) == len(stored)  # one cell per fio process
+    assert sum(len(r.cells) for r in rounds) == len(cells)  # none twice, none left out
+    for row in run.results:  # the figures are fio's own, from the cell's raw output
+        jobs = [j for j in json.loads(run.raw_outputs[row.round])["jobs"]
+                if j["jobname"] == row.test]  # fmt: skip
+        assert row.iops == pytest.approx(sum(j[row.direction]["iops"] for j in jobs), rel=1e-9)
 
 
-def test_killed_mid_round_resumes_without_lost_or_repeated_rounds(
-    volbench: Volbench, loop_device: Loop
+@pytest.mark.parametrize("victim", ["volbench", "fio"])
+def test_killed_mid_round_resumes_without_lost_or_repeated_cells(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path, victim: str
 ) -> None:
+    """SIGKILL of volbench or of fio at a seeded random moment inside a steady-state
+    round; ``resume`` goes on at the first missing cell of that very round."""
+    rng = random.Random(f"20261124-pts-{victim}")
     device = loop_device(64)
     args = _pts(volbench, device, "iops", "--block-sizes", "4k,64k", "--mixes", "100/0,0/100")
     proc = volbench.start(*args)
     try:
-        deadline = time.monotonic() + 120
-        while _committed(volbench.db) < 3 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _committed(volbench.db) >= 3
-        time.sleep(0.8)  # in the middle of the next round's cells (4 x 0.5 s)
-        fio = _children(proc.pid)
-        os.kill(proc.pid, signal.SIGKILL)
-        for pid in fio:  # fio started by this test, if it did not die with volbench
-            with contextlib.suppress(ProcessLookupError):
+        at = 1 + rng.randrange(1, 4)  # WIPC, then 1-3 cells of the first round (4 cells)
+        assert wait_for(lambda: _committed(volbench.db) >= at, 120), "no cell was committed"
+        time.sleep(rng.uniform(0.0, 0.4))  # inside the next cell (0.5 s)
+        if victim == "volbench":
+            fio = fio_processes(volbench.runs_dir)
+            proc.kill()
+            for pid in fio:  # fio started by this test, if it did not die with volbench
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        else:
+            running = fio_processes(volbench.runs_dir)
+            assert running, "no fio to kill"
+            for pid in running:
                 os.kill(pid, signal.SIGKILL)
-        finish(proc)
+        done = finish(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
-    before = _committed(volbench.db)
+    if victim == "fio":
+        assert done.returncode == 3, done.stderr
+    with Store.open(str(volbench.db)) as store:
+        killed = store.get_run("latest")
+    assert killed.status.value == ("interrupted" if victim == "volbench" else "failed")
+    before = len(killed.raw_outputs)
+    assert before >= at
     resumed = volbench("resume", "latest", "--format", "json", timeout=200)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"after {before} committed rounds" in resumed.stderr
+    assert "goes on after" in resumed.stderr or before % 4 == 1  # mid-round: it goes on
     with Store.open(str(volbench.db)) as store:
         run = store.get_run("latest")
-    assert run.status.value == "completed"
-    rounds = sorted({r.round for r in run.results})
-    assert rounds == list(range(len(run.raw_outputs)))  # contiguous: nothing lost
-    names = {(r.round, r.test) for r in run.results}
-    per_round = {n: sum(1 for r, _ in names if r == n) for n in rounds}
-    assert per_round[0] == 2  # WIPC passes
-    assert all(per_round[n] == 4 for n in rounds[1:])  # whole rounds, no duplicated cells
-    assert len(rounds) == 1 + 5  # WIPC + 5 steady-state rounds, none repeated
-    document = json.loads(resumed.stdout)
-    assert document["steady_state"]["iops"]["rounds"] == 5
+    _check_pts_complete(run, 5)
+    assert json.loads(resumed.stdout)["steady_state"]["iops"]["rounds"] == 5
 
 
 def test_bad_input_is_one_clear_line(volbench: Volbench, loop_device: Loop) -> None:

@@ -25,7 +25,8 @@ from cli_harness import QUICK_TESTS, Volbench, fio_json, raw_jobs
 from volbench.analysis.percentiles import percentiles_from_bins
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.execution import PlanSpec, Session, execute
+from volbench.plans.engine import execute
+from volbench.plans.execution import PlanSpec, Session
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -34,9 +35,10 @@ def _row(round_no: int, test: str, iops: float, io_bytes: int = 0) -> StoredResu
 
 
 def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000.0) -> None:
-    """Store every cell of ``step`` as the next round (WIPC cells write the whole range)."""
-    round_no = len({r.round for r in results})
+    """Store every cell of ``step`` as a store round of its own, as the engine runs them
+    (WIPC cells write the whole range)."""
     for w in step.workloads:
+        round_no = len({r.round for r in results})
         results.append(_row(round_no, w.name, iops, ACTIVE if step.phase == "wipc" else 4096))
 
 
@@ -124,7 +126,7 @@ def test_not_steady_stops_at_max_rounds() -> None:
     assert not verdict.steady and verdict.window_rounds == (2, 3, 4, 5, 6)
 
 
-def test_partial_round_is_ignored_and_wsat_stops_at_four_times_capacity() -> None:
+def test_a_round_cut_off_goes_on_and_wsat_stops_at_four_times_capacity() -> None:
     options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False)
     results: list[StoredResult] = []
     step = state.next_round(options, ACTIVE, results)
@@ -132,9 +134,14 @@ def test_partial_round_is_ignored_and_wsat_stops_at_four_times_capacity() -> Non
     _commit(results, step)
     step = state.next_round(options, ACTIVE, results)
     assert step is not None
-    results.append(_row(1, step.workloads[0].name, 10.0))  # Ctrl-C after the first cell
+    results.append(_row(1, step.workloads[0].name, 10.0))  # killed after the first cell
     again = state.next_round(options, ACTIVE, results)
     assert again is not None and (again.phase, again.index) == ("ss", 0)
+    assert again.workloads == step.workloads[1:]  # the round goes on, nothing runs twice
+    _commit(results, again)
+    rounds = state.stored_rounds(results, options, ACTIVE)
+    assert [(r.phase, r.index) for r in rounds] == [("wipc", 0), ("ss", 0)]
+    assert rounds[1].cells[step.workloads[0].name.split(".", 2)[2]].iops == 10.0
 
     wsat = PtsOptions(tests=("wsat",))
     results = []
@@ -217,7 +224,8 @@ def test_4k_logical_blocks_leave_out_half_kib_cells_before_anything_runs() -> No
     results: list[StoredResult] = []
     while (step := state.next_round(one, ACTIVE, results)) is not None:
         _commit(results, step)
-    assert len({r.round for r in results}) == 1 + 5  # WIPC + 5 steady rounds
+    rounds = state.stored_rounds(results, one, ACTIVE)
+    assert [r.phase for r in rounds] == ["wipc"] + ["ss"] * 5  # WIPC + 5 steady rounds
     # Asked for explicitly, a size the target cannot do is refused in one line.
     asked = build(("iops",), "enterprise", block_sizes=parse_block_sizes("0.5k,4k"))
     with pytest.raises(UsageError, match=r"--block-sizes 512: /dev/zram0 has 4 KiB logical"):
@@ -226,3 +234,43 @@ def test_4k_logical_blocks_leave_out_half_kib_cells_before_anything_runs() -> No
         build(("iops",), "enterprise"), replace(zram, logical_block_bytes=512), None
     )
     assert default.block_sizes[-1] == 512 and driver.non_compliant_reasons(default, zram) == []
+
+
+def test_rounds_numbered_without_gaps_after_cuts_and_never_beyond_the_limit() -> None:
+    """Cut off at random cells again and again, a run's rounds are numbered 0, 1, 2 ...
+    per phase, each cell is stored once, and steady state is judged on at most
+    ``max_rounds`` rounds whose labels are the rounds averaged."""
+    rng = random.Random(20261124)
+    options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False, max_rounds=8)
+    results: list[StoredResult] = []
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        cut = rng.randrange(len(step.workloads) + 1)  # cells committed before the kill
+        iops = 1000.0 + rng.uniform(-300, 300)  # never steady: every round runs
+        for w in step.workloads[: cut if cut else None]:
+            round_no = len({r.round for r in results})
+            results.append(_row(round_no, w.name, iops, ACTIVE if step.phase == "wipc" else 4096))
+    rounds = state.stored_rounds(results, options, ACTIVE)
+    ss = [r for r in rounds if r.phase == "ss"]
+    assert [r.index for r in ss] == list(range(8))  # no gap, none beyond the limit
+    names = [(r.round, r.test) for r in results]
+    assert len(names) == len(set(names))
+    cells = sum(len(r.cells) for r in rounds)
+    assert cells == len(results)  # every stored cell is in exactly one round
+    verdict = state.verdict("iops", rounds)
+    assert not verdict.steady and verdict.window_rounds == (3, 4, 5, 6, 7)
+
+
+def test_a_round_run_again_whole_by_an_older_version_counts_once() -> None:
+    """Runs of older versions stored a cut-off round's finished cells, then ran the round
+    again whole (in one store round each): the partial one is not a round."""
+    options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False)
+    results: list[StoredResult] = []
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None
+    results += [_row(0, w.name, 1.0, ACTIVE) for w in step.workloads]
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None
+    results += [_row(1, w.name, 5.0) for w in step.workloads[:3]]  # cut off
+    results += [_row(2, w.name, 7.0) for w in step.workloads]  # again, whole
+    rounds = state.stored_rounds(results, options, ACTIVE)
+    assert [(r.phase, r.index, r.round_no) for r in rounds] == [("wipc", 0, 0), ("ss", 0, 2)]

@@ -22,9 +22,9 @@ from recorded import FIO_FIXTURES
 from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
 from volbench.plans.execution import Session
-from volbench.plans.pts import driver
+from volbench.plans.pts import driver, state
 from volbench.plans.pts.charts import pts_sections
-from volbench.plans.pts.options import build
+from volbench.plans.pts.options import build, from_record
 from volbench.plans.pts.report import header_notes, variable_label
 from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
@@ -69,23 +69,33 @@ def _charts(section: Section) -> dict[str, Chart]:
     return {c.id.split("-pts-", 1)[1]: c for c in section.charts}
 
 
-def _cell(run: RunRecord, round_no: int, name: str, figure: str = "iops") -> float:
+PtsRound = dict[str, int]
+"""A PTS round: each cell's job name -> the store round (fio process) that ran it."""
+
+
+def _cell(run: RunRecord, pts_round: PtsRound, name: str, figure: str = "iops") -> float:
     """A cell's figure in one round from the stored rows: IOPS and bytes/s summed
     over directions, mean latency weighted by IOPS."""
-    rows = [r for r in run.results if r.round == round_no and r.test == name]
-    assert rows, (round_no, name)
+    rows = [r for r in run.results if r.round == pts_round[name] and r.test == name]
+    assert rows, (pts_round, name)
     if figure == "lat":
         return sum(r.iops * (r.lat_mean_ns or 0) for r in rows) / sum(r.iops for r in rows)
     return sum(r.iops if figure == "iops" else r.bw_bytes_per_s for r in rows)
 
 
-def _rounds(run: RunRecord, test: str, phase: str) -> list[int]:
-    """Stored round numbers of ``test``'s ``phase``, in order."""
-    prefix = f"{test}.{phase}."
-    return sorted({r.round for r in run.results if r.test.startswith(prefix)})
+def _rounds(run: RunRecord, test: str, phase: str) -> list[PtsRound]:
+    """The PTS rounds of ``test``'s ``phase``, in order (each cell ran as a fio
+    process of its own: a store round each)."""
+    options = from_record(run.settings["pts"])
+    rounds = state.stored_rounds(run.results, options, int(run.settings["active_bytes"]))
+    return [
+        {f"{test}.{phase}.{name}": cell.round_no for name, cell in r.cells.items()}
+        for r in rounds
+        if (r.test, r.phase) == (test, phase)
+    ]
 
 
-def _window(run: RunRecord, test: str) -> list[int]:
+def _window(run: RunRecord, test: str) -> list[PtsRound]:
     """The last five steady-state rounds (the fixture's tests stop at steady state or
     at the round limit, so the reported window is the last five either way)."""
     return _rounds(run, test, "ss")[-5:]
@@ -205,7 +215,8 @@ def test_throughput_and_latency_equal_the_stored_results(
     for index, (mix, bs) in enumerate((m, b) for m in (100, 65, 0) for b in ("512", "4k", "8k")):
         name = f"latency.ss.{mix}-{100 - mix}.{bs}"
         mean = sum(_cell(run, n, name, "lat") for n in window) / 5
-        top = max(r.lat_max_ns or 0 for r in run.results if r.test == name and r.round in window)
+        rows = [r for r in run.results if r.test == name and r.round in {n[name] for n in window}]
+        top = max(r.lat_max_ns or 0 for r in rows)
         assert _close(means[f"{mix}/{100 - mix}", bs], mean / 1e3)
         assert _close(maxima[f"{mix}/{100 - mix}", bs], top / 1e3)
         assert table[index][1:3] == [fmt_latency(mean), fmt_latency(top)]
@@ -217,8 +228,10 @@ def test_wsat_hir_xsr_equal_the_stored_results(
     samples = _rounds(run, "wsat", "run")
     iops = [_cell(run, n, "wsat.run.0-100.4k") for n in samples]
     written = [
-        sum(r.io_bytes for r in run.results if r.test == "wsat.run.0-100.4k" and r.round <= n) / 1e9
+        sum(r.io_bytes for r in run.results if r.test == "wsat.run.0-100.4k" and r.round <= n[k])
+        / 1e9
         for n in samples
+        for k in n
     ]
     charts = _charts(sections["WSAT"])
     for key in ("wsat-time", "wsat-gb", "wsat-gb-log"):
@@ -267,11 +280,11 @@ def test_demand_intensity_and_histograms_equal_the_stored_results(
         assert _all_close(convergence["tc2-qd2"], [_cell(run, n, f"{test}.ss.tc2-qd2") for n in ss])
 
     (sweep,) = _rounds(run, "dirth", "sweep")
-    document = json.loads(run.raw_outputs[sweep])
     histograms = _charts(sections["DIRTH"])["dirth-histograms"].figure["data"]
     assert histograms
     for trace in histograms:
         cell = trace["name"].split("(")[1].rstrip(")")
+        document = json.loads(run.raw_outputs[sweep[f"dirth.sweep.{cell}"]])
         bins = [
             job[d]["lat_ns"]["bins"]
             for job in document["jobs"]
@@ -364,7 +377,7 @@ def test_fewer_rounds_than_a_window_report_steady_state_not_evaluated(tmp_path: 
         assert len(row["values"]) == 2 and row["steady"].startswith("not evaluated")
     assert document["steady_state"]["iops"] == {"steady": False, "rounds": 2, "evaluated": False}
     iops_rows = [r for r in stored.results if r.test.startswith("iops.ss.")]
-    assert {r.round for r in iops_rows} == {1, 2}  # round 0 is WIPC
+    assert [len(r) for r in _rounds(stored, "iops", "ss")] == [4, 4]  # after WIPC
     by_bs = {row["block_size"]: row for row in by_title["IOPS"].rows}
     cell = [r.iops for r in iops_rows if r.test == "iops.ss.100-0.4k"]
     assert math.isclose(by_bs["4k"]["iops_100"], sum(cell) / 2)

@@ -16,7 +16,8 @@ from volbench.fio.logs import missing_logs
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck
 from volbench.model import RunStatus, TargetInfo
 from volbench.plans import execution, quick
-from volbench.plans.execution import Session, execute, prepare_runs_dir
+from volbench.plans.engine import execute
+from volbench.plans.execution import Session, prepare_runs_dir
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store
 

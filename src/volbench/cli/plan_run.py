@@ -26,7 +26,8 @@ from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunStatus, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
-from volbench.plans.execution import Outcome, PlanSpec, Session, execute, prepare_runs_dir
+from volbench.plans.engine import execute
+from volbench.plans.execution import Outcome, PlanSpec, Session, prepare_runs_dir
 from volbench.plans.fleet import (
     REMOTE_ENGINE,
     Fleet,

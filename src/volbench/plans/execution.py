@@ -1,11 +1,11 @@
-"""Running a plan: rounds of stonewalled workloads, each committed when it ends.
+"""One round of a run: a fio process, its stall watch, and its commit to the store.
 
-A plan is a sequence of rounds; each round is one fio process whose sections
-are the round's workloads with ``stonewall`` between them (no idle gaps from
-process start-up). When a round ends, its verbatim fio JSON and the merged
-per-test results are committed before the next round starts, so a crash or
-Ctrl-C loses at most the round that was running, and Ctrl-C keeps even that
-round's finished cells (fio prints what it measured when interrupted).
+A round is one fio process (in every plan, one test: :mod:`volbench.plans.engine`
+runs the tests of a plan's steps one by one). When it ends, fio's verbatim JSON
+and the per-test results are committed before anything else runs, so a crash or
+a kill loses at most the test that was running; Ctrl-C keeps what fio measured
+up to it. This module also holds what a plan is (:class:`PlanSpec`), the parts a
+run needs (:class:`Session`) and its runs folder.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,7 +27,6 @@ from volbench.errors import (
     RunStalled,
     StoreError,
     UsageError,
-    VolbenchError,
 )
 from volbench.fio.job import LOG_AVG_MSEC, JobFile, planned_seconds, render
 from volbench.fio.live import LiveSampler
@@ -37,9 +36,7 @@ from volbench.fio.runner import RawRun, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason, utc_text
 from volbench.model import FioOutput, RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
-from volbench.store.heartbeat import Heartbeat
 from volbench.store.repository import Store, default_data_dir
-from volbench.targets.host import collect_host
 
 NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
 """An adaptive plan's next round, chosen from every test result so far (None: done)."""
@@ -377,120 +374,9 @@ def os_failure(exc: OSError, runs_dir: Path) -> RunFailed:
     return RunFailed(f"{exc.strerror or exc}{where}{hint}")
 
 
-def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Workload]]:
-    """The fixed rounds, then what ``next_round`` asks for (it sees ``tests`` as they grow)."""
-    yield from plan.rounds
-    while plan.next_round is not None:
-        workloads = plan.next_round(tests)
-        if not workloads:
-            return
-        yield workloads
-
-
 def new_workdir(runs_dir: Path) -> Path:
     """A folder of its own for one run's fio files under ``runs_dir``: named by time and
     a random token, never by the run's id alone (ids of two databases, or of a deleted
     and re-created run, are the same numbers)."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     return runs_dir / f"{stamp}-{uuid.uuid4().hex[:12]}"
-
-
-def execute(
-    session: Session,
-    plan: PlanSpec,
-    target: TargetInfo,
-    labels: Mapping[str, str],
-    ioengine: str | None = None,
-    *,
-    round_runner: RoundRunner = run_round,
-    extra_settings: Mapping[str, Any] | None = None,
-    note: Callable[[], str | None] = lambda: None,
-) -> Outcome:
-    """Record a new run of ``plan`` on ``target`` and run it (:func:`proceed`).
-
-    The settings record the planned tests (``planned``) and the run's folder
-    (``logs_dir``), so ``volbench resume`` can continue the run from them.
-    """
-    plan = plan.one_test_per_round()
-    engine = ioengine or session.runner.engine(Path(target.path))
-    host = collect_host(session.runner.version())
-    prepare_runs_dir(session.runs_dir)
-    workdir = new_workdir(session.runs_dir)
-    settings = {
-        **plan.settings,
-        **(extra_settings or {}),
-        "ioengine": engine,
-        "logs_dir": str(workdir),
-        "planned": [workload_record(w) for round_ in plan.rounds for w in round_],
-        "adaptive": plan.next_round is not None,
-    }
-    run_id = session.store.create_run(plan.name, target, host, labels, settings, plan.non_compliant)
-    session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
-    return proceed(
-        session, run_id, plan, target, engine, workdir, round_runner=round_runner, note=note
-    )
-
-
-def proceed(
-    session: Session,
-    run_id: int,
-    plan: PlanSpec,
-    target: TargetInfo,
-    engine: str,
-    workdir: Path,
-    *,
-    round_runner: RoundRunner = run_round,
-    note: Callable[[], str | None] = lambda: None,
-    done: Sequence[TestResult] = (),
-) -> Outcome:
-    """Run the rounds of ``plan`` (one test each) that are not in ``done``, committing
-    each; return the outcome. A new run has nothing done; a resumed one has the tests
-    already committed, and its new rounds are numbered after the committed ones.
-
-    The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``
-    (the error's one-line message is stored and re-raised; an OS error as
-    :class:`RunFailed`). ``round_runner`` runs
-    and commits one round (several targets at once: :mod:`volbench.plans.fleet`);
-    ``note`` is stored with a completed run (e.g. hosts lost on the way).
-    """
-    plan = plan.one_test_per_round()
-    tests: list[TestResult] = list(done)
-    finished = {t.name for t in done}
-    round_no = session.store.round_count(run_id)
-    try:
-        with Heartbeat(session.store, run_id):
-            for workloads in _rounds(plan, tests):
-                todo = [w for w in workloads if w.name not in finished]
-                if not todo:
-                    continue
-                round_tests, interruption = round_runner(
-                    session, run_id, round_no, todo, target, engine, workdir
-                )
-                round_no += 1
-                tests += round_tests
-                if interruption:
-                    session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
-                    return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), interruption)
-    except KeyboardInterrupt:
-        session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
-        return Outcome(run_id, RunStatus.INTERRUPTED, tuple(tests), "interrupted")
-    except VolbenchError as exc:
-        stored = _mark_failed(session, run_id, str(exc))
-        raise type(exc)(f"{exc} (run {run_id} {stored})") from exc
-    except OSError as exc:
-        failure = os_failure(exc, session.runs_dir)
-        stored = _mark_failed(session, run_id, str(failure))
-        raise RunFailed(f"{failure} (run {run_id} {stored})") from exc
-    message = "; ".join(m for m in (note(), *session.warnings) if m) or None
-    session.store.finish_run(run_id, RunStatus.COMPLETED, message)
-    return Outcome(run_id, RunStatus.COMPLETED, tuple(tests), message)
-
-
-def _mark_failed(session: Session, run_id: int, error: str) -> str:
-    """Store run ``run_id`` as failed; how that went, for the message ("stored as
-    failed", or why the store could not take even that: it then shows as interrupted)."""
-    try:
-        session.store.finish_run(run_id, RunStatus.FAILED, error)
-    except StoreError as exc:
-        return f"could not be marked failed either: {exc}"
-    return "stored as failed"

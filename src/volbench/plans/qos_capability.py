@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from volbench.analysis.qos import Rates, check_capacity
 from volbench.errors import FioError, TargetError
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.execution import PlanSpec, Session, execute
+from volbench.plans.engine import execute
+from volbench.plans.execution import PlanSpec, Session
 from volbench.plans.preparation import prepare_target
 from volbench.targets.safety import check_write_allowed
 from volbench.units import GiB

@@ -4,9 +4,10 @@ The plan's limits are applied as cgroups ``volbench-<tenant>`` (and
 ``volbench-<plan id>-host`` with the host reserve when asked); every tenant's fio starts
 inside its cgroup at the same moment and drives the device harder than its
 limit (a deep queue), so each tenant measures what its allocation delivers under
-contention. Each tenant's fio output is stored verbatim as one round of the run
-(round number = tenant order), and the cgroups are removed afterwards whatever
-happened.
+contention. The tenants are one step of the run engine (:mod:`volbench.plans.engine`,
+which records, finishes and resumes the run as for every plan); each tenant's fio
+output is committed as one round of the run (round number = tenant order), and the
+cgroups are removed afterwards whatever happened.
 """
 
 from __future__ import annotations
@@ -19,31 +20,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench.analysis.aggregate import group_tests
 from volbench.analysis.qos import QosPlan
-from volbench.analysis.qos_document import plan_document
+from volbench.analysis.qos_document import plan_document, plan_from_document
 from volbench.analysis.qos_results import PLAN, VerifyResult, check_run, planned_iops
-from volbench.errors import FioError, RunFailed, UsageError, VolbenchError
+from volbench.errors import FioError, UsageError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
-from volbench.fio.executable import best_engine, fio_version
+from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
 from volbench.fio.live import LiveSample, LiveSampler
-from volbench.fio.parser import parse
 from volbench.fio.stall import StallWatch, stall_reason
-from volbench.model import RW, RunStatus, Stall, Workload
-from volbench.plans.execution import (
-    Session,
-    new_workdir,
-    os_failure,
-    prepare_runs_dir,
-    workload_record,
-)
+from volbench.model import RW, RunRecord, RunStatus, Stall, TargetInfo, TestResult, Workload
+from volbench.plans.engine import Step, drive, open_run
+from volbench.plans.execution import Session, commit_round, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.reporter import Reporter
-from volbench.store.heartbeat import Heartbeat
 from volbench.targets import cgroup
-from volbench.targets.host import collect_host
 
 
 @dataclass(frozen=True)
@@ -88,6 +80,7 @@ def verify(
     if unknown:
         raise UsageError(f"--quiet {unknown[0]}: the plan has no tenant of that name")
     engine = options.ioengine or best_engine(Path(info.path))
+    prepare_runs_dir(session.runs_dir)
     written = cgroup.apply(hierarchy, devnum, limits, plan_id(plan))
     try:
         settings: dict[str, Any] = {
@@ -97,29 +90,74 @@ def verify(
             "written": [asdict(w) for w in written],
             "device": devnum,
             "ioengine": engine,
-            "logs_dir": str(new_workdir(session.runs_dir)),
         }
-        host = collect_host(fio_version())
-        prepare_runs_dir(session.runs_dir)
-        run_id = session.store.create_run(PLAN, info, host, labels, settings)
-        try:
-            with Heartbeat(session.store, run_id):
-                workdir = Path(settings["logs_dir"])
-                _run(session, run_id, hierarchy, limits, info.path, engine, options, workdir)
-        except VolbenchError as exc:
-            session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
-            raise type(exc)(f"{exc} (run {run_id} stored as failed)") from exc
-        except OSError as exc:
-            failure = os_failure(exc, session.runs_dir)
-            session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
-            raise RunFailed(f"{failure} (run {run_id} stored as failed)") from exc
-        except KeyboardInterrupt:  # the fio processes got SIGINT and have ended
-            session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
-            raise
-        session.store.finish_run(run_id, RunStatus.COMPLETED)
+        run_id, workdir = open_run(session, PLAN, info, labels, settings)
+        _drive(session, run_id, hierarchy, limits, info, engine, options, workdir)
     finally:
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
     return check_run(session.store.get_run(run_id))
+
+
+def resume(session: Session, run: RunRecord) -> VerifyResult:
+    """Run again, in the same run, a verification that was interrupted before any
+    tenant's result was stored (its tenants run together: a share measured alone
+    would not be a verification). UsageError when some tenants were stored."""
+    if run.raw_outputs:
+        raise UsageError(
+            f"run {run.id}: {len(run.raw_outputs)} of its tenants were stored before it "
+            "stopped, and tenants are only measured together: start a new `volbench qos verify`"
+        )
+    plan = plan_from_document(run.settings["qos_plan"])
+    recorded = dict(run.settings["verify"])
+    options = VerifyOptions(
+        **{**recorded, "rw": RW(recorded["rw"]), "quiet": tuple(recorded.get("quiet") or ())}
+    )
+    cgroup.require_root()
+    hierarchy = cgroup.find_hierarchy()
+    device = str(run.target["path"])
+    info = prepare_target(
+        device, options.rw.writes, session.reporter, destroy_data=options.destroy_data
+    )
+    limits = tenant_limits(plan, options.with_host)
+    cgroup.apply(hierarchy, device_number(device), limits, plan_id(plan))
+    session.store.reopen_run(run.id)
+    try:
+        workdir = run.logs_dir(session.runs_dir)
+        _drive(
+            session,
+            run.id,
+            hierarchy,
+            limits,
+            info,
+            str(run.settings["ioengine"]),
+            options,
+            workdir,
+        )
+    finally:
+        cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
+    return check_run(session.store.get_run(run.id))
+
+
+def _drive(
+    session: Session,
+    run_id: int,
+    hierarchy: cgroup.Hierarchy,
+    limits: Sequence[cgroup.Limits],
+    info: TargetInfo,
+    engine: str,
+    options: VerifyOptions,
+    workdir: Path,
+) -> None:
+    """Every tenant at once as the engine's one step; Ctrl-C (the run is stored as
+    interrupted) is raised again as KeyboardInterrupt."""
+    workloads = tuple(_workload(limit, engine, options) for limit in limits)
+    tenants = Tenants(hierarchy, limits, options.duration_s)
+    outcome = drive(
+        session, run_id, OneStep(Step(workloads, together=True)), info, engine, workdir,
+        round_runner=tenants,
+    )  # fmt: skip
+    if outcome.status is RunStatus.INTERRUPTED:
+        raise KeyboardInterrupt
 
 
 class LiveTenants:
@@ -169,72 +207,101 @@ def _direction(limit: cgroup.Limits, rw: RW) -> tuple[int, int]:
     return (limit.write_iops, limit.write_bps) if rw.writes else (limit.read_iops, limit.read_bps)
 
 
-def _run(
-    session: Session,
-    run_id: int,
-    hierarchy: cgroup.Hierarchy,
-    limits: Sequence[cgroup.Limits],
-    target: str,
-    engine: str,
-    options: VerifyOptions,
-    workdir: Path,
-) -> None:
-    """Start every tenant's fio in its cgroup (its files in ``workdir``) and store each
-    output as a round."""
-    workloads = []
-    jobs = []
-    for limit in limits:
-        quiet = limit.tenant in options.quiet
-        workload = Workload(
-            limit.tenant,
-            options.rw,
-            bs_bytes=options.bs_bytes,
-            iodepth=options.iodepth,
-            runtime_s=options.duration_s,
-            ioengine=engine,
-            rate_iops=(
-                max(1, round(planned_iops(*_direction(limit, options.rw), options.bs_bytes)))
-                if quiet
-                else None
-            ),
-        )
-        log_dir = workdir / limit.tenant
-        log_dir.mkdir(parents=True, exist_ok=True)
-
-        def join(group: str = limit.cgroup) -> None:  # runs in the child, before exec
-            cgroup.join(hierarchy, group, os.getpid())
-
-        workloads.append(workload)
-        jobs.append(
-            ConcurrentJob(render(JobFile(target, (workload,), engine, log_dir)), log_dir, join)
-        )
-    session.reporter.note(f"run {run_id}: {len(jobs)} fio processes at once, logs in {workdir}")
-    session.reporter.round_started(0, workloads, options.duration_s)
-    started = time.time()
-    live = LiveTenants(
-        session.reporter,
-        [
-            StallWatch(n, started, w.name, session.stall.seconds, planned_s={w.name: w.duration_s})
-            for n, w in enumerate(workloads)
-        ],
+def _workload(limit: cgroup.Limits, engine: str, options: VerifyOptions) -> Workload:
+    """A tenant's workload: as much as its queue gets, or (quiet) its planned IOPS."""
+    quiet = limit.tenant in options.quiet
+    return Workload(
+        limit.tenant,
+        options.rw,
+        bs_bytes=options.bs_bytes,
+        iodepth=options.iodepth,
+        runtime_s=options.duration_s,
+        ioengine=engine,
+        rate_iops=(
+            max(1, round(planned_iops(*_direction(limit, options.rw), options.bs_bytes)))
+            if quiet
+            else None
+        ),
     )
-    try:
-        raws = run_concurrently(jobs, options.duration_s + 60, live.status)
-    finally:
-        session.store.add_stalls(run_id, live.stalls(time.time()))
-    for round_no, (workload, raw) in enumerate(zip(workloads, raws, strict=True)):
-        if not raw.output.strip():
-            raise FioError(
-                f"fio of tenant {workload.name} failed with exit code {raw.returncode}: "
-                f"{raw.last_error_line or 'no output'}"
-            )
-        tests = group_tests(parse(raw.output))
-        session.store.add_round(
-            run_id, round_no, raw.output, tests, {workload.name: workload_record(workload)}
+
+
+@dataclass
+class OneStep:
+    """A course of one step, run once."""
+
+    step: Step | None
+
+    def next_step(self) -> Step | None:
+        step, self.step = self.step, None
+        return step
+
+    def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """Runs every tenant's fio at once, each in its cgroup, and commits each tenant's
+    output as a round of its own (round numbers in tenant order)."""
+
+    hierarchy: cgroup.Hierarchy
+    limits: Sequence[cgroup.Limits]
+    duration_s: float
+
+    def __call__(
+        self,
+        session: Session,
+        run_id: int,
+        round_no: int,
+        workloads: Sequence[Workload],
+        target: TargetInfo,
+        ioengine: str,
+        workdir: Path,
+    ) -> tuple[list[TestResult], str | None]:
+        jobs = []
+        for limit, workload in zip(self.limits, workloads, strict=True):
+            log_dir = workdir / limit.tenant
+            log_dir.mkdir(parents=True, exist_ok=True)
+
+            def join(group: str = limit.cgroup) -> None:  # runs in the child, before exec
+                cgroup.join(self.hierarchy, group, os.getpid())
+
+            text = render(JobFile(target.path, (workload,), ioengine, log_dir))
+            jobs.append(ConcurrentJob(text, log_dir, join))
+        session.reporter.note(f"{len(jobs)} fio processes at once, logs in {workdir}")
+        session.reporter.round_started(round_no, workloads, self.duration_s)
+        started = time.time()
+        live = LiveTenants(
+            session.reporter,
+            [
+                StallWatch(
+                    n, started, w.name, session.stall.seconds, planned_s={w.name: w.duration_s}
+                )
+                for n, w in enumerate(workloads)
+            ],
         )
-        failed = [t for t in tests if t.error]
-        if failed or raw.returncode != 0:
-            raise FioError(
-                f"fio of tenant {workload.name} failed: {raw.last_error_line or 'see its log'}"
-            )
-    session.reporter.round_done(0, [])
+        try:
+            raws = run_concurrently(jobs, self.duration_s + 60, live.status)
+        finally:
+            session.store.add_stalls(run_id, live.stalls(time.time()))
+        tests: list[TestResult] = []
+        problems: list[str] = []
+        stored = 0
+        for workload, raw in zip(workloads, raws, strict=True):
+            if not raw.output.strip():
+                problems.append(
+                    f"fio of tenant {workload.name} failed with exit code {raw.returncode}: "
+                    f"{raw.last_error_line or 'no output'}"
+                )
+                continue
+            folder = workdir / workload.name
+            done = commit_round(session, run_id, round_no + stored, raw, (workload,), folder=folder)
+            stored += 1
+            tests += done.tests
+            if done.failed or raw.returncode != 0:
+                problems.append(
+                    f"fio of tenant {workload.name} failed: {raw.last_error_line or 'see its log'}"
+                )
+        if problems:  # the tenants that ran are stored first
+            raise FioError(problems[0])
+        return tests, None

@@ -1,6 +1,6 @@
 """Continuing a run that did not finish: the plan and what it has done, from the store.
 
-Every plan started by :func:`volbench.plans.execution.execute` records its tests in
+Every plan started by :func:`volbench.plans.engine.execute` records its tests in
 run order (``planned``, one fio process each) and whether it is adaptive; an
 adaptive plan is rebuilt from its recorded options by its entry in the table of
 plans (:data:`volbench.plans.registry.PLANS`). What is done is what the store
@@ -21,14 +21,8 @@ from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.model import RW, RunRecord, RunStatus, TargetInfo, TestResult, Workload
 from volbench.plans import registry
-from volbench.plans.execution import (
-    Outcome,
-    PlanSpec,
-    RoundRunner,
-    Session,
-    proceed,
-    run_round,
-)
+from volbench.plans.engine import proceed
+from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session, run_round
 from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver

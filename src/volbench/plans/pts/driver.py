@@ -8,21 +8,21 @@ stored run, so it continues after the last committed round.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench.errors import FioError, RunFailed, TargetError, UsageError, VolbenchError
+from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
-from volbench.model import RW, RunStatus, TargetInfo, Workload
+from volbench.model import RW, StoredResult, TargetInfo, TestResult, Workload
+from volbench.plans.engine import Step, drive, open_run
 from volbench.plans.execution import (
     Outcome,
     RoundRunner,
     Session,
-    new_workdir,
-    os_failure,
     prepare_runs_dir,
     run_round,
 )
@@ -37,8 +37,6 @@ from volbench.plans.pts.options import (
     from_record,
     write_cache_reason,
 )
-from volbench.store.heartbeat import Heartbeat
-from volbench.targets.host import collect_host
 from volbench.targets.purge import purge
 from volbench.units import format_bytes, format_seconds
 
@@ -164,18 +162,14 @@ def start(
     purge_method: str,
     seq_write_bytes_per_s: float,
     places: PreparedFleet | None,
-    workdir: Path,
-) -> int:
-    """Record a new PTS run and return its id (nothing runs yet); its fio files go to
-    ``workdir`` (:func:`~volbench.plans.execution.new_workdir`)."""
+) -> tuple[int, Path]:
+    """Record a new PTS run (nothing runs yet); its id and the folder of its fio files."""
     active = state.active_bytes(options, target.capacity_bytes)
     settings = settings_for(options, target, active, ioengine, purge_method, seq_write_bytes_per_s)
-    settings["logs_dir"] = str(workdir)
     if places is not None:
         settings.update(places.settings)
-    host = collect_host(session.runner.version())
     non_compliant = bool(settings["non_compliant_reasons"])
-    return session.store.create_run(NAME, target, host, labels, settings, non_compliant)
+    return open_run(session, NAME, target, labels, settings, non_compliant)
 
 
 def begin(
@@ -224,9 +218,7 @@ def begin(
     method = "none (--no-purge)"
     if options.purge:
         method = _purge_all(session, purging, local)
-    workdir = new_workdir(session.runs_dir)
-    run_id = start(session, options, target, labels, engine, method, speed, places, workdir)
-    session.reporter.note(f"run {run_id}: ioengine {engine}, logs in {workdir}")
+    run_id, _ = start(session, options, target, labels, engine, method, speed, places)
     return run(session, run_id, target, purging, purged_already=options.purge, places=places)
 
 
@@ -246,6 +238,82 @@ def resume_options(settings: Mapping[str, Any]) -> PtsOptions:
     return from_record(settings["pts"])
 
 
+class PtsCourse:
+    """A PTS run under way, for the engine: each step is the rest of the next round
+    (:func:`state.next_step`), purged first where a test starts; after each step the
+    steady-state verdict and the run's ETA are shown.
+
+    The committed results are read once, then each new cell's rows as committed;
+    only the rounds after the last complete one are grouped again (grouping the
+    whole run after every cell would grow as cells^2)."""
+
+    def __init__(
+        self,
+        session: Session,
+        run_id: int,
+        target: TargetInfo,
+        purging: PurgeSettings,
+        purged_already: bool,
+        places: PreparedFleet | None,
+        settings: Mapping[str, Any],
+        results: Sequence[StoredResult],
+    ) -> None:
+        self._session = session
+        self._run_id = run_id
+        self._targets = places.infos if places is not None else [target]
+        self._purging = purging
+        self._purged_already = purged_already
+        self.options = resume_options(settings)
+        self.active = int(settings["active_bytes"])
+        self._speed = float(settings.get("seq_write_bytes_per_s") or 0.0)
+        self.rounds: list[state.StoredRound] = []
+        self._open: state.StoredRound | None = None
+        self._pending: list[StoredResult] = list(results)
+        self._step: Round | None = None
+
+    def _regroup(self) -> None:
+        """Add the committed rows not yet grouped to the complete rounds."""
+        if not self._pending:
+            return
+        tail = [r for c in (self._open.cells.values() if self._open else ()) for r in c.results]
+        done, self._open = state.group_rounds([*tail, *self._pending], self.options, self.active)
+        self.rounds += done
+        self._pending = []
+
+    def next_step(self) -> Step | None:
+        self._regroup()
+        if self._step is not None:
+            self._after(self._step)
+        step = self._step = state.next_step(self.options, self.active, self.rounds, self._open)
+        if step is None:
+            return None
+        prepare = None
+        if step.purge and self._purged_already:
+            self._purged_already = False
+        elif step.purge:
+            prepare = functools.partial(self._purge, step.test)
+        return Step(step.workloads, _describe(step, self.options, self._open), prepare)
+
+    def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        self._pending += self._session.store.get_results(self._run_id, from_round=round_no)
+
+    def _purge(self, test: str) -> None:
+        method = _purge_all(self._session, self._purging, self._targets, test)
+        self._session.reporter.note(f"{test}: purged ({method})")
+
+    def _after(self, step: Round) -> None:
+        """What the user learns when a step's cells are committed."""
+        if step.phase == "ss" and self._open is None:
+            history = [r for r in self.rounds if r.test == step.test]
+            self._session.reporter.note(_steady_note(step.test, history, self.options))
+        if self._speed > 0:
+            low, high = remaining(self.options, self.active, self.rounds, self._speed)
+            self._session.reporter.note(
+                f"run ETA: {format_duration(low)}"
+                + (f" to {format_duration(high)}" if high > low + 1 else "")
+            )
+
+
 def run(
     session: Session,
     run_id: int,
@@ -254,75 +322,30 @@ def run(
     purged_already: bool = False,
     places: PreparedFleet | None = None,
 ) -> Outcome:
-    """Run (or continue) PTS run ``run_id`` until every test is done.
+    """Run (or continue) PTS run ``run_id`` until every test is done, on the run
+    engine (:func:`volbench.plans.engine.drive`): each cell a fio process of its own,
+    committed as it ends.
 
     ``purged_already``: the target was purged just before the run was recorded
     (to record the method used), so the first round does not purge again.
     ``places``: the run is on several targets at once (see :func:`begin`).
-    The run is stored as ``completed``, ``interrupted`` (Ctrl-C) or ``failed``.
-    The committed results are read once, then each new round's as it is committed
-    (never fio's raw outputs), and only the new round is added to the rounds the
-    next step is chosen from: rebuilding the whole run per round grew as rounds^2.
     """
     record = session.store.get_run(run_id, raw=False)
-    options = resume_options(record.settings)
-    active = int(record.settings["active_bytes"])
-    engine = str(record.settings["ioengine"])
-    speed = float(record.settings.get("seq_write_bytes_per_s") or 0.0)
-    workdir = record.logs_dir(session.runs_dir)
+    course = PtsCourse(
+        session, run_id, target, purging, purged_already, places, record.settings, record.results
+    )
     round_runner: RoundRunner = run_round if places is None else FleetRounds(places.fleet)
-    rounds = state.stored_rounds(record.results, options, active)
-    heartbeat = Heartbeat(session.store, run_id).start()
-    try:
-        while True:
-            step = state.next_step(options, active, rounds)
-            if step is None:
-                break
-            if step.purge and purged_already:
-                purged_already = False
-            elif step.purge:
-                local = places.infos if places is not None else [target]
-                method = _purge_all(session, purging, local, step.test)
-                session.reporter.note(f"{step.test}: purged ({method})")
-            round_no = session.store.round_count(run_id)
-            session.reporter.note(_describe(step, options))
-            _, interruption = round_runner(
-                session, run_id, round_no, step.workloads, target, engine, workdir
-            )
-            if interruption:
-                session.store.finish_run(run_id, RunStatus.INTERRUPTED, interruption)
-                return Outcome(run_id, RunStatus.INTERRUPTED, (), interruption)
-            # rounds are complete or not on their own: only the new one is added
-            new = session.store.get_results(run_id, from_round=round_no)
-            rounds += state.stored_rounds(new, options, active)
-            if step.phase == "ss":
-                history = [r for r in rounds if r.test == step.test]
-                session.reporter.note(_steady_note(step.test, history, options))
-            if speed > 0:
-                low, high = remaining(options, active, rounds, speed)
-                session.reporter.note(
-                    f"run ETA: {format_duration(low)}"
-                    + (f" to {format_duration(high)}" if high > low + 1 else "")
-                )
-    except KeyboardInterrupt:
-        session.store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
-        return Outcome(run_id, RunStatus.INTERRUPTED, (), "interrupted")
-    except VolbenchError as exc:
-        session.store.finish_run(run_id, RunStatus.FAILED, str(exc))
-        raise type(exc)(f"{exc} (run {run_id} stored as failed; volbench resume {run_id})") from exc
-    except OSError as exc:
-        failure = os_failure(exc, session.runs_dir)
-        session.store.finish_run(run_id, RunStatus.FAILED, str(failure))
-        raise RunFailed(
-            f"{failure} (run {run_id} stored as failed; volbench resume {run_id})"
-        ) from exc
-    finally:
-        heartbeat.stop()
-    session.store.finish_run(run_id, RunStatus.COMPLETED)
-    return Outcome(run_id, RunStatus.COMPLETED, ())
+    engine = str(record.settings["ioengine"])
+    workdir = record.logs_dir(session.runs_dir)
+    return drive(session, run_id, course, target, engine, workdir, round_runner=round_runner)
 
 
-def _describe(step: Round, options: PtsOptions) -> str:
+def _describe(step: Round, options: PtsOptions, open_round: state.StoredRound | None) -> str:
+    if open_round is not None and open_round.phase == step.phase and open_round.test == step.test:
+        return (
+            f"{step.test}: {step.phase} round {step.index + 1} goes on after"
+            f" {len(open_round.cells)} committed cells ({len(step.workloads)} to run)"
+        )
     if step.phase == "wipc":
         return f"{step.test}: preconditioning (WIPC, 2 x active range, 128 KiB sequential)"
     if step.phase == "ss":

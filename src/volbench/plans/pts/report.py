@@ -170,7 +170,7 @@ def latency_sheet(data: _Run) -> Sheet:
         cells = [r.cells[cell] for r in window if cell in r.cells]
         means = [c.lat_mean_ns for c in cells if c.lat_mean_ns is not None]
         maxima = [r.lat_max_ns for c in cells for r in c.results if r.lat_max_ns is not None]
-        bins = merge_bins(*(data.bins(r.round_no, f"latency.ss.{cell}") for r in window))
+        bins = merge_bins(*(data.bins(c.round_no, f"latency.ss.{cell}") for c in cells))
         p = percentiles_from_bins(bins, (99.999,))[99.999] if bins else None
         if p is not None and maxima:  # a bucket's value may exceed the true maximum by 1/128
             p = min(p, max(maxima))
@@ -371,7 +371,7 @@ def dirth_histogram_sheet(data: _Run) -> Sheet:
     sweep = data.history("dirth", "sweep")
     rows = []
     for point in (r for r in demand_rows(data, "dirth") if r["point"]):
-        bins = data.bins(sweep[-1].round_no, f"dirth.sweep.{point['cell']}")
+        bins = data.bins(sweep[-1].cells[point["cell"]].round_no, f"dirth.sweep.{point['cell']}")
         buckets: dict[int, int] = {}
         for value, count in bins.items():
             edge = 1 << max(int(value).bit_length(), 10)

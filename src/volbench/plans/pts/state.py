@@ -1,8 +1,11 @@
 """Where a PTS run stands, from its stored results alone; and what to run next. Pure.
 
-Because the next round is decided only from committed rounds, starting a run and
-resuming one (after Ctrl-C, a crash or kill -9) are the same loop: whatever is
-committed is never run again, and the round that was cut off runs again whole.
+Every cell runs as a fio process of its own, committed as it ends (a store round
+each), so a PTS round is a run of consecutive committed cells of one test and
+phase (:func:`group_rounds`). Because the next step is decided only from what is
+committed, starting a run and resuming one (after Ctrl-C, a crash or kill -9) are
+the same loop: a committed cell never runs again, and a round cut off is
+continued at its first missing cell, under its own number.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from volbench.analysis.steady_state import Verdict, assess
-from volbench.model import StoredResult
+from volbench.model import StoredResult, Workload
 from volbench.plans.pts import catalog
 from volbench.plans.pts.options import PtsOptions
 
@@ -31,14 +34,21 @@ class Cell:
     io_bytes: int
     lat_mean_ns: float | None
     results: tuple[StoredResult, ...] = ()
+    round_no: int = 0
+    """The store round (fio process) that measured the cell: its raw output's index."""
 
 
 @dataclass(frozen=True)
 class StoredRound:
+    """A PTS round: ``index`` counts the rounds of its test and phase from 0 (what
+    reports call round ``index + 1``); ``round_no`` is the store round of its first
+    cell (older runs stored a whole PTS round in one store round)."""
+
     round_no: int
     test: str
     phase: str
     cells: dict[str, Cell] = field(default_factory=dict)
+    index: int = 0
 
 
 def _cell(name: str, results: Sequence[StoredResult]) -> Cell:
@@ -54,6 +64,7 @@ def _cell(name: str, results: Sequence[StoredResult]) -> Cell:
         io_bytes=sum(r.io_bytes for r in results) // _places(results),
         lat_mean_ns=lat,
         results=tuple(results),
+        round_no=results[0].round if results else 0,
     )
 
 
@@ -72,7 +83,7 @@ def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> f
         workloads = catalog.grid_sweep_cells(options, active, test)
     else:
         workloads = catalog.ss_cells(options, active, test, phase)
-    return frozenset(w.name.split(".", 2)[2] for w in workloads)
+    return frozenset(_cell_name(w) for w in workloads)
 
 
 def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
@@ -102,20 +113,43 @@ def stored_rounds(
 
     Mean latency of a cell is the IOPS-weighted mean over its directions.
     """
-    by_round: dict[int, dict[str, list[StoredResult]]] = {}
+    return group_rounds(results, options, active)[0]
+
+
+def group_rounds(
+    results: Sequence[StoredResult], options: PtsOptions, active: int
+) -> tuple[list[StoredRound], StoredRound | None]:
+    """The complete rounds of a run, in order, and the round still open at its end
+    (cells committed, others missing: a run cut off mid-round), if any.
+
+    Consecutive cells of one test and phase make a round until it is complete or a
+    cell repeats. A round left incomplete before another began (runs of older
+    volbench versions ran a cut-off round again whole) is not a round.
+    """
+    cells: dict[tuple[int, str], list[StoredResult]] = {}
     for result in results:
-        if result.hostname is not None:  # a place's share of a multi-target round
-            continue
-        by_round.setdefault(result.round, {}).setdefault(result.test, []).append(result)
-    found = []
-    for round_no in sorted(by_round):
-        tests = by_round[round_no]
-        test, phase, _ = next(iter(tests)).split(".", 2)
-        cells = {name.split(".", 2)[2]: _cell(name, rows) for name, rows in tests.items()}
-        stored = StoredRound(round_no, test, phase, cells)
-        if _complete(options, active, stored):
-            found.append(stored)
-    return found
+        if result.place is None:  # not a place's share of a multi-target round
+            cells.setdefault((result.round, result.test), []).append(result)
+    complete: list[StoredRound] = []
+    counts: dict[tuple[str, str], int] = {}
+    current: StoredRound | None = None
+    for (round_no, name), rows in sorted(cells.items(), key=lambda item: item[0][0]):
+        test, phase, cell = name.split(".", 2)
+        if (
+            current is None
+            or (current.test, current.phase) != (test, phase)
+            or cell in current.cells
+            or _complete(options, active, current)
+        ):
+            if current is not None and _complete(options, active, current):
+                complete.append(current)
+                counts[(current.test, current.phase)] = current.index + 1
+            current = StoredRound(round_no, test, phase, {}, counts.get((test, phase), 0))
+        current.cells[cell] = _cell(name, rows)
+    if current is not None and _complete(options, active, current):
+        complete.append(current)
+        current = None
+    return complete, current
 
 
 _FIGURES = {"iops": "iops", "bw": "bw_bytes_per_s", "lat": "lat_mean_ns"}
@@ -176,23 +210,37 @@ def next_round(
 ) -> catalog.Round | None:
     """The next round of a run with these committed results; None when it is done.
 
-    The first round of each test purges first (unless purging is off).
+    The first round of each test purges first (unless purging is off); a round cut
+    off mid-way goes on with its missing cells.
     """
-    return next_step(options, active, stored_rounds(results, options, active))
+    return next_step(options, active, *group_rounds(results, options, active))
 
 
 def next_step(
-    options: PtsOptions, active: int, rounds: Sequence[StoredRound]
+    options: PtsOptions,
+    active: int,
+    rounds: Sequence[StoredRound],
+    open_round: StoredRound | None = None,
 ) -> catalog.Round | None:
-    """:func:`next_round` from the complete rounds (:func:`stored_rounds`) instead."""
+    """:func:`next_round` from the complete rounds and the open one (:func:`group_rounds`)."""
     for test in options.tests:
         history = [r for r in rounds if r.test == test]
         step = next_for(options, active, test, history)
-        if step is not None:
-            if not history and options.purge:
-                return catalog.Round(step.test, step.phase, step.index, step.workloads, True)
-            return step
+        if step is None:
+            continue
+        if open_round is not None and (open_round.test, open_round.phase) == (test, step.phase):
+            missing = tuple(w for w in step.workloads if _cell_name(w) not in open_round.cells)
+            if missing and len(missing) < len(step.workloads):  # the open round goes on
+                return catalog.Round(step.test, step.phase, step.index, missing)
+        if not history and options.purge:
+            return catalog.Round(step.test, step.phase, step.index, step.workloads, True)
+        return step
     return None
+
+
+def _cell_name(workload: Workload) -> str:
+    """``CELL`` of a cell's job name ``TEST.PHASE.CELL``."""
+    return workload.name.split(".", 2)[2]
 
 
 def active_bytes(options: PtsOptions, capacity_bytes: int) -> int:

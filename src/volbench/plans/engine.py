@@ -1,0 +1,224 @@
+"""The one run lifecycle every plan uses: record, steps, commit, finish, resume.
+
+A plan under way is a :class:`Course`: asked for its next :class:`Step` from what
+is committed, told of every round committed. The engine runs each test of a step
+as a fio process of its own (a round of the store, committed as it ends: a test
+fio finished is stored within about a second, whatever is killed afterwards), or
+all of a step's tests at once where the plan needs that (QoS verification's
+tenants, :attr:`Step.together`). It owns the run's heartbeat and its end:
+``completed``, ``interrupted`` (Ctrl-C, with what was cut) or ``failed`` (the
+error's one line stored, re-raised with how to continue the run). Starting a run
+and resuming one are the same loop over what the store holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from volbench.errors import RunFailed, StoreError, VolbenchError
+from volbench.model import RunStatus, TargetInfo, TestResult, Workload
+from volbench.plans.execution import (
+    Outcome,
+    PlanSpec,
+    RoundRunner,
+    Session,
+    new_workdir,
+    os_failure,
+    prepare_runs_dir,
+    run_round,
+    workload_record,
+)
+from volbench.store.heartbeat import Heartbeat
+from volbench.targets.host import collect_host
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a plan runs next: its tests, and what comes before them.
+
+    ``note`` is shown first, then ``prepare`` runs (a purge, cgroups to apply);
+    ``together``: every test in one call of the round runner (at the same time).
+    """
+
+    workloads: tuple[Workload, ...]
+    note: str | None = None
+    prepare: Callable[[], None] | None = None
+    together: bool = False
+
+
+class Course(Protocol):
+    """A plan under way: its next step from what is committed (None: done)."""
+
+    def next_step(self) -> Step | None: ...
+
+    def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        """Rounds from ``round_no`` on were committed with these tests."""
+
+
+class PlanCourse:
+    """A :class:`PlanSpec` under way: its rounds in order, then what ``next_round``
+    asks for; the tests in ``done`` (already committed) are not run again."""
+
+    def __init__(self, plan: PlanSpec, done: Sequence[TestResult] = ()) -> None:
+        self.tests: list[TestResult] = list(done)
+        self._finished = {t.name for t in done}
+        self._rounds = _rounds(plan, self.tests)
+
+    def next_step(self) -> Step | None:
+        for workloads in self._rounds:
+            todo = tuple(w for w in workloads if w.name not in self._finished)
+            if todo:
+                return Step(todo)
+        return None
+
+    def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        self.tests += tests
+        self._finished |= {t.name for t in tests}
+
+
+def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Workload]]:
+    """The fixed rounds, then what ``next_round`` asks for (it sees ``tests`` as they grow)."""
+    yield from plan.rounds
+    while plan.next_round is not None:
+        workloads = plan.next_round(tests)
+        if not workloads:
+            return
+        yield workloads
+
+
+def open_run(
+    session: Session,
+    plan: str,
+    target: TargetInfo,
+    labels: Mapping[str, str],
+    settings: Mapping[str, Any],
+    non_compliant: bool = False,
+) -> tuple[int, Path]:
+    """Record a new run (nothing runs yet) with a folder of its own for fio's files;
+    return its id and that folder. The runs folder is checked first: a refusal is
+    one line and nothing is stored."""
+    prepare_runs_dir(session.runs_dir)
+    workdir = new_workdir(session.runs_dir)
+    settings = {**settings, "logs_dir": str(workdir)}
+    host = collect_host(session.runner.version())
+    run_id = session.store.create_run(plan, target, host, labels, settings, non_compliant)
+    engine = f"ioengine {settings['ioengine']}, " if settings.get("ioengine") else ""
+    session.reporter.note(f"run {run_id}: {engine}logs in {workdir}")
+    return run_id, workdir
+
+
+def drive(
+    session: Session,
+    run_id: int,
+    course: Course,
+    target: TargetInfo,
+    engine: str,
+    workdir: Path,
+    *,
+    round_runner: RoundRunner = run_round,
+    note: Callable[[], str | None] = lambda: None,
+) -> Outcome:
+    """Run ``course``'s steps on run ``run_id`` until it has none left; return the outcome.
+
+    New rounds are numbered after the committed ones. ``round_runner`` runs and
+    commits one round (several places at once: :mod:`volbench.plans.fleet`; a
+    QoS plan's tenants: :mod:`volbench.plans.qos_verify`). ``note`` is stored with a
+    completed run (e.g. hosts lost on the way), with the run's warnings. A
+    :class:`VolbenchError` or an OS error marks the run failed and is raised again
+    with the run's id and how to continue it.
+    """
+    tests: list[TestResult] = []
+    try:
+        with Heartbeat(session.store, run_id):
+            while (step := course.next_step()) is not None:
+                if step.note:
+                    session.reporter.note(step.note)
+                if step.prepare is not None:
+                    step.prepare()
+                batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
+                for workloads in batches:
+                    round_no = session.store.round_count(run_id)
+                    new, interruption = round_runner(
+                        session, run_id, round_no, workloads, target, engine, workdir
+                    )
+                    tests += new
+                    course.committed(round_no, new)
+                    if interruption:
+                        return _end(session, run_id, RunStatus.INTERRUPTED, tests, interruption)
+    except KeyboardInterrupt:
+        return _end(session, run_id, RunStatus.INTERRUPTED, tests, "interrupted by the user")
+    except VolbenchError as exc:
+        raise type(exc)(f"{exc} ({_failed(session, run_id, str(exc))})") from exc
+    except OSError as exc:
+        failure = os_failure(exc, session.runs_dir)
+        raise RunFailed(f"{failure} ({_failed(session, run_id, str(failure))})") from exc
+    message = "; ".join(m for m in (note(), *session.warnings) if m) or None
+    return _end(session, run_id, RunStatus.COMPLETED, tests, message)
+
+
+def _end(
+    session: Session, run_id: int, status: RunStatus, tests: list[TestResult], message: str | None
+) -> Outcome:
+    session.store.finish_run(run_id, status, message)
+    return Outcome(run_id, status, tuple(tests), message)
+
+
+def _failed(session: Session, run_id: int, error: str) -> str:
+    """Store run ``run_id`` as failed; how that went, for the message ("stored as
+    failed", or why the store could not take even that: it then shows as interrupted)."""
+    try:
+        session.store.finish_run(run_id, RunStatus.FAILED, error)
+    except StoreError as exc:
+        return f"run {run_id} could not be marked failed either: {exc}"
+    return f"run {run_id} stored as failed; `volbench resume {run_id}` continues it"
+
+
+def execute(
+    session: Session,
+    plan: PlanSpec,
+    target: TargetInfo,
+    labels: Mapping[str, str],
+    ioengine: str | None = None,
+    *,
+    round_runner: RoundRunner = run_round,
+    extra_settings: Mapping[str, Any] | None = None,
+    note: Callable[[], str | None] = lambda: None,
+) -> Outcome:
+    """Record a new run of ``plan`` on ``target`` and run it (:func:`drive`).
+
+    The settings record the planned tests (``planned``, one fio process each) and
+    whether more are chosen from results (``adaptive``), so ``volbench resume`` can
+    continue the run (:mod:`volbench.plans.resumption`).
+    """
+    engine = ioengine or session.runner.engine(Path(target.path))
+    settings = {
+        **plan.settings,
+        **(extra_settings or {}),
+        "ioengine": engine,
+        "planned": [workload_record(w) for round_ in plan.rounds for w in round_],
+        "adaptive": plan.next_round is not None,
+    }
+    run_id, workdir = open_run(session, plan.name, target, labels, settings, plan.non_compliant)
+    course = PlanCourse(plan.one_test_per_round())
+    return drive(
+        session, run_id, course, target, engine, workdir, round_runner=round_runner, note=note
+    )
+
+
+def proceed(
+    session: Session,
+    run_id: int,
+    plan: PlanSpec,
+    target: TargetInfo,
+    engine: str,
+    workdir: Path,
+    *,
+    round_runner: RoundRunner = run_round,
+    done: Sequence[TestResult] = (),
+) -> Outcome:
+    """Continue run ``run_id`` of ``plan``: the tests not in ``done``, one fio process each."""
+    course = PlanCourse(plan.one_test_per_round(), done)
+    return drive(session, run_id, course, target, engine, workdir, round_runner=round_runner)
