@@ -306,7 +306,7 @@ def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
 
 
 @pytest.mark.usefixtures("own_cgroups")
-def test_sigterm_during_verify_cleans_up_and_exits_143(
+def test_sigterm_during_verify_cleans_up_exits_143_and_resumes(
     volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
     device = loop_device(32)
@@ -333,6 +333,18 @@ def test_sigterm_during_verify_cleans_up_and_exits_143(
     assert running == []  # every fio of this verify has ended
     stored = volbench.stored()
     assert stored["plan"] == "qos-verify" and stored["status"] == "interrupted"
+
+    # the same run goes on: its tenants run again together, in their cgroups
+    resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "its tenants run again together" in resumed.stderr
+    assert _left_behind() == []
+    document = volbench.stored()
+    assert document["id"] == stored["id"] and document["status"] == "completed"
+    assert sorted({r["test"] for r in document["results"]}) == sorted(NAMES)
+    assert len(document["fio_outputs"]) == len(NAMES)
+    again = volbench("resume", "latest")
+    assert "is completed: nothing to resume" in error_line(again, 2)
 
 
 def _read(path: Path) -> str:

@@ -31,7 +31,7 @@ from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.stall import StallWatch, stall_reason
 from volbench.model import RW, RunRecord, RunStatus, Stall, TargetInfo, TestResult, Workload
 from volbench.plans.engine import Step, drive, open_run
-from volbench.plans.execution import Session, commit_round, prepare_runs_dir
+from volbench.plans.execution import Outcome, Session, commit_round, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.reporter import Reporter
@@ -92,13 +92,15 @@ def verify(
             "ioengine": engine,
         }
         run_id, workdir = open_run(session, PLAN, info, labels, settings)
-        _drive(session, run_id, hierarchy, limits, info, engine, options, workdir)
+        outcome = _drive(session, run_id, hierarchy, limits, info, engine, options, workdir)
+        if outcome.status is RunStatus.INTERRUPTED:
+            raise KeyboardInterrupt
     finally:
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
     return check_run(session.store.get_run(run_id))
 
 
-def resume(session: Session, run: RunRecord) -> VerifyResult:
+def resume(session: Session, run: RunRecord) -> Outcome:
     """Run again, in the same run, a verification that was interrupted before any
     tenant's result was stored (its tenants run together: a share measured alone
     would not be a verification). UsageError when some tenants were stored."""
@@ -123,19 +125,10 @@ def resume(session: Session, run: RunRecord) -> VerifyResult:
     session.store.reopen_run(run.id)
     try:
         workdir = run.logs_dir(session.runs_dir)
-        _drive(
-            session,
-            run.id,
-            hierarchy,
-            limits,
-            info,
-            str(run.settings["ioengine"]),
-            options,
-            workdir,
-        )
+        engine = str(run.settings["ioengine"])
+        return _drive(session, run.id, hierarchy, limits, info, engine, options, workdir)
     finally:
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
-    return check_run(session.store.get_run(run.id))
 
 
 def _drive(
@@ -147,17 +140,14 @@ def _drive(
     engine: str,
     options: VerifyOptions,
     workdir: Path,
-) -> None:
-    """Every tenant at once as the engine's one step; Ctrl-C (the run is stored as
-    interrupted) is raised again as KeyboardInterrupt."""
+) -> Outcome:
+    """Every tenant at once, as the engine's one step."""
     workloads = tuple(_workload(limit, engine, options) for limit in limits)
     tenants = Tenants(hierarchy, limits, options.duration_s)
-    outcome = drive(
+    return drive(
         session, run_id, OneStep(Step(workloads, together=True)), info, engine, workdir,
         round_runner=tenants,
     )  # fmt: skip
-    if outcome.status is RunStatus.INTERRUPTED:
-        raise KeyboardInterrupt
 
 
 class LiveTenants:

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests, place_tests
+from volbench.analysis.qos_results import PLAN as QOS_VERIFY
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.model import RW, RunRecord, RunStatus, TargetInfo, TestResult, Workload
-from volbench.plans import registry
+from volbench.plans import qos_verify, registry
 from volbench.plans.engine import proceed
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session, run_round
 from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
@@ -105,6 +106,9 @@ def resume(
         raise UsageError(
             f"run {record.id} is still running ({owner}): stop it first, then resume it"
         )
+    if record.plan == QOS_VERIFY:  # its tenants run together, in their cgroups
+        reporter.note(f"resuming run {record.id}: its tenants run again together")
+        return qos_verify.resume(session, store.get_run(record.id))
     plan = None
     if record.plan != driver.NAME:  # fio's outputs: which tests are done
         record = store.get_run(record.id)
@@ -136,5 +140,5 @@ def resume(
             )
         store.reopen_run(record.id)
         committed = store.round_count(record.id)
-        reporter.note(f"resuming run {record.id} after {committed} committed rounds")
+        reporter.note(f"resuming run {record.id} after {committed} committed cells")
         return driver.run(session, record.id, info, purging, places=ready)
