@@ -108,6 +108,7 @@ class ProgressReporter:
         self._task: TaskID | None = None
         self._name = ""
         self._started = 0.0
+        self._step: tuple[TaskID, int] | None = None  # a step's bar, and its tests
         self._prep: Progress | None = None
         self._prep_task: TaskID | None = None
 
@@ -134,6 +135,9 @@ class ProgressReporter:
         if self._prep is not None:
             self._prep.stop()
             self._prep = None
+        if self._step is not None:  # one test of a step: the step's bar goes on
+            self._name = workloads[0].name
+            return
         self._progress.start()
         self._started = time.monotonic()
         self._name = ", ".join(w.name for w in workloads[:2]) + (" ..." if workloads[2:] else "")
@@ -153,7 +157,29 @@ class ProgressReporter:
             live=live,
         )
 
+    def step_started(self, label: str, workloads: Sequence[Workload], planned_s: float) -> None:
+        if self._prep is not None:
+            self._prep.stop()
+            self._prep = None
+        self._progress.start()
+        self._started = time.monotonic()
+        self._task = self._progress.add_task(label, total=planned_s, live="")
+        self._step = (self._task, len(workloads))
+
+    def step_done(self, label: str) -> None:
+        if self._step is None:
+            return
+        task, count = self._step
+        total = self._progress.tasks[-1].total
+        self._progress.update(task, completed=total, description=f"{label}: {count} tests done")
+        self._progress.stop()  # leaves the step's finished bar printed, once
+        self._progress.remove_task(task)
+        self._step = None
+        self._task = None
+
     def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        if self._step is not None:  # the step's bar is printed when the step is done
+            return
         if self._task is not None:
             total = self._progress.tasks[-1].total
             done = f"round {round_no} done: {self._name}"

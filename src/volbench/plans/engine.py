@@ -13,12 +13,14 @@ and resuming one are the same loop over what the store holds.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from volbench.errors import RunFailed, StoreError, VolbenchError
+from volbench.fio.job import planned_seconds
 from volbench.model import RunStatus, TargetInfo, TestResult, Workload
 from volbench.plans.execution import (
     Outcome,
@@ -138,16 +140,11 @@ def drive(
                     session.reporter.note(step.note)
                 if step.prepare is not None:
                     step.prepare()
-                batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
-                for workloads in batches:
-                    round_no = session.store.round_count(run_id)
-                    new, interruption = round_runner(
-                        session, run_id, round_no, workloads, target, engine, workdir
-                    )
-                    tests += new
-                    course.committed(round_no, new)
-                    if interruption:
-                        return _end(session, run_id, RunStatus.INTERRUPTED, tests, interruption)
+                run = functools.partial(round_runner, session, run_id, target=target,
+                                        ioengine=engine, workdir=workdir)  # fmt: skip
+                interruption = _run_step(session, run_id, course, step, run, tests)
+                if interruption:
+                    return _end(session, run_id, RunStatus.INTERRUPTED, tests, interruption)
     except KeyboardInterrupt:
         return _end(session, run_id, RunStatus.INTERRUPTED, tests, "interrupted by the user")
     except VolbenchError as exc:
@@ -157,6 +154,36 @@ def drive(
         raise RunFailed(f"{failure} ({_failed(session, run_id, str(failure))})") from exc
     message = "; ".join(m for m in (note(), *session.warnings) if m) or None
     return _end(session, run_id, RunStatus.COMPLETED, tests, message)
+
+
+def _run_step(
+    session: Session,
+    run_id: int,
+    course: Course,
+    step: Step,
+    run: Callable[..., tuple[list[TestResult], str | None]],
+    tests: list[TestResult],
+) -> str | None:
+    """Run one step's tests (one fio process each, or all in one call when together),
+    each committed and told to ``course``; add them to ``tests``. Returns what the user
+    should be told when Ctrl-C cut the step short (else None)."""
+    batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
+    label = step.note or step.workloads[0].name
+    shown = len(batches) > 1  # one progress line for the step's tests
+    if shown:
+        session.reporter.step_started(label, step.workloads, planned_seconds(step.workloads))
+    try:
+        for workloads in batches:
+            round_no = session.store.round_count(run_id)
+            new, interruption = run(round_no=round_no, workloads=workloads)
+            tests += new
+            course.committed(round_no, new)
+            if interruption:
+                return interruption
+    finally:
+        if shown:
+            session.reporter.step_done(label)
+    return None
 
 
 def _end(

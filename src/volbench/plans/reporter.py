@@ -25,6 +25,13 @@ class Reporter(Protocol):
     def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
         """The round ended and was committed to the store."""
 
+    def step_started(self, label: str, workloads: Sequence[Workload], planned_s: float) -> None:
+        """A step of several tests starts (e.g. a PTS round of 56 cells), each test a
+        round of its own: one progress line for the whole step."""
+
+    def step_done(self, label: str) -> None:
+        """Every test of the step was committed (or the step was cut off)."""
+
     def note(self, message: str) -> None:
         """Something the user should know (engine chosen, a warning)."""
 
@@ -45,6 +52,12 @@ class NullReporter:
         pass
 
     def round_done(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        pass
+
+    def step_started(self, label: str, workloads: Sequence[Workload], planned_s: float) -> None:
+        pass
+
+    def step_done(self, label: str) -> None:
         pass
 
     def note(self, message: str) -> None:
