@@ -63,10 +63,16 @@ def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     tables = _tables(document)
     iops = {r["block_size"]: r for r in tables["IOPS (average over the window)"]["rows"]}
     assert iops["4k"]["iops_100"] > iops["1m"]["iops_100"] > 0
-    throughput = tables["Throughput"]["rows"]
-    assert len(throughput) == 4 and all(r["bw_bytes_per_s"] > 0 for r in throughput)
-    latency = tables["Latency (response time)"]["rows"]
-    assert len(latency) == 9
+    for size in ("1024 KiB", "128 KiB"):  # each block size a test of its own (PTS-E 1.1)
+        throughput = tables[f"Throughput SEQ {size}"]["rows"]
+        assert [r["cell"] for r in throughput] == [f"SEQ {size} write", f"SEQ {size} read"]
+        assert all(r["bw_bytes_per_s"] > 0 for r in throughput)
+    for test in ("throughput-1024k", "throughput-128k"):  # its own purge and WIPC
+        assert (
+            f"{test}: purged (" in proc.stderr and f"{test}: preconditioning (WIPC" in proc.stderr
+        )
+    latency = tables["Latency (response time)"]["rows"]  # reduced like IOPS: 4k x 2 mixes
+    assert [r["cell"] for r in latency] == ["RND 4 KiB R/W 100/0", "RND 4 KiB R/W 0/100"]
     assert all(0 < r["lat_mean_ns"] <= r["lat_p99999_ns"] <= r["lat_max_ns"] for r in latency)
     wsat = tables["WSAT: IOPS vs time and vs total GB written"]["rows"]
     assert wsat[-1]["written_gb"] >= 4 * 64 * (1 << 20) / 1e9
@@ -79,7 +85,9 @@ def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     histograms = tables["DIRTH response-time histograms"]["rows"]
     assert histograms and all(sum(r["histogram"].values()) > 0 for r in histograms)
     steady = tables["Steady state (PTS 5-round window)"]["rows"]
-    assert {r["test"] for r in steady} == {"iops", "throughput", "latency", "ecw", "dirth"}
+    assert {r["test"] for r in steady} == {
+        "iops", "throughput-1024k", "throughput-128k", "latency", "ecw", "dirth",
+    }  # fmt: skip
     assert all(r["average"] > 0 and len(r["values"]) == 5 for r in steady)
 
     # Per-cell IOPS equal fio's own numbers in the stored raw JSON.
@@ -144,6 +152,33 @@ def test_xsr_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     exported = volbench("export", "latest", "--format", "markdown")
     assert exported.returncode == 0, exported.stderr
     assert "XSR: throughput and response time vs time" in exported.stdout
+
+
+def test_wsat_ends_at_four_times_the_range_not_a_sample_after(
+    volbench: Volbench, loop_device: Loop
+) -> None:
+    """The last WSAT sample runs for what is left at the previous sample's rate: the
+    total stops at 4 x the active range (a little past it), not up to a whole sample
+    past it. QD1 4 KiB writes on a 32 MiB device: several 0.5 s samples."""
+    device = loop_device(32)
+    args = _pts(volbench, device, "wsat", "--threads", "1", "--iodepth", "1")
+    proc = volbench(*args, "--wsat-max-rounds", "400", "--format", "json", timeout=200)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert "preconditioning: none (wsat)" in document["header"][1]
+    assert "WSAT at most 400 samples" in document["header"][2]
+    assert "max rounds" not in document["header"][2]
+    assert not any(t["title"].startswith("Steady state") for t in document["tables"])
+    table = _tables(document)["WSAT: IOPS vs time and vs total GB written"]
+    target, written = table["target_bytes"], table["written_bytes"]
+    with Store.open(str(volbench.db)) as store:
+        samples = [r for r in store.get_run("latest").results if r.test == "wsat.run.0-100.4k"]
+    planned = [r.workload["runtime_s"] for r in samples]  # the cell as volbench planned it
+    assert written == sum(r.io_bytes for r in samples) >= target
+    if len(samples) > 1:  # the last one planned shorter than a cell, its overshoot small
+        assert planned[-1] < 0.5 and planned[:-1] == [0.5] * (len(samples) - 1)
+        assert written - target < max(r.io_bytes for r in samples) / 2
+    assert "past 4 x active range" in " ".join(table["notes"]) or written == target
 
 
 def test_destroy_data_purges_a_device_holding_a_filesystem(
@@ -250,6 +285,8 @@ def test_bad_input_is_one_clear_line(volbench: Volbench, loop_device: Loop) -> N
     assert "unknown PTS test 'iopz'" in error_line(volbench("pts", "iopz", "--target", small), 2)
     conflict = volbench("pts", "iops", "--target", small, "--active-range", "50")
     assert "conflicts with the enterprise profile" in error_line(conflict, 2)
+    empty = volbench("pts", "iops,latency", "--target", small, "--block-sizes", "64k")
+    assert "--block-sizes 64k leaves the latency test no cell" in error_line(empty, 2)
     assert volbench.stored_runs() == []
 
 
@@ -286,7 +323,8 @@ def test_4k_logical_blocks_leave_out_half_kib_cells(volbench: Volbench, zram_4k:
     tables = _tables(document)
     iops = tables["IOPS (average over the window)"]["rows"]
     assert [r["block_size"] for r in iops][-1] == "4k" and all(r["iops_100"] > 0 for r in iops)
-    assert len(tables["Latency (response time)"]["rows"]) == 6
+    latency = [r["cell"] for r in tables["Latency (response time)"]["rows"]]
+    assert latency == ["RND 4 KiB R/W 100/0", "RND 8 KiB R/W 100/0"]  # --mixes 100/0 too
 
 
 def test_resume_refuses_a_target_whose_logical_blocks_changed(

@@ -10,7 +10,7 @@ import pytest
 from volbench.errors import UsageError
 from volbench.model import StoredResult, TargetInfo
 from volbench.plans.pts import catalog, driver, state
-from volbench.plans.pts.estimate import estimate, format_duration, remaining
+from volbench.plans.pts.estimate import estimate, estimate_note, format_duration, remaining
 from volbench.plans.pts.options import (
     PtsOptions,
     build,
@@ -44,10 +44,13 @@ def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000
 
 def test_parse_tests_all_unknown_and_empty() -> None:
     assert parse_tests(["all"]) == (
-        "iops", "throughput", "latency", "wsat", "hir", "xsr", "ecw", "dirth",
+        "iops", "throughput-1024k", "throughput-128k", "latency", "wsat", "hir", "xsr", "ecw",
+        "dirth",
     )  # fmt: skip
     assert parse_tests(["dirth,iops", "iops"]) == ("iops", "dirth")
-    with pytest.raises(UsageError, match="unknown PTS test 'iosp'"):
+    assert parse_tests(["throughput"]) == ("throughput-1024k", "throughput-128k")
+    assert parse_tests(["throughput-128k,iops"]) == ("iops", "throughput-128k")
+    with pytest.raises(UsageError, match="unknown PTS test 'iosp': use iops, throughput, lat"):
         parse_tests(["iosp"])
     with pytest.raises(UsageError, match="name at least one"):
         parse_tests([","])
@@ -274,3 +277,122 @@ def test_a_round_run_again_whole_by_an_older_version_counts_once() -> None:
     results += [_row(2, w.name, 7.0) for w in step.workloads]  # again, whole
     rounds = state.stored_rounds(results, options, ACTIVE)
     assert [(r.phase, r.index, r.round_no) for r in rounds] == [("wipc", 0, 0), ("ss", 0, 2)]
+
+
+def _wsat_row(round_no: int, io_bytes: int, seconds: float) -> StoredResult:
+    row = _row(round_no, "wsat.run.0-100.4k", io_bytes / 4096 / seconds, io_bytes)
+    return replace(row, runtime_ms=seconds * 1000)
+
+
+def test_wsat_last_sample_is_cut_short_to_end_at_four_times_the_range() -> None:
+    """A full 60 s sample writes 120 MiB; 4 x the 64 MiB range is 256 MiB. The third
+    sample runs for the 16 MiB left at the second one's rate, + 2%: 8.16 s, not 60 s
+    (which wrote up to a whole sample past the target)."""
+    options = PtsOptions(tests=("wsat",))
+    results: list[StoredResult] = []
+    runtimes = []
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        (cell,) = step.workloads
+        assert cell.name == "wsat.run.0-100.4k" and cell.time_based
+        runtimes.append(cell.runtime_s or 0.0)
+        results.append(_wsat_row(len(runtimes) - 1, round(2 * MiB * runtimes[-1]), runtimes[-1]))
+    assert runtimes == [60.0, 60.0, pytest.approx(8.16)]
+    written = sum(r.io_bytes for r in results)
+    assert 0 <= written - 4 * ACTIVE <= 0.02 * 16 * MiB + 4096
+
+    # The write rate halves during the short sample: one more short sample, at that rate.
+    results = [*results[:2], _wsat_row(2, round(1 * MiB * 8.16), 8.16)]
+    step = state.next_round(options, ACTIVE, results)
+    assert step is not None and step.index == 3
+    left = 4 * ACTIVE - sum(r.io_bytes for r in results)
+    assert step.workloads[0].runtime_s == pytest.approx(left / MiB * 1.02, abs=1e-3)
+    # A sample limit below the target ends WSAT there (the report says it fell short).
+    capped = replace(options, wsat_max_rounds=2)
+    assert state.next_round(capped, ACTIVE, results[:2]) is None
+
+
+def test_throughput_runs_each_block_size_as_a_test_of_its_own() -> None:
+    """SNIA SSS PTS-E 1.1 (and PTS 2.0.2): SEQ 1024 KiB, then SEQ 128 KiB, each with its
+    own purge, WIPC and rounds of 100% write and 100% read to steady state."""
+    options = PtsOptions(tests=parse_tests(["throughput"]), cell_seconds=1.0)
+    results: list[StoredResult] = []
+    steps = []
+    while (step := state.next_round(options, ACTIVE, results)) is not None:
+        steps.append(step)
+        _commit(results, step)
+    per_test = [("wipc", True)] + [("ss", False)] * 5
+    assert [(s.test, s.phase, s.purge) for s in steps] == [
+        *(("throughput-1024k", *p) for p in per_test),
+        *(("throughput-128k", *p) for p in per_test),
+    ]
+    shapes = [[(w.name, w.rw.value, w.bs_bytes, w.iodepth) for w in s.workloads] for s in steps]
+    assert shapes[1] == [
+        ("throughput-1024k.ss.0-100.1m", "write", 1048576, 128),
+        ("throughput-1024k.ss.100-0.1m", "read", 1048576, 128),
+    ]
+    assert shapes[7] == [
+        ("throughput-128k.ss.0-100.128k", "write", 131072, 128),
+        ("throughput-128k.ss.100-0.128k", "read", 131072, 128),
+    ]
+    assert catalog.tracked_cells("throughput-128k", ("0-100.128k", "100-0.128k")) == (
+        ("0-100.128k", "bw"),
+        ("100-0.128k", "bw"),
+    )
+    # Two purges and two WIPCs in the estimate; four 1 s cells per pair of rounds.
+    guess = estimate(options, ACTIVE, seq_write_bytes_per_s=128 * MiB)
+    assert guess.low_s == pytest.approx(2 * (1 + 5 * 2))
+    # A run stored before the split: one test, both block sizes in each round.
+    legacy = PtsOptions(tests=("throughput",))
+    assert [w.name for w in catalog.ss_cells(legacy, ACTIVE, "throughput")] == [
+        "throughput.ss.0-100.1m", "throughput.ss.100-0.1m",
+        "throughput.ss.0-100.128k", "throughput.ss.100-0.128k",
+    ]  # fmt: skip
+
+
+def test_block_sizes_and_mixes_reduce_the_latency_matrix_like_the_iops_one() -> None:
+    options = build(
+        ("iops", "latency"), "enterprise", block_sizes=parse_block_sizes("4k,64k"),
+        mixes=parse_mixes("100/0,0/100"),
+    )  # fmt: skip
+    cells = catalog.latency_cells(options, ACTIVE)
+    assert [w.name for w in cells] == ["latency.ss.100-0.4k", "latency.ss.0-100.4k"]
+    assert all(w.iodepth == 1 and w.numjobs == 1 for w in cells)  # TC1/QD1 as ever
+    assert {"reduced latency block sizes", "reduced latency R/W mixes"} <= set(
+        options.non_compliant_reasons
+    )
+    full = build(("latency",), "enterprise")
+    assert len(catalog.latency_cells(full, ACTIVE)) == 9 and full.non_compliant_reasons == ()
+    with pytest.raises(UsageError, match="--block-sizes 64k leaves the latency test no cell"):
+        build(("latency",), "enterprise", block_sizes=parse_block_sizes("64k"))
+    with pytest.raises(UsageError, match="--mixes 95/5 leaves the latency test no cell"):
+        build(("iops", "latency"), "enterprise", mixes=parse_mixes("95/5"))
+    assert build(("iops",), "enterprise", block_sizes=parse_block_sizes("64k"))  # IOPS alone
+
+
+def test_wsat_estimate_and_header_texts_are_of_samples_not_rounds() -> None:
+    wsat = build(("wsat",), "enterprise", wsat_max_rounds=31)
+    guess = estimate(wsat, ACTIVE, seq_write_bytes_per_s=2 * MiB)  # 256 MiB at 2 MiB/s
+    assert (guess.low_s, guess.high_s) == (128, 31 * 60)
+    assert estimate_note(wsat, ACTIVE, 2 * MiB) == (
+        "estimate: 2m 8s (WSAT: 4 x active range at the sequential write speed) to 31m 0s "
+        "(WSAT: 31 samples); sequential write 2 MB/s, active range 64 MiB"
+    )
+    mixed = estimate_note(build(("iops", "wsat"), "enterprise", wsat_max_rounds=31), ACTIVE, 1e9)
+    assert "(steady state in 5 rounds, WSAT: 4 x active range" in mixed
+    assert "(every test to its round limit of 25, WSAT: 31 samples)" in mixed
+    assert catalog.preconditioning(wsat) == "none (wsat)"
+    assert catalog.preconditioning(build(("iops",), "enterprise")) == (
+        "WIPC: 2 x active range, 128 KiB sequential writes"
+    )
+    assert catalog.preconditioning(build(("iops", "wsat", "xsr"), "enterprise")) == (
+        "WIPC: 2 x active range, 128 KiB sequential writes (iops); none (wsat, xsr)"
+    )
+    assert build(("wsat",), "enterprise", max_rounds=3).non_compliant_reasons == ()
+
+
+@pytest.mark.parametrize(
+    ("size", "label"),
+    [(512, "512 B"), (4096, "4 KiB"), (65536, "64 KiB"), (1048576, "1024 KiB"), (1536, "1536 B")],
+)
+def test_block_sizes_read_in_bytes_or_kib(size: int, label: str) -> None:
+    assert catalog.block_size_label(size) == label

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,13 @@ from volbench.plans.execution import Session
 from volbench.plans.pts import driver, state
 from volbench.plans.pts.charts import pts_sections
 from volbench.plans.pts.options import build, from_record
-from volbench.plans.pts.report import header_notes, variable_label
+from volbench.plans.pts.report import (
+    LEGACY_THROUGHPUT,
+    THROUGHPUT_METHOD,
+    cell_label,
+    header_notes,
+    variable_label,
+)
 from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
 from volbench.report.chart import Chart, traces_values
@@ -38,26 +44,54 @@ from volbench.units import format_seconds
 RECORDING = FIO_FIXTURES / "pts" / "recording.tar.xz"
 MiB = 1 << 20
 OPTIONS = {
-    "tests": ("iops", "throughput", "latency", "wsat", "hir", "xsr", "ecw", "dirth"),
+    "tests": ("iops", "throughput-1024k", "throughput-128k", "latency", "wsat", "hir", "xsr",
+              "ecw", "dirth"),
     "profile": "enterprise", "threads": 1, "iodepth": 4, "cell_seconds": 1.0, "max_rounds": 5,
     "wsat_max_rounds": 3, "block_sizes": (65536, 4096), "mixes": (100, 0), "hir_cycles": 2,
     "xsr_cells": 3, "toio_grid": (2, 1),
 }  # fmt: skip
-"""The options the fixture was recorded with (its command in the fixtures README)."""
+"""The options the fixture was recorded with (its command in the fixtures README), but
+for Throughput: it was recorded as one test (see :func:`split_throughput`). Latency
+is reduced by ``--block-sizes`` and ``--mixes`` to 4 KiB x (100/0, 0/100)."""
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunRecord]:
-    tmp = tmp_path_factory.mktemp("pts")
-    with tarfile.open(RECORDING) as tar:
-        tar.extractall(tmp / "rec", filter="data")
+def split_throughput(folder: Path) -> None:
+    """The recording's Throughput outputs also as those of the two Throughput tests.
+
+    It was recorded when one test ran both block sizes in each round, after one
+    purge and WIPC; each block size is a test of its own now (SNIA SSS PTS-E 1.1).
+    Every output of that test is kept (a run of the old test replays from it) and
+    also written once per block size: the WIPC passes, or that block size's cells,
+    named as that test's. fio's figures are unchanged."""
+    for path in sorted(folder.glob("*-throughput.*.json")):
+        document = json.loads(path.read_text())
+        for test, bs in (("throughput-1024k", "1m"), ("throughput-128k", "128k")):
+            jobs = [
+                {**job, "jobname": job["jobname"].replace("throughput.", f"{test}.", 1)}
+                for job in document["jobs"]
+                if ".wipc." in job["jobname"] or job["jobname"].endswith(f".{bs}")
+            ]
+            (folder / f"{path.stem}-{test}.json").write_text(json.dumps({**document, "jobs": jobs}))
+
+
+def _replayed(tmp: Path, **options: Any) -> RunRecord:
+    """A PTS run of the recording, replayed through the driver with these options."""
+    if not (tmp / "rec").exists():
+        with tarfile.open(RECORDING) as tar:
+            tar.extractall(tmp / "rec", filter="data")
+        split_throughput(tmp / "rec")
     target = TargetInfo("/dev/replayed", "block", 64 * MiB)
     with Store.open(str(tmp / "store.db")) as store:
         session = Session(store, ReplayRunner(tmp / "rec"), NullReporter(), tmp / "runs")
         purging = driver.PurgeSettings(replay=True)
-        outcome = driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
+        outcome = driver.begin(session, build(**{**OPTIONS, **options}), target, {}, None, purging)  # type: ignore[arg-type]
         assert outcome.status is RunStatus.COMPLETED
-        yield store.get_run(outcome.run_id)
+        return store.get_run(outcome.run_id)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
+    return _replayed(tmp_path_factory.mktemp("pts"))
 
 
 @pytest.fixture(scope="module")
@@ -116,15 +150,16 @@ def _hover_values(chart: Chart) -> dict[tuple[str, str], float]:
     found = {}
     for trace in chart.figure["data"]:
         if trace.get("hoverinfo") == "text":
-            row_col = trace["text"].split(": ")[0]  # "R/W 100/0 · Block size 4k"
-            row, col = (part.split(" ")[-1] for part in row_col.split(" · "))
+            row_col = trace["text"].split(": ")[0]  # "R/W 100/0 · Block size 4 KiB"
+            row, col = (re.sub(r"^(R/W|Block size) ", "", p) for p in row_col.split(" · "))
             found[(row, col)] = trace["customdata"][0]
     return found
 
 
 def test_every_test_has_its_page_with_the_pts_header(sections: dict[str, Section]) -> None:
     assert list(sections) == [
-        "IOPS", "Throughput", "Latency", "WSAT", "HIR", "XSR", "ECW", "DIRTH", "steady state",
+        "IOPS", "Throughput SEQ 1024 KiB", "Throughput SEQ 128 KiB", "Latency", "WSAT", "HIR",
+        "XSR", "ECW", "DIRTH", "steady state",
     ]  # fmt: skip
     for name in ("IOPS", "Latency", "DIRTH"):
         fields = dict(sections[name].header)
@@ -153,12 +188,14 @@ def test_iops_charts_and_table_equal_the_stored_results(
         )
     assert charts["iops-2d"].figure["data"][0]["x"] == [64.0, 4.0]  # KiB
     bars = _hover_values(charts["iops-3d"])
-    assert bars.keys() == {(f"{m}/{100 - m}", bs) for m, bs in expected}
+    label = {"64k": "64 KiB", "4k": "4 KiB"}
+    assert bars.keys() == {(f"{m}/{100 - m}", label[bs]) for m, bs in expected}
     for (mix, bs), value in expected.items():
-        assert _close(bars[f"{mix}/{100 - mix}", bs], value)
+        assert _close(bars[f"{mix}/{100 - mix}", label[bs]], value)
     table = sections["IOPS"].sheets[0]
     assert table.cells() == [
-        [bs, fmt_count(expected[100, bs]), fmt_count(expected[0, bs])] for bs in ("64k", "4k")
+        [label[bs], fmt_count(expected[100, bs]), fmt_count(expected[0, bs])]
+        for bs in ("64k", "4k")
     ]
     # convergence: every block size at the tracked mix (0/100), every round
     ss = _rounds(run, "iops", "ss")
@@ -194,17 +231,31 @@ def test_window_plots_equal_the_tracked_values(
 def test_throughput_and_latency_equal_the_stored_results(
     run: RunRecord, sections: dict[str, Section]
 ) -> None:
-    window = _window(run, "throughput")
-    cells = ("0-100.1m", "100-0.1m", "0-100.128k", "100-0.128k")
-    expected = [
-        sum(_cell(run, n, f"throughput.ss.{c}", "bw") for n in window) / 5 / 1e6 for c in cells
-    ]
-    bars = traces_values(_charts(sections["Throughput"])["throughput-bars"])
-    assert _all_close(bars["MB/s"], expected)
-    assert [row[1] for row in sections["Throughput"].sheets[0].cells()] == [
-        fmt_rate(v) for v in expected
-    ]
+    for test, bs, label in (("throughput-1024k", "1m", "1024 KiB"),
+                            ("throughput-128k", "128k", "128 KiB")):  # fmt: skip
+        window = _window(run, test)
+        cells = (f"0-100.{bs}", f"100-0.{bs}")
+        expected = [
+            sum(_cell(run, n, f"{test}.ss.{c}", "bw") for n in window) / 5 / 1e6 for c in cells
+        ]
+        section = sections[f"Throughput SEQ {label}"]
+        bars = traces_values(_charts(section)[f"{test}-bars"])
+        assert _all_close(bars["MB/s"], expected)
+        table = section.sheets[0]
+        assert table.cells() == [
+            [f"SEQ {label} write", fmt_rate(expected[0])],
+            [f"SEQ {label} read", fmt_rate(expected[1])],
+        ]
+        assert THROUGHPUT_METHOD in table.notes and "SNIA SSS PTS-E 1.1" in THROUGHPUT_METHOD
+        assert dict(section.header)["Rounds"] == "5 (at most 5)"
+    # each test purged and preconditioned on its own: two WIPCs, rounds of its block size only
+    wipc = {r.test.split(".")[0] for r in run.results if ".wipc." in r.test}
+    assert {"throughput-1024k", "throughput-128k"} <= wipc
+    assert {r.test for r in run.results if r.test.startswith("throughput-128k.ss.")} == {
+        "throughput-128k.ss.0-100.128k", "throughput-128k.ss.100-0.128k",
+    }  # fmt: skip
 
+    # Latency, reduced by --block-sizes 4k,64k and --mixes 100/0,0/100: 4 KiB x 2 mixes.
     window = _window(run, "latency")
     charts = _charts(sections["Latency"])
     means, maxima = (
@@ -212,14 +263,16 @@ def test_throughput_and_latency_equal_the_stored_results(
         _hover_values(charts["latency-lat_max_ns"]),
     )
     table = sections["Latency"].sheets[0].cells()
-    for index, (mix, bs) in enumerate((m, b) for m in (100, 65, 0) for b in ("512", "4k", "8k")):
-        name = f"latency.ss.{mix}-{100 - mix}.{bs}"
+    assert [row[0] for row in table] == ["RND 4 KiB R/W 100/0", "RND 4 KiB R/W 0/100"]
+    for index, mix in enumerate((100, 0)):
+        name = f"latency.ss.{mix}-{100 - mix}.4k"
         mean = sum(_cell(run, n, name, "lat") for n in window) / 5
         rows = [r for r in run.results if r.test == name and r.round in {n[name] for n in window}]
         top = max(r.lat_max_ns or 0 for r in rows)
-        assert _close(means[f"{mix}/{100 - mix}", bs], mean / 1e3)
-        assert _close(maxima[f"{mix}/{100 - mix}", bs], top / 1e3)
+        assert _close(means[f"{mix}/{100 - mix}", "4 KiB"], mean / 1e3)
+        assert _close(maxima[f"{mix}/{100 - mix}", "4 KiB"], top / 1e3)
         assert table[index][1:3] == [fmt_latency(mean), fmt_latency(top)]
+    assert "reduced latency block sizes" in run.settings["non_compliant_reasons"]
 
 
 def test_wsat_hir_xsr_equal_the_stored_results(
@@ -415,7 +468,8 @@ def test_export_has_the_run_record_raw_outputs_and_every_stored_cell(run: RunRec
         ("0-100.4k iops", "R/W 0/100, 4 KiB, IOPS"),
         ("65-35.64k iops", "R/W 65/35, 64 KiB, IOPS"),
         ("100-0.1m bw", "R/W 100/0, 1024 KiB, bandwidth"),
-        ("0-100.512 lat", "R/W 0/100, 0.5 KiB, mean response time"),
+        ("0-100.512 lat", "R/W 0/100, 512 B, mean response time"),
+        ("100-0.4k iops", "R/W 100/0, 4 KiB, IOPS"),
         ("tc2-qd2 iops", "TC 2 x QD 2, IOPS"),
     ],
 )
@@ -444,3 +498,80 @@ def test_steady_state_and_hir_sheets_print_labels_and_durations(run: RunRecord) 
     scale = OPTIONS["cell_seconds"] / 60  # type: ignore[operator]
     assert waits == [format_seconds(w * scale) for w in (5, 10, 15, 25, 50)]
     assert waits[0] == "83 ms" and "0.0833" not in " ".join(hir.notes)
+
+
+def test_latency_runs_the_whole_pts_matrix_when_nothing_reduces_it(tmp_path: Path) -> None:
+    run = _replayed(tmp_path, tests=("latency",), block_sizes=(1048576, 131072, 65536, 32768,
+                    16384, 8192, 4096, 512), mixes=(100, 95, 65, 50, 35, 5, 0))  # fmt: skip
+    assert not any("latency" in r for r in run.settings["non_compliant_reasons"])
+    (latency, *_) = report_for(run)[0]
+    assert [row[0] for row in latency.cells()] == [
+        f"RND {bs} R/W {mix}" for mix in ("100/0", "65/35", "0/100")
+        for bs in ("512 B", "4 KiB", "8 KiB")
+    ]  # fmt: skip
+
+
+def test_a_run_of_the_old_single_throughput_test_still_reports(tmp_path: Path) -> None:
+    """Runs stored before the block sizes were split: one test, four cells a round."""
+    run = _replayed(tmp_path, tests=("throughput",))
+    (table, *_) = report_for(run)[0]
+    assert table.title == "Throughput" and LEGACY_THROUGHPUT in table.notes
+    assert [row[0] for row in table.cells()] == [
+        "SEQ 1024 KiB write", "SEQ 1024 KiB read", "SEQ 128 KiB write", "SEQ 128 KiB read",
+    ]  # fmt: skip
+    window = _window(run, "throughput")
+    expected = sum(_cell(run, n, "throughput.ss.100-0.128k", "bw") for n in window) / 5
+    assert _close(table.rows[3]["bw_bytes_per_s"], expected)
+
+
+def test_a_wsat_run_reports_its_own_preconditioning_limit_and_written_total(
+    tmp_path: Path,
+) -> None:
+    """No WIPC, its sample limit (not the steady-state round limit), no steady-state
+    table, and the total written against 4 x the active range (the replayed second
+    sample was recorded whole: what it wrote past the target is reported)."""
+    run = _replayed(tmp_path, tests=("wsat",), wsat_max_rounds=31)
+    header = " ".join(header_notes(run))
+    assert "preconditioning: none (wsat)" in header and "WIPC" not in header
+    assert "WSAT at most 31 samples" in header and "max rounds" not in header
+    assert "SNIA SSS PTS-E 1.1" in header
+    sheets, document = report_for(run)
+    titles = [s.title for s in sheets]
+    assert not any(t.startswith("Steady state") for t in titles)
+    assert document["steady_state"] == {}
+    wsat = sheets[0]
+    written = sum(r.io_bytes for r in run.results if r.test == "wsat.run.0-100.4k")
+    over = written - 4 * 64 * MiB
+    assert wsat.document["written_bytes"] == written and over > 0
+    assert f"the last sample wrote {over / 1e6:,.1f} MB ({over / (4 * 64 * MiB):.2%})" in " ".join(
+        wsat.notes
+    )
+    fields = dict(next(s for s in pts_sections(run) if "WSAT" in s.title).header)
+    assert fields["Preconditioning"] == "none (WSAT has no WIPC)"
+    assert fields["Samples"] == "2 (at most 31)" and "Rounds" not in fields
+    mixed = header_notes(_replayed(tmp_path / "mixed", tests=("iops", "wsat")))
+    assert "(iops); none (wsat)" in mixed[1] and "max rounds 5 · WSAT at most 3 samples" in mixed[2]
+
+
+def test_tables_print_separated_figures_in_units_and_block_sizes_in_bytes_or_kib(
+    run: RunRecord,
+) -> None:
+    sheets = {s.title.split(" (")[0]: s for s in report_for(run)[0]}
+    for sheet in sheets.values():
+        for row in sheet.cells():
+            for text in row:
+                assert not re.search(r"\d[eE][+-]\d", text), (sheet.title, text)
+    steady = sheets["Steady state"]
+    bw = next(r for r in steady.rows if r["variable"] == "0-100.1m bw")
+    shown = steady.cells()[steady.rows.index(bw)]
+    columns = [c.key for c in steady.columns]
+    assert shown[columns.index("unit")] == "MB/s"
+    assert shown[columns.index("average_in_unit")] == f"{bw['average'] / 1e6:,.0f}"
+    assert bw["average"] > 1e9 and "," in shown[columns.index("average_in_unit")]
+    iops = next(r for r in steady.rows if r["variable"] == "0-100.4k iops")
+    assert steady.cells()[steady.rows.index(iops)][columns.index("unit")] == "IOPS"
+    cells = sheets["Every stored cell of every round"]
+    labels = {row[3] for row in cells.cells()}
+    assert {"R/W 100/0, 4 KiB", "R/W 0/100, 1024 KiB", "TC 2 x QD 2", "pass 1"} <= labels
+    assert not any(re.fullmatch(r"\d+-\d+\.\d+[km]", label) for label in labels)
+    assert cell_label("100-0.512") == "R/W 100/0, 512 B"

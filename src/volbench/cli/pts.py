@@ -84,10 +84,26 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--iodepth", type=click.IntRange(1, 4096), default=None, help="QD (profile: 32/16).")
 @click.option("--active-range", type=click.IntRange(1, 100), default=None, help="Percent.")
 @click.option("--cell-seconds", type=POSITIVE_DURATION, default="60", help="Not 60: non-compliant.")
-@click.option("--max-rounds", type=click.IntRange(1, 1000), default=25, show_default=True)
-@click.option("--wsat-max-rounds", type=click.IntRange(1), default=1440, show_default=True)
-@click.option("--block-sizes", default=None, help="Reduce the IOPS matrix, e.g. 4k,64k.")
-@click.option("--mixes", default=None, help="Reduce the IOPS matrix, e.g. 100/0,0/100.")
+@click.option(
+    "--max-rounds",
+    type=click.IntRange(1, 1000),
+    default=25,
+    show_default=True,
+    help="Steady-state rounds per test at most.",
+)
+@click.option(
+    "--wsat-max-rounds",
+    type=click.IntRange(1),
+    default=1440,
+    show_default=True,
+    help="WSAT samples at most (it ends at 4 x the active range written).",
+)
+@click.option(
+    "--block-sizes", default=None, help="Reduce the IOPS and latency matrices, e.g. 4k,64k."
+)
+@click.option(
+    "--mixes", default=None, help="Reduce the IOPS and latency matrices, e.g. 100/0,0/100."
+)
 @click.option("--hir-cycles", type=click.IntRange(1), default=360, help="Not 360: non-compliant.")
 @click.option("--xsr-cells", type=click.IntRange(1), default=60, help="Cells per XSR group.")
 @click.option("--toio-grid", default=None, help="Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.")
@@ -147,6 +163,8 @@ def pts(
 
     Each test purges, preconditions and runs rounds until steady state (at most
     25); every round is committed, and `volbench resume RUN` continues a run.
+    Throughput runs SEQ 1024 KiB and 128 KiB as two tests (SNIA SSS PTS-E 1.1),
+    throughput-1024k and throughput-128k, each with its own purge and WIPC.
     """
     extra: dict[str, Any] = {
         "cell_seconds": cell_seconds,

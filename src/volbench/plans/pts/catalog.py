@@ -10,24 +10,43 @@ Simplifications, each recorded in the report notes: sequential cells (WIPC and
 Throughput) run as one job at QD = TC x QD, so that one sequential stream covers
 the active range; ECW and DIRTH reach steady state at the largest TC x QD of
 their grid before the sweep, one cell per TC x QD.
+
+Throughput follows SNIA SSS PTS-E 1.1 (as PTS 2.0.2): each block size is a test of
+its own (``throughput-1024k``, ``throughput-128k``), with its own purge, WIPC and
+rounds of SEQ 100% read and 100% write to steady state.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from volbench.model import RW, Workload
-from volbench.plans.pts.options import IOPS_BLOCK_SIZES, PtsOptions
+from volbench.plans.pts.options import (
+    IOPS_BLOCK_SIZES,
+    LATENCY_BLOCK_SIZES,
+    THROUGHPUT_TESTS,
+    PtsOptions,
+)
 from volbench.units import format_block_size
 
 WIPC_BS = 131072
 """WIPC: 128 KiB sequential writes, twice over the active range."""
 
-THROUGHPUT_CELLS = ((1048576, False), (1048576, True), (131072, False), (131072, True))
-"""Throughput: (block size, is read) at 1024 KiB and 128 KiB, write before read."""
+THROUGHPUT_BLOCK_SIZES = {
+    **{test: (bs,) for test, bs in THROUGHPUT_TESTS.items()},
+    "throughput": (1048576, 131072),
+}
+"""The block sizes of each Throughput test; ``throughput`` is the one test of runs
+stored before the block sizes were split (both in one round; read and resumed so)."""
 
-LATENCY_BLOCK_SIZES = (512, 4096, 8192)
-LATENCY_MIXES = (100, 65, 0)
+WSAT_LAST_SAMPLE_MARGIN = 1.02
+"""The last WSAT sample runs 2% longer than the previous sample's write rate needs to
+reach the target, so that it normally ends there (not a sample short of it)."""
+
+WIPC_TESTS_EXCLUDED = ("wsat", "xsr")
+"""Tests that run no WIPC (WSAT and XSR: purge, then their own writes)."""
 
 ECW_BSSPLIT = (
     (512, 4),
@@ -142,22 +161,29 @@ def iops_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
     )
 
 
-def throughput_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
+def throughput_cells(
+    options: PtsOptions, active: int, test: str = "throughput-1024k"
+) -> tuple[Workload, ...]:
+    """One Throughput round: SEQ 100% write then 100% read at the test's block size
+    (the legacy ``throughput`` test: both block sizes, 1024 KiB first)."""
     return tuple(
         _cell(
             options,
             active,
-            f"throughput.ss.{100 if read else 0}-{0 if read else 100}.{format_block_size(bs)}",
+            f"{test}.ss.{100 if read else 0}-{0 if read else 100}.{format_block_size(bs)}",
             RW.READ if read else RW.WRITE,
             bs_bytes=bs,
             rwmixread_pct=100 if read else 0,
             iodepth=options.threads * options.iodepth,
         )
-        for bs, read in THROUGHPUT_CELLS
+        for bs in THROUGHPUT_BLOCK_SIZES[test]
+        for read in (False, True)
     )
 
 
 def latency_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
+    """RND at TC1/QD1: PTS's block sizes and mixes, as ``--block-sizes`` and ``--mixes``
+    reduce them (:attr:`PtsOptions.latency_block_sizes`)."""
     return tuple(
         _cell(
             options,
@@ -167,24 +193,53 @@ def latency_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
             bs_bytes=bs,
             rwmixread_pct=mix,
         )
-        for mix in LATENCY_MIXES
-        for bs in options.fitting(LATENCY_BLOCK_SIZES)
+        for mix in options.latency_mixes
+        for bs in options.latency_block_sizes
     )
 
 
-def wsat_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
-    return (
-        _cell(
-            options,
-            active,
-            "wsat.run.0-100.4k",
-            RW.RANDWRITE,
-            bs_bytes=4096,
-            rwmixread_pct=0,
-            iodepth=options.iodepth,
-            numjobs=options.threads,
-        ),
+def wsat_cells(
+    options: PtsOptions, active: int, runtime_s: float | None = None
+) -> tuple[Workload, ...]:
+    """One WSAT sample: 4 KiB random writes for a cell (``runtime_s``: shorter, the
+    last sample, see :func:`wsat_sample`)."""
+    cell = _cell(
+        options,
+        active,
+        "wsat.run.0-100.4k",
+        RW.RANDWRITE,
+        bs_bytes=4096,
+        rwmixread_pct=0,
+        iodepth=options.iodepth,
+        numjobs=options.threads,
     )
+    return (replace(cell, runtime_s=runtime_s) if runtime_s is not None else cell,)
+
+
+def wsat_sample(
+    options: PtsOptions, active: int, target: int, samples: Sequence[tuple[int, float]]
+) -> tuple[Workload, ...] | None:
+    """The next WSAT sample after ``samples`` ((bytes written per target, seconds) of
+    each committed one); None when ``target`` bytes are written or the sample limit
+    is reached.
+
+    A sample that would pass the target is cut short: it runs for the time the
+    previous sample's write rate needs for what is left, plus 2% (at least
+    1/60 of a cell), so WSAT ends at the target instead of up to a whole sample
+    after it. When the rate drops during that sample, a further short one follows;
+    what the last sample writes past the target is in the report.
+    """
+    written = sum(done for done, _ in samples)
+    if written >= target or len(samples) >= options.wsat_max_rounds:
+        return None
+    runtime = options.cell_seconds
+    done, seconds = samples[-1] if samples else (0, 0.0)
+    if done > 0 and seconds > 0:
+        needed = (target - written) / (done / seconds) * WSAT_LAST_SAMPLE_MARGIN
+        shortest = max(options.cell_seconds / 60, 0.001)
+        if needed < runtime:
+            runtime = max(math.ceil(needed * 1000) / 1000, shortest)
+    return wsat_cells(options, active, runtime if runtime < options.cell_seconds else None)
 
 
 def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, ...]:
@@ -270,10 +325,11 @@ def block_size_changes(options: PtsOptions) -> tuple[str, ...]:
     cells left out of the default IOPS matrix and of Latency, ECW sizes rounded up."""
     logical = options.logical_block_bytes
     left: dict[int, list[str]] = {}
-    if "iops" in options.tests and options.block_sizes == options.fitting(IOPS_BLOCK_SIZES):
+    default_sizes = options.block_sizes == options.fitting(IOPS_BLOCK_SIZES)
+    if "iops" in options.tests and default_sizes:
         for bs in sorted(set(IOPS_BLOCK_SIZES) - set(options.block_sizes)):
             left.setdefault(bs, []).append("IOPS")
-    if "latency" in options.tests:
+    if "latency" in options.tests and default_sizes:
         for bs in sorted(set(LATENCY_BLOCK_SIZES) - set(options.fitting(LATENCY_BLOCK_SIZES))):
             left.setdefault(bs, []).append("latency")
     changes = [
@@ -300,6 +356,38 @@ def _grouped(left: dict[int, list[str]]) -> dict[str, list[int]]:
 def kib(size: int) -> str:
     """A block size as PTS writes it: ``512`` -> ``0.5 KiB``, ``4096`` -> ``4 KiB``."""
     return f"{size / 1024:g} KiB"
+
+
+def block_size_label(size: int) -> str:
+    """A block size as report tables print it: ``512 B``, ``4 KiB``, ``1024 KiB`` (PTS
+    writes 1 MiB as 1024 KiB); never ``0.5k``, which reads as a fraction."""
+    return f"{size} B" if size < 1024 or size % 1024 else f"{size // 1024} KiB"
+
+
+def has_wipc(test: str) -> bool:
+    """Whether ``test`` preconditions with WIPC after its purge (all but WSAT and XSR)."""
+    return test not in WIPC_TESTS_EXCLUDED
+
+
+WIPC_TEXT = f"WIPC: 2 x active range, {kib(WIPC_BS)} sequential writes"
+
+
+def preconditioning_for(test: str) -> str:
+    """The preconditioning of one test, as its report page's header says it."""
+    return WIPC_TEXT if has_wipc(test) else f"none ({test.upper()} has no WIPC)"
+
+
+def preconditioning(options: PtsOptions) -> str:
+    """The preconditioning of the tests of ``options``, as the run's header says it:
+    ``WIPC: ...`` when every test has WIPC, ``none (wsat)`` when none has, else
+    both with their tests (``WIPC: ... (iops, latency); none (wsat)``)."""
+    wipc = [t for t in options.tests if has_wipc(t)]
+    none = [t for t in options.tests if not has_wipc(t)]
+    if not none:
+        return WIPC_TEXT
+    if not wipc:
+        return f"none ({', '.join(none)})"
+    return f"{WIPC_TEXT} ({', '.join(wipc)}); none ({', '.join(none)})"
 
 
 def misfits(options: PtsOptions, active: int) -> list[str]:
@@ -345,8 +433,8 @@ def ss_cells(
     """The cells of one steady-state round (or one WSAT sample) of ``test``."""
     if test == "iops":
         return iops_cells(options, active)
-    if test == "throughput":
-        return throughput_cells(options, active)
+    if test in THROUGHPUT_BLOCK_SIZES:
+        return throughput_cells(options, active, test)
     if test == "latency":
         return latency_cells(options, active)
     if test in ("wsat", "hir"):
@@ -360,13 +448,15 @@ def tracked_cells(test: str, cells: tuple[str, ...]) -> tuple[tuple[str, str], .
 
     IOPS (PTS 2.0.2): (0/100, 4 KiB), (65/35, 64 KiB), (100/0, 1024 KiB), of those
     in the matrix (every cell when the reduced matrix has none of them).
-    Throughput: the bandwidth of each cell. Latency: mean response time of
-    RND 4 KiB 0/100. HIR, ECW, DIRTH: IOPS of the steady-state cell.
+    Throughput: the bandwidth of each cell (100% read and 100% write at the
+    test's block size). Latency: mean response time of RND 4 KiB 0/100 (every
+    cell when a reduced matrix has not that one). HIR, ECW, DIRTH: IOPS of the
+    steady-state cell.
     """
     if test == "iops":
         wanted = [c for c in ("0-100.4k", "65-35.64k", "100-0.1m") if c in cells]
         return tuple((c, "iops") for c in (wanted or cells))
-    if test == "throughput":
+    if test in THROUGHPUT_BLOCK_SIZES:
         return tuple((c, "bw") for c in cells)
     if test == "latency":
         return tuple((c, "lat") for c in (["0-100.4k"] if "0-100.4k" in cells else cells))

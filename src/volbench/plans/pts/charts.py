@@ -16,8 +16,17 @@ from typing import Any
 
 from volbench.analysis.steady_state import Window
 from volbench.model import RunRecord
-from volbench.plans.pts import state
-from volbench.plans.pts.report import _BUILDERS, _Run, steady_state_sheet, variable_label
+from volbench.plans.pts import catalog, state
+from volbench.plans.pts.options import THROUGHPUT_TESTS
+from volbench.plans.pts.report import (
+    _BUILDERS,
+    FIGURE_UNITS,
+    _figure,
+    _Run,
+    steady_state_sheet,
+    throughput_title,
+    variable_label,
+)
 from volbench.report.chart import Chart, Series, bar_chart, bars3d_chart, line_chart, window_chart
 from volbench.report.document import Section
 from volbench.report.run_charts import run_header
@@ -28,6 +37,7 @@ US = 1_000
 TITLES = {
     "iops": "IOPS",
     "throughput": "Throughput",
+    **{test: throughput_title(test) for test in THROUGHPUT_TESTS},
     "latency": "Latency",
     "wsat": "WSAT: write saturation",
     "hir": "HIR: host idle recovery",
@@ -51,7 +61,7 @@ def header(data: _Run, test: str) -> tuple[tuple[str, str], ...]:
     fields = [
         *run_header(run),
         ("Purge", str(s.get("purge_method"))),
-        ("Preconditioning", str(s.get("preconditioning")) if test != "wsat" else "none (WSAT)"),
+        ("Preconditioning", catalog.preconditioning_for(test)),
         ("Active range", f"{options.active_range_pct}% ({data.active >> 20} MiB)"),
         ("TC x QD", "1 x 1" if test == "latency" else f"{options.threads} x {options.iodepth}"),
         ("Data pattern", str(s.get("data_pattern"))),
@@ -61,6 +71,9 @@ def header(data: _Run, test: str) -> tuple[tuple[str, str], ...]:
     reasons = s.get("non_compliant_reasons") or []
     if reasons:
         fields.append(("Non-compliant", "; ".join(reasons)))
+    if test == "wsat":
+        samples = len(data.history(test, "run"))
+        fields.append(("Samples", f"{samples} (at most {options.wsat_max_rounds})"))
     if test not in ("wsat", "xsr"):
         fields.append(("Rounds", f"{len(ss)} (at most {options.max_rounds})"))
         if verdict.steady:
@@ -70,14 +83,16 @@ def header(data: _Run, test: str) -> tuple[tuple[str, str], ...]:
             window = f"NOT achieved after {len(ss)} rounds (figures: last window)"
         fields.append(("Steady state", window))
         for name, w in verdict.windows.items():
-            fields.append((f"Window {name}", _window_text(w)))
+            fields.append((f"Window {variable_label(name)}", _window_text(name, w)))
     return tuple(fields)
 
 
-def _window_text(w: Window) -> str:
+def _window_text(name: str, w: Window) -> str:
     avg = w.average or 1e-12
+    unit, divisor = FIGURE_UNITS.get(name.rsplit(" ", 1)[-1], ("", 1.0))
+    average = f"{_figure(w.average / divisor)} {unit}".rstrip()
     return (
-        f"rounds {w.rounds[0] + 1}-{w.rounds[-1] + 1}: average {w.average:,.6g}, "
+        f"rounds {w.rounds[0] + 1}-{w.rounds[-1] + 1}: average {average}, "
         f"excursion {w.data_excursion / avg:.1%} (<= 20%), slope x 4 "
         f"{w.slope_excursion / avg:.1%} (<= 10%)"
     )
@@ -150,7 +165,8 @@ def iops_charts(sheets: Sequence[Sheet], prefix: str, data: _Run) -> list[Chart]
         line_chart(f"{prefix}-2d", "IOPS vs block size", lines, x_title="Block size (KiB)",
                    y_title="IOPS", log_x=True, log_y=True, unit="IOPS"),
         bars3d_chart(f"{prefix}-3d", "IOPS by block size and R/W mix",
-                     [r["block_size"] for r in rows], [f"{m}/{100 - m}" for m in mixes],
+                     [catalog.block_size_label(r["bs_bytes"]) for r in rows],
+                     [f"{m}/{100 - m}" for m in mixes],
                      [[r[f"iops_{m}"] for r in rows] for m in mixes],
                      x_title="Block size", y_title="R/W", z_title="IOPS", log_z=True),
     ]  # fmt: skip
@@ -159,18 +175,22 @@ def iops_charts(sheets: Sequence[Sheet], prefix: str, data: _Run) -> list[Chart]
 def throughput_charts(sheets: Sequence[Sheet], prefix: str, data: _Run) -> list[Chart]:
     rows = sheets[0].rows
     series = [Series("MB/s", [r["cell"] for r in rows], [r["bw_mb_per_s"] for r in rows])]
-    return [bar_chart(f"{prefix}-bars", "Throughput", series, y_title="MB/s", unit="MB/s")]
+    title = sheets[0].title
+    return [bar_chart(f"{prefix}-bars", title, series, y_title="MB/s", unit="MB/s")]
 
 
 def latency_charts(sheets: Sequence[Sheet], prefix: str, data: _Run) -> list[Chart]:
     """Average and maximum response time as 3D bars: block size x R/W mix."""
     rows = sheets[0].rows
-    cells = [str(r["cell"]).split(" ") for r in rows]  # RND <bs> R/W <mix>
-    sizes = list(dict.fromkeys(c[1] for c in cells))
-    mixes = list(dict.fromkeys(c[3] for c in cells))
+    cells = [
+        (catalog.block_size_label(r["bs_bytes"]), f"{r['read_pct']}/{100 - r['read_pct']}")
+        for r in rows
+    ]
+    sizes = list(dict.fromkeys(bs for bs, _ in cells))
+    mixes = list(dict.fromkeys(mix for _, mix in cells))
     charts = []
     for key, title in (("lat_mean_ns", "Average"), ("lat_max_ns", "Maximum")):
-        value = {(c[1], c[3]): _us(r[key]) for c, r in zip(cells, rows, strict=True)}
+        value = {cell: _us(r[key]) for cell, r in zip(cells, rows, strict=True)}
         z = [[value.get((bs, mix)) for bs in sizes] for mix in mixes]
         charts.append(
             bars3d_chart(f"{prefix}-{key}", f"{title} response time (TC1/QD1)", sizes, mixes, z,
@@ -265,6 +285,7 @@ TestCharts = Callable[[Sequence[Sheet], str, _Run], list[Chart]]
 TEST_CHARTS: dict[str, TestCharts] = {
     "iops": iops_charts,
     "throughput": throughput_charts,
+    **dict.fromkeys(THROUGHPUT_TESTS, throughput_charts),
     "latency": latency_charts,
     "wsat": wsat_charts,
     "hir": hir_charts,

@@ -4,7 +4,8 @@ Measured rounds take exactly their planned cell time (time-based fio jobs); the
 unknowns are the steady-state round count (5 at best, ``max_rounds`` at worst)
 and the time of the size-based writes: WIPC (2 x the active range of 128 KiB
 sequential writes) at the target's measured sequential write speed, and WSAT
-(until 4 x the active range is written, at most ``wsat_max_rounds`` samples).
+(until 4 x the active range is written: at best at that speed, at worst
+``wsat_max_rounds`` whole samples).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.plans.pts import catalog
 from volbench.plans.pts.options import PtsOptions
-from volbench.plans.pts.state import StoredRound, next_for
+from volbench.plans.pts.state import WSAT_CAPACITY_MULTIPLE, StoredRound, next_for
+from volbench.units import format_bytes
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,10 @@ def estimate(
             )
             rows.append((test, purge_s + total, purge_s + total))
             continue
-        if test == "wsat":
-            rows.append((test, purge_s + round_s, purge_s + round_s * options.wsat_max_rounds))
+        if test == "wsat":  # 4 KiB random writes are no faster than the sequential ones
+            longest = round_s * options.wsat_max_rounds
+            fastest = min(longest, max(round_s, WSAT_CAPACITY_MULTIPLE * active / speed))
+            rows.append((test, purge_s + fastest, purge_s + longest))
             continue
         fixed = purge_s + 2 * active / speed
         if test == "hir":
@@ -65,6 +69,28 @@ def estimate(
             fixed += sum(w.duration_s for w in catalog.grid_sweep_cells(options, active, test))
         rows.append((test, fixed + WINDOW_ROUNDS * round_s, fixed + options.max_rounds * round_s))
     return Estimate(tuple(rows))
+
+
+def estimate_note(options: PtsOptions, active: int, seq_write_bytes_per_s: float) -> str:
+    """The start-up estimate line, saying what each bound assumes for these tests:
+    steady state in 5 rounds or every test to its round limit; WSAT at the measured
+    sequential write speed or to its sample limit."""
+    guess = estimate(options, active, seq_write_bytes_per_s)
+    steady_state = [t for t in options.tests if t not in ("wsat", "xsr")]
+    low, high = [], []
+    if steady_state:
+        low.append(f"steady state in {WINDOW_ROUNDS} rounds")
+        high.append(f"every test to its round limit of {options.max_rounds}")
+    if "wsat" in options.tests:
+        low.append(f"WSAT: {WSAT_CAPACITY_MULTIPLE} x active range at the sequential write speed")
+        high.append(f"WSAT: {options.wsat_max_rounds} samples")
+    span = f"{format_duration(guess.low_s)}" + (f" ({', '.join(low)})" if low else "")
+    if guess.high_s > guess.low_s + 1:
+        span += f" to {format_duration(guess.high_s)}" + (f" ({', '.join(high)})" if high else "")
+    return (
+        f"estimate: {span}; sequential write {seq_write_bytes_per_s / 1e6:,.0f} MB/s, "
+        f"active range {format_bytes(active)}"
+    )
 
 
 def remaining(

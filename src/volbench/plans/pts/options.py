@@ -17,8 +17,23 @@ from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.errors import UsageError
 from volbench.units import MiB, format_block_size, parse_size
 
-TESTS = ("iops", "throughput", "latency", "wsat", "hir", "xsr", "ecw", "dirth")
+THROUGHPUT_TESTS = {"throughput-1024k": 1048576, "throughput-128k": 131072}
+"""Throughput, as SNIA SSS PTS-E 1.1 (and PTS 2.0.2) runs it: each block size its own
+test (purge, WIPC, rounds of SEQ 100% read and 100% write to steady state),
+1024 KiB first. Runs stored before the split have one test ``throughput`` whose
+rounds hold both block sizes (still read and resumed as they ran)."""
+
+TESTS = ("iops", *THROUGHPUT_TESTS, "latency", "wsat", "hir", "xsr", "ecw", "dirth")
 """The PTS tests volbench runs, in the order ``all`` runs them."""
+
+SELECTORS = {"throughput": tuple(THROUGHPUT_TESTS)}
+"""Names that select several tests: ``throughput`` = both block sizes."""
+
+TEST_NAMES = (
+    "iops, throughput, latency, wsat, hir, xsr, ecw, dirth or all "
+    f"({' or '.join(THROUGHPUT_TESTS)}: one throughput block size)"
+)
+"""The test names as the command takes them (usage errors, help)."""
 
 UNSUPPORTED: dict[str, str] = {}
 
@@ -32,6 +47,11 @@ IOPS_BLOCK_SIZES = (1048576, 131072, 65536, 32768, 16384, 8192, 4096, 512)
 
 IOPS_MIXES = (100, 95, 65, 50, 35, 5, 0)
 """IOPS outer loop as read percent: R/W 100/0, 95/5, 65/35, 50/50, 35/65, 5/95, 0/100."""
+
+LATENCY_BLOCK_SIZES = (512, 4096, 8192)
+LATENCY_MIXES = (100, 65, 0)
+"""Latency: RND 0.5, 4, 8 KiB x R/W 100/0, 65/35, 0/100 (a subset of the IOPS matrix:
+``--block-sizes`` and ``--mixes`` reduce both matrices alike)."""
 
 CELL_SECONDS = 60.0
 MAX_ROUNDS = 25
@@ -84,17 +104,23 @@ class PtsOptions:
         reasons = []
         if self.cell_seconds != CELL_SECONDS:
             reasons.append(f"cells of {self.cell_seconds:g} s instead of 60 s")
-        if self.max_rounds < WINDOW_ROUNDS and set(self.tests) - {"wsat", "xsr"}:
+        steady_state_tests = set(self.tests) - {"wsat", "xsr"}
+        if self.max_rounds < WINDOW_ROUNDS and steady_state_tests:
             reasons.append(
                 f"at most {self.max_rounds} rounds: steady state cannot be evaluated "
                 f"(needs a {WINDOW_ROUNDS}-round window)"
             )
-        elif self.max_rounds != MAX_ROUNDS:
+        elif self.max_rounds != MAX_ROUNDS and steady_state_tests:
             reasons.append(f"at most {self.max_rounds} rounds instead of 25")
         if set(self.block_sizes) != set(self.fitting(IOPS_BLOCK_SIZES)) and "iops" in self.tests:
             reasons.append("reduced IOPS block sizes")
         if set(self.mixes) != set(IOPS_MIXES) and "iops" in self.tests:
             reasons.append("reduced IOPS R/W mixes")
+        if "latency" in self.tests:
+            if self.latency_block_sizes != self.fitting(LATENCY_BLOCK_SIZES):
+                reasons.append("reduced latency block sizes")
+            if self.latency_mixes != LATENCY_MIXES:
+                reasons.append("reduced latency R/W mixes")
         if self.toio_grid and set(self.tests) & {"ecw", "dirth"}:
             reasons.append("reduced TC x QD grid")
         if self.hir_cycles != 360 and "hir" in self.tests:
@@ -106,6 +132,18 @@ class PtsOptions:
     def fitting(self, sizes: Sequence[int]) -> tuple[int, ...]:
         """The block sizes of ``sizes`` the target can do: multiples of its logical block."""
         return tuple(s for s in sizes if s % self.logical_block_bytes == 0)
+
+    @property
+    def latency_block_sizes(self) -> tuple[int, ...]:
+        """The Latency test's block sizes: PTS's, less those ``--block-sizes`` left out
+        of the IOPS matrix or the target cannot do."""
+        return tuple(s for s in self.fitting(LATENCY_BLOCK_SIZES) if s in self.block_sizes)
+
+    @property
+    def latency_mixes(self) -> tuple[int, ...]:
+        """The Latency test's R/W mixes (read percent): PTS's, less those ``--mixes``
+        left out of the IOPS matrix."""
+        return tuple(m for m in LATENCY_MIXES if m in self.mixes)
 
     def record(self) -> dict[str, Any]:
         """JSON-ready form, read back by :func:`from_record`."""
@@ -131,7 +169,8 @@ def fit_block_size(options: PtsOptions, logical_bytes: int | None, where: str) -
     logical = max(logical_bytes or 512, 512)
     fitted = replace(options, logical_block_bytes=logical)
     unfit = [s for s in options.block_sizes if s % logical]
-    if unfit and "iops" in options.tests and options.block_sizes != IOPS_BLOCK_SIZES:
+    matrix = {"iops", "latency"} & set(options.tests)
+    if unfit and matrix and options.block_sizes != IOPS_BLOCK_SIZES:
         keep = fitted.fitting(options.block_sizes) or fitted.fitting(IOPS_BLOCK_SIZES)[-1:]
         raise UsageError(
             f"--block-sizes {','.join(format_block_size(s) for s in unfit)}: {where} has "
@@ -142,7 +181,8 @@ def fit_block_size(options: PtsOptions, logical_bytes: int | None, where: str) -
 
 
 def parse_tests(names: Sequence[str]) -> tuple[str, ...]:
-    """Test names as typed (``all`` = every implemented test), in PTS order, no repeats."""
+    """Test names as typed (``all`` = every implemented test, ``throughput`` = both
+    block sizes), in PTS order, no repeats."""
     wanted: list[str] = []
     for raw in names:
         for name in raw.lower().split(","):
@@ -153,10 +193,10 @@ def parse_tests(names: Sequence[str]) -> tuple[str, ...]:
                 wanted += TESTS
             elif name in UNSUPPORTED:
                 raise UsageError(f"PTS test {name!r}: {UNSUPPORTED[name]}; run the others")
-            elif name in TESTS:
-                wanted.append(name)
+            elif name in TESTS or name in SELECTORS:
+                wanted += SELECTORS.get(name, (name,))
             else:
-                raise UsageError(f"unknown PTS test {name!r}: use {', '.join(TESTS)} or all")
+                raise UsageError(f"unknown PTS test {name!r}: use {TEST_NAMES}")
     if not wanted:
         raise UsageError("name at least one PTS test, e.g. volbench pts iops --target DEV")
     return tuple(t for t in TESTS if t in wanted)
@@ -214,6 +254,8 @@ def build(
     rounds are allowed as a quick look, marked non-compliant.
     """
     defaults = PROFILES[profile]
+    if "latency" in tests:
+        _check_latency_cells(overrides)
     if active_range_pct is not None:
         allowed = (100,) if profile == "enterprise" else (75, 100)
         if active_range_pct not in allowed:
@@ -230,3 +272,21 @@ def build(
         active_range_pct=active_range_pct or defaults["active_range_pct"],
         **overrides,
     )
+
+
+def _check_latency_cells(overrides: Mapping[str, Any]) -> None:
+    """UsageError when ``--block-sizes`` or ``--mixes`` leave the Latency test no cell."""
+    sizes = overrides.get("block_sizes", IOPS_BLOCK_SIZES)
+    if not set(sizes) & set(LATENCY_BLOCK_SIZES):
+        latency = ", ".join(format_block_size(s) for s in LATENCY_BLOCK_SIZES)
+        raise UsageError(
+            f"--block-sizes {','.join(format_block_size(s) for s in sizes)} leaves the latency "
+            f"test no cell: add one of {latency} or run latency apart"
+        )
+    mixes = overrides.get("mixes", IOPS_MIXES)
+    if not set(mixes) & set(LATENCY_MIXES):
+        raise UsageError(
+            f"--mixes {','.join(f'{m}/{100 - m}' for m in mixes)} leaves the latency test no "
+            f"cell: add one of {', '.join(f'{m}/{100 - m}' for m in LATENCY_MIXES)}"
+            " or run latency apart"
+        )

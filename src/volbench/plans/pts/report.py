@@ -9,8 +9,9 @@ stored raw fio output (merged bucket by bucket, never averaged).
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
@@ -18,9 +19,18 @@ from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
 from volbench.plans.pts import catalog, state
-from volbench.plans.pts.options import from_record
+from volbench.plans.pts.options import THROUGHPUT_TESTS, PtsOptions, from_record
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.units import format_seconds, parse_size
+
+EDITIONS = {
+    "enterprise": "SNIA SSS PTS-E 1.1 / PTS 2.0.2",
+    "client": "SNIA SSS PTS-C 1.1 / PTS 2.0.2",
+}
+"""The editions a run's profile follows (DESIGN.md "SNIA PTS facts")."""
+
+FIGURE_UNITS = {"iops": ("IOPS", 1.0), "bw": ("MB/s", 1e6), "lat": ("µs", 1e3)}
+"""Tracking-variable figure -> (unit the tables print, divisor of the stored value)."""
 
 SCHEMA = "volbench.pts/1"
 MB = 1_000_000
@@ -71,17 +81,26 @@ class _Run:
 
 
 def header_notes(run: RunRecord) -> tuple[str, ...]:
-    """The PTS test header: purge, preconditioning, active range, TC/QD, pattern, cache."""
+    """The PTS test header: purge, preconditioning, active range, TC/QD, pattern, cache.
+    Preconditioning and round limits are those of the tests the run has (from its
+    options, not a stored text: a WSAT run has no WIPC and no steady-state rounds)."""
     s = run.settings
     options = from_record(s["pts"])
+    latency = " (latency TC1/QD1)" if "latency" in options.tests else ""
     notes = [
-        f"run {run.id} · SNIA PTS ({options.profile}) · {run.status.value} · target "
-        f"{run.target.get('path')} · ioengine {s.get('ioengine')}",
-        f"purge: {s.get('purge_method')} · preconditioning: {s.get('preconditioning')}"
+        f"run {run.id} · {EDITIONS.get(options.profile, 'SNIA SSS PTS')} ({options.profile})"
+        f" · {run.status.value} · target {run.target.get('path')} · ioengine {s.get('ioengine')}",
+        f"purge: {s.get('purge_method')} · preconditioning: {catalog.preconditioning(options)}"
         f" · active range {options.active_range_pct}% ({int(s['active_bytes']) >> 20} MiB)",
-        f"TC x QD {options.threads} x {options.iodepth} (latency TC1/QD1) · data pattern "
-        f"{s.get('data_pattern')} · write cache {s.get('write_cache')} · cells "
-        f"{options.cell_seconds:g} s · max rounds {options.max_rounds}",
+        " · ".join(
+            [
+                f"TC x QD {options.threads} x {options.iodepth}{latency}",
+                f"data pattern {s.get('data_pattern')}",
+                f"write cache {s.get('write_cache')}",
+                f"cells {options.cell_seconds:g} s",
+                *round_limits(options),
+            ]
+        ),
     ]
     reasons = s.get("non_compliant_reasons") or []
     if reasons:
@@ -89,6 +108,16 @@ def header_notes(run: RunRecord) -> tuple[str, ...]:
     if run.error:
         notes.append(f"note: {run.error}")
     return tuple(notes)
+
+
+def round_limits(options: PtsOptions) -> list[str]:
+    """The round limits of the run's tests: steady-state rounds, WSAT samples."""
+    limits = []
+    if [t for t in options.tests if t not in ("wsat", "xsr")]:
+        limits.append(f"max rounds {options.max_rounds}")
+    if "wsat" in options.tests:
+        limits.append(f"WSAT at most {options.wsat_max_rounds} samples")
+    return limits
 
 
 def _steady_notes(data: _Run, test: str) -> tuple[str, ...]:
@@ -109,15 +138,38 @@ def variable_label(name: str) -> str:
     """A tracking variable as a person reads it: ``0-100.4k iops`` -> ``R/W 0/100,
     4 KiB, IOPS``; ``tc2-qd2 iops`` -> ``TC 2 x QD 2, IOPS``."""
     cell, _, figure = name.rpartition(" ")
+    return ", ".join([cell_label(cell or name), _FIGURE_NAMES.get(figure, figure)])
+
+
+def cell_label(cell: str) -> str:
+    """A cell name (``CELL`` of ``TEST.PHASE.CELL``) as a person reads it:
+    ``100-0.4k`` -> ``R/W 100/0, 4 KiB`` (not 100 - 0.4k), ``100-0.512`` ->
+    ``R/W 100/0, 512 B``, ``tc2-qd2`` -> ``TC 2 x QD 2``, ``pass1`` -> ``pass 1``;
+    others as they are."""
     mix, dot, bs = cell.partition(".")
     grid = re.fullmatch(r"tc(\d+)-qd(\d+)", cell)
-    if dot and re.fullmatch(r"\d+-\d+", mix):
-        parts = [f"R/W {mix.replace('-', '/')}", f"{parse_size(bs) / 1024:g} KiB"]
-    elif grid:
-        parts = [f"TC {grid[1]} x QD {grid[2]}"]
-    else:
-        parts = [cell or name]
-    return ", ".join([*parts, _FIGURE_NAMES.get(figure, figure)])
+    if dot and re.fullmatch(r"\d+-\d+", mix) and re.fullmatch(r"\d+[km]?", bs):
+        return f"R/W {mix.replace('-', '/')}, {catalog.block_size_label(parse_size(bs))}"
+    if grid:
+        return f"TC {grid[1]} x QD {grid[2]}"
+    if re.fullmatch(r"pass\d+", cell):
+        return f"pass {cell[4:]}"
+    return cell
+
+
+def _block_size(value: Any) -> str:
+    return catalog.block_size_label(int(value))
+
+
+def _figure(value: Any) -> str:
+    """A figure with thousands separators and no exponent: ``60410.3`` -> ``60,410``,
+    ``27.31`` -> ``27.3``, ``0.0123`` -> ``0.0123``."""
+    number = float(value)
+    size = abs(number)
+    if size >= 100 or number == 0:
+        return f"{number:,.0f}"
+    decimals = min(6, 2 - math.floor(math.log10(size)))
+    return f"{number:,.{decimals}f}"
 
 
 def _not_evaluated(rounds: int) -> str:
@@ -138,28 +190,50 @@ def iops_sheet(data: _Run) -> Sheet:
             row[f"iops_{mix}"] = _avg([r.cells[key].iops for r in window if key in r.cells])
         rows.append(row)
     columns = (
-        Column("block_size", "Block size"),
+        Column("bs_bytes", "Block size", _block_size),
         *(Column(f"iops_{m}", f"R/W {m}/{100 - m}", fmt_count, numeric=True) for m in mixes),
     )
     return _sheet("IOPS (average over the window)", columns, rows, _steady_notes(data, "iops"))
 
 
-def throughput_sheet(data: _Run) -> Sheet:
-    window = data.window("throughput")
+THROUGHPUT_METHOD = (
+    "SNIA SSS PTS-E 1.1 Throughput test (as PTS 2.0.2): each block size a test of its own "
+    "(purge, WIPC, rounds of SEQ 100% write and 100% read to steady state)"
+)
+LEGACY_THROUGHPUT = (
+    "1024 KiB and 128 KiB in each round after one purge and WIPC (recorded before volbench "
+    "ran each block size as a test of its own, as SNIA SSS PTS-E 1.1 does)"
+)
+
+
+def throughput_title(test: str) -> str:
+    """``throughput-1024k`` -> ``Throughput SEQ 1024 KiB``; the legacy test: ``Throughput``."""
+    if test in THROUGHPUT_TESTS:
+        return f"Throughput SEQ {catalog.block_size_label(THROUGHPUT_TESTS[test])}"
+    return "Throughput"
+
+
+def throughput_sheet(data: _Run, test: str = "throughput-1024k") -> Sheet:
+    window = data.window(test)
     rows = []
     for cell in window[0].cells if window else {}:
         values = [r.cells[cell].bw_bytes_per_s for r in window if cell in r.cells]
         bw = _avg(values) or 0.0
         mix, bs = cell.split(".")
+        size = parse_size(bs)
+        direction = "read" if mix == "100-0" else "write"
         rows.append(
             {
-                "cell": f"SEQ {bs} {'read' if mix == '100-0' else 'write'}",
+                "cell": f"SEQ {catalog.block_size_label(size)} {direction}",
+                "bs_bytes": size,
+                "direction": direction,
                 "bw_bytes_per_s": bw,
                 "bw_mb_per_s": bw / MB,
             }
         )
     columns = (Column("cell", "Access"), Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True))
-    return _sheet("Throughput", columns, rows, _steady_notes(data, "throughput"))
+    method = THROUGHPUT_METHOD if test in THROUGHPUT_TESTS else LEGACY_THROUGHPUT
+    return _sheet(throughput_title(test), columns, rows, (*_steady_notes(data, test), method))
 
 
 def latency_sheet(data: _Run) -> Sheet:
@@ -176,7 +250,10 @@ def latency_sheet(data: _Run) -> Sheet:
             p = min(p, max(maxima))
         rows.append(
             {
-                "cell": f"RND {bs} R/W {mix.replace('-', '/')}",
+                "cell": f"RND {catalog.block_size_label(parse_size(bs))} R/W "
+                f"{mix.replace('-', '/')}",
+                "bs_bytes": parse_size(bs),
+                "read_pct": int(mix.split("-")[0]),
                 "lat_mean_ns": _avg(means),
                 "lat_max_ns": max(maxima) if maxima else None,
                 "lat_p99999_ns": p,
@@ -213,9 +290,32 @@ def wsat_sheet(data: _Run) -> Sheet:
         Column("written_gb", "Written (GB)", lambda v: f"{float(v):,.2f}", numeric=True),
         Column("iops", "IOPS", fmt_count, numeric=True),
     )
-    target = 4 * data.active / 1e9
-    notes = (f"4 KiB random write until {target:,.2f} GB (4 x active range) are written",)
-    return _sheet("WSAT: IOPS vs time and vs total GB written", columns, rows, notes)
+    target = state.WSAT_CAPACITY_MULTIPLE * data.active
+    notes = (
+        f"4 KiB random write until {target / 1e9:,.2f} GB (4 x active range) are written, "
+        f"at most {data.options.wsat_max_rounds} samples of {data.options.cell_seconds:g} s "
+        "(the last one cut short to end at the target)",
+        *wsat_written_notes(data, written, len(rows)),
+    )
+    sheet = _sheet("WSAT: IOPS vs time and vs total GB written", columns, rows, notes)
+    document = {**sheet.document, "target_bytes": target, "written_bytes": written}
+    return Sheet(sheet.title, sheet.columns, sheet.rows, document, sheet.notes)
+
+
+def wsat_written_notes(data: _Run, written: int, samples: int) -> tuple[str, ...]:
+    """How the written total ended against 4 x the active range: at it, past it by
+    what the last sample wrote after it, or short of it at the sample limit."""
+    target = state.WSAT_CAPACITY_MULTIPLE * data.active
+    total = f"written {written / 1e9:,.2f} GB of {target / 1e9:,.2f} GB"
+    if written > target:
+        over = written - target
+        return (f"{total}: the last sample wrote {over / 1e6:,.1f} MB ({over / target:.2%}) "
+                "past 4 x active range",)  # fmt: skip
+    if written == target:
+        return (f"{total}: stopped at 4 x active range",)
+    if samples >= data.options.wsat_max_rounds:
+        return (f"{total}: stopped at the limit of {samples} samples, short of 4 x active range",)
+    return (f"{total} so far",)
 
 
 def hir_sheet(data: _Run) -> Sheet:
@@ -400,7 +500,7 @@ def _histogram(value: Any) -> str:
 
 def steady_state_sheet(data: _Run) -> Sheet:
     """Every tracking variable's window: average, fit line and both excursions."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for test in data.options.tests:
         if test in ("wsat", "xsr"):
             continue
@@ -441,19 +541,27 @@ def steady_state_sheet(data: _Run) -> Sheet:
                     "steady": "yes" if w.steady else "NOT achieved",
                 }
             )
-    number = lambda v: f"{float(v):,.4g}"  # noqa: E731
+    for row in rows:  # what the table prints: in the figure's unit (the raw ones stay)
+        unit, divisor = FIGURE_UNITS.get(str(row["variable"]).rsplit(" ", 1)[-1], ("", 1.0))
+        row["unit"] = unit
+        for key in ("average", "slope", "intercept"):
+            row[f"{key}_in_unit"] = row[key] / divisor if row[key] is not None else None
     columns = (
         Column("test", "Test"),
         Column("label", "Tracking variable"),
         Column("rounds", "Window"),
-        Column("average", "Average", number, numeric=True),
-        Column("slope", "Slope/round", number, numeric=True),
-        Column("intercept", "Intercept", number, numeric=True),
+        Column("unit", "Unit"),
+        Column("average_in_unit", "Average", _figure, numeric=True),
+        Column("slope_in_unit", "Slope/round", _figure, numeric=True),
+        Column("intercept_in_unit", "Intercept", _figure, numeric=True),
         Column("data_excursion_pct", "Excursion (<=20%)", _pct, numeric=True),
         Column("slope_excursion_pct", "Slope x4 (<=10%)", _pct, numeric=True),
         Column("steady", "Steady state"),
     )
-    notes = ("units: iops = IO/s, bw = bytes/s, lat = ns (mean response time)",)
+    notes = (
+        "figures in the unit of their row: IOPS, MB/s (10^6 bytes/s), µs (mean response "
+        "time); in JSON, average/slope/intercept in IO/s, bytes/s and ns",
+    )
     return _sheet("Steady state (PTS 5-round window)", columns, rows, notes)
 
 
@@ -469,6 +577,7 @@ def cells_sheet(run: RunRecord) -> Sheet:
                 "test": test,
                 "phase": phase,
                 "cell": cell,
+                "cell_label": cell_label(cell),
                 "direction": r.direction,
                 "iops": r.iops,
                 "bw_bytes_per_s": r.bw_bytes_per_s,
@@ -480,7 +589,7 @@ def cells_sheet(run: RunRecord) -> Sheet:
         Column("round", "Round", numeric=True),
         Column("test", "Test"),
         Column("phase", "Phase"),
-        Column("cell", "Cell"),
+        Column("cell_label", "Cell"),
         Column("direction", "Dir"),
         Column("iops", "IOPS", fmt_count, numeric=True),
         Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
@@ -503,9 +612,13 @@ def _sheet(
     return Sheet(title, columns, tuple(rows), {"title": title, "rows": rows}, tuple(notes))
 
 
-_BUILDERS = {
+def _throughput_builder(test: str) -> Callable[[_Run], list[Sheet]]:
+    return lambda data: [throughput_sheet(data, test)]
+
+
+_BUILDERS: dict[str, Callable[[_Run], list[Sheet]]] = {
     "iops": lambda d: [iops_sheet(d)],
-    "throughput": lambda d: [throughput_sheet(d)],
+    **{test: _throughput_builder(test) for test in (*THROUGHPUT_TESTS, "throughput")},
     "latency": lambda d: [latency_sheet(d)],
     "wsat": lambda d: [wsat_sheet(d)],
     "hir": lambda d: [hir_sheet(d)],
@@ -522,7 +635,8 @@ def pts_sheets(run: RunRecord) -> list[Sheet]:
     for test in data.options.tests:
         if data.history(test):
             sheets += _BUILDERS[test](data)
-    sheets += [steady_state_sheet(data), cells_sheet(run)]
+    steady = steady_state_sheet(data)  # none for a run of WSAT and XSR only
+    sheets += [*([steady] if steady.rows else []), cells_sheet(run)]
     first = sheets[0]
     sheets[0] = Sheet(
         first.title, first.columns, first.rows, first.document,

@@ -188,12 +188,17 @@ def next_for(
         return None
     if test != "wsat" and "wipc" not in phases:
         return catalog.Round(test, "wipc", 0, catalog.wipc(options, active, test))
-    if test == "wsat":
-        written = sum(c.io_bytes for r in history for c in r.cells.values())
-        if written >= WSAT_CAPACITY_MULTIPLE * active or len(history) >= options.wsat_max_rounds:
-            return None
-        cells = catalog.ss_cells(options, active, test, "run")
-        return catalog.Round(test, "run", len(history), cells)
+    if test == "wsat":  # samples until 4 x the range is written, the last one cut short
+        samples = [
+            (
+                sum(c.io_bytes for c in r.cells.values()),
+                max((x.runtime_ms for c in r.cells.values() for x in c.results), default=0) / 1e3,
+            )
+            for r in history
+        ]
+        target = WSAT_CAPACITY_MULTIPLE * active
+        cells = catalog.wsat_sample(options, active, target, samples)
+        return catalog.Round(test, "run", len(history), cells) if cells else None
     ss_count = phases.count("ss")
     if not verdict(test, history).steady and ss_count < options.max_rounds:
         return catalog.Round(test, "ss", ss_count, catalog.ss_cells(options, active, test))
