@@ -300,6 +300,7 @@ class RunRecord:
     raw_outputs: tuple[str, ...] = ()
     stalls: tuple[Stall, ...] = ()
     rounds: tuple[RoundTimes, ...] = ()
+    series: tuple[LogSeries, ...] = ()
 
     @property
     def aggregate(self) -> tuple[StoredResult, ...]:
@@ -309,7 +310,8 @@ class RunRecord:
         return tuple(r for r in self.results if r.place is None)
 
     def logs_dir(self, runs_dir: Path) -> Path:
-        """The folder of this run's fio files: as recorded in its settings
+        """The scratch folder of this run's fio files (job files, logs as fio writes
+        them; what a run keeps is in the store): as recorded in its settings
         (``logs_dir``), else where runs recorded before that were (``runs_dir/ID``)."""
         recorded = self.settings.get("logs_dir")
         return Path(recorded) if isinstance(recorded, str) else runs_dir / str(self.id)
@@ -376,3 +378,27 @@ class Stall:
     seconds: float
     resolved: bool
     test_offset_s: float | None = None
+
+
+@dataclass(frozen=True)
+class LogSeries:
+    """One of fio's per-second logs of a committed round, one direction of it.
+
+    ``points`` are (time in ms, value) as fio wrote them (fio HOWTO, "Log File
+    Formats"), in the file's order; each value is the average over fio's
+    ``log_avg_msec`` window ending at that time, in the unit of ``kind``: ``iops``
+    I/O per second, ``bw`` KiB/s, ``lat`` / ``clat`` / ``slat`` (total, completion,
+    submission latency) ns. Times are ms since the job started, or Unix-epoch ms
+    (fio ``log_unix_epoch``: runs on several places at once, one clock for all).
+    ``test`` is the log's name: the test's (``TEST@N`` for place N of a run on
+    several places); ``job`` fio's number of the job (one log per job and clone);
+    ``host`` the host fio's client received the log from (client/server runs).
+    """
+
+    round: int
+    test: str
+    kind: str
+    job: int
+    host: str | None
+    direction: str
+    points: tuple[tuple[int, int | float], ...]

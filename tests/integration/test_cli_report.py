@@ -37,14 +37,11 @@ def _stored(volbench: Volbench, ref: str) -> dict[str, Any]:
 @needs_chromium
 def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_path: Path) -> None:
     page_file = tmp_path / "report.html"
-    proc = two_runs(
-        "report", "1", "2", "--by", "vendor", "-o", str(page_file),
-        "--runs-dir", str(two_runs.runs_dir),
-    )  # fmt: skip
+    proc = two_runs("report", "1", "2", "--by", "vendor", "-o", str(page_file))
     assert proc.returncode == 0, proc.stderr
     html = page_file.read_text()
     chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', html)
-    # every generic chart of both runs (time series from fio's logs too) and the comparison
+    # every generic chart of both runs (time series of fio's stored logs too), the comparison
     for run_id in (1, 2):
         for kind in ("iops", "mbps", "percentiles", "histogram", "ts-iops", "ts-mbps", "ts-lat"):
             assert f"run{run_id}-{kind}" in chart_ids
@@ -76,7 +73,7 @@ def test_pdf_report_has_the_header_and_the_stored_values(
     two_runs: Volbench, tmp_path: Path
 ) -> None:
     pdf = tmp_path / "report.pdf"
-    proc = two_runs("report", "2", "-o", str(pdf), "--runs-dir", str(two_runs.runs_dir))
+    proc = two_runs("report", "2", "-o", str(pdf))
     assert proc.returncode == 0, proc.stderr
     assert pdf.read_bytes().startswith(b"%PDF")
     text = subprocess.run(
@@ -152,7 +149,7 @@ def test_plan_charts_show_their_tables_values(volbench: Volbench, tmp_path: Path
         proc = volbench(*args, *common)
         assert proc.returncode == 0, proc.stderr
     page = tmp_path / "plans.html"
-    proc = volbench("report", "1", "2", "3", "-o", str(page), "--runs-dir", str(volbench.runs_dir))
+    proc = volbench("report", "1", "2", "3", "-o", str(page))
     assert proc.returncode == 0, proc.stderr
     figures = _figures(page)
 

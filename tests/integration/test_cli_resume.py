@@ -22,6 +22,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_harness import QUICK_TESTS, Volbench, finish
@@ -154,10 +155,31 @@ def test_a_live_run_is_not_resumed_and_a_completed_one_says_so(
     assert done.returncode == 2 and "is completed: nothing to resume" in done.stderr
 
 
+def _log_lines(folder: Path) -> dict[tuple[str, str, int], list[list[int]]]:
+    """[time, value] of every line of each per-second log fio wrote in ``folder``, by
+    (test, kind, job), read here without volbench."""
+    found = {}
+    for path in folder.glob("*.log"):
+        name, _, rest = path.name.rpartition("_")
+        kind, job, _ = rest.split(".")
+        lines = [line.split(",") for line in path.read_text().splitlines()]
+        if lines:
+            found[(name, kind, int(job))] = [[int(f[0]), int(f[1])] for f in lines]
+    return found
+
+
+def _figures(page: Path) -> dict[str, Any]:
+    """The plotly figures of a report page, by chart id."""
+    text = page.read_text().split('id="volbench-figures">')[1].split("</script>")[0]
+    figures: dict[str, Any] = json.loads(text.replace("<\\/", "</"))
+    return figures
+
+
 @needs_fio
 def test_two_databases_keep_their_runs_files_apart(tmp_path: Path) -> None:
     """Runs of two stores, both run 1, with the default runs folder: each keeps its own
-    folder, so each report draws its own time series."""
+    folder, and fio's per-second logs are stored with each run; with the runs folder
+    deleted, each run's JSON and report still hold its own logs' values."""
     home = tmp_path / "home"
     env = {"XDG_DATA_HOME": str(home)}
     folders = []
@@ -172,10 +194,31 @@ def test_two_databases_keep_their_runs_files_apart(tmp_path: Path) -> None:
         assert stored["id"] == 1
         folders.append(Path(stored["settings"]["logs_dir"]))
     assert folders[0] != folders[1] and all(f.parent == home / "volbench" / "runs" for f in folders)
+    logs = []
     for folder, name in zip(folders, ("a", "b"), strict=True):
         job = (folder / "round-000" / "job.fio").read_text()
         assert f"filename={tmp_path / name}.img" in job  # each folder holds its own run
-        assert list(folder.glob("round-000/qd1-jobs1_iops.*.log"))
+        logs.append(_log_lines(folder / "round-000"))
+        assert {kind for _, kind, _ in logs[-1]} >= {"iops", "bw", "lat"}
+    assert logs[0] != logs[1]
+
+    shutil.rmtree(home / "volbench" / "runs")  # scratch space: the store has the series
+    for name, lines in zip(("a", "b"), logs, strict=True):
+        volbench = Volbench(tmp_path / name)
+        series = volbench.stored()["series"]  # the document `show --format json` prints
+        assert all(s["direction"] == "read" and s["round"] == 0 for s in series)
+        assert {(s["test"], s["kind"], s["job"]): s["points"] for s in series} == lines
+        assert {s["unit"] for s in series if s["kind"] == "bw"} == {"KiB/s"}
+        page = tmp_path / f"{name}.html"
+        proc = volbench("report", "1", "-o", str(page), env=env)
+        assert proc.returncode == 0, proc.stderr
+        figures = _figures(page)
+        (iops,) = figures["run1-ts-iops"]["data"]
+        assert iops["name"] == "qd1-jobs1 read"
+        assert iops["y"] == [value for _, value in lines[("qd1-jobs1", "iops", 1)]]
+        (kib,) = figures["run1-ts-mbps"]["data"]
+        mbps = [value * 1024 / 1e6 for _, value in lines[("qd1-jobs1", "bw", 1)]]
+        assert kib["y"] == pytest.approx(mbps)
 
 
 @needs_fio

@@ -169,6 +169,19 @@ def test_hosts_results_per_place_and_aggregate(
     ]
     logs = list((run.logs_dir(volbench.runs_dir) / "round-000").glob("qd1-jobs1@*_iops.*.log.*"))
     assert {p.name.rsplit(".log.", 1)[1] for p in logs} == {"127.0.0.2", "127.0.0.3"}
+    # fio's client wrote each host's logs here; they are stored with their round as fio
+    # wrote them (a 1 s test may leave its iops and bw logs empty: no series then)
+    written = {
+        path.name: [[int(f) for f in line.split(",")[:2]] for line in path.read_text().splitlines()]
+        for path in logs[0].parent.glob("qd1-jobs1@*.log.*")
+    }
+    stored = {
+        f"{s.test}_{s.kind}.{s.job}.log.{s.host}": [list(p) for p in s.points]
+        for s in run.series
+        if s.round == 0
+    }
+    assert stored == {name: lines for name, lines in written.items() if lines}
+    assert {name.rsplit(".log.", 1)[1] for name in stored} == {"127.0.0.2", "127.0.0.3"}
 
 
 def _lose_host_mid_run(

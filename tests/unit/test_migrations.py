@@ -6,14 +6,21 @@ PostgreSQL test in its own scratch database).
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from recorded import FIO_FIXTURES
 from sqlalchemy.engine import Connection
 
 from volbench.errors import StoreError
+from volbench.fio.logs import read_series
 from volbench.model import RunStatus, Stall
 from volbench.store import database, migrations, schema
 from volbench.store.repository import Store
@@ -56,7 +63,7 @@ def test_a_new_database_matches_the_schema_module(db_url: str) -> None:
             for fk in inspector.get_foreign_keys(table.name):
                 assert fk["options"].get("ondelete", "").upper() == "CASCADE", table.name
         versions = conn.execute(sa.select(schema.schema_version)).all()
-    assert [row.version for row in versions] == [1, 2, 3, 4]
+    assert [row.version for row in versions] == [1, 2, 3, 4, 5]
     assert _version(db_url) == migrations.LATEST_VERSION
 
 
@@ -197,3 +204,87 @@ def test_foreign_tables_named_runs_are_not_taken_for_a_store(db_url: str) -> Non
 def test_upgrade_refuses_unknown_targets(db_url: str) -> None:
     with engine_for(db_url) as engine, pytest.raises(ValueError, match="schema version 99"):
         migrations.upgrade(engine, target=99)
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+
+
+def _logs(folder: Path, *names: str, output: str | None = None, mtime: float | None = None) -> Path:
+    """fio's recorded logs of ``randread-4k`` in ``folder`` under each of ``names``
+    (file names with ``{kind}`` and ``{job}``), with fio's output beside them."""
+    folder.mkdir(parents=True)
+    for source in (FIO_FIXTURES / "logs").glob("randread-4k_*.log"):
+        kind, job = source.name.removeprefix("randread-4k_").split(".")[:2]
+        for name in names:
+            path = folder / name.format(kind=kind, job=job)
+            shutil.copy(source, path)
+            if mtime is not None:
+                os.utime(path, (mtime, mtime))
+    if output is not None:
+        (folder / "fio-output.json").write_text(output)
+    return folder
+
+
+def test_version_5_stores_the_series_of_runs_whose_folders_are_still_there(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of a version 4 store: the logs of a run's recorded folder and of a run in the
+    old layout (runs/ID, made on this host while the run ran) are stored with their
+    rounds; a folder of the old layout written at another time, or on another host, a
+    kept fio output that is not the round's, a log of a test the round did not store,
+    and a run whose folder is gone give no series."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    old = tmp_path / "data" / "volbench" / "runs"
+    here = socket.gethostname()
+    started = datetime.now(UTC).timestamp() - 60
+    with engine_for(db_url) as engine:
+        migrations.upgrade(engine, target=4)
+        tables = sa.MetaData()
+        with engine.begin() as conn:
+            tables.reflect(conn)
+            runs, rounds, results = (tables.tables[n] for n in ("runs", "rounds", "results"))
+            layouts = {
+                1: ({}, here, "randread-4k"),  # old layout, this host, written during the run
+                2: ({"logs_dir": str(tmp_path / "own")}, "elsewhere", "t"),  # recorded folder
+                3: ({}, here, "randread-4k"),  # old layout, written a year before
+                4: ({}, here, "randread-4k"),  # no folder
+                5: ({"logs_dir": str(tmp_path / "other")}, here, "randread-4k"),  # not its output
+                6: ({}, "another-host", "randread-4k"),  # old layout, made on another host
+            }
+            for run_id, (settings, host, test) in layouts.items():
+                conn.execute(
+                    runs.insert().values(
+                        id=run_id, plan="quick", status="completed", started_at=_iso(started),
+                        target={"path": "/dev/vdb"}, host={"hostname": host},
+                        settings={"plan": "quick", **settings}, non_compliant=False,
+                    )
+                )  # fmt: skip
+                conn.execute(
+                    rounds.insert().values(
+                        run_id=run_id, round=0, raw_json=f"output {run_id}",
+                        committed_at=_iso(started + 59),
+                    )
+                )  # fmt: skip
+                conn.execute(
+                    results.insert().values(
+                        run_id=run_id, round=0, test=test, direction="read", workload={},
+                        iops=1.0, bw_bytes_per_s=1.0, io_bytes=1, runtime_ms=1.0,
+                        usr_cpu_pct=0.0, sys_cpu_pct=0.0, jobs=1,
+                    )
+                )  # fmt: skip
+    during = started + 30
+    first = _logs(old / "1" / "round-000", "randread-4k_{kind}.{job}.log",
+                  "randread-4k-other_{kind}.{job}.log", mtime=during)  # fmt: skip
+    own = _logs(tmp_path / "own" / "round-000", "t@1_{kind}.{job}.log.10.0.0.2", output="output 2")
+    _logs(old / "3" / "round-000", "randread-4k_{kind}.{job}.log", mtime=started - 365 * 86400)
+    _logs(tmp_path / "other" / "round-000", "randread-4k_{kind}.{job}.log", output="output 9")
+    _logs(old / "6" / "round-000", "randread-4k_{kind}.{job}.log", mtime=during)
+
+    with Store.open(db_url) as store:
+        found = {run_id: store.get_run(run_id).series for run_id in layouts}
+    assert found[1] == tuple(s for s in read_series(first, 0) if s.test == "randread-4k")
+    assert len(found[1]) == 6  # iops, bw, lat of fio's two jobs
+    assert found[2] == tuple(read_series(own, 0))
+    assert {(s.test, s.host) for s in found[2]} == {("t@1", "10.0.0.2")}
+    assert found[3] == found[4] == found[5] == found[6] == ()

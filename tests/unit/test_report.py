@@ -16,10 +16,18 @@ import plotly.graph_objects as go  # type: ignore[import-untyped]
 import pytest
 from recorded import FIO_FIXTURES, raw_document
 
-from volbench.analysis.timeseries import common_origin_ms, shifted, summed, weighted_latency
+from volbench.analysis.aggregate import group_tests
+from volbench.analysis.timeseries import (
+    common_origin_ms,
+    round_logs,
+    shifted,
+    summed,
+    weighted_latency,
+)
 from volbench.errors import UsageError
-from volbench.fio.logs import find_logs, parse_log, read_logs
-from volbench.model import RunRecord, Stall
+from volbench.fio.logs import read_series
+from volbench.fio.parser import parse
+from volbench.model import RunRecord, RunStatus, Stall
 from volbench.plans.importing import import_file
 from volbench.plans.registry import report_document
 from volbench.report.chart import bars3d_chart, traces_values, window_chart
@@ -38,13 +46,25 @@ def _imported(tmp_path: Path, *files: tuple[Path, dict[str, str]]) -> list[RunRe
         return [store.get_run(i) for i in ids]
 
 
-def _charts(run: RunRecord, logs: Path | None = None) -> dict[str, Any]:
-    return {c.id.removeprefix(f"run{run.id}-"): c for c in fio_run_charts(run, logs)}
+def _charts(run: RunRecord) -> dict[str, Any]:
+    return {c.id.removeprefix(f"run{run.id}-"): c for c in fio_run_charts(run)}
+
+
+def _run_with_logs(tmp_path: Path) -> RunRecord:
+    """The recorded quick round stored as a run's round, with the recorded logs
+    (tests/fixtures/fio/logs) as its series: as a run commits a round."""
+    raw = QUICK.read_text()
+    with Store.open(str(tmp_path / "store.db")) as store:
+        run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, {})
+        series = read_series(LOGS, 0)
+        store.add_round(run_id, 0, raw, group_tests(parse(raw)), {}, series=series)
+        store.finish_run(run_id, RunStatus.COMPLETED)
+        return store.get_run(run_id)
 
 
 def test_every_figure_is_valid_plotly(tmp_path: Path) -> None:
     (run,) = _imported(tmp_path, (QUICK, {}))
-    charts = fio_run_charts(run, None)
+    charts = fio_run_charts(run)
     assert {c.id for c in charts} == {
         f"run{run.id}-{k}" for k in ("iops", "mbps", "percentiles", "histogram")
     }
@@ -111,21 +131,21 @@ def test_histogram_is_the_json_plus_bins(tmp_path: Path) -> None:
     assert sum(trace["y"]) == job["read"]["total_ios"]
 
 
-def test_log_parser_and_time_series_agree_with_fio() -> None:
-    logs = find_logs(LOGS)
+def test_log_parser_and_time_series_agree_with_fio(tmp_path: Path) -> None:
+    (logs,) = round_logs(read_series(LOGS, 0)).values()
     assert sorted(logs) == [("randread-4k", "bw"), ("randread-4k", "iops"), ("randread-4k", "lat")]
-    assert (
-        parse_log("1000, 501, 0, 4096, 0\nnot a line\n2000, 7, 1, 0, 0, 1\n")[1].direction
-        == "write"
+    (tmp_path / "a_iops.1.log").write_text(
+        "1000, 501, 0, 4096, 0\nnot a line\n2000, 7, 1, 0, 0, 1\n"
     )
-    iops_jobs = read_logs(logs[("randread-4k", "iops")])
+    assert [s.direction for s in read_series(tmp_path, 0)] == ["read", "write"]
+    iops_jobs = logs[("randread-4k", "iops")]
     total = dict(summed(iops_jobs)["read"])
     fio = json.loads((LOGS / "output.json").read_text())
     fio_iops = sum(j["read"]["iops"] for j in fio["jobs"])
     assert total[1.0] == pytest.approx(fio_iops, rel=0.02)  # 2 x 500 IOPS, rate-limited
-    latency = dict(weighted_latency(read_logs(logs[("randread-4k", "lat")]), iops_jobs)["read"])
+    latency = dict(weighted_latency(logs[("randread-4k", "lat")], iops_jobs)["read"])
     assert sorted(latency) == [1.0, 2.0, 3.0]  # fio stamped the last window 3001 ms
-    lat_jobs = read_logs(logs[("randread-4k", "lat")])
+    lat_jobs = logs[("randread-4k", "lat")]
     first = [p.value for job in lat_jobs for p in job if p.time_ms == 1000]
     weights = [p.value for job in iops_jobs for p in job if p.time_ms == 1000]
     assert latency[1.0] == pytest.approx(
@@ -133,22 +153,23 @@ def test_log_parser_and_time_series_agree_with_fio() -> None:
     )
 
 
-def test_time_series_charts_come_from_the_runs_logs(tmp_path: Path) -> None:
-    (run,) = _imported(tmp_path, (QUICK, {}))
-    run_logs = tmp_path / "runs" / str(run.id)
-    (run_logs / "round-000").mkdir(parents=True)
-    for path in LOGS.glob("*.log"):
-        (run_logs / "round-000" / path.name).write_bytes(path.read_bytes())
-    charts = _charts(run, run_logs)
-    iops = traces_values(charts["ts-iops"])["randread-4k read"]
-    firsts = [
+def _first_values(kind: str) -> list[list[float]]:
+    """The first two values of each job's log of ``kind``, read here without volbench."""
+    return [
         [float(line.split(",")[1]) for line in path.read_text().splitlines()[:2]]
-        for path in sorted(LOGS.glob("randread-4k_iops.*.log"))
+        for path in sorted(LOGS.glob(f"randread-4k_{kind}.*.log"))
     ]
+
+
+def test_time_series_charts_come_from_the_stored_series(tmp_path: Path) -> None:
+    run = _run_with_logs(tmp_path)
+    charts = _charts(run)
+    iops = traces_values(charts["ts-iops"])["randread-4k read"]
+    firsts = _first_values("iops")
     assert iops[:2] == [firsts[0][0] + firsts[1][0], firsts[0][1] + firsts[1][1]]
     mbps = traces_values(charts["ts-mbps"])["randread-4k read"]
-    bw_logs = read_logs(find_logs(LOGS)[("randread-4k", "bw")])
-    assert mbps[0] == pytest.approx(sum(job[0].value for job in bw_logs) * 1024 / 1e6)
+    bw = _first_values("bw")
+    assert mbps[0] == pytest.approx((bw[0][0] + bw[1][0]) * 1024 / 1e6)  # fio's KiB/s
     assert "ts-lat" in charts
 
 
@@ -179,7 +200,7 @@ def test_comparison_values_and_differences(tmp_path: Path) -> None:
 
 def test_html_is_self_contained(tmp_path: Path) -> None:
     runs = _imported(tmp_path, (QUICK, {"vendor": "a"}), (QUICK, {"vendor": "b"}))
-    page = render_html(report_document(runs, None, ("vendor",))).decode()
+    page = render_html(report_document(runs, ("vendor",))).decode()
     assert "<script src" not in page and "<link" not in page
     # outside the inlined plotly.js (whose code names plotly.com etc.), no address at all
     ours = re.sub(r'<script type="text/javascript">.*?</script>', "", page, flags=re.S)
@@ -203,33 +224,29 @@ def test_logs_of_several_places_share_one_clock(tmp_path: Path) -> None:
     (tmp_path / "t@2_iops.2.log.127.0.0.3").write_text(
         f"{epoch + 2000}, 50, 0, 4096, 0\n{epoch + 3000}, 60, 0, 4096, 0\n"
     )
-    logs = find_logs(tmp_path)
+    (logs,) = round_logs(read_series(tmp_path, 0)).values()
     assert sorted(logs) == [("t@1", "iops"), ("t@2", "iops")]
-    jobs = [points for paths in logs.values() for points in read_logs(paths)]
+    jobs = [points for found in logs.values() for points in found]
     origin = common_origin_ms(jobs)
     assert origin == epoch
     first, second = (summed([p])["read"] for p in shifted(jobs, origin))
     assert first == [(1.0, 100.0), (2.0, 110.0)]
     assert second == [(2.0, 50.0), (3.0, 60.0)]
-    own_clock = [parse_log("1000, 5, 0, 4096, 0\n")]
-    assert common_origin_ms(own_clock) == 0  # fio's own ms since the job started
+    (own,) = round_logs(read_series(LOGS, 0)).values()
+    assert common_origin_ms(own[("randread-4k", "iops")]) == 0  # ms since the job started
 
 
 def test_stalls_are_shaded_on_the_time_series(tmp_path: Path) -> None:
     """A stored stall is a shaded span on each per-second chart, from where it began in
     its test (fio's own clock) for as long as it lasted, named with its test."""
-    (run,) = _imported(tmp_path, (QUICK, {}))
     stall = Stall(0, "randread-4k", "2026-11-23T06:00:03+00:00", "2026-11-23T06:00:09+00:00",
                   6.0, True, test_offset_s=3.0)  # fmt: skip
     unknown = dataclasses.replace(stall, test_offset_s=None)
-    run_logs = tmp_path / "runs" / str(run.id) / "round-000"
-    run_logs.mkdir(parents=True)
-    for path in LOGS.glob("*.log"):
-        (run_logs / path.name).write_bytes(path.read_bytes())
-    charts = timeseries_charts("run1", run_logs.parent, [stall, unknown])
+    series = _run_with_logs(tmp_path).series
+    charts = timeseries_charts("run1", series, [stall, unknown])
     for chart in charts:
         (shape,) = chart.figure["layout"]["shapes"]
         assert (shape["x0"], shape["x1"]) == (3.0, 9.0)
         (note,) = chart.figure["layout"]["annotations"]
         assert note["text"] == "stall: randread-4k (6 s at 0 IOPS)"
-    assert "shapes" not in timeseries_charts("run1", run_logs.parent)[0].figure["layout"]
+    assert "shapes" not in timeseries_charts("run1", series)[0].figure["layout"]

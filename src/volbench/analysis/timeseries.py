@@ -1,4 +1,4 @@
-"""Per-second time series of a test from its jobs' fio logs.
+"""Per-second time series of a test from its jobs' fio logs (as stored with each round).
 
 Jobs log separately; the test's series adds the jobs' IOPS and bandwidth in the
 same log window and averages their latencies weighted by the jobs' IOPS there
@@ -15,9 +15,40 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from volbench.fio.job import LOG_AVG_MSEC
 from volbench.fio.logs import LogPoint
+from volbench.model import LogSeries
 
 Series = dict[str, list[tuple[float, float]]]
 """direction -> [(time in s, value)], time ascending."""
+
+Logs = dict[tuple[str, str], list[list[LogPoint]]]
+"""(test, kind) -> each job's points (every direction), jobs in the same order for
+every kind of a test."""
+
+
+def round_logs(series: Iterable[LogSeries]) -> dict[int, Logs]:
+    """Stored series as each round's logs by test and kind, one list of points per job
+    (by host and fio's job number; a job without a log of a kind has an empty list,
+    so that a test's lists line up job by job across kinds)."""
+    jobs: dict[tuple[int, str], set[tuple[str, int]]] = {}
+    points: dict[tuple[int, str, str, str, int], list[LogPoint]] = {}
+    for s in series:
+        job = (s.host or "", s.job)
+        jobs.setdefault((s.round, s.test), set()).add(job)
+        points.setdefault((s.round, s.test, s.kind, *job), []).extend(
+            LogPoint(t, float(v), s.direction) for t, v in s.points
+        )
+    kinds: dict[tuple[int, str], set[str]] = {}
+    for round_no, test, kind, _, _ in points:
+        kinds.setdefault((round_no, test), set()).add(kind)
+    by_round: dict[int, Logs] = {}
+    for (round_no, test), found in sorted(jobs.items()):
+        logs = by_round.setdefault(round_no, {})
+        for kind in sorted(kinds[(round_no, test)]):
+            logs[(test, kind)] = [
+                sorted(points.get((round_no, test, kind, *job), []), key=lambda p: p.time_ms)
+                for job in sorted(found)
+            ]
+    return by_round
 
 
 def _window(point: LogPoint, window_ms: int) -> int:

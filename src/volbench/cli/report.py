@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from volbench.cli import console
@@ -12,7 +10,7 @@ from volbench.model import RunRecord
 from volbench.plans.registry import report_document
 from volbench.report.comparison import comparison_sheet
 from volbench.report.formats import check_output_name, render_document
-from volbench.store.repository import Store, default_data_dir
+from volbench.store.repository import Store
 
 
 def _runs(store: Store, refs: tuple[str, ...]) -> list[RunRecord]:
@@ -23,12 +21,6 @@ def _by(value: str | None) -> tuple[str, ...]:
     return tuple(k.strip() for k in value.split(",") if k.strip()) if value else ()
 
 
-runs_dir_option = click.option(
-    "--runs-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Where the runs' fio logs are (default: volbench's data folder); for time series.",
-)
 by_option = click.option(
     "--by",
     default=None,
@@ -41,33 +33,23 @@ by_option = click.option(
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option("-o", "--output", required=True, help="FILE.html (interactive) or FILE.pdf.")
 @by_option
-@runs_dir_option
 @db_option
-def report(
-    run_refs: tuple[str, ...], output: str, by: str | None, runs_dir: str | None, db: str | None
-) -> None:
+def report(run_refs: tuple[str, ...], output: str, by: str | None, db: str | None) -> None:
     """Write a report of one or more runs: charts and tables, as HTML or PDF."""
     check_output_name(output)
     with Store.open(db, create=False) as store:
         runs = _runs(store, run_refs)
-    logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
-    console.write_output(render_document(report_document(runs, logs, _by(by)), output), output)
+    console.write_output(render_document(report_document(runs, _by(by)), output), output)
 
 
 @click.command("compare")
 @click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
 @by_option
 @click.option("-o", "--output", default=None, help="Also write it as a report: FILE.html|.pdf.")
-@runs_dir_option
 @db_option
 @format_option
 def compare(
-    run_refs: tuple[str, ...],
-    by: str | None,
-    output: str | None,
-    runs_dir: str | None,
-    db: str | None,
-    fmt: str,
+    run_refs: tuple[str, ...], by: str | None, output: str | None, db: str | None, fmt: str
 ) -> None:
     """Compare runs: each metric's values and % difference against the first."""
     if output:
@@ -77,5 +59,4 @@ def compare(
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)
     if output:
-        logs = Path(runs_dir) if runs_dir else default_data_dir() / "runs"
-        console.write_output(render_document(report_document(runs, logs, _by(by)), output), output)
+        console.write_output(render_document(report_document(runs, _by(by)), output), output)

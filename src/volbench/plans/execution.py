@@ -250,7 +250,11 @@ def commit_round(
     its aggregate's outstanding I/O is iodepth x numjobs x places. fio's output is
     also written to ``folder``/fio-output.json first, so a store that cannot be
     written (a full disk) loses nothing: the RunFailed message says where it is.
+    fio's per-second logs in ``folder`` are stored with the round (the folder is
+    scratch space afterwards); logs that cannot be read are a warning.
     """
+    from volbench.fio.logs import read_series  # (to the imports above when they settle)
+
     if not raw.output.strip():
         raise FioError(
             f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
@@ -276,6 +280,11 @@ def commit_round(
     # fio's own clock for the end (its output's timestamp), volbench's for the start
     ended_s = output.timestamp_s or raw.ended_s
     try:
+        series = read_series(folder, round_no) if folder is not None else []
+    except OSError as exc:
+        session.warn(f"fio's per-second logs of round {round_no} could not be read: {exc}")
+        series = []
+    try:
         session.store.add_round(
             run_id,
             round_no,
@@ -284,6 +293,7 @@ def commit_round(
             records,
             started_at=utc_text(raw.started_s) if raw.started_s else None,
             ended_at=utc_text(ended_s) if ended_s else None,
+            series=series,
         )
     except StoreError as exc:
         where = f"fio's output is kept in {kept}: `volbench import {kept}`" if kept else ""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -83,9 +82,7 @@ def report_for(run: RunRecord) -> Report:
     return run_sheets.report_for(run, entry(run.plan))
 
 
-def report_document(
-    runs: Sequence[RunRecord], logs_root: Path | None = None, by: Sequence[str] = ()
-) -> Document:
+def report_document(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Document:
     """The HTML/PDF report of ``runs``, each as its plan's entry says
     (:func:`volbench.report.contents.report_document`)."""
-    return contents.report_document(runs, entry, logs_root, by)
+    return contents.report_document(runs, entry, by)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from volbench import __version__
 from volbench.model import RunRecord
@@ -17,18 +16,15 @@ from volbench.report.run_charts import run_sections
 def report_document(
     runs: Sequence[RunRecord],
     views: Callable[[str], PlanView],
-    logs_root: Path | None = None,
     by: Sequence[str] = (),
 ) -> Document:
-    """The report of ``runs``, each shown as ``views(its plan)`` says; each run's fio
-    logs are in its recorded folder (runs recorded before volbench kept it:
-    ``logs_root/<run id>``)."""
+    """The report of ``runs``, each shown as ``views(its plan)`` says (from the stored
+    runs alone: fio's per-second series are in the store)."""
     sections: list[Section] = []
     if len(runs) > 1:
         sections.append(comparison_section(runs, by))
     for run in runs:
-        logs = run.logs_dir(logs_root) if logs_root is not None else None
-        sections += run_sections(run, logs, views(run.plan))
+        sections += run_sections(run, views(run.plan))
     ids = ", ".join(str(r.id) for r in runs)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Document(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -32,8 +34,35 @@ def _json_default(value: Any) -> Any:
 
 @exporter("json")
 def to_json(sheet: Sheet) -> bytes:
-    """The sheet's document, indented, keys in a stable order."""
-    return (json.dumps(sheet.document, indent=2, default=_json_default) + "\n").encode()
+    """The sheet's document, indented, keys in a stable order; a list of numbers, or of
+    lists of numbers (a series' ``[time, value]`` points), on one line."""
+    token = uuid.uuid4().hex
+    lines: list[str] = []
+
+    def fold(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: fold(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            if value and all(_numbers(item) for item in value):
+                lines.append(json.dumps(value, default=_json_default))
+                return f"{token}:{len(lines) - 1}"
+            return [fold(item) for item in value]
+        return value
+
+    text = json.dumps(fold(sheet.document), indent=2, default=_json_default)
+    text = re.sub(f'"{token}:([0-9]+)"', lambda m: lines[int(m[1])], text)
+    return (text + "\n").encode()
+
+
+def _numbers(value: Any) -> bool:
+    """A number, or a list of numbers (bools are not numbers here)."""
+    if isinstance(value, list | tuple):
+        return all(_number(item) for item in value)
+    return _number(value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @exporter("csv")

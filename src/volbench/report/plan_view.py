@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from volbench.model import RunRecord
@@ -26,8 +25,8 @@ SheetBuilder = Callable[[RunRecord], Sheet]
 ReportBuilder = Callable[[RunRecord], Report]
 """The sheets of a run that takes several (e.g. PTS: one table per test)."""
 
-SectionBuilder = Callable[[RunRecord, Path | None], list[Section]]
-"""Sections of a run, given the folder of its fio logs (None when not on this machine)."""
+SectionBuilder = Callable[[RunRecord], list[Section]]
+"""Sections of a run (its per-second series are in the record, from the store)."""
 
 SheetCharts = Callable[[Sheet], list[Chart]]
 """Charts drawn from a plan's own sheet (so they show the table's very values)."""

@@ -2,23 +2,27 @@
 
 IOPS and MB/s bars per test, the latency percentile chart (p50..p99.99), the
 latency histogram from fio's json+ bins and the per-second IOPS / MB/s /
-latency series from fio's logs. Every plotted value is a stored result (or a
-json+ bin count / log value) divided by a unit constant: MB/s = bytes/s / 10^6,
-µs = ns / 10^3.
+latency series from fio's logs (stored with each round). Every plotted value is
+a stored result (or a json+ bin count / log value) divided by a unit constant:
+MB/s = bytes/s / 10^6, µs = ns / 10^3.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.analysis.percentiles import merge_bins
-from volbench.analysis.timeseries import common_origin_ms, shifted, summed, weighted_latency
-from volbench.fio.logs import find_logs, read_logs
+from volbench.analysis.timeseries import (
+    common_origin_ms,
+    round_logs,
+    shifted,
+    summed,
+    weighted_latency,
+)
 from volbench.fio.parser import parse
-from volbench.model import RunRecord, Stall
+from volbench.model import LogSeries, RunRecord, Stall
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.fleet_charts import place_charts
@@ -171,19 +175,16 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
 
 
 def timeseries_charts(
-    prefix: str, run_logs: Path | None, stalls: Sequence[Stall] = ()
+    prefix: str, series: Sequence[LogSeries], stalls: Sequence[Stall] = ()
 ) -> list[Chart]:
-    """Per-second IOPS, MB/s and mean latency of every test, from fio's logs; each
-    stall marked as a shaded span where it began in its test (on fio's own clock)."""
-    if run_logs is None or not run_logs.is_dir():
-        return []
+    """Per-second IOPS, MB/s and mean latency of every test, from fio's logs stored
+    with each round (round by round); each stall marked as a shaded span where it
+    began in its test (on fio's own clock)."""
     own_clock = True
     iops: list[Series] = []
     mbps: list[Series] = []
     latency: list[Series] = []
-    # round-NNN/ for plans, <tenant>/ for concurrent fio processes (QoS verify)
-    for folder in sorted(p for p in run_logs.iterdir() if p.is_dir()):
-        logs = {key: read_logs(paths) for key, paths in find_logs(folder).items()}
+    for _, logs in sorted(round_logs(series).items()):
         origin = common_origin_ms(points for jobs in logs.values() for points in jobs)
         own_clock = own_clock and origin == 0
         logs = {key: shifted(jobs, origin) for key, jobs in logs.items()}
@@ -198,16 +199,16 @@ def timeseries_charts(
             for direction, points in weighted_latency(lat_jobs, iops_jobs).items():
                 latency.append(Series(f"{name} {direction}", *_xy(points, US)))
     charts = []
-    for key, title, series, y_title in (
+    for key, title, lines, y_title in (
         ("ts-iops", "IOPS per second", iops, "IOPS"),
         ("ts-mbps", "MB/s per second", mbps, "MB/s"),
         ("ts-lat", "Mean latency per second", latency, "Latency (µs)"),
     ):
-        if series:
+        if lines:
             chart = line_chart(
                 f"{prefix}-{key}",
                 title,
-                series[:MAX_LINES],
+                lines[:MAX_LINES],
                 x_title="Time since the test started (s)",
                 y_title=y_title,
                 markers=None,
@@ -262,7 +263,7 @@ def _xy(points: Sequence[tuple[float, float]], scale: float) -> tuple[list[float
     return [t for t, _ in points], [v / scale for _, v in points]
 
 
-def fio_run_charts(run: RunRecord, run_logs: Path | None) -> list[Chart]:
+def fio_run_charts(run: RunRecord) -> list[Chart]:
     """Every generic chart whose data exists for ``run`` (of a run on several places
     at once: the aggregate's, then each place's share)."""
     prefix = f"run{run.id}"
@@ -271,21 +272,21 @@ def fio_run_charts(run: RunRecord, run_logs: Path | None) -> list[Chart]:
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
     if is_fleet(run):
         charts += place_charts(prefix, fleet_sheet(run))
-    return charts + timeseries_charts(prefix, run_logs, run.stalls)
+    return charts + timeseries_charts(prefix, run.series, run.stalls)
 
 
-def run_sections(run: RunRecord, run_logs: Path | None, view: PlanView) -> list[Section]:
+def run_sections(run: RunRecord, view: PlanView) -> list[Section]:
     """The sections of one run: its plan's own (``view.sections``), else the generic
     fio-run section (its plan's own charts first)."""
     if view.sections is not None:
-        return view.sections(run, run_logs)
+        return view.sections(run)
     sheets, _ = report_for(run, view)
     charts = view.charts(sheets[0]) if view.charts and sheets else []
     return [
         Section(
             title=f"Run {run.id}: {run.plan}",
             header=run_header(run),
-            charts=tuple(charts + fio_run_charts(run, run_logs)),
+            charts=tuple(charts + fio_run_charts(run)),
             sheets=tuple(sheets),
         )
     ]

@@ -11,7 +11,8 @@ from dataclasses import asdict
 from typing import Any
 
 from volbench.analysis.littles_law import TOLERANCE, check
-from volbench.model import RunRecord, StoredResult, split_cache_mode
+from volbench.fio.logs import UNITS
+from volbench.model import LogSeries, RunRecord, StoredResult, split_cache_mode
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.sheet import (
@@ -124,7 +125,8 @@ def cache_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def run_document(run: RunRecord) -> dict[str, Any]:
-    """The stable JSON form of a run (schema ``volbench.run/1``)."""
+    """The stable JSON form of a run (schema ``volbench.run/1``): the run record, its
+    result rows, round times, fio's raw outputs and per-second series."""
     return {
         "schema": RUN_DOCUMENT_SCHEMA,
         "id": run.id,
@@ -140,6 +142,22 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "results": result_rows(run),
         "rounds": [asdict(times) for times in run.rounds],
         "fio_outputs": list(run.raw_outputs),
+        "series": [series_document(s) for s in run.series],
+    }
+
+
+def series_document(series: LogSeries) -> dict[str, Any]:
+    """One job's per-second log of a round, one direction, in JSON: ``points`` are
+    ``[time in ms, value]`` as fio wrote them, the value in ``unit`` (IOPS, KiB/s, ns)."""
+    return {
+        "round": series.round,
+        "test": series.test,
+        "kind": series.kind,
+        "unit": UNITS.get(series.kind, ""),
+        "job": series.job,
+        "host": series.host,
+        "direction": series.direction,
+        "points": [list(point) for point in series.points],
     }
 
 

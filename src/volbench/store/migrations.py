@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from volbench.errors import StoreError
-from volbench.store import schema
+from volbench.store import log_folders, schema
 
 #: Connection execution option read by the repository's SQLite ``begin`` hook:
 #: its value ("IMMEDIATE", "EXCLUSIVE") is put after ``BEGIN``.
@@ -95,11 +95,20 @@ def _add_owner(conn: Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE runs ADD COLUMN {column.name} {kind}"))
 
 
+def _create_series(conn: Connection) -> None:
+    """Version 5: the series table (fio's per-second logs of each round) and its index,
+    filled from the logs of stored runs still on disk (:mod:`volbench.store.log_folders`)."""
+    conn.execute(sa.schema.CreateTable(schema.series))
+    conn.execute(sa.schema.CreateIndex(schema.ix_series_run_round))
+    log_folders.fill_series(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
     Migration(3, "create stalls", _create_stalls),
     Migration(4, "runs.owner and runs.heartbeat_at", _add_owner),
+    Migration(5, "create series, filled from the runs' log folders", _create_series),
 )
 
 #: The newest schema version this volbench knows.

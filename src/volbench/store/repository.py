@@ -1,4 +1,5 @@
-"""The result store: runs, their rounds (raw fio JSON) and normalised result rows.
+"""The result store: runs, their rounds (raw fio JSON, fio's per-second series) and
+normalised result rows.
 
 :class:`Store` is the one interface the rest of volbench uses. Every write is its
 own transaction, committed when the method returns, so a crash or Ctrl-C between
@@ -18,7 +19,15 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 from volbench.errors import StoreError
-from volbench.model import RoundTimes, RunRecord, RunStatus, Stall, StoredResult, TestResult
+from volbench.model import (
+    LogSeries,
+    RoundTimes,
+    RunRecord,
+    RunStatus,
+    Stall,
+    StoredResult,
+    TestResult,
+)
 from volbench.store import migrations, owner, rows, schema
 from volbench.store.database import (
     connect,
@@ -29,6 +38,7 @@ from volbench.store.database import (
     redact,
 )
 from volbench.store.schema import rounds, runs
+from volbench.store.series import log_series, series_rows
 
 __all__ = ["Store", "default_data_dir"]
 
@@ -149,16 +159,22 @@ class Store:
         *,
         started_at: str | None = None,
         ended_at: str | None = None,
+        series: Sequence[LogSeries] = (),
     ) -> None:
-        """Store one round in one transaction: fio's raw JSON verbatim, and one result
-        row per test and active direction (``workloads`` maps test name to its
-        workload description). Committed when this returns.
+        """Store one round in one transaction: fio's raw JSON verbatim, one result row
+        per test and active direction (``workloads`` maps test name to its workload
+        description), and fio's per-second ``series`` of the round (packed,
+        :mod:`volbench.store.series`; their own ``round`` must be ``round_no``).
+        Committed when this returns.
         """
         new_rows = [
             row
             for test in results
             for row in rows.result_rows(run_id, round_no, test, workloads.get(test.name, {}))
         ]
+        if any(s.round != round_no for s in series):
+            raise ValueError(f"series of another round given with round {round_no}")
+        packed = series_rows(run_id, series)
         with self._begin(write=True) as conn:
             status = self._status(conn, run_id)
             if status is not RunStatus.RUNNING:
@@ -178,6 +194,8 @@ class Store:
             )
             if new_rows:
                 conn.execute(schema.results.insert(), new_rows)
+            if packed:
+                conn.execute(schema.series.insert(), packed)
 
     def add_stalls(self, run_id: int, found: Sequence[Stall]) -> None:
         """Store the stalls seen in a run (committed when this returns; any run status)."""
@@ -263,8 +281,9 @@ class Store:
             return self._resolve(conn, ref)
 
     def get_run(self, ref: str | int, *, raw: bool = True) -> RunRecord:
-        """A run with its labels, results (by round, then as stored) and raw outputs
-        (``raw=False``: without them, the bulk of a run's size; see :meth:`round_count`)."""
+        """A run with its labels, results (by round, then as stored), raw outputs and
+        per-second series (``raw=False``: without outputs and series, the bulk of a
+        run's size; see :meth:`round_count`)."""
         with self._begin() as conn:
             run_id = self._resolve(conn, ref)
             row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).one()
@@ -292,6 +311,14 @@ class Store:
                 .where(schema.stalls.c.run_id == run_id)
                 .order_by(schema.stalls.c.started_at, schema.stalls.c.id)
             ).all()
+            table = schema.series
+            series = (
+                conn.execute(
+                    sa.select(table).where(table.c.run_id == run_id).order_by(table.c.id)
+                ).all()
+                if raw
+                else ()
+            )
             return rows.run_record(
                 row,
                 self._labels(conn, [run_id]).get(run_id, {}),
@@ -299,6 +326,7 @@ class Store:
                 raw_outputs=tuple(outputs),
                 rounds=tuple(RoundTimes(*t) for t in times),
                 stalls=tuple(rows.stall(r) for r in stalls),
+                series=tuple(s for r in series for s in log_series(r)),
             )
 
     def get_results(self, ref: str | int, from_round: int = 0) -> tuple[StoredResult, ...]:
@@ -374,7 +402,7 @@ class Store:
         return run_id
 
     def delete_run(self, ref: str | int) -> int:
-        """Delete a run with its labels, rounds, results and stalls; return its id."""
+        """Delete a run with its labels, rounds, results, series and stalls; return its id."""
         with self._begin(write=True) as conn:
             run_id = self._resolve(conn, ref)
             conn.execute(runs.delete().where(runs.c.id == run_id))

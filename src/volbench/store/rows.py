@@ -13,7 +13,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from volbench.model import RoundTimes, RunRecord, RunStatus, Stall, StoredResult, TestResult
+from volbench.model import (
+    LogSeries,
+    RoundTimes,
+    RunRecord,
+    RunStatus,
+    Stall,
+    StoredResult,
+    TestResult,
+)
 from volbench.store import owner
 from volbench.store.schema import PERCENTILE_COLUMNS
 
@@ -28,8 +36,9 @@ def run_record(
     raw_outputs: tuple[str, ...] = (),
     stalls: tuple[Stall, ...] = (),
     rounds: tuple[RoundTimes, ...] = (),
+    series: tuple[LogSeries, ...] = (),
 ) -> RunRecord:
-    """A ``runs`` row (with its labels, results and raw outputs) as a RunRecord.
+    """A ``runs`` row (with its labels, results, raw outputs and series) as a RunRecord.
 
     A ``running`` run whose process is gone (:func:`volbench.store.owner.alive`) is
     ``interrupted``, with the reason as its error."""
@@ -55,6 +64,7 @@ def run_record(
         raw_outputs=raw_outputs,
         stalls=stalls,
         rounds=rounds,
+        series=series,
     )
 
 

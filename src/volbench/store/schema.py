@@ -1,6 +1,6 @@
 """The result store's tables (SQLAlchemy Core), at the latest schema version.
 
-Six tables:
+Seven tables:
 
 - ``runs``: one row per run of a plan; target, host and settings as JSON;
   ``started_at``/``ended_at`` are ISO-8601 UTC text (``2024-05-01T12:00:00+00:00``),
@@ -13,13 +13,20 @@ Six tables:
 - ``stalls`` (version 3): spans of zero I/O completions seen while a round ran
   (:class:`volbench.model.Stall`); not tied to a stored round, since a round stopped
   by a stall may leave no fio output to store.
+- ``series`` (version 5): fio's per-second logs of each round, one row per test, kind
+  of log and direction with every job's log in it (:class:`volbench.model.LogSeries`
+  is one job's): ``test`` the logs' name, ``kind`` ``iops`` (I/O per second), ``bw``
+  (KiB/s) or ``lat``/``clat``/``slat`` (ns), ``host`` the host fio's client got them
+  from, ``samples`` the number of points of all jobs, ``data`` each job's number and
+  points (time in ms, value as fio wrote it) packed and compressed
+  (:mod:`volbench.store.series`).
 - ``schema_version``: one row per applied migration; the highest is the version.
 
 Version 4 gives ``runs`` its ``owner`` (host, boot, pid of the process running it)
 and ``heartbeat_at``, so a run whose process died shows as interrupted.
 
-Deleting a run cascades to its labels, rounds, results and stalls (SQLite needs
-``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
+Deleting a run cascades to its labels, rounds, results, series and stalls (SQLite
+needs ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
 
 Every change here needs a numbered migration in :mod:`volbench.store.migrations`;
 ``tests/unit/test_migrations.py`` checks that a migrated database matches these
@@ -131,6 +138,26 @@ stalls = sa.Table(
     sa.Column("test_offset_s", sa.Double, nullable=True),
 )
 
+series = sa.Table(
+    "series",
+    metadata,
+    sa.Column("id", _BigId, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Integer, nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("test", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(10), nullable=False),
+    sa.Column("host", sa.String(255), nullable=True),
+    sa.Column("direction", sa.String(10), nullable=False),
+    sa.Column("samples", sa.Integer, nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+    sa.ForeignKeyConstraint(
+        ["run_id", "round"],
+        ["rounds.run_id", "rounds.round"],
+        ondelete="CASCADE",
+        name="fk_series_round",
+    ),
+)
+
 schema_version = sa.Table(
     "schema_version",
     metadata,
@@ -146,6 +173,8 @@ ix_results_run_round = sa.Index("ix_results_run_round", results.c.run_id, result
 ix_runs_started_at = sa.Index("ix_runs_started_at", runs.c.started_at)
 # Version 3: a run's stalls.
 ix_stalls_run = sa.Index("ix_stalls_run", stalls.c.run_id)
+# Version 5: a run's series, by round.
+ix_series_run_round = sa.Index("ix_series_run_round", series.c.run_id, series.c.round)
 
 #: The result columns that hold one percentile each, keyed by fio's percentile.
 PERCENTILE_COLUMNS: dict[float, str] = {

@@ -11,7 +11,6 @@ stored rounds for the convergence plots. Units: IOPS as stored, MB/s = bytes/s /
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from volbench.analysis.steady_state import Window
@@ -295,7 +294,7 @@ TEST_CHARTS: dict[str, TestCharts] = {
 }
 
 
-def pts_sections(run: RunRecord, run_logs: Path | None = None) -> list[Section]:
+def pts_sections(run: RunRecord) -> list[Section]:
     """One section per test with stored rounds: header, charts, tables."""
     data = _Run(run)
     sections = []
