@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import shutil
@@ -25,6 +26,7 @@ from test_cli_kill import fio_processes, wait_for
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.plans.pts import state
+from volbench.plans.pts.catalog import WSAT_LAST_SAMPLE_MARGIN
 from volbench.plans.pts.options import from_record
 from volbench.store.repository import Store
 
@@ -167,7 +169,8 @@ def test_wsat_ends_at_four_times_the_range_not_a_sample_after(
     document = json.loads(proc.stdout)
     assert "preconditioning: none (wsat)" in document["header"][1]
     assert "WSAT at most 400 samples" in document["header"][2]
-    assert "max rounds" not in document["header"][2]
+    assert "max rounds" not in document["header"][2] and "steady state in" not in proc.stderr
+    assert "(WSAT: 400 samples)" in proc.stderr and "preconditioning" not in proc.stderr
     assert not any(t["title"].startswith("Steady state") for t in document["tables"])
     table = _tables(document)["WSAT: IOPS vs time and vs total GB written"]
     target, written = table["target_bytes"], table["written_bytes"]
@@ -175,9 +178,13 @@ def test_wsat_ends_at_four_times_the_range_not_a_sample_after(
         samples = [r for r in store.get_run("latest").results if r.test == "wsat.run.0-100.4k"]
     planned = [r.workload["runtime_s"] for r in samples]  # the cell as volbench planned it
     assert written == sum(r.io_bytes for r in samples) >= target
-    if len(samples) > 1:  # the last one planned shorter than a cell, its overshoot small
-        assert planned[-1] < 0.5 and planned[:-1] == [0.5] * (len(samples) - 1)
-        assert written - target < max(r.io_bytes for r in samples) / 2
+    before = sum(r.io_bytes for r in samples[:-1])
+    assert before < target  # no sample after the target was reached
+    for n in range(1, len(samples)):  # each sample planned from the rate of the one before
+        left = target - sum(r.io_bytes for r in samples[:n])
+        rate = samples[n - 1].io_bytes / (samples[n - 1].runtime_ms / 1000)
+        needed = math.ceil(left / rate * WSAT_LAST_SAMPLE_MARGIN * 1000) / 1000
+        assert planned[n] == pytest.approx(min(0.5, max(needed, 0.5 / 60)), abs=0.0011)
     assert "past 4 x active range" in " ".join(table["notes"]) or written == target
 
 

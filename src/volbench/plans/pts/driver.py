@@ -29,7 +29,7 @@ from volbench.plans.execution import (
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.catalog import WIPC_BS, Round
-from volbench.plans.pts.estimate import estimate, format_duration, remaining
+from volbench.plans.pts.estimate import estimate_note, format_duration, remaining
 from volbench.plans.pts.options import (
     MIN_ACTIVE_BYTES,
     PtsOptions,
@@ -145,7 +145,7 @@ def settings_for(
         "active_bytes": active,
         "ioengine": ioengine,
         "purge_method": purge_method if options.purge else "none (--no-purge)",
-        "preconditioning": "WIPC: 2 x active range, 128 KiB sequential writes",
+        "preconditioning": catalog.preconditioning(options),
         "data_pattern": "random (refill_buffers)",
         "write_cache": write_cache_state(target) or "unknown",
         "non_compliant_reasons": non_compliant_reasons(options, target),
@@ -207,12 +207,7 @@ def begin(
     else:
         probe_dir = session.runs_dir / "pts-probe"
         speed = measure_seq_write(session, local[0], active, engine, probe_dir)
-        guess = estimate(options, active, speed)
-        session.reporter.note(
-            f"estimate: {format_duration(guess.low_s)} (steady state in 5 rounds) to "
-            f"{format_duration(guess.high_s)} (every test to its round limit); sequential "
-            f"write {speed / 1e6:,.0f} MB/s, active range {format_bytes(active)}"
-        )
+        session.reporter.note(estimate_note(options, active, speed))
     for reason in non_compliant_reasons(options, target):
         session.reporter.note(f"non-compliant with PTS: {reason}")
     method = "none (--no-purge)"
@@ -358,7 +353,10 @@ def _describe(step: Round, options: PtsOptions, open_round: state.StoredRound | 
         return f"{step.test}: wait state {step.index + 1} of 5 ({idle} idle per cycle)"
     if step.phase == "sweep":
         return f"{step.test}: demand-intensity sweep, {len(step.workloads)} TC x QD cells"
-    return f"{step.test}: sample {step.index + 1} (until 4 x active range written)"
+    return (
+        f"{step.test}: sample {step.index + 1} of at most {options.wsat_max_rounds} "
+        "(until 4 x active range written)"
+    )
 
 
 def _steady_note(test: str, history: list[state.StoredRound], options: PtsOptions) -> str:
