@@ -7,6 +7,8 @@ it into MB/s (10^6) and MiB/s (2^20).
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -318,13 +320,89 @@ class RunRecord:
 
 
 @dataclass(frozen=True)
+class StoredWorkload:
+    """A test's workload as stored with its results: the :class:`Workload` volbench
+    asked fio for (every field), or what an imported fio output states (None: not
+    stated). ``places``: on how many targets at once the test ran (its aggregate's
+    outstanding I/O is iodepth x numjobs x places)."""
+
+    name: str | None = None
+    rw: str | None = None
+    bs_bytes: int | None = None
+    bssplit: tuple[tuple[int, int], ...] = ()
+    rwmixread_pct: int | None = None
+    iodepth: int | None = None
+    numjobs: int | None = None
+    direct: bool | None = None
+    ioengine: str | None = None
+    size_bytes: int | None = None
+    offset_bytes: int | None = None
+    runtime_s: float | None = None
+    ramp_time_s: float | None = None
+    time_based: bool | None = None
+    random_distribution: str | None = None
+    rate_iops: int | None = None
+    rate_bytes_per_s: int | None = None
+    refill_buffers: bool | None = None
+    cpus_allowed: str | None = None
+    random_pct: int | None = None
+    align_bytes: int | None = None
+    thinktime_s: float | None = None
+    thinktime_iotime_s: float | None = None
+    places: int = 1
+
+    @classmethod
+    def of(cls, workload: Workload, places: int = 1) -> StoredWorkload:
+        """The record of a workload volbench ran (on ``places`` targets at once)."""
+        values = {f.name: getattr(workload, f.name) for f in dataclasses.fields(workload)}
+        return cls(**{**values, "rw": workload.rw.value, "places": places})
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> StoredWorkload:
+        """The stored JSON record back (keys it does not know are left out; a value of
+        the wrong type reads as not stated)."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            value = record.get(f.name)
+            if f.name == "bssplit":
+                pairs = value if isinstance(value, list | tuple) else ()
+                values[f.name] = tuple(
+                    (int(p[0]), int(p[1]))
+                    for p in pairs
+                    if isinstance(p, list | tuple) and len(p) == 2
+                )
+            elif f.name == "places":
+                values[f.name] = value if isinstance(value, int) and value > 0 else 1
+            elif value is None or isinstance(value, _RECORD_TYPES[f.name]):
+                values[f.name] = value
+        return cls(**values)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready data (what the store keeps and exports show)."""
+        record = dataclasses.asdict(self)
+        record["bssplit"] = [list(pair) for pair in self.bssplit]
+        return record
+
+
+_RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "name": str, "rw": str, "bs_bytes": int, "rwmixread_pct": int, "iodepth": int,
+    "numjobs": int, "direct": bool, "ioengine": str, "size_bytes": int, "offset_bytes": int,
+    "runtime_s": (int, float), "ramp_time_s": (int, float), "time_based": bool,
+    "random_distribution": str, "rate_iops": int, "rate_bytes_per_s": int,
+    "refill_buffers": bool, "cpus_allowed": str, "random_pct": int, "align_bytes": int,
+    "thinktime_s": (int, float), "thinktime_iotime_s": (int, float),
+}  # fmt: skip
+"""The JSON types each stored workload field may have."""
+
+
+@dataclass(frozen=True)
 class StoredResult:
     """One normalised result row: one test, one direction."""
 
     round: int
     test: str
     direction: str
-    workload: dict[str, Any]
+    workload: StoredWorkload
     iops: float
     bw_bytes_per_s: float
     io_bytes: int
@@ -354,9 +432,8 @@ class StoredResult:
     def outstanding_io(self) -> int:
         """Configured outstanding I/Os behind the row: iodepth x numjobs, times the
         places an aggregate ran on (its workload's ``places``, 1 when not recorded)."""
-        per_place = int(self.workload.get("iodepth", 1)) * int(self.workload.get("numjobs", 1))
-        places = int(self.workload.get("places") or 1) if self.place is None else 1
-        return per_place * places
+        per_place = (self.workload.iodepth or 1) * (self.workload.numjobs or 1)
+        return per_place * (self.workload.places if self.place is None else 1)
 
 
 @dataclass(frozen=True)

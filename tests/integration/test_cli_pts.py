@@ -176,7 +176,7 @@ def test_wsat_ends_at_four_times_the_range_not_a_sample_after(
     target, written = table["target_bytes"], table["written_bytes"]
     with Store.open(str(volbench.db)) as store:
         samples = [r for r in store.get_run("latest").results if r.test == "wsat.run.0-100.4k"]
-    planned = [r.workload["runtime_s"] for r in samples]  # the cell as volbench planned it
+    planned = [r.workload.runtime_s for r in samples]  # the cell as volbench planned it
     assert written == sum(r.io_bytes for r in samples) >= target
     before = sum(r.io_bytes for r in samples[:-1])
     assert before < target  # no sample after the target was reached

@@ -5,10 +5,10 @@ each is 2,000 IOPS with 64 outstanding, not 1,000 at 32, nor 4,000)."""
 from __future__ import annotations
 
 from volbench.analysis.promise import measured_tests
-from volbench.model import RunRecord, RunStatus, StoredResult
+from volbench.model import RunRecord, RunStatus, StoredResult, StoredWorkload
 from volbench.report.throttle_sheets import points_by_workload
 
-WORKLOAD = {"rw": "randread", "bs_bytes": 4096, "iodepth": 32, "numjobs": 1, "places": 2}
+WORKLOAD = StoredWorkload(rw="randread", bs_bytes=4096, iodepth=32, numjobs=1, places=2)
 
 
 def _row(iops: float, place: str | None) -> StoredResult:

@@ -21,8 +21,16 @@ from recorded import FIO_FIXTURES
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
-from volbench.model import RW, HostInfo, RunRecord, RunStatus, StoredResult, TargetInfo, Workload
-from volbench.plans.execution import workload_record
+from volbench.model import (
+    RW,
+    HostInfo,
+    RunRecord,
+    RunStatus,
+    StoredResult,
+    StoredWorkload,
+    TargetInfo,
+    Workload,
+)
 from volbench.report.export import EXPORTERS, export
 from volbench.report.run_sheets import RUN_DOCUMENT_SCHEMA, result_rows, run_sheet
 from volbench.report.sheet import Sheet
@@ -63,7 +71,7 @@ def run(tmp_path: Path) -> Iterator[RunRecord]:
         )
         for round_no, (_, workload) in ROUNDS.items():
             tests = group_tests(parse(round_text(round_no)))
-            record = {workload.name: workload_record(workload)}
+            record = {workload.name: StoredWorkload.of(workload)}
             store.add_round(run_id, round_no, round_text(round_no), tests, record)
         store.finish_run(run_id, RunStatus.COMPLETED)
         yield store.get_run(run_id)
@@ -223,7 +231,7 @@ def result(iops: float, lat_mean_ns: float, **changes: Any) -> StoredResult:
         round=0,
         test="t",
         direction="read",
-        workload={"rw": "randread", "bs_bytes": 4096, "iodepth": 4, "numjobs": 1},
+        workload=StoredWorkload(rw="randread", bs_bytes=4096, iodepth=4, numjobs=1),
         iops=iops,
         bw_bytes_per_s=iops * 4096,
         io_bytes=int(iops * 4096),

@@ -234,8 +234,7 @@ def test_option_values_that_are_no_numbers_are_left_out(tmp_path: Path) -> None:
     run_id = _import(tmp_path, doc)
     with Store.open(str(tmp_path / "store.db")) as store:
         workload = store.get_run(run_id).results[0].workload
-    assert workload["iodepth"] == 1 and workload["numjobs"] == 1 and "size_bytes" in workload
-    assert workload["size_bytes"] is None
+    assert workload.iodepth == 1 and workload.numjobs == 1 and workload.size_bytes is None
 
 
 def test_a_folder_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from volbench.errors import UsageError
 from volbench.fio.job import workload_options
-from volbench.model import RW, RunRecord, RunStatus, StoredResult
+from volbench.model import RW, RunRecord, RunStatus, StoredResult, StoredWorkload
 from volbench.plans import iometer
 from volbench.report.iometer_sheets import iometer_sheet
 
@@ -63,7 +63,7 @@ def test_spec_files_and_bad_specs(tmp_path: Path) -> None:
 def _result(test: str, workers: int, iops: float) -> StoredResult:
     return StoredResult(
         round=0, test=test, direction="write",
-        workload={"rw": "write", "bs_bytes": 8192, "iodepth": 1, "numjobs": workers},
+        workload=StoredWorkload(rw="write", bs_bytes=8192, iodepth=1, numjobs=workers),
         iops=iops, bw_bytes_per_s=iops * 8192, io_bytes=0, runtime_ms=30000, lat_kind="lat",
         lat_mean_ns=workers / iops * 1e9, lat_min_ns=None, lat_max_ns=5e6, lat_stddev_ns=None,
         lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,

@@ -10,6 +10,7 @@ from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.promise import Measured, check, combined_finding, rate_verdict
 from volbench.errors import UsageError
+from volbench.model import StoredWorkload
 from volbench.plans.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet, count_unit_lines
 from volbench.specs import catalogue
@@ -203,7 +204,9 @@ def test_seed_003_io1_volumes_meet_their_provisioned_iops(
 def test_a_run_whose_workloads_cannot_be_compared(tmp_path: Path) -> None:
     with _stored(tmp_path, "quick/round-000.json", {}) as store:
         run = store.get_run("latest")
-    unknown = tuple(dataclasses.replace(r, workload={"rw": r.workload["rw"]}) for r in run.results)
+    unknown = tuple(
+        dataclasses.replace(r, workload=StoredWorkload(rw=r.workload.rw)) for r in run.results
+    )
     with pytest.raises(UsageError, match="no workload that can be compared: randwrite-4k-iops"):
         check_sheet(dataclasses.replace(run, results=unknown), CAT, CheckRequest("aws-gp3", 100))
 

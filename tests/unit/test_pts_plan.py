@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from volbench.errors import UsageError
-from volbench.model import StoredResult, TargetInfo
+from volbench.model import StoredResult, StoredWorkload, TargetInfo
 from volbench.plans.pts import catalog, driver, state
 from volbench.plans.pts.estimate import estimate, estimate_note, format_duration, remaining
 from volbench.plans.pts.options import (
@@ -26,7 +26,7 @@ ACTIVE = 64 * MiB
 
 def _row(round_no: int, test: str, iops: float, io_bytes: int = 0) -> StoredResult:
     return StoredResult(
-        round=round_no, test=test, direction="write", workload={}, iops=iops,
+        round=round_no, test=test, direction="write", workload=StoredWorkload(), iops=iops,
         bw_bytes_per_s=iops * 4096, io_bytes=io_bytes, runtime_ms=1000.0, lat_kind="lat",
         lat_mean_ns=100_000.0, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
         lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,

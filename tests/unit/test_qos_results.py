@@ -11,13 +11,13 @@ from volbench.analysis.qos_document import plan_document, plan_from_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, planned_iops
 from volbench.cli.qos_options import parse_rates
 from volbench.errors import UsageError
-from volbench.model import RunRecord, RunStatus, StoredResult
+from volbench.model import RunRecord, RunStatus, StoredResult, StoredWorkload
 from volbench.report.qos_sheets import fit_sheet
 
 
 def _result(test: str, iops: float, direction: str = "read") -> StoredResult:
     return StoredResult(
-        round=0, test=test, direction=direction, workload={}, iops=iops,
+        round=0, test=test, direction=direction, workload=StoredWorkload(), iops=iops,
         bw_bytes_per_s=iops * 4096, io_bytes=0, runtime_ms=3000, lat_kind="lat",
         lat_mean_ns=None, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
         lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,

@@ -8,7 +8,7 @@ import json
 
 from recorded import fixture_text
 
-from volbench.model import RunRecord, RunStatus, StoredResult
+from volbench.model import RunRecord, RunStatus, StoredResult, StoredWorkload
 from volbench.report.export import export
 from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import report_for
@@ -19,7 +19,8 @@ PLAN = "own-sheet-test"
 
 def _result(round_no: int, test: str, iops: float) -> StoredResult:
     return StoredResult(
-        round=round_no, test=test, direction="read", workload={"rw": "randread"}, iops=iops,
+        round=round_no, test=test, direction="read", workload=StoredWorkload(rw="randread"),
+        iops=iops,
         bw_bytes_per_s=iops * 4096, io_bytes=0, runtime_ms=3000, lat_kind="lat",
         lat_mean_ns=None, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
         lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,

@@ -19,6 +19,7 @@ from volbench.model import (
     HostInfo,
     LatencyStats,
     RunStatus,
+    StoredWorkload,
     TargetInfo,
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
@@ -110,8 +111,8 @@ def _tests(scale: float = 1.0) -> list[Result]:
 
 
 WORKLOADS = {
-    "randread-4k": {"rw": "randread", "bs_bytes": 4096, "iodepth": 32, "numjobs": 4},
-    "randrw-16k": {"rw": "randrw", "bs_bytes": 16384, "rwmixread_pct": 70},
+    "randread-4k": StoredWorkload(rw="randread", bs_bytes=4096, iodepth=32, numjobs=4),
+    "randrw-16k": StoredWorkload(rw="randrw", bs_bytes=16384, rwmixread_pct=70),
 }
 
 
@@ -328,7 +329,8 @@ def test_a_crash_between_rounds_keeps_committed_rounds(db_url: str) -> None:
     crashed.add_round(run_id, 1, RAW, _tests(), WORKLOADS)
     # Round 2 fails half-way through (its rounds row is written, a results row is not).
     with pytest.raises((TypeError, sa.exc.StatementError), match="cannot store object"):
-        crashed.add_round(run_id, 2, RAW, _tests(), {"randrw-16k": {"bad": object()}})
+        bad = StoredWorkload(name=object())  # type: ignore[arg-type]
+        crashed.add_round(run_id, 2, RAW, _tests(), {"randrw-16k": bad})
 
     with Store.open(db_url) as after:
         run = after.get_run("latest")

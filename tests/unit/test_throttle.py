@@ -102,9 +102,9 @@ def _sweep(row: StoredResult, rw: str, cap: float, mix: int | None = None) -> li
     """``row`` re-stated as a QD 4-32 sweep of ``rw`` against a ``cap`` IOPS limiter."""
     rows = []
     for point in _capped(cap, [4, 8, 16, 32]):
-        workload = {**row.workload, "rw": rw, "iodepth": point.outstanding, "numjobs": 1}
-        if mix is not None:
-            workload["rwmixread_pct"] = mix
+        workload = dataclasses.replace(
+            row.workload, rw=rw, iodepth=point.outstanding, numjobs=1, rwmixread_pct=mix
+        )
         directions = ("read", "write") if mix is not None else (row.direction,)
         for direction in directions:
             rows.append(

@@ -111,11 +111,11 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
     skipped: list[str] = []
     for name, rows in last.items():
         workload = rows[0].workload
-        bs = workload.get("bs_bytes")
-        if not isinstance(bs, int) or workload.get("bssplit"):
+        bs = workload.bs_bytes
+        if bs is None or workload.bssplit:
             skipped.append(f"{name}: no single block size (bs) recorded")
             continue
-        if workload.get("direct") is False:
+        if workload.direct is False:
             skipped.append(f"{name}: buffered I/O (direct=0) measures the page cache")
             continue
         by_dir = {r.direction: r for r in rows}
@@ -123,7 +123,7 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
         tests.append(
             Measured(
                 test=name,
-                rw=str(workload.get("rw", "")),
+                rw=workload.rw or "",
                 bs_bytes=bs,
                 outstanding=rows[0].outstanding_io,
                 read_iops=read.iops if read else 0.0,
@@ -132,7 +132,7 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
                 write_bw_bytes_per_s=write.bw_bytes_per_s if write else 0.0,
                 read_lat_mean_ns=read.lat_mean_ns if read else None,
                 write_lat_mean_ns=write.lat_mean_ns if write else None,
-                read_mix_pct=_mix(workload.get("rwmixread_pct")),
+                read_mix_pct=_mix(workload.rwmixread_pct),
                 runtime_s=max(r.runtime_ms for r in rows) / 1000,
             )
         )

@@ -37,6 +37,20 @@ def _count(text: str) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
 
 
+def _bssplit(text: str) -> list[list[int]]:
+    """fio's ``bssplit`` (``4k/10:64k/90``; before a ``,`` the reads' split) as
+    [block size, percent] pairs; [] when a part is not read (an empty percent shares
+    what is left, which fio decides: not stated here)."""
+    pairs = []
+    for part in text.split(",")[0].split(":") if text else ():
+        bs, _, pct = part.partition("/")
+        size, share = _size(bs), _count(pct)
+        if size is None or share is None:
+            return []
+        pairs.append([size, share])
+    return pairs
+
+
 def workload_record(name: str, options: Mapping[str, str]) -> dict[str, Any]:
     """A workload record from fio option names and values (global merged under job).
 
@@ -49,8 +63,9 @@ def workload_record(name: str, options: Mapping[str, str]) -> dict[str, Any]:
     bs = options.get("bs") or options.get("blocksize")
     if bs is not None:
         record["bs_bytes"] = _size(bs.split(",")[0])
-    if "bssplit" in options:
-        record["bssplit"] = options["bssplit"]
+    split = _bssplit(options.get("bssplit", ""))
+    if split:
+        record["bssplit"] = split
     for option, key in _INT_OPTIONS.items():
         value = _count(options.get(option, ""))
         if value is not None:

@@ -34,7 +34,15 @@ from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason, utc_text
-from volbench.model import FioOutput, RunStatus, Stall, TargetInfo, TestResult, Workload
+from volbench.model import (
+    FioOutput,
+    RunStatus,
+    Stall,
+    StoredWorkload,
+    TargetInfo,
+    TestResult,
+    Workload,
+)
 from volbench.plans.reporter import Reporter
 from volbench.store.repository import Store, default_data_dir
 
@@ -276,7 +284,7 @@ def commit_round(
     cut |= set(also_cut)
     tests = [t for t in tests if t.name not in cut]
     shares = [t for t in shares if t.name not in cut]
-    records = {w.name: {**workload_record(w), "places": places} for w in workloads}
+    records = {w.name: StoredWorkload.of(w, places) for w in workloads}
     # fio's own clock for the end (its output's timestamp), volbench's for the start
     ended_s = output.timestamp_s or raw.ended_s
     try:

@@ -21,7 +21,15 @@ from volbench.errors import FioError, UsageError, VolbenchError
 from volbench.fio.document import LONG_LONG_MAX, json_span
 from volbench.fio.options import workload_record
 from volbench.fio.parser import parse
-from volbench.model import FioOutput, HostInfo, JobResult, RunStatus, TargetInfo, TestResult
+from volbench.model import (
+    FioOutput,
+    HostInfo,
+    JobResult,
+    RunStatus,
+    StoredWorkload,
+    TargetInfo,
+    TestResult,
+)
 from volbench.store.repository import Store
 
 PLAN = "import"
@@ -36,7 +44,7 @@ class ImportedRun:
     settings: dict[str, Any]
     raw_json: str
     tests: list[TestResult]
-    workloads: dict[str, dict[str, Any]]
+    workloads: dict[str, StoredWorkload]
 
 
 def _target(output: FioOutput, source: Path) -> TargetInfo:
@@ -124,13 +132,15 @@ def read_import(path: Path) -> ImportedRun:
         _check_storable(tests)
     except FioError as exc:  # a file that is not fio output is bad input (exit 2)
         raise UsageError(f"cannot import {path}: {exc}") from exc
-    workloads: dict[str, dict[str, Any]] = {}
+    workloads: dict[str, StoredWorkload] = {}
     for job in output.jobs:
         merged = {**output.global_options, **job.options}
-        workloads.setdefault(job.name, workload_record(job.name, merged))
+        workloads.setdefault(
+            job.name, StoredWorkload.from_record(workload_record(job.name, merged))
+        )
     for test in aggregates:  # fio's "All clients": the first job's pattern, on every place
         first = workloads[output.jobs[0].name]
-        workloads[test.name] = {**first, "name": test.name, "places": len(hosts)}
+        workloads[test.name] = dataclasses.replace(first, name=test.name, places=len(hosts))
     start, end = json_span(text)
     return ImportedRun(
         _target(output, path), _host(output), settings, text[start:end], tests, workloads

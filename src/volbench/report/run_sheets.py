@@ -12,7 +12,7 @@ from typing import Any
 
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.fio.logs import UNITS
-from volbench.model import LogSeries, RunRecord, StoredResult, split_cache_mode
+from volbench.model import LogSeries, RunRecord, StoredResult, StoredWorkload, split_cache_mode
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.sheet import (
@@ -31,18 +31,12 @@ MB = 1_000_000
 MIB = 1 << 20
 
 
-def _pattern(workload: dict[str, Any]) -> str:
-    if workload.get("bssplit"):
-        bs = "bssplit"
-    else:
-        bs = format_block_size(int(workload.get("bs_bytes", 0)))
-    rw = str(workload.get("rw", "?"))
-    mix = (
-        f" {workload['rwmixread_pct']}/{100 - workload['rwmixread_pct']}"
-        if (rw in ("rw", "randrw") and workload.get("rwmixread_pct") is not None)
-        else ""
-    )
-    return f"{rw}{mix} {bs} QD{workload.get('iodepth', 1)}x{workload.get('numjobs', 1)}"
+def _pattern(workload: StoredWorkload) -> str:
+    bs = "bssplit" if workload.bssplit else format_block_size(workload.bs_bytes or 0)
+    rw = workload.rw or "?"
+    mix = workload.rwmixread_pct
+    mixed = f" {mix}/{100 - mix}" if rw in ("rw", "randrw") and mix is not None else ""
+    return f"{rw}{mixed} {bs} QD{workload.iodepth or 1}x{workload.numjobs or 1}"
 
 
 def result_rows(run: RunRecord) -> list[dict[str, Any]]:
@@ -66,11 +60,11 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
             row.update(
                 run_id=run.id,
                 pattern=_pattern(workload),
-                rw=workload.get("rw"),
-                bs_bytes=workload.get("bs_bytes"),
-                offset_bytes=workload.get("offset_bytes"),
-                iodepth=workload.get("iodepth"),
-                numjobs=workload.get("numjobs"),
+                rw=workload.rw,
+                bs_bytes=workload.bs_bytes,
+                offset_bytes=workload.offset_bytes,
+                iodepth=workload.iodepth,
+                numjobs=workload.numjobs,
                 bw_mb_per_s=result.bw_bytes_per_s / MB,
                 bw_mib_per_s=result.bw_bytes_per_s / MIB,
                 outstanding_configured=configured,

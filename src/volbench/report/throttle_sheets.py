@@ -9,21 +9,19 @@ each group with three or more queue depths is fingerprinted by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from volbench.analysis.throttle import Fingerprint, Point, fingerprint, shared_budget
 from volbench.errors import FioError, UsageError
 from volbench.fio.parser import parse
-from volbench.model import RunRecord, StoredResult
+from volbench.model import RunRecord, StoredResult, StoredWorkload
 from volbench.report.sheet import Column, Sheet, fmt_count
 
 
-def _workload_key(workload: dict[str, Any]) -> str:
-    rw = str(workload.get("rw", "?"))
-    bs = workload.get("bs_bytes")
-    size = f"{bs / 1024:g}k" if isinstance(bs, int) else "?"
-    mix = workload.get("rwmixread_pct")
-    return f"{rw} {size}" + (f" {mix}/{100 - int(mix)}" if rw in ("rw", "randrw") and mix else "")
+def _workload_key(workload: StoredWorkload) -> str:
+    rw = workload.rw or "?"
+    size = f"{workload.bs_bytes / 1024:g}k" if workload.bs_bytes is not None else "?"
+    mix = workload.rwmixread_pct
+    return f"{rw} {size}" + (f" {mix}/{100 - mix}" if rw in ("rw", "randrw") and mix else "")
 
 
 MIN_SAMPLES = 3

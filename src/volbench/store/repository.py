@@ -26,6 +26,7 @@ from volbench.model import (
     RunStatus,
     Stall,
     StoredResult,
+    StoredWorkload,
     TestResult,
 )
 from volbench.store import migrations, owner, rows, schema
@@ -155,7 +156,7 @@ class Store:
         round_no: int,
         raw_json: str,
         results: Sequence[TestResult],
-        workloads: Mapping[str, Mapping[str, Any]],
+        workloads: Mapping[str, StoredWorkload],
         *,
         started_at: str | None = None,
         ended_at: str | None = None,
@@ -170,7 +171,9 @@ class Store:
         new_rows = [
             row
             for test in results
-            for row in rows.result_rows(run_id, round_no, test, workloads.get(test.name, {}))
+            for row in rows.result_rows(
+                run_id, round_no, test, workloads.get(test.name, StoredWorkload())
+            )
         ]
         if any(s.round != round_no for s in series):
             raise ValueError(f"series of another round given with round {round_no}")

@@ -7,7 +7,6 @@ readable in any SQL client and sorted chronologically as plain text.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +19,7 @@ from volbench.model import (
     RunStatus,
     Stall,
     StoredResult,
+    StoredWorkload,
     TestResult,
 )
 from volbench.store import owner
@@ -70,7 +70,8 @@ def run_record(
 
 def stored_result(row: sa.Row[Any]) -> StoredResult:
     """A ``results`` row as the model's StoredResult."""
-    return StoredResult(**{name: row._mapping[name] for name in _RESULT_FIELDS})
+    values = {name: row._mapping[name] for name in _RESULT_FIELDS}
+    return StoredResult(**{**values, "workload": StoredWorkload.from_record(values["workload"])})
 
 
 def stall(row: sa.Row[Any]) -> Stall:
@@ -90,7 +91,7 @@ def stall_row(run_id: int, found: Stall) -> dict[str, Any]:
 
 
 def result_rows(
-    run_id: int, round_no: int, test: TestResult, workload: Mapping[str, Any]
+    run_id: int, round_no: int, test: TestResult, workload: StoredWorkload
 ) -> list[dict[str, Any]]:
     """The results rows of one test: one per active direction."""
     rows = []
@@ -103,7 +104,7 @@ def result_rows(
             "round": round_no,
             "test": test.name,
             "direction": direction.direction,
-            "workload": dict(workload),
+            "workload": workload.record(),
             "iops": direction.iops,
             "bw_bytes_per_s": direction.bw_bytes_per_s,
             "io_bytes": direction.io_bytes,

@@ -70,7 +70,7 @@ def _cell(name: str, results: Sequence[StoredResult]) -> Cell:
 
 def _places(results: Sequence[StoredResult]) -> int:
     """On how many targets at once the cell ran (1 but for multi-target runs)."""
-    return max((int(r.workload.get("places") or 1) for r in results), default=1)
+    return max((r.workload.places for r in results), default=1)
 
 
 @lru_cache(maxsize=256)
