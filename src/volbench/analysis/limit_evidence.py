@@ -1,0 +1,137 @@
+"""The inputs of a limit verdict (analysis/limit_verdict.py): typed records of what is
+known about one test, all pure data.
+
+:class:`MeasuredTest` comes from fio's own output (:func:`measured_test`, over the merged test
+of analysis/aggregate.py and the fio jobs it merged); :class:`HostReading` is what the
+rules read of a host sample (targets/sampler.py's ``HostSample`` has these fields);
+:class:`DriveTemperatures` is made by targets/smart.py's ``temperatures`` from two
+readings of the drive; :class:`KnownCap` is a limit from the catalogue or a cgroup.
+A :class:`Verdict` names the :class:`Limit` with its evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from volbench.model import JobResult, TestResult
+
+
+@dataclass(frozen=True)
+class MeasuredTest:
+    """One test: IOPS, bandwidth (bytes/s), I/O-weighted mean total latency (ns),
+    the configured iodepth and numjobs, each fio job's usr + sys CPU (% of one CPU)."""
+
+    name: str
+    iops: float
+    bw_bytes_per_s: float
+    lat_mean_ns: float | None
+    iodepth: int
+    numjobs: int
+    job_cpu_pct: tuple[float, ...] = ()
+    direct: bool = True
+
+    @property
+    def outstanding(self) -> int:
+        return self.iodepth * self.numjobs
+
+    @property
+    def label(self) -> str:
+        return f"QD {self.iodepth} x {self.numjobs} job{'s' * (self.numjobs != 1)}"
+
+
+def measured_test(
+    result: TestResult, jobs: Sequence[JobResult], iodepth: int, numjobs: int, direct: bool = True
+) -> MeasuredTest:
+    """The figures of a merged test and the fio jobs it merged (analysis/aggregate.py)."""
+    timed = [d for d in result.directions.values() if d.latency is not None and d.iops > 0]
+    weight = sum(d.iops for d in timed)
+    lat = sum(d.iops * d.latency.mean_ns for d in timed if d.latency) / weight if weight else None
+    cpu = tuple(j.usr_cpu_pct + j.sys_cpu_pct for j in jobs)
+    return MeasuredTest(
+        result.name, result.iops, result.bw_bytes_per_s, lat, iodepth, numjobs, cpu, direct
+    )
+
+
+class HostReading(Protocol):
+    """One host sample's fields that the rules read (targets/sampler.py's HostSample)."""
+
+    @property
+    def cpu_busy_pct(self) -> tuple[float, ...]: ...
+    @property
+    def device_busy_pct(self) -> float | None: ...
+    @property
+    def in_flight(self) -> int | None: ...
+    @property
+    def iops(self) -> float | None: ...
+    @property
+    def memory_some_pct(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class DriveTemperatures:
+    """The drive's temperature (°C) before and after the test, its thresholds, and
+    the thermal-management transitions it counted in between (NVMe)."""
+
+    before_c: float | None
+    after_c: float | None
+    warning_c: float | None = None
+    critical_c: float | None = None
+    throttle_events: int | None = None
+
+
+@dataclass(frozen=True)
+class KnownCap:
+    """A limit the test could meet: a catalogue product's or instance's, or a cgroup's."""
+
+    label: str
+    iops: float | None = None
+    bw_bytes_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What else is known about the test; every field is optional.
+
+    ``host``: samples taken while the test ran, one a second; ``neighbours``: the same
+    workload at other iodepth x numjobs in the same run; ``direct_twin``: a buffered
+    test's direct twin (plans/cache_mode.py); ``stall_s``: the longest stall fio's
+    stall watch recorded in the test (``model.Stall.seconds``); ``cpu_quota_cores``:
+    the CPU quota of the cgroup fio ran in (cpu.max quota / period), None without one;
+    ``caps``: limits the test could meet; ``min_latency_ns``: the lowest mean latency
+    the target's kind can give (a network volume's round trip): below it, a cache.
+    """
+
+    host: tuple[HostReading, ...] = ()
+    neighbours: tuple[MeasuredTest, ...] = ()
+    direct_twin: MeasuredTest | None = None
+    temperatures: DriveTemperatures | None = None
+    stall_s: float = 0.0
+    cpu_quota_cores: float | None = None
+    caps: tuple[KnownCap, ...] = ()
+    min_latency_ns: float | None = None
+
+
+class Limit(StrEnum):
+    """What set a test's figure (issue 15's verdicts)."""
+
+    STALL = "stall"
+    CACHE = "cache"
+    DEVICE_THERMAL = "device, thermal"
+    HOST_CPU = "host CPU"
+    RATE_LIMITER = "rate limiter"
+    QUEUE = "queue"
+    DEVICE = "device"
+    NOT_DETERMINED = "not determined"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A test's limit, the sentences (with numbers) it rests on, and the other limits
+    whose signs were also present."""
+
+    limit: Limit
+    evidence: tuple[str, ...]
+    also: tuple[Limit, ...] = ()

@@ -1,0 +1,296 @@
+"""Limit verdicts: what set a test's figure, with the evidence in numbers.
+
+Pure functions over typed inputs: the test's figures (fio), the host and device
+samples taken while it ran (any records with :class:`HostReading`'s fields, such as
+``targets.sampler.HostSample``), the same workload at other queue depths in the
+run, a buffered test's direct twin, and the drive's temperature before and after.
+The rules, in the order that decides (the first that holds is the verdict; every
+other that holds is listed in ``also``):
+
+1. stall: fio completed nothing, its stall watch recorded a stall (fio/stall.py:
+   5 s without a completion while I/O was outstanding), or the device completed
+   nothing for :data:`STALL_S` seconds in a row with requests in flight.
+2. cache: a buffered test reached :data:`CACHE_GAP` x its direct twin (the Azure VM
+   disk post "虚拟机存储性能-磁盘篇": host cache turned 480 write IOPS into 12,500),
+   or its mean latency is below the lowest the target's kind can give (longhorn/kbench
+   README: distributed storage with lower read latency than local storage "is most
+   likely due to there is a cache").
+3. device, thermal: the drive's temperature reached its own warning (else critical)
+   threshold, or it counted thermal-management transitions during the test.
+4. host CPU: a fio job used :data:`JOB_CPU_PCT` of a core (fio's usr_cpu + sys_cpu,
+   % of one CPU), fio's jobs used :data:`QUOTA_SHARE` of their cgroup's CPU quota,
+   or all CPUs were :data:`HOST_CPU_PCT` busy. kbench asks for at least 40 % CPU
+   idleness in latency tests (:data:`IDLE_MIN_PCT`); below it, a note.
+5. rate limiter: the throttle fingerprint (analysis/throttle.py) over this test and
+   its neighbours finds a cap and this test is on its plateau; or the IOPS or
+   bandwidth is within :data:`CAP_MATCH` of a known cap (the AWS EBS user guide,
+   "Amazon EBS optimization": volumes deliver at least 90 % of their provisioned
+   IOPS); or fio kept I/Os in flight that the device never saw (device in-flight at
+   most :data:`ABOVE_DEVICE_SHARE` of fio's, busy under 50 %): they waited above it.
+6. queue: Little's law (analysis/littles_law.py) finds fewer I/Os in flight than
+   configured; or one I/O in flight at a time; or a neighbour with more queue gave
+   more IOPS; or more queue only raised latency at the same IOPS (the saturation
+   sentence of analysis/scaling.py, the UCloud RSSD post's 0.6 ms -> 19.7 ms).
+7. device: busy :data:`DEVICE_BUSY_PCT` of the time while latency rose with queue
+   depth and IOPS did not flatten (iostat(1): %util near 100 % saturates a device
+   that serves requests serially, not one that serves them in parallel, hence the
+   queue-depth evidence).
+8. not determined, saying which measurement would separate the causes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from volbench.analysis import littles_law, scaling, throttle
+from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest, Verdict
+
+STALL_S = 5.0
+"""Seconds of device samples without a completion (requests in flight) that make a
+stall: the stall watch's own 5 s (fio/stall.py, issue 6)."""
+CACHE_GAP = 2.0
+"""A buffered test at this multiple of its direct twin was served by the page cache."""
+JOB_CPU_PCT = 90.0
+"""A fio job at this share of one core (usr + sys) has no CPU left ("near 100 %")."""
+QUOTA_SHARE = 0.9
+"""fio's jobs at this share of their cgroup's CPU quota (cores) are held by it."""
+HOST_CPU_PCT = 90.0
+"""All CPUs busy this much on average: the host has no CPU left."""
+IDLE_MIN_PCT = 40.0
+"""longhorn/kbench README: CPU idleness "should be at least 40%" in latency tests."""
+CAP_MATCH = 0.10
+"""A figure from 90 % to 105 % of a known cap meets it (EBS: at least 90 % delivered)."""
+ABOVE_DEVICE_SHARE = 0.25
+"""The device saw at most this share of fio's in-flight I/Os: the rest waited above it."""
+DEVICE_BUSY_PCT = 95.0
+"""io_ticks share that counts as a device busy all the time (iostat's %util ~100)."""
+MEMORY_PSI_PCT = 10.0
+"""PSI memory some avg10 worth a note: tasks stalled on memory that share of time."""
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:,.0f} µs" if ns < 1e6 else f"{ns / 1e6:,.2f} ms"
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.fmean(known) if known else None
+
+
+def _in_flight(test: MeasuredTest) -> float | None:
+    if test.lat_mean_ns is None:
+        return None
+    return littles_law.implied_outstanding([(test.iops, test.lat_mean_ns)])
+
+
+def _stall(test: MeasuredTest, ctx: Context) -> list[str]:
+    if test.iops <= 0:
+        return ["fio completed no I/O in the test"]
+    if ctx.stall_s > 0:
+        return [f"0 IOPS for {ctx.stall_s:,.0f} s with I/O outstanding (fio's stall watch)"]
+    run, longest = 0, 0
+    for s in ctx.host:
+        run = run + 1 if s.iops == 0 and (s.in_flight or 0) > 0 else 0
+        longest = max(longest, run)
+    if longest >= STALL_S:
+        return [f"the device completed nothing for {longest} s with requests in flight"]
+    return []
+
+
+def _cache(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    twin = ctx.direct_twin
+    if not test.direct and twin and twin.iops > 0 and test.iops >= CACHE_GAP * twin.iops:
+        found.append(
+            f"buffered {test.iops:,.0f} IOPS vs {twin.iops:,.0f} direct"
+            f" ({test.iops / twin.iops:,.1f}x): the page cache served it, not the device"
+        )
+    low = ctx.min_latency_ns
+    if low and test.lat_mean_ns is not None and test.lat_mean_ns < low:
+        found.append(
+            f"mean latency {_us(test.lat_mean_ns)} is below the {_us(low)} this kind of"
+            " target can give: a cache answered"
+        )
+    return found
+
+
+def _thermal(test: MeasuredTest, ctx: Context) -> list[str]:
+    t = ctx.temperatures
+    if t is None:
+        return []
+    found = []
+    if t.throttle_events:
+        found.append(f"the drive counted {t.throttle_events} thermal throttling transitions")
+    start = t.warning_c if t.warning_c is not None else t.critical_c
+    if start is not None and t.after_c is not None and t.after_c >= start:
+        since = f"from {t.before_c:.0f} °C " if t.before_c is not None else ""
+        found.append(
+            f"temperature went {since}to {t.after_c:.0f} °C, in the drive's throttling"
+            f" range (from {start:.0f} °C)"
+        )
+    return found
+
+
+def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    jobs = test.job_cpu_pct
+    if jobs and max(jobs) >= JOB_CPU_PCT:
+        who = (
+            f"fio's {len(jobs)} job" if len(jobs) == 1 else f"the busiest of fio's {len(jobs)} jobs"
+        )
+        found.append(f"{who} used {max(jobs):.0f}% of a core: add --numjobs, or a larger instance")
+    quota = ctx.cpu_quota_cores
+    if jobs and quota and sum(jobs) / 100 >= QUOTA_SHARE * quota:
+        found.append(
+            f"fio's jobs used {sum(jobs) / 100:.2f} cores, {sum(jobs) / quota:.0f}% of the"
+            f" {quota:g}-core CPU quota of their cgroup"
+        )
+    busy = _mean([_mean(s.cpu_busy_pct) for s in ctx.host])
+    if busy is not None and busy >= HOST_CPU_PCT:
+        found.append(f"all CPUs were {busy:.0f}% busy on average")
+    fewer = [n for n in ctx.neighbours if n.iodepth == test.iodepth and n.numjobs < test.numjobs]
+    if found and fewer:
+        base = max(fewer, key=lambda n: n.numjobs)
+        if test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
+            found.append(
+                f"more jobs did not help: {base.numjobs} gave {base.iops:,.0f} IOPS,"
+                f" {test.numjobs} gave {test.iops:,.0f}"
+            )
+    return found
+
+
+def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    points = [
+        throttle.Point(t.outstanding, t.iops, t.lat_mean_ns, t.name)
+        for t in (test, *ctx.neighbours)
+        if t.lat_mean_ns is not None
+    ]
+    shape = throttle.fingerprint(points) if len(points) >= 3 else None
+    if shape and shape.limited and test.outstanding in {p.outstanding for p in shape.plateau}:
+        found.append(shape.reason)
+    for cap in ctx.caps:
+        for value, limit, unit, scale in (
+            (test.iops, cap.iops, "IOPS", 1.0),
+            (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
+        ):
+            if limit and (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
+                found.append(
+                    f"{value / scale:,.0f} {unit} is {value / limit:.0%} of {cap.label}'s"
+                    f" cap of {limit / scale:,.0f} {unit}"
+                )
+    fio_flight = _in_flight(test) or 0.0
+    device_flight = _mean([s.in_flight for s in ctx.host])
+    busy = _mean([s.device_busy_pct for s in ctx.host])
+    waited = device_flight is not None and device_flight <= ABOVE_DEVICE_SHARE * fio_flight
+    if test.direct and fio_flight >= 2 and waited and busy is not None and busy < 50:
+        found.append(
+            f"fio kept {fio_flight:,.1f} I/Os in flight but the device saw {device_flight:,.1f}"
+            f" (busy {busy:.0f}%): they waited above it, in a limiter such as a blkio cgroup"
+        )
+    return found
+
+
+def _queue(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    implied = _in_flight(test)
+    if implied is not None and littles_law.LittleCheck(implied, test.outstanding).ratio < (
+        1 - littles_law.TOLERANCE
+    ):
+        found.append(
+            f"fio kept {implied:,.1f} of {test.outstanding} configured I/Os in flight (Little's"
+            f" law: {test.iops:,.0f} IOPS x {_us(test.lat_mean_ns or 0)}): the engine or the"
+            " submitting threads did not keep the queue full"
+        )
+    if test.outstanding == 1 and test.lat_mean_ns:
+        found.append(
+            f"1 I/O in flight at a time: IOPS = 1 / latency ({_us(test.lat_mean_ns)} ->"
+            f" {test.iops:,.0f}); this test measures latency, more queue depth raises IOPS"
+        )
+    deeper = [n for n in ctx.neighbours if n.outstanding > test.outstanding]
+    better = [n for n in deeper if n.iops > (1 + scaling.SAME_IOPS_TOLERANCE) * test.iops]
+    if better:
+        top = max(better, key=lambda n: n.iops)
+        found.append(
+            f"more queue raised IOPS: {top.label} gave {top.iops:,.0f}"
+            f" (+{top.iops / test.iops - 1:.0%})"
+        )
+    points = [
+        scaling.ScalingPoint(t.iodepth, t.numjobs, t.iops, t.bw_bytes_per_s, t.lat_mean_ns, None)
+        for t in (test, *ctx.neighbours)
+    ]
+    sentence = scaling.saturation_sentence(points) if len(points) > 1 else None
+    if sentence and test.outstanding > scaling.knee(points).outstanding and not better:
+        found.append(sentence)
+    return found
+
+
+def _device(test: MeasuredTest, ctx: Context) -> list[str]:
+    busy = _mean([s.device_busy_pct for s in ctx.host])
+    shallower = [n for n in ctx.neighbours if n.outstanding < test.outstanding and n.lat_mean_ns]
+    if busy is None or busy < DEVICE_BUSY_PCT or not shallower or test.lat_mean_ns is None:
+        return []
+    base = min(shallower, key=lambda n: n.outstanding)
+    rise = test.lat_mean_ns / (base.lat_mean_ns or 1)
+    if rise <= 1 or test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
+        return []
+    return [
+        f"the device was busy {busy:.0f}% of the time; from {base.label} to {test.label}"
+        f" latency rose {rise:,.1f}x and IOPS {test.iops / base.iops - 1:+.0%}, with no flat top"
+    ]
+
+
+RULES = (
+    (Limit.STALL, _stall),
+    (Limit.CACHE, _cache),
+    (Limit.DEVICE_THERMAL, _thermal),
+    (Limit.HOST_CPU, _host_cpu),
+    (Limit.RATE_LIMITER, _rate_limiter),
+    (Limit.QUEUE, _queue),
+    (Limit.DEVICE, _device),
+)
+
+
+def _open_questions(test: MeasuredTest, ctx: Context) -> list[str]:
+    seen = []
+    if test.job_cpu_pct:
+        seen.append(f"fio's busiest job used {max(test.job_cpu_pct):.0f}% of a core")
+    busy = _mean([s.device_busy_pct for s in ctx.host])
+    if busy is not None:
+        seen.append(f"the device was busy {busy:.0f}% of the time")
+    todo = []
+    if not ctx.host:
+        todo.append("sample the host and device while it runs (CPU and device busy)")
+    if len(ctx.neighbours) < 2:
+        todo.append(
+            "run the workload at 2 or more other queue depths: a rate limiter keeps IOPS flat"
+            " (latency +1/cap per queued I/O), a device's IOPS still rise with latency"
+        )
+    return ["; ".join(seen) or "no figure points to one cause"] + [f"to tell: {t}" for t in todo]
+
+
+def _notes(ctx: Context, limit: Limit) -> list[str]:
+    notes = []
+    busy = _mean([_mean(s.cpu_busy_pct) for s in ctx.host])
+    if busy is not None and 100 - busy < IDLE_MIN_PCT and limit is not Limit.HOST_CPU:
+        notes.append(
+            f"CPUs were {100 - busy:.0f}% idle, under the {IDLE_MIN_PCT:.0f}% kbench asks"
+            " for latency figures: CPU waits may be in the latency"
+        )
+    memory = _mean([s.memory_some_pct for s in ctx.host])
+    if memory is not None and memory >= MEMORY_PSI_PCT:
+        notes.append(f"tasks waited for memory {memory:.0f}% of the time (PSI)")
+    return notes
+
+
+def verdict(test: MeasuredTest, context: Context | None = None) -> Verdict:
+    """The limit verdict of ``test`` with its evidence (see the module docstring)."""
+    ctx = context or Context()
+    held = [(limit, found) for limit, rule in RULES if (found := rule(test, ctx))]
+    if not held:
+        limit, evidence = Limit.NOT_DETERMINED, _open_questions(test, ctx)
+    else:
+        limit, evidence = held[0]
+    also = tuple(other for other, _ in held[1:])
+    return Verdict(limit, tuple(evidence + _notes(ctx, limit)), also)

@@ -1,0 +1,295 @@
+"""Once-a-second samples of the host and the target's block device, to tell apart
+what limited a test (host CPU, queue, rate limiter, device).
+
+Each sample costs four small file reads: ``/proc/stat``, ``/sys/class/block/DEV/stat``
+and, where the kernel has PSI, ``/proc/pressure/memory`` and ``/proc/pressure/io``.
+Rates are differences between two readings divided by the clock time between them.
+
+Sources of the file formats:
+
+- ``/proc/stat``: proc(5). A ``cpuN`` line holds USER_HZ ticks of user, nice, system,
+  idle, iowait, irq, softirq, steal, guest, guest_nice; guest time is already in
+  user and nice, so the total is the sum of the first eight. Idle is idle + iowait
+  (a CPU waiting for I/O could run something else); steal counts as busy (the
+  hypervisor gave the time to someone else).
+- ``/sys/block/DEV/stat``: the kernel's Documentation/block/stat.rst. Fields 1 and 5
+  are reads and writes completed, 9 ``in_flight`` (requests issued to the driver and
+  not completed), 10 ``io_ticks`` (ms with at least one request in flight) and 11
+  ``time_in_queue`` (ms x requests in flight). Busy share = delta io_ticks / elapsed.
+- ``/sys/block/DEV/mq/``: one directory per hardware queue of a blk-mq device;
+  bio-based devices (zram, dm without blk-mq) have none.
+- ``/proc/pressure/{memory,io}``: the kernel's Documentation/accounting/psi.rst:
+  ``some`` = share of time at least one task stalled on the resource, ``full`` = all
+  non-idle tasks stalled at once; ``avg10`` is that share (%) over the last 10 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+SYS = Path("/sys")
+INTERVAL_S = 1.0
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """One CPU's cumulative ticks (USER_HZ): not idle, and all."""
+
+    busy: int
+    total: int
+
+
+def parse_proc_stat(text: str) -> dict[int, CpuTimes]:
+    """The ``cpuN`` lines of /proc/stat text, by CPU number (the ``cpu`` sum is left out)."""
+    cpus: dict[int, CpuTimes] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not (name.startswith("cpu") and name[3:].isdigit()):
+            continue
+        ticks = [int(v) for v in rest.split()[:8] if v.isdigit()]
+        if len(ticks) < 5:
+            continue
+        total = sum(ticks)
+        cpus[int(name[3:])] = CpuTimes(busy=total - ticks[3] - ticks[4], total=total)
+    return cpus
+
+
+def cpu_busy_pct(before: dict[int, CpuTimes], after: dict[int, CpuTimes]) -> tuple[float, ...]:
+    """Each CPU's busy share (%) between two readings, by CPU number; a CPU missing
+    from either reading (taken offline) is left out, one with no ticks reads 0."""
+    shares = []
+    for cpu in sorted(before.keys() & after.keys()):
+        total = after[cpu].total - before[cpu].total
+        busy = after[cpu].busy - before[cpu].busy
+        shares.append(min(100.0, max(0.0, 100.0 * busy / total)) if total > 0 else 0.0)
+    return tuple(shares)
+
+
+@dataclass(frozen=True)
+class DiskStat:
+    """The counters of one reading of /sys/block/DEV/stat that the sampler uses."""
+
+    reads: int
+    writes: int
+    in_flight: int
+    io_ticks_ms: int
+    time_in_queue_ms: int
+
+    @property
+    def completions(self) -> int:
+        """Reads and writes completed (discards and flushes are not counted)."""
+        return self.reads + self.writes
+
+
+def parse_disk_stat(text: str) -> DiskStat | None:
+    """A block device's stat text (11, 15 or 17 fields), or None when malformed."""
+    fields = text.split()
+    if len(fields) < 11 or not all(f.isdigit() for f in fields[:11]):
+        return None
+    v = [int(f) for f in fields[:11]]
+    return DiskStat(
+        reads=v[0], writes=v[4], in_flight=v[8], io_ticks_ms=v[9], time_in_queue_ms=v[10]
+    )
+
+
+def device_busy_pct(before: DiskStat, after: DiskStat, elapsed_s: float) -> float:
+    """Share (%) of ``elapsed_s`` the device had a request in flight (capped at 100)."""
+    ticks = after.io_ticks_ms - before.io_ticks_ms
+    return min(100.0, max(0.0, ticks / (10.0 * elapsed_s))) if elapsed_s > 0 else 0.0
+
+
+def completion_rate(before: DiskStat, after: DiskStat, elapsed_s: float) -> float:
+    """Reads and writes completed per second between two readings."""
+    done = after.completions - before.completions
+    return max(0.0, done / elapsed_s) if elapsed_s > 0 else 0.0
+
+
+def count_hw_queues(entries: Iterable[str]) -> int | None:
+    """Hardware queues from the entry names of /sys/block/DEV/mq (None: not blk-mq)."""
+    count = sum(1 for name in entries if name.isdigit())
+    return count or None
+
+
+def read_hw_queues(device: str, sys_root: Path = SYS) -> int | None:
+    """Hardware queues of ``device`` (a whole disk's sysfs name), None when unknown."""
+    try:
+        return count_hw_queues(os.listdir(sys_root / "class" / "block" / device / "mq"))
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """PSI avg10 of one resource, % of the last 10 s (``full`` is absent on old kernels)."""
+
+    some_pct: float
+    full_pct: float | None
+
+
+def parse_pressure(text: str) -> Pressure | None:
+    """/proc/pressure/RESOURCE text, or None when it has no ``some`` line."""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        for item in rest.split():
+            key, _, value = item.partition("=")
+            if key == "avg10":
+                with contextlib.suppress(ValueError):
+                    found[kind] = float(value)
+    if "some" not in found:
+        return None
+    return Pressure(found["some"], found.get("full"))
+
+
+def disk_of(path: str, sys_root: Path = SYS) -> str | None:
+    """The whole disk (sysfs name) that ``path`` is, or whose filesystem holds it:
+    the node's own major:minor for a block device, the filesystem's ``st_dev`` for
+    a file, through /sys/dev/block/MAJOR:MINOR, a partition resolved to its parent.
+    None when there is none (tmpfs, overlayfs, NFS: major 0) or ``path`` is missing."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    number = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
+    link = sys_root / "dev" / "block" / f"{os.major(number)}:{os.minor(number)}"
+    try:
+        entry = Path(os.path.realpath(link, strict=True))
+    except OSError:
+        return None
+    return entry.parent.name if (entry / "partition").exists() else entry.name
+
+
+@dataclass(frozen=True)
+class HostSample:
+    """One second of the host and device, from two readings ``interval`` apart.
+
+    ``time_s`` is the clock at the second reading (Unix seconds by default);
+    ``cpu_busy_pct`` each CPU's busy share (%); the device fields are None without a
+    device: busy share (%), requests in flight at the second reading, and reads plus
+    writes completed per second; PSI avg10 (%) None where the kernel has no PSI.
+    """
+
+    time_s: float
+    cpu_busy_pct: tuple[float, ...]
+    device_busy_pct: float | None = None
+    in_flight: int | None = None
+    iops: float | None = None
+    memory_some_pct: float | None = None
+    memory_full_pct: float | None = None
+    io_some_pct: float | None = None
+    io_full_pct: float | None = None
+
+
+class Sampler:
+    """Samples the host (and ``device``, a sysfs block device name) every
+    ``interval_s`` on a thread of its own: ``start()``, then ``stop()`` returns the
+    samples. :meth:`sample` takes one reading by hand (tests, and the thread).
+    ``clock`` gives seconds (``time.time`` by default, so samples line up with fio's
+    timestamps); ``proc_root``/``sys_root`` are where /proc and /sys are read."""
+
+    def __init__(
+        self,
+        device: str | None = None,
+        *,
+        interval_s: float = INTERVAL_S,
+        clock: Callable[[], float] = time.time,
+        proc_root: Path = PROC,
+        sys_root: Path = SYS,
+    ) -> None:
+        self.device = device
+        self.interval_s = interval_s
+        self._clock = clock
+        self._proc = proc_root
+        self._stat = sys_root / "class" / "block" / device / "stat" if device else None
+        self.hw_queues = read_hw_queues(device, sys_root) if device else None
+        self._last: tuple[float, dict[int, CpuTimes], DiskStat | None] | None = None
+        self._samples: list[HostSample] = []
+        self._halt = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def samples(self) -> tuple[HostSample, ...]:
+        return tuple(self._samples)
+
+    def _pressure(self, resource: str) -> Pressure | None:
+        text = _read(self._proc / "pressure" / resource)
+        return parse_pressure(text) if text else None
+
+    def sample(self) -> HostSample | None:
+        """Read now; the sample since the previous reading (None for the first one,
+        or when the clock did not advance)."""
+        now = self._clock()
+        cpus = parse_proc_stat(_read(self._proc / "stat") or "")
+        text = _read(self._stat) if self._stat else None
+        disk = parse_disk_stat(text) if text else None
+        last, self._last = self._last, (now, cpus, disk)
+        if last is None or now <= last[0]:
+            return None
+        elapsed, before = now - last[0], last[2]
+        memory, io = self._pressure("memory"), self._pressure("io")
+        busy = rate = None
+        if before is not None and disk is not None:
+            busy = device_busy_pct(before, disk, elapsed)
+            rate = completion_rate(before, disk, elapsed)
+        found = HostSample(
+            time_s=now,
+            cpu_busy_pct=cpu_busy_pct(last[1], cpus),
+            device_busy_pct=busy,
+            in_flight=disk.in_flight if disk else None,
+            iops=rate,
+            memory_some_pct=memory.some_pct if memory else None,
+            memory_full_pct=memory.full_pct if memory else None,
+            io_some_pct=io.some_pct if io else None,
+            io_full_pct=io.full_pct if io else None,
+        )
+        self._samples.append(found)
+        return found
+
+    def _run(self) -> None:
+        """Sample on the ticks origin + k x interval; a tick missed (a busy host) is
+        skipped, not caught up, so every sample spans about one interval."""
+        origin = self._clock()
+        while True:
+            now = self._clock()
+            tick = origin + (int((now - origin) / self.interval_s) + 1) * self.interval_s
+            if self._halt.wait(tick - now):
+                return
+            self.sample()
+
+    def start(self) -> None:
+        """Take the first reading and sample every ``interval_s`` until :meth:`stop`."""
+        if self._thread is not None:
+            raise RuntimeError("the sampler is already running")
+        self.sample()
+        self._thread = threading.Thread(target=self._run, name="volbench-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> tuple[HostSample, ...]:
+        """Stop the thread (at once, not at the next tick) and return every sample."""
+        self._halt.set()
+        if self._thread is not None:
+            self._thread.join()
+        return self.samples
+
+    def __enter__(self) -> Sampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
