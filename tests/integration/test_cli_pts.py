@@ -26,8 +26,8 @@ from test_cli_kill import fio_processes, wait_for
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.plans.pts import state
-from volbench.plans.pts.catalog import WSAT_LAST_SAMPLE_MARGIN
 from volbench.plans.pts.options import from_record
+from volbench.plans.pts.wsat import WSAT_LAST_SAMPLE_MARGIN
 from volbench.store.repository import Store
 
 Loop = Callable[..., str]

@@ -23,20 +23,16 @@ from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
 from volbench.plans.execution import Session
 from volbench.plans.pts import driver, state
-from volbench.plans.pts.charts import pts_sections
 from volbench.plans.pts.options import build, from_record
-from volbench.plans.pts.report import (
-    LEGACY_THROUGHPUT,
-    THROUGHPUT_METHOD,
-    cell_label,
-    header_notes,
-    variable_label,
-)
 from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
 from volbench.report.export import export
+from volbench.report.pts.header import header_notes
+from volbench.report.pts.report import pts_sections
+from volbench.report.pts.steady import cell_label, variable_label
+from volbench.report.pts.throughput import LEGACY_THROUGHPUT, THROUGHPUT_METHOD
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
 from volbench.units import format_seconds

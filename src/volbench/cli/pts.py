@@ -37,8 +37,8 @@ from volbench.plans.pts.options import (
     parse_mixes,
     parse_tests,
 )
-from volbench.plans.pts.report import pts_document, pts_sheets
 from volbench.plans.registry import report_for
+from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 

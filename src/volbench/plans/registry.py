@@ -19,8 +19,6 @@ from volbench.model import RunRecord
 from volbench.plans import firsttouch, hdtune, importing, iometer, qos_capability, quick, sweep
 from volbench.plans.execution import PlanSpec
 from volbench.plans.pts import driver as pts
-from volbench.plans.pts.charts import pts_sections
-from volbench.plans.pts.report import pts_document, pts_sheets
 from volbench.report import contents, run_sheets
 from volbench.report.document import Document
 from volbench.report.firsttouch_sheets import firsttouch_sheet
@@ -28,6 +26,7 @@ from volbench.report.hdtune_sheets import filebench_sheet, scan_sheet
 from volbench.report.iometer_sheets import iometer_sheet
 from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
 from volbench.report.plan_view import PlanView, Report
+from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
 from volbench.report.qos_verify_sheets import run_verify_sheet
 from volbench.report.sweep_sheets import sweep_sheet
 

@@ -28,7 +28,7 @@ from volbench.plans.execution import (
 )
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import catalog, state
-from volbench.plans.pts.catalog import WIPC_BS, Round
+from volbench.plans.pts.cells import kib
 from volbench.plans.pts.estimate import estimate_note, format_duration, remaining
 from volbench.plans.pts.options import (
     MIN_ACTIVE_BYTES,
@@ -37,8 +37,10 @@ from volbench.plans.pts.options import (
     from_record,
     write_cache_reason,
 )
+from volbench.plans.pts.steady import WIPC_BS
+from volbench.plans.pts.test import Phase, Round, StoredRound
 from volbench.targets.purge import purge
-from volbench.units import format_bytes, format_seconds
+from volbench.units import format_bytes
 
 NAME = "pts"
 
@@ -110,7 +112,7 @@ def fit_target(options: PtsOptions, target: TargetInfo, places: PreparedFleet | 
     misfits = catalog.misfits(fitted, MIN_ACTIVE_BYTES)
     if misfits:
         raise UsageError(
-            f"{block_source(target)} has {catalog.kib(logical)} logical blocks: PTS cannot "
+            f"{block_source(target)} has {kib(logical)} logical blocks: PTS cannot "
             f"run {'; '.join(misfits)} on it (leave those tests out)"
         )
     return fitted
@@ -122,7 +124,7 @@ def non_compliant_reasons(options: PtsOptions, target: TargetInfo) -> list[str]:
     changes = catalog.block_size_changes(options)
     blocks = (
         f"{'; '.join(changes)}: {block_source(target)} has "
-        f"{catalog.kib(options.logical_block_bytes)} logical blocks"
+        f"{kib(options.logical_block_bytes)} logical blocks"
     )
     return [
         *options.non_compliant_reasons,
@@ -261,8 +263,8 @@ class PtsCourse:
         self.options = resume_options(settings)
         self.active = int(settings["active_bytes"])
         self._speed = float(settings.get("seq_write_bytes_per_s") or 0.0)
-        self.rounds: list[state.StoredRound] = []
-        self._open: state.StoredRound | None = None
+        self.rounds: list[StoredRound] = []
+        self._open: StoredRound | None = None
         self._pending: list[StoredResult] = list(results)
         self._step: Round | None = None
 
@@ -298,7 +300,7 @@ class PtsCourse:
 
     def _after(self, step: Round) -> None:
         """What the user learns when a step's cells are committed."""
-        if step.phase == "ss" and self._open is None:
+        if step.phase == Phase.SS and self._open is None:
             history = [r for r in self.rounds if r.test == step.test]
             self._session.reporter.note(_steady_note(step.test, history, self.options))
         if self._speed > 0:
@@ -335,31 +337,16 @@ def run(
     return drive(session, run_id, course, target, engine, workdir, round_runner=round_runner)
 
 
-def _describe(step: Round, options: PtsOptions, open_round: state.StoredRound | None) -> str:
+def _describe(step: Round, options: PtsOptions, open_round: StoredRound | None) -> str:
     if open_round is not None and open_round.phase == step.phase and open_round.test == step.test:
         return (
             f"{step.test}: {step.phase} round {step.index + 1} goes on after"
             f" {len(open_round.cells)} committed cells ({len(step.workloads)} to run)"
         )
-    if step.phase == "wipc":
-        return f"{step.test}: preconditioning (WIPC, 2 x active range, 128 KiB sequential)"
-    if step.phase == "ss":
-        return f"{step.test}: round {step.index + 1} of at most {options.max_rounds}"
-    if step.phase == "group":
-        return f"{step.test}: access group {step.index + 1} of 3, {len(step.workloads)} cells"
-    if step.phase == "idle":
-        wait = step.workloads[0].thinktime_s or 0.0
-        idle = format_seconds(wait)
-        return f"{step.test}: wait state {step.index + 1} of 5 ({idle} idle per cycle)"
-    if step.phase == "sweep":
-        return f"{step.test}: demand-intensity sweep, {len(step.workloads)} TC x QD cells"
-    return (
-        f"{step.test}: sample {step.index + 1} of at most {options.wsat_max_rounds} "
-        "(until 4 x active range written)"
-    )
+    return catalog.by_name(step.test).describe(step, options)
 
 
-def _steady_note(test: str, history: list[state.StoredRound], options: PtsOptions) -> str:
+def _steady_note(test: str, history: list[StoredRound], options: PtsOptions) -> str:
     verdict = state.verdict(test, history)
     if verdict.steady:
         return f"{test}: steady state reached in rounds {_span(verdict.window_rounds)}"

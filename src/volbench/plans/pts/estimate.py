@@ -1,8 +1,9 @@
 """How long a PTS run will take, before it starts.
 
-Measured rounds take exactly their planned cell time (time-based fio jobs); the
-unknowns are the steady-state round count (5 at best, ``max_rounds`` at worst)
-and the time of the size-based writes: WIPC (2 x the active range of 128 KiB
+Each test estimates itself (:meth:`.test.PtsTest.estimate`). Measured rounds take
+exactly their planned cell time (time-based fio jobs); the unknowns are the
+steady-state round count (5 at best, ``max_rounds`` at worst) and the time of the
+size-based writes: WIPC (2 x the active range of 128 KiB
 sequential writes) at the target's measured sequential write speed, and WSAT
 (until 4 x the active range is written: at best at that speed, at worst
 ``wsat_max_rounds`` whole samples).
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.plans.pts import catalog
 from volbench.plans.pts.options import PtsOptions
-from volbench.plans.pts.state import WSAT_CAPACITY_MULTIPLE, StoredRound, next_for
+from volbench.plans.pts.test import Phase, StoredRound
 from volbench.units import format_bytes
 
 
@@ -44,31 +45,12 @@ def estimate(
     ``purge_s`` the expected time of one purge (0 for discard).
     """
     speed = max(seq_write_bytes_per_s, 1.0)
-    rows = []
-    for test in options.tests:
-        round_s = catalog.Round(test, "ss", 0, catalog.ss_cells(options, active, test)).planned_s
-        if test == "xsr":
-            total = sum(
-                w.duration_s for i in range(3) for w in catalog.xsr_cells(options, active, i)
-            )
-            rows.append((test, purge_s + total, purge_s + total))
-            continue
-        if test == "wsat":  # 4 KiB random writes are no faster than the sequential ones
-            longest = round_s * options.wsat_max_rounds
-            fastest = min(longest, max(round_s, WSAT_CAPACITY_MULTIPLE * active / speed))
-            rows.append((test, purge_s + fastest, purge_s + longest))
-            continue
-        fixed = purge_s + 2 * active / speed
-        if test == "hir":
-            fixed += sum(
-                w.duration_s
-                for i in range(len(catalog.HIR_WAIT_STATES_S))
-                for w in catalog.hir_cells(options, active, i)
-            )
-        if test in ("ecw", "dirth"):
-            fixed += sum(w.duration_s for w in catalog.grid_sweep_cells(options, active, test))
-        rows.append((test, fixed + WINDOW_ROUNDS * round_s, fixed + options.max_rounds * round_s))
-    return Estimate(tuple(rows))
+    return Estimate(
+        tuple(
+            (test.name, *test.estimate(options, active, speed, purge_s))
+            for test in catalog.tests_of(options)
+        )
+    )
 
 
 def estimate_note(options: PtsOptions, active: int, seq_write_bytes_per_s: float) -> str:
@@ -76,14 +58,14 @@ def estimate_note(options: PtsOptions, active: int, seq_write_bytes_per_s: float
     steady state in 5 rounds or every test to its round limit; WSAT at the measured
     sequential write speed or to its sample limit."""
     guess = estimate(options, active, seq_write_bytes_per_s)
-    steady_state = [t for t in options.tests if t not in ("wsat", "xsr")]
+    tests = catalog.tests_of(options)
     low, high = [], []
-    if steady_state:
+    if any(test.steady_state for test in tests):
         low.append(f"steady state in {WINDOW_ROUNDS} rounds")
         high.append(f"every test to its round limit of {options.max_rounds}")
-    if "wsat" in options.tests:
-        low.append(f"WSAT: {WSAT_CAPACITY_MULTIPLE} x active range at the sequential write speed")
-        high.append(f"WSAT: {options.wsat_max_rounds} samples")
+    for bounds in filter(None, (test.estimate_bounds(options) for test in tests)):
+        low.append(bounds[0])
+        high.append(bounds[1])
     span = f"{format_duration(guess.low_s)}" + (f" ({', '.join(low)})" if low else "")
     if guess.high_s > guess.low_s + 1:
         span += f" to {format_duration(guess.high_s)}" + (f" ({', '.join(high)})" if high else "")
@@ -104,26 +86,18 @@ def remaining(
     the measured speed); tests already done count nothing."""
     low = high = 0.0
     speed = max(seq_write_bytes_per_s, 1.0)
-    for test, test_low, test_high in estimate(options, active, speed).tests:
-        history = [r for r in rounds if r.test == test]
-        if history and next_for(options, active, test, history) is None:
+    for test in catalog.tests_of(options):
+        test_low, test_high = test.estimate(options, active, speed, 0.0)
+        history = [r for r in rounds if r.test == test.name]
+        if history and test.next_round(options, active, history) is None:
             continue
         done = sum(
-            2 * active / speed if r.phase == "wipc" else _planned_s(options, active, r)
+            2 * active / speed if r.phase == Phase.WIPC else test.planned_s(options, active, r)
             for r in history
         )
         low += max(0.0, test_low - done)
         high += max(0.0, test_high - done)
     return low, high
-
-
-def _planned_s(options: PtsOptions, active: int, stored: StoredRound) -> float:
-    """Planned seconds of a committed round (HIR wait states: cycles + continuous)."""
-    if stored.phase != "idle":
-        return len(stored.cells) * options.cell_seconds
-    wait = int(next(iter(stored.cells))[1:].split("-")[0])
-    index = catalog.HIR_WAIT_STATES_S.index(wait)
-    return sum(w.duration_s for w in catalog.hir_cells(options, active, index))
 
 
 def format_duration(seconds: float) -> str:

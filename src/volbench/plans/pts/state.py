@@ -11,44 +11,14 @@ continued at its first missing cell, under its own number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-from volbench.analysis.steady_state import Verdict, assess
-from volbench.model import StoredResult, Workload
+from volbench.analysis.steady_state import Verdict
+from volbench.model import StoredResult
 from volbench.plans.pts import catalog
+from volbench.plans.pts.cells import cell_name
 from volbench.plans.pts.options import PtsOptions
-
-WSAT_CAPACITY_MULTIPLE = 4
-"""WSAT writes until 4 x the user capacity (here: the active range) is written."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell of one stored round: fio's figures summed over its directions
-    (``io_bytes``: per target, when the round ran on several at once)."""
-
-    name: str
-    iops: float
-    bw_bytes_per_s: float
-    io_bytes: int
-    lat_mean_ns: float | None
-    results: tuple[StoredResult, ...] = ()
-    round_no: int = 0
-    """The store round (fio process) that measured the cell: its raw output's index."""
-
-
-@dataclass(frozen=True)
-class StoredRound:
-    """A PTS round: ``index`` counts the rounds of its test and phase from 0 (what
-    reports call round ``index + 1``); ``round_no`` is the store round of its first
-    cell (older runs stored a whole PTS round in one store round)."""
-
-    round_no: int
-    test: str
-    phase: str
-    cells: dict[str, Cell] = field(default_factory=dict)
-    index: int = 0
+from volbench.plans.pts.test import Cell, Phase, Round, StoredRound
 
 
 def _cell(name: str, results: Sequence[StoredResult]) -> Cell:
@@ -74,16 +44,16 @@ def _places(results: Sequence[StoredResult]) -> int:
 
 
 @lru_cache(maxsize=256)
-def expected_cells(options: PtsOptions, active: int, test: str, phase: str) -> frozenset[str]:
-    """The cell names (``CELL`` of ``TEST.PHASE.CELL``) a whole round of this phase has
-    (cached: :func:`stored_rounds` asks for every stored round, after every round)."""
-    if phase == "wipc":
-        workloads = catalog.wipc(options, active, test)
-    elif phase == "sweep":
-        workloads = catalog.grid_sweep_cells(options, active, test)
-    else:
-        workloads = catalog.ss_cells(options, active, test, phase)
-    return frozenset(_cell_name(w) for w in workloads)
+def expected_cells(
+    options: PtsOptions, active: int, test: str, phase: str
+) -> frozenset[frozenset[str]]:
+    """The cell names (``CELL`` of ``TEST.PHASE.CELL``) of each whole round of this phase
+    (:meth:`.test.PtsTest.phase_rounds`; cached: :func:`stored_rounds` asks for every
+    stored round, after every round)."""
+    if phase not in set(Phase):
+        return frozenset()
+    rounds = catalog.by_name(test).phase_rounds(options, active, Phase(phase))
+    return frozenset(frozenset(cell_name(w) for w in r) for r in rounds)
 
 
 def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
@@ -91,19 +61,9 @@ def _complete(options: PtsOptions, active: int, stored: StoredRound) -> bool:
     round cut short; such a round is run again whole) and WIPC wrote every pass."""
     if stored.test not in options.tests:
         return False
-    if stored.phase == "group":
-        return any(
-            set(stored.cells)
-            == {w.name.split(".", 2)[2] for w in catalog.xsr_cells(options, active, i)}
-            for i in range(len(catalog.XSR_GROUPS))
-        )
-    if stored.phase == "idle":
-        return any(
-            set(stored.cells) == {f"w{w}-cycles", f"w{w}-cont"} for w in catalog.HIR_WAIT_STATES_S
-        )
-    if set(stored.cells) != expected_cells(options, active, stored.test, stored.phase):
+    if frozenset(stored.cells) not in expected_cells(options, active, stored.test, stored.phase):
         return False
-    return stored.phase != "wipc" or all(c.io_bytes >= active for c in stored.cells.values())
+    return stored.phase != Phase.WIPC or all(c.io_bytes >= active for c in stored.cells.values())
 
 
 def stored_rounds(
@@ -152,67 +112,17 @@ def group_rounds(
     return complete, current
 
 
-_FIGURES = {"iops": "iops", "bw": "bw_bytes_per_s", "lat": "lat_mean_ns"}
-
-
 def tracking(test: str, rounds: Sequence[StoredRound]) -> dict[str, list[float]]:
     """The tracking variables of ``test`` over its steady-state rounds, by name."""
-    if not rounds:
-        return {}
-    cells = tuple(rounds[0].cells)
-    series: dict[str, list[float]] = {}
-    for cell, figure in catalog.tracked_cells(test, cells):
-        values = []
-        for r in rounds:
-            found = r.cells.get(cell)
-            value = getattr(found, _FIGURES[figure], None)
-            values.append(float(value or 0.0) if found else 0.0)
-        series[f"{cell} {figure}"] = values
-    return series
+    return catalog.by_name(test).tracking(rounds)
 
 
 def verdict(test: str, history: Sequence[StoredRound]) -> Verdict:
-    """Steady state of ``test`` from its stored steady-state rounds."""
-    return assess(tracking(test, [r for r in history if r.phase == "ss"]))
+    """Steady state of ``test`` from its stored rounds."""
+    return catalog.by_name(test).verdict(history)
 
 
-def next_for(
-    options: PtsOptions, active: int, test: str, history: Sequence[StoredRound]
-) -> catalog.Round | None:
-    """The next round of ``test`` after its complete committed rounds; None when done."""
-    phases = [r.phase for r in history]
-    if test == "xsr":
-        groups = phases.count("group")
-        if groups < len(catalog.XSR_GROUPS):
-            return catalog.Round(test, "group", groups, catalog.xsr_cells(options, active, groups))
-        return None
-    if test != "wsat" and "wipc" not in phases:
-        return catalog.Round(test, "wipc", 0, catalog.wipc(options, active, test))
-    if test == "wsat":  # samples until 4 x the range is written, the last one cut short
-        samples = [
-            (
-                sum(c.io_bytes for c in r.cells.values()),
-                max((x.runtime_ms for c in r.cells.values() for x in c.results), default=0) / 1e3,
-            )
-            for r in history
-        ]
-        target = WSAT_CAPACITY_MULTIPLE * active
-        cells = catalog.wsat_sample(options, active, target, samples)
-        return catalog.Round(test, "run", len(history), cells) if cells else None
-    ss_count = phases.count("ss")
-    if not verdict(test, history).steady and ss_count < options.max_rounds:
-        return catalog.Round(test, "ss", ss_count, catalog.ss_cells(options, active, test))
-    idle = phases.count("idle")
-    if test == "hir" and idle < len(catalog.HIR_WAIT_STATES_S):
-        return catalog.Round(test, "idle", idle, catalog.hir_cells(options, active, idle))
-    if test in ("ecw", "dirth") and "sweep" not in phases:
-        return catalog.Round(test, "sweep", 0, catalog.grid_sweep_cells(options, active, test))
-    return None
-
-
-def next_round(
-    options: PtsOptions, active: int, results: Sequence[StoredResult]
-) -> catalog.Round | None:
+def next_round(options: PtsOptions, active: int, results: Sequence[StoredResult]) -> Round | None:
     """The next round of a run with these committed results; None when it is done.
 
     The first round of each test purges first (unless purging is off); a round cut
@@ -226,26 +136,21 @@ def next_step(
     active: int,
     rounds: Sequence[StoredRound],
     open_round: StoredRound | None = None,
-) -> catalog.Round | None:
+) -> Round | None:
     """:func:`next_round` from the complete rounds and the open one (:func:`group_rounds`)."""
     for test in options.tests:
         history = [r for r in rounds if r.test == test]
-        step = next_for(options, active, test, history)
+        step = catalog.by_name(test).next_round(options, active, history)
         if step is None:
             continue
         if open_round is not None and (open_round.test, open_round.phase) == (test, step.phase):
-            missing = tuple(w for w in step.workloads if _cell_name(w) not in open_round.cells)
+            missing = tuple(w for w in step.workloads if cell_name(w) not in open_round.cells)
             if missing and len(missing) < len(step.workloads):  # the open round goes on
-                return catalog.Round(step.test, step.phase, step.index, missing)
+                return Round(step.test, step.phase, step.index, missing)
         if not history and options.purge:
-            return catalog.Round(step.test, step.phase, step.index, step.workloads, True)
+            return Round(step.test, step.phase, step.index, step.workloads, True)
         return step
     return None
-
-
-def _cell_name(workload: Workload) -> str:
-    """``CELL`` of a cell's job name ``TEST.PHASE.CELL``."""
-    return workload.name.split(".", 2)[2]
 
 
 def active_bytes(options: PtsOptions, capacity_bytes: int) -> int:

@@ -1,0 +1,90 @@
+"""The demand-intensity pages (ECW, and DIRTH's first part): IOPS and response time
+of every TC x QD of the sweep, as demand variation (IOPS vs QD) and demand
+intensity (response time vs IOPS), a line per TC."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from volbench.plans.pts.cells import GridCell, parse_cell_as
+from volbench.report.chart import Chart, Series, line_chart
+from volbench.report.pts.data import PtsData, micro_s, sheet
+from volbench.report.pts.page import BasePage
+from volbench.report.pts.steady import steady_notes
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency
+
+
+def demand_rows(data: PtsData, test: str) -> list[dict[str, Any]]:
+    """The sweep: one row per TC x QD (``point``: None, see :mod:`.dirth`)."""
+    sweep = data.history(test, "sweep")
+    if not sweep:
+        return []
+    rows: list[dict[str, Any]] = []
+    for name, cell in sweep[-1].cells.items():
+        grid = parse_cell_as(GridCell, name)
+        rows.append(
+            {
+                "cell": name,
+                "tc": grid.tc,
+                "qd": grid.qd,
+                "toio": grid.tc * grid.qd,
+                "iops": cell.iops,
+                "lat_mean_ns": cell.lat_mean_ns,
+                "point": None,
+            }
+        )
+    return rows
+
+
+def demand_sheet(data: PtsData, test: str, name: str, rows: list[dict[str, Any]]) -> Sheet:
+    """The sweep table of ``test`` (``name`` in its title) from its ``rows``."""
+    columns = (
+        Column("tc", "TC", numeric=True),
+        Column("qd", "QD", numeric=True),
+        Column("toio", "TOIO", numeric=True),
+        Column("iops", "IOPS", fmt_count, numeric=True),
+        Column("lat_mean_ns", "Avg response", fmt_latency, numeric=True),
+        Column("point", "Point"),
+    )
+    notes = (
+        *steady_notes(data, test),
+        "demand intensity: IOPS vs TOIO and response time vs IOPS",
+    )
+    return sheet(f"{name}: demand-intensity sweep", columns, rows, notes)
+
+
+def demand_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
+    """Demand variation (IOPS vs QD, a line per TC) and demand intensity (response
+    time vs IOPS, a line per TC)."""
+    per_tc: dict[int, list[Any]] = {}
+    for row in sheets[0].rows:
+        per_tc.setdefault(int(row["tc"]), []).append(row)
+    ordered = {tc: sorted(rs, key=lambda r: r["qd"]) for tc, rs in sorted(per_tc.items())}
+    variation = [Series(f"TC {tc}", [r["qd"] for r in rs], [r["iops"] for r in rs])
+                 for tc, rs in ordered.items()]  # fmt: skip
+    intensity = [Series(f"TC {tc}", [r["iops"] for r in rs], [micro_s(r["lat_mean_ns"])
+                                                              for r in rs])
+                 for tc, rs in ordered.items()]  # fmt: skip
+    return [
+        line_chart(f"{prefix}-variation", "Demand variation: IOPS vs queue depth", variation,
+                   x_title="QD", y_title="IOPS", log_x=True, unit="IOPS"),
+        line_chart(f"{prefix}-intensity", "Demand intensity: response time vs IOPS", intensity,
+                   x_title="IOPS", y_title="Average response time (µs)", unit="µs"),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EcwPage(BasePage):
+    test: str = "ecw"
+    title: str = "ECW: enterprise composite workload"
+
+    def sheets(self, data: PtsData) -> list[Sheet]:
+        return [demand_sheet(data, self.test, "ECW", demand_rows(data, self.test))]
+
+    def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
+        return demand_charts(sheets, prefix)
+
+
+ECW_PAGE = EcwPage()

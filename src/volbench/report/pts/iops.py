@@ -1,0 +1,75 @@
+"""The IOPS page: the average IOPS of each R/W mix x block size over the window, as a
+2D plot (a line per mix) and 3D bars."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from volbench.plans.pts.cells import MixCell, block_size_label
+from volbench.report.chart import Chart, Series, bars3d_chart, line_chart
+from volbench.report.pts.data import PtsData, average, sheet
+from volbench.report.pts.page import BasePage
+from volbench.report.pts.steady import steady_notes
+from volbench.report.sheet import Column, Sheet, fmt_count
+from volbench.units import format_block_size
+
+
+def iops_sheet(data: PtsData) -> Sheet:
+    window = data.window("iops")
+    mixes = data.options.mixes
+    rows = []
+    for bs in data.options.block_sizes:
+        row: dict[str, Any] = {"bs_bytes": bs, "block_size": format_block_size(bs)}
+        for mix in mixes:
+            key = str(MixCell(mix, bs))
+            row[f"iops_{mix}"] = average([r.cells[key].iops for r in window if key in r.cells])
+        rows.append(row)
+    columns = (
+        Column("bs_bytes", "Block size", lambda v: block_size_label(int(v))),
+        *(Column(f"iops_{m}", f"R/W {m}/{100 - m}", fmt_count, numeric=True) for m in mixes),
+    )
+    return sheet("IOPS (average over the window)", columns, rows, steady_notes(data, "iops"))
+
+
+def iops_charts(sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
+    """IOPS vs block size (a line per R/W mix, log axes) and the 3D bars bs x mix."""
+    rows = sheets[0].rows
+    mixes = data.options.mixes
+    lines = [
+        Series(f"R/W {m}/{100 - m}", [r["bs_bytes"] / 1024 for r in rows],
+               [r[f"iops_{m}"] for r in rows])
+        for m in mixes
+    ]  # fmt: skip
+    return [
+        line_chart(f"{prefix}-2d", "IOPS vs block size", lines, x_title="Block size (KiB)",
+                   y_title="IOPS", log_x=True, log_y=True, unit="IOPS"),
+        bars3d_chart(f"{prefix}-3d", "IOPS by block size and R/W mix",
+                     [block_size_label(r["bs_bytes"]) for r in rows],
+                     [f"{m}/{100 - m}" for m in mixes],
+                     [[r[f"iops_{m}"] for r in rows] for m in mixes],
+                     x_title="Block size", y_title="R/W", z_title="IOPS", log_z=True),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class IopsPage(BasePage):
+    test: str = "iops"
+    title: str = "IOPS"
+
+    def sheets(self, data: PtsData) -> list[Sheet]:
+        return [iops_sheet(data)]
+
+    def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
+        return iops_charts(sheets, prefix, data)
+
+    def convergence_cells(
+        self, data: PtsData, cells: Sequence[str], tracked: list[str]
+    ) -> list[str]:
+        """Every block size at the tracked write mix (0/100), as the spec plots it."""
+        mix = "0-100" if 0 in data.options.mixes else f"{data.options.mixes[0]}-"
+        return [c for c in cells if c.startswith(mix)]
+
+
+IOPS_PAGE = IopsPage()
