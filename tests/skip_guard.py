@@ -63,5 +63,6 @@ class SkipGuard:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    worker = hasattr(config, "workerinput")  # pytest-xdist: the controller sees every report
+    if not worker and os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         config.pluginmanager.register(SkipGuard(), "volbench-skip-guard")

@@ -279,8 +279,11 @@ def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
         start_new_session=True,  # SIGINT goes to volbench only, never to pytest
     )
     try:
-        _wait_for("*/round-000/job.fio", volbench.runs_dir, proc, timeout=60)
-        time.sleep(4.5)  # the first 3 s test has finished, the second is running
+        _wait_for("*/round-001/job.fio", volbench.runs_dir, proc, timeout=60)
+        deadline = time.monotonic() + 30  # the second test's job runs (fio forked it)
+        while len(_fio_processes_using(volbench.runs_dir)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # well inside the second 3 s test, also on a busy machine
         assert proc.poll() is None, "volbench ended before it was interrupted"
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)

@@ -109,16 +109,16 @@ def test_abort_on_stall_ends_the_run_and_keeps_finished_tests(
     code, stderr = _run_stalling(
         volbench, group, device,
         *("run", "quick", "--target", device, "--size", "32m", "--iodepth", "1"),
-        *("--runtime", "1s", "--ramp-time", "0", "--stall-seconds", "2", "--abort-on-stall"),
+        *("--runtime", "1s", "--ramp-time", "0", "--stall-seconds", "4", "--abort-on-stall"),
         *("--runs-dir", str(volbench.runs_dir)),
     )  # fmt: skip
     elapsed = time.monotonic() - started
     assert code == 3, stderr
-    assert "stalled: 0 IOPS for 2 s at " in stderr and "on randread-4k-iops" in stderr
+    assert "stalled: 0 IOPS for 4 s at " in stderr and "on randread-4k-iops" in stderr
     assert elapsed < 40  # the six tests were not all run
     document = json.loads(volbench("show", "latest", "--format", "json").stdout)
     assert document["status"] == "failed"
-    assert document["error"].startswith("stalled: 0 IOPS for 2 s at ")
+    assert document["error"].startswith("stalled: 0 IOPS for 4 s at ")
     assert document["error"].endswith("UTC on randread-4k-iops")
     tests = {row["test"] for row in document["results"]}
     assert tests == {"randwrite-4k-iops"}  # finished before the stall, kept
