@@ -150,6 +150,10 @@ class DirectionResult:
     total_ios: int
     latency: LatencyStats | None
     iops_samples: IopsSamples | None = None
+    lat_mean_ns: float | None = None
+    """fio's mean total latency (``lat_ns``/``lat`` ``mean``: submission to completion)
+    in ns, whichever kind ``latency`` holds (Little's law needs it); None when fio gave
+    none."""
 
     @property
     def active(self) -> bool:
@@ -169,6 +173,9 @@ class JobResult:
     error: int = 0
     hostname: str | None = None
     options: dict[str, str] = field(default_factory=dict)
+    port: int | None = None  # the fio server's port (client/server output)
+    elapsed_s: int | None = None  # fio's ``elapsed``: s since fio started, rounded up
+    job_start_ms: int | None = None  # fio's ``job_start`` (fio >= 3.36): ms since the epoch
 
 
 @dataclass(frozen=True)
@@ -188,7 +195,10 @@ class FioOutput:
 
     ``jobs`` holds local jobs or, for client/server output, one entry per host
     job (with ``hostname``); ``all_clients`` is fio's own "All clients"
-    aggregate when present.
+    aggregate when present. ``client_options`` holds the global options fio echoed
+    for each server (``HOST:PORT``) when it lists them apart (fio >= 3.39 with several
+    servers). Times are fio's: ``timestamp_s``/``timestamp_ms`` when it wrote the output
+    (a local run's end; a client/server run's start), ``time`` the same as local text.
     """
 
     fio_version: str
@@ -197,6 +207,9 @@ class FioOutput:
     all_clients: tuple[JobResult, ...] = ()
     disk_util: tuple[DiskUtil, ...] = ()
     global_options: dict[str, str] = field(default_factory=dict)
+    client_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    timestamp_ms: int | None = None
+    time: str | None = None
 
 
 @dataclass(frozen=True)

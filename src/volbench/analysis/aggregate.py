@@ -88,7 +88,7 @@ def _pooled_stddev(
 def merge_directions(results: Sequence[DirectionResult]) -> DirectionResult:
     """One direction of several concurrent jobs: IOPS, bandwidth (B/s), bytes and I/O
     counts are summed; runtime (ms) is the longest; latency by :func:`merge_latency`
-    over the jobs that have one.
+    over the jobs that have one; the mean total latency by :func:`merge_total_mean`.
 
     Raises ``ValueError`` for no input or inputs of different directions.
     """
@@ -105,7 +105,22 @@ def merge_directions(results: Sequence[DirectionResult]) -> DirectionResult:
         bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
         total_ios=sum(r.total_ios for r in results),
         latency=merge_latency([r.latency for r in results if r.latency is not None]),
+        lat_mean_ns=merge_total_mean(results),
     )
+
+
+def merge_total_mean(results: Sequence[DirectionResult]) -> float | None:
+    """Mean total latency (ns) of several jobs' I/Os taken together: weighted by each
+    job's completed I/Os (sum(n_i x m_i) / sum(n_i), as :func:`merge_latency`), every
+    job weighing the same when a count is unknown (fio 2.1). None when a job that did
+    I/O gave none: a mean over some of the jobs is not the test's."""
+    active = [r for r in results if r.active]
+    if not active or any(r.lat_mean_ns is None for r in active):
+        return None
+    means = [float(r.lat_mean_ns or 0.0) for r in active]
+    known = all(r.total_ios > 0 for r in active)
+    weights = [float(r.total_ios) if known else 1.0 for r in active]
+    return sum(w * m for w, m in zip(weights, means, strict=True)) / sum(weights)
 
 
 def merge_jobs(name: str, jobs: Sequence[JobResult]) -> TestResult:

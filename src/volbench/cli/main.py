@@ -142,7 +142,15 @@ def import_(
                 raise UsageError(f"cannot import {name}: no such file")
             ids.append(import_file(store, path, dict(labels)))
             console.stderr.print(f"imported {name} as run {ids[-1]}")
+            _print_notes(name, store.get_run(str(ids[-1]), raw=False).error)
         console.show(runs_sheet([store.get_run(str(i)) for i in ids]), fmt)
+
+
+def _print_notes(name: str, notes: str | None) -> None:
+    """The notes stored with a fio output's run (the file yields no result, ...)."""
+    if notes:
+        style = "bold yellow" if "warning" in notes else None
+        console.stderr.print(f"{name}: {notes}", style=style)
 
 
 @cli.command("label")

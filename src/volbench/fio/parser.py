@@ -15,12 +15,22 @@ versions, strict about what no fio version can print:
   usec; ``io_bytes`` holding KiB -- fio 2.x stat.c wrote ``ts->io_bytes[ddir] >> 10``
   under that name -- and ``bw`` in KiB/s). fio 2.x json+ bins are keyed by bucket
   index and carry ``FIO_IO_U_PLAT_BITS``; they are converted to values in ns.
+* ``global options``: one object, or (fio >= 3.39 client/server with several servers,
+  fio client.c ``handle_job_opt``) a list of one object per server with its
+  ``hostname`` and ``port`` beside the options.
+* What the output states about when and where: ``timestamp``/``timestamp_ms``/``time``
+  (fio stat.c ``__show_run_stats``: when the output was written, the end of a local
+  run; fio client.c ``fio_client_json_init``: the start of a client/server run), each
+  entry's ``elapsed`` (s since fio started, rounded up: eta.c), ``job_start`` (ms since
+  the epoch, fio >= 3.36) and a client entry's ``hostname`` and ``port``.
 * Missing fields read as zero (or ``None`` for a latency block); a field present with
   the wrong type, a negative or impossible value is refused
   (:mod:`volbench.fio.fields`, :mod:`volbench.fio.latency`, :func:`_check_rates`).
 
 Latency: one kind per direction, the same for every entry of a reporting group so that
-entries can be merged (:mod:`volbench.fio.latency`); ``kind`` records which one.
+entries can be merged (:mod:`volbench.fio.latency`); ``kind`` records which one. The
+mean total latency (``lat_ns``/``lat``) is kept beside it whatever the kind, for
+Little's law.
 """
 
 from __future__ import annotations
@@ -29,7 +39,14 @@ from volbench.errors import ParseError
 from volbench.fio import latency
 from volbench.fio.document import LONG_LONG_MAX, load
 from volbench.fio.fields import Fields, shown
-from volbench.model import DirectionResult, DiskUtil, FioOutput, IopsSamples, JobResult
+from volbench.model import (
+    DirectionResult,
+    DiskUtil,
+    FioOutput,
+    IopsSamples,
+    JobResult,
+    LatencyStats,
+)
 
 ALL_CLIENTS = "All clients"
 """``jobname`` of fio's aggregate entry in ``client_stats``."""
@@ -57,14 +74,42 @@ def parse(text: str) -> FioOutput:
     entries = doc.children("jobs") + doc.children("client_stats")
     kinds = _kinds(entries)
     parsed = [_job(entry, kinds) for entry in entries]
+    shared, per_client = _global_options(doc)
     return FioOutput(
         fio_version=doc.text("fio version") or "",
         timestamp_s=doc.count("timestamp"),
         jobs=tuple(j for j in parsed if j.name != ALL_CLIENTS),
         all_clients=tuple(j for j in parsed if j.name == ALL_CLIENTS),
         disk_util=tuple(_disk_util(d) for d in doc.children("disk_util")),
-        global_options=doc.strings("global options"),
+        global_options=shared,
+        client_options=per_client,
+        timestamp_ms=doc.count("timestamp_ms") if doc.has("timestamp_ms") else None,
+        time=doc.text("time"),
     )
+
+
+def client_key(hostname: str | None, port: int | None) -> str:
+    """``HOST:PORT`` of a fio server (as :attr:`FioOutput.client_options` keys it)."""
+    return f"{hostname or ''}:{port if port is not None else ''}"
+
+
+def _global_options(doc: Fields) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """fio's ``global options``: (one object's options, {} ) or, for the list fio >= 3.39
+    prints with several servers, ({}, {HOST:PORT: that server's options})."""
+    if not isinstance(doc.raw("global options"), list):
+        return doc.strings("global options"), {}
+    per_client: dict[str, dict[str, str]] = {}
+    for item in doc.children("global options"):
+        options = {
+            name: item.text(name) or "" for name, _ in item.items() if name not in _CLIENT_INFO
+        }
+        port = item.count("port") if item.has("port") else None
+        per_client[client_key(item.text("hostname"), port)] = options
+    return {}, per_client
+
+
+_CLIENT_INFO = ("hostname", "port")
+"""What fio adds to each server's global options (client.c ``json_object_add_client_info``)."""
 
 
 def _group(entry: Fields, name: str) -> tuple[bool, int, str]:
@@ -123,6 +168,9 @@ def _job(entry: Fields, kinds: Kinds) -> JobResult:
         error=entry.count("error"),
         hostname=entry.text("hostname"),
         options=entry.strings("job options"),
+        port=entry.count("port") if entry.has("port") else None,
+        elapsed_s=entry.count("elapsed") if entry.has("elapsed") else None,
+        job_start_ms=entry.count("job_start") or None,  # fio prints 0 for "All clients"
     )
 
 
@@ -145,10 +193,11 @@ def _direction(name: str, block: Fields, kind: tuple[str, bool] | None) -> Direc
     runtime_ms = float(block.count("runtime"))
     iops = block.number("iops", limit=MAX_IOPS)
     _check_rates(block, io_bytes, bw, iops, total_ios, runtime_ms)
-    stats = None
+    stats = total = None
     if (io_bytes > 0 or total_ios > 0) and kind is not None and latency.offered(block):
         limit = io_bytes if runtime_ms > 0 else None
         stats = latency.latency(block, kind[0], limit)
+        total = stats if stats.kind == "lat" else _total_latency(block, limit)
     return DirectionResult(
         direction=name,
         io_bytes=io_bytes,
@@ -158,7 +207,16 @@ def _direction(name: str, block: Fields, kind: tuple[str, bool] | None) -> Direc
         total_ios=total_ios,
         latency=stats,
         iops_samples=_iops_samples(block),
+        lat_mean_ns=total.mean_ns if total is not None else None,
     )
+
+
+def _total_latency(block: Fields, limit: int | None) -> LatencyStats | None:
+    """The direction's total latency (``lat_ns``/``lat``), checked as any latency block,
+    when fio printed one beside the kind the direction reports."""
+    if ("lat", False) not in latency.offered(block):
+        return None
+    return latency.latency(block, "lat", limit)
 
 
 def _check_rates(

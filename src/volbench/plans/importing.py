@@ -16,20 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from volbench.analysis.aggregate import group_tests, merge_jobs, place_tests
 from volbench.errors import FioError, UsageError, VolbenchError
 from volbench.fio.document import LONG_LONG_MAX, json_span
-from volbench.fio.options import workload_record
 from volbench.fio.parser import parse
 from volbench.model import (
-    FioOutput,
     HostInfo,
-    JobResult,
     RunStatus,
     StoredWorkload,
     TargetInfo,
     TestResult,
 )
+from volbench.plans.imported_output import read_output
 from volbench.store.repository import Store
 
 PLAN = "import"
@@ -37,7 +34,9 @@ PLAN = "import"
 
 @dataclasses.dataclass(frozen=True)
 class ImportedRun:
-    """Everything one imported file stores: fio's JSON verbatim and what it holds."""
+    """Everything one imported file stores: fio's JSON verbatim and what it states
+    (:mod:`volbench.plans.imported_output`): results, workloads, target, host, fio's
+    own start and end times (None: not stated) and notes for the user."""
 
     target: TargetInfo
     host: HostInfo
@@ -45,47 +44,9 @@ class ImportedRun:
     raw_json: str
     tests: list[TestResult]
     workloads: dict[str, StoredWorkload]
-
-
-def _target(output: FioOutput, source: Path) -> TargetInfo:
-    names = {j.options.get("filename") for j in output.jobs} | {
-        output.global_options.get("filename")
-    }
-    names.discard(None)
-    path = ",".join(sorted(n for n in names if n)) or f"(from {source.name})"
-    return TargetInfo(path=path, kind="imported", capacity_bytes=0)
-
-
-def _host(output: FioOutput) -> HostInfo:
-    hosts = sorted({j.hostname for j in output.jobs if j.hostname})
-    return HostInfo(
-        hostname=",".join(hosts) or "unknown",
-        cpu_count=0,
-        cpu_model="unknown",
-        memory_bytes=0,
-        kernel="unknown",
-        fio_version=output.fio_version,
-    )
-
-
-ALL_CLIENTS = "all-clients"
-
-
-def all_clients(output: FioOutput) -> list[TestResult]:
-    """fio's "All clients" figure, where it adds jobs of different names (one job file
-    per host): every host job of a reporting group merged (:func:`merge_jobs`: sums,
-    percentiles of the merged bins, which fio's own "All clients" entry lacks)."""
-    groups: dict[int, list[JobResult]] = {}
-    for job in output.jobs:
-        groups.setdefault(job.groupid, []).append(job)
-    return [
-        dataclasses.replace(
-            merge_jobs(ALL_CLIENTS if len(groups) == 1 else f"{ALL_CLIENTS}-g{gid}", jobs),
-            hostname=None,
-        )
-        for gid, jobs in groups.items()
-        if output.all_clients and len({j.name for j in jobs}) > 1
-    ]
+    started_at: str | None = None
+    ended_at: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def _check_storable(tests: list[TestResult]) -> None:
@@ -101,59 +62,59 @@ def _check_storable(tests: list[TestResult]) -> None:
 
 def read_import(path: Path) -> ImportedRun:
     """Read, parse and check one fio output file; :class:`UsageError` (one line naming
-    the file, what is wrong and where) when it cannot be imported as it is.
-
-    Tests are fio's jobs grouped by (group, name, host); each test's workload is
-    read back from the job options fio echoed. Output of several hosts (fio's
-    client/server mode) is stored like a run on several places at once: the
-    aggregate of every test (and fio's "All clients" figure), and each host's
-    share under its hostname.
-    """
+    the file, what is wrong and where) when it cannot be imported as it is. What the
+    file states is taken from it (:func:`volbench.plans.imported_output.read_output`)."""
     try:
         text = path.read_text(errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot import {path}: {exc.strerror or exc}") from None
     try:
-        output = parse(text)
-        tests = group_tests(output)
-        aggregates: list[TestResult] = []
-        settings: dict[str, Any] = {
-            "source": str(path),
-            "jobs": len(output.jobs),
-            "clients": len(output.all_clients),
-        }
-        hosts = list(dict.fromkeys(j.hostname for j in output.jobs if j.hostname))
-        if len(hosts) > 1:
-            # client/server output of several hosts: their aggregate (sums, merged bins)
-            # is the run's result, each host's share is stored beside it
-            aggregates = all_clients(output)
-            tests = [*place_tests(output)[0], *aggregates, *tests]
-            settings["places"] = [{"label": host, "host": host, "path": None} for host in hosts]
-        _check_storable(tests)
+        stated = read_output(parse(text), path)
+        _check_storable(stated.tests)
     except FioError as exc:  # a file that is not fio output is bad input (exit 2)
         raise UsageError(f"cannot import {path}: {exc}") from exc
-    workloads: dict[str, StoredWorkload] = {}
-    for job in output.jobs:
-        merged = {**output.global_options, **job.options}
-        workloads.setdefault(
-            job.name, StoredWorkload.from_record(workload_record(job.name, merged))
-        )
-    for test in aggregates:  # fio's "All clients": the first job's pattern, on every place
-        first = workloads[output.jobs[0].name]
-        workloads[test.name] = dataclasses.replace(first, name=test.name, places=len(hosts))
     start, end = json_span(text)
     return ImportedRun(
-        _target(output, path), _host(output), settings, text[start:end], tests, workloads
+        target=stated.target,
+        host=stated.host,
+        settings=stated.settings,
+        raw_json=text[start:end],
+        tests=stated.tests,
+        workloads=stated.workloads,
+        started_at=stated.started_at,
+        ended_at=stated.ended_at,
+        notes=tuple(stated.notes),
     )
 
 
 def store_import(store: Store, imported: ImportedRun, labels: Mapping[str, str]) -> int:
-    """Store a checked file as a completed run; return its id. If storing fails
-    part-way (or is interrupted), the run is deleted again before the error goes on."""
-    run_id = store.create_run(PLAN, imported.target, imported.host, labels, imported.settings)
+    """Store a checked file as a completed run with fio's times and the notes (the
+    run's message, which ``show`` prints); return its id. If storing fails part-way
+    (or is interrupted), the run is deleted again before the error goes on."""
+    run_id = store.create_run(
+        PLAN,
+        imported.target,
+        imported.host,
+        labels,
+        imported.settings,
+        started_at=imported.started_at,
+    )
     try:
-        store.add_round(run_id, 0, imported.raw_json, imported.tests, imported.workloads)
-        store.finish_run(run_id, RunStatus.COMPLETED)
+        store.add_round(
+            run_id,
+            0,
+            imported.raw_json,
+            imported.tests,
+            imported.workloads,
+            started_at=imported.started_at,
+            ended_at=imported.ended_at,
+        )
+        store.finish_run(
+            run_id,
+            RunStatus.COMPLETED,
+            "; ".join(imported.notes) or None,
+            ended_at=imported.ended_at or imported.started_at,
+        )
     except BaseException:
         with contextlib.suppress(VolbenchError):
             store.delete_run(run_id)

@@ -32,11 +32,17 @@ MIB = 1 << 20
 
 
 def _pattern(workload: StoredWorkload) -> str:
-    bs = "bssplit" if workload.bssplit else format_block_size(workload.bs_bytes or 0)
+    """rw (and mix), block size, QD x jobs; "?" for a part an imported fio output does
+    not state (None), "not stated" when it states none of them."""
+    parts = (workload.rw, workload.bs_bytes, workload.bssplit, workload.iodepth, workload.numjobs)
+    if not any(parts):
+        return "not stated"
+    bs = format_block_size(workload.bs_bytes) if workload.bs_bytes else "?"
     rw = workload.rw or "?"
     mix = workload.rwmixread_pct
     mixed = f" {mix}/{100 - mix}" if rw in ("rw", "randrw") and mix is not None else ""
-    return f"{rw}{mixed} {bs} QD{workload.iodepth or 1}x{workload.numjobs or 1}"
+    qd = f"QD{workload.iodepth or '?'}x{workload.numjobs or '?'}"
+    return f"{rw}{mixed} {'bssplit' if workload.bssplit else bs} {qd}"
 
 
 def result_rows(run: RunRecord) -> list[dict[str, Any]]:

@@ -1,0 +1,353 @@
+"""What one imported fio output states, taken from the file and nothing else.
+
+* Tests: fio's entries grouped as :func:`volbench.analysis.aggregate.group_tests` does;
+  a job name that several reporting groups use is told apart as ``NAME-gGROUP``.
+  Output of several servers is stored like a run on several places at once: the
+  aggregate of every test and each place's share (:func:`place_tests`). A place is a
+  server: its host, and its port where two servers share a host. An output holding
+  only fio's "All clients" entry (the hosts' entries trimmed away) gives that entry.
+* fio's "All clients" entry: where the hosts' entries merged give no percentiles (plain
+  ``json``: no bins to merge) and fio's entry covers the same I/Os (equal I/O and byte
+  counts per direction), the aggregate's latency is fio's (fio >= 3.x prints its
+  percentiles, from the summed histograms).
+* Workloads (:func:`volbench.fio.options.workload_record`): each entry's job options
+  over its server's and the global options; a field is stated for a test when all its
+  entries state the same, and ``rw`` only when the directions fio reports fit it (with
+  ``group_reporting`` fio echoes the first job's options for a whole group).
+* Target: the files (``filename``, else ``directory``) and the largest ``size`` the
+  options state, the devices fio reports (``disk_util``); ioengine(s) as stated.
+* Times (:func:`times`): fio's own, never the import's where the file states one.
+* Notes, stored with the run and printed: where the output yields no result, and why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from volbench.analysis.aggregate import group_tests, merge_jobs, place_tests
+from volbench.fio.options import workload_record
+from volbench.fio.parser import client_key
+from volbench.model import (
+    DirectionResult,
+    FioOutput,
+    HostInfo,
+    JobResult,
+    StoredWorkload,
+    TargetInfo,
+    TestResult,
+)
+
+ALL_CLIENTS = "all-clients"
+"""Test name of the aggregate over every host (fio's "All clients")."""
+
+_DIRECTIONS_OF = {
+    "read": {"read"},
+    "randread": {"read"},
+    "write": {"write"},
+    "randwrite": {"write"},
+    "trim": {"trim"},
+    "randtrim": {"trim"},
+    "rw": {"read", "write"},
+    "randrw": {"read", "write"},
+    "trimwrite": {"trim", "write"},
+    "randtrimwrite": {"trim", "write"},
+}
+"""The directions each ``rw`` pattern moves data in."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportedOutput:
+    """Everything one fio output states, as volbench stores it."""
+
+    tests: list[TestResult]
+    workloads: dict[str, StoredWorkload]
+    target: TargetInfo
+    host: HostInfo
+    settings: dict[str, Any]
+    started_at: str | None
+    ended_at: str | None
+    notes: list[str]
+
+
+def options_of(output: FioOutput, job: JobResult) -> dict[str, str]:
+    """The options ``job`` ran with as fio echoed them: its own over its server's
+    (fio >= 3.39, several servers) over the global ones."""
+    server = output.client_options.get(client_key(job.hostname, job.port), {})
+    return {**output.global_options, **server, **job.options}
+
+
+def _distinct_names(jobs: Sequence[JobResult]) -> list[JobResult]:
+    """Jobs whose name several reporting groups use renamed ``NAME-gGROUP``."""
+    groups: dict[str, set[int]] = {}
+    for job in jobs:
+        groups.setdefault(job.name, set()).add(job.groupid)
+    return [
+        dataclasses.replace(job, name=f"{job.name}-g{job.groupid}")
+        if len(groups[job.name]) > 1
+        else job
+        for job in jobs
+    ]
+
+
+def _places(jobs: Sequence[JobResult]) -> dict[tuple[str | None, int | None], str]:
+    """Each server's place label: its host, or ``HOST:PORT`` where servers share a host."""
+    servers = list(dict.fromkeys((j.hostname, j.port) for j in jobs if j.hostname))
+    hosts = [host for host, _ in servers]
+    return {
+        (host, port): host if hosts.count(host) == 1 or port is None else f"{host}:{port}"
+        for host, port in servers
+    }
+
+
+def _common(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The fields every record states with the same value."""
+    records = list(records)
+    first = records[0] if records else {}
+    return {k: v for k, v in first.items() if all(r.get(k) == v for r in records[1:])}
+
+
+def _fits(rw: str | None, directions: Iterable[DirectionResult]) -> bool:
+    """Whether the directions fio reports I/O in are ones ``rw`` moves data in."""
+    moved = {d.direction for d in directions if d.active}
+    allowed = _DIRECTIONS_OF.get(rw or "")
+    return allowed is None or "mixed" in moved or moved <= allowed
+
+
+def _workloads(
+    output: FioOutput,
+    members: dict[str, list[JobResult]],
+    tests: Sequence[TestResult],
+    places: int,
+) -> dict[str, StoredWorkload]:
+    """Each test's workload: what the options of all its entries (``members``, by test
+    name) state alike (see the module docstring); ``places`` on the aggregate of a run
+    on several places."""
+    workloads: dict[str, StoredWorkload] = {}
+    for test in tests:
+        jobs = members.get(test.name, [])
+        record = _common(workload_record(test.name, options_of(output, j)) for j in jobs)
+        record["name"] = test.name
+        if not _fits(record.get("rw"), test.directions.values()):
+            record.pop("rw", None)
+        if test.hostname is None and places > 1:
+            record["places"] = places
+        workloads.setdefault(test.name, StoredWorkload.from_record(record))
+    return workloads
+
+
+def _all_clients_latency(test: TestResult, fio_all: Sequence[JobResult]) -> TestResult:
+    """``test`` with fio's "All clients" latency where its own has no percentiles and
+    fio's entry covers exactly its I/Os (see the module docstring)."""
+    for entry in fio_all:
+        if set(entry.directions) != set(test.directions) or not all(
+            _same_ios(mine, entry.directions[name]) for name, mine in test.directions.items()
+        ):
+            continue
+        directions = {}
+        for name, mine in test.directions.items():
+            theirs = entry.directions[name]
+            own = mine.latency
+            if theirs.latency is None or (own is not None and own.percentiles_ns):
+                directions[name] = mine
+            elif own is None or own.kind == theirs.latency.kind:
+                directions[name] = dataclasses.replace(
+                    mine, latency=theirs.latency, lat_mean_ns=theirs.lat_mean_ns
+                )
+            else:
+                directions[name] = mine
+        return dataclasses.replace(test, directions=directions)
+    return test
+
+
+def _same_ios(mine: DirectionResult, theirs: DirectionResult) -> bool:
+    return mine.io_bytes == theirs.io_bytes and mine.total_ios == theirs.total_ios
+
+
+def _tests(
+    output: FioOutput, jobs: list[JobResult], places: int
+) -> tuple[list[TestResult], dict[str, list[JobResult]]]:
+    """The tests of the output (see the module docstring) and, by test name, the fio
+    entries each merges."""
+    members: dict[str, list[JobResult]] = {}
+    for job in jobs:
+        members.setdefault(job.name, []).append(job)
+    if not jobs:  # only fio's "All clients": its own figures are the results
+        gids = {entry.groupid for entry in output.all_clients}
+        tests = [  # its hostname and port are the last server's: no place
+            dataclasses.replace(
+                merge_jobs(ALL_CLIENTS if len(gids) == 1 else f"{ALL_CLIENTS}-g{e.groupid}", [e]),
+                hostname=None,
+            )
+            for e in output.all_clients
+        ]
+        return tests, members
+    placed = dataclasses.replace(output, jobs=tuple(jobs))
+    if places <= 1:
+        return group_tests(placed), members
+    aggregates = place_tests(placed)[0]
+    groups: dict[int, list[JobResult]] = {}
+    for job in jobs:
+        groups.setdefault(job.groupid, []).append(job)
+    for gid, group in groups.items():  # one job file per host: fio's "All clients"
+        if output.all_clients and len({j.name for j in group}) > 1:
+            name = ALL_CLIENTS if len(groups) == 1 else f"{ALL_CLIENTS}-g{gid}"
+            aggregates.append(dataclasses.replace(merge_jobs(name, group), hostname=None))
+            members[name] = group
+    aggregates = [_all_clients_latency(t, output.all_clients) for t in aggregates]
+    return [*aggregates, *group_tests(placed)], members
+
+
+def read_output(output: FioOutput, source: Path) -> ImportedOutput:
+    """Everything ``output`` (read from ``source``) states; see the module docstring."""
+    labels = _places(output.jobs)
+    named = _distinct_names(output.jobs)
+    placed = [
+        dataclasses.replace(j, hostname=labels.get((j.hostname, j.port), j.hostname)) for j in named
+    ]
+    places = list(dict.fromkeys(labels.values()))
+    tests, members = _tests(output, placed, len(places))
+    originals = {id(p): n for p, n in zip(placed, named, strict=True)}  # fio's hostnames
+    members = {name: [originals[id(j)] for j in jobs] for name, jobs in members.items()}
+    workloads = _workloads(output, members, tests, len(places))
+    options = [options_of(output, job) for job in output.jobs] or [
+        {**output.global_options, **o} for o in output.client_options.values() or [{}]
+    ]
+    if not output.jobs:  # fio's "All clients" alone: what the global options state
+        record = _common(workload_record(ALL_CLIENTS, o) for o in options)
+        for test in tests:
+            fitting = {**record, "name": test.name}
+            if not _fits(fitting.get("rw"), test.directions.values()):
+                fitting.pop("rw", None)
+            workloads[test.name] = StoredWorkload.from_record(fitting)
+    settings: dict[str, Any] = {
+        "source": str(source),
+        "jobs": len(output.jobs),
+        "clients": len(output.all_clients),
+    }
+    engines = sorted({o["ioengine"] for o in options if o.get("ioengine")})
+    if engines:
+        settings["ioengine"] = ", ".join(engines)
+    if len(places) > 1:
+        settings["places"] = [{"label": p, "host": p, "path": None} for p in places]
+    started, ended, how = times(output)
+    settings["times"] = how
+    return ImportedOutput(
+        tests=tests,
+        workloads=workloads,
+        target=_target(output, options, workloads.values(), source),
+        host=_host(output, places),
+        settings=settings,
+        started_at=started,
+        ended_at=ended,
+        notes=_notes(output, tests),
+    )
+
+
+def _target(
+    output: FioOutput,
+    options: Sequence[dict[str, str]],
+    workloads: Iterable[StoredWorkload],
+    source: Path,
+) -> TargetInfo:
+    """The files the options name (``filename``, in ``directory`` when relative), else
+    the directories; the largest ``size`` they state (0: none states one in bytes);
+    the devices fio reports."""
+    files = sorted({_file(o) for o in options if o.get("filename")})
+    folders = sorted({o["directory"] for o in options if o.get("directory")})
+    path = ",".join(files or folders) or f"(from {source.name})"
+    sizes = [w.size_bytes for w in workloads if w.size_bytes]
+    devices = list(dict.fromkeys(d.name for d in output.disk_util if d.name))
+    return TargetInfo(
+        path=path,
+        kind="imported",
+        capacity_bytes=max(sizes, default=0),
+        device=",".join(devices) or None,
+    )
+
+
+def _file(options: dict[str, str]) -> str:
+    """fio's ``filename``, prefixed with ``directory`` when relative (fio HOWTO)."""
+    name, folder = options["filename"], options.get("directory")
+    return f"{folder.rstrip('/')}/{name}" if folder and not name.startswith("/") else name
+
+
+def _host(output: FioOutput, places: Sequence[str]) -> HostInfo:
+    return HostInfo(
+        hostname=",".join(places) or "unknown",
+        cpu_count=0,
+        cpu_model="unknown",
+        memory_bytes=0,
+        kernel="unknown",
+        fio_version=output.fio_version,
+    )
+
+
+def _iso(ms: float) -> str:
+    return datetime.fromtimestamp(ms / 1000.0, UTC).isoformat(timespec="seconds")
+
+
+def times(output: FioOutput) -> tuple[str | None, str | None, str]:
+    """(start, end, where they come from) as fio states them, ISO 8601 UTC; None where
+    the output states none.
+
+    fio writes ``timestamp`` (s) and ``timestamp_ms`` when it prints a local run's
+    output, at its end (stat.c ``__show_run_stats``), and a client/server run's when
+    it starts the servers (client.c ``fio_start_all_clients``). Start: the earliest
+    ``job_start`` (fio >= 3.36, ms since the epoch); else a local run's end less its
+    longest ``elapsed`` (s since fio started, rounded up: to within a second); else a
+    client/server run's ``timestamp``. ``time`` (local time of an unstated zone) is
+    read as UTC only when the output has no ``timestamp`` (fio has printed both since
+    fio 2.2.5).
+    """
+    clients = any(j.hostname for j in output.jobs) or bool(output.all_clients)
+    stamp_ms: float | None = output.timestamp_ms
+    if stamp_ms is None and output.timestamp_s:
+        stamp_ms = output.timestamp_s * 1000.0
+    note = "fio's timestamp"
+    if stamp_ms is None and output.time:
+        try:
+            parsed = datetime.strptime(" ".join(output.time.split()), "%a %b %d %H:%M:%S %Y")
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            stamp_ms = parsed.replace(tzinfo=UTC).timestamp() * 1000.0
+            note = "fio's time (its local time, read as UTC: the output states no zone)"
+    starts = [j.job_start_ms for j in output.jobs if j.job_start_ms]
+    elapsed = [j.elapsed_s for j in output.jobs if j.elapsed_s is not None]
+    end = None if clients or stamp_ms is None else _iso(stamp_ms)
+    if starts:
+        return _iso(min(starts)), end, "start: fio's job_start; end: " + note
+    if clients and stamp_ms is not None:
+        return _iso(stamp_ms), None, f"start: {note} (client/server: when fio started)"
+    if stamp_ms is not None and elapsed:
+        start = _iso(stamp_ms - 1000.0 * max(elapsed))
+        return start, end, f"start: {note} less fio's elapsed (to 1 s); end: {note}"
+    if stamp_ms is not None:
+        return None, end, f"start: not stated; end: {note}"
+    return None, None, "not stated: the times shown are the import's"
+
+
+def _notes(output: FioOutput, tests: Sequence[TestResult]) -> list[str]:
+    """What the user must be told about the output (stored with the run, printed)."""
+    notes = []
+    if not output.jobs and output.all_clients:
+        notes.append(
+            "the output holds only fio's 'All clients' entry: its figures are the results,"
+            " no host's own"
+        )
+    if not any(d.active for t in tests for d in t.directions.values()):
+        entries = [*output.jobs, *output.all_clients]
+        errors = [f"{j.name!r} ended with error {j.error}" for j in entries if j.error]
+        why = (
+            "; ".join(errors)
+            if errors
+            else "it lists no job"
+            if not entries
+            else "no job moved any data (fio printed zero I/O)"
+        )
+        notes.append(f"warning: no result in this fio output: {why}")
+    return notes
