@@ -316,6 +316,9 @@ class RunRecord:
     stalls: tuple[Stall, ...] = ()
     rounds: tuple[RoundTimes, ...] = ()
     series: tuple[LogSeries, ...] = ()
+    uuid: str = ""
+    """The run's identity in every store (``id`` is one store's number): a run moved
+    between stores in a bundle keeps it, so importing it twice adds it once."""
 
     @property
     def aggregate(self) -> tuple[StoredResult, ...]:

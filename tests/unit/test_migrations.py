@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -63,7 +64,7 @@ def test_a_new_database_matches_the_schema_module(db_url: str) -> None:
             for fk in inspector.get_foreign_keys(table.name):
                 assert fk["options"].get("ondelete", "").upper() == "CASCADE", table.name
         versions = conn.execute(sa.select(schema.schema_version)).all()
-    assert [row.version for row in versions] == [1, 2, 3, 4, 5]
+    assert [row.version for row in versions] == [1, 2, 3, 4, 5, 6]
     assert _version(db_url) == migrations.LATEST_VERSION
 
 
@@ -288,3 +289,37 @@ def test_version_5_stores_the_series_of_runs_whose_folders_are_still_there(
     assert found[2] == tuple(read_series(own, 0))
     assert {(s.test, s.host) for s in found[2]} == {("t@1", "10.0.0.2")}
     assert found[3] == found[4] == found[5] == found[6] == ()
+
+
+def test_version_6_gives_every_stored_run_a_uuid_of_its_own(db_url: str) -> None:
+    """Runs of a version 5 store get a fresh random UUID each (unique, NOT NULL on
+    PostgreSQL); runs made afterwards get one too."""
+    with engine_for(db_url) as engine:
+        migrations.upgrade(engine, target=5)
+        tables = sa.MetaData()
+        with engine.begin() as conn:
+            tables.reflect(conn)
+            for run_id in (1, 2, 3):
+                conn.execute(
+                    tables.tables["runs"].insert().values(
+                        id=run_id, plan="quick", status="completed",
+                        started_at="2023-05-01T10:00:00+00:00", target={}, host={},
+                        settings={}, non_compliant=False,
+                    )
+                )  # fmt: skip
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql("SELECT setval('runs_id_seq', 3)")
+    with Store.open(db_url) as store:
+        old = [store.get_run(run_id).uuid for run_id in (1, 2, 3)]
+        new = store.get_run(store.create_run("quick", {}, {}, {}, {})).uuid
+    found = [*old, new]
+    assert all(str(uuid.UUID(u)) == u and uuid.UUID(u).version == 4 for u in found), found
+    assert len(set(found)) == 4
+    with engine_for(db_url) as engine:
+        with engine.connect() as conn:
+            indexes = {ix["name"]: ix for ix in sa.inspect(conn).get_indexes("runs")}
+            columns = {c["name"]: c for c in sa.inspect(conn).get_columns("runs")}
+        assert indexes["ix_runs_uuid"]["unique"]
+        assert columns["uuid"]["nullable"] == (engine.dialect.name == "sqlite")
+        with pytest.raises(sa.exc.IntegrityError), engine.begin() as conn:
+            conn.execute(schema.runs.update().where(schema.runs.c.id == 2).values(uuid=old[0]))

@@ -28,9 +28,10 @@ from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError, VolbenchError
 from volbench.model import RunStatus
 from volbench.plans import quick
-from volbench.plans.importing import import_file
+from volbench.plans.importing import import_path
 from volbench.plans.registry import report_for
 from volbench.report.run_sheets import runs_sheet
+from volbench.store import bundle
 from volbench.store.repository import Store
 
 DEFAULT_TARGET = "volbench-work/scratch.img"
@@ -108,21 +109,46 @@ def show(run_ref: str, db: str | None, fmt: str) -> None:
 
 
 @cli.command("export")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "csv", "markdown"]),
-    default="json",
-    show_default=True,
+    type=click.Choice(["bundle", "json", "csv", "markdown"]),
+    default=None,
+    help="bundle: whole runs, for `volbench import` into another store (the default"
+    f" when -o ends in {bundle.SUFFIX}); json (the default otherwise, fio's raw output"
+    " included), csv or markdown: one run's results, to read.",
 )
 @click.option("-o", "--output", default=None, help="File to write (default: stdout).")
 @db_option
-def export_run(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
-    """Export one run as JSON (with fio's raw output), CSV or Markdown."""
+def export_run(
+    run_refs: tuple[str, ...], fmt: str | None, output: str | None, db: str | None
+) -> None:
+    """Export runs as one bundle (FILE.vbundle: everything stored of them, for `volbench
+    import` into another store), or one run's results as JSON, CSV or Markdown."""
+    if fmt is None:
+        fmt = "bundle" if (output or "").lower().endswith(bundle.SUFFIX) else "json"
+    if fmt != "bundle" and len(run_refs) > 1:
+        raise UsageError(
+            f"--format {fmt} shows one run: export several runs as one bundle"
+            f" (-o FILE{bundle.SUFFIX})"
+        )
+    if fmt == "bundle" and output in (None, "-") and sys.stdout.isatty():
+        raise UsageError(f"a bundle is binary: write it to a file with -o FILE{bundle.SUFFIX}")
     with Store.open(db, create=False) as store:
-        sheets, document = report_for(store.get_run(run_ref))
-    console.show_report(sheets, document, fmt, output)
+        if fmt != "bundle":
+            sheets, document = report_for(store.get_run(run_refs[0]))
+            console.show_report(sheets, document, fmt, output)
+            return
+        ids = list(dict.fromkeys(store.resolve(ref) for ref in run_refs))
+        runs = [store.get_run(run_id) for run_id in ids]
+    data = bundle.dump(runs)
+    for run in runs:
+        console.stderr.print(
+            f"exported run {run.id}: {run.plan}, {run.status.value}, started {run.started_at}"
+            f" (uuid {run.uuid})"
+        )
+    console.write_output(data, output)
 
 
 @cli.command("import")
@@ -133,17 +159,21 @@ def export_run(run_ref: str, fmt: str, output: str | None, db: str | None) -> No
 def import_(
     files: tuple[str, ...], labels: tuple[tuple[str, str], ...], db: str | None, fmt: str
 ) -> None:
-    """Import fio JSON output files (any fio, client/server too) as runs."""
+    """Import fio JSON output files (any fio, client/server too) as runs, and bundles
+    that `volbench export` wrote (each run once: a run is known by its UUID)."""
     with Store.open(db) as store:
         ids = []
         for name in files:
             path = Path(name)
             if not path.is_file():
                 raise UsageError(f"cannot import {name}: no such file")
-            ids.append(import_file(store, path, dict(labels)))
-            console.stderr.print(f"imported {name} as run {ids[-1]}")
-            _print_notes(name, store.get_run(str(ids[-1]), raw=False).error)
-        console.show(runs_sheet([store.get_run(str(i)) for i in ids]), fmt)
+            for received in import_path(store, path, dict(labels)):
+                console.stderr.print(_received(name, received))
+                ids.append(received.run_id)
+                if received.bundled is None:  # a fio output: what its import noted
+                    _print_notes(name, store.get_run(str(received.run_id), raw=False).error)
+        found = [store.get_run(str(i), raw=False) for i in dict.fromkeys(ids)]
+        console.show(runs_sheet(found), fmt)
 
 
 def _print_notes(name: str, notes: str | None) -> None:
@@ -151,6 +181,25 @@ def _print_notes(name: str, notes: str | None) -> None:
     if notes:
         style = "bold yellow" if "warning" in notes else None
         console.stderr.print(f"{name}: {notes}", style=style)
+
+
+def _received(name: str, received: bundle.Received) -> str:
+    """One line on one imported run: added, or already in the store."""
+    run = received.bundled
+    if run is None:
+        return f"imported {name} as run {received.run_id}"
+    what = f"{run.plan}, {run.status.value}, started {run.started_at}"
+    if received.added:
+        return f"added run {received.run_id}: {what} (exported as run {run.id}; uuid {run.uuid})"
+    line = f"already had run {received.run_id}: {what} (uuid {run.uuid}), not added again"
+    if received.had is not None and received.had != (run.status, len(run.rounds)):
+        status, count = received.had
+        line += (
+            f"; here it is {status.value} with {count} rounds, in {name} {run.status.value}"
+            f" with {len(run.rounds)}: `volbench delete {received.run_id}` first to import"
+            " the bundle's"
+        )
+    return line
 
 
 @cli.command("label")

@@ -27,6 +27,7 @@ from volbench.model import (
     TestResult,
 )
 from volbench.plans.imported_output import read_output
+from volbench.store import bundle
 from volbench.store.repository import Store
 
 PLAN = "import"
@@ -126,3 +127,13 @@ def import_file(store: Store, path: Path, labels: Mapping[str, str]) -> int:
     """Import one fio output file (:func:`read_import`, then :func:`store_import`);
     return the run's id. This is what ``volbench import`` calls for each file."""
     return store_import(store, read_import(path), labels)
+
+
+def import_path(store: Store, path: Path, labels: Mapping[str, str]) -> list[bundle.Received]:
+    """What ``volbench import`` calls for each file: a volbench bundle
+    (:func:`volbench.store.bundle.recognise`) gives each of its runs, added or already
+    stored (:func:`volbench.store.bundle.import_bundle`); anything else is one fio
+    output, imported as one run (:func:`import_file`)."""
+    if bundle.recognise(path):
+        return bundle.import_bundle(store, path, labels)
+    return [bundle.Received(import_file(store, path, labels), added=True)]

@@ -130,6 +130,7 @@ def run_document(run: RunRecord) -> dict[str, Any]:
     return {
         "schema": RUN_DOCUMENT_SCHEMA,
         "id": run.id,
+        "uuid": run.uuid,
         "plan": run.plan,
         "status": run.status.value,
         "started_at": run.started_at,

@@ -24,6 +24,7 @@ lock, SQLite begins the transaction with ``BEGIN IMMEDIATE`` (see
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -103,12 +104,40 @@ def _create_series(conn: Connection) -> None:
     log_folders.fill_series(conn)
 
 
+_RUNS_V6 = sa.Table(
+    "runs",
+    sa.MetaData(),
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("uuid", sa.String(36), nullable=True),
+)
+"""The columns of runs that version 6 reads and fills, as it knew them."""
+_IX_RUNS_UUID_V6 = sa.Index("ix_runs_uuid", _RUNS_V6.c.uuid, unique=True)
+
+
+def _add_uuid(conn: Connection) -> None:
+    """Version 6: runs.uuid, a fresh random UUID for every stored run (NOT NULL on
+    PostgreSQL), and a unique index on it: a run's identity across stores (bundles)."""
+    conn.execute(sa.text("ALTER TABLE runs ADD COLUMN uuid VARCHAR(36)"))
+    ids = conn.execute(sa.select(_RUNS_V6.c.id).order_by(_RUNS_V6.c.id)).scalars().all()
+    if ids:
+        conn.execute(
+            _RUNS_V6.update()
+            .where(_RUNS_V6.c.id == sa.bindparam("run_id"))
+            .values(uuid=sa.bindparam("run_uuid")),
+            [{"run_id": run_id, "run_uuid": str(uuid.uuid4())} for run_id in ids],
+        )
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("ALTER TABLE runs ALTER COLUMN uuid SET NOT NULL"))
+    conn.execute(sa.schema.CreateIndex(_IX_RUNS_UUID_V6))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
     Migration(3, "create stalls", _create_stalls),
     Migration(4, "runs.owner and runs.heartbeat_at", _add_owner),
     Migration(5, "create series, filled from the runs' log folders", _create_series),
+    Migration(6, "runs.uuid, a new one for each stored run", _add_uuid),
 )
 
 #: The newest schema version this volbench knows.

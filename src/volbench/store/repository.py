@@ -9,6 +9,7 @@ The database connection is made by :mod:`volbench.store.database`.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -140,6 +141,7 @@ class Store:
             "host": rows.as_dict(host),
             "settings": dict(settings),
             "non_compliant": non_compliant,
+            "uuid": str(uuid.uuid4()),
         }
         with self._begin(write=True) as conn:
             run_id = int(
@@ -148,6 +150,78 @@ class Store:
             label_rows = [{"run_id": run_id, "key": k, "value": v} for k, v in labels.items()]
             if label_rows:
                 conn.execute(schema.labels.insert(), label_rows)
+        return run_id
+
+    def import_runs(
+        self, records: Sequence[RunRecord], labels: Mapping[str, str] | None = None
+    ) -> list[tuple[int, bool]]:
+        """Store finished runs read from another store (a bundle, :mod:`volbench.store.bundle`)
+        as they were there, all in one transaction: each run's record, labels (``labels``
+        set over them), rounds with fio's outputs and times, results, series and stalls.
+        A run whose UUID this store already has is left as it is. Returns, per record,
+        its id here and whether it was added. Nothing is stored when any run fails."""
+        placed: list[tuple[int, bool]] = []
+        with self._begin(write=True) as conn:
+            for record in records:
+                if record.status is RunStatus.RUNNING or not record.uuid:
+                    raise ValueError(f"run {record.uuid or record.id}: a running run or no uuid")
+                found = conn.execute(sa.select(runs.c.id).where(runs.c.uuid == record.uuid))
+                had = found.scalar()
+                if had is not None:
+                    placed.append((int(had), False))
+                    continue
+                placed.append((self._insert_record(conn, record, labels or {}), True))
+        return placed
+
+    @staticmethod
+    def _insert_record(conn: Connection, record: RunRecord, labels: Mapping[str, str]) -> int:
+        """Insert one whole run read back (:meth:`import_runs`); its new id."""
+        values = {
+            "uuid": record.uuid,
+            "plan": record.plan,
+            "status": record.status.value,
+            "started_at": record.started_at,
+            "ended_at": record.ended_at,
+            "target": record.target,
+            "host": record.host,
+            "settings": record.settings,
+            "error": record.error,
+            "non_compliant": record.non_compliant,
+        }
+        run_id = int(conn.execute(runs.insert().values(values).returning(runs.c.id)).scalar_one())
+        merged = {**record.labels, **labels}
+        if merged:
+            conn.execute(
+                schema.labels.insert(),
+                [{"run_id": run_id, "key": k, "value": v} for k, v in merged.items()],
+            )
+        if len(record.rounds) != len(record.raw_outputs):
+            raise ValueError(f"run {record.uuid}: round times and outputs do not pair up")
+        if record.rounds:
+            conn.execute(
+                rounds.insert(),
+                [
+                    {
+                        "run_id": run_id,
+                        "round": times.round,
+                        "started_at": times.started_at,
+                        "ended_at": times.ended_at,
+                        "committed_at": times.committed_at,
+                        "raw_json": raw,
+                    }
+                    for times, raw in zip(record.rounds, record.raw_outputs, strict=True)
+                ],
+            )
+        if record.results:
+            conn.execute(
+                schema.results.insert(),
+                [rows.stored_result_row(run_id, r) for r in record.results],
+            )
+        packed = series_rows(run_id, record.series)
+        if packed:
+            conn.execute(schema.series.insert(), packed)
+        if record.stalls:
+            conn.execute(schema.stalls.insert(), [rows.stall_row(run_id, s) for s in record.stalls])
         return run_id
 
     def add_round(

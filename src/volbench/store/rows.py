@@ -65,6 +65,7 @@ def run_record(
         stalls=stalls,
         rounds=rounds,
         series=series,
+        uuid=row.uuid or "",
     )
 
 
@@ -123,6 +124,11 @@ def result_rows(
             row[column] = lat.percentiles_ns.get(pct) if lat else None
         rows.append(row)
     return rows
+
+
+def stored_result_row(run_id: int, result: StoredResult) -> dict[str, Any]:
+    """The ``results`` row of a stored result read back (a run moved between stores)."""
+    return {**dataclasses.asdict(result), "run_id": run_id, "workload": result.workload.record()}
 
 
 def as_dict(value: Any) -> dict[str, Any]:

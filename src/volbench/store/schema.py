@@ -23,7 +23,9 @@ Seven tables:
 - ``schema_version``: one row per applied migration; the highest is the version.
 
 Version 4 gives ``runs`` its ``owner`` (host, boot, pid of the process running it)
-and ``heartbeat_at``, so a run whose process died shows as interrupted.
+and ``heartbeat_at``, so a run whose process died shows as interrupted. Version 6
+gives it ``uuid`` (unique): the run's identity in every store, kept when a bundle
+moves it to another (:mod:`volbench.store.bundle`).
 
 Deleting a run cascades to its labels, rounds, results, series and stalls (SQLite
 needs ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
@@ -58,6 +60,10 @@ runs = sa.Table(
     # version 4: the process running the run and its last sign of life (store/owner.py)
     sa.Column("owner", sa.String(300), nullable=True),
     sa.Column("heartbeat_at", sa.String(40), nullable=True),
+    # version 6: the run's identity in every store (bundles, store/bundle.py); NOT NULL
+    # on PostgreSQL; SQLite cannot add a NOT NULL column to a filled table without a
+    # default, and every run is written with one (Store.create_run, Store.import_runs)
+    sa.Column("uuid", sa.String(36), nullable=False),
 )
 
 labels = sa.Table(
@@ -175,6 +181,8 @@ ix_runs_started_at = sa.Index("ix_runs_started_at", runs.c.started_at)
 ix_stalls_run = sa.Index("ix_stalls_run", stalls.c.run_id)
 # Version 5: a run's series, by round.
 ix_series_run_round = sa.Index("ix_series_run_round", series.c.run_id, series.c.round)
+# Version 6: one run per UUID (a bundle imported twice adds its runs once).
+ix_runs_uuid = sa.Index("ix_runs_uuid", runs.c.uuid, unique=True)
 
 #: The result columns that hold one percentile each, keyed by fio's percentile.
 PERCENTILE_COLUMNS: dict[float, str] = {

@@ -1,0 +1,250 @@
+"""Hostile or broken bundles given to ``volbench import``: each is refused with one line
+that names the file, where in it, and what to do (exit 2, never a traceback), and
+nothing of it is stored, also when only a later run of the bundle is bad."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from recorded import FIO_FIXTURES
+from test_bundle import _failed_run
+
+from volbench.cli.main import main
+from volbench.plans.importing import import_file
+from volbench.store import bundle
+from volbench.store.bundle import BundleError
+from volbench.store.repository import Store
+
+Document = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A bundle of two runs: an imported fio output and a failed run with stalls,
+    series of two hosts and integer and float values."""
+    with Store.open(str(tmp_path_factory.mktemp("good") / "source.db")) as store:
+        first = import_file(store, FIO_FIXTURES / "quick" / "round-000.json", {})
+        second = _failed_run(store)
+        return bundle.dump([store.get_run(first), store.get_run(second)])
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A store with one run of its own already."""
+    with Store.open(str(tmp_path / "target.db")) as opened:
+        import_file(opened, FIO_FIXTURES / "randread_json.json", {})
+        yield opened
+
+
+def _refused(store: Store, path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    before = [r.uuid for r in store.list_runs()]
+    with pytest.raises(BundleError) as caught:
+        bundle.import_bundle(store, path, {})
+    message = str(caught.value)
+    assert message.startswith(f"cannot import {path}: ") and "\n" not in message
+    assert caught.value.exit_code == 2
+    assert [r.uuid for r in store.list_runs()] == before  # nothing stored
+    return message
+
+
+def _document(data: bytes) -> Document:
+    document: Document = json.loads(gzip.decompress(data))
+    return document
+
+
+def _packed(document: Document | str) -> bytes:
+    text = document if isinstance(document, str) else json.dumps(document)
+    return gzip.compress(text.encode("utf-8", "surrogatepass"))
+
+
+def _changed(good: bytes, change: Callable[[Document], Any]) -> bytes:
+    document = _document(good)
+    change(document)
+    return _packed(document)
+
+
+def _second(document: Document) -> Document:
+    run: Document = document["runs"][1]
+    return run
+
+
+MUTATIONS: dict[str, tuple[Callable[[Document], Any], str]] = {
+    "wrong version type": (lambda d: d.update(version="1"), 'version is "1", not a bundle'),
+    "newer version": (lambda d: d.update(version=2), "upgrade volbench to import it"),
+    "no runs": (lambda d: d.update(runs=[]), "runs is empty"),
+    "runs not a list": (lambda d: d.update(runs={}), "runs is an object, not a list"),
+    "unknown field": (lambda d: d.update(extra=1), "extra is not a field of a bundle of its"),
+    "running": (
+        lambda d: _second(d).update(status="running"),
+        "runs[1].status says run ",
+    ),
+    "unknown status": (lambda d: _second(d).update(status="paused"), "runs[1].status is"),
+    "bad uuid": (lambda d: _second(d).update(uuid="not-a-uuid"), "runs[1].uuid is"),
+    "same uuid twice": (
+        lambda d: _second(d).update(uuid=d["runs"][0]["uuid"]),
+        "runs[1].uuid ",
+    ),
+    "missing field": (lambda d: _second(d).pop("plan"), "runs[1].plan is missing"),
+    "huge byte count": (
+        lambda d: _second(d)["results"][0].update(io_bytes=2**70),
+        "runs[1].results[0].io_bytes 1180591620717411303424 is not between 0 and",
+    ),
+    "huge round": (
+        lambda d: _second(d)["rounds"][0].update(round=2**40),
+        "runs[1].rounds[0].round 1099511627776 is not between 0 and 2147483647",
+    ),
+    "huge series time": (
+        lambda d: _second(d)["series"][0]["points"][0].__setitem__(0, 2**64),
+        "runs[1].series[0].points[0] is [18446744073709551616, 500], not [time",
+    ),
+    "huge workload figure": (
+        lambda d: _second(d)["results"][0]["workload"].update(iodepth=10**30),
+        "runs[1].results[0].workload.iodepth 1000000000000000000000000000000 is beyond",
+    ),
+    "huge settings figure": (
+        lambda d: _second(d)["settings"].update(blocks=-(10**30)),
+        "runs[1].settings.blocks -1000000000000000000000000000000 is beyond",
+    ),
+    "iops as text": (
+        lambda d: _second(d)["results"][0].update(iops="fast"),
+        "runs[1].results[0].iops is text, not a number",
+    ),
+    "label value a number": (
+        lambda d: _second(d)["labels"].update(vendor=5),
+        "runs[1].labels.vendor is the number 5, not text",
+    ),
+    "target a list": (lambda d: _second(d).update(target=[]), "runs[1].target is a list, not"),
+    "point a text": (
+        lambda d: _second(d)["series"][1]["points"].append([2000, "x"]),
+        'runs[1].series[1].points[1] is [2000, "x"], not [time',
+    ),
+    "stall resolved as text": (
+        lambda d: _second(d)["stalls"][0].update(resolved="no"),
+        "runs[1].stalls[0].resolved is text, not true or false",
+    ),
+    "time without zone": (
+        lambda d: _second(d).update(started_at="2024-05-01T12:00:00"),
+        'runs[1].started_at is "2024-05-01T12:00:00", not an ISO 8601 time with a time zone',
+    ),
+    "result of no round": (
+        lambda d: _second(d)["results"][0].update(round=7),
+        "runs[1].results[0].round is 7, a round the run's rounds do not hold",
+    ),
+    "round twice": (
+        lambda d: _second(d)["rounds"].append(_second(d)["rounds"][0]),
+        "runs[1].rounds[1].round 0 is there twice",
+    ),
+    "direction unknown": (
+        lambda d: _second(d)["results"][0].update(direction="sideways"),
+        'runs[1].results[0].direction is "sideways", not one of',
+    ),
+    "NUL in a name": (
+        lambda d: _second(d)["results"][0].update(test="a\x00b"),
+        "runs[1].results[0].test holds a NUL character",
+    ),
+    "long label key": (
+        lambda d: _second(d)["labels"].update({"k" * 201: "v"}),
+        "runs[1].labels (a key) is 201 characters long, more than the store's 200",
+    ),
+    "deep settings": (
+        lambda d: _second(d)["settings"].update(deep=json.loads("[" * 80 + "]" * 80)),
+        "nests more than 64 levels deep",
+    ),
+    "workload field of a wrong type": (
+        lambda d: _second(d)["results"][0]["workload"].update(iodepth=4.5),
+        "runs[1].results[0].workload.iodepth is 4.5, not what it can be",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MUTATIONS))
+def test_a_changed_bundle_is_refused_and_stores_nothing(
+    good: bytes, store: Store, tmp_path: Path, case: str
+) -> None:
+    change, expected = MUTATIONS[case]
+    message = _refused(store, tmp_path / "bad.vbundle", _changed(good, change))
+    assert expected in message, message
+    assert any(hint in message for hint in ("export", "upgrade volbench", "import"))
+
+
+def test_broken_files_are_refused(good: bytes, store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "bad.vbundle"
+    text = gzip.decompress(good).decode()
+    assert "is truncated (it ends inside its gzip stream): copy it again, or export" in (
+        _refused(store, path, good[: len(good) // 2])
+    )
+    assert "is damaged (gzip: " in _refused(store, path, good[:-8] + b"\x00" * 8)  # its CRC
+    cut = _refused(store, path, text[: len(text) // 2].encode())  # plain JSON, cut
+    assert "is not valid JSON at line 1 column" in cut and "export the runs again" in cut
+    infinite = re.sub(r'"iops":[0-9.eE+-]+', '"iops":1e400', text, count=1)
+    beyond = "runs[0].results[0].iops is a number beyond what JSON can hold"
+    assert beyond in _refused(store, path, _packed(infinite))
+    nan = re.sub(r'"iops":[0-9.eE+-]+', '"iops":NaN', text, count=1)
+    assert "NaN is not a JSON number" in _refused(store, path, _packed(nan))
+    surrogate = text.replace('"plan":"import"', '"plan":"\\ud800"', 1)
+    assert "runs[0].plan holds a lone UTF-16 surrogate" in _refused(store, path, _packed(surrogate))
+    deep = '{"schema":"volbench.bundle","version":1,"runs":' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert "nests arrays or objects deeper" in _refused(store, path, _packed(deep))
+    other = _packed({"schema": "something.else", "jobs": []})
+    assert "is not a volbench bundle (its schema is" in _refused(store, path, other)
+    run_document = b'{\n  "schema": "volbench.run/1",\n  "id": 1\n}\n'
+    assert "export --format json print, for reading), not a bundle" in _refused(
+        store, path, run_document
+    )
+    assert "is not UTF-8 text at byte" in _refused(store, path, gzip.compress(b"{\xff}"))
+
+
+def test_a_bundle_decompressed_imports_as_well(good: bytes, store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "plain.json"
+    path.write_bytes(gzip.decompress(good))
+    assert bundle.recognise(path)
+    received = bundle.import_bundle(store, path, {})
+    assert [r.added for r in received] == [True, True]
+
+
+def test_a_store_failing_half_way_stores_nothing(
+    good: bytes, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second run's insert fails in the database: the first is not kept either."""
+    path = tmp_path / "good.vbundle"
+    path.write_bytes(good)
+    calls: list[int] = []
+    insert = Store._insert_record
+
+    def failing(conn: Any, record: Any, labels: Any) -> int:
+        calls.append(1)
+        if len(calls) == 2:
+            conn.exec_driver_sql("INSERT INTO runs (id) VALUES (NULL)")  # NOT NULL: fails
+        return insert(conn, record, labels)
+
+    monkeypatch.setattr(Store, "_insert_record", staticmethod(failing))
+    before = store.list_runs()
+    with pytest.raises(Exception, match="result store"):
+        bundle.import_bundle(store, path, {})
+    assert store.list_runs() == before and len(calls) == 2
+
+
+def test_the_command_says_it_in_one_line(
+    good: bytes,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "cut.vbundle"
+    path.write_bytes(good[:100])
+    monkeypatch.setattr(
+        "sys.argv", ["volbench", "import", str(path), "--db", str(tmp_path / "t.db")]
+    )
+    with pytest.raises(SystemExit) as ended:
+        main()
+    err = capsys.readouterr().err
+    assert ended.value.code == 2
+    assert err.startswith(f"volbench: error: cannot import {path}: it is truncated")
+    assert err.count("\n") == 1 and "Traceback" not in err
