@@ -137,8 +137,9 @@ def test_quick_table_shows_fio_figures(quick_run: tuple[Volbench, Path, Any]) ->
     proc = volbench("show", str(document["id"]))
     assert proc.returncode == 0, proc.stderr
     raw = _raw_jobs(document)
+    table = proc.stdout.split("what limited each test")[0]  # the results, not the verdicts
     for name in QUICK_TESTS:
-        lines = [line for line in proc.stdout.splitlines() if f" {name} " in line]
+        lines = [line for line in table.splitlines() if f" {name} " in line]
         assert len(lines) == 1, proc.stdout
         cells = [cell.strip() for cell in lines[0].split("│")[1:-1]]
         direction = "write" if name.startswith("randwrite") else "read"
@@ -166,10 +167,11 @@ def test_quick_scratch_file_carries_the_marker(quick_run: tuple[Volbench, Path, 
 
 
 def test_rate_limited_workload_matches_fio_run_by_hand(tmp_path: Path) -> None:
-    """400 IOPS by rate limit: bare fio and volbench both measure it within 3 %, and the
+    """200 IOPS by rate limit: bare fio and volbench both measure it (never above it, at
+    least 85% of it on a busy machine), and the
     percentiles computed from json+ bins equal fio's own in the same output.
 
-    The two run at the same time on the same file to save 3 s: 400 IOPS each is far
+    The two run at the same time on the same file to save 3 s: 200 IOPS each is far
     below what the file can do, so neither limits the other.
     """
     target = tmp_path / "rate.img"
@@ -189,7 +191,7 @@ def test_rate_limited_workload_matches_fio_run_by_hand(tmp_path: Path) -> None:
             "--direct=1",
             "--runtime=3",
             "--time_based",
-            "--rate_iops=400",
+            "--rate_iops=200",
             "--norandommap",
             "--randrepeat=0",
             "--lat_percentiles=1",
@@ -201,8 +203,8 @@ def test_rate_limited_workload_matches_fio_run_by_hand(tmp_path: Path) -> None:
     )
     try:
         workload = Workload(
-            "rate-400", RW.RANDREAD, bs_bytes=4096, size_bytes=32 * MiB, runtime_s=3.0,
-            rate_iops=400,
+            "rate-200", RW.RANDREAD, bs_bytes=4096, size_bytes=32 * MiB, runtime_s=3.0,
+            rate_iops=200,
         )  # fmt: skip
         with Store.open(str(tmp_path / "store.db")) as store:
             session = Session(store, runner, NullReporter(), tmp_path / "runs")
@@ -217,13 +219,13 @@ def test_rate_limited_workload_matches_fio_run_by_hand(tmp_path: Path) -> None:
     hand_read = fio_json(out)["jobs"][0]["read"]
     ours_raw = json.loads(run.raw_outputs[0])
     ours_read = ours_raw["jobs"][0]["read"]
-    assert ours_raw["jobs"][0]["job options"]["rate_iops"] == "400"
+    assert ours_raw["jobs"][0]["job options"]["rate_iops"] == "200"
     stored = run.results[0]
     assert stored.iops == ours_read["iops"]
     # the limit the test set: fio's rate never exceeds it; a busy 2-core machine may
     # starve a job below it, for the run by hand as for volbench's
-    assert 0.85 * 400 <= hand_read["iops"] <= 1.03 * 400
-    assert 0.85 * 400 <= stored.iops <= 1.03 * 400
+    assert 0.85 * 200 <= hand_read["iops"] <= 1.03 * 200
+    assert 0.85 * 200 <= stored.iops <= 1.03 * 200
 
     for lat in (hand_read["lat_ns"], ours_read["lat_ns"]):
         fio_pcts = {float(k): float(v) for k, v in lat["percentile"].items()}

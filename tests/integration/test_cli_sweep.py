@@ -21,13 +21,14 @@ import pytest
 from cli_harness import Volbench, raw_jobs
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
-LIMIT = 1000  # read IOPS
+LIMIT = 500  # read IOPS: low enough that a starved QD 1 job still reaches it
 
 
 def at_cap(iops: float) -> bool:
     """fio's IOPS at the limit the test set: never more than 5% above it (the cgroup's
     cap binds) and, on a busy 2-core machine, at least 85% of it (a starved fio
-    thread issues late; seen: 924 IOPS while another test suite ran)."""
+    thread issues late; seen with a cap of 1,000: 924 IOPS while another test suite
+    ran, 441 at QD 1 at a load of 16, hence the cap of 500)."""
     return 0.85 * LIMIT <= iops <= 1.05 * LIMIT
 
 

@@ -1,11 +1,12 @@
-"""A real rate limiter: a loop device throttled by a blkio cgroup (v1) to 1,000
+"""A real rate limiter: a loop device throttled by a blkio cgroup (v1) to 500
 IOPS, measured with sweeps over queue depth (randread, randwrite, randrw 50/50) inside
 that cgroup.
 
 The fingerprint must find the cap within 5%, and the check against a matching
-catalogue entry (AWS io1 provisioned at 1,000 IOPS, as seed 003's 100 GiB volume)
-must say "meets". (At 1,000 rather than 2,000 IOPS the loop device keeps up with
-the cap even when the 2-core machine is busy with other work.)
+catalogue entry (AWS io1 provisioned at 500 IOPS on a 100 GiB volume) must say
+"meets". (At 500 IOPS the loop device and a starved QD 1 fio job keep up with the
+cap even when the 2-core machine is busy with other work: at 1,000 a load of 16
+gave 554 IOPS at QD 16.)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from cli_harness import Volbench, in_cgroup
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 Loop = Callable[..., str]
-CAP_IOPS = 1000
+CAP_IOPS = 500
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
-    """A 64 MiB loop device and a ``volbench-`` cgroup capping it at 1,000 read and
+    """A 64 MiB loop device and a ``volbench-`` cgroup capping it at 500 read and
     write IOPS; the cgroup is removed afterwards (its processes have ended)."""
     if not (BLKIO / "blkio.throttle.read_iops_device").exists():
         pytest.skip("blkio cgroup v1 throttling is not available")
@@ -109,13 +110,13 @@ def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
     verdicts = json.loads(check.stdout)["verdicts"]
     assert len(verdicts) == 3  # QD 4, 16 and 32; io1 states no latency for QD 1
     assert {v["verdict"] for v in verdicts} == {"meets"}, verdicts
-    # on a t3.micro (500 IOPS baseline, 11,800 for 30 min a day, A6) the volume's
-    # 1,000 IOPS are a burst of the instance: still "meets", the burst named
+    # a volume provisioned at 1,000 IOPS on a t3.micro (500 IOPS baseline, 11,800 for
+    # 30 min a day, A6): the instance's baseline is what to expect, and named
     burst = volbench.document(
         "check", runs[0], "--product", "aws-io1", "--size", "100",
-        "--provisioned-iops", str(CAP_IOPS), "--instance", "t3.micro",
+        "--provisioned-iops", "1000", "--instance", "t3.micro",
     )  # fmt: skip
     assert {v["verdict"] for v in burst["verdicts"]} == {"meets"}, burst["verdicts"]
     for verdict in burst["verdicts"]:
         assert verdict["expected"] == 500
-        assert "instance bursting: t3.micro" in verdict["reason"]
+        assert "instance cap 500 IOPS (t3.micro" in verdict["reason"]
