@@ -375,3 +375,71 @@ def test_recorded_stalled_device() -> None:
         result.evidence[0]
         == f"0 IOPS for {longest:,.0f} s with I/O outstanding (fio's stall watch)"
     )
+
+
+# --- fio's processes, the cgroup's quota (issue 15, sampled with each round)
+
+
+def loaded(
+    n: int = 5,
+    cpu: float = 97.0,
+    cores: float = 0.3,
+    waiting: float = 0.4,
+    busy: float | None = 30.0,
+    queue: float | None = None,
+) -> tuple[HostSample, ...]:
+    return tuple(
+        HostSample(
+            float(t),
+            (cpu, cpu),
+            busy,
+            1,
+            1000.0,
+            fio_cpu_cores=cores,
+            fio_wait_threads=waiting,
+            queue_length=queue,
+        )
+        for t in range(n)
+    )
+
+
+@pytest.mark.parametrize(("waiting", "held"), [(0.3, True), (0.29, False)])
+def test_busy_cpus_count_when_fio_waited_as_long_as_it_ran(waiting: float, held: bool) -> None:
+    result = verdict(full(20_000), Context(host=loaded(cores=0.3, waiting=waiting)))
+    assert (result.limit is Limit.HOST_CPU) is held
+    if held:
+        assert result.evidence[0] == (
+            "all CPUs were 97% busy on average and fio's threads waited for a CPU 50% of the"
+            " time they could run (0.30 threads waiting, 0.30 cores running; schedstat)"
+        )
+
+
+@pytest.mark.parametrize(("throttled", "held"), [(50.0, True), (49.9, False)])
+def test_a_quota_that_throttled_fio_half_the_time(throttled: float, held: bool) -> None:
+    context = Context(host=loaded(cpu=40.0), cpu_quota_cores=0.5, throttled_pct=throttled)
+    result = verdict(full(20_000, cpu=(26.0,)), context)
+    assert (result.limit is Limit.HOST_CPU) is held
+    if held:
+        assert result.evidence[0] == (
+            "the 0.5-core CPU quota of fio's cgroup throttled it in 50% of its scheduling"
+            " periods (cpu.stat); fio's processes used 0.30 cores"
+        )
+    assert verdict(full(20_000, cpu=(26.0,)), Context(throttled_pct=90.0)).limit is not (
+        Limit.HOST_CPU
+    )  # throttling without a quota recorded says nothing
+
+
+def test_more_jobs_compared_with_the_best_of_fewer() -> None:
+    two = full(48_000, qd=8, jobs=2, cpu=(30.0, 30.0))
+    three = full(44_000, qd=8, jobs=3, cpu=(20.0,) * 3)
+    four = full(49_000, qd=8, jobs=4, cpu=(15.0,) * 4)
+    result = verdict(four, Context(neighbours=(two, three), cpu_quota_cores=1.0, throttled_pct=95))
+    assert result.evidence[-1] == "more jobs did not help: 2 gave 48,000 IOPS, 4 gave 49,000"
+
+
+def test_the_device_queue_on_average_and_fio_short_of_cpu() -> None:
+    limited = verdict(full(500, qd=16), Context(host=loaded(cpu=20.0, waiting=0.0, queue=3.9)))
+    assert limited.limit is Limit.RATE_LIMITER
+    assert limited.evidence[0].startswith("fio kept 16.0 I/Os in flight but the device saw 3.9")
+    starved = Context(host=loaded(cpu=60.0, cores=0.2, waiting=0.1, queue=0.5))
+    assert verdict(full(500, qd=16), starved).limit is not Limit.RATE_LIMITER

@@ -119,7 +119,10 @@ def test_sample_between_two_readings(tmp_path: Path) -> None:
     assert sample is not None
     assert sample.device_busy_pct == pytest.approx(95.0)
     assert sample.iops == pytest.approx(300.0)
-    assert dataclasses.replace(sample, device_busy_pct=None, iops=None) == HostSample(
+    assert sample.queue_length == 0.0  # time_in_queue did not grow
+    assert dataclasses.replace(
+        sample, device_busy_pct=None, iops=None, queue_length=None
+    ) == HostSample(
         time_s=1002.0,
         cpu_busy_pct=cpu_busy_pct(parse_proc_stat(STAT_BEFORE), parse_proc_stat(STAT_AFTER)),
         in_flight=3,
@@ -131,6 +134,7 @@ def test_sample_between_two_readings(tmp_path: Path) -> None:
     now[0] = 1003.0
     gone = sampler.sample()
     assert gone is not None and (gone.device_busy_pct, gone.in_flight, gone.iops) == (None,) * 3
+    assert gone.fio_cpu_cores is None  # no parent given: fio's processes are not read
 
 
 def test_host_only_sampler_on_this_machine_runs_on_its_thread() -> None:

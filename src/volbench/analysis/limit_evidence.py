@@ -68,6 +68,12 @@ class HostReading(Protocol):
     def iops(self) -> float | None: ...
     @property
     def memory_some_pct(self) -> float | None: ...
+    @property
+    def fio_cpu_cores(self) -> float | None: ...
+    @property
+    def fio_wait_threads(self) -> float | None: ...
+    @property
+    def queue_length(self) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -100,8 +106,10 @@ class Context:
     test's direct twin (plans/cache_mode.py); ``stall_s``: the longest stall fio's
     stall watch recorded in the test (``model.Stall.seconds``); ``cpu_quota_cores``:
     the CPU quota of the cgroup fio ran in (cpu.max quota / period), None without one;
-    ``caps``: limits the test could meet; ``min_latency_ns``: the lowest mean latency
-    the target's kind can give (a network volume's round trip): below it, a cache.
+    ``throttled_pct``: share (%) of that cgroup's CFS periods in which the quota
+    throttled it during the test (cpu.stat); ``caps``: limits the test could meet;
+    ``min_latency_ns``: the lowest mean latency the target's kind can give (a network
+    volume's round trip): below it, a cache.
     """
 
     host: tuple[HostReading, ...] = ()
@@ -110,6 +118,7 @@ class Context:
     temperatures: DriveTemperatures | None = None
     stall_s: float = 0.0
     cpu_quota_cores: float | None = None
+    throttled_pct: float | None = None
     caps: tuple[KnownCap, ...] = ()
     min_latency_ns: float | None = None
 

@@ -18,15 +18,22 @@ other that holds is listed in ``also``):
 3. device, thermal: the drive's temperature reached its own warning (else critical)
    threshold, or it counted thermal-management transitions during the test.
 4. host CPU: a fio job used :data:`JOB_CPU_PCT` of a core (fio's usr_cpu + sys_cpu,
-   % of one CPU), fio's jobs used :data:`QUOTA_SHARE` of their cgroup's CPU quota,
-   or all CPUs were :data:`HOST_CPU_PCT` busy. kbench asks for at least 40 % CPU
-   idleness in latency tests (:data:`IDLE_MIN_PCT`); below it, a note.
+   % of one CPU); fio's jobs used :data:`QUOTA_SHARE` of their cgroup's CPU quota, or
+   the quota throttled the cgroup in :data:`THROTTLED_PCT` of its CFS periods
+   (cpu.stat: the kernel's sched-bwc.rst); or all CPUs were :data:`HOST_CPU_PCT` busy
+   while fio's threads waited for a CPU at least as long as they ran
+   (:data:`WAIT_SHARE`, run-queue time from schedstat; where fio's processes were not
+   sampled, all CPUs busy alone). kbench asks for at least 40 % CPU idleness in
+   latency tests (:data:`IDLE_MIN_PCT`); below it, a note. Where a neighbour with
+   fewer jobs (same queue depth) did as well, "more jobs did not help" is added.
 5. rate limiter: the throttle fingerprint (analysis/throttle.py) over this test and
    its neighbours finds a cap and this test is on its plateau; or the IOPS or
    bandwidth is within :data:`CAP_MATCH` of a known cap (the AWS EBS user guide,
    "Amazon EBS optimization": volumes deliver at least 90 % of their provisioned
-   IOPS); or fio kept I/Os in flight that the device never saw (device in-flight at
-   most :data:`ABOVE_DEVICE_SHARE` of fio's, busy under 50 %): they waited above it.
+   IOPS); or fio kept I/Os in flight that the device never saw (the device's mean
+   queue, iostat's aqu-sz, at most :data:`ABOVE_DEVICE_SHARE` of fio's, busy under
+   50 %, fio's threads not short of CPU: :data:`CPU_STARVED_SHARE`): they waited
+   above it.
 6. queue: Little's law (analysis/littles_law.py) finds fewer I/Os in flight than
    configured; or one I/O in flight at a time; or a neighbour with more queue gave
    more IOPS; or more queue only raised latency at the same IOPS (the saturation
@@ -57,12 +64,19 @@ QUOTA_SHARE = 0.9
 """fio's jobs at this share of their cgroup's CPU quota (cores) are held by it."""
 HOST_CPU_PCT = 90.0
 """All CPUs busy this much on average: the host has no CPU left."""
+THROTTLED_PCT = 50.0
+"""The CPU quota throttled fio's cgroup in this share of its periods: it held it back."""
+WAIT_SHARE = 0.5
+"""fio's threads waited for a CPU at least as long as they ran (wait / (run + wait))."""
 IDLE_MIN_PCT = 40.0
 """longhorn/kbench README: CPU idleness "should be at least 40%" in latency tests."""
 CAP_MATCH = 0.10
 """A figure from 90 % to 105 % of a known cap meets it (EBS: at least 90 % delivered)."""
 ABOVE_DEVICE_SHARE = 0.25
 """The device saw at most this share of fio's in-flight I/Os: the rest waited above it."""
+CPU_STARVED_SHARE = 0.25
+"""fio's threads waiting for a CPU over this share of their runnable time reap
+completions late: I/Os then wait in fio, not in a limiter."""
 DEVICE_BUSY_PCT = 95.0
 """io_ticks share that counts as a device busy all the time (iostat's %util ~100)."""
 MEMORY_PSI_PCT = 10.0
@@ -132,6 +146,19 @@ def _thermal(test: MeasuredTest, ctx: Context) -> list[str]:
     return found
 
 
+def _fio_load(ctx: Context) -> tuple[float, float] | None:
+    """(mean cores fio's processes used, mean threads of them waiting for a CPU) over
+    the samples that measured fio; None when none did."""
+    measured = [
+        (s.fio_cpu_cores, s.fio_wait_threads)
+        for s in ctx.host
+        if s.fio_cpu_cores is not None and s.fio_wait_threads is not None
+    ]
+    if not measured:
+        return None
+    return statistics.fmean(c for c, _ in measured), statistics.fmean(w for _, w in measured)
+
+
 def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
     found = []
     jobs = test.job_cpu_pct
@@ -141,17 +168,31 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
         )
         found.append(f"{who} used {max(jobs):.0f}% of a core: add --numjobs, or a larger instance")
     quota = ctx.cpu_quota_cores
-    if jobs and quota and sum(jobs) / 100 >= QUOTA_SHARE * quota:
+    load = _fio_load(ctx)
+    if quota and jobs and sum(jobs) / 100 >= QUOTA_SHARE * quota:
         found.append(
             f"fio's jobs used {sum(jobs) / 100:.2f} cores, {sum(jobs) / quota:.0f}% of the"
             f" {quota:g}-core CPU quota of their cgroup"
         )
+    elif quota and ctx.throttled_pct is not None and ctx.throttled_pct >= THROTTLED_PCT:
+        used = f"; fio's processes used {load[0]:.2f} cores" if load else ""
+        found.append(
+            f"the {quota:g}-core CPU quota of fio's cgroup throttled it in"
+            f" {ctx.throttled_pct:.0f}% of its scheduling periods (cpu.stat){used}"
+        )
     busy = _mean([_mean(s.cpu_busy_pct) for s in ctx.host])
     if busy is not None and busy >= HOST_CPU_PCT:
-        found.append(f"all CPUs were {busy:.0f}% busy on average")
+        if load is None:
+            found.append(f"all CPUs were {busy:.0f}% busy on average")
+        elif load[0] + load[1] > 0 and load[1] / (load[0] + load[1]) >= WAIT_SHARE:
+            found.append(
+                f"all CPUs were {busy:.0f}% busy on average and fio's threads waited for a"
+                f" CPU {load[1] / (load[0] + load[1]):.0%} of the time they could run"
+                f" ({load[1]:,.2f} threads waiting, {load[0]:,.2f} cores running; schedstat)"
+            )
     fewer = [n for n in ctx.neighbours if n.iodepth == test.iodepth and n.numjobs < test.numjobs]
     if found and fewer:
-        base = max(fewer, key=lambda n: n.numjobs)
+        base = max(fewer, key=lambda n: n.iops)
         if test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
             found.append(
                 f"more jobs did not help: {base.numjobs} gave {base.iops:,.0f} IOPS,"
@@ -181,10 +222,20 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
                     f" cap of {limit / scale:,.0f} {unit}"
                 )
     fio_flight = _in_flight(test) or 0.0
-    device_flight = _mean([s.in_flight for s in ctx.host])
+    averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
+    device_flight = _mean(averaged) if averaged else _mean([s.in_flight for s in ctx.host])
     busy = _mean([s.device_busy_pct for s in ctx.host])
     waited = device_flight is not None and device_flight <= ABOVE_DEVICE_SHARE * fio_flight
-    if test.direct and fio_flight >= 2 and waited and busy is not None and busy < 50:
+    load = _fio_load(ctx)  # fio short of CPU reaps completions late: they wait in fio
+    starved = load is not None and load[1] > CPU_STARVED_SHARE * (load[0] + load[1])
+    if (
+        test.direct
+        and fio_flight >= 2
+        and waited
+        and busy is not None
+        and busy < 50
+        and not starved
+    ):
         found.append(
             f"fio kept {fio_flight:,.1f} I/Os in flight but the device saw {device_flight:,.1f}"
             f" (busy {busy:.0f}%): they waited above it, in a limiter such as a blkio cgroup"

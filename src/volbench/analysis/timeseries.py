@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
+from volbench.analysis.host_series import DIRECTION as HOST_DIRECTION
 from volbench.fio.job import LOG_AVG_MSEC
 from volbench.fio.logs import LogPoint
 from volbench.model import LogSeries
@@ -32,6 +33,8 @@ def round_logs(series: Iterable[LogSeries]) -> dict[int, Logs]:
     jobs: dict[tuple[int, str], set[tuple[str, int]]] = {}
     points: dict[tuple[int, str, str, str, int], list[LogPoint]] = {}
     for s in series:
+        if s.direction == HOST_DIRECTION:  # the host's samples, not one of fio's logs
+            continue
         job = (s.host or "", s.job)
         jobs.setdefault((s.round, s.test), set()).add(job)
         points.setdefault((s.round, s.test, s.kind, *job), []).extend(

@@ -33,6 +33,7 @@ from volbench.plans.execution import (
     run_round,
     workload_record,
 )
+from volbench.plans.round_watch import watch_for
 from volbench.store.heartbeat import Heartbeat
 from volbench.targets.host import collect_host
 
@@ -142,7 +143,7 @@ def drive(
                     step.prepare()
                 run = functools.partial(round_runner, session, run_id, target=target,
                                         ioengine=engine, workdir=workdir)  # fmt: skip
-                interruption = _run_step(session, run_id, course, step, run, tests)
+                interruption = _run_step(session, run_id, course, step, run, tests, target)
                 if interruption:
                     return _end(session, run_id, RunStatus.INTERRUPTED, tests, interruption)
     except KeyboardInterrupt:
@@ -163,10 +164,12 @@ def _run_step(
     step: Step,
     run: Callable[..., tuple[list[TestResult], str | None]],
     tests: list[TestResult],
+    target: TargetInfo,
 ) -> str | None:
     """Run one step's tests (one fio process each, or all in one call when together),
     each committed and told to ``course``; add them to ``tests``. Returns what the user
-    should be told when Ctrl-C cut the step short (else None)."""
+    should be told when Ctrl-C cut the step short (else None). The host and the target's
+    disk are watched while each runs (:mod:`volbench.plans.round_watch`)."""
     batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
     label = step.note or step.workloads[0].name
     shown = len(batches) > 1  # one progress line for the step's tests
@@ -175,7 +178,15 @@ def _run_step(
     try:
         for workloads in batches:
             round_no = session.store.round_count(run_id)
-            new, interruption = run(round_no=round_no, workloads=workloads)
+            session.watch = watch_for(target)
+            try:
+                if session.watch is not None:
+                    session.watch.start()
+                new, interruption = run(round_no=round_no, workloads=workloads)
+            finally:
+                if session.watch is not None:
+                    session.watch.stop()
+                session.watch = None
             tests += new
             course.committed(round_no, new)
             if interruption:

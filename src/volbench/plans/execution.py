@@ -44,6 +44,7 @@ from volbench.model import (
     Workload,
 )
 from volbench.plans.reporter import Reporter
+from volbench.plans.round_watch import RoundWatch
 from volbench.store.repository import Store, default_data_dir
 
 NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
@@ -111,6 +112,9 @@ class Session:
     stall: StallPolicy = field(default_factory=StallPolicy)
     warnings: list[str] = field(default_factory=list)
     """Problems that did not stop the run (e.g. logs fio could not write), stored with it."""
+    watch: RoundWatch | None = None
+    """What watches the round under way (the engine sets it); its series are committed
+    with the round (:mod:`volbench.plans.round_watch`)."""
 
     def warn(self, message: str) -> None:
         """A problem that does not stop the run: shown now, stored with the run."""
@@ -259,7 +263,8 @@ def commit_round(
     also written to ``folder``/fio-output.json first, so a store that cannot be
     written (a full disk) loses nothing: the RunFailed message says where it is.
     fio's per-second logs in ``folder`` are stored with the round (the folder is
-    scratch space afterwards); logs that cannot be read are a warning.
+    scratch space afterwards), and so are the host and device samples of
+    ``session.watch``; logs that cannot be read are a warning.
     """
     from volbench.fio.logs import read_series  # (to the imports above when they settle)
 
@@ -292,6 +297,9 @@ def commit_round(
     except OSError as exc:
         session.warn(f"fio's per-second logs of round {round_no} could not be read: {exc}")
         series = []
+    if session.watch is not None:  # the host and device while fio ran
+        named = workloads[0].name if len(workloads) == 1 else "round"
+        series = [*series, *session.watch.take(round_no, named)]
     try:
         session.store.add_round(
             run_id,

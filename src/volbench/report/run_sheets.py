@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from volbench.analysis.host_series import KINDS as HOST_UNITS
+from volbench.analysis.host_series import is_host
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.fio.logs import UNITS
 from volbench.model import LogSeries, RunRecord, StoredResult, StoredWorkload, split_cache_mode
@@ -126,7 +128,8 @@ def cache_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def run_document(run: RunRecord) -> dict[str, Any]:
     """The stable JSON form of a run (schema ``volbench.run/1``): the run record, its
-    result rows, round times, fio's raw outputs and per-second series."""
+    result rows, round times, fio's raw outputs and per-second series, and the host and
+    device samples taken while each round ran (``host_series``)."""
     return {
         "schema": RUN_DOCUMENT_SCHEMA,
         "id": run.id,
@@ -143,7 +146,8 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "results": result_rows(run),
         "rounds": [asdict(times) for times in run.rounds],
         "fio_outputs": list(run.raw_outputs),
-        "series": [series_document(s) for s in run.series],
+        "series": [series_document(s) for s in run.series if not is_host(s)],
+        "host_series": [host_series_document(s) for s in run.series if is_host(s)],
     }
 
 
@@ -158,6 +162,20 @@ def series_document(series: LogSeries) -> dict[str, Any]:
         "job": series.job,
         "host": series.host,
         "direction": series.direction,
+        "points": [list(point) for point in series.points],
+    }
+
+
+def host_series_document(series: LogSeries) -> dict[str, Any]:
+    """One kind of the host and device samples stored with a round, in JSON: ``points``
+    are ``[Unix time in ms, value]`` in ``unit``; ``job`` is the CPU's number for
+    ``cpu`` (:mod:`volbench.analysis.host_series`)."""
+    return {
+        "round": series.round,
+        "test": series.test,
+        "kind": series.kind,
+        "unit": HOST_UNITS.get(series.kind, ""),
+        "job": series.job,
         "points": [list(point) for point in series.points],
     }
 

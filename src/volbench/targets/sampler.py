@@ -21,6 +21,14 @@ Sources of the file formats:
 - ``/proc/pressure/{memory,io}``: the kernel's Documentation/accounting/psi.rst:
   ``some`` = share of time at least one task stalled on the resource, ``full`` = all
   non-idle tasks stalled at once; ``avg10`` is that share (%) over the last 10 s.
+- fio's processes are this process's descendants, found through
+  ``/proc/PID/task/TID/children`` (proc(5), CONFIG_PROC_CHILDREN). Their CPU time is
+  fields 14 and 15 of ``/proc/PID/stat`` (utime + stime in USER_HZ ticks, every thread
+  of the process, io_uring's kernel workers included, exited ones too); each thread's
+  time on a CPU and time runnable but waiting for one are the first two fields of
+  ``/proc/PID/task/TID/schedstat`` (ns, the kernel's
+  Documentation/scheduler/sched-stats.rst, CONFIG_SCHED_INFO). fio's own usr/sys in
+  its JSON leaves out the kernel workers io_uring hands blocking I/O to.
 """
 
 from __future__ import annotations
@@ -37,6 +45,9 @@ from pathlib import Path
 PROC = Path("/proc")
 SYS = Path("/sys")
 INTERVAL_S = 1.0
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+MAX_PROCESSES = 4096
+"""Descendants read at most per sample (fio starts one process per job)."""
 
 
 def _read(path: Path) -> str | None:
@@ -120,6 +131,13 @@ def completion_rate(before: DiskStat, after: DiskStat, elapsed_s: float) -> floa
     return max(0.0, done / elapsed_s) if elapsed_s > 0 else 0.0
 
 
+def queue_length(before: DiskStat, after: DiskStat, elapsed_s: float) -> float:
+    """Requests in flight on average between two readings: delta time_in_queue (ms x
+    requests) / elapsed ms (iostat(1)'s ``aqu-sz``)."""
+    weighted = after.time_in_queue_ms - before.time_in_queue_ms
+    return max(0.0, weighted / (1000.0 * elapsed_s)) if elapsed_s > 0 else 0.0
+
+
 def count_hw_queues(entries: Iterable[str]) -> int | None:
     """Hardware queues from the entry names of /sys/block/DEV/mq (None: not blk-mq)."""
     count = sum(1 for name in entries if name.isdigit())
@@ -175,14 +193,108 @@ def disk_of(path: str, sys_root: Path = SYS) -> str | None:
     return entry.parent.name if (entry / "partition").exists() else entry.name
 
 
+def children(pid: int, proc_root: Path = PROC) -> list[int]:
+    """The child processes of ``pid`` (of every one of its threads)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(proc_root / str(pid) / "task")
+    except OSError:
+        return found
+    for tid in tasks:
+        text = _read(proc_root / str(pid) / "task" / tid / "children")
+        found += [int(v) for v in (text or "").split() if v.isdigit()]
+    return found
+
+
+def descendants(pid: int, proc_root: Path = PROC) -> list[int]:
+    """Every process below ``pid`` (children, their children ...), at most
+    :data:`MAX_PROCESSES` of them."""
+    found: list[int] = []
+    todo = children(pid, proc_root)
+    while todo and len(found) < MAX_PROCESSES:
+        child = todo.pop()
+        found.append(child)
+        todo += children(child, proc_root)
+    return found
+
+
+def parse_process_ticks(text: str) -> int | None:
+    """utime + stime (USER_HZ ticks) from /proc/PID/stat text; None when malformed.
+    The command name (field 2) may hold spaces and parentheses: fields are counted
+    after its last ``)``."""
+    fields = text[text.rfind(")") + 1 :].split()
+    if len(fields) < 13 or not (fields[11].isdigit() and fields[12].isdigit()):
+        return None
+    return int(fields[11]) + int(fields[12])
+
+
+def parse_schedstat(text: str) -> tuple[int, int] | None:
+    """(ns on a CPU, ns waiting on a run queue) of a thread, from
+    /proc/PID/task/TID/schedstat text."""
+    fields = text.split()
+    if len(fields) < 2 or not (fields[0].isdigit() and fields[1].isdigit()):
+        return None
+    return int(fields[0]), int(fields[1])
+
+
+@dataclass(frozen=True)
+class ProcessTimes:
+    """One process's CPU ticks (every thread, exited ones too) and each live thread's
+    (ns on a CPU, ns waiting for one)."""
+
+    ticks: int
+    threads: dict[int, tuple[int, int]]
+
+
+def read_process(pid: int, proc_root: Path = PROC) -> ProcessTimes | None:
+    """:class:`ProcessTimes` of ``pid`` now; None when it is gone."""
+    ticks = parse_process_ticks(_read(proc_root / str(pid) / "stat") or "")
+    if ticks is None:
+        return None
+    threads = {}
+    try:
+        tasks = os.listdir(proc_root / str(pid) / "task")
+    except OSError:
+        tasks = []
+    for tid in tasks:
+        found = parse_schedstat(_read(proc_root / str(pid) / "task" / tid / "schedstat") or "")
+        if found is not None and tid.isdigit():
+            threads[int(tid)] = found
+    return ProcessTimes(ticks, threads)
+
+
+def process_load(
+    before: dict[int, ProcessTimes], after: dict[int, ProcessTimes], elapsed_s: float
+) -> tuple[float, float, float] | None:
+    """(CPU cores used, busiest thread's share of one core (%), threads waiting for a
+    CPU on average) of the processes in both readings; None when there are none."""
+    both = before.keys() & after.keys()
+    if not both or elapsed_s <= 0:
+        return None
+    used = sum(max(0, after[p].ticks - before[p].ticks) for p in both) / TICKS_PER_S
+    busiest = wait = 0.0
+    for p in both:
+        old, new = before[p].threads, after[p].threads
+        for tid in old.keys() & new.keys():
+            busiest = max(busiest, (new[tid][0] - old[tid][0]) / 1e9)
+            wait += max(0, new[tid][1] - old[tid][1]) / 1e9
+    share = min(100.0, 100.0 * busiest / elapsed_s)
+    return used / elapsed_s, share, wait / elapsed_s
+
+
 @dataclass(frozen=True)
 class HostSample:
     """One second of the host and device, from two readings ``interval`` apart.
 
     ``time_s`` is the clock at the second reading (Unix seconds by default);
     ``cpu_busy_pct`` each CPU's busy share (%); the device fields are None without a
-    device: busy share (%), requests in flight at the second reading, and reads plus
-    writes completed per second; PSI avg10 (%) None where the kernel has no PSI.
+    device: busy share (%), requests in flight at the second reading, reads plus
+    writes completed per second, and requests in flight on average over the second
+    (``queue_length``); PSI avg10 (%) None where the kernel has no PSI.
+    The ``fio_`` fields are None when no child process (fio) ran through the second:
+    CPU cores its processes used, its busiest thread's share of a core (%: a job, or
+    a kernel worker of io_uring), and how many
+    of its threads waited for a CPU on average (run-queue time / elapsed).
     """
 
     time_s: float
@@ -194,6 +306,18 @@ class HostSample:
     memory_full_pct: float | None = None
     io_some_pct: float | None = None
     io_full_pct: float | None = None
+    fio_cpu_cores: float | None = None
+    fio_busiest_pct: float | None = None
+    fio_wait_threads: float | None = None
+    queue_length: float | None = None
+
+    @property
+    def fio_wait_share(self) -> float | None:
+        """Share of fio's runnable time spent waiting for a CPU (0..1)."""
+        if self.fio_cpu_cores is None or self.fio_wait_threads is None:
+            return None
+        runnable = self.fio_cpu_cores + self.fio_wait_threads
+        return self.fio_wait_threads / runnable if runnable > 0 else 0.0
 
 
 class Sampler:
@@ -201,7 +325,8 @@ class Sampler:
     ``interval_s`` on a thread of its own: ``start()``, then ``stop()`` returns the
     samples. :meth:`sample` takes one reading by hand (tests, and the thread).
     ``clock`` gives seconds (``time.time`` by default, so samples line up with fio's
-    timestamps); ``proc_root``/``sys_root`` are where /proc and /sys are read."""
+    timestamps); ``proc_root``/``sys_root`` are where /proc and /sys are read;
+    ``parent``: whose descendant processes (fio) are sampled (None: none)."""
 
     def __init__(
         self,
@@ -211,14 +336,17 @@ class Sampler:
         clock: Callable[[], float] = time.time,
         proc_root: Path = PROC,
         sys_root: Path = SYS,
+        parent: int | None = None,
     ) -> None:
         self.device = device
+        self.parent = parent
         self.interval_s = interval_s
         self._clock = clock
         self._proc = proc_root
         self._stat = sys_root / "class" / "block" / device / "stat" if device else None
         self.hw_queues = read_hw_queues(device, sys_root) if device else None
         self._last: tuple[float, dict[int, CpuTimes], DiskStat | None] | None = None
+        self._processes: dict[int, ProcessTimes] = {}
         self._samples: list[HostSample] = []
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
@@ -231,6 +359,16 @@ class Sampler:
         text = _read(self._proc / "pressure" / resource)
         return parse_pressure(text) if text else None
 
+    def _read_processes(self) -> dict[int, ProcessTimes]:
+        if self.parent is None:
+            return {}
+        found = {}
+        for pid in descendants(self.parent, self._proc):
+            times = read_process(pid, self._proc)
+            if times is not None:
+                found[pid] = times
+        return found
+
     def sample(self) -> HostSample | None:
         """Read now; the sample since the previous reading (None for the first one,
         or when the clock did not advance)."""
@@ -238,15 +376,19 @@ class Sampler:
         cpus = parse_proc_stat(_read(self._proc / "stat") or "")
         text = _read(self._stat) if self._stat else None
         disk = parse_disk_stat(text) if text else None
+        processes, before_processes = self._read_processes(), self._processes
+        self._processes = processes
         last, self._last = self._last, (now, cpus, disk)
         if last is None or now <= last[0]:
             return None
         elapsed, before = now - last[0], last[2]
         memory, io = self._pressure("memory"), self._pressure("io")
-        busy = rate = None
+        busy = rate = queue = None
         if before is not None and disk is not None:
             busy = device_busy_pct(before, disk, elapsed)
             rate = completion_rate(before, disk, elapsed)
+            queue = queue_length(before, disk, elapsed)
+        load = process_load(before_processes, processes, elapsed)
         found = HostSample(
             time_s=now,
             cpu_busy_pct=cpu_busy_pct(last[1], cpus),
@@ -257,6 +399,10 @@ class Sampler:
             memory_full_pct=memory.full_pct if memory else None,
             io_some_pct=io.some_pct if io else None,
             io_full_pct=io.full_pct if io else None,
+            fio_cpu_cores=load[0] if load else None,
+            fio_busiest_pct=load[1] if load else None,
+            fio_wait_threads=load[2] if load else None,
+            queue_length=queue,
         )
         self._samples.append(found)
         return found
@@ -280,11 +426,15 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, name="volbench-sampler", daemon=True)
         self._thread.start()
 
-    def stop(self) -> tuple[HostSample, ...]:
-        """Stop the thread (at once, not at the next tick) and return every sample."""
+    def stop(self, final: bool = False) -> tuple[HostSample, ...]:
+        """Stop the thread (at once, not at the next tick) and return every sample;
+        ``final``: with one more since the last tick (a test shorter than the interval
+        then has one sample too)."""
         self._halt.set()
         if self._thread is not None:
             self._thread.join()
+        if final:
+            self.sample()
         return self.samples
 
     def __enter__(self) -> Sampler:
