@@ -94,6 +94,11 @@ class Workload:
     align_bytes: int | None = None  # fio blockalign (IOMeter's "align I/Os on")
     thinktime_s: float | None = None  # fio thinktime: idle this long ...
     thinktime_iotime_s: float | None = None  # ... after this much I/O time (fio 3.28+)
+    write_bssplit: tuple[tuple[int, int], ...] = ()  # writes' own bssplit (fio bssplit=R,W)
+    write_random_pct: int | None = None  # writes' own percentage_random (fio: R,W)
+    read_iolog: str | None = None  # fio read_iolog: replay this iolog instead
+    replay_speed_pct: int | None = None  # fio replay_time_scale: 200 = twice the rate
+    replay_no_stall: bool = False  # fio replay_no_stall: the iolog as fast as possible
 
     @property
     def outstanding_io(self) -> int:
@@ -297,6 +302,16 @@ class RoundTimes:
 
 
 @dataclass(frozen=True)
+class TracePart:
+    """One stored part of a capture run's block I/O trace (:mod:`volbench.trace.codec`):
+    its first request's issue time in ns, how many requests it holds, the packed data."""
+
+    first_ns: int
+    ios: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """A stored run as read back from the store."""
 
@@ -316,6 +331,8 @@ class RunRecord:
     stalls: tuple[Stall, ...] = ()
     rounds: tuple[RoundTimes, ...] = ()
     series: tuple[LogSeries, ...] = ()
+    trace: tuple[TracePart, ...] = ()
+    """A capture run's block I/O trace, as stored (with the raw outputs)."""
     uuid: str = ""
     """The run's identity in every store (``id`` is one store's number): a run moved
     between stores in a bundle keeps it, so importing it twice adds it once."""
@@ -365,6 +382,11 @@ class StoredWorkload:
     align_bytes: int | None = None
     thinktime_s: float | None = None
     thinktime_iotime_s: float | None = None
+    write_bssplit: tuple[tuple[int, int], ...] = ()
+    write_random_pct: int | None = None
+    read_iolog: str | None = None
+    replay_speed_pct: int | None = None
+    replay_no_stall: bool | None = None
     places: int = 1
 
     @classmethod
@@ -380,7 +402,7 @@ class StoredWorkload:
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             value = record.get(f.name)
-            if f.name == "bssplit":
+            if f.name in ("bssplit", "write_bssplit"):
                 pairs = value if isinstance(value, list | tuple) else ()
                 values[f.name] = tuple(
                     (int(p[0]), int(p[1]))
@@ -397,6 +419,7 @@ class StoredWorkload:
         """JSON-ready data (what the store keeps and exports show)."""
         record = dataclasses.asdict(self)
         record["bssplit"] = [list(pair) for pair in self.bssplit]
+        record["write_bssplit"] = [list(pair) for pair in self.write_bssplit]
         return record
 
 
@@ -407,6 +430,8 @@ _RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
     "random_distribution": str, "rate_iops": int, "rate_bytes_per_s": int,
     "refill_buffers": bool, "cpus_allowed": str, "random_pct": int, "align_bytes": int,
     "thinktime_s": (int, float), "thinktime_iotime_s": (int, float),
+    "write_random_pct": int, "read_iolog": str, "replay_speed_pct": int,
+    "replay_no_stall": bool,
 }  # fmt: skip
 """The JSON types each stored workload field may have."""
 

@@ -32,12 +32,22 @@ from volbench.analysis.aggregate import group_tests
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import PLAN as QOS_VERIFY
+from volbench.analysis.workload_profile import characterise
 from volbench.cli.main import main
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck, job_sections
 from volbench.model import RW, LogSeries, RunRecord, RunStatus, Stall, TargetInfo
-from volbench.plans import firsttouch, hdtune, iometer, qos_capability, quick, sweep
+from volbench.plans import (
+    capture,
+    firsttouch,
+    hdtune,
+    iometer,
+    qos_capability,
+    quick,
+    replay,
+    sweep,
+)
 from volbench.plans.engine import Step, drive, execute, open_run
 from volbench.plans.execution import Session
 from volbench.plans.importing import import_file
@@ -53,11 +63,13 @@ from volbench.report.sheet import Sheet
 from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
+from volbench.trace import codec
 
 MiB = 1 << 20
 TARGET = TargetInfo("/dev/recorded", "block", 64 * MiB)
 LABELS = {"product": "ucloud-rssd", "size_gib": "500"}
 QUICK = FIO_FIXTURES / "quick" / "round-000.json"
+BLKPARSE = FIO_FIXTURES.parent / "blkparse" / "mixed.txt"
 
 
 class RecordedRunner(ReplayRunner):
@@ -180,9 +192,23 @@ def _build(store: Store, tmp: Path) -> dict[str, int]:
         ("fio2", "fio2_randread_4jobs.json"),
     ):
         ids[name] = import_file(store, FIO_FIXTURES / fixture, LABELS)
+    ids["capture"], ids["replay"] = _workload_runs(store, tmp, renamed)
     ids["failed"] = _failed_run(store)
     ids["interrupted"] = _interrupted_run(store)
     return ids
+
+
+def _workload_runs(store: Store, tmp: Path, runner: RecordedRunner) -> tuple[int, int]:
+    """A captured workload (imported from blkparse output: its trace in two parts) and
+    its exact replay."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codec, "PART_IOS", 4)
+        stored = capture.import_blkparse(store, BLKPARSE, LABELS, "mixed")
+    trace = capture.load_trace(store, store.get_run(stored.run_id))
+    options = replay.ReplayOptions("mixed", stored.run_id)
+    plan = replay.exact_plan(trace, characterise(trace), options, TARGET, tmp / "iolog")
+    outcome = execute(_session(store, tmp, runner), plan, TARGET, LABELS)
+    return stored.run_id, outcome.run_id
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +232,9 @@ def test_the_source_has_what_a_bundle_must_carry(source: tuple[Store, dict[str, 
         f"plans {sorted(missing)} have no run here: add a recorded run of each to _build"
         " (and anything such runs store outside the run's tables to the bundle)"
     )
-    assert all(r.series for n, r in runs.items() if n not in ("import", "fio2", "interrupted"))
+    quiet = ("import", "fio2", "interrupted", "capture")
+    assert all(r.series for n, r in runs.items() if n not in quiet)
+    assert len(runs["capture"].trace) == 2
     assert runs["failed"].stalls and runs["failed"].status is RunStatus.FAILED
     assert runs["interrupted"].non_compliant and runs["interrupted"].status is RunStatus.INTERRUPTED
     assert runs["import"].settings["places"] and any(r.place for r in runs["import"].results)

@@ -13,7 +13,17 @@ import pytest
 from volbench.analysis import qos_results
 from volbench.cli.main import cli
 from volbench.model import RW
-from volbench.plans import firsttouch, hdtune, importing, iometer, qos_capability, quick, sweep
+from volbench.plans import (
+    capture,
+    firsttouch,
+    hdtune,
+    importing,
+    iometer,
+    qos_capability,
+    quick,
+    replay,
+    sweep,
+)
 from volbench.plans.pts import driver
 from volbench.plans.registry import PLANS, UNKNOWN, entry
 
@@ -28,6 +38,8 @@ CREATED_BY = {
     ("qos", "verify"): qos_results.PLAN,
     ("qos", "plan"): qos_capability.NAME,  # --measure: the capability run
     ("import",): importing.PLAN,
+    ("capture",): capture.NAME,
+    ("run", "replay"): replay.NAME,
 }
 """Each command that stores runs -> the plan name of those runs."""
 

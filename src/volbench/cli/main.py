@@ -159,8 +159,9 @@ def export_run(
 def import_(
     files: tuple[str, ...], labels: tuple[tuple[str, str], ...], db: str | None, fmt: str
 ) -> None:
-    """Import fio JSON output files (any fio, client/server too) as runs, and bundles
-    that `volbench export` wrote (each run once: a run is known by its UUID)."""
+    """Import fio JSON output files (any fio, client/server too) as runs, bundles that
+    `volbench export` wrote (each run once: a run is known by its UUID), and blkparse
+    output of blktrace captures as captured workloads (named after the file)."""
     with Store.open(db) as store:
         ids = []
         for name in files:
@@ -263,6 +264,11 @@ run.add_command(iometer.command)
 run.add_command(hdtune.scan)
 run.add_command(hdtune.filebench)
 run.add_command(hdtune.firsttouch)
+from volbench.cli import workload as workload_commands  # noqa: E402
+
+cli.add_command(workload_commands.capture_command)
+cli.add_command(workload_commands.workload_command)
+run.add_command(workload_commands.replay_command)
 
 
 def one_line(message: str) -> str:

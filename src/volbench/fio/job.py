@@ -20,6 +20,7 @@ from volbench.fio.job_text import (
     check_value,
     escape_filename,
     job_files,
+    read_job,
 )
 from volbench.model import RW, Workload
 
@@ -90,6 +91,20 @@ def validate(workload: Workload) -> None:
     for label, rate in (("rate_iops", workload.rate_iops), ("rate", workload.rate_bytes_per_s)):
         if rate is not None and rate <= 0:
             raise UsageError(f"{name}: {label} must be positive (got {rate})")
+    if workload.read_iolog is not None:
+        check_iolog(workload.read_iolog)
+        if workload.time_based:
+            raise UsageError(f"{name}: a replay runs its iolog to the end, not time-based")
+    if workload.replay_speed_pct is not None and workload.replay_speed_pct < 1:
+        raise UsageError(f"{name}: replay speed must be at least 1% ({workload.replay_speed_pct})")
+    if workload.write_random_pct is not None and not (
+        workload.rw.is_random and 0 <= workload.write_random_pct <= 100
+    ):
+        raise UsageError(f"{name}: percentage_random needs a random rw and 0..100")
+    if any(bs <= 0 or pct <= 0 for bs, pct in workload.write_bssplit):
+        raise UsageError(f"{name}: bssplit block sizes and percentages must be positive")
+    if workload.write_bssplit and sum(pct for _, pct in workload.write_bssplit) != 100:
+        raise UsageError(f"{name}: bssplit percentages must add up to 100")
     if workload.time_based and workload.runtime_s is None:
         raise UsageError(f"{name}: a time-based workload needs a runtime")
     if workload.size_bytes is not None and workload.size_bytes <= 0:
@@ -102,6 +117,22 @@ def validate(workload: Workload) -> None:
     ):
         if text is not None:
             check_value(f"{name}: {label}", text)
+
+
+def check_iolog(path: str) -> str:
+    """An iolog path as ``read_iolog`` and ``replay_redirect`` take it: what any job
+    value must be (:func:`~volbench.fio.job_text.check_value`), absolute, and without
+    ``:`` (fio splits ``read_iolog`` there and does not unescape ``replay_redirect``)."""
+    check_value("iolog path", path, path=True)
+    if ":" in path or not path.startswith("/"):
+        raise JobValueError(
+            f"iolog path {path!r} must be absolute and hold no ':' (fio splits names there)"
+        )
+    return path
+
+
+def _split_text(split: Sequence[tuple[int, int]]) -> str:
+    return ":".join(f"{bs}/{pct}" for bs, pct in split)
 
 
 def check_engine(engine: str) -> str:
@@ -125,9 +156,11 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
     """The fio options of one workload, in a stable order (``None`` = a flag)."""
     validate(workload)
     opts: list[tuple[str, str | None]] = [("rw", workload.rw.value)]
-    if workload.bssplit:
-        split = ":".join(f"{bs}/{pct}" for bs, pct in workload.bssplit)
-        opts.append(("bssplit", split))
+    if workload.write_bssplit:  # fio: bssplit=READS,WRITES
+        reads = _split_text(workload.bssplit) or f"{workload.bs_bytes}/100"
+        opts.append(("bssplit", f"{reads},{_split_text(workload.write_bssplit)}"))
+    elif workload.bssplit:
+        opts.append(("bssplit", _split_text(workload.bssplit)))
     else:
         opts.append(("bs", str(workload.bs_bytes)))
     if workload.rw in (RW.RW, RW.RANDRW):
@@ -159,7 +192,10 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
         opts.append(("refill_buffers", None))
     if workload.cpus_allowed:
         opts.append(("cpus_allowed", workload.cpus_allowed))
-    if workload.random_pct is not None:
+    if workload.write_random_pct is not None:  # fio: percentage_random=READS,WRITES
+        random_reads = 100 if workload.random_pct is None else workload.random_pct
+        opts.append(("percentage_random", f"{random_reads},{workload.write_random_pct}"))
+    elif workload.random_pct is not None:
         opts.append(("percentage_random", str(workload.random_pct)))
     if workload.align_bytes is not None:
         opts.append(("blockalign", str(workload.align_bytes)))
@@ -169,6 +205,12 @@ def workload_options(workload: Workload, ioengine: str) -> list[tuple[str, str |
         opts.append(("thinktime_iotime", _seconds(workload.thinktime_iotime_s)))
     if workload.rw.is_random:
         opts += [("norandommap", None), ("randrepeat", "0")]
+    if workload.read_iolog is not None:
+        opts.append(("read_iolog", check_iolog(workload.read_iolog)))
+        if workload.replay_no_stall:
+            opts.append(("replay_no_stall", "1"))
+        if workload.replay_speed_pct is not None:
+            opts.append(("replay_time_scale", str(workload.replay_speed_pct)))
     return opts
 
 
@@ -211,6 +253,8 @@ def render(job: JobFile) -> str:
                 lines.append(f"filename={escape_filename(target)}")
             for key, option in workload_options(workload, job.ioengine):
                 lines.append(key if option is None else f"{key}={check_value(key, option)}")
+            if workload.read_iolog is not None:  # the iolog's files are replaced by the target
+                lines.append(f"replay_redirect={check_iolog(target or job.filename)}")
             if job.log_dir is not None:
                 tag = job.log_tags[place] if place < len(job.log_tags) else None
                 prefix = str(job.log_dir / (f"{name}@{tag}" if tag else name))
@@ -230,6 +274,13 @@ def _prove_files(text: str, job: JobFile) -> None:
     opens exactly one of the files ``job`` was built for, and each of them is used."""
     wanted = set(job.targets or (job.filename,))
     used: set[str] = set()
+    for section in read_job(text):  # a replay opens replay_redirect, whatever its iolog names
+        redirect = section.get("replay_redirect")
+        if section.has("read_iolog") and (redirect is None or redirect not in wanted):
+            raise JobValueError(
+                f"job {section.name!r} would replay onto {redirect or 'the iolog files'},"
+                f" not the checked target {', '.join(sorted(wanted))}: refused"
+            )
     for name, files in job_files(text).items():
         per_section = len(job.targets) if job.targets else 1
         if len(files) != per_section or not set(files) <= wanted:

@@ -127,6 +127,7 @@ def workload_record(workload: Workload) -> dict[str, Any]:
     record = dataclasses.asdict(workload)
     record["rw"] = workload.rw.value
     record["bssplit"] = [list(pair) for pair in workload.bssplit]
+    record["write_bssplit"] = [list(pair) for pair in workload.write_bssplit]
     return record
 
 

@@ -26,6 +26,7 @@ from volbench.model import (
     TargetInfo,
     TestResult,
 )
+from volbench.plans import capture
 from volbench.plans.imported_output import read_output
 from volbench.store import bundle
 from volbench.store.repository import Store
@@ -132,8 +133,11 @@ def import_file(store: Store, path: Path, labels: Mapping[str, str]) -> int:
 def import_path(store: Store, path: Path, labels: Mapping[str, str]) -> list[bundle.Received]:
     """What ``volbench import`` calls for each file: a volbench bundle
     (:func:`volbench.store.bundle.recognise`) gives each of its runs, added or already
-    stored (:func:`volbench.store.bundle.import_bundle`); anything else is one fio
-    output, imported as one run (:func:`import_file`)."""
+    stored (:func:`volbench.store.bundle.import_bundle`); blkparse's text of a blktrace
+    capture is a captured workload (:func:`volbench.plans.capture.import_blkparse`);
+    anything else is one fio output, imported as one run (:func:`import_file`)."""
     if bundle.recognise(path):
         return bundle.import_bundle(store, path, labels)
+    if capture.recognise(path):
+        return [bundle.Received(capture.import_blkparse(store, path, labels).run_id, added=True)]
     return [bundle.Received(import_file(store, path, labels), added=True)]

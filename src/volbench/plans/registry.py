@@ -16,7 +16,17 @@ from typing import Any
 
 from volbench.analysis import qos_results
 from volbench.model import RunRecord
-from volbench.plans import firsttouch, hdtune, importing, iometer, qos_capability, quick, sweep
+from volbench.plans import (
+    capture,
+    firsttouch,
+    hdtune,
+    importing,
+    iometer,
+    qos_capability,
+    quick,
+    replay,
+    sweep,
+)
 from volbench.plans.execution import PlanSpec
 from volbench.plans.pts import driver as pts
 from volbench.report import contents, run_sheets
@@ -29,6 +39,7 @@ from volbench.report.plan_view import PlanView, Report
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
 from volbench.report.qos_verify_sheets import run_verify_sheet
 from volbench.report.sweep_sheets import sweep_sheet
+from volbench.report.workload_sheets import workload_report, workload_sections
 
 Rebuilder = Callable[[Mapping[str, Any]], PlanSpec]
 """An adaptive plan (its next round chosen from results) from its run's settings."""
@@ -62,6 +73,8 @@ PLANS: Mapping[str, PlanEntry] = MappingProxyType(
         qos_results.PLAN: PlanEntry(sheet=run_verify_sheet, charts=qos_verify_charts),
         qos_capability.NAME: PlanEntry(),
         importing.PLAN: PlanEntry(),
+        capture.NAME: PlanEntry(report=workload_report, sections=workload_sections),
+        replay.NAME: PlanEntry(),
     }
 )
 """Every plan volbench creates runs of, by name (read-only)."""

@@ -35,6 +35,7 @@ def workload_from_record(record: Mapping[str, Any]) -> Workload:
     values = {k: v for k, v in record.items() if k in known}
     values["rw"] = RW(values["rw"])
     values["bssplit"] = tuple(tuple(pair) for pair in values.get("bssplit", ()))
+    values["write_bssplit"] = tuple(tuple(pair) for pair in values.get("write_bssplit", ()))
     return Workload(**values)
 
 

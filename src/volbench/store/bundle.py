@@ -23,7 +23,9 @@ and each RUN holds everything the store keeps of it (all times ISO 8601 UTC text
 - ``series``: fio's per-second logs, one entry per job's log and direction: ``round``,
   ``test``, ``kind`` (``iops`` I/O per second, ``bw`` KiB/s, ``lat``/``clat``/``slat``
   ns), ``job``, ``host``, ``direction`` and ``points``, ``[time in ms, value]`` as fio
-  wrote them.
+  wrote them;
+- ``trace`` (a ``capture`` run's block I/O trace): its parts as stored, ``first_ns``,
+  ``ios`` and ``data`` (the packed part, :mod:`volbench.trace.codec`, in base64).
 
 A run's owner and heartbeat (which process runs it, on which machine) stay behind:
 a bundle holds finished runs only. Reading is strict (:func:`load`): anything a
@@ -34,6 +36,7 @@ anything is stored.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import gzip
 import io
@@ -46,7 +49,7 @@ from typing import Any, NoReturn
 
 from volbench import __version__
 from volbench.errors import UsageError
-from volbench.model import LogSeries, RunRecord, RunStatus
+from volbench.model import LogSeries, RunRecord, RunStatus, TracePart
 from volbench.store import rows
 from volbench.store.bundle_reader import AGAIN, BundleError, Reader, kind, no_constant, shown
 from volbench.store.repository import Store
@@ -125,7 +128,13 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         ],
         "stalls": [dataclasses.asdict(s) for s in run.stalls],
         "series": [_series(s) for s in run.series],
+        **({"trace": [_trace_part(p) for p in run.trace]} if run.trace else {}),
     }
+
+
+def _trace_part(part: TracePart) -> dict[str, Any]:
+    data = base64.b64encode(part.data).decode()
+    return {"first_ns": part.first_ns, "ios": part.ios, "data": data}
 
 
 def _series(series: LogSeries) -> dict[str, Any]:

@@ -10,6 +10,8 @@ to do.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import json
 import math
@@ -17,7 +19,7 @@ import uuid
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, NoReturn
 
-from volbench.errors import UsageError
+from volbench.errors import StoreError, UsageError
 from volbench.model import (
     DIRECTIONS,
     LogSeries,
@@ -27,8 +29,10 @@ from volbench.model import (
     Stall,
     StoredResult,
     StoredWorkload,
+    TracePart,
 )
 from volbench.store import rows
+from volbench.trace.codec import unpack_part
 
 AGAIN = "export the runs again with `volbench export RUN... -o FILE.vbundle`"
 _DAMAGED = f"the bundle is damaged or was changed after volbench wrote it: {AGAIN}"
@@ -66,7 +70,8 @@ class Reader:
             run,
             at,
             {"uuid", "plan", "status", "started_at", "target", "host", "labels", "settings"},
-            {"id", "ended_at", "error", "non_compliant", "rounds", "results", "stalls", "series"},
+            {"id", "ended_at", "error", "non_compliant", "rounds", "results", "stalls", "series"}
+            | {"trace"},
         )
         run_uuid = self.run_uuid(run["uuid"], f"{at}.uuid")
         status = self.text(run["status"], f"{at}.status", 20)
@@ -119,6 +124,10 @@ class Reader:
             stalls=stalls,
             rounds=tuple(times for times, _ in round_list),
             series=series,
+            trace=tuple(
+                self.trace_part(p, f"{at}.trace[{i}]")
+                for i, p in enumerate(self.items(run, "trace", at))
+            ),
             uuid=run_uuid,
         )
 
@@ -233,6 +242,21 @@ class Reader:
             host=self.optional(item.get("host"), f"{at}.host", self.text, 255),
             direction=self.text(item["direction"], f"{at}.direction", 10),
             points=tuple((t, v) for t, v in points),
+        )
+
+    def trace_part(self, value: Any, at: str) -> TracePart:
+        item = self.mapping(value, at)
+        self.keys(item, at, {"first_ns", "ios", "data"}, set())
+        text = self.text(item["data"], f"{at}.data")
+        try:
+            data = base64.b64decode(text, validate=True)
+            unpack_part(data, 0)
+        except (binascii.Error, StoreError) as exc:
+            self.damaged(f"{at}.data", f"is not a packed trace part ({exc})")
+        return TracePart(
+            first_ns=self.integer(item["first_ns"], f"{at}.first_ns", 0, _INT64),
+            ios=self.integer(item["ios"], f"{at}.ios", 0, _INT32),
+            data=data,
         )
 
     # -- values

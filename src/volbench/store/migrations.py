@@ -131,6 +131,11 @@ def _add_uuid(conn: Connection) -> None:
     conn.execute(sa.schema.CreateIndex(_IX_RUNS_UUID_V6))
 
 
+def _create_traces(conn: Connection) -> None:
+    """Version 7: the traces table (block I/O traces of capture runs, store/traces.py)."""
+    conn.execute(sa.schema.CreateTable(schema.traces))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
@@ -138,6 +143,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "runs.owner and runs.heartbeat_at", _add_owner),
     Migration(5, "create series, filled from the runs' log folders", _create_series),
     Migration(6, "runs.uuid, a new one for each stored run", _add_uuid),
+    Migration(7, "create traces", _create_traces),
 )
 
 #: The newest schema version this volbench knows.

@@ -29,6 +29,7 @@ from volbench.model import (
     StoredResult,
     StoredWorkload,
     TestResult,
+    TracePart,
 )
 from volbench.store import migrations, owner, rows, schema
 from volbench.store.database import (
@@ -41,6 +42,7 @@ from volbench.store.database import (
 )
 from volbench.store.schema import rounds, runs
 from volbench.store.series import log_series, series_rows
+from volbench.store.traces import read_parts, trace_rows
 
 __all__ = ["Store", "default_data_dir"]
 
@@ -222,6 +224,8 @@ class Store:
             conn.execute(schema.series.insert(), packed)
         if record.stalls:
             conn.execute(schema.stalls.insert(), [rows.stall_row(run_id, s) for s in record.stalls])
+        if record.trace:
+            conn.execute(schema.traces.insert(), trace_rows(run_id, record.trace))
         return run_id
 
     def add_round(
@@ -404,7 +408,14 @@ class Store:
                 rounds=tuple(RoundTimes(*t) for t in times),
                 stalls=tuple(rows.stall(r) for r in stalls),
                 series=tuple(s for r in series for s in log_series(r)),
+                trace=read_parts(conn, run_id) if raw else (),
             )
+
+    def add_trace(self, run_id: int, parts: Sequence[TracePart]) -> None:
+        """Store a capture run's trace (:mod:`volbench.store.traces`), all parts at once."""
+        if parts:
+            with self._begin(write=True) as conn:
+                conn.execute(schema.traces.insert(), trace_rows(run_id, parts))
 
     def get_results(self, ref: str | int, from_round: int = 0) -> tuple[StoredResult, ...]:
         """The result rows of a run's rounds ``from_round`` on (by round, then as stored),

@@ -21,6 +21,7 @@ from volbench.model import (
     StoredResult,
     StoredWorkload,
     TestResult,
+    TracePart,
 )
 from volbench.store import owner
 from volbench.store.schema import PERCENTILE_COLUMNS
@@ -37,6 +38,7 @@ def run_record(
     stalls: tuple[Stall, ...] = (),
     rounds: tuple[RoundTimes, ...] = (),
     series: tuple[LogSeries, ...] = (),
+    trace: tuple[TracePart, ...] = (),
 ) -> RunRecord:
     """A ``runs`` row (with its labels, results, raw outputs and series) as a RunRecord.
 
@@ -65,6 +67,7 @@ def run_record(
         stalls=stalls,
         rounds=rounds,
         series=series,
+        trace=trace,
         uuid=row.uuid or "",
     )
 

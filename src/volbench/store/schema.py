@@ -1,6 +1,6 @@
 """The result store's tables (SQLAlchemy Core), at the latest schema version.
 
-Seven tables:
+Eight tables:
 
 - ``runs``: one row per run of a plan; target, host and settings as JSON;
   ``started_at``/``ended_at`` are ISO-8601 UTC text (``2024-05-01T12:00:00+00:00``),
@@ -20,6 +20,9 @@ Seven tables:
   from, ``samples`` the number of points of all jobs, ``data`` each job's number and
   points (time in ms, value as fio wrote it) packed and compressed
   (:mod:`volbench.store.series`).
+- ``traces`` (version 7): the block I/O trace of a ``capture`` run, one row per part
+  of at most 262,144 requests (``first_ns`` its first issue time, ``ios`` how many,
+  ``data`` the packed columns: :mod:`volbench.trace.codec`, :mod:`volbench.store.traces`).
 - ``schema_version``: one row per applied migration; the highest is the version.
 
 Version 4 gives ``runs`` its ``owner`` (host, boot, pid of the process running it)
@@ -27,8 +30,8 @@ and ``heartbeat_at``, so a run whose process died shows as interrupted. Version 
 gives it ``uuid`` (unique): the run's identity in every store, kept when a bundle
 moves it to another (:mod:`volbench.store.bundle`).
 
-Deleting a run cascades to its labels, rounds, results, series and stalls (SQLite
-needs ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
+Deleting a run cascades to its labels, rounds, results, series, stalls and traces
+(SQLite needs ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
 
 Every change here needs a numbered migration in :mod:`volbench.store.migrations`;
 ``tests/unit/test_migrations.py`` checks that a migrated database matches these
@@ -162,6 +165,16 @@ series = sa.Table(
         ondelete="CASCADE",
         name="fk_series_round",
     ),
+)
+
+traces = sa.Table(
+    "traces",
+    metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("part", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("first_ns", sa.BigInteger, nullable=False),
+    sa.Column("ios", sa.Integer, nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
 )
 
 schema_version = sa.Table(

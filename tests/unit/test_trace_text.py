@@ -1,0 +1,122 @@
+"""Trace text in (tracefs tracepoints, blkparse), paired requests out, stored and back."""
+
+# ruff: noqa: E501 (trace lines as the kernel prints them)
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from volbench.model import TracePart
+from volbench.trace import blkparse_text, codec
+from volbench.trace.events import FLUSH, READ, TRIM, WRITE, TraceBuilder, op_of
+from volbench.trace.tracepoint_text import parse_tracepoints
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "blkparse"
+
+TRACEPOINTS = """\
+# tracer: nop
+             fio-31194   [000] ..... 12715.800443: block_rq_issue: 7,0 R 4096 () 31616 + 8 be,0,4 [fio]
+             fio-31194   [001] ..... 12715.800500: block_rq_issue: 7,0 WS 65536 () 100 + 128 be,0,4 [fio]
+             fio-31194   [001] ..... 12715.800501: block_rq_issue: 7,1 R 4096 () 8 + 8 be,0,4 [fio]
+     ksoftirqd/0-14      [000] ..s.. 12715.802762: block_rq_complete: 7,0 R () 31616 + 8 be,0,4 [0]
+CPU:1 [LOST 12 EVENTS]
+          <idle>-0       [001] d.h1. 12715.803000: block_rq_complete: 7,0 WS () 100 + 128 be,0,4 [0]
+             fio-31194   [000] ..... 12715.804000: block_rq_issue: 7,0 R 4096 () 999 + 8 [fio]
+             dd-7        [000] ..... 12715.805000: block_rq_issue: 7,0 FF 0 () 0 + 0 be,0,4 [dd]
+"""
+
+
+def test_tracepoints_pair_issue_and_completion_on_the_device() -> None:
+    trace = parse_tracepoints(TRACEPOINTS.splitlines(), (7, 0), duration_ns=10_000_000)
+    assert trace.ops == "RWRF"  # 7,1 is another device; the old format (no ioprio) reads too
+    assert list(trace.offset_bytes) == [31616 * 512, 100 * 512, 999 * 512, 0]
+    assert list(trace.size_bytes) == [4096, 65536, 4096, 0]
+    assert list(trace.issue_ns) == [0, 57_000, 3_557_000, 4_557_000]
+    assert list(trace.latency_ns) == [2_319_000, 2_500_000, -1, -1]  # still in flight: -1
+    assert trace.lost == 12
+    assert trace.duration_ns == 10_000_000
+
+
+def test_rwbs_kinds() -> None:
+    assert op_of("RA", 8) == READ
+    assert op_of("WFS", 8) == WRITE  # a write with a preflush carries data
+    assert op_of("DS", 8) == TRIM
+    assert op_of("FWS", 0) == FLUSH
+    assert op_of("N", 0) is None
+    assert op_of("WS", 0) is None
+
+
+def test_blkparse_default_output() -> None:
+    text = (FIXTURES / "mixed.txt").read_text()
+    assert blkparse_text.recognise(text[:2000])
+    assert not blkparse_text.recognise('{"fio version": "fio-3.33"}')
+    found = blkparse_text.events_by_device(text.splitlines())
+    assert set(found) == {(8, 0), (8, 16)}
+    device = blkparse_text.pick_device(found, "mixed.txt")
+    assert device == (8, 0)
+    trace = blkparse_text.build(found[device])
+    assert trace.ops == "RRWWFRD"
+    assert list(trace.size_bytes) == [4096, 4096, 65536, 65536, 0, 4096, 1 << 20]
+    assert list(trace.latency_ns) == [100_000, 200_000, 400_000, 500_000, 50_000, 300_000,
+                                      1_000_000]  # fmt: skip
+    assert trace.before == 1  # sector 777 was issued before the trace began
+    assert trace.issue_ns[0] == 0  # the first event of the device is the trace's start
+
+
+def test_blkparse_without_issue_events_uses_queue_events() -> None:
+    lines = [
+        "253,0  0  1  0.000000000  10  Q  R 8 + 8 [app]",
+        "253,0  0  2  0.000500000   0  C  R 8 + 8 [0]",
+    ]
+    found = blkparse_text.events_by_device(lines)
+    trace = blkparse_text.build(found[(253, 0)])
+    assert trace.ops == "R"
+    assert list(trace.latency_ns) == [500_000]
+
+
+def test_no_events_is_one_line() -> None:
+    with pytest.raises(Exception, match="no block I/O events"):
+        blkparse_text.pick_device({}, "empty.txt")
+
+
+def test_out_of_order_events_are_sorted_by_issue_time() -> None:
+    builder = TraceBuilder()
+    builder.issue(1_000, READ, 8, 4096)
+    builder.issue(500, WRITE, 16, 4096)  # another CPU's buffer, read later
+    trace = builder.build()
+    assert trace.ops == "RW"[::-1]
+    assert list(trace.offset_bytes) == [16 * 512, 8 * 512]
+
+
+def test_codec_round_trip_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec, "PART_IOS", 3)
+    trace = parse_tracepoints(TRACEPOINTS.splitlines(), (7, 0), duration_ns=10_000_000)
+    parts = codec.pack(trace)
+    assert [p.ios for p in parts] == [3, 1]
+    assert codec.unpack(parts, codec.trace_meta(trace)) == trace
+
+
+def test_codec_refuses_what_it_did_not_write() -> None:
+    with pytest.raises(Exception, match="not readable"):
+        codec.unpack([TracePart(0, 1, b"not zlib")], {})
+
+
+def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> None:
+    from volbench.plans import capture
+    from volbench.plans.importing import import_path
+    from volbench.store.repository import Store
+
+    with Store.open(str(tmp_path / "v.db")) as store:
+        (received,) = import_path(store, FIXTURES / "mixed.txt", {"host": "db1"})
+        run = capture.find_capture(store, "mixed")
+        assert run.id == received.run_id and run.plan == capture.NAME
+        assert run.labels == {"host": "db1", "workload": "mixed"}
+        assert "also traces 8,16: kept 8,0" in (run.error or "")
+        assert run.settings["profile"]["counts"] == {"read": 3, "write": 2, "trim": 1, "flush": 1}
+        trace = capture.load_trace(store, run)
+        assert trace.ops == "RRWWFRD"
+        assert capture.find_capture(store, "latest").id == run.id
+        with pytest.raises(Exception, match="no captured workload 'other'"):
+            capture.find_capture(store, "other")
