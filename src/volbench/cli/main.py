@@ -245,6 +245,9 @@ cli.add_command(agent_command.command)
 cli.add_command(spec_commands.command)
 cli.add_command(spec_commands.cost_command)
 cli.add_command(check_command.command)
+from volbench.cli import explain as explain_command  # noqa: E402
+
+cli.add_command(explain_command.command)
 cli.add_command(fingerprint_command.command)
 from volbench.cli import resume as resume_command  # noqa: E402
 from volbench.cli.pts import pts, pts_report  # noqa: E402

@@ -34,6 +34,7 @@ from volbench.report.document import Document
 from volbench.report.firsttouch_sheets import firsttouch_sheet
 from volbench.report.hdtune_sheets import filebench_sheet, scan_sheet
 from volbench.report.iometer_sheets import iometer_sheet
+from volbench.report.limit_sheets import limits_sheet
 from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
@@ -90,8 +91,13 @@ def entry(plan: str) -> PlanEntry:
 
 def report_for(run: RunRecord) -> Report:
     """The sheets and JSON document of ``run``, as its plan's entry says
-    (:func:`volbench.report.run_sheets.report_for`)."""
-    return run_sheets.report_for(run, entry(run.plan))
+    (:func:`volbench.report.run_sheets.report_for`), then what limited each test (its
+    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`)."""
+    sheets, document = run_sheets.report_for(run, entry(run.plan))
+    limits = limits_sheet(run)
+    if limits is None:
+        return sheets, document
+    return [*sheets, limits], {**document, "limits": list(limits.rows)}
 
 
 def report_document(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Document:

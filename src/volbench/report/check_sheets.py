@@ -13,9 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from volbench.analysis.limit_evidence import KnownCap
 from volbench.analysis.promise import Verdict, check, measured_tests
+from volbench.analysis.run_limits import run_verdicts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
+from volbench.report.limit_sheets import facts_of, limit_rows
 from volbench.report.sheet import Column, Sheet
 from volbench.specs.catalogue import Catalogue
 from volbench.specs.expectation import (
@@ -226,6 +229,8 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         *(f"not compared: {s}" for s in skipped),
         *price_notes,
     )
+    limit_notes, limit_rows = check_limits(run, expectation, caps, request.instance)
+    notes = (*notes, *limit_notes)
     flagged = frozenset(i for i, v in enumerate(verdicts) if v.verdict == "below")
     document = {
         "run": run.id,
@@ -240,10 +245,33 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         "not_compared": skipped,
         "notes": list(notes),
         "price_performance": price_rows,
+        "limits": limit_rows,
         "passed": not flagged,
     }
     title = f"Run {run.id} vs {product.vendor} {product.name} at {size:g} {product.size_unit}"
     return Sheet(title, columns, rows, document, notes, flagged)
+
+
+def check_limits(
+    run: RunRecord, expectation: Expectation, caps: InstanceCaps | None, instance: str | None
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """What limited each test, with the volume's promised figures (and the instance's
+    caps) as limits it could meet: notes (one per test) and the JSON rows."""
+    product = expectation.product
+    known = [
+        KnownCap(
+            f"the {product.vendor} {product.name} {expectation.size:g} {product.size_unit} volume",
+            expectation.iops,
+            expectation.throughput_bytes_per_s,
+        )
+    ]
+    if caps is not None:
+        known.append(KnownCap(f"the {instance or 'instance'} instance", caps.iops, caps.bw))
+    latency = expectation.latency
+    low = latency.min_ms * 1e6 / 2 if latency and latency.min_ms else None
+    rows = limit_rows(run_verdicts(facts_of(run), known, low))
+    notes = [f"limit of {r['test']}: {r['limit']} ({r['why']})" for r in rows]
+    return notes, rows
 
 
 def _row(verdict: Verdict) -> dict[str, Any]:

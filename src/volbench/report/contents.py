@@ -9,6 +9,7 @@ from volbench import __version__
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_section
 from volbench.report.document import Document, Section
+from volbench.report.limit_section import limit_section
 from volbench.report.plan_view import PlanView
 from volbench.report.run_charts import run_sections
 
@@ -25,6 +26,9 @@ def report_document(
         sections.append(comparison_section(runs, by))
     for run in runs:
         sections += run_sections(run, views(run.plan))
+        limits = limit_section(run)
+        if limits is not None:
+            sections.append(limits)
     ids = ", ".join(str(r.id) for r in runs)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Document(

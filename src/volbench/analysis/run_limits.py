@@ -1,0 +1,99 @@
+"""The limit verdict of every test of a run (analysis/limit_verdict.py), each with what
+else the run knows of it: the same workload at other queue depths and job counts (its
+neighbours), a buffered test's direct twin, the stalls of its round, and what was
+sampled while it ran (analysis/host_series.py: host and device samples, the cgroup's
+CPU quota and how often it throttled, block I/O caps, the drive's temperatures).
+
+Pure: the caller gives each test's :class:`FactsOfTest`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from volbench.analysis.host_series import RoundHost
+from volbench.analysis.limit_evidence import Context, KnownCap, MeasuredTest, Verdict
+from volbench.analysis.limit_verdict import verdict
+from volbench.model import BUFFERED_PREFIX
+
+Family = tuple[object, ...]
+"""A workload apart from its queue depth and job count (rw, block sizes, mix, ...)."""
+
+
+@dataclass(frozen=True)
+class FactsOfTest:
+    """One stored test: its round, fio's figures, its workload family, the writes and
+    reads it did (for the caps that apply), the longest stall seen in it (s) and its
+    round's host samples (None: not sampled)."""
+
+    round: int
+    measured: MeasuredTest
+    family: Family
+    reads: bool = True
+    writes: bool = False
+    stall_s: float = 0.0
+    host: RoundHost | None = None
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    facts: FactsOfTest
+    verdict: Verdict
+    context: Context
+
+
+def recorded_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
+    """The block I/O caps of fio's cgroup on the target's device that bind ``facts``'
+    direction (a test that both reads and writes meets two caps at once: none named)."""
+    host = facts.host
+    if host is None or facts.reads == facts.writes:
+        return ()
+    prefix = "cap_r" if facts.reads else "cap_w"
+    iops = host.facts.get(prefix + "iops")
+    bw = host.facts.get(prefix + "bps")
+    if iops is None and bw is None:
+        return ()
+    what = "read" if facts.reads else "write"
+    return (KnownCap(f"fio's cgroup ({what} limit on the device)", iops, bw),)
+
+
+def _neighbours(test: FactsOfTest, tests: Sequence[FactsOfTest]) -> tuple[MeasuredTest, ...]:
+    """The same family at other iodepth x numjobs; of repeated points, the latest."""
+    own = (test.measured.iodepth, test.measured.numjobs)
+    found: dict[tuple[int, int], MeasuredTest] = {}
+    for other in tests:
+        key = (other.measured.iodepth, other.measured.numjobs)
+        if other.family == test.family and key != own:
+            found[key] = other.measured
+    return tuple(found.values())
+
+
+def run_verdicts(
+    tests: Sequence[FactsOfTest],
+    caps: Sequence[KnownCap] = (),
+    min_latency_ns: float | None = None,
+) -> list[TestVerdict]:
+    """Each test's verdict, in the order given; ``caps`` (a catalogue product's, an
+    instance's) apply to every test, beside those recorded with its round."""
+    by_name = {t.measured.name: t.measured for t in tests}
+    found = []
+    for test in tests:
+        name = test.measured.name
+        twin = (
+            by_name.get(name[len(BUFFERED_PREFIX) :]) if name.startswith(BUFFERED_PREFIX) else None
+        )
+        host = test.host
+        context = Context(
+            host=host.readings if host else (),
+            neighbours=_neighbours(test, tests),
+            direct_twin=twin,
+            temperatures=host.temperatures() if host else None,
+            stall_s=test.stall_s,
+            cpu_quota_cores=host.cpu_quota_cores if host else None,
+            throttled_pct=host.throttled_pct if host else None,
+            caps=(*recorded_caps(test), *caps),
+            min_latency_ns=min_latency_ns,
+        )
+        found.append(TestVerdict(test, verdict(test.measured, context), context))
+    return found

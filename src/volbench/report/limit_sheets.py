@@ -1,0 +1,244 @@
+"""What limited each test of a stored run: the verdicts (analysis/run_limits.py) as the
+summary sheet of ``volbench show`` (beside IOPS: the host and device figures sampled
+while the test ran) and the full sheet of ``volbench explain`` (every sentence of
+evidence), both with the same JSON rows.
+
+Every figure comes from the store: the result rows (fio's figures), fio's raw output
+of the round (each job's usr/sys CPU: fio/job_cpu.py), the stalls, and the host
+series stored with the round (analysis/host_series.py). An imported run has no host
+samples: its verdicts rest on fio's figures alone and say what would tell more.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from volbench.analysis.host_series import RoundHost, round_hosts
+from volbench.analysis.limit_evidence import KnownCap, MeasuredTest
+from volbench.analysis.run_limits import FactsOfTest, TestVerdict, run_verdicts
+from volbench.fio.job_cpu import job_cpu
+from volbench.model import RunRecord, StoredResult
+from volbench.report.fleet_sheets import aggregate_run
+from volbench.report.sheet import Column, Sheet, fmt_count
+
+LIMITS_SCHEMA = "volbench.limits/1"
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.fmean(known) if known else None
+
+
+def _measured(results: Sequence[StoredResult], cpu: tuple[float, ...]) -> MeasuredTest:
+    """A test's figures from its result rows (one per direction): IOPS and bandwidth
+    summed, latency the IOPS-weighted mean of the directions' means."""
+    first = results[0]
+    work = first.workload
+    timed = [r for r in results if r.lat_mean_ns is not None and r.iops > 0]
+    weight = sum(r.iops for r in timed)
+    lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / weight if weight else None
+    jobs = work.numjobs or first.jobs or 1
+    if not cpu:  # fio's output unreadable: the stored mean, for each job
+        cpu = (first.usr_cpu_pct + first.sys_cpu_pct,) * jobs
+    return MeasuredTest(
+        name=first.test,
+        iops=sum(r.iops for r in results),
+        bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
+        lat_mean_ns=lat,
+        iodepth=(work.iodepth or 1) * max(1, work.places),
+        numjobs=jobs,
+        job_cpu_pct=cpu,
+        direct=work.direct is not False,
+    )
+
+
+def facts_of(run: RunRecord) -> list[FactsOfTest]:
+    """Every test of ``run`` (of a run on several places: the aggregates), in order."""
+    run = aggregate_run(run)
+    outputs = {t.round: raw for t, raw in zip(run.rounds, run.raw_outputs, strict=False)}
+    hosts = round_hosts(run.series)
+    by_test: dict[tuple[int, str], list[StoredResult]] = {}
+    for result in run.results:
+        by_test.setdefault((result.round, result.test), []).append(result)
+    cpu_of: dict[int, dict[str, tuple[float, ...]]] = {}
+    found = []
+    for (round_no, name), results in by_test.items():
+        if round_no not in cpu_of:
+            cpu_of[round_no] = job_cpu(outputs.get(round_no, ""))
+        work = results[0].workload
+        stalls = [s.seconds for s in run.stalls if s.round == round_no and s.test == name]
+        directions = {r.direction for r in results if r.iops > 0}
+        found.append(
+            FactsOfTest(
+                round=round_no,
+                measured=_measured(results, cpu_of[round_no].get(name, ())),
+                family=(
+                    work.rw,
+                    work.bs_bytes,
+                    work.bssplit,
+                    work.rwmixread_pct,
+                    work.direct,
+                    work.ioengine,
+                    work.random_distribution,
+                    work.rate_iops,
+                    work.rate_bytes_per_s,
+                ),
+                reads="read" in directions or (not directions and (work.rw or "").endswith("read")),
+                writes="write" in directions or "trim" in directions,
+                stall_s=max(stalls, default=0.0),
+                host=hosts.get(round_no),
+            )
+        )
+    return found
+
+
+def limits(run: RunRecord, caps: Sequence[KnownCap] = ()) -> list[TestVerdict]:
+    """The verdict of every test of ``run``; ``caps``: limits from outside the run
+    (a catalogue product's or an instance's, as ``volbench check`` gives them)."""
+    return run_verdicts(facts_of(run), caps)
+
+
+def _host_figures(host: RoundHost | None) -> dict[str, Any]:
+    """The host and device figures of a test's round (means over its samples)."""
+    if host is None:
+        return {}
+    readings = host.readings
+    temps = host.temperatures()
+    return {
+        "samples": len(readings),
+        "cpu_busy_pct": _mean([_mean(r.cpu_busy_pct) for r in readings]),
+        "device_busy_pct": _mean([r.device_busy_pct for r in readings]),
+        "device_in_flight": _mean([r.in_flight for r in readings]),
+        "fio_cpu_cores": _mean([r.fio_cpu_cores for r in readings]),
+        "fio_wait_threads": _mean([r.fio_wait_threads for r in readings]),
+        "memory_pressure_pct": _mean([r.memory_some_pct for r in readings]),
+        "cpu_quota_cores": host.cpu_quota_cores,
+        "quota_throttled_pct": host.throttled_pct,
+        "hw_queues": host.facts.get("dev_hwq"),
+        "caps": {k: v for k, v in host.facts.items() if k.startswith("cap_")},
+        "temperature_before_c": temps.before_c if temps else None,
+        "temperature_after_c": temps.after_c if temps else None,
+    }
+
+
+def limit_rows(found: Sequence[TestVerdict]) -> list[dict[str, Any]]:
+    """One JSON-ready row per test: its figures, verdict, evidence and samples."""
+    rows = []
+    for item in found:
+        measured = item.facts.measured
+        figures = _host_figures(item.facts.host)
+        rows.append(
+            {
+                "round": item.facts.round,
+                "test": measured.name,
+                "iops": measured.iops,
+                "bw_bytes_per_s": measured.bw_bytes_per_s,
+                "lat_mean_ns": measured.lat_mean_ns,
+                "iodepth": measured.iodepth,
+                "numjobs": measured.numjobs,
+                "job_cpu_pct": list(measured.job_cpu_pct),
+                "limit": item.verdict.limit.value,
+                "evidence": list(item.verdict.evidence),
+                "why": item.verdict.evidence[0] if item.verdict.evidence else None,
+                "also": [limit.value for limit in item.verdict.also],
+                "host": figures,
+                "cpu_busy_pct": figures.get("cpu_busy_pct"),
+                "device_busy_pct": figures.get("device_busy_pct"),
+                "fio_cpu_cores": figures.get("fio_cpu_cores"),
+            }
+        )
+    return rows
+
+
+def _pct(value: Any) -> str:
+    return f"{float(value):.0f}%"
+
+
+def _cores(value: Any) -> str:
+    return f"{float(value):.2f}"
+
+
+SUMMARY_COLUMNS = (
+    Column("round", "Round", numeric=True),
+    Column("test", "Test"),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("cpu_busy_pct", "CPUs busy", _pct, numeric=True),
+    Column("fio_cpu_cores", "fio cores", _cores, numeric=True),
+    Column("device_busy_pct", "Device busy", _pct, numeric=True),
+    Column("limit", "Limited by"),
+    Column("why", "Why"),
+)
+
+
+def _document(run: RunRecord, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {"schema": LIMITS_SCHEMA, "run": run.id, "tests": list(rows)}
+
+
+def _sampled_note(run: RunRecord) -> str:
+    if any(s.direction == "host" for s in run.series):
+        return (
+            "samples: each CPU's busy share, fio's processes' CPU and run-queue wait, the"
+            " device's busy time and in-flight requests, once a second while each test ran"
+        )
+    return (
+        "no host or device samples stored with this run (imported, or from an older"
+        " volbench): the verdicts rest on fio's figures alone"
+    )
+
+
+def limits_sheet(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Sheet | None:
+    """The summary of what limited each test (``volbench show``); None without tests."""
+    rows = limit_rows(limits(run, caps))
+    if not rows:
+        return None
+    return Sheet(
+        title=f"volbench run {run.id}: what limited each test",
+        columns=SUMMARY_COLUMNS,
+        rows=tuple(rows),
+        document=_document(run, rows),
+        notes=(
+            _sampled_note(run),
+            f"all the evidence of each verdict: volbench explain {run.id}",
+        ),
+    )
+
+
+EXPLAIN_COLUMNS = (
+    Column("round", "Round", numeric=True),
+    Column("test", "Test"),
+    Column("iops", "IOPS", lambda v: "" if v == "" else fmt_count(v), numeric=True),
+    Column("limit", "Limited by"),
+    Column("evidence", "Evidence"),
+)
+
+
+def explain_sheet(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Sheet:
+    """Every test's verdict with all its evidence, a line of the table per sentence
+    (``volbench explain``); the JSON has one row per test."""
+    rows = limit_rows(limits(run, caps))
+    lines: list[dict[str, Any]] = []
+    for row in rows:
+        also = [f"also seen: {', '.join(row['also'])}"] if row["also"] else []
+        for index, sentence in enumerate([*row["evidence"], *also]):
+            first = index == 0
+            lines.append(
+                {
+                    "round": row["round"] if first else "",
+                    "test": row["test"] if first else "",
+                    "iops": row["iops"] if first else "",
+                    "limit": row["limit"] if first else "",
+                    "evidence": sentence,
+                }
+            )
+    notes = [_sampled_note(run)]
+    if not rows:
+        notes.append(f"run {run.id} has no stored test results")
+    return Sheet(
+        title=f"volbench run {run.id} ({run.plan}): what limited each test",
+        columns=EXPLAIN_COLUMNS,
+        rows=tuple(lines),
+        document=_document(run, rows),
+        notes=tuple(notes),
+    )
