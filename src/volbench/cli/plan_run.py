@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 import click
 
 from volbench.cli import console
+from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     POSITIVE_SIZE,
     db_option,
@@ -26,6 +28,12 @@ from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunStatus, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
+from volbench.plans.dry_run import (
+    choose_engine,
+    estimate_line,
+    plan_preview,
+    preview_target,
+)
 from volbench.plans.engine import execute
 from volbench.plans.execution import Outcome, PlanSpec, Session, prepare_runs_dir
 from volbench.plans.fleet import (
@@ -39,6 +47,7 @@ from volbench.plans.fleet import (
 )
 from volbench.plans.preparation import prepare_target
 from volbench.plans.registry import report_for
+from volbench.specs.run_cost import HourlyCost
 from volbench.store.repository import Store, default_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,6 +76,15 @@ class TargetChoice:
     solo: bool = False
     stall_seconds: float = DEFAULT_SECONDS
     abort_on_stall: bool = False
+    dry_run: bool = False
+    product: str | None = None
+    hourly_cost: HourlyCost | None = None
+
+    def costs(self, low_s: float, high_s: float, capacity_bytes: int | None) -> list[str]:
+        """The estimated cost of a run of ``low_s`` to ``high_s`` s."""
+        return costs(
+            low_s, high_s, capacity_bytes, self.labels, self.product, self.size, self.hourly_cost
+        )
 
     def fleet(self) -> Fleet | None:
         """The places of a run on several targets or hosts (None: one local target)."""
@@ -135,6 +153,8 @@ def target_options(function: F) -> F:
         db_option,
         format_option,
         stall_options,
+        dry_run_option,
+        cost_options,
     ]
 
     @functools.wraps(function)
@@ -160,6 +180,8 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     interrupted run (its finished work is stored) volbench exits 130, or 143 when
     SIGTERM interrupted it.
     """
+    if choice.dry_run:
+        return dry_run(choice, plan, writes)
     runner: Runner = ReplayRunner(Path(choice.replay)) if choice.replay else SubprocessRunner()
     if not choice.replay:
         runner.version()  # fio missing -> one clear line before anything is created
@@ -185,6 +207,7 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
                 choice.force,
             )
             spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
+            reporter.note(_estimate(choice, spec, info))
             outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
         else:
             outcome = _run_fleet(session, choice, fleet, plan, writes)
@@ -208,6 +231,7 @@ def _run_fleet(
         fleet, target = ready.fleet, ready.target
         spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
         spec, alone = schedule(spec, fleet)
+        session.reporter.note(_estimate(choice, spec, target))
         rounds = FleetRounds(fleet, alone)
         engine = choice.ioengine
         if engine is None:  # the local io_uring check says nothing of another host
@@ -223,3 +247,36 @@ def _run_fleet(
             extra_settings=ready.settings,
             note=rounds.note,
         )
+
+
+def _estimate(choice: TargetChoice, spec: PlanSpec, target: TargetInfo) -> str:
+    """The one line printed before a run starts: tests, duration and cost."""
+    dry = plan_preview(spec, target, choice.ioengine or "-", Path("."), texts=False)
+    return estimate_line(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes))
+
+
+def dry_run(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool) -> None:
+    """Show what ``plan`` would run on the target, and write nothing (no store, no
+    target, no runs folder): the first place's job files for a run on several."""
+    notes = []
+    place = choice.target
+    if choice.fleet() is not None:
+        places = places_from(choice.targets, choice.hosts)
+        place = places[0].path
+        notes.append(f"{len(places)} places at once; job files of the first, {places[0].label}")
+    if isinstance(plan, PlanSpec):
+        plan = with_cache_mode(plan, choice.cache)
+        writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    if choice.hosts and choice.fleet() is not None:
+        info = TargetInfo(place, "block", choice.size or 0)
+    else:
+        info, found = preview_target(
+            place, writes, choice.size, choice.destroy_data[0] if choice.destroy_data else None,
+            choice.force,
+        )  # fmt: skip
+        notes += found
+    spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
+    engine, found = choose_engine(info, choice.ioengine)
+    runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
+    dry = plan_preview(spec, info, engine, runs_dir, (*notes, *found))
+    show_dry_run(dry, choice.costs(dry.low_s, dry.high_s, info.capacity_bytes), choice.fmt)

@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from volbench.cli import console
+from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     POSITIVE_DURATION,
     POSITIVE_SIZE,
@@ -25,12 +27,19 @@ from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
+from volbench.plans.dry_run import (
+    DryRun,
+    choose_engine,
+    preview_target,
+)
+from volbench.plans.dry_run_pts import pts_preview
 from volbench.plans.execution import Outcome, Session
 from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
     PROFILES,
+    PtsOptions,
     build,
     parse_block_sizes,
     parse_grid,
@@ -39,6 +48,7 @@ from volbench.plans.pts.options import (
 )
 from volbench.plans.registry import report_for
 from volbench.report.pts.report import pts_document, pts_sheets
+from volbench.specs.run_cost import HourlyCost
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 
@@ -125,6 +135,8 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @stall_options
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
+@dry_run_option
+@cost_options
 def pts(
     tests: tuple[str, ...],
     target: tuple[str, ...],
@@ -158,6 +170,9 @@ def pts(
     abort_on_stall: bool,
     db: str | None,
     fmt: str,
+    dry_run: bool,
+    product: str | None,
+    hourly_cost: HourlyCost | None,
 ) -> None:
     """SNIA PTS: TEST is iops, throughput, latency, wsat, hir, xsr, ecw, dirth or all.
 
@@ -194,6 +209,13 @@ def pts(
                 "volbench cannot purge a target on another host: purge it there and add "
                 "--no-purge (marked non-compliant)"
             )
+    if dry_run:
+        destroy = destroy_data[0] if destroy_data else None
+        dry = pts_dry_run(options, targets, size, ioengine, runs_dir, destroy, force)
+        found = costs(dry.low_s, dry.high_s, dry.target.capacity_bytes, labels, product, size,
+                      hourly_cost)  # fmt: skip
+        show_dry_run(dry, found, "json" if fmt == "json" else "table")
+        return
     purging = purge_settings(purge_method, ata_password, destroy_data, replay is not None)
     runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
     runner.version()
@@ -201,6 +223,13 @@ def pts(
     with Store.open(db) as store, contextlib.closing(reporter):
         runs = Path(runs_dir or default_data_dir() / "runs")
         session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
+        if product or hourly_cost or dict(labels).get("product"):
+            cells = pts_dry_run(options, targets, size, ioengine, runs_dir, None, True)
+            found = costs(cells.low_s, cells.high_s, cells.target.capacity_bytes, labels, product,
+                          size, hourly_cost)  # fmt: skip
+            reporter.note(
+                f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}"
+            )
         if fleet is None:
             info = prepare_target(
                 targets[0], True, reporter, size, destroy_data[0] if destroy_data else None, force
@@ -227,3 +256,22 @@ def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> No
     if run.plan != driver.NAME:
         raise UsageError(f"run {run.id} is a {run.plan} run, not PTS (see volbench show)")
     console.show_report(pts_sheets(run), pts_document(run), fmt, output)
+
+
+def pts_dry_run(
+    options: PtsOptions,
+    targets: Sequence[str],
+    size: int | None,
+    ioengine: str | None,
+    runs_dir: str | None,
+    destroy_data: str | None,
+    force: bool,
+) -> DryRun:
+    """What the PTS run would do on the first target (nothing written)."""
+    info, notes = preview_target(targets[0], True, size, destroy_data, force)
+    if len(targets) > 1:
+        notes.append(f"{len(targets)} targets at once; job files of the first")
+    engine, found = choose_engine(info, ioengine)
+    fitted = driver.fit_target(options, info, None)
+    folder = Path(runs_dir or default_data_dir() / "runs")
+    return pts_preview(fitted, info, engine, folder, (*notes, *found))

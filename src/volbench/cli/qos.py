@@ -14,6 +14,8 @@ from volbench.analysis.qos import Rates, Tenant, check_tenants, fit_alpha, make_
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, verify_direction
 from volbench.cli import console
+from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     JOB_PATH,
     POSITIVE_DURATION,
@@ -29,9 +31,10 @@ from volbench.errors import CheckFailed, UsageError
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW
 from volbench.plans import qos_capability, qos_setup
+from volbench.plans.dry_run import estimate_line
 from volbench.plans.execution import Session
 from volbench.plans.qos_plan_file import read_plan
-from volbench.plans.qos_verify import VerifyOptions, verify
+from volbench.plans.qos_verify import VerifyOptions, preview, verify
 from volbench.report.qos_sheets import (
     applied_sheet,
     cleared_sheet,
@@ -40,6 +43,7 @@ from volbench.report.qos_sheets import (
     predict_sheet,
 )
 from volbench.report.qos_verify_sheets import verify_sheet
+from volbench.specs.run_cost import HourlyCost
 from volbench.store.repository import Store, default_data_dir
 from volbench.units import GiB
 
@@ -272,6 +276,8 @@ def clear(plan_file: str | None, every: bool, fmt: str) -> None:
 @label_option
 @db_option
 @format_option
+@dry_run_option
+@cost_options
 def verify_command(
     plan_file: str,
     device: str,
@@ -289,6 +295,9 @@ def verify_command(
     labels: tuple[tuple[str, str], ...],
     db: str | None,
     fmt: str,
+    dry_run: bool,
+    product: str | None,
+    hourly_cost: HourlyCost | None,
 ) -> None:
     """Run all tenants at once in their cgroups: planned vs achieved.
 
@@ -306,11 +315,19 @@ def verify_command(
         quiet,
         nominal_sizes,
     )
+    if dry_run:
+        dry = preview(plan, device, options, _runs_dir(runs_dir))
+        found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
+        show_dry_run(dry, found, "json" if fmt == "json" else "table")
+        return
     runner = SubprocessRunner()
     runner.version()  # fio missing -> one clear line before anything is created
     reporter = console.ProgressReporter()
     with Store.open(db) as store, contextlib.closing(reporter):
         session = Session(store, runner, reporter, _runs_dir(runs_dir))
+        dry = preview(plan, device, options, session.runs_dir)
+        found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
+        reporter.note(estimate_line(dry, found))
         outcome = verify(session, plan, device, options, dict(labels))
         raw_outputs = store.get_run(str(outcome.run_id)).raw_outputs
     console.show(verify_sheet(outcome, raw_outputs), fmt)

@@ -30,6 +30,7 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.stall import StallWatch, stall_reason
 from volbench.model import RW, RunRecord, RunStatus, Stall, TargetInfo, TestResult, Workload
+from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
 from volbench.plans.engine import Step, drive, open_run
 from volbench.plans.execution import Outcome, Session, commit_round, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
@@ -190,6 +191,34 @@ class LiveTenants:
                     sample.interval_s,
                 )
             )
+
+
+def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) -> DryRun:
+    """What ``verify`` would run (``--dry-run``): every tenant's fio job file, all at
+    once, each in the cgroup of its limits; nothing is applied, run or stored."""
+    limits = tenant_limits(plan, options.with_host)
+    info, notes = preview_target(device, options.rw.writes, destroy_data=options.destroy_data)
+    engine, found = choose_engine(info, options.ioengine)
+    workloads = [_workload(limit, engine, options) for limit in limits]
+    rounds = [(w.name, (w,)) for w in workloads]
+    files = job_texts(rounds, info, engine, runs_dir, [w.name for w in workloads])
+    cgroups = [
+        f"tenant {limit.tenant}: cgroup {cgroup.PREFIX}{limit.cgroup}, read {limit.read_iops}"
+        f" IOPS / {limit.read_bps} B/s, write {limit.write_iops} IOPS / {limit.write_bps} B/s"
+        for limit in limits
+    ]
+    seconds = options.duration_s + FIO_START_S
+    return DryRun(
+        PLAN,
+        info,
+        engine,
+        files,
+        len(files),
+        len(files),
+        seconds,
+        seconds,
+        (*notes, *found, "every tenant's fio at the same time, each in its cgroup:", *cgroups),
+    )
 
 
 def _direction(limit: cgroup.Limits, rw: RW) -> tuple[int, int]:

@@ -1,0 +1,111 @@
+"""``--dry-run``, ``--product`` and ``--hourly-cost`` of the run commands, and how a dry
+run and the estimate before a run are shown (the service: :mod:`volbench.plans.dry_run`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import Converted
+from volbench.plans.dry_run import DryRun, cost_texts, duration_text, product_size
+from volbench.specs import catalogue
+from volbench.specs.run_cost import HourlyCost, parse_hourly_cost
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+HOURLY = Converted("amount", parse_hourly_cost)
+DRY_RUN_SCHEMA = "volbench.dry_run/1"
+
+
+def cost_options(function: F) -> F:
+    """``--product`` and ``--hourly-cost``: what the run costs, in the estimate."""
+    function = click.option(
+        "--hourly-cost",
+        type=HOURLY,
+        default=None,
+        metavar="AMOUNT",
+        help="The VM's price per hour (e.g. 0.192USD), added to the estimated cost.",
+    )(function)
+    return click.option(
+        "--product",
+        default=None,
+        help="Catalogue product of the volume (or --label product=P): its price for the"
+        " run's duration is estimated, at --size (or --label size_gib=N).",
+    )(function)
+
+
+def dry_run_option(function: F) -> F:
+    return click.option(
+        "--dry-run",
+        is_flag=True,
+        help="Print the fio job files, fio processes, tests and estimated duration (and"
+        " cost); write nothing to any target or store.",
+    )(function)
+
+
+def costs(
+    low_s: float,
+    high_s: float,
+    capacity_bytes: int | None,
+    labels: Sequence[tuple[str, str]],
+    product: str | None,
+    size_bytes: int | None,
+    hourly: HourlyCost | None,
+) -> list[str]:
+    """The estimated cost of a run of ``low_s`` to ``high_s`` s: the volume (--product,
+    or the ``product`` label, at the ``size_gib`` label, --size or the target's
+    capacity) and the VM (--hourly-cost); [] when neither is known."""
+    given = dict(labels)
+    product = product or given.get("product")
+    if product is None and hourly is None:
+        return []
+    unit = catalogue.load(()).find(product).size_unit if product else "GiB"
+    size = product_size(unit, given, size_bytes, capacity_bytes) if product else None
+    return cost_texts(low_s, high_s, product, size, hourly)
+
+
+def document(dry: DryRun, costs: Sequence[str]) -> dict[str, Any]:
+    """The JSON form of a dry run (schema ``volbench.dry_run/1``)."""
+    return {
+        "schema": DRY_RUN_SCHEMA,
+        "plan": dry.plan,
+        "target": dry.target.path,
+        "target_kind": dry.target.kind,
+        "capacity_bytes": dry.target.capacity_bytes,
+        "ioengine": dry.engine,
+        "fio_processes": dry.processes,
+        "tests": dry.tests,
+        "duration_s": [dry.low_s, dry.high_s],
+        "cost": list(costs),
+        "notes": list(dry.notes),
+        "job_files": [
+            {"label": j.label, "seconds": j.seconds, "text": j.text} for j in dry.job_files
+        ],
+    }
+
+
+def show(dry: DryRun, costs: Sequence[str], fmt: str) -> None:
+    """Print a dry run: the job files, then what the run would be (or its JSON)."""
+    if fmt == "json":
+        sys.stdout.write(json.dumps(document(dry, costs), indent=2) + "\n")
+        return
+    out = console.stdout
+    for number, job in enumerate(dry.job_files, 1):
+        out.print(f"# fio job file {number} of {len(dry.job_files)}: {job.label}")
+        out.print(job.text.rstrip("\n"))
+        out.print("")
+    summary = [
+        f"dry run of {dry.plan} on {dry.target.path} ({dry.target.kind}, ioengine {dry.engine}):"
+        f" nothing was run or written",
+        f"fio processes: {dry.processes}; tests: {dry.tests}",
+        f"estimated duration: {duration_text(dry.low_s, dry.high_s)}",
+        *(f"estimated cost: {c}" for c in costs),
+        *dry.notes,
+    ]
+    for line in summary:
+        out.print(line)
