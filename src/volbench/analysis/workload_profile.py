@@ -24,8 +24,8 @@ are only counted):
 
 from __future__ import annotations
 
-import heapq
 import math
+import operator
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -134,7 +134,7 @@ def sequential_flags(trace: IoTrace) -> bytearray:
     """1 for each sequential request of ``trace`` (see the module docstring)."""
     flags = bytearray(len(trace))
     recent: dict[str, deque[int]] = {}
-    ends: dict[str, Counter[int]] = {}
+    ends: dict[str, dict[int, int]] = {}
     for index, (op, offset, size) in enumerate(
         zip(trace.ops, trace.offset_bytes, trace.size_bytes, strict=True)
     ):
@@ -143,17 +143,19 @@ def sequential_flags(trace: IoTrace) -> bytearray:
         window = recent.get(op)
         if window is None:
             window = recent[op] = deque()
-            ends[op] = Counter()
+            ends[op] = {}
         seen = ends[op]
-        if seen[offset]:
+        if offset in seen:
             flags[index] = 1
         end = offset + size
         window.append(end)
-        seen[end] += 1
+        seen[end] = seen.get(end, 0) + 1
         if len(window) > STREAM_WINDOW:
             old = window.popleft()
-            seen[old] -= 1
-            if not seen[old]:
+            left = seen[old] - 1
+            if left:
+                seen[old] = left
+            else:
                 del seen[old]
     return flags
 
@@ -161,24 +163,25 @@ def sequential_flags(trace: IoTrace) -> bytearray:
 def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int]:
     """(time in ns at each queue depth, mean depth per second, highest depth)."""
     end = trace.duration_ns
-    completions = sorted(
-        (i + lat if lat >= 0 else end)
+    # each event as one integer, time x 2 + 1 for an issue (a completion at the same
+    # time comes first); two sorted runs, which one sort merges in linear time
+    events = [t * 2 + 1 for t in trace.issue_ns]
+    events += sorted(
+        (i + lat if lat >= 0 else end) * 2
         for i, lat in zip(trace.issue_ns, trace.latency_ns, strict=True)
     )
+    events.sort()
     seconds = max(1, math.ceil(end / 1e9))
     area = [0.0] * seconds
     at: dict[int, int] = {}
     depth = highest = 0
     last = 0
-    for time, step in heapq.merge(
-        ((t, 1) for t in trace.issue_ns),
-        ((t, -1) for t in completions),
-        key=lambda e: (e[0], e[1]),  # a completion before an issue at the same time
-    ):
+    for event in events:
+        time = event >> 1
         if time > last:
             if depth:
                 at[depth] = at.get(depth, 0) + time - last
-                first, final = int(last // 1e9), int(time // 1e9)
+                first, final = last // 1_000_000_000, time // 1_000_000_000
                 if first == final:
                     area[min(first, seconds - 1)] += depth * (time - last)
                 else:
@@ -188,8 +191,12 @@ def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int]:
                     if final < seconds:
                         area[final] += depth * (time - final * 1e9)
             last = time
-        depth += step
-        highest = max(highest, depth)
+        if event & 1:
+            depth += 1
+            if depth > highest:
+                highest = depth
+        else:
+            depth -= 1
     return at, [a / 1e9 for a in area], highest
 
 
@@ -214,10 +221,11 @@ def region_bytes(span: int) -> int:
     return size
 
 
-def _working_set(trace: IoTrace, data: Sequence[int]) -> int:
-    """Bytes covered by at least one request (sweep over sorted starts and ends)."""
-    starts = sorted(trace.offset_bytes[i] for i in data)
-    ends = sorted(trace.offset_bytes[i] + trace.size_bytes[i] for i in data)
+def _working_set(trace: IoTrace) -> int:
+    """Bytes covered by at least one request (sweep over sorted starts and ends; a
+    flush is an empty range and adds nothing)."""
+    starts = sorted(trace.offset_bytes)
+    ends = sorted(map(operator.add, trace.offset_bytes, trace.size_bytes))
     covered = depth = 0
     opened = 0
     j = 0
@@ -276,17 +284,21 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
     counts = {name: ops.count(op) for op, name in OPS.items()}
     data = [i for i, op in enumerate(ops) if op != FLUSH]
     seq = sequential_flags(trace)
+    # (sequential, op letter, size) -> requests, counted in C (flushes dropped after)
+    counted = Counter(zip(seq, ops, trace.size_bytes, strict=True))
     sizes_counter: Counter[tuple[str, int]] = Counter()
     pattern_counter: Counter[tuple[str, str, int]] = Counter()
     seq_by_op: Counter[str] = Counter()
     bytes_by_op: Counter[str] = Counter()
+    for (is_seq, letter, size), count in counted.items():
+        if letter == FLUSH:
+            continue
+        op = OPS[letter]
+        sizes_counter[(op, size)] += count
+        pattern_counter[("SEQ" if is_seq else "RND", op, size)] += count
+        seq_by_op[op] += count if is_seq else 0
+        bytes_by_op[op] += size * count
     size_col = trace.size_bytes
-    for i in data:
-        op, size = OPS[ops[i]], size_col[i]
-        sizes_counter[(op, size)] += 1
-        pattern_counter[("SEQ" if seq[i] else "RND", op, size)] += 1
-        seq_by_op[op] += seq[i]
-        bytes_by_op[op] += size
     n = len(data)
     shares = {k: 100.0 * v / n for k, v in pattern_counter.items()} if n else {}
     at, qd_seconds, highest = _queue_depth(trace)
@@ -296,10 +308,10 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
     region = region_bytes(high - low)
     seconds = max(1, math.ceil(trace.duration_ns / 1e9))
     per_second = [[0, 0, 0] for _ in range(seconds)]
-    for issued, op in zip(trace.issue_ns, ops, strict=True):
-        per_second[min(seconds - 1, issued // 1_000_000_000)][
-            0 if op == READ else 1 if op == WRITE else 2
-        ] += 1
+    column = {READ: 0, WRITE: 1, TRIM: 2, FLUSH: 2}
+    by_second = Counter(zip((t // 1_000_000_000 for t in trace.issue_ns), ops, strict=True))
+    for (second, letter), count in by_second.items():
+        per_second[min(seconds - 1, second)][column[letter]] += count
     rw = counts["read"] + counts["write"]
     duration_s = trace.duration_ns / 1e9
     return WorkloadProfile(
@@ -325,7 +337,7 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
         qd_percentile=_weighted_percentile(at, QD_PERCENTILE),
         qd_max=highest,
         busy_pct=100.0 * busy / trace.duration_ns if trace.duration_ns else 0.0,
-        working_set_bytes=_working_set(trace, data),
+        working_set_bytes=_working_set(trace),
         span_bytes=high - low,
         lowest_offset=low,
         region_bytes=region,
