@@ -4,8 +4,17 @@
 setup:
 	scripts/setup
 
+QUICK_REPORT = volbench-work/quick-report.html
+
 quick: setup
 	.venv/bin/volbench run quick
+	.venv/bin/volbench report latest -o $(QUICK_REPORT)
+	@.venv/bin/python -c 'from volbench.store.database import display_url, resolve_url; \
+	url = resolve_url(None, create=False); \
+	print("results stored in", url.database if url.get_backend_name() == "sqlite" \
+	else display_url(url))'
+	@echo "report: open $(QUICK_REPORT) in a browser (e.g. xdg-open $(QUICK_REPORT));" \
+	"the runs stored: .venv/bin/volbench runs; this one: .venv/bin/volbench show latest"
 
 test:
 	scripts/test

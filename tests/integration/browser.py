@@ -31,8 +31,8 @@ class OpenPage:
 
 
 @contextlib.contextmanager
-def rendered(page_file: Path) -> Iterator[OpenPage]:
-    """``page_file`` opened in headless Chromium once every chart has rendered."""
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (one per test module: starting it takes most of a second)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -41,15 +41,55 @@ def rendered(page_file: Path) -> Iterator[OpenPage]:
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            opened = OpenPage(page)
-            page.on(
-                "console", lambda m: opened.errors.append(m.text) if m.type == "error" else None
-            )
-            page.on("pageerror", lambda e: opened.errors.append(str(e)))
-            page.on("request", lambda r: opened.requests.append(r.url))
-            page.goto(page_file.as_uri())
-            page.wait_for_selector("body[data-rendered=true]", timeout=30_000)
-            yield opened
+            yield browser
         finally:
             browser.close()
+
+
+VIEWPORT = {"width": 1200, "height": 900}
+"""The window a page is opened in: its first screen is what shows without scrolling."""
+
+
+@contextlib.contextmanager
+def opened_in(browser: Any, address: str) -> Iterator[OpenPage]:
+    """``address`` (a file or http URL) opened in ``browser`` once every chart has
+    rendered (the page sets ``body[data-rendered=true]``)."""
+    page = browser.new_page(viewport=VIEWPORT)
+    opened = OpenPage(page)
+    page.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: opened.errors.append(str(e)))
+    page.on("request", lambda r: opened.requests.append(r.url))
+    try:
+        page.goto(address)
+        page.wait_for_selector("body[data-rendered=true]", timeout=30_000)
+        yield opened
+    finally:
+        page.close()
+
+
+@contextlib.contextmanager
+def rendered(page_file: Path) -> Iterator[OpenPage]:
+    """``page_file`` opened in headless Chromium once every chart has rendered."""
+    with chromium() as browser, opened_in(browser, page_file.as_uri()) as opened:
+        yield opened
+
+
+def first_screen(opened: OpenPage, shot: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """The first screen of a report (the window before any scrolling) saved as ``shot``
+    (PNG), and where on the page its summary table and its first chart are."""
+    page = opened.page
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(shot))
+    summary = page.locator("table.summary").first.bounding_box()
+    chart = page.locator("div.chart").first.bounding_box()
+    assert summary is not None and chart is not None
+    return summary, chart
+
+
+def assert_summary_first(opened: OpenPage, shot: Path) -> None:
+    """The report's summary table is whole on its first screen, above its first chart
+    (and the screenshot of that screen is a real picture, not a blank page)."""
+    summary, chart = first_screen(opened, shot)
+    assert summary["y"] + summary["height"] <= VIEWPORT["height"], (summary, shot)
+    assert summary["y"] + summary["height"] <= chart["y"], (summary, chart, shot)
+    assert shot.stat().st_size > 20_000, shot  # text and tables, not a blank screen

@@ -15,7 +15,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from browser import needs_chromium, rendered
+from browser import assert_summary_first, needs_chromium, rendered
 from cli_harness import Volbench
 
 from volbench.report.sheet import fmt_count
@@ -28,8 +28,9 @@ OPTIONS = (
 )  # fmt: skip
 """The options the fixture was recorded with (tests/fixtures/fio/README.md)."""
 CHARTS = (
-    "iops-2d", "iops-3d", "throughput-1024k-bars", "throughput-128k-bars", "latency-lat_mean_ns",
-    "wsat-gb-log", "hir-waits", "xsr-bw", "ecw-intensity", "dirth-histograms", "iops-window0",
+    "iops-2d", "iops-matrix", "throughput-1024k-bars", "throughput-128k-bars",
+    "latency-lat_mean_ns", "wsat-gb-log", "hir-waits", "xsr-bw", "ecw-intensity",
+    "dirth-histograms", "iops-window0",
 )  # fmt: skip
 TESTS = (
     "IOPS", "Throughput SEQ 1024 KiB", "Throughput SEQ 128 KiB", "Latency", "WSAT", "HIR", "XSR",
@@ -79,6 +80,11 @@ def test_pts_report_pages_render_in_html_and_pdf(replayed: Volbench, tmp_path: P
     with rendered(page_file) as opened:
         for chart_id in chart_ids:
             assert opened.page.locator(f"#{chart_id} .main-svg").count() >= 1, chart_id
+        # the headline figures of every test, with its steady state, before any chart
+        assert_summary_first(opened, tmp_path / "pts-first-screen.png")
+        summary = opened.page.locator("table.summary").inner_text()  # the one summary
+        for test in TESTS:
+            assert test in summary
     assert opened.errors == []
     assert opened.network_requests == []
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import needs_chromium, rendered
+from browser import assert_summary_first, chromium, needs_chromium, opened_in
 from cli_harness import Volbench
 
 from volbench.report.sheet import fmt_count, fmt_latency
@@ -39,6 +39,9 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
     page_file = tmp_path / "report.html"
     proc = two_runs("report", "1", "2", "--by", "vendor", "-o", str(page_file))
     assert proc.returncode == 0, proc.stderr
+    one_run = tmp_path / "run1.html"
+    proc = two_runs("report", "1", "-o", str(one_run))
+    assert proc.returncode == 0, proc.stderr
     html = page_file.read_text()
     chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', html)
     # every generic chart of both runs (time series of fio's stored logs too), the comparison
@@ -47,25 +50,37 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
             assert f"run{run_id}-{kind}" in chart_ids
     assert "compare-radar" in chart_ids
 
-    with rendered(page_file) as opened:
-        page = opened.page
-        for chart_id in chart_ids:
-            svg = page.locator(f"#{chart_id} .main-svg").first
-            assert svg.count() == 1, f"{chart_id} did not render"
-        assert page.locator(".js-plotly-plot").count() == len(chart_ids)
+    with chromium() as browser:
+        with opened_in(browser, page_file.as_uri()) as opened:
+            page = opened.page
+            for chart_id in chart_ids:
+                svg = page.locator(f"#{chart_id} .main-svg").first
+                assert svg.count() == 1, f"{chart_id} did not render"
+            assert page.locator(".js-plotly-plot").count() == len(chart_ids)
+            # the runs at a glance (then the comparison's table) before any chart
+            assert_summary_first(opened, tmp_path / "runs-first-screen.png")
 
-        # hover the first bar of run 1's IOPS chart: its value appears
-        stored = _stored(two_runs, "1")["results"]
-        chart = page.locator("#run1-iops")
-        chart.scroll_into_view_if_needed()
-        bar = chart.locator(".barlayer .point path").first
-        bar.hover(force=True)
-        page.wait_for_selector("#run1-iops .hoverlayer .hovertext", timeout=5_000)
-        hover = chart.locator(".hoverlayer").text_content() or ""
-        first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
-        assert f"{first['iops']:,.6g}" in hover, hover
-    assert opened.errors == []
-    assert opened.network_requests == []
+            # hover the first bar of run 1's IOPS chart: its value appears
+            stored = _stored(two_runs, "1")["results"]
+            chart = page.locator("#run1-iops")
+            chart.scroll_into_view_if_needed()
+            bar = chart.locator(".barlayer .point path").first
+            bar.hover(force=True)
+            page.wait_for_selector("#run1-iops .hoverlayer .hovertext", timeout=5_000)
+            hover = chart.locator(".hoverlayer").text_content() or ""
+            first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
+            assert f"{first['iops']:,.6g}" in hover, hover
+            # and every bar is labelled with its value
+            labels = chart.locator(".barlayer .point text").all_text_contents()
+            assert fmt_count(first["iops"]) in labels
+        assert opened.errors == []
+        assert opened.network_requests == []
+        # one run's report: its summary table (a row per test) on the first screen
+        with opened_in(browser, one_run.as_uri()) as opened:
+            assert_summary_first(opened, tmp_path / "run1-first-screen.png")
+            rows = opened.page.locator("table.summary tbody tr").count()
+            assert rows == len(stored)
+        assert opened.errors == []
 
 
 @needs_chromium
@@ -96,7 +111,7 @@ def test_pdf_report_has_the_header_and_the_stored_values(
 def test_compare_prints_values_and_differences(two_runs: Volbench) -> None:
     document = two_runs.document("compare", "1", "2", "--by", "vendor")
     alpha, beta = _stored(two_runs, "1")["results"], _stored(two_runs, "2")["results"]
-    assert [g["name"] for g in document["groups"]] == ["alpha", "beta"]
+    assert [g["name"] for g in document["groups"]] == ["vendor=alpha", "vendor=beta"]
     for a, b in zip(alpha, beta, strict=True):
         row = next(
             r
@@ -108,7 +123,7 @@ def test_compare_prints_values_and_differences(two_runs: Volbench) -> None:
         )
         assert row["diff_pct_1"] == pytest.approx((b["iops"] - a["iops"]) / a["iops"] * 100)
     table = two_runs("compare", "1", "2", "--by", "vendor")
-    assert table.returncode == 0 and "beta vs alpha" in table.stdout
+    assert table.returncode == 0 and "vendor=beta vs vendor=alpha" in table.stdout
 
 
 def test_report_bad_input_is_one_line(two_runs: Volbench, tmp_path: Path) -> None:
@@ -159,7 +174,12 @@ def test_plan_charts_show_their_tables_values(volbench: Volbench, tmp_path: Path
     assert iops["x"] == [1, 4] and iops["y"] == pytest.approx([p["iops"] for p in two])
     mean = _trace(figures["run1-sweep-latency"], "1 job(s) mean")
     one = sorted((p for p in sweep if p["numjobs"] == 1), key=lambda p: p["iops"])
-    assert mean["y"] == pytest.approx([p["lat_mean_ns"] / 1e3 for p in one])
+    size = {"µs": 1e3, "ms": 1e6, "s": 1e9}[figures["run1-sweep-latency"]["layout"]["meta"]["unit"]]
+    assert mean["y"] == pytest.approx([p["lat_mean_ns"] / size for p in one])
+    # the knee and the peak the table names are marked on the chart
+    marked = _trace(figures["run1-sweep-iops"], "marked")
+    for point in (p for p in sweep if p["mark"]):
+        assert f"{point['mark']}: {point['point']}" in marked["text"]
 
     specs = volbench.show("2")["specs"]
     workers = _trace(figures["run2-iometer-iops"], "8k-random-read")

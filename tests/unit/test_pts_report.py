@@ -26,6 +26,7 @@ from volbench.plans.pts import driver, state
 from volbench.plans.pts.options import build, from_record
 from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
+from volbench.report.axis import duration_text
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
 from volbench.report.export import export
@@ -141,15 +142,22 @@ def _all_close(actual: list[Any], expected: list[Any]) -> bool:
     return len(actual) == len(expected) and all(map(_close, actual, expected))
 
 
-def _hover_values(chart: Chart) -> dict[tuple[str, str], float]:
-    """A 3D bar chart's values by (row, column) label, from each bar's hover text."""
+def _cell_values(chart: Chart) -> dict[tuple[str, str], float]:
+    """A heatmap's values by (row, column) label (rows ``R/W 100/0`` read as
+    ``100/0``), from the values it holds for hovering, each also written in its cell."""
+    (trace,) = chart.figure["data"]
     found = {}
-    for trace in chart.figure["data"]:
-        if trace.get("hoverinfo") == "text":
-            row_col = trace["text"].split(": ")[0]  # "R/W 100/0 · Block size 4 KiB"
-            row, col = (re.sub(r"^(R/W|Block size) ", "", p) for p in row_col.split(" · "))
-            found[(row, col)] = trace["customdata"][0]
+    for r, row in enumerate(trace["y"]):
+        for c, column in enumerate(trace["x"]):
+            if trace["customdata"][r][c] is not None:
+                found[(row.removeprefix("R/W "), column)] = trace["customdata"][r][c]
+                assert trace["text"][r][c]  # the value is written in its cell
     return found
+
+
+def _first_table(section: Section) -> Sheet:
+    """A test page's results table (shown first, above its charts)."""
+    return (*section.lead, *section.sheets)[0]
 
 
 def test_every_test_has_its_page_with_the_pts_header(sections: dict[str, Section]) -> None:
@@ -183,12 +191,13 @@ def test_iops_charts_and_table_equal_the_stored_results(
             lines[f"R/W {mix}/{100 - mix}"], [expected[mix, "64k"], expected[mix, "4k"]]
         )
     assert charts["iops-2d"].figure["data"][0]["x"] == [64.0, 4.0]  # KiB
-    bars = _hover_values(charts["iops-3d"])
+    assert charts["iops-2d"].figure["layout"]["xaxis"]["ticktext"] == ["4 KiB", "64 KiB"]
+    bars = _cell_values(charts["iops-matrix"])
     label = {"64k": "64 KiB", "4k": "4 KiB"}
     assert bars.keys() == {(f"{m}/{100 - m}", label[bs]) for m, bs in expected}
     for (mix, bs), value in expected.items():
         assert _close(bars[f"{mix}/{100 - mix}", label[bs]], value)
-    table = sections["IOPS"].sheets[0]
+    table = _first_table(sections["IOPS"])
     assert table.cells() == [
         [label[bs], fmt_count(expected[100, bs]), fmt_count(expected[0, bs])]
         for bs in ("64k", "4k")
@@ -237,7 +246,7 @@ def test_throughput_and_latency_equal_the_stored_results(
         section = sections[f"Throughput SEQ {label}"]
         bars = traces_values(_charts(section)[f"{test}-bars"])
         assert _all_close(bars["MB/s"], expected)
-        table = section.sheets[0]
+        table = _first_table(section)
         assert table.cells() == [
             [f"SEQ {label} write", fmt_rate(expected[0])],
             [f"SEQ {label} read", fmt_rate(expected[1])],
@@ -255,10 +264,10 @@ def test_throughput_and_latency_equal_the_stored_results(
     window = _window(run, "latency")
     charts = _charts(sections["Latency"])
     means, maxima = (
-        _hover_values(charts["latency-lat_mean_ns"]),
-        _hover_values(charts["latency-lat_max_ns"]),
+        _cell_values(charts["latency-lat_mean_ns"]),
+        _cell_values(charts["latency-lat_max_ns"]),
     )
-    table = sections["Latency"].sheets[0].cells()
+    table = _first_table(sections["Latency"]).cells()
     assert [row[0] for row in table] == ["RND 4 KiB R/W 100/0", "RND 4 KiB R/W 0/100"]
     for index, mix in enumerate((100, 0)):
         name = f"latency.ss.{mix}-{100 - mix}.4k"
@@ -304,10 +313,16 @@ def test_wsat_hir_xsr_equal_the_stored_results(
     groups = _rounds(run, "xsr", "group")
     charts = _charts(sections["XSR"])
     bw, lat = traces_values(charts["xsr-bw"]), traces_values(charts["xsr-lat"])
+    size = _latency_size(charts["xsr-lat"])
     for n, label in zip(groups, ("g1-seq1m", "g2-rnd8k", "g3-seq1m"), strict=True):
         names = [f"xsr.group.{label}.c{c:03d}" for c in (1, 2, 3)]
         assert _all_close(bw[label], [_cell(run, n, name, "bw") / 1e6 for name in names])
-        assert _all_close(lat[label], [_cell(run, n, name, "lat") / 1e3 for name in names])
+        assert _all_close(lat[label], [_cell(run, n, name, "lat") / size for name in names])
+
+
+def _latency_size(chart: Chart) -> float:
+    """ns per unit of the latency a chart plots (the unit chosen for its values)."""
+    return {"µs": 1e3, "ms": 1e6, "s": 1e9}[chart.figure["layout"]["meta"]["unit"]]
 
 
 def test_demand_intensity_and_histograms_equal_the_stored_results(
@@ -318,11 +333,12 @@ def test_demand_intensity_and_histograms_equal_the_stored_results(
         charts = _charts(sections[title])
         variation = traces_values(charts[f"{test}-variation"])
         intensity = traces_values(charts[f"{test}-intensity"])
+        size = _latency_size(charts[f"{test}-intensity"])
         for tc in (1, 2):
             names = [f"{test}.sweep.tc{tc}-qd{qd}" for qd in (1, 2)]
             assert _all_close(variation[f"TC {tc}"], [_cell(run, sweep, n) for n in names])
             assert _all_close(
-                intensity[f"TC {tc}"], [_cell(run, sweep, n, "lat") / 1e3 for n in names]
+                intensity[f"TC {tc}"], [_cell(run, sweep, n, "lat") / size for n in names]
             )
         convergence = traces_values(charts[f"{test}-convergence"])
         ss = _rounds(run, test, "ss")
@@ -341,7 +357,17 @@ def test_demand_intensity_and_histograms_equal_the_stored_results(
             for d in ("read", "write")
             if job[d]["lat_ns"].get("bins")
         ]
-        assert sum(trace["y"]) == sum(sum(b.values()) for b in bins)
+        # the share of the point's I/Os in each power-of-two bucket (upper edge >= 1 µs)
+        total = sum(sum(b.values()) for b in bins)
+        buckets: dict[int, int] = {}
+        for found in bins:
+            for value, count in found.items():
+                edge = 1 << max(int(value).bit_length(), 10)
+                buckets[edge] = buckets.get(edge, 0) + count
+        shares = dict(zip(trace["x"], trace["y"], strict=True))
+        assert sum(shares.values()) == pytest.approx(100)
+        for edge, count in buckets.items():
+            assert shares[f"≤ {duration_text(edge)}"] == pytest.approx(100 * count / total)
 
 
 class _CtrlCOnProbe(ReplayRunner):

@@ -30,8 +30,9 @@ from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, Stall
 from volbench.plans.importing import import_file
 from volbench.plans.registry import report_document
-from volbench.report.chart import bars3d_chart, traces_values, window_chart
+from volbench.report.chart import traces_values, window_chart
 from volbench.report.comparison import comparison_charts, comparison_sheet
+from volbench.report.heatmap import heatmap_chart
 from volbench.report.html import render_html
 from volbench.report.run_charts import fio_run_charts, timeseries_charts
 from volbench.store.repository import Store
@@ -69,16 +70,15 @@ def test_every_figure_is_valid_plotly(tmp_path: Path) -> None:
         f"run{run.id}-{k}" for k in ("iops", "mbps", "percentiles", "histogram")
     }
     extra = [
-        bars3d_chart(
+        heatmap_chart(
             "b",
-            "3D",
+            "matrix",
             ["4k", "8k"],
             ["100/0", "0/100"],
             [[1, 2], [3, None]],
             x_title="bs",
             y_title="mix",
-            z_title="IOPS",
-            log_z=True,
+            unit="IOPS",
         ),
         window_chart(
             "w", "window", [1, 2, 3], [10, 11, 12], average=11, slope=1, intercept=9, y_title="IOPS"
@@ -107,28 +107,40 @@ def test_rate_and_percentile_charts_equal_fio_json(tmp_path: Path) -> None:
     mbps = charts["mbps"].figure["data"]
     plotted = {x: y for trace in mbps for x, y in zip(trace["x"], trace["y"], strict=True)}
     assert plotted == pytest.approx(expected_bw, rel=1e-9)
-    # the percentile chart: fio's own p50/p99 (one job per test here), in µs
-    lines = traces_values(charts["percentiles"])
+    # the percentile ladder: fio's own p50/p99 (one job per test here) in the chart's unit
+    chart = charts["percentiles"]
+    size = {"µs": 1e3, "ms": 1e6, "s": 1e9}[chart.figure["layout"]["meta"]["unit"]]
+    levels = {t["name"]: dict(zip(t["x"], t["y"], strict=True)) for t in chart.figure["data"]
+              if t.get("hoverinfo") != "skip"}  # fmt: skip
     for job in fio["jobs"]:
         for direction in ("read", "write"):
             if job[direction]["io_bytes"]:
                 pct = job[direction]["lat_ns"]["percentile"]
-                y = lines[f"{job['jobname']} {direction}"]
-                assert y[0] == pytest.approx(pct["50.000000"] / 1e3)
-                assert y[2] == pytest.approx(pct["99.000000"] / 1e3)
+                top = job[direction]["lat_ns"]["max"]
+                category = f"{job['jobname']} {direction}"
+                assert levels["p50"][category] == pytest.approx(pct["50.000000"] / size)
+                assert levels["p99"][category] == pytest.approx(min(pct["99.000000"], top) / size)
 
 
-def test_histogram_is_the_json_plus_bins(tmp_path: Path) -> None:
+def test_histogram_is_the_share_of_the_json_plus_bins(tmp_path: Path) -> None:
     (run,) = _imported(tmp_path, (QUICK, {}))
     chart = _charts(run)["histogram"]
     fio = raw_document("quick/round-000.json")
     job = next(j for j in fio["jobs"] if j["jobname"] == "randread-4k-latency")
     bins = {int(k): v for k, v in job["read"]["lat_ns"]["bins"].items()}
+    total = sum(bins.values())
+    assert total == job["read"]["total_ios"]
     trace = next(t for t in chart.figure["data"] if t["name"] == "randread-4k-latency read")
-    assert dict(zip(trace["x"], trace["y"], strict=True)) == {
-        k / 1e3: v for k, v in sorted(bins.items())
-    }
-    assert sum(trace["y"]) == job["read"]["total_ios"]
+    size = {"µs": 1e3, "ms": 1e6, "s": 1e9}[chart.figure["layout"]["meta"]["x_unit"]]
+    # ten buckets per decade: each step's share is the bins from its edge to the next
+    edges = [x * size for x in trace["x"]]
+    shares = trace["y"]
+    assert sum(shares[1:-2]) == pytest.approx(100)
+    for low, high, share in zip(edges[1:-2], edges[2:-1], shares[1:-2], strict=True):
+        low, high = low * (1 - 1e-9), high * (1 - 1e-9)
+        inside = sum(n for value, n in bins.items() if low <= value < high)
+        assert share == pytest.approx(100 * inside / total)
+    assert shares[0] == shares[-1] == 0  # the curve starts and ends at 0
 
 
 def test_log_parser_and_time_series_agree_with_fio(tmp_path: Path) -> None:
@@ -173,25 +185,94 @@ def test_time_series_charts_come_from_the_stored_series(tmp_path: Path) -> None:
     assert "ts-lat" in charts
 
 
-def test_comparison_values_and_differences(tmp_path: Path) -> None:
+def _slower_copy(tmp_path: Path) -> Path:
+    """The recorded quick round with every latency (bins, percentiles, mean, max) and
+    runtime doubled, so its rates halved: another disk, for a group of two runs."""
+    document = raw_document("quick/round-000.json")
+    for job in document["jobs"]:
+        job["job_runtime"] = job["job_runtime"] * 2
+        for direction in ("read", "write"):
+            stats = job[direction]
+            stats["runtime"] = stats["runtime"] * 2
+            for key in ("iops", "bw", "bw_bytes"):
+                stats[key] = stats[key] // 2 if isinstance(stats[key], int) else stats[key] / 2
+            for kind in ("lat_ns", "clat_ns", "slat_ns"):
+                lat = stats.get(kind)
+                if not lat:
+                    continue
+                for key in ("min", "max", "mean"):
+                    lat[key] = lat[key] * 2
+                if "percentile" in lat:
+                    lat["percentile"] = {k: v * 2 for k, v in lat["percentile"].items()}
+                if "bins" in lat:
+                    lat["bins"] = {str(int(k) * 2): v for k, v in lat["bins"].items()}
+    path = tmp_path / "slower.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _p99(bins: dict[int, int]) -> int:
+    """The 99th percentile of json+ bins: the first bucket whose cumulative count
+    reaches 99% of the total (fio's rule, read here without volbench)."""
+    total, seen = sum(bins.values()), 0
+    for value in sorted(bins):
+        seen += bins[value]
+        if seen >= 0.99 * total:
+            return value
+    raise AssertionError("no bins")
+
+
+def test_comparison_values_spread_and_merged_p99(tmp_path: Path) -> None:
     runs = _imported(
         tmp_path,
         (QUICK, {"vendor": "a", "size_gib": "50"}),
         (QUICK, {"vendor": "b", "size_gib": "50"}),
-        (QUICK, {"vendor": "b", "size_gib": "50"}),
+        (_slower_copy(tmp_path), {"vendor": "b", "size_gib": "50"}),
     )
     sheet = comparison_sheet(runs, ("vendor",))
-    assert [g["name"] for g in sheet.document["groups"]] == ["a", "b"]
+    assert [g["name"] for g in sheet.document["groups"]] == ["vendor=a", "vendor=b"]
     assert sheet.document["groups"][1]["runs"] == [runs[1].id, runs[2].id]
-    row = next(
-        r for r in sheet.rows if r["test"] == "randread-4k-iops" and r["metric_key"] == "iops"
-    )
-    assert row["value_0"] == pytest.approx(76_603.4, rel=1e-4) and row[
-        "diff_pct_1"
-    ] == pytest.approx(0)
+
+    def row(metric: str) -> dict[str, Any]:
+        return next(
+            r for r in sheet.rows if r["test"] == "randread-4k-iops" and r["metric_key"] == metric
+        )
+
+    iops = row("iops")
+    assert iops["value_0"] == pytest.approx(76_603.4, rel=1e-4)
+    # group b: the mean of a run and its half, with the two as its spread
+    assert iops["value_1"] == pytest.approx(76_603.4 * 0.75, rel=1e-4)
+    assert (iops["min_1"], iops["max_1"]) == pytest.approx((76_603.4 / 2, 76_603.4), rel=1e-4)
+    assert iops["stdev_1"] == pytest.approx(76_603.4 / 2 / 2**0.5, rel=1e-4)
+    assert iops["diff_pct_1"] == pytest.approx(-25, rel=1e-3)
+    # p99 of the group: of all its I/Os from both runs' bins merged, never an average
+    fio = raw_document("quick/round-000.json")
+    job = next(j for j in fio["jobs"] if j["jobname"] == "randread-4k-iops")
+    bins = {int(k): v for k, v in job["read"]["lat_ns"]["bins"].items()}
+    merged = dict(bins)
+    for value, count in bins.items():
+        merged[value * 2] = merged.get(value * 2, 0) + count
+    p99 = row("lat_p99_ns")
+    assert p99["source_1"] == "json+ bins"
+    assert p99["value_1"] == pytest.approx(_p99(merged) / 1e3)
+    own = job["read"]["lat_ns"]["percentile"]["99.000000"] / 1e3
+    assert (p99["min_1"], p99["max_1"]) == pytest.approx((own, 2 * own))
+    assert p99["value_1"] != pytest.approx((own + 2 * own) / 2)
+    # mean latency over all I/Os: both runs did as many (the slower one in twice the time)
+    mean = row("lat_mean_ns")
+    fast = job["read"]["lat_ns"]["mean"] / 1e3
+    assert mean["value_1"] == pytest.approx((fast + 2 * fast) / 2, rel=1e-6)
+    cells = dict(zip([c.header for c in sheet.columns], sheet.cells()[sheet.rows.index(iops)],
+                     strict=True))  # fmt: skip
+    assert cells["vendor=b (2 runs)"] == f"{iops['value_1']:,.0f}"
+    # (the last "min-max" column: group b's)
+    assert cells["min-max"] == f"{iops['min_1']:,.0f}-{iops['max_1']:,.0f} (sd 47%)"
+
     charts = comparison_charts(sheet)
     assert charts[-1].id == "compare-radar"
-    assert all(v == pytest.approx(1.0) for v in traces_values(charts[-1])["b"])
+    bars = next(t for t in charts[0].figure["data"] if t["name"] == "vendor=b")
+    at = bars["x"].index("randread-4k-iops read")
+    assert bars["error_y"]["array"][at] == pytest.approx(76_603.4 - 76_603.4 * 0.75, rel=1e-4)
     with pytest.raises(UsageError, match="same vendor"):
         comparison_sheet(runs[1:], ("vendor",))
     with pytest.raises(UsageError, match="no label 'region'"):
@@ -201,7 +282,8 @@ def test_comparison_values_and_differences(tmp_path: Path) -> None:
 def test_html_is_self_contained(tmp_path: Path) -> None:
     runs = _imported(tmp_path, (QUICK, {"vendor": "a"}), (QUICK, {"vendor": "b"}))
     page = render_html(report_document(runs, ("vendor",))).decode()
-    assert "<script src" not in page and "<link" not in page
+    assert "<script src" not in page
+    assert re.findall(r"<link[^>]*>", page) == ['<link rel="icon" href="data:,">']
     # outside the inlined plotly.js (whose code names plotly.com etc.), no address at all
     ours = re.sub(r'<script type="text/javascript">.*?</script>', "", page, flags=re.S)
     assert len(ours) < len(page) - 4_000_000

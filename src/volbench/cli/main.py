@@ -29,7 +29,7 @@ from volbench.errors import UsageError, VolbenchError
 from volbench.model import RunStatus
 from volbench.plans import quick
 from volbench.plans.importing import import_path
-from volbench.plans.registry import report_for
+from volbench.plans.registry import report_for, summary_for
 from volbench.report.run_sheets import runs_sheet
 from volbench.store import bundle
 from volbench.store.repository import Store
@@ -115,7 +115,9 @@ def runs(
             status=RunStatus(status) if status else None,
             limit=limit,
         )
-    console.show(runs_sheet(found), fmt)
+        briefs = {r.id: summary_for(store.get_run(r.id, raw=False), check=False).brief()
+                  for r in found}  # fmt: skip
+    console.show(runs_sheet(found, briefs), fmt)
 
 
 @cli.command("show")
@@ -283,6 +285,9 @@ from volbench.cli.report import compare, report  # noqa: E402
 
 cli.add_command(report)
 cli.add_command(compare)
+from volbench.cli import publish as publish_command  # noqa: E402
+
+cli.add_command(publish_command.command)
 run.add_command(sweep.command)
 run.add_command(iometer.command)
 run.add_command(hdtune.scan)

@@ -38,8 +38,10 @@ from volbench.report.limit_sheets import limits_sheet
 from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
+from volbench.report.pts.summary import pts_headline
 from volbench.report.qos_verify_sheets import run_verify_sheet
-from volbench.report.sweep_sheets import sweep_sheet
+from volbench.report.summary import Summary, summarise
+from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
 from volbench.report.workload_sheets import workload_report, workload_sections
 
 Rebuilder = Callable[[Mapping[str, Any]], PlanSpec]
@@ -62,6 +64,7 @@ PLANS: Mapping[str, PlanEntry] = MappingProxyType(
         sweep.NAME: PlanEntry(
             sheet=sweep_sheet,
             charts=sweep_charts,
+            headline=sweep_headline,
             resume=lambda settings: sweep.find_max_plan(sweep.options_from(settings["sweep"])),
         ),
         iometer.NAME: PlanEntry(sheet=iometer_sheet, charts=iometer_charts),
@@ -69,7 +72,9 @@ PLANS: Mapping[str, PlanEntry] = MappingProxyType(
         hdtune.FILEBENCH: PlanEntry(sheet=filebench_sheet),
         firsttouch.NAME: PlanEntry(sheet=firsttouch_sheet),
         pts.NAME: PlanEntry(
-            report=lambda run: (pts_sheets(run), pts_document(run)), sections=pts_sections
+            report=lambda run: (pts_sheets(run), pts_document(run)),
+            sections=pts_sections,
+            headline=pts_headline,
         ),
         qos_results.PLAN: PlanEntry(sheet=run_verify_sheet, charts=qos_verify_charts),
         qos_capability.NAME: PlanEntry(),
@@ -98,6 +103,12 @@ def report_for(run: RunRecord) -> Report:
     if limits is None:
         return sheets, document
     return [*sheets, limits], {**document, "limits": list(limits.rows)}
+
+
+def summary_for(run: RunRecord, *, check: bool = True) -> Summary:
+    """The summary of ``run`` as its plan's entry says (headline figures, the check
+    against the promise with ``check``: :func:`volbench.report.summary.summarise`)."""
+    return summarise(run, entry(run.plan), check=check)
 
 
 def report_document(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Document:

@@ -4,36 +4,39 @@ A Chart holds a plotly figure (``data`` traces + ``layout``) built here and
 nowhere else; the HTML page draws it with the inlined plotly.js (hover, zoom,
 legend toggles) and the PDF is that same page printed by Chromium, where every
 chart is SVG, so vector. Builders take figures already in the units they show
-(IOPS, MB/s, µs) so each plotted value is a stored value divided by a constant.
+(IOPS, MB/s, µs/ms/s as :func:`volbench.report.axis.latency_unit` chose) so each
+plotted value is a stored value divided by a constant.
 
-The 3D bar chart is drawn in an oblique projection with 2D filled shapes
-(like the Excel charts of SNIA's PTS report pages) rather than with WebGL:
-WebGL does not survive printing, 2D shapes stay vector.
+Every bar is labelled with its value; a bar chart whose values span decades (QD 1
+beside QD 64) gets a log axis, and log axes are ticked by :mod:`volbench.report.axis`
+(no bare "2" and "5"). Each series has a colour of its own: 16 distinct colours,
+then the same colours dashed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volbench.report.axis import LATENCY_UNITS, log_axis, number_text, spans_decades, value_text
+
 Number = float | int
 
 PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#000075", "#800000", "#469990", "#f032e6", "#e6ab02", "#222222",
+)  # fmt: skip
+"""plotly's ten colours, then six more of a 20-colour set chosen to be told apart
+(Sasha Trubetskoy, "List of 20 Simple, Distinct Colors"), without its pale ones."""
 
+DASHES = ("solid", "dash", "dot", "dashdot")
+"""Series beyond the palette: its colours again, dashed."""
 
 MARKER_POINTS = 30
+
+MARK_COLOR = "#d62728"
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,27 @@ class Chart:
 
 @dataclass(frozen=True)
 class Series:
-    """One named line or set of bars: ``x`` and ``y`` of equal length (None = gap)."""
+    """One named line or set of bars: ``x`` and ``y`` of equal length (None = gap);
+    ``low``/``high``: a spread around each ``y`` (min and max), drawn as error bars."""
 
     name: str
     x: Sequence[Any]
     y: Sequence[Number | None]
+    low: Sequence[Number | None] | None = None
+    high: Sequence[Number | None] | None = None
 
 
-def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+def colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def dash(index: int) -> str:
+    return DASHES[(index // len(PALETTE)) % len(DASHES)]
+
+
+def base_layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    """plotly's layout of a chart: title, axis titles, legend above, margins; ``meta``
+    (plotly keeps it and draws nothing) holds the units the values are in."""
     layout: dict[str, Any] = {
         "title": {"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"},
         "xaxis": {"title": {"text": x_title}, "automargin": True},
@@ -72,6 +88,33 @@ def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, A
     return layout
 
 
+def _hover(unit: str) -> str:
+    """How a hovered y value reads: latency with its unit, figures with separators."""
+    return f"%{{y:,.6~g}} {unit}".rstrip()
+
+
+def _label(value: Number | None, unit: str) -> str:
+    """A bar's label: its value (a share to 0.1 %, none below 0.05 %)."""
+    if value is None:
+        return ""
+    if unit == "%":
+        return f"{value:.1f}" if value >= 0.05 else ""
+    return value_text(float(value), unit) if unit in LATENCY_UNITS else number_text(float(value))
+
+
+def _less(a: Number | None, b: Number | None) -> float | None:
+    return float(a) - float(b) if a is not None and b is not None else None
+
+
+def _errors(s: Series) -> dict[str, Any]:
+    if s.low is None or s.high is None:
+        return {}
+    plus = [_less(h, y) for h, y in zip(s.high, s.y, strict=True)]
+    minus = [_less(y, lo) for lo, y in zip(s.low, s.y, strict=True)]
+    return {"error_y": {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus,
+                        "color": "#444", "thickness": 1.2, "width": 4}}  # fmt: skip
+
+
 def bar_chart(
     chart_id: str,
     title: str,
@@ -79,23 +122,38 @@ def bar_chart(
     *,
     x_title: str = "",
     y_title: str = "",
-    log_y: bool = False,
+    log_y: bool | None = None,
     unit: str = "",
 ) -> Chart:
-    """Grouped bars: one bar per x category and series; hover shows the value."""
+    """Grouped bars, one per x category and series, each labelled with its value;
+    ``log_y`` None: a log axis when the values span decades."""
+    values = [v for s in series for v in s.y]
+    log = spans_decades(values) if log_y is None else log_y
     data = [
         {
             "type": "bar",
             "name": s.name,
             "x": list(s.x),
             "y": list(s.y),
-            "hovertemplate": f"%{{x}}<br>{s.name}: %{{y:,.6~g}} {unit}<extra></extra>",
+            "marker": {"color": colour(i)},
+            "text": [_label(v, unit) for v in s.y],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "textfont": {"size": 10},
+            "hovertemplate": f"%{{x}}<br>{s.name}: {_hover(unit)}<extra></extra>",
+            **_errors(s),
         }
-        for s in series
+        for i, s in enumerate(series)
     ]
-    layout = _layout(
-        title, x_title, y_title, barmode="group", yaxis={"type": "log" if log_y else "linear"}
+    tops = [h for s in series for h in (s.high or s.y) if h is not None]
+    yaxis: dict[str, Any] = (
+        log_axis([*values, *tops], unit) if log else {"type": "linear", "rangemode": "tozero"}
     )
+    if not log and tops:  # room above the tallest bar for its label
+        yaxis["range"] = [0, max(max(tops), 0) * 1.12 or 1]
+    layout = base_layout(title, x_title, y_title, barmode="group", yaxis=yaxis,
+                         uniformtext={"minsize": 8, "mode": "show"},
+                         meta={"unit": unit})  # fmt: skip
     return Chart(chart_id, title, {"data": data, "layout": layout})
 
 
@@ -111,9 +169,12 @@ def line_chart(
     markers: bool | None = True,
     step: bool = False,
     unit: str = "",
+    x_unit: str = "",
+    x_at_values: bool = False,
 ) -> Chart:
-    """Lines, one per series; log axes where the data spans decades. ``markers``
-    None: markers only on series short enough to show them (<= 30 points)."""
+    """Lines, one per series; log axes where the data span decades (ticked by
+    :func:`volbench.report.axis.log_axis`; ``x_at_values``: at the x values when they
+    are few). ``markers`` None: markers only on series of at most 30 points."""
     data = [
         {
             "type": "scatter",
@@ -123,19 +184,74 @@ def line_chart(
             "name": s.name,
             "x": list(s.x),
             "y": list(s.y),
-            "line": {"shape": "hv" if step else "linear"},
-            "hovertemplate": f"{s.name}<br>%{{x}}: %{{y:,.6~g}} {unit}<extra></extra>",
+            "line": {"shape": "hv" if step else "linear", "color": colour(i), "dash": dash(i)},
+            "marker": {"color": colour(i)},
+            "hovertemplate": f"{s.name}<br>%{{x}}: {_hover(unit)}<extra></extra>",
         }
-        for s in series
+        for i, s in enumerate(series)
     ]
-    layout = _layout(
+    xs = [x for s in series for x in s.x]
+    ys = [y for s in series for y in s.y]
+    layout = base_layout(
         title,
         x_title,
         y_title,
-        xaxis={"type": "log" if log_x else "-"},
-        yaxis={"type": "log" if log_y else "linear"},
+        xaxis=log_axis(xs, x_unit, at_values=x_at_values) if log_x else {"type": "-"},
+        yaxis=log_axis(ys, unit) if log_y else {"type": "linear"},
+        meta={"unit": unit, "x_unit": x_unit},
     )
     return Chart(chart_id, title, {"data": data, "layout": layout})
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point a chart names: the knee of a sweep, its peak, the best point under a
+    latency target."""
+
+    x: Any
+    y: float
+    text: str
+
+
+def with_marks(chart: Chart, marks: Sequence[Mark], *, name: str = "marked") -> Chart:
+    """``chart`` with each mark drawn as a star and named beside it."""
+    if not marks:
+        return chart
+    layout = dict(chart.figure["layout"])
+    log_x = layout.get("xaxis", {}).get("type") == "log"
+    log_y = layout.get("yaxis", {}).get("type") == "log"
+    notes = list(layout.get("annotations", []))
+    for mark in marks:  # an annotation on a log axis sits at log10 of its value
+        notes.append({"x": _at(mark.x, log_x), "y": _at(mark.y, log_y), "text": mark.text,
+                      "showarrow": True, "arrowhead": 2, "ax": 0, "ay": -36,
+                      "font": {"size": 11, "color": MARK_COLOR},
+                      "bgcolor": "rgba(255,255,255,0.85)"})  # fmt: skip
+    layout["annotations"] = notes
+    stars = {
+        "type": "scatter", "mode": "markers", "name": name,
+        "x": [m.x for m in marks], "y": [m.y for m in marks], "text": [m.text for m in marks],
+        "marker": {"symbol": "star", "size": 14, "color": MARK_COLOR,
+                   "line": {"color": "#fff", "width": 1}},
+        "hovertemplate": "%{text}<extra></extra>",
+    }  # fmt: skip
+    return Chart(chart.id, chart.title, {"data": [*chart.figure["data"], stars], "layout": layout})
+
+
+def _at(value: Any, log: bool) -> Any:
+    return math.log10(value) if log and isinstance(value, int | float) and value > 0 else value
+
+
+def with_level(chart: Chart, y: float, text: str) -> Chart:
+    """``chart`` with a dashed horizontal line at ``y`` (a latency target), named."""
+    layout = dict(chart.figure["layout"])
+    layout["shapes"] = [*layout.get("shapes", []), {
+        "type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y,
+        "line": {"color": MARK_COLOR, "width": 1.5, "dash": "dash"}}]  # fmt: skip
+    at = _at(y, layout.get("yaxis", {}).get("type") == "log")
+    layout["annotations"] = [*layout.get("annotations", []), {
+        "xref": "paper", "x": 0, "xanchor": "left", "y": at, "yanchor": "bottom", "text": text,
+        "showarrow": False, "font": {"size": 11, "color": MARK_COLOR}}]  # fmt: skip
+    return Chart(chart.id, chart.title, {**chart.figure, "layout": layout})
 
 
 def window_chart(
@@ -158,7 +274,7 @@ def window_chart(
     xs = list(rounds)
     first, last = (xs[0], xs[-1]) if xs else (0, 0)
     bands = []
-    for pct, colour in ((20, "rgba(255,165,0,0.12)"), (10, "rgba(44,160,44,0.15)")):
+    for pct, fill in ((20, "rgba(255,165,0,0.12)"), (10, "rgba(44,160,44,0.15)")):
         lo, hi = average * (1 - pct / 100), average * (1 + pct / 100)
         bands.append(
             {
@@ -167,7 +283,7 @@ def window_chart(
                 "x": [first, last, last, first, first],
                 "y": [lo, lo, hi, hi, lo],
                 "fill": "toself",
-                "fillcolor": colour,
+                "fillcolor": fill,
                 "line": {"width": 0},
                 "hoverinfo": "skip",
                 "mode": "lines",
@@ -181,132 +297,28 @@ def window_chart(
             "name": "measured",
             "x": xs,
             "y": list(values),
+            "line": {"color": colour(0)},
             "hovertemplate": "round %{x}: %{y:,.6~g}<extra></extra>",
         },
         {
             "type": "scatter",
             "mode": "lines",
-            "name": f"average {average:,.6g}",
+            "name": f"average {number_text(average)}",
             "x": [first, last],
             "y": [average, average],
-            "line": {"dash": "dash"},
+            "line": {"dash": "dash", "color": colour(1)},
         },
         {
             "type": "scatter",
             "mode": "lines",
-            "name": f"fit (slope {slope:,.4g}/round)",
+            "name": f"fit (slope {number_text(slope)}/round)",
             "x": [first, last],
             "y": [intercept + slope * first, intercept + slope * last],
-            "line": {"dash": "dot"},
+            "line": {"dash": "dot", "color": colour(2)},
         },
     ]
-    layout = _layout(title, "Round", y_title, xaxis={"dtick": 1})
+    layout = base_layout(title, "Round", y_title, xaxis={"dtick": 1})
     return Chart(chart_id, title, {"data": data, "layout": layout})
-
-
-def bars3d_chart(
-    chart_id: str,
-    title: str,
-    x_labels: Sequence[str],
-    y_labels: Sequence[str],
-    z: Sequence[Sequence[Number | None]],
-    *,
-    x_title: str,
-    y_title: str,
-    z_title: str,
-    log_z: bool = False,
-) -> Chart:
-    """3D bars (z[row=y][col=x]) in an oblique projection: each bar is a front
-    face, a top and a side, drawn back row first; hovering a bar's front shows
-    its value. ``log_z`` scales heights by log10 (labels keep the real values)."""
-    import math
-
-    values = [float(v) for row in z for v in row if v is not None and v > 0]
-    top = max(values, default=1.0)
-    bottom = min(values, default=1.0)
-
-    def height(value: float) -> float:
-        if log_z:
-            lo = math.floor(math.log10(bottom))
-            span = max(math.log10(top) - lo, 1e-9)
-            return (math.log10(max(value, 10**lo)) - lo) / span
-        return value / top
-
-    width, depth_dx, depth_dy = 0.6, 0.35, 0.25
-    data: list[dict[str, Any]] = []
-    for j in reversed(range(len(y_labels))):
-        colour = PALETTE[j % len(PALETTE)]
-        for i, _ in enumerate(x_labels):
-            value = z[j][i]
-            if value is None:
-                continue
-            h = height(float(value))
-            x0 = i + j * depth_dx
-            y0 = j * depth_dy
-            front = [(x0, y0), (x0 + width, y0), (x0 + width, y0 + h), (x0, y0 + h)]
-            top_face = [
-                (x0, y0 + h),
-                (x0 + width, y0 + h),
-                (x0 + width + depth_dx * 0.8, y0 + h + depth_dy * 0.8),
-                (x0 + depth_dx * 0.8, y0 + h + depth_dy * 0.8),
-            ]
-            side = [
-                (x0 + width, y0),
-                (x0 + width + depth_dx * 0.8, y0 + depth_dy * 0.8),
-                (x0 + width + depth_dx * 0.8, y0 + h + depth_dy * 0.8),
-                (x0 + width, y0 + h),
-            ]
-            for face, opacity, hover in ((side, 0.55, False), (top_face, 0.75, False)):
-                data.append(_polygon(face, colour, opacity, y_labels[j], hover=hover))
-            data.append(
-                {
-                    **_polygon(front, colour, 1.0, y_labels[j], hover=True),
-                    "text": f"{y_title} {y_labels[j]} · {x_title} {x_labels[i]}: "
-                    f"{float(value):,.6g} {z_title}",
-                    "customdata": [float(value)] * 5,
-                }
-            )
-    ticks = [i + width / 2 for i in range(len(x_labels))]
-    layout = _layout(
-        title,
-        x_title,
-        z_title + (" (log scale)" if log_z else ""),
-        showlegend=False,
-        xaxis={"tickvals": ticks, "ticktext": list(x_labels), "showgrid": False},
-        yaxis={"showticklabels": False, "showgrid": False, "zeroline": False},
-        annotations=[
-            {
-                "x": len(x_labels) - 1 + width + j * depth_dx + 0.1,
-                "y": j * depth_dy,
-                "text": f"{y_labels[j]}",
-                "showarrow": False,
-                "xanchor": "left",
-                "font": {"size": 10},
-            }
-            for j in range(len(y_labels))
-        ],
-    )
-    return Chart(chart_id, title, {"data": data, "layout": layout})
-
-
-def _polygon(
-    points: Sequence[tuple[float, float]], colour: str, opacity: float, name: str, *, hover: bool
-) -> dict[str, Any]:
-    closed = [*points, points[0]]
-    return {
-        "type": "scatter",
-        "mode": "lines",
-        "x": [p[0] for p in closed],
-        "y": [p[1] for p in closed],
-        "fill": "toself",
-        "fillcolor": colour,
-        "opacity": opacity,
-        "line": {"color": "#333", "width": 0.5},
-        "name": name,
-        "hoveron": "fills" if hover else "points",
-        "hoverinfo": "text" if hover else "skip",
-        "showlegend": False,
-    }
 
 
 def radar_chart(chart_id: str, title: str, axes: Sequence[str], series: Sequence[Series]) -> Chart:
@@ -320,16 +332,17 @@ def radar_chart(chart_id: str, title: str, axes: Sequence[str], series: Sequence
             "theta": [*axes, axes[0]] if axes else [],
             "fill": "toself",
             "opacity": 0.6,
+            "line": {"color": colour(i)},
             "hovertemplate": f"{s.name}<br>%{{theta}}: %{{r:.3f}}<extra></extra>",
         }
-        for s in series
+        for i, s in enumerate(series)
     ]
     polar = {
         "radialaxis": {"range": [0, 1.05], "visible": True, "tickfont": {"size": 9}},
         "angularaxis": {"tickfont": {"size": 9}},
     }
     # side margins for the axis labels, also on a 680 px wide printed page
-    layout = _layout(title, "", "", polar=polar, margin={"l": 160, "r": 160})
+    layout = base_layout(title, "", "", polar=polar, margin={"l": 160, "r": 160})
     if len(axes) > RADAR_AXES_AT_DEFAULT_HEIGHT:  # room for every axis label
         layout["height"] = min(RADAR_MAX_HEIGHT_PX, 420 + 16 * len(axes))
     return Chart(chart_id, title, {"data": data, "layout": layout})

@@ -1,28 +1,47 @@
-"""Comparison of runs: absolute values and % differences per metric, grouped
-bars per metric and a radar of every metric normalised to the best run.
+"""Comparison of runs: each group's value and spread, % differences per metric, grouped
+bars per metric (the spread as error bars) and a radar of every metric normalised to
+the best group.
 
-Metrics per (test, direction): IOPS, MB/s (bytes/s / 10^6), mean and p99
-latency (µs = ns / 10^3), each from the stored results of the test's last
-round. Runs are grouped by label values (``--by vendor,size_gib``); a group of
-several runs shows their plain average. The first group is the baseline:
-difference % = (value - baseline) / baseline x 100. In the radar a rate scores
-value / best and a latency best / value, so 1 is always the best run.
+Metrics per (test, direction): IOPS, MB/s (bytes/s / 10^6), mean and p99 latency
+(in JSON µs = ns / 10^3; tables and charts in the unit that fits), each from the
+stored results of the test's last round. Runs are grouped by label values (``--by
+vendor,size_gib``; a group is named by its labels, ``vendor=alpha size_gib=50``).
+A group of several runs shows:
+
+- IOPS and MB/s: the mean of its runs, their minimum and maximum, and the sample
+  standard deviation;
+- mean latency: the mean over all the group's I/Os (each run's mean weighted by its
+  I/O count, IOPS x runtime), the runs' minimum and maximum;
+- p99 latency: the p99 of all the group's I/Os, from the json+ bins of its runs merged
+  bucket by bucket (percentiles are merged, never averaged; DESIGN.md), at most the
+  largest I/O; where a run has no bins, the worst of the runs' p99 (``source_N``
+  says which). The spread: the runs' own p99, minimum and maximum.
+
+The first group is the baseline: difference % = (value - baseline) / baseline x 100.
+In the radar a rate scores value / best and a latency best / value, so 1 is always
+the best group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volbench.analysis.aggregate import group_tests, place_tests
+from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.errors import UsageError
+from volbench.fio.parser import parse
 from volbench.model import RunRecord
+from volbench.report.axis import latency_unit
 from volbench.report.chart import Chart, Series, bar_chart, radar_chart
 from volbench.report.document import Section
-from volbench.report.run_sheets import result_rows
-from volbench.report.sheet import Column, Sheet
+from volbench.report.fleet_sheets import is_fleet
+from volbench.report.run_sheets import result_rows, shown_percentile
+from volbench.report.sheet import Column, Sheet, fmt_latency
 
-SCHEMA = "volbench.compare/1"
+SCHEMA = "volbench.compare/2"
 
 
 @dataclass(frozen=True)
@@ -32,12 +51,16 @@ class Metric:
     scale: float
     higher_is_better: bool
 
+    @property
+    def latency(self) -> bool:
+        return self.key.startswith("lat_")
+
 
 METRICS = (
     Metric("iops", "IOPS", 1.0, True),
     Metric("bw_bytes_per_s", "MB/s", 1e6, True),
-    Metric("lat_mean_ns", "mean latency (µs)", 1e3, False),
-    Metric("lat_p99_ns", "p99 latency (µs)", 1e3, False),
+    Metric("lat_mean_ns", "mean latency", 1e3, False),
+    Metric("lat_p99_ns", "p99 latency", 1e3, False),
 )
 
 
@@ -49,7 +72,7 @@ class Group:
 
 def group_runs(runs: Sequence[RunRecord], by: Sequence[str]) -> list[Group]:
     """Runs grouped by the values of the labels ``by`` (each run alone without ``by``),
-    in the order of first appearance."""
+    in the order of first appearance; a group is named by its labels (``vendor=alpha``)."""
     groups: dict[str, list[RunRecord]] = {}
     for run in runs:
         if by:
@@ -59,74 +82,181 @@ def group_runs(runs: Sequence[RunRecord], by: Sequence[str]) -> list[Group]:
                     f"run {run.id} has no label {missing[0]!r}: add it with "
                     f"'volbench label {run.id} {missing[0]}=VALUE' or compare without --by"
                 )
-            name = " ".join(run.labels[k] for k in by)
+            name = " ".join(f"{k}={run.labels[k]}" for k in by)
         else:
             name = f"run {run.id}"
         groups.setdefault(name, []).append(run)
     return [Group(name, tuple(members)) for name, members in groups.items()]
 
 
-def _values(run: RunRecord) -> dict[tuple[str, str], dict[str, float | None]]:
-    """(test, direction) -> metric values from the test's last round."""
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
+Key = tuple[str, str]
+"""(test, direction)"""
+
+
+def _latest(run: RunRecord) -> dict[Key, dict[str, Any]]:
+    """(test, direction) -> the result row of the test's last round."""
+    latest: dict[Key, dict[str, Any]] = {}
     for row in result_rows(run):
+        if row.get("hostname") is not None:  # a place's share: the aggregate stands for it
+            continue
         key = (row["test"], row["direction"])
         if key not in latest or row["round"] >= latest[key]["round"]:
             latest[key] = row
-    return {
-        key: {
-            m.key: (float(row[m.key]) / m.scale if row.get(m.key) is not None else None)
-            for m in METRICS
+    return latest
+
+
+class _Bins:
+    """json+ latency bins of a run's tests, each round's raw output parsed once."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[int, int], dict[Key, dict[int, int]]] = {}
+
+    def of(self, run: RunRecord, round_no: int, key: Key) -> dict[int, int] | None:
+        if (run.id, round_no) not in self._parsed:
+            self._parsed[run.id, round_no] = self._read(run, round_no)
+        return self._parsed[run.id, round_no].get(key)
+
+    @staticmethod
+    def _read(run: RunRecord, round_no: int) -> dict[Key, dict[int, int]]:
+        if round_no >= len(run.raw_outputs):
+            return {}
+        try:
+            output = parse(run.raw_outputs[round_no])
+            tests = place_tests(output)[0] if is_fleet(run) else group_tests(output)
+        except Exception:  # an unreadable output: no bins, the worst p99 stands in
+            return {}
+        return {
+            (test.name, direction): merge_bins(result.latency.bins)
+            for test in tests
+            for direction, result in test.directions.items()
+            if result.latency is not None and result.latency.bins
         }
-        for key, row in latest.items()
-    }
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+def _ios(row: dict[str, Any]) -> float:
+    return float(row["iops"]) * float(row.get("runtime_ms") or 0) / 1000
+
+
+def _figure(
+    metric: Metric, key: Key, rows: Sequence[tuple[RunRecord, dict[str, Any]]], bins: _Bins
+) -> dict[str, Any]:
+    """One group's figure of one metric: value, min, max, stdev, runs, and what the
+    value is (``source``: the run's own, mean of runs, all I/Os, json+ bins, worst
+    run)."""
+
+    def own(row: dict[str, Any]) -> float | None:
+        value = (
+            shown_percentile(row, metric.key) if metric.key == "lat_p99_ns" else row.get(metric.key)
+        )
+        return float(value) / metric.scale if value is not None else None
+
+    values = [v for _, row in rows if (v := own(row)) is not None]
+    figure: dict[str, Any] = {"value": None, "min": None, "max": None, "stdev": None,
+                              "runs": len(values), "source": None}  # fmt: skip
+    if not values:
+        return figure
+    figure.update(min=min(values), max=max(values))
+    if len(values) > 1:
+        figure["stdev"] = statistics.stdev(values)
+    if len(rows) == 1 or not metric.latency:
+        source = "mean of runs" if len(rows) > 1 else "the run's own"
+        figure.update(value=statistics.fmean(values), source=source)
+        return figure
+    if metric.key == "lat_mean_ns":
+        timed = [(row, own(row)) for _, row in rows if own(row) is not None]
+        weight = sum(_ios(row) for row, _ in timed)
+        value = (
+            sum(_ios(row) * (v or 0.0) for row, v in timed) / weight
+            if weight
+            else statistics.fmean(values)
+        )
+        figure.update(value=value, source="all I/Os")
+        return figure
+    found = [bins.of(run, int(row["round"]), key) for run, row in rows]
+    if all(found):
+        merged = merge_bins(*(b for b in found if b))
+        p99 = percentiles_from_bins(merged, (99.0,))[99.0]
+        top = max((float(r["lat_max_ns"]) for _, r in rows if r.get("lat_max_ns") is not None),
+                  default=p99)  # fmt: skip
+        figure.update(value=min(p99, top) / metric.scale, source="json+ bins")
+    else:
+        figure.update(value=max(values), source="worst run")
+    return figure
 
 
 def comparison_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
-    """One row per test, direction and metric: each group's value and % vs the first."""
-    per_group = []
-    for group in groups:
-        runs = [_values(r) for r in group.runs]
-        keys = list(dict.fromkeys(k for values in runs for k in values))
-        per_group.append(
-            {
-                k: {m.key: _mean([v[k][m.key] for v in runs if k in v]) for m in METRICS}
-                for k in keys
-            }
-        )
-    order: list[tuple[str, str]] = []
-    for values in per_group:
-        order += [k for k in values if k not in order]
-    rows = []
-    for test, direction in order:
+    """One row per test, direction and metric: each group's value, spread and % vs the
+    first group."""
+    bins = _Bins()
+    latest = [[(run, _latest(run)) for run in g.runs] for g in groups]
+    order: list[Key] = []
+    for members in latest:
+        for _, rows in members:
+            order += [k for k in rows if k not in order]
+    out = []
+    for key in order:
         for metric in METRICS:
-            row: dict[str, Any] = {
-                "test": test,
-                "direction": direction,
-                "metric": metric.label,
-                "metric_key": metric.key,
-            }
-            base = per_group[0].get((test, direction), {}).get(metric.key)
-            for index, (group, values) in enumerate(zip(groups, per_group, strict=True)):
-                value = values.get((test, direction), {}).get(metric.key)
+            row: dict[str, Any] = {"test": key[0], "direction": key[1],
+                                   "metric": metric.label, "metric_key": metric.key}  # fmt: skip
+            base = None
+            for index, (group, members) in enumerate(zip(groups, latest, strict=True)):
+                present = [(run, rows[key]) for run, rows in members if key in rows]
+                figure = _figure(metric, key, present, bins)
+                value = figure["value"]
+                row[f"group_{index}"] = group.name
                 row[f"value_{index}"] = value
-                if index > 0:
+                for name in ("min", "max", "stdev", "runs", "source"):
+                    row[f"{name}_{index}"] = figure[name]
+                if index == 0:
+                    base = value
+                else:
                     row[f"diff_pct_{index}"] = (
                         (value - base) / base * 100 if value is not None and base else None
                     )
-                row[f"group_{index}"] = group.name
-            rows.append(row)
-    return rows
+            out.append(row)
+    return out
 
 
-def _fmt_value(value: Any) -> str:
-    number = float(value)
-    return f"{number:,.0f}" if abs(number) >= 100 else f"{number:,.2f}"
+def _fmt_number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}"
+
+
+def _value_text(index: int) -> Callable[[Mapping[str, Any]], str | None]:
+    """A group's value as shown: latency in the unit that fits (stored in µs)."""
+
+    def shown(row: Mapping[str, Any]) -> str | None:
+        value = row.get(f"value_{index}")
+        if value is None:
+            return None
+        return (
+            fmt_latency(value * 1e3)
+            if row["metric_key"].startswith("lat_")
+            else (_fmt_number(value))
+        )
+
+    return shown
+
+
+def _spread_text(index: int) -> Callable[[Mapping[str, Any]], str | None]:
+    """A group's spread: its runs' minimum-maximum and the standard deviation as a
+    share of the value (None for a group of one run)."""
+
+    def shown(row: Mapping[str, Any]) -> str | None:
+        low, high, n = row.get(f"min_{index}"), row.get(f"max_{index}"), row.get(f"runs_{index}")
+        if low is None or high is None or not n or n < 2:
+            return None
+        latency = row["metric_key"].startswith("lat_")
+        text = (
+            f"{fmt_latency(low * 1e3)}-{fmt_latency(high * 1e3)}"
+            if latency
+            else f"{_fmt_number(low)}-{_fmt_number(high)}"
+        )
+        stdev, value = row.get(f"stdev_{index}"), row.get(f"value_{index}")
+        if stdev is not None and value:
+            text += f" (sd {stdev / value:.0%})"
+        return text
+
+    return shown
 
 
 def _fmt_pct(value: Any) -> str:
@@ -143,17 +273,28 @@ def comparison_sheet(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Sheet
             f"every run has the same {'/'.join(by)} label values: compare by another label"
         )
     rows = comparison_rows(groups)
+    several = any(len(g.runs) > 1 for g in groups)
     columns = [Column("test", "Test"), Column("direction", "Dir"), Column("metric", "Metric")]
     for index, group in enumerate(groups):
         label = group.name + (f" ({len(group.runs)} runs)" if len(group.runs) > 1 else "")
-        columns.append(Column(f"value_{index}", label, _fmt_value, numeric=True))
+        columns.append(Column(f"value_{index}", label, numeric=True, shown=_value_text(index)))
+        if several:
+            columns.append(
+                Column(f"min_{index}", "min-max", numeric=True, shown=_spread_text(index))
+            )
     for index, group in enumerate(groups[1:], start=1):
         columns.append(
             Column(f"diff_pct_{index}", f"{group.name} vs {groups[0].name}", _fmt_pct, numeric=True)
         )
-    notes = [f"{g.name}: run(s) {', '.join(str(r.id) for r in g.runs)}" for g in groups] + [
-        "difference % = (value - baseline) / baseline; latency: lower is better"
-    ]
+    notes = [f"{g.name}: run(s) {', '.join(str(r.id) for r in g.runs)}" for g in groups]
+    notes.append("difference % = (value - baseline) / baseline; latency: lower is better")
+    if several:
+        notes.append(
+            "a group of several runs: IOPS and MB/s their mean, min-max and standard"
+            " deviation (sd, share of the mean); mean latency over all their I/Os; p99 of"
+            " all their I/Os from fio's json+ bins merged (the worst run's where a run has"
+            " no bins), the runs' own p99 as min-max"
+        )
     document = {
         "schema": SCHEMA,
         "by": list(by),
@@ -164,7 +305,8 @@ def comparison_sheet(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Sheet
 
 
 def comparison_charts(sheet: Sheet) -> list[Chart]:
-    """Grouped bars per metric and the normalised radar, from the comparison rows."""
+    """Grouped bars per metric (each group's spread as error bars) and the normalised
+    radar, from the comparison rows."""
     groups = [g["name"] for g in sheet.document["groups"]]
     charts = []
     radar_axes: list[str] = []
@@ -174,18 +316,31 @@ def comparison_charts(sheet: Sheet) -> list[Chart]:
         if not any(r.get(f"value_{i}") is not None for r in rows for i in range(len(groups))):
             continue
         categories = [f"{r['test']} {r['direction']}" for r in rows]
+        unit, size = (
+            latency_unit(
+                r.get(f"max_{i}") and r[f"max_{i}"] * 1e3 for r in rows for i in range(len(groups))
+            )
+            if metric.latency
+            else (metric.label, 1.0)
+        )
+        factor = 1e3 / size if metric.latency else 1.0
+
+        def scaled(values: list[Any], factor: float = factor) -> list[float | None]:
+            return [v * factor if v is not None else None for v in values]
+
         series = [
-            Series(name, categories, [r.get(f"value_{i}") for r in rows])
+            Series(
+                name,
+                categories,
+                scaled([r.get(f"value_{i}") for r in rows]),
+                low=scaled([r.get(f"min_{i}") for r in rows]),
+                high=scaled([r.get(f"max_{i}") for r in rows]),
+            )
             for i, name in enumerate(groups)
         ]
+        label = f"{metric.label} ({unit})" if metric.latency else metric.label
         charts.append(
-            bar_chart(
-                f"compare-{n}",
-                f"Comparison: {metric.label}",
-                series,
-                y_title=metric.label,
-                unit=metric.label,
-            )
+            bar_chart(f"compare-{n}", f"Comparison: {label}", series, y_title=label, unit=unit)
         )
         for row, category in zip(rows, categories, strict=True):
             values = [row.get(f"value_{i}") for i in range(len(groups))]
@@ -200,7 +355,7 @@ def comparison_charts(sheet: Sheet) -> list[Chart]:
         charts.append(
             radar_chart(
                 "compare-radar",
-                "Summary: every metric normalised to the best run (1 = best)",
+                "Summary: every metric normalised to the best group (1 = best)",
                 radar_axes,
                 [
                     Series(name, radar_axes, scores)
@@ -212,5 +367,6 @@ def comparison_charts(sheet: Sheet) -> list[Chart]:
 
 
 def comparison_section(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Section:
+    """The comparison: its table first, then its charts."""
     sheet = comparison_sheet(runs, by)
-    return Section("Comparison", charts=tuple(comparison_charts(sheet)), sheets=(sheet,))
+    return Section("Comparison", charts=tuple(comparison_charts(sheet)), lead=(sheet,))

@@ -1,4 +1,5 @@
-"""What a report holds: the comparison (for several runs), then each run's sections."""
+"""What a report holds: for several runs, a summary of each and their comparison; then
+each run's sections, its own summary first."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from volbench.report.document import Document, Section
 from volbench.report.limit_section import limit_section
 from volbench.report.plan_view import PlanView
 from volbench.report.run_charts import run_sections
+from volbench.report.summary import overview_sheet, summarise
 
 
 def report_document(
@@ -22,10 +24,13 @@ def report_document(
     """The report of ``runs``, each shown as ``views(its plan)`` says (from the stored
     runs alone: fio's per-second series are in the store)."""
     sections: list[Section] = []
+    summaries = [summarise(run, views(run.plan)) for run in runs]
     if len(runs) > 1:
+        overview = overview_sheet(summaries)
+        sections.append(Section("Summary of the runs", lead=(overview,), summary=True))
         sections.append(comparison_section(runs, by))
-    for run in runs:
-        sections += run_sections(run, views(run.plan))
+    for run, summary in zip(runs, summaries, strict=True):
+        sections += run_sections(run, views(run.plan), summary)
         limits = limit_section(run)
         if limits is not None:
             sections.append(limits)

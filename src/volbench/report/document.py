@@ -15,13 +15,19 @@ from volbench.report.sheet import Sheet
 
 @dataclass(frozen=True)
 class Section:
-    """One page (or more) of a report: a header table, charts, tables, notes."""
+    """One page (or more) of a report, in the order it is shown: what it says first
+    (``lead``: the summary table, the check against the promise; ``verdicts``: a line
+    each; ``notes``), then the header table, the charts and the full tables."""
 
     title: str
     header: tuple[tuple[str, str], ...] = ()
     charts: tuple[Chart, ...] = ()
     sheets: tuple[Sheet, ...] = ()
     notes: tuple[str, ...] = ()
+    lead: tuple[Sheet, ...] = ()
+    verdicts: tuple[str, ...] = ()
+    summary: bool = False
+    """Whether its first lead table is a run's summary (what its first screen shows)."""
 
 
 @dataclass(frozen=True)

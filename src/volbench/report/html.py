@@ -2,13 +2,15 @@
 
 Everything is inlined: the styles, plotly.js (from the plotly package) and the
 figures as JSON, so the page works offline and asks no network address for
-anything. ``for_print`` draws static charts at a fixed width and breaks pages
+anything (a published site's pages share one plotly.js file beside them instead).
+``for_print`` draws static charts at a fixed width and breaks pages
 between sections: the PDF renderer prints exactly that page.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from html import escape
 
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
@@ -29,8 +31,12 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 tr.flagged td { background: #fff2cc; }
 table.header th { width: 190px; }
 ul.notes { font-size: 11px; color: #444; margin: 2px 0 10px; padding-left: 18px; }
+table.summary { font-size: 13px; }
+table.summary th, table.summary td { padding: 4px 8px; }
+ul.verdicts { font-size: 13px; font-weight: bold; margin: 4px 0 10px; padding-left: 18px; }
 .chart { width: 100%; min-height: 420px; margin: 8px 0; }
 nav ul { font-size: 12px; columns: 2; }
+div.links { font-size: 12px; margin-bottom: 6px; }
 body[data-print=true] .chart { width: 680px; min-height: 360px; }
 @media print {
   body { margin: 0; }
@@ -59,12 +65,16 @@ SCRIPT = """
 """
 
 
+NO_ICON = '<link rel="icon" href="data:,">'
+"""An empty icon, so a browser asks no server for /favicon.ico."""
+
+
 def _json_script(value: object) -> str:
     """JSON safe inside a <script> element (no closing tag can appear)."""
     return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
 
 
-def render_sheet(sheet: Sheet, *, title: bool = True) -> str:
+def render_sheet(sheet: Sheet, *, title: bool = True, css: str = "") -> str:
     """A Sheet as an HTML table with its notes (the cells the terminal shows)."""
     parts = [f"<h3>{escape(sheet.title)}</h3>"] if title else []
     head = "".join(f"<th>{escape(c.header)}</th>" for c in sheet.columns)
@@ -76,7 +86,8 @@ def render_sheet(sheet: Sheet, *, title: bool = True) -> str:
         )
         flagged = ' class="flagged"' if index in sheet.flagged_rows else ""
         rows.append(f"<tr{flagged}>{tds}</tr>")
-    parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    table = f'<table class="{css}">' if css else "<table>"
+    parts.append(f"{table}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
     parts.append(_notes(sheet.notes))
     return "".join(parts)
 
@@ -89,13 +100,22 @@ def _notes(notes: tuple[str, ...]) -> str:
 
 def _section(section: Section, number: int) -> str:
     parts = [f'<section class="page" id="section-{number}"><h2>{escape(section.title)}</h2>']
+    for index, sheet in enumerate(section.lead):  # what the section says first
+        css = "summary" if section.summary and not index else "lead"
+        parts.append(render_sheet(sheet, css=css))
+    if section.verdicts:
+        parts.append(
+            '<ul class="verdicts">'
+            + "".join(f"<li>{escape(v)}</li>" for v in section.verdicts)
+            + "</ul>"
+        )
+    parts.append(_notes(section.notes))
     if section.header:
         rows = "".join(
             f"<tr><th>{escape(key)}</th><td>{escape(value)}</td></tr>"
             for key, value in section.header
         )
         parts.append(f'<table class="header"><tbody>{rows}</tbody></table>')
-    parts.append(_notes(section.notes))
     for chart in section.charts:
         parts.append(f'<div class="chart" id="{escape(chart.id)}"></div>')
     for sheet in section.sheets:
@@ -104,8 +124,16 @@ def _section(section: Section, number: int) -> str:
     return "".join(parts)
 
 
-def render_html(document: Document, *, for_print: bool = False) -> bytes:
-    """The whole report as one self-contained HTML page."""
+def render_html(
+    document: Document,
+    *,
+    for_print: bool = False,
+    plotly_src: str | None = None,
+    links: Sequence[tuple[str, str]] = (),
+) -> bytes:
+    """The whole report as one self-contained HTML page. ``plotly_src``: plotly.js from
+    that relative address instead of inlined (pages of a published site share one
+    copy); ``links``: (text, relative address) shown above the title."""
     ids = [c.id for c in document.charts()]
     if len(ids) != len(set(ids)):
         raise ValueError(f"duplicate chart ids in {ids}")
@@ -115,14 +143,27 @@ def render_html(document: Document, *, for_print: bool = False) -> bytes:
         for i, s in enumerate(document.sections)
     )
     body = "".join(_section(s, i) for i, s in enumerate(document.sections))
+    plotly = (
+        f'<script src="{escape(plotly_src)}"></script>'
+        if plotly_src
+        else f'<script type="text/javascript">{get_plotlyjs()}</script>'
+    )
+    top = (
+        '<div class="links">'
+        + " · ".join(f'<a href="{escape(href)}">{escape(text)}</a>' for text, href in links)
+        + "</div>"
+        if links
+        else ""
+    )
     page = (
         "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
+        f'<html lang="en"><head><meta charset="utf-8">{NO_ICON}'
         f"<title>{escape(document.title)}</title>"
         f"<style>{STYLE}</style>"
-        f'<script type="text/javascript">{get_plotlyjs()}</script>'
+        f"{plotly}"
         "</head>"
         f'<body data-print="{"true" if for_print else "false"}">'
+        f"{top}"
         f"<h1>{escape(document.title)}</h1>"
         f'<div class="subtitle">{escape(document.subtitle)}</div>'
         f"<nav><ul>{toc}</ul></nav>"

@@ -1,18 +1,25 @@
 """Charts of the plans that have a sheet of their own, drawn from that sheet's
 rows: sweep (IOPS vs outstanding I/O, latency vs IOPS), iometer (IOPS and
 response time per worker count), scan (transfer rate vs position) and QoS
-verify (planned vs achieved per tenant). Units: MB/s = bytes/s / 10^6,
-µs = ns / 10^3."""
+verify (planned vs achieved per tenant). Units: MB/s = bytes/s / 10^6, latency
+in the unit that fits the chart's largest (µs, ms, s = ns / 10^3, 10^6, 10^9)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from volbench.report.chart import Chart, Series, bar_chart, line_chart
-from volbench.report.sheet import Sheet
-
-US = 1_000
+from volbench.report.axis import latency_unit
+from volbench.report.chart import (
+    Chart,
+    Mark,
+    Series,
+    bar_chart,
+    line_chart,
+    with_level,
+    with_marks,
+)
+from volbench.report.sheet import Sheet, fmt_latency
 
 
 def _by(rows: Sequence[Any], key: Callable[[Any], str]) -> dict[str, list[Any]]:
@@ -22,12 +29,22 @@ def _by(rows: Sequence[Any], key: Callable[[Any], str]) -> dict[str, list[Any]]:
     return groups
 
 
-def _us(value: Any) -> float | None:
-    return float(value) / US if value is not None else None
+def _in(value: Any, size: float) -> float | None:
+    return float(value) / size if value is not None else None
+
+
+def _marks(rows: Sequence[Any], x: str, y: str, size: float = 1.0) -> list[Mark]:
+    """The knee, peak and best-under-target points the sweep table names, at (x, y)."""
+    return [
+        Mark(r[x], float(r[y]) / size, f"{r['mark']}: {r['point']}")
+        for r in rows
+        if r.get("mark") and r.get(y) is not None
+    ]
 
 
 def sweep_charts(sheet: Sheet) -> list[Chart]:
-    """IOPS vs queue depth (a line per job count) and mean / p99 latency vs IOPS."""
+    """IOPS vs queue depth (a line per job count) and mean / p99 latency vs IOPS, the
+    knee, peak and best point under the latency target marked, the target drawn."""
     rid = sheet.document.get("id", "sweep")
     lines = _by(
         sheet.rows,
@@ -37,20 +54,36 @@ def sweep_charts(sheet: Sheet) -> list[Chart]:
     iops = [
         Series(n, [r["iodepth"] for r in rs], [r["iops"] for r in rs]) for n, rs in ordered.items()
     ]
+    unit, size = latency_unit(
+        r.get(key) for r in sheet.rows for key in ("lat_mean_ns", "lat_p99_ns")
+    )
     by_iops = {n: sorted(rs, key=lambda r: r["iops"]) for n, rs in ordered.items()}
     latency = [
-        Series(f"{n} mean", [r["iops"] for r in rs], [_us(r["lat_mean_ns"]) for r in rs])
+        Series(f"{n} mean", [r["iops"] for r in rs], [_in(r["lat_mean_ns"], size) for r in rs])
         for n, rs in by_iops.items()
     ] + [
-        Series(f"{n} p99", [r["iops"] for r in rs], [_us(r["lat_p99_ns"]) for r in rs])
+        Series(f"{n} p99", [r["iops"] for r in rs], [_in(r["lat_p99_ns"], size) for r in rs])
         for n, rs in by_iops.items()
     ]
-    return [
-        line_chart(f"run{rid}-sweep-iops", "IOPS vs queue depth", iops,
-                   x_title="Queue depth per job", y_title="IOPS", log_x=True, unit="IOPS"),
-        line_chart(f"run{rid}-sweep-latency", "Latency vs IOPS (demand intensity)", latency,
-                   x_title="IOPS", y_title="Latency (µs)", log_y=True, unit="µs"),
+    settings = sheet.document.get("settings", {}).get("sweep", {})
+    which = str(settings.get("latency_percentile", "mean"))
+    lat_key = "lat_p99_ns" if which == "p99" else "lat_mean_ns"
+    charts = [
+        with_marks(line_chart(f"run{rid}-sweep-iops", "IOPS vs queue depth", iops,
+                              x_title="Queue depth per job", y_title="IOPS", log_x=True,
+                              x_at_values=True, unit="IOPS"),
+                   _marks(sheet.rows, "iodepth", "iops")),
+        with_marks(line_chart(f"run{rid}-sweep-latency", "Latency vs IOPS (demand intensity)",
+                              latency, x_title="IOPS", y_title="Latency", log_y=True,
+                              unit=unit),
+                   _marks(sheet.rows, "iops", lat_key, size)),
     ]  # fmt: skip
+    target = settings.get("latency_target_ns")
+    if target:
+        charts[1] = with_level(
+            charts[1], float(target) / size, f"target: {which} < {fmt_latency(target)}"
+        )
+    return charts
 
 
 def iometer_charts(sheet: Sheet) -> list[Chart]:
@@ -63,18 +96,23 @@ def iometer_charts(sheet: Sheet) -> list[Chart]:
     iops = [
         Series(n, [r["workers"] for r in rs], [r["iops"] for r in rs]) for n, rs in specs.items()
     ]
+    unit, size = latency_unit(
+        r.get(key) for r in sheet.rows for key in ("lat_mean_ns", "lat_max_ns")
+    )
     response = [
-        Series(f"{n} average", [r["workers"] for r in rs], [_us(r["lat_mean_ns"]) for r in rs])
+        Series(f"{n} average", [r["workers"] for r in rs],
+               [_in(r["lat_mean_ns"], size) for r in rs])
         for n, rs in specs.items()
     ] + [
-        Series(f"{n} maximum", [r["workers"] for r in rs], [_us(r["lat_max_ns"]) for r in rs])
+        Series(f"{n} maximum", [r["workers"] for r in rs],
+               [_in(r["lat_max_ns"], size) for r in rs])
         for n, rs in specs.items()
-    ]
+    ]  # fmt: skip
     return [
         line_chart(f"run{rid}-iometer-iops", "IOPS per worker count", iops,
                    x_title="Workers", y_title="IOPS", unit="IOPS"),
         line_chart(f"run{rid}-iometer-response", "Response time per worker count", response,
-                   x_title="Workers", y_title="Response time (µs)", log_y=True, unit="µs"),
+                   x_title="Workers", y_title="Response time", log_y=True, unit=unit),
     ]  # fmt: skip
 
 

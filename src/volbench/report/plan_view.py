@@ -2,7 +2,8 @@
 
 The report functions take a :class:`PlanView` from their caller (the table of plans
 is :data:`volbench.plans.registry.PLANS`, a layer above); a part left None is the
-generic one: the results table, its one sheet, the fio-run section, no own charts.
+generic one: the results table, its one sheet, the fio-run section, no own charts,
+a headline row per test.
 """
 
 from __future__ import annotations
@@ -33,6 +34,23 @@ SheetCharts = Callable[[Sheet], list[Chart]]
 
 
 @dataclass(frozen=True)
+class Headline:
+    """What a report says first about a run of a plan: its headline figures as a table
+    a person reads in ten seconds, the few figures a list of runs shows of it
+    (``41,191 IOPS (randread-4k-iops)``), and the notes that explain them (the knee
+    of a sweep, a rate limit, steady state)."""
+
+    table: Sheet
+    figures: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+HeadlineBuilder = Callable[[RunRecord], Headline]
+"""A plan's own headline of a run (for a run without raw outputs too: ``volbench runs``
+reads the results alone)."""
+
+
+@dataclass(frozen=True)
 class PlanView:
     """The parts of a plan's reports that are its own; None: the generic part."""
 
@@ -44,6 +62,9 @@ class PlanView:
     """Its HTML/PDF report pages; replaces the generic fio-run section."""
     charts: SheetCharts | None = None
     """Charts of its first sheet, shown before the generic fio-run charts."""
+    headline: HeadlineBuilder | None = None
+    """Its summary at the top of a report, in ``volbench runs`` and a published index;
+    None: a row per test (IOPS, MB/s, latency)."""
 
 
 GENERIC = PlanView()

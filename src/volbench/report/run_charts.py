@@ -1,14 +1,17 @@
 """Charts and the report section of any fio run (the generic section).
 
-IOPS and MB/s bars per test, the latency percentile chart (p50..p99.99), the
-latency histogram from fio's json+ bins and the per-second IOPS / MB/s /
-latency series from fio's logs (stored with each round). Every plotted value is
-a stored result (or a json+ bin count / log value) divided by a unit constant:
-MB/s = bytes/s / 10^6, µs = ns / 10^3.
+IOPS and MB/s bars per test (each labelled), the latency percentiles of every test
+(p50..p99.99 as a ladder, capped at the test's maximum), the latency histogram from
+fio's json+ bins (the share of each test's I/Os per bucket) and the per-second IOPS /
+MB/s / latency series from fio's logs (stored with each round). Every plotted value
+is a stored result (or a json+ bin count / log value) divided by a unit constant:
+MB/s = bytes/s / 10^6; latency in the unit that fits the chart (µs, ms, s = ns /
+10^3, 10^6, 10^9).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,16 +26,18 @@ from volbench.analysis.timeseries import (
 )
 from volbench.fio.parser import parse
 from volbench.model import LogSeries, RunRecord, Stall
+from volbench.report.axis import latency_unit, spans_decades
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.fleet_charts import place_charts
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
+from volbench.report.ladder import ladder_chart
 from volbench.report.plan_view import PlanView
-from volbench.report.run_sheets import report_for, result_rows
+from volbench.report.run_sheets import report_for, result_rows, shown_percentile
+from volbench.report.summary import Summary, summarise
 from volbench.units import format_bytes
 
 MB = 1_000_000
-US = 1_000
 PERCENTILES: tuple[tuple[str, str], ...] = (
     ("p50", "lat_p50_ns"),
     ("p90", "lat_p90_ns"),
@@ -116,33 +121,57 @@ def rate_charts(prefix: str, rows: Sequence[dict[str, Any]]) -> list[Chart]:
 
 
 def percentile_chart(prefix: str, rows: Sequence[dict[str, Any]]) -> Chart | None:
-    """Latency percentiles p50..p99.99 per test and direction, log axis (µs)."""
+    """Latency percentiles p50..p99.99 of every test and direction as a ladder (a
+    column of markers per test, log axis), each capped at the test's maximum."""
     duplicated = _duplicated(rows)
-    series = [
-        Series(
-            f"{_category(r, duplicated)} {r['direction']}",
-            [label for label, _ in PERCENTILES],
-            [float(r[key]) / US if r.get(key) is not None else None for _, key in PERCENTILES],
-        )
-        for r in rows
-        if r.get("lat_p50_ns") is not None
-    ][:MAX_LINES]
-    if not series:
+    timed = [r for r in rows if r.get("lat_p50_ns") is not None]
+    if not timed:
         return None
-    return line_chart(
-        f"{prefix}-percentiles",
-        "Latency percentiles",
-        series,
-        x_title="Percentile",
-        y_title="Latency (µs)",
-        log_y=True,
-        unit="µs",
-    )
+    unit, size = latency_unit(shown_percentile(r, key) for r in timed for _, key in PERCENTILES)
+    categories = [f"{_category(r, duplicated)} {r['direction']}" for r in timed]
+    levels = [
+        (label, [_scaled(shown_percentile(r, key), size) for r in timed])
+        for label, key in PERCENTILES
+    ]
+    return ladder_chart(f"{prefix}-percentiles", "Latency percentiles", categories, levels,
+                        y_title="Latency", unit=unit)  # fmt: skip
+
+
+def _scaled(value: float | None, size: float) -> float | None:
+    return value / size if value is not None else None
+
+
+BUCKETS_PER_DECADE = 10
+"""The latency histogram's buckets: ten per decade (each about 26% wider than the one
+before), so fio's 64 bins per power of two read as one curve."""
+
+
+def share_histogram(bins: dict[int, int]) -> list[tuple[float, float]]:
+    """json+ bins (latency in ns -> I/Os) as a stepped curve of the share of I/Os (%)
+    per bucket of :data:`BUCKETS_PER_DECADE`: ``(bucket's lower edge in ns, %)``, empty
+    buckets between as 0, closed by the last bucket's upper edge at 0."""
+    total = sum(bins.values())
+    if not total:
+        return []
+    counts: dict[int, int] = {}
+    for value, count in bins.items():
+        bucket = math.floor(math.log10(max(value, 1)) * BUCKETS_PER_DECADE + 1e-9)
+        counts[bucket] = counts.get(bucket, 0) + count
+
+    def edge(bucket: int) -> float:
+        return float(10 ** (bucket / BUCKETS_PER_DECADE))
+
+    first, last = min(counts), max(counts)
+    points = [(edge(first), 0.0)]
+    points += [(edge(b), 100 * counts.get(b, 0) / total) for b in range(first, last + 1)]
+    return [*points, (edge(last + 1), points[-1][1]), (edge(last + 1), 0.0)]
 
 
 def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
-    """Latency histograms from the json+ bins of every test (all jobs merged)."""
-    series = []
+    """Latency histograms of every test (all its jobs' json+ bins merged), as the share
+    of its I/Os in each bucket: a QD 1 test that did few I/Os reads as clearly as a
+    deep-queue one."""
+    curves: list[tuple[str, list[tuple[float, float]]]] = []
     for round_no, raw in enumerate(run.raw_outputs):
         try:
             output = parse(raw)
@@ -153,24 +182,26 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
             for direction, result in test.directions.items():
                 if not result.active or result.latency is None or not result.latency.bins:
                     continue
-                bins = merge_bins(result.latency.bins)
-                keys = sorted(bins)
                 name = f"{test.name} {direction}" + (
                     f" (round {round_no})" if len(run.raw_outputs) > 1 else ""
                 )
-                series.append(Series(name, [k / US for k in keys], [bins[k] for k in keys]))
-    if not series:
+                curves.append((name, share_histogram(merge_bins(result.latency.bins))))
+    curves = [c for c in curves if c[1]][:MAX_LINES]
+    if not curves:
         return None
+    unit, size = latency_unit(x for _, points in curves for x, _ in points)
+    series = [Series(name, [x / size for x, _ in pts], [y for _, y in pts]) for name, pts in curves]
     return line_chart(
         f"{prefix}-histogram",
-        "Latency histogram (fio json+ bins)",
-        series[:MAX_LINES],
-        x_title="Latency (µs)",
-        y_title="I/Os completed",
+        "Latency histogram: share of each test's I/Os (fio json+ bins)",
+        series,
+        x_title="Latency",
+        y_title="% of the test's I/Os",
         log_x=True,
+        x_unit=unit,
         markers=False,
         step=True,
-        unit="I/Os",
+        unit="%",
     )
 
 
@@ -197,21 +228,27 @@ def timeseries_charts(
                 mbps.append(Series(f"{name} {direction}", *_xy(points, MB / 1024)))
             lat_jobs = logs.get((name, "lat"), [])
             for direction, points in weighted_latency(lat_jobs, iops_jobs).items():
-                latency.append(Series(f"{name} {direction}", *_xy(points, US)))
+                latency.append(Series(f"{name} {direction}", *_xy(points, 1)))
+    unit, size = latency_unit(y for s in latency for y in s.y)
+    latency = [Series(s.name, s.x, [_scaled(y, size) for y in s.y]) for s in latency]
     charts = []
-    for key, title, lines, y_title in (
-        ("ts-iops", "IOPS per second", iops, "IOPS"),
-        ("ts-mbps", "MB/s per second", mbps, "MB/s"),
-        ("ts-lat", "Mean latency per second", latency, "Latency (µs)"),
+    for key, title, lines, y_title, y_unit in (
+        ("ts-iops", "IOPS per second", iops, "IOPS", "IOPS"),
+        ("ts-mbps", "MB/s per second", mbps, "MB/s", "MB/s"),
+        ("ts-lat", "Mean latency per second", latency, f"Latency ({unit})", unit),
     ):
         if lines:
+            # latency spanning decades (QD 1 beside QD 64 tests) on a log axis
+            log = y_unit == unit and spans_decades([y for s in lines for y in s.y])
             chart = line_chart(
                 f"{prefix}-{key}",
                 title,
                 lines[:MAX_LINES],
                 x_title="Time since the test started (s)",
-                y_title=y_title,
+                y_title="Latency" if log else y_title,
+                log_y=log,
                 markers=None,
+                unit=y_unit,
             )
             charts.append(with_stalls(chart, stalls) if own_clock else chart)
     return charts
@@ -275,11 +312,28 @@ def fio_run_charts(run: RunRecord) -> list[Chart]:
     return charts + timeseries_charts(prefix, run.series, run.stalls)
 
 
-def run_sections(run: RunRecord, view: PlanView) -> list[Section]:
-    """The sections of one run: its plan's own (``view.sections``), else the generic
-    fio-run section (its plan's own charts first)."""
+def summary_parts(summary: Summary) -> dict[str, Any]:
+    """What a run's first section says first: the headline table (with the promised
+    figures), the verdict lines (promise, then what limited the tests), the notes
+    (knee, throttle, stalls, non-compliance)."""
+    return {
+        "lead": (summary.table,),
+        "verdicts": tuple(v for v in (summary.verdict, *summary.limits) if v),
+        "notes": summary.notes,
+        "summary": True,
+    }
+
+
+def run_sections(run: RunRecord, view: PlanView, summary: Summary | None = None) -> list[Section]:
+    """The sections of one run: its summary first, then its plan's own sections
+    (``view.sections``), else the generic fio-run section (its plan's own charts first);
+    the check against the promise in full with the tables."""
+    summary = summary or summarise(run, view)
+    promise = (summary.promise,) if summary.promise else ()
     if view.sections is not None:
-        return view.sections(run)
+        first = Section(f"Run {run.id}: {run.plan}", header=run_header(run), sheets=promise,
+                        **summary_parts(summary))  # fmt: skip
+        return [first, *view.sections(run)]
     sheets, _ = report_for(run, view)
     charts = view.charts(sheets[0]) if view.charts and sheets else []
     return [
@@ -287,6 +341,7 @@ def run_sections(run: RunRecord, view: PlanView) -> list[Section]:
             title=f"Run {run.id}: {run.plan}",
             header=run_header(run),
             charts=tuple(charts + fio_run_charts(run)),
-            sheets=tuple(sheets),
+            sheets=(*sheets, *promise),
+            **summary_parts(summary),
         )
     ]

@@ -6,8 +6,8 @@ JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from volbench.analysis.host_series import KINDS as HOST_UNITS
@@ -21,6 +21,7 @@ from volbench.report.sheet import (
     Column,
     Sheet,
     fmt_count,
+    fmt_duration,
     fmt_labels,
     fmt_latency,
     fmt_rate,
@@ -84,6 +85,22 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
     return rows
 
 
+def shown_percentile(row: Mapping[str, Any], key: str) -> float | None:
+    """A stored percentile as shown: at most the test's maximum. fio reports a json+
+    bin's value, which may lie above the largest I/O (by up to a bin's width, 1/64 of
+    its power of two: a p99.9 of 49.02 ms beside a maximum of 48.91 ms); the PTS
+    p99.999 is capped the same way."""
+    value, top = row.get(key), row.get("lat_max_ns")
+    if value is None or top is None:
+        return value
+    return min(float(value), float(top))
+
+
+def _capped(key: str) -> Column:
+    header = {"lat_p50_ns": "p50", "lat_p99_ns": "p99", "lat_p999_ns": "p99.9"}[key]
+    return Column(key, header, fmt_latency, numeric=True, shown=lambda r: shown_percentile(r, key))
+
+
 RESULT_COLUMNS = (
     Column("test", "Test"),
     Column("direction", "Dir"),
@@ -92,9 +109,9 @@ RESULT_COLUMNS = (
     Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
     Column("bw_mib_per_s", "MiB/s", fmt_rate, numeric=True),
     Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
-    Column("lat_p50_ns", "p50", fmt_latency, numeric=True),
-    Column("lat_p99_ns", "p99", fmt_latency, numeric=True),
-    Column("lat_p999_ns", "p99.9", fmt_latency, numeric=True),
+    _capped("lat_p50_ns"),
+    _capped("lat_p99_ns"),
+    _capped("lat_p999_ns"),
     Column("lat_max_ns", "Max", fmt_latency, numeric=True),
     Column("little", "In flight/QDxJobs", numeric=True),
     Column("littles_law", "Little's law"),
@@ -263,18 +280,51 @@ def stalls_sheet(run: RunRecord) -> Sheet:
     )
 
 
+@dataclass(frozen=True)
+class RunBrief:
+    """What a list of runs shows of a run beyond its record
+    (:meth:`volbench.report.summary.Summary.brief`)."""
+
+    tests: tuple[str, ...]
+    duration_s: float | None
+    figures: tuple[str, ...]
+    """Headline figures, the first one shown in the table."""
+    verdict: str | None = None
+    """Against the vendor's promise, when the run's labels name a product."""
+
+
+def tests_text(tests: Sequence[str]) -> str:
+    """Which tests, in at most about 40 characters: ``iops, latency`` or
+    ``randwrite-4k-iops, randread-4k-iops +4 more``."""
+    shown: list[str] = []
+    for test in tests:
+        if shown and len(", ".join([*shown, test])) > TESTS_TEXT_CHARS:
+            break
+        shown.append(test)
+    more = len(tests) - len(shown)
+    return ", ".join(shown) + (f" +{more} more" if more else "")
+
+
+TESTS_TEXT_CHARS = 40
+
+
 RUN_LIST_COLUMNS = (
     Column("id", "Run", numeric=True),
     Column("plan", "Plan"),
     Column("status", "Status"),
     Column("started_at", "Started"),
+    Column("duration_s", "Took", fmt_duration, numeric=True),
+    Column("tests", "Tests", tests_text),
+    Column("headline", "Headline", lambda v: v[0] if v else "-"),
     Column("target", "Target"),
     Column("labels", "Labels", fmt_labels),
 )
 
 
-def runs_sheet(runs: Sequence[RunRecord]) -> Sheet:
-    """The list of stored runs, newest first."""
+def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None = None) -> Sheet:
+    """The list of stored runs, newest first: with each run's brief (which tests, how
+    long, its headline figures) where given."""
+    briefs = briefs or {}
     rows = tuple(
         {
             "id": r.id,
@@ -282,14 +332,22 @@ def runs_sheet(runs: Sequence[RunRecord]) -> Sheet:
             "status": r.status.value,
             "started_at": r.started_at,
             "ended_at": r.ended_at,
+            "duration_s": brief.duration_s if brief else None,
+            "tests": list(brief.tests) if brief else None,
+            "headline": list(brief.figures) if brief else None,
+            "verdict": brief.verdict if brief else None,
             "target": r.target.get("path"),
             "labels": dict(r.labels),
         }
         for r in runs
+        for brief in [briefs.get(r.id)]
     )
+    columns = RUN_LIST_COLUMNS if briefs else tuple(
+        c for c in RUN_LIST_COLUMNS if c.key not in ("duration_s", "tests", "headline")
+    )  # fmt: skip
     return Sheet(
         title="volbench runs",
-        columns=RUN_LIST_COLUMNS,
+        columns=columns,
         rows=rows,
         document={"schema": "volbench.runs/1", "runs": list(rows)},
     )

@@ -17,10 +17,18 @@ Formatter = Callable[[Any], str]
 
 @dataclass(frozen=True)
 class Column:
+    """One column a person sees: ``row[key]`` through ``format``; ``shown``, when
+    given, picks the value shown from the whole row instead (the row itself, which
+    JSON and CSV write, keeps the stored value)."""
+
     key: str
     header: str
     format: Formatter = str
     numeric: bool = False
+    shown: Callable[[Mapping[str, Any]], Any] | None = None
+
+    def value(self, row: Mapping[str, Any]) -> Any:
+        return self.shown(row) if self.shown is not None else row.get(self.key)
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,7 @@ class Sheet:
     def cells(self) -> list[list[str]]:
         """The human-readable cells, row by row."""
         return [
-            [c.format(row.get(c.key)) if row.get(c.key) is not None else "-" for c in self.columns]
+            [c.format(c.value(row)) if c.value(row) is not None else "-" for c in self.columns]
             for row in self.rows
         ]
 
@@ -58,6 +66,19 @@ def fmt_latency(value: Any) -> str:
     if ns < 1e10:
         return f"{ns / 1e6:,.2f} ms"
     return f"{ns / 1e9:,.1f} s"
+
+
+def fmt_duration(value: Any) -> str:
+    """A run's length in s: ``3725`` -> ``1 h 02 min``, ``95`` -> ``1 min 35 s``,
+    ``7.24`` -> ``7.2 s``."""
+    seconds = float(value)
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def fmt_labels(value: Any) -> str:

@@ -18,6 +18,7 @@ from volbench.analysis.scaling import (
     saturation_sentence,
 )
 from volbench.model import RunRecord, split_cache_mode
+from volbench.report.plan_view import Headline
 from volbench.report.run_sheets import MB, cache_notes, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
@@ -146,3 +147,52 @@ def sweep_sheet(run: RunRecord) -> Sheet:
         document=document,
         notes=tuple(notes),
     )
+
+
+HEADLINE_COLUMNS = (
+    Column("point", "Point"),
+    Column("mark", "What"),
+    Column("outstanding", "Outstanding", numeric=True),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
+    Column("lat_p99_ns", "p99", fmt_latency, numeric=True),
+)
+
+
+def sweep_headline(run: RunRecord) -> Headline:
+    """The points the sweep table names (peak, knee, best under the latency target) and
+    the shallowest one; its knee, saturation and target notes, and a rate limit the
+    throttle fingerprint finds."""
+    sheet = sweep_sheet(run)
+    rows = [dict(r) for r in sheet.rows if r["mark"]]
+    if sheet.rows:
+        shallowest = dict(min(sheet.rows, key=lambda r: (r["outstanding"], -r["iops"])))
+        if all(r["point"] != shallowest["point"] for r in rows):
+            rows.insert(0, {**shallowest, "mark": "shallowest queue"})
+    table = Sheet(f"Run {run.id} at a glance: sweep", HEADLINE_COLUMNS, tuple(rows),
+                  {"rows": rows})  # fmt: skip
+    figures = tuple(
+        f"{fmt_count(r['iops'])} IOPS at {r['point']} ({r['mark']})"
+        for r in rows
+        if r["mark"] != "shallowest queue"
+    )
+    return Headline(table, figures, (*sheet.notes[1:], *throttle_notes(run)))
+
+
+def throttle_notes(run: RunRecord) -> list[str]:
+    """A rate limit :mod:`volbench.analysis.throttle` finds in the run's points (none
+    when no workload was measured at three or more queue depths)."""
+    from volbench.errors import UsageError
+    from volbench.report.throttle_sheets import fingerprint_sheet
+
+    try:
+        found = fingerprint_sheet([run])
+    except UsageError:
+        return []
+    return [
+        f"rate-limited: {r['workload']} flat at {fmt_count(r['cap_iops'])} IOPS"
+        f" (confidence {float(r['confidence']):.2f}): {r['reason']}"
+        for r in found.rows
+        if r["limited"]
+    ]

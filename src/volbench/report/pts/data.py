@@ -51,7 +51,10 @@ class PtsData:
     def bins(self, round_no: int, cell: str) -> dict[int, int]:
         """json+ latency bins of one cell of one round: merged over its jobs (clones,
         every place) and directions, from that cell's jobs only (a sweep round
-        holds dozens of cells: merging them all took most of a report's time)."""
+        holds dozens of cells: merging them all took most of a report's time). None
+        of a run read without its raw outputs (``volbench runs``)."""
+        if round_no >= len(self.run.raw_outputs):
+            return {}
         if round_no not in self._parsed:
             self._parsed[round_no] = parse(self.run.raw_outputs[round_no]).jobs
         jobs = [j for j in self._parsed[round_no] if j.name == cell]

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from volbench.plans.pts.cells import GridCell, parse_cell_as
+from volbench.report.axis import latency_unit
 from volbench.report.chart import Chart, Series, line_chart
-from volbench.report.pts.data import PtsData, micro_s, sheet
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.data import PtsData, sheet
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.pts.steady import steady_notes
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency
 
@@ -55,6 +56,19 @@ def demand_sheet(data: PtsData, test: str, name: str, rows: list[dict[str, Any]]
     return sheet(f"{name}: demand-intensity sweep", columns, rows, notes)
 
 
+def demand_headline(sheets: Sequence[Sheet]) -> list[Figure]:
+    """The sweep's highest IOPS and its average response time there."""
+    rows = [r for r in sheets[0].rows if r["iops"] is not None]
+    if not rows:
+        return []
+    top = max(rows, key=lambda r: r["iops"])
+    at = f"TC {top['tc']} x QD {top['qd']}"
+    return [
+        Figure(f"highest IOPS ({at})", top["iops"], "IOPS"),
+        Figure(f"average response time at {at}", top["lat_mean_ns"], "ns"),
+    ]
+
+
 def demand_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
     """Demand variation (IOPS vs QD, a line per TC) and demand intensity (response
     time vs IOPS, a line per TC)."""
@@ -64,14 +78,16 @@ def demand_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
     ordered = {tc: sorted(rs, key=lambda r: r["qd"]) for tc, rs in sorted(per_tc.items())}
     variation = [Series(f"TC {tc}", [r["qd"] for r in rs], [r["iops"] for r in rs])
                  for tc, rs in ordered.items()]  # fmt: skip
-    intensity = [Series(f"TC {tc}", [r["iops"] for r in rs], [micro_s(r["lat_mean_ns"])
-                                                              for r in rs])
+    unit, size = latency_unit(r["lat_mean_ns"] for r in sheets[0].rows)
+    intensity = [Series(f"TC {tc}", [r["iops"] for r in rs],
+                        [r["lat_mean_ns"] / size if r["lat_mean_ns"] is not None else None
+                         for r in rs])
                  for tc, rs in ordered.items()]  # fmt: skip
     return [
         line_chart(f"{prefix}-variation", "Demand variation: IOPS vs queue depth", variation,
-                   x_title="QD", y_title="IOPS", log_x=True, unit="IOPS"),
+                   x_title="QD", y_title="IOPS", log_x=True, x_at_values=True, unit="IOPS"),
         line_chart(f"{prefix}-intensity", "Demand intensity: response time vs IOPS", intensity,
-                   x_title="IOPS", y_title="Average response time (µs)", unit="µs"),
+                   x_title="IOPS", y_title=f"Average response time ({unit})", unit=unit),
     ]  # fmt: skip
 
 
@@ -85,6 +101,9 @@ class EcwPage(BasePage):
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         return demand_charts(sheets, prefix)
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        return demand_headline(sheets)
 
 
 ECW_PAGE = EcwPage()

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from volbench.analysis.percentiles import percentiles_from_bins
-from volbench.report.chart import Chart, Series, line_chart
-from volbench.report.pts.data import US, PtsData, sheet
+from volbench.report.axis import duration_text
+from volbench.report.chart import Chart, Series, bar_chart
+from volbench.report.pts.data import PtsData, sheet
 from volbench.report.pts.demand import demand_charts, demand_rows, demand_sheet
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.sheet import Column, Sheet, fmt_latency
 
 DIRTH_MAX_LATENCY_NS = 5e6
@@ -71,15 +72,24 @@ def _histogram(value: Any) -> str:
 
 
 def histogram_chart(histograms: Sheet, prefix: str) -> Chart:
-    """The points' histograms, a stepped line each (bucket upper edges in µs)."""
-    series = [
-        Series(f"{r['point']} ({r['cell']})", [int(e) / US for e in r["histogram"]],
-               list(r["histogram"].values()))
-        for r in histograms.rows
-    ]  # fmt: skip
-    return line_chart(f"{prefix}-histograms", "Response-time histograms", series,
-                      x_title="Response time, bucket upper edge (µs)", y_title="I/Os",
-                      log_x=True, step=True, unit="I/Os")  # fmt: skip
+    """The points' histograms as the share of each point's I/Os per power-of-two
+    bucket (a bar per bucket and point, bucket upper edges as categories): MinIOPS
+    at QD 1 did far fewer I/Os than MaxIOPS, and reads as clearly."""
+    edges = sorted({int(e) for r in histograms.rows for e in r["histogram"]})
+    series = []
+    for r in histograms.rows:
+        total = sum(r["histogram"].values()) or 1
+        series.append(Series(
+            f"{r['point']} ({r['cell']})", [_edge_label(e) for e in edges],
+            [100 * r["histogram"].get(str(e), 0) / total for e in edges],
+        ))  # fmt: skip
+    return bar_chart(f"{prefix}-histograms", "Response-time histograms: share of I/Os",
+                     series, x_title="Response time, up to (bucket upper edge)",
+                     y_title="% of the point's I/Os", log_y=False, unit="%")  # fmt: skip
+
+
+def _edge_label(edge_ns: int) -> str:
+    return f"≤ {duration_text(edge_ns)}"
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,17 @@ class DirthPage(BasePage):
     def sheets(self, data: PtsData) -> list[Sheet]:
         rows = dirth_rows(data)
         return [demand_sheet(data, self.test, "DIRTH", rows), histogram_sheet(data, rows)]
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        """IOPS and average response time of MaxIOPS and MinIOPS."""
+        figures = []
+        for row in sheets[0].rows:
+            for label in ("MaxIOPS", "MinIOPS"):
+                if label in (row["point"] or "").split("+"):
+                    at = f"{label} (TC {row['tc']} x QD {row['qd']})"
+                    figures.append(Figure(at, row["iops"], "IOPS"))
+                    figures.append(Figure(f"{at} average response", row["lat_mean_ns"], "ns"))
+        return figures
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         charts = demand_charts(sheets, prefix)

@@ -10,7 +10,7 @@ from volbench.plans.pts.cells import WaitCell, parse_cell_as
 from volbench.plans.pts.hir import HIR_CONTINUOUS_S, HIR_WRITE_S
 from volbench.report.chart import Chart, Series, line_chart
 from volbench.report.pts.data import PtsData, average, sheet
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.pts.steady import steady_notes
 from volbench.report.sheet import Column, Sheet, fmt_count
 from volbench.units import format_seconds
@@ -82,6 +82,18 @@ class HirPage(BasePage):
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         return hir_charts(sheets, prefix)
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        """The steady-state IOPS and the IOPS while writing after the longest wait."""
+        rows = sheets[0].rows
+        if not rows:
+            return []
+        longest = max(rows, key=lambda r: r["wait_s"])
+        return [
+            Figure("steady-state IOPS", rows[0]["steady_state_iops"], "IOPS"),
+            Figure(f"IOPS while writing, wait {format_seconds(longest['wait_s'])}",
+                   longest["write_period_iops"], "IOPS"),
+        ]  # fmt: skip
 
 
 HIR_PAGE = HirPage()

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.plans.pts.cells import MixCell, block_size_label, parse_cell_as
-from volbench.report.chart import Chart, bars3d_chart
+from volbench.report.chart import Chart
+from volbench.report.heatmap import heatmap_chart
 from volbench.report.pts.data import PtsData, average, micro_s, sheet
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.pts.steady import steady_notes
 from volbench.report.sheet import Column, Sheet, fmt_latency
 
@@ -48,20 +49,25 @@ def latency_sheet(data: PtsData) -> Sheet:
 
 
 def latency_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
-    """Average and maximum response time as 3D bars: block size x R/W mix."""
+    """Average, maximum and p99.999 response time as heatmaps (a row per R/W mix, a
+    column per block size), each figure written in its cell."""
     rows = sheets[0].rows
     cells = [
-        (block_size_label(r["bs_bytes"]), f"{r['read_pct']}/{100 - r['read_pct']}") for r in rows
+        (block_size_label(r["bs_bytes"]), f"R/W {r['read_pct']}/{100 - r['read_pct']}")
+        for r in rows
     ]
     sizes = list(dict.fromkeys(bs for bs, _ in cells))
     mixes = list(dict.fromkeys(mix for _, mix in cells))
     charts = []
-    for key, title in (("lat_mean_ns", "Average"), ("lat_max_ns", "Maximum")):
+    for key, title in (("lat_mean_ns", "Average"), ("lat_max_ns", "Maximum"),
+                       ("lat_p99999_ns", "p99.999")):  # fmt: skip
         value = {cell: micro_s(r[key]) for cell, r in zip(cells, rows, strict=True)}
+        if not any(v is not None for v in value.values()):
+            continue
         z = [[value.get((bs, mix)) for bs in sizes] for mix in mixes]
         charts.append(
-            bars3d_chart(f"{prefix}-{key}", f"{title} response time (TC1/QD1)", sizes, mixes, z,
-                         x_title="Block size", y_title="R/W", z_title="µs", log_z=True)
+            heatmap_chart(f"{prefix}-{key}", f"{title} response time (TC1/QD1)", sizes, mixes, z,
+                          x_title="Block size", y_title="R/W mix", unit="µs")
         )  # fmt: skip
     return charts
 
@@ -77,6 +83,17 @@ class LatencyPage(BasePage):
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         return latency_charts(sheets, prefix)
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        """Average and p99.999 response time of the 4 KiB cells (of every cell when
+        the matrix has no 4 KiB)."""
+        rows = [r for r in sheets[0].rows if r["bs_bytes"] == 4096] or list(sheets[0].rows)
+        return [
+            Figure(f"{r['cell']} {name}", r[key], "ns")
+            for r in rows
+            for key, name in (("lat_mean_ns", "average"), ("lat_p99999_ns", "p99.999"))
+            if r[key] is not None
+        ]
 
     def convergence_cells(
         self, data: PtsData, cells: Sequence[str], tracked: list[str]

@@ -4,11 +4,22 @@ package implements for its test (:data:`.pages.PAGES` lists them)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from volbench.report.chart import Chart
 from volbench.report.pts.data import PtsData
 from volbench.report.sheet import Sheet
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure of a test: what it is, its value in ``unit`` (IOPS, MB/s,
+    ns, s, GB)."""
+
+    name: str
+    value: float | None
+    unit: str
 
 
 class TestPage(Protocol):
@@ -35,6 +46,10 @@ class TestPage(Protocol):
     def header_fields(self, data: PtsData) -> list[tuple[str, str]]:
         """Header fields of its own (WSAT: its samples)."""
 
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        """Its headline figures, from the rows of its ``sheets``: what the summary at the
+        top of the report shows of the test."""
+
     def convergence_cells(
         self, data: PtsData, cells: Sequence[str], tracked: list[str]
     ) -> list[str]:
@@ -44,11 +59,14 @@ class TestPage(Protocol):
 
 class BasePage:
     """What most pages do alike: no TC x QD or header fields of their own, the
-    tracked cells in the convergence chart."""
+    tracked cells in the convergence chart, no headline figures."""
 
     fixed_tc_qd: tuple[int, int] | None = None
 
     def header_fields(self, data: PtsData) -> list[tuple[str, str]]:
+        return []
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
         return []
 
     def convergence_cells(

@@ -71,7 +71,7 @@ def pts_document(run: RunRecord) -> dict[str, Any]:
 
 
 def pts_sections(run: RunRecord) -> list[Section]:
-    """One section per test with stored rounds: header, charts, tables."""
+    """One section per test with stored rounds: its table, header, charts, more tables."""
     data = PtsData(run)
     sections = []
     for test in data.options.tests:
@@ -95,7 +95,8 @@ def pts_sections(run: RunRecord) -> list[Section]:
                 title=f"Run {run.id}: PTS {page.title}",
                 header=page_header(data, test),
                 charts=tuple(charts),
-                sheets=tuple(sheets),
+                sheets=tuple(sheets[1:]),
+                lead=tuple(sheets[:1]),  # the test's results first, then its charts
             )
         )
     steady = steady_state_sheet(data)

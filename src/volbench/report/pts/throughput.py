@@ -10,7 +10,7 @@ from volbench.plans.pts.cells import MixCell, block_size_label, parse_cell_as
 from volbench.plans.pts.options import THROUGHPUT_TESTS
 from volbench.report.chart import Chart, Series, bar_chart
 from volbench.report.pts.data import MB, PtsData, average, sheet
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.pts.steady import steady_notes
 from volbench.report.sheet import Column, Sheet, fmt_rate
 
@@ -65,6 +65,9 @@ class ThroughputPage(BasePage):
 
     def sheets(self, data: PtsData) -> list[Sheet]:
         return [throughput_sheet(data, self.test)]
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        return [Figure(r["cell"], r["bw_mb_per_s"], "MB/s") for r in sheets[0].rows]
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         rows = sheets[0].rows

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from volbench.plans.pts.wsat import WSAT_CAPACITY_MULTIPLE
 from volbench.report.chart import Chart, Series, line_chart
 from volbench.report.pts.data import PtsData, runtime_s, sheet, with_document
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.sheet import Column, Sheet, fmt_count
 
 
@@ -89,6 +89,15 @@ class WsatPage(BasePage):
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         return wsat_charts(sheets, prefix)
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        rows = sheets[0].rows
+        if not rows:
+            return []
+        return [
+            Figure(f"IOPS of the last sample ({rows[-1]['sample']})", rows[-1]["iops"], "IOPS"),
+            Figure("written", rows[-1]["written_gb"], "GB"),
+        ]
 
     def header_fields(self, data: PtsData) -> list[tuple[str, str]]:
         samples = len(data.history(self.test, "run"))

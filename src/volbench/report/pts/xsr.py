@@ -9,9 +9,10 @@ from typing import Any
 
 from volbench.plans.pts.cells import GroupCell, parse_cell_as
 from volbench.plans.pts.test import StoredRound
+from volbench.report.axis import latency_unit
 from volbench.report.chart import Chart, Series, line_chart
-from volbench.report.pts.data import MB, PtsData, micro_s, runtime_s, sheet, with_document
-from volbench.report.pts.page import BasePage
+from volbench.report.pts.data import MB, PtsData, runtime_s, sheet, with_document
+from volbench.report.pts.page import BasePage, Figure
 from volbench.report.sheet import Column, Sheet, fmt_latency, fmt_rate
 
 XSR_RECOVERED_FRACTION = 0.9
@@ -75,13 +76,16 @@ def xsr_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
         groups.setdefault(str(row["group"]), []).append(row)
     bw = [Series(g, [r["elapsed_s"] for r in rs], [r["bw_mb_per_s"] for r in rs])
           for g, rs in groups.items()]  # fmt: skip
-    lat = [Series(g, [r["elapsed_s"] for r in rs], [micro_s(r["lat_mean_ns"]) for r in rs])
+    unit, size = latency_unit(r["lat_mean_ns"] for r in sheets[0].rows)
+    lat = [Series(g, [r["elapsed_s"] for r in rs],
+                  [r["lat_mean_ns"] / size if r["lat_mean_ns"] is not None else None for r in rs])
            for g, rs in groups.items()]  # fmt: skip
     return [
         line_chart(f"{prefix}-bw", "XSR: throughput vs time", bw, x_title="Time (s)",
                    y_title="MB/s", markers=None, unit="MB/s"),
         line_chart(f"{prefix}-lat", "XSR: response time vs time", lat, x_title="Time (s)",
-                   y_title="µs", log_y=True, markers=None, unit="µs"),
+                   y_title="Average response time", log_y=True, markers=None,
+                   unit=unit),
     ]  # fmt: skip
 
 
@@ -95,6 +99,9 @@ class XsrPage(BasePage):
 
     def charts(self, sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Chart]:
         return xsr_charts(sheets, prefix)
+
+    def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
+        return [Figure("recovery time", sheets[0].document.get("recovery_s"), "s")]
 
 
 XSR_PAGE = XsrPage()

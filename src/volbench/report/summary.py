@@ -1,0 +1,292 @@
+"""What a report says first about a run (:class:`Summary`): its headline figures as a
+table a person reads in ten seconds, the verdict against the vendor's promise when its
+labels name a product and a size (``volbench check``'s, with the built-in catalogue),
+the limit verdict (why a figure is what it is: :func:`limit_lines`), and the notes
+that explain the figures (knee, throttle, stalls, non-compliance).
+
+The same summary gives ``volbench runs`` its columns (tests, duration, headline) and a
+published site its index. Figures come from the stored result rows: the last round of
+each test, its directions as stored; percentiles shown at most at the test's maximum.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from volbench.errors import VolbenchError
+from volbench.model import RunRecord
+from volbench.report.fleet_sheets import aggregate_run
+from volbench.report.plan_view import Headline, PlanView
+from volbench.report.run_sheets import RunBrief, result_rows, shown_percentile, tests_text
+from volbench.report.sheet import (
+    Column,
+    Sheet,
+    fmt_count,
+    fmt_duration,
+    fmt_labels,
+    fmt_latency,
+    fmt_rate,
+)
+
+SCHEMA = "volbench.summary/1"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A run's summary: what the top of its report, its row in ``volbench runs`` and
+    in a published index show."""
+
+    run: RunRecord
+    table: Sheet
+    """The headline figures, a row per test (a plan's own: PTS, sweep)."""
+    figures: tuple[str, ...]
+    """The few figures a list of runs shows: ``41,191 IOPS (randread-4k-iops)``."""
+    promise: Sheet | None
+    """Measured vs promised (``volbench check``), when the labels name a product."""
+    verdict: str | None
+    """One line on the promise: how many figures meet, are above or below it."""
+    limits: tuple[str, ...]
+    """Why a figure is what it is (:func:`limit_lines`)."""
+    notes: tuple[str, ...]
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        return run_tests(self.run)
+
+    @property
+    def duration_s(self) -> float | None:
+        return duration_s(self.run)
+
+    def brief(self) -> RunBrief:
+        """What ``volbench runs`` shows of the run beside its record."""
+        return RunBrief(self.tests, self.duration_s, self.figures, self.verdict)
+
+    def document(self) -> dict[str, Any]:
+        """The summary in JSON (schema ``volbench.summary/1``)."""
+        return {
+            "schema": SCHEMA,
+            "run": self.run.id,
+            "tests": list(self.tests),
+            "duration_s": self.duration_s,
+            "figures": list(self.figures),
+            "rows": list(self.table.rows),
+            "verdict": self.verdict,
+            "promise": dict(self.promise.document) if self.promise else None,
+            "limits": list(self.limits),
+            "notes": list(self.notes),
+        }
+
+
+def run_tests(run: RunRecord) -> tuple[str, ...]:
+    """The tests a run measured, in order: a PTS run's tests, else its tests' names."""
+    pts = run.settings.get("pts")
+    if isinstance(pts, dict) and pts.get("tests"):
+        return tuple(str(t) for t in pts["tests"])
+    return tuple(dict.fromkeys(r.test for r in run.aggregate))
+
+
+def duration_s(run: RunRecord) -> float | None:
+    """Seconds from the run's start to its end (None: still running, or unknown)."""
+    try:
+        start = dt.datetime.fromisoformat(run.started_at)
+        end = dt.datetime.fromisoformat(run.ended_at) if run.ended_at else None
+    except (TypeError, ValueError):
+        return None
+    return (end - start).total_seconds() if end is not None else None
+
+
+def latest_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """The result rows of each test's last round (a run's own, not a place's share)."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in result_rows(aggregate_run(run)):
+        key = (row["test"], row["direction"])
+        if key not in latest or row["round"] >= latest[key]["round"]:
+            latest[key] = row
+    return list(latest.values())
+
+
+GENERIC_COLUMNS = (
+    Column("test", "Test"),
+    Column("direction", "Dir"),
+    Column("pattern", "Workload"),
+    Column("iops", "IOPS", fmt_count, numeric=True),
+    Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
+    Column("lat_mean_ns", "Mean latency", fmt_latency, numeric=True),
+    Column("lat_p99_ns", "p99 latency", fmt_latency, numeric=True,
+           shown=lambda r: shown_percentile(r, "lat_p99_ns")),
+)  # fmt: skip
+
+
+def generic_headline(run: RunRecord) -> Headline:
+    """A row per test and direction (IOPS, MB/s, mean and p99 latency); the figures:
+    the highest IOPS, the highest MB/s and the lowest latency at QD 1, each with its
+    test."""
+    rows = latest_rows(run)
+    table = Sheet(
+        f"Run {run.id} at a glance",
+        GENERIC_COLUMNS,
+        tuple(rows),
+        {"rows": rows},
+    )
+    return Headline(table, headline_figures(rows))
+
+
+def headline_figures(rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """The highest IOPS and MB/s of a test (its directions summed) and the lowest mean
+    latency of a test at one outstanding I/O."""
+    iops: dict[str, float] = {}
+    bw: dict[str, float] = {}
+    for row in rows:
+        iops[row["test"]] = iops.get(row["test"], 0.0) + float(row["iops"])
+        bw[row["test"]] = bw.get(row["test"], 0.0) + float(row["bw_bytes_per_s"])
+    figures = []
+    if iops and max(iops.values()) > 0:
+        test = max(iops, key=lambda t: iops[t])
+        figures.append(f"{fmt_count(iops[test])} IOPS ({test})")
+    if bw and max(bw.values()) > 0:
+        test = max(bw, key=lambda t: bw[t])
+        figures.append(f"{fmt_rate(bw[test] / 1e6)} MB/s ({test})")
+    qd1 = [
+        r for r in rows if r.get("outstanding_configured") == 1 and r.get("lat_mean_ns") is not None
+    ]
+    if qd1:
+        best = min(qd1, key=lambda r: r["lat_mean_ns"])
+        figures.append(f"{fmt_latency(best['lat_mean_ns'])} at QD 1 ({best['test']})")
+    return tuple(figures)
+
+
+def limit_lines(run: RunRecord) -> tuple[str, ...]:
+    """Why the figures are what they are: the limit verdict of each test (host CPU,
+    queue, rate limiter, device, cache; issue 15). Its line is shown in the summary
+    right under the promise verdict; none yet."""
+    return ()
+
+
+def run_notes(run: RunRecord) -> tuple[str, ...]:
+    """Notes every run may have: non-compliance, stalls, an error or interruption."""
+    notes = []
+    if run.non_compliant:
+        reasons = run.settings.get("non_compliant_reasons") or []
+        notes.append(
+            "NON-COMPLIANT with its standard: " + ("; ".join(reasons) or "shortened or reduced")
+        )
+    if run.stalls:
+        longest = max(run.stalls, key=lambda s: s.seconds)
+        notes.append(
+            f"{len(run.stalls)} stall(s) at 0 IOPS with I/O outstanding; the longest "
+            f"{longest.seconds:,.0f} s in {longest.test}"
+        )
+    if run.status.value != "completed":
+        notes.append(f"run {run.status.value}" + (f": {run.error}" if run.error else ""))
+    elif run.error:
+        notes.append(f"note: {run.error}")
+    return tuple(notes)
+
+
+@functools.cache
+def _catalogue() -> Any:
+    from volbench.specs import catalogue
+
+    return catalogue.load()
+
+
+def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
+    """``volbench check`` of the run against the product and size its labels name
+    (``product`` and ``size_gib`` or ``size``), and one line saying how it went;
+    (None, None) when the labels name none."""
+    product = run.labels.get("product")
+    if product is None or not (run.labels.get("size_gib") or run.labels.get("size")):
+        return None, None
+    from volbench.report.check_sheets import CheckRequest, check_sheet
+
+    try:
+        sheet = check_sheet(run, _catalogue(), CheckRequest(None, None))
+    except VolbenchError as exc:
+        return None, f"not checked against {product}: {exc}"
+    verdicts = [str(v["verdict"]) for v in sheet.document["verdicts"]]
+    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("meets", "above", "below"))
+    subject = sheet.title.split(" vs ", 1)[1]
+    line = f"vs {subject}: {len(verdicts)} figure(s) checked: {counts}"
+    below = [r for r in sheet.rows if r["verdict"] == "below"]
+    if below:
+        line += "; below: " + "; ".join(
+            f"{r['test']} {r['metric']} {fmt_count(r['measured'])} of "
+            f"{fmt_count(r['expected'])} {r['unit']}"
+            for r in below
+        )
+    return sheet, line
+
+
+def with_promise(table: Sheet, check: Sheet) -> Sheet:
+    """``table`` with a column saying, for each of its tests the check compared, how
+    the measured figure stands against the promised one (``3,000 IOPS: above (7.69x)``,
+    ``latency read 10 ms: meets``)."""
+    found: dict[str, list[str]] = {}
+    for row in check.rows:
+        if row["unit"] in ("IOPS", "MB/s"):
+            text = f"{fmt_count(row['expected'])} {row['unit']}: {row['verdict']}"
+            text += f" ({row['ratio']:.2f}x)"
+        else:
+            text = f"{row['metric']} {row['expected']:g} {row['unit']}: {row['verdict']}"
+        found.setdefault(str(row["test"]), []).append(text)
+    if not any(r.get("test") in found for r in table.rows):
+        return table
+    rows = tuple({**r, "promise": "; ".join(found.get(str(r.get("test")), []))} for r in table.rows)
+    flagged = frozenset(i for i, r in enumerate(rows) if ": below" in r["promise"])
+    columns = (*table.columns, Column("promise", "Promised: verdict"))
+    return Sheet(table.title, columns, rows, {**table.document, "rows": list(rows)}, table.notes,
+                 table.flagged_rows | flagged)  # fmt: skip
+
+
+def summarise(run: RunRecord, view: PlanView, *, check: bool = True) -> Summary:
+    """The summary of ``run`` as its plan's view says (``view.headline``, else a row per
+    test); ``check``: against the vendor's promise too."""
+    headline = (view.headline or generic_headline)(run)
+    sheet, verdict = promise(run) if check else (None, None)
+    # a plan's own header may say it already (PTS: its non-compliant reasons)
+    said = {n for n in run_notes(run) if n.startswith("NON-COMPLIANT")} if any(
+        "NON-COMPLIANT" in n for n in headline.notes
+    ) else set()  # fmt: skip
+    return Summary(
+        run=run,
+        table=with_promise(headline.table, sheet) if sheet else headline.table,
+        figures=headline.figures,
+        promise=sheet,
+        verdict=verdict,
+        limits=limit_lines(run),
+        notes=headline.notes + tuple(n for n in run_notes(run) if n not in said),
+    )
+
+
+OVERVIEW_COLUMNS = (
+    Column("id", "Run", numeric=True),
+    Column("plan", "Plan"),
+    Column("labels", "Labels", fmt_labels),
+    Column("tests", "Tests", tests_text),
+    Column("duration_s", "Took", fmt_duration, numeric=True),
+    Column("figures", "Headline figures", lambda v: " · ".join(v)),
+    Column("verdict", "Against the promise"),
+)
+
+
+def overview_sheet(summaries: Sequence[Summary]) -> Sheet:
+    """A row per run: its plan, labels, tests, how long it took, its headline figures
+    and its verdict against the promise."""
+    rows = tuple(
+        {
+            "id": s.run.id,
+            "plan": s.run.plan,
+            "labels": dict(s.run.labels),
+            "tests": list(s.tests),
+            "duration_s": s.duration_s,
+            "figures": list(s.figures),
+            "verdict": s.verdict,
+        }
+        for s in summaries
+    )
+    document = {"schema": SCHEMA, "runs": [s.document() for s in summaries]}
+    return Sheet("The runs at a glance", OVERVIEW_COLUMNS, rows, document)
