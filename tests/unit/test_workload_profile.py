@@ -137,3 +137,8 @@ def test_a_million_requests_characterise_in_seconds() -> None:
     began = time.process_time()
     characterise(trace)
     assert time.process_time() - began < 10  # 5x the time a million takes, for a fifth
+
+
+def test_longest_pause() -> None:
+    rows = [(0, 100, 0, 4096, "R"), (50, 100, 8192, 4096, "R"), (2_000_000_150, 100, 0, 4096, "W")]
+    assert characterise(_trace(rows, 3_000_000_000)).longest_idle_s == pytest.approx(2.0)

@@ -108,6 +108,8 @@ class WorkloadProfile:
     qd_percentile: float
     qd_max: int
     busy_pct: float
+    longest_idle_s: float
+    """The longest time between two requests with nothing outstanding."""
     working_set_bytes: int
     span_bytes: int
     lowest_offset: int
@@ -160,8 +162,9 @@ def sequential_flags(trace: IoTrace) -> bytearray:
     return flags
 
 
-def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int]:
-    """(time in ns at each queue depth, mean depth per second, highest depth)."""
+def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int, int]:
+    """(time in ns at each queue depth, mean depth per second, highest depth, longest
+    time in ns with nothing outstanding between two requests)."""
     end = trace.duration_ns
     # each event as one integer, time x 2 + 1 for an issue (a completion at the same
     # time comes first); two sorted runs, which one sort merges in linear time
@@ -174,12 +177,14 @@ def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int]:
     seconds = max(1, math.ceil(end / 1e9))
     area = [0.0] * seconds
     at: dict[int, int] = {}
-    depth = highest = 0
+    depth = highest = idle = 0
     last = 0
     for event in events:
         time = event >> 1
         if time > last:
-            if depth:
+            if not depth:
+                idle = max(idle, time - last)
+            else:
                 at[depth] = at.get(depth, 0) + time - last
                 first, final = last // 1_000_000_000, time // 1_000_000_000
                 if first == final:
@@ -197,7 +202,7 @@ def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int]:
                 highest = depth
         else:
             depth -= 1
-    return at, [a / 1e9 for a in area], highest
+    return at, [a / 1e9 for a in area], highest, idle
 
 
 def _weighted_percentile(at: dict[int, int], pct: float) -> float:
@@ -301,7 +306,7 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
     size_col = trace.size_bytes
     n = len(data)
     shares = {k: 100.0 * v / n for k, v in pattern_counter.items()} if n else {}
-    at, qd_seconds, highest = _queue_depth(trace)
+    at, qd_seconds, highest, idle = _queue_depth(trace)
     busy = sum(at.values())
     low = min((trace.offset_bytes[i] for i in data), default=0)
     high = max((trace.offset_bytes[i] + size_col[i] for i in data), default=0)
@@ -337,6 +342,7 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
         qd_percentile=_weighted_percentile(at, QD_PERCENTILE),
         qd_max=highest,
         busy_pct=100.0 * busy / trace.duration_ns if trace.duration_ns else 0.0,
+        longest_idle_s=idle / 1e9,
         working_set_bytes=_working_set(trace),
         span_bytes=high - low,
         lowest_offset=low,

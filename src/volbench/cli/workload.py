@@ -3,6 +3,7 @@ workload traced, characterised and replayed on candidate volumes."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from pathlib import Path
@@ -64,9 +65,17 @@ def capture_command(
             markup=False,
             highlight=False,
         )
-        stored = captures.capture_device(
-            store, device, duration, name, dict(labels), _scratch(runs_dir, "capture")
-        )
+        with console.stderr.status(f"tracing {device}") as status:
+
+            def tick(seconds: float, text_bytes: int) -> None:
+                status.update(
+                    f"tracing {device}: {seconds:,.0f} of {duration:g} s,"
+                    f" ~{text_bytes // 105:,} events"  # a tracepoint line is ~105 bytes
+                )
+
+            stored = captures.capture_device(
+                store, device, duration, name, dict(labels), _scratch(runs_dir, "capture"), tick
+            )
         console.stderr.print(
             f"stored workload {name} as run {stored.run_id}: {stored.ios:,} requests"
             f" (`volbench workload {name}` characterises it)",
@@ -136,6 +145,8 @@ def replay_command(
     profile = characterise(trace)
     found = fit(profile)
     name = captures.workload_name(run)
+    if not any(key == captures.LABEL for key, _ in choice.labels):  # runs --label workload=
+        choice = dataclasses.replace(choice, labels=(*choice.labels, (captures.LABEL, name)))
     options = replays.ReplayOptions(
         workload=name,
         capture_run=run.id,
@@ -157,6 +168,16 @@ def replay_command(
         run_plan(choice, lambda info: replays.synthetic_plan(found, options, info),
                  writes=replays.writes(profile, True, found))  # fmt: skip
         return
+    if not fast:  # the trace's own pauses are no stalls of the target
+        idle = profile.longest_idle_s * 100 / (speed_pct or 100)
+        if idle + 1 >= choice.stall_seconds:
+            choice = dataclasses.replace(choice, stall_seconds=idle + choice.stall_seconds)
+            console.stderr.print(
+                f"the trace pauses for up to {idle:.1f} s: a stall is counted after"
+                f" {choice.stall_seconds:.1f} s without I/O",
+                markup=False,
+                highlight=False,
+            )
     folder = _scratch(choice.runs_dir, "replay")
     run_plan(choice, lambda info: replays.exact_plan(trace, profile, options, info, folder),
              writes=replays.writes(profile, False, found))  # fmt: skip

@@ -51,7 +51,8 @@ def _summary_rows(run: RunRecord, p: Mapping[str, Any]) -> list[dict[str, Any]]:
         ("Sequential", f"{p['sequential_pct']:.1f}% ("
          + ", ".join(f"{op} {v:.1f}%" for op, v in seq.items()) + ")"),
         ("Queue depth", f"mean {p['qd_mean']:.1f}, p{QD_PERCENTILE:.0f} {p['qd_percentile']:.0f},"
-                        f" max {p['qd_max']} (while busy, {p['busy_pct']:.0f}% of the time)"),
+                        f" max {p['qd_max']} (while busy, {p['busy_pct']:.0f}% of the time;"
+                        f" longest pause {p.get('longest_idle_s', 0.0):,.1f} s)"),
         ("Working set", f"{format_bytes(p['working_set_bytes'])} touched in a span of "
                         f"{format_bytes(p['span_bytes'])}"),
         ("Concentration", ", ".join(
