@@ -13,6 +13,7 @@ import pytest
 
 from volbench.trace import blktrace
 from volbench.trace import capture as capturing
+from volbench.trace.tracefs import Traced
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "blkparse" / "mixed.txt"
 
@@ -49,6 +50,7 @@ def test_blktrace_where_it_works(
     _tool(tools, "blktrace", "trap 'exit 0' INT\nwhile :; do sleep 0.05; done\n")
     _tool(tools, "blkparse", f"cat >/dev/null\ncat {FIXTURE}\n")
     monkeypatch.setattr(capturing, "device_number", lambda device: (8, 0))
+    monkeypatch.setattr(capturing, "traced_device", lambda device: Traced(8, 0))
     found = capturing.capture("/dev/sda", 1.2, tmp_path / "scratch")
     assert found.method == capturing.BLKTRACE
     assert found.trace.ops == "RRWWFRD"
@@ -63,6 +65,7 @@ def test_ctrl_c_keeps_what_was_traced(
     _tool(tools, "blktrace", "trap 'exit 0' INT\nwhile :; do sleep 0.05; done\n")
     _tool(tools, "blkparse", f"cat >/dev/null\ncat {FIXTURE}\n")
     monkeypatch.setattr(capturing, "device_number", lambda device: (8, 0))
+    monkeypatch.setattr(capturing, "traced_device", lambda device: Traced(8, 0))
     ticks: list[float] = []
 
     def tick(seconds: float, _read: int) -> None:
@@ -80,3 +83,9 @@ def test_ctrl_c_keeps_what_was_traced(
 def test_no_blktrace_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     assert blktrace.start("/dev/loop0", tmp_path / "t.txt") == "blktrace is not installed"
+
+
+def test_a_partition_is_traced_on_its_disk() -> None:
+    traced = Traced(7, 0, start_sector=2048, sectors=32768)
+    assert traced.filter() == "dev == 7340032 && sector >= 2048 && sector < 34816"
+    assert Traced(8, 16).filter() == "dev == 8388624"

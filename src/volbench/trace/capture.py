@@ -11,14 +11,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from volbench.trace import blkparse_text, blktrace
-from volbench.trace.events import IoTrace
-from volbench.trace.tracefs import TraceInstance, device_number
+from volbench.trace.events import SECTOR_BYTES, IoTrace
+from volbench.trace.tracefs import TraceInstance, device_number, traced_device
 from volbench.trace.tracepoint_text import parse_tracepoints
 
 TRACEPOINTS = "tracepoints"
@@ -66,12 +67,19 @@ def capture(
 ) -> Captured:
     """Trace ``device`` for ``duration_s`` seconds (scratch text under ``scratch``)."""
     major, minor = device_number(device)
+    traced = traced_device(device)
+    partition = traced.sectors is not None
     scratch.mkdir(parents=True, exist_ok=True)
     text = scratch / "trace.txt"
     started = datetime.now(UTC).isoformat(timespec="seconds")
     note = None
     try:
-        run = blktrace.start(device, text) if use_blktrace else "blktrace not asked for"
+        if partition:
+            run: blktrace.BlktraceRun | str = "a partition is traced on its disk"
+        elif use_blktrace:
+            run = blktrace.start(device, text)
+        else:
+            run = "blktrace not asked for"
         if isinstance(run, blktrace.BlktraceRun):
             try:
                 waited, cut = _wait(duration_s, tick, lambda: text.stat().st_size)
@@ -83,14 +91,18 @@ def capture(
             trace = blkparse_text.build(events)
             return Captured(device, major, minor, BLKTRACE, _timed(trace, waited),
                             started, waited, cut)  # fmt: skip
-        note = run if use_blktrace else None
+        note = run if use_blktrace or partition else None
         with TraceInstance(device, text) as instance:
             try:
                 waited, cut = _wait(duration_s, tick, lambda: instance.bytes_read)
             finally:
                 instance.stop()
         with text.open(errors="replace") as lines:
-            trace = parse_tracepoints(lines, (major, minor), round(waited * 1e9))
+            trace = parse_tracepoints(lines, (traced.major, traced.minor), round(waited * 1e9))
+        if partition:  # offsets from the partition's start
+            shift = traced.start_sector * SECTOR_BYTES
+            offsets = array("q", (o - shift for o in trace.offset_bytes))
+            trace = dataclasses.replace(trace, offset_bytes=offsets)
         return Captured(device, major, minor, TRACEPOINTS, trace, started, waited, cut, note)
     finally:
         with contextlib.suppress(OSError):

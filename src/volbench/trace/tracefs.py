@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -50,6 +51,41 @@ def device_number(device: str) -> tuple[int, int]:
     if not stat.S_ISBLK(info.st_mode):
         raise TargetError(f"cannot trace {device}: not a block device (give /dev/NAME)")
     return os.major(info.st_rdev), os.minor(info.st_rdev)
+
+
+@dataclass(frozen=True)
+class Traced:
+    """Where a device's requests show in the block tracepoints: a whole disk under its
+    own number; a partition's on its disk (requests reach the driver there, sectors
+    counted from the disk's start), from ``start_sector`` for ``sectors``."""
+
+    major: int
+    minor: int
+    start_sector: int = 0
+    sectors: int | None = None
+
+    def filter(self) -> str:
+        """The events' filter (ftrace.rst, "Event filtering")."""
+        found = f"dev == {(self.major << 20) | self.minor}"
+        if self.sectors is not None:
+            end = self.start_sector + self.sectors
+            found += f" && sector >= {self.start_sector} && sector < {end}"
+        return found
+
+
+def traced_device(device: str) -> Traced:
+    """Where ``device``'s requests show (sysfs ``/sys/dev/block/MAJ:MIN``; not opened)."""
+    major, minor = device_number(device)
+    sysfs = Path(f"/sys/dev/block/{major}:{minor}")
+    try:
+        if not (sysfs / "partition").exists():
+            return Traced(major, minor)
+        disk = (sysfs.resolve().parent / "dev").read_text().strip()
+        start, size = (int((sysfs / name).read_text()) for name in ("start", "size"))
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"cannot trace {device}: its partition in sysfs: {exc}") from None
+    disk_major, _, disk_minor = disk.partition(":")
+    return Traced(int(disk_major), int(disk_minor), start, size)
 
 
 def mounted_tracefs() -> Path | None:
@@ -74,7 +110,7 @@ class TraceInstance:
 
     def __init__(self, device: str, output: Path, buffer_kb: int = BUFFER_KB) -> None:
         self.device = device
-        self.number = device_number(device)
+        self.traced = traced_device(device)
         self.output = output
         self.buffer_kb = buffer_kb
         self.root: Path | None = None
@@ -117,12 +153,11 @@ class TraceInstance:
             raise TargetError(
                 f"cannot make a trace instance in {instances}: {exc.strerror or exc}"
             ) from None
-        major, minor = self.number
         self._write("buffer_size_kb", str(self.buffer_kb))
         with contextlib.suppress(OSError):  # a clock all CPUs share; else the default
             self._write("trace_clock", "mono")
         for event in EVENTS:
-            self._write(f"events/block/{event}/filter", f"dev == {(major << 20) | minor}")
+            self._write(f"events/block/{event}/filter", self.traced.filter())
         self._fd = os.open(self.path / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
         self._thread = threading.Thread(target=self._read, name="trace-pipe", daemon=True)
         self._thread.start()
