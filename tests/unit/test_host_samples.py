@@ -78,10 +78,10 @@ def test_descendants_and_their_load(tmp_path: Path) -> None:
         40: ProcessTimes(99, {}),  # started since: not in both readings
     }
     cores, busiest, waiting = process_load(before, after, 1.0) or (0, 0, 0)
-    assert cores == pytest.approx(1.5)
+    assert cores == pytest.approx(1.5 + 99 / TICKS_PER_S)  # 40 started since: all its time
     assert busiest == pytest.approx(90.0)
     assert waiting == pytest.approx(0.75)
-    assert process_load({}, after, 1.0) is None
+    assert process_load(after, {}, 1.0) is None  # none left
 
 
 def test_a_child_that_spins_is_measured() -> None:

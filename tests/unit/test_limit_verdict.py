@@ -414,14 +414,23 @@ def test_busy_cpus_count_when_fio_waited_as_long_as_it_ran(waiting: float, held:
         )
 
 
-@pytest.mark.parametrize(("throttled", "held"), [(50.0, True), (49.9, False)])
+def test_a_mostly_sleeping_fio_is_not_held_by_busy_cpus() -> None:
+    """500 IOPS under a cap: each wake-up of fio waits on a busy host, but it wants a
+    CPU 6% of the time."""
+    host = loaded(cores=0.01, waiting=0.05)
+    assert verdict(full(500, qd=16), Context(host=host)).limit is not Limit.HOST_CPU
+    wants = verdict(full(500, qd=16), Context(host=loaded(cores=0.2, waiting=0.3)))
+    assert wants.limit is Limit.HOST_CPU
+
+
+@pytest.mark.parametrize(("throttled", "held"), [(25.0, True), (24.9, False)])
 def test_a_quota_that_throttled_fio_half_the_time(throttled: float, held: bool) -> None:
     context = Context(host=loaded(cpu=40.0), cpu_quota_cores=0.5, throttled_pct=throttled)
     result = verdict(full(20_000, cpu=(26.0,)), context)
     assert (result.limit is Limit.HOST_CPU) is held
     if held:
         assert result.evidence[0] == (
-            "the 0.5-core CPU quota of fio's cgroup throttled it in 50% of its scheduling"
+            "the 0.5-core CPU quota of fio's cgroup throttled it in 25% of its scheduling"
             " periods (cpu.stat); fio's processes used 0.30 cores"
         )
     assert verdict(full(20_000, cpu=(26.0,)), Context(throttled_pct=90.0)).limit is not (
@@ -437,9 +446,21 @@ def test_more_jobs_compared_with_the_best_of_fewer() -> None:
     assert result.evidence[-1] == "more jobs did not help: 2 gave 48,000 IOPS, 4 gave 49,000"
 
 
+def test_a_known_cap_not_reached_is_named_beside_other_evidence() -> None:
+    cap = KnownCap("fio's cgroup (read limit on the device)", iops=500)
+    above = Context(host=loaded(cpu=20.0, waiting=0.0, queue=0.2), caps=(cap,))
+    result = verdict(full(300, qd=16), above)
+    assert result.limit is Limit.RATE_LIMITER
+    assert result.evidence[1] == (
+        "fio's cgroup (read limit on the device) caps it at 500 IOPS (60% reached)"
+    )
+    alone = verdict(full(300, qd=16), Context(caps=(cap,)))  # nothing else: no verdict
+    assert alone.limit is not Limit.RATE_LIMITER
+
+
 def test_the_device_queue_on_average_and_fio_short_of_cpu() -> None:
     limited = verdict(full(500, qd=16), Context(host=loaded(cpu=20.0, waiting=0.0, queue=3.9)))
     assert limited.limit is Limit.RATE_LIMITER
     assert limited.evidence[0].startswith("fio kept 16.0 I/Os in flight but the device saw 3.9")
-    starved = Context(host=loaded(cpu=60.0, cores=0.2, waiting=0.1, queue=0.5))
+    starved = Context(host=loaded(cpu=60.0, cores=0.4, waiting=0.2, queue=0.5))
     assert verdict(full(500, qd=16), starved).limit is not Limit.RATE_LIMITER

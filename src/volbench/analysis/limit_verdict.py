@@ -21,11 +21,12 @@ other that holds is listed in ``also``):
    % of one CPU); fio's jobs used :data:`QUOTA_SHARE` of their cgroup's CPU quota, or
    the quota throttled the cgroup in :data:`THROTTLED_PCT` of its CFS periods
    (cpu.stat: the kernel's sched-bwc.rst); or all CPUs were :data:`HOST_CPU_PCT` busy
-   while fio's threads waited for a CPU at least as long as they ran
-   (:data:`WAIT_SHARE`, run-queue time from schedstat; where fio's processes were not
-   sampled, all CPUs busy alone). kbench asks for at least 40 % CPU idleness in
-   latency tests (:data:`IDLE_MIN_PCT`); below it, a note. Where a neighbour with
-   fewer jobs (same queue depth) did as well, "more jobs did not help" is added.
+   while fio's threads, wanting a CPU (:data:`RUNNABLE_SHARE`), waited for one at
+   least as long as they ran (:data:`WAIT_SHARE`, run-queue time from schedstat; where
+   fio's processes were not sampled, all CPUs busy alone). kbench asks for at least
+   40 % CPU idleness in latency tests (:data:`IDLE_MIN_PCT`); below it, a note. Where
+   a neighbour with fewer jobs (same queue depth) did as well, "more jobs did not
+   help" is added.
 5. rate limiter: the throttle fingerprint (analysis/throttle.py) over this test and
    its neighbours finds a cap and this test is on its plateau; or the IOPS or
    bandwidth is within :data:`CAP_MATCH` of a known cap (the AWS EBS user guide,
@@ -33,7 +34,7 @@ other that holds is listed in ``also``):
    IOPS); or fio kept I/Os in flight that the device never saw (the device's mean
    queue, iostat's aqu-sz, at most :data:`ABOVE_DEVICE_SHARE` of fio's, busy under
    50 %, fio's threads not short of CPU: :data:`CPU_STARVED_SHARE`): they waited
-   above it.
+   above it. Known caps the figure stayed under are named beside the evidence.
 6. queue: Little's law (analysis/littles_law.py) finds fewer I/Os in flight than
    configured; or one I/O in flight at a time; or a neighbour with more queue gave
    more IOPS; or more queue only raised latency at the same IOPS (the saturation
@@ -64,10 +65,15 @@ QUOTA_SHARE = 0.9
 """fio's jobs at this share of their cgroup's CPU quota (cores) are held by it."""
 HOST_CPU_PCT = 90.0
 """All CPUs busy this much on average: the host has no CPU left."""
-THROTTLED_PCT = 50.0
-"""The CPU quota throttled fio's cgroup in this share of its periods: it held it back."""
+THROTTLED_PCT = 25.0
+"""The CPU quota throttled fio's cgroup in this share of its periods (a quarter of them
+ran into the quota): it held fio back."""
 WAIT_SHARE = 0.5
 """fio's threads waited for a CPU at least as long as they ran (wait / (run + wait))."""
+RUNNABLE_SHARE = 0.5
+"""fio's threads wanted a CPU (running or waiting) at least this share of the time per
+job: a job that mostly sleeps (waiting for its I/O) is not held by the CPU, however long
+each of its few wake-ups waits."""
 IDLE_MIN_PCT = 40.0
 """longhorn/kbench README: CPU idleness "should be at least 40%" in latency tests."""
 CAP_MATCH = 0.10
@@ -159,6 +165,14 @@ def _fio_load(ctx: Context) -> tuple[float, float] | None:
     return statistics.fmean(c for c, _ in measured), statistics.fmean(w for _, w in measured)
 
 
+def _starved(load: tuple[float, float], test: MeasuredTest, share: float) -> bool:
+    """fio's threads wanted a CPU (:data:`RUNNABLE_SHARE` per job) and waited for one
+    ``share`` of that time."""
+    runnable = load[0] + load[1]
+    wanted = runnable >= RUNNABLE_SHARE * max(1, test.numjobs)
+    return wanted and runnable > 0 and load[1] / runnable >= share
+
+
 def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
     found = []
     jobs = test.job_cpu_pct
@@ -184,7 +198,7 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
     if busy is not None and busy >= HOST_CPU_PCT:
         if load is None:
             found.append(f"all CPUs were {busy:.0f}% busy on average")
-        elif load[0] + load[1] > 0 and load[1] / (load[0] + load[1]) >= WAIT_SHARE:
+        elif _starved(load, test, WAIT_SHARE):
             found.append(
                 f"all CPUs were {busy:.0f}% busy on average and fio's threads waited for a"
                 f" CPU {load[1] / (load[0] + load[1]):.0%} of the time they could run"
@@ -211,6 +225,7 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
     shape = throttle.fingerprint(points) if len(points) >= 3 else None
     if shape and shape.limited and test.outstanding in {p.outstanding for p in shape.plateau}:
         found.append(shape.reason)
+    unmet = []
     for cap in ctx.caps:
         for value, limit, unit, scale in (
             (test.iops, cap.iops, "IOPS", 1.0),
@@ -221,13 +236,18 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
                     f"{value / scale:,.0f} {unit} is {value / limit:.0%} of {cap.label}'s"
                     f" cap of {limit / scale:,.0f} {unit}"
                 )
+            elif limit and value < limit:
+                unmet.append(
+                    f"{cap.label} caps it at {limit / scale:,.0f} {unit}"
+                    f" ({value / limit:.0%} reached)"
+                )
     fio_flight = _in_flight(test) or 0.0
     averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
     device_flight = _mean(averaged) if averaged else _mean([s.in_flight for s in ctx.host])
     busy = _mean([s.device_busy_pct for s in ctx.host])
     waited = device_flight is not None and device_flight <= ABOVE_DEVICE_SHARE * fio_flight
     load = _fio_load(ctx)  # fio short of CPU reaps completions late: they wait in fio
-    starved = load is not None and load[1] > CPU_STARVED_SHARE * (load[0] + load[1])
+    starved = load is not None and _starved(load, test, CPU_STARVED_SHARE)
     if (
         test.direct
         and fio_flight >= 2
@@ -240,7 +260,7 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
             f"fio kept {fio_flight:,.1f} I/Os in flight but the device saw {device_flight:,.1f}"
             f" (busy {busy:.0f}%): they waited above it, in a limiter such as a blkio cgroup"
         )
-    return found
+    return [*found, *unmet] if found else []
 
 
 def _queue(test: MeasuredTest, ctx: Context) -> list[str]:

@@ -267,19 +267,21 @@ def process_load(
     before: dict[int, ProcessTimes], after: dict[int, ProcessTimes], elapsed_s: float
 ) -> tuple[float, float, float] | None:
     """(CPU cores used, busiest thread's share of one core (%), threads waiting for a
-    CPU on average) of the processes in both readings; None when there are none."""
-    both = before.keys() & after.keys()
-    if not both or elapsed_s <= 0:
+    CPU on average) of the processes of the second reading (one that started since
+    the first counts from zero: all its time is in between); None when there are none."""
+    if not after or elapsed_s <= 0:
         return None
-    used = sum(max(0, after[p].ticks - before[p].ticks) for p in both) / TICKS_PER_S
+    start = ProcessTimes(0, {})
+    ticks = sum(max(0, t.ticks - before.get(p, start).ticks) for p, t in after.items())
     busiest = wait = 0.0
-    for p in both:
-        old, new = before[p].threads, after[p].threads
-        for tid in old.keys() & new.keys():
-            busiest = max(busiest, (new[tid][0] - old[tid][0]) / 1e9)
-            wait += max(0, new[tid][1] - old[tid][1]) / 1e9
+    for p, times in after.items():
+        old = before.get(p, start).threads
+        for tid, (run_ns, wait_ns) in times.threads.items():
+            was = old.get(tid, (0, 0))
+            busiest = max(busiest, (run_ns - was[0]) / 1e9)
+            wait += max(0, wait_ns - was[1]) / 1e9
     share = min(100.0, 100.0 * busiest / elapsed_s)
-    return used / elapsed_s, share, wait / elapsed_s
+    return ticks / TICKS_PER_S / elapsed_s, share, wait / elapsed_s
 
 
 @dataclass(frozen=True)
