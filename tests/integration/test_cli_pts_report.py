@@ -74,7 +74,7 @@ def replayed(volbench: Volbench, tmp_path: Path) -> Volbench:
 def test_pts_report_pages_render_in_html_and_pdf(replayed: Volbench, tmp_path: Path) -> None:
     page_file = tmp_path / "pts.html"
     assert replayed("report", "latest", "-o", str(page_file)).returncode == 0
-    chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', page_file.read_text())
+    chart_ids = re.findall(r'<div class="chart" id="([^"]+)"[^>]*>', page_file.read_text())
     for kind in CHARTS:
         assert f"run1-pts-{kind}" in chart_ids
     with rendered(page_file) as opened:

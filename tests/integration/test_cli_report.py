@@ -43,7 +43,7 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
     proc = two_runs("report", "1", "-o", str(one_run))
     assert proc.returncode == 0, proc.stderr
     html = page_file.read_text()
-    chart_ids = re.findall(r'<div class="chart" id="([^"]+)">', html)
+    chart_ids = re.findall(r'<div class="chart" id="([^"]+)"[^>]*>', html)
     # every generic chart of both runs (time series of fio's stored logs too), the comparison
     for run_id in (1, 2):
         for kind in ("iops", "mbps", "percentiles", "histogram", "ts-iops", "ts-mbps", "ts-lat"):

@@ -291,7 +291,7 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     figures = json.loads(
         page.split('id="volbench-figures">')[1].split("</script>")[0].replace("<\\/", "</")
     )
-    divs = re.findall(r'<div class="chart" id="([^"]+)">', page)
+    divs = re.findall(r'<div class="chart" id="([^"]+)"[^>]*>', page)
     assert divs == list(figures) and len(divs) == len(set(divs)) > 8
 
 

@@ -117,7 +117,9 @@ def _section(section: Section, number: int) -> str:
         )
         parts.append(f'<table class="header"><tbody>{rows}</tbody></table>')
     for chart in section.charts:
-        parts.append(f'<div class="chart" id="{escape(chart.id)}"></div>')
+        height = chart.figure.get("layout", {}).get("height")
+        style = f' style="min-height: {int(height)}px"' if height else ""
+        parts.append(f'<div class="chart" id="{escape(chart.id)}"{style}></div>')
     for sheet in section.sheets:
         parts.append(render_sheet(sheet))
     parts.append("</section>")

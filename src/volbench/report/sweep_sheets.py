@@ -172,11 +172,9 @@ def sweep_headline(run: RunRecord) -> Headline:
             rows.insert(0, {**shallowest, "mark": "shallowest queue"})
     table = Sheet(f"Run {run.id} at a glance: sweep", HEADLINE_COLUMNS, tuple(rows),
                   {"rows": rows})  # fmt: skip
-    figures = tuple(
-        f"{fmt_count(r['iops'])} IOPS at {r['point']} ({r['mark']})"
-        for r in rows
-        if r["mark"] != "shallowest queue"
-    )
+    named = [r for r in rows if r["mark"] != "shallowest queue"]
+    named.sort(key=lambda r: "peak" not in r["mark"])  # the peak first
+    figures = tuple(f"{fmt_count(r['iops'])} IOPS at {r['point']} ({r['mark']})" for r in named)
     return Headline(table, figures, (*sheet.notes[1:], *throttle_notes(run)))
 
 
