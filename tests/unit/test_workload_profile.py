@@ -129,6 +129,7 @@ def test_empty_trace() -> None:
     profile = characterise(_trace([], 1_000_000_000))
     assert profile.ios == 0 and profile.patterns == ()
     assert sum(a for a, _ in fit(profile).zones) == 100
+    assert fit(profile).match_pct == 0
 
 
 def test_a_million_requests_characterise_in_seconds() -> None:

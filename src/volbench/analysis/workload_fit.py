@@ -121,6 +121,8 @@ def fit(profile: WorkloadProfile) -> SyntheticFit:
         match_pct=0.0,
         left_out_pct=100.0 * profile.counts["trim"] / data if data else 0.0,
     )
+    if not profile.pattern_shares:  # nothing traced: nothing matched
+        return found
     match = 100.0 - distance(profile.pattern_shares, found.predicted())
     return dataclasses.replace(found, match_pct=max(0.0, match))
 

@@ -97,6 +97,9 @@ def capture(
                 waited, cut = _wait(duration_s, tick, lambda: instance.bytes_read)
             finally:
                 instance.stop()
+        if instance.leftover is not None:
+            left = f"the trace instance {instance.leftover} was busy: `rmdir` it"
+            note = f"{note}; {left}" if note else left
         with text.open(errors="replace") as lines:
             trace = parse_tracepoints(lines, (traced.major, traced.minor), round(waited * 1e9))
         if partition:  # offsets from the partition's start

@@ -121,6 +121,8 @@ class TraceInstance:
         self._stop = threading.Event()
         self._error: OSError | None = None
         self.bytes_read = 0
+        self.leftover: Path | None = None
+        """An instance the kernel would not let go of (it says so; rmdir it later)."""
 
     def __enter__(self) -> TraceInstance:
         try:
@@ -239,6 +241,8 @@ class TraceInstance:
                     break
                 except OSError:
                     time.sleep(0.1)
+            else:
+                self.leftover = self.path
             self.path = None
         if self._private is not None:
             subprocess.run(["umount", str(self._private)], capture_output=True, check=False)
