@@ -19,7 +19,7 @@ from volbench.fio.job_cpu import job_cpu
 from volbench.fio.parser import parse
 from volbench.model import RW, Stall, StoredWorkload, TargetInfo, Workload
 from volbench.plans.importing import import_file
-from volbench.plans.registry import report_for
+from volbench.plans.registry import report_for, summary_for
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
 from volbench.report.limit_sheets import explain_sheet, facts_of, limits_sheet
@@ -176,3 +176,19 @@ def test_check_names_the_volume_cap(tmp_path: Path) -> None:
         and "volume's cap" in (limits["randwrite-4k-iops"]["why"])
     )
     assert any(n.startswith("limit of randwrite-4k-iops: rate limiter") for n in sheet.notes)
+
+
+def test_the_summary_has_a_line_per_limit(tmp_path: Path) -> None:
+    store, run_id = stored_run(tmp_path)
+    with store:
+        run, listed = store.get_run(run_id), store.get_run(run_id, raw=False)
+    lines = summary_for(run, check=False).limits
+    assert lines[0] == (
+        "limited by not determined: randwrite-4k-iops, randwrite-16k-throughput,"
+        " randread-16k-throughput: fio's busiest job used 18% of a core"
+    )
+    assert any(
+        line.startswith("limited by host CPU: randread-4k-iops: the 0.5-core") for line in lines
+    )
+    assert "limited by stall: randwrite-4k-latency: 0 IOPS for 9 s" in "\n".join(lines)
+    assert summary_for(listed, check=False).limits == ()  # a list of runs reads no outputs

@@ -20,6 +20,7 @@ from typing import Any
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.report.fleet_sheets import aggregate_run
+from volbench.report.limit_sheets import limit_rows, limits
 from volbench.report.plan_view import Headline, PlanView
 from volbench.report.run_sheets import RunBrief, result_rows, shown_percentile, tests_text
 from volbench.report.sheet import (
@@ -159,11 +160,27 @@ def headline_figures(rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(figures)
 
 
+LIMIT_TESTS_SHOWN = 4
+"""Tests named per limit in the summary's line (the limits sheet has them all)."""
+
+
 def limit_lines(run: RunRecord) -> tuple[str, ...]:
-    """Why the figures are what they are: the limit verdict of each test (host CPU,
-    queue, rate limiter, device, cache; issue 15). Its line is shown in the summary
-    right under the promise verdict; none yet."""
-    return ()
+    """Why the figures are what they are: one line per limit found (host CPU, queue,
+    rate limiter, device, cache, stall; :mod:`volbench.report.limit_sheets`), naming
+    its tests and the first test's evidence; shown right under the promise verdict.
+    None for a record read without its rounds' outputs (a list of runs)."""
+    if not run.raw_outputs:
+        return ()
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in limit_rows(limits(run)):
+        groups.setdefault(str(row["limit"]), []).append(row)
+    lines = []
+    for limit, rows in groups.items():
+        names = [str(r["test"]) for r in rows[:LIMIT_TESTS_SHOWN]]
+        more = f" and {len(rows) - len(names)} more" if len(rows) > len(names) else ""
+        why = f": {rows[0]['why']}" if rows[0]["why"] else ""
+        lines.append(f"limited by {limit}: {', '.join(names)}{more}{why}")
+    return tuple(lines)
 
 
 def run_notes(run: RunRecord) -> tuple[str, ...]:
