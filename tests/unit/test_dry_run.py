@@ -4,12 +4,16 @@ prices and the VM's; the diskmark layout of the quick profile."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+from recorded import fixture_text
 
+from volbench.analysis.aggregate import group_tests
 from volbench.errors import UsageError
-from volbench.model import RW, TargetInfo
+from volbench.fio.parser import parse
+from volbench.model import RW, StoredWorkload, TargetInfo
 from volbench.plans import quick, sweep
 from volbench.plans.dry_run import (
     FIO_START_S,
@@ -21,8 +25,10 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.dry_run_pts import pts_preview
 from volbench.plans.pts.options import build
+from volbench.plans.registry import report_for
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, parse_hourly_cost, run_cost
+from volbench.store.repository import Store
 
 TARGET = TargetInfo("/dev/vdz", "block", 1 << 30)
 
@@ -129,3 +135,29 @@ def test_diskmark_layout() -> None:
     assert quick.plan(quick.QuickOptions(profile="diskmark")).settings["quick"]["profile"] == (
         "diskmark"
     )
+
+
+def test_a_diskmark_run_is_shown_as_crystaldiskmark_shows_it(tmp_path: Path) -> None:
+    (template,) = group_tests(parse(fixture_text("randread_json.json")))
+    options = quick.QuickOptions(profile="diskmark")
+    with Store.open(str(tmp_path / "s.db")) as store:
+        run_id = store.create_run(
+            "quick", TARGET, {"hostname": "h"}, {}, quick.plan(options).settings
+        )
+        for n, work in enumerate(quick.workloads(options)[:3]):
+            direction = "read" if work.rw.reads else "write"
+            figures = dataclasses.replace(
+                template.directions["read"], direction=direction, iops=1000.0 * (n + 1),
+                bw_bytes_per_s=1e6 * (n + 1),
+            )  # fmt: skip
+            test = dataclasses.replace(template, name=work.name, directions={direction: figures})
+            store.add_round(run_id, n, "{}", [test], {work.name: StoredWorkload.of(work)})
+        sheet = report_for(store.get_run(run_id))[0][0]
+    assert [row["label"] for row in sheet.rows] == [
+        "SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"
+    ]  # fmt: skip
+    first, second = sheet.rows[0], sheet.rows[1]
+    assert (first["read_mb_s"], first["write_mb_s"]) == (1.0, 2.0)
+    assert (second["read_iops"], second["write_iops"]) == (3000.0, None)
+    assert sheet.cells()[1][:3] == ["SEQ1M Q1T1", "3.0", "-"]
+    assert sheet.document["diskmark"][0]["read_iops"] == 1000.0

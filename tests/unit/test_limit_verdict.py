@@ -111,6 +111,19 @@ def test_latency_below_the_kind_of_target_is_a_cache() -> None:
     assert at.limit is not Limit.CACHE
 
 
+@pytest.mark.parametrize(("ratio", "penalty"), [(1.5, True), (1.49, False)])
+def test_a_first_touch_penalty(ratio: float, penalty: bool) -> None:
+    first = MeasuredTest("first-pass", 100, 100e6, 10e6, 1, 1, (5.0,))
+    again = dataclasses.replace(first, name="second-pass", bw_bytes_per_s=ratio * 100e6)
+    result = verdict(first, Context(read_again=again))
+    assert (result.limit is Limit.CACHE) is penalty
+    if penalty:
+        assert result.evidence[0] == (
+            "the same region read again gave 150.0 MB/s, 1.5x this first read's 100.0 MB/s:"
+            " a first-touch penalty (blocks initialized or fetched on first access)"
+        )
+
+
 # --- device, thermal
 
 

@@ -109,7 +109,8 @@ class Context:
     ``throttled_pct``: share (%) of that cgroup's CFS periods in which the quota
     throttled it during the test (cpu.stat); ``caps``: limits the test could meet;
     ``min_latency_ns``: the lowest mean latency the target's kind can give (a network
-    volume's round trip): below it, a cache.
+    volume's round trip): below it, a cache; ``read_again``: the same region read
+    again after this test read it first (plans/firsttouch.py).
     """
 
     host: tuple[HostReading, ...] = ()
@@ -121,6 +122,7 @@ class Context:
     throttled_pct: float | None = None
     caps: tuple[KnownCap, ...] = ()
     min_latency_ns: float | None = None
+    read_again: MeasuredTest | None = None
 
 
 class Limit(StrEnum):

@@ -14,7 +14,9 @@ other that holds is listed in ``also``):
    disk post "虚拟机存储性能-磁盘篇": host cache turned 480 write IOPS into 12,500),
    or its mean latency is below the lowest the target's kind can give (longhorn/kbench
    README: distributed storage with lower read latency than local storage "is most
-   likely due to there is a cache").
+   likely due to there is a cache"), or the same region read again went
+   :data:`FIRST_TOUCH_GAP` x faster (a first-touch penalty: the AWS EBS user guide,
+   "Initialize Amazon EBS volumes", up to 50 % lower performance on first access).
 3. device, thermal: the drive's temperature reached its own warning (else critical)
    threshold, or it counted thermal-management transitions during the test.
 4. host CPU: a fio job used :data:`JOB_CPU_PCT` of a core (fio's usr_cpu + sys_cpu,
@@ -59,6 +61,9 @@ STALL_S = 5.0
 stall: the stall watch's own 5 s (fio/stall.py, issue 6)."""
 CACHE_GAP = 2.0
 """A buffered test at this multiple of its direct twin was served by the page cache."""
+FIRST_TOUCH_GAP = 1.5
+"""A second read of the same region at this multiple of the first: the first paid for
+first access (a third lower or more)."""
 JOB_CPU_PCT = 90.0
 """A fio job at this share of one core (usr + sys) has no CPU left ("near 100 %")."""
 QUOTA_SHARE = 0.9
@@ -125,6 +130,14 @@ def _cache(test: MeasuredTest, ctx: Context) -> list[str]:
         found.append(
             f"buffered {test.iops:,.0f} IOPS vs {twin.iops:,.0f} direct"
             f" ({test.iops / twin.iops:,.1f}x): the page cache served it, not the device"
+        )
+    again = ctx.read_again
+    first = test.bw_bytes_per_s
+    if again and first > 0 and again.bw_bytes_per_s >= FIRST_TOUCH_GAP * first:
+        found.append(
+            f"the same region read again gave {again.bw_bytes_per_s / 1e6:,.1f} MB/s,"
+            f" {again.bw_bytes_per_s / first:,.1f}x this first read's {first / 1e6:,.1f} MB/s:"
+            " a first-touch penalty (blocks initialized or fetched on first access)"
         )
     low = ctx.min_latency_ns
     if low and test.lat_mean_ns is not None and test.lat_mean_ns < low:

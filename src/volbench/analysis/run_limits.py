@@ -25,7 +25,8 @@ Family = tuple[object, ...]
 class FactsOfTest:
     """One stored test: its round, fio's figures, its workload family, the writes and
     reads it did (for the caps that apply), the longest stall seen in it (s) and its
-    round's host samples (None: not sampled)."""
+    round's host samples (None: not sampled), and the test that read the same region
+    again, if any."""
 
     round: int
     measured: MeasuredTest
@@ -34,6 +35,8 @@ class FactsOfTest:
     writes: bool = False
     stall_s: float = 0.0
     host: RoundHost | None = None
+    read_again: str | None = None
+    """The test that read the same region again (a first-touch run's second pass)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ def run_verdicts(
             throttled_pct=host.throttled_pct if host else None,
             caps=(*recorded_caps(test), *caps),
             min_latency_ns=min_latency_ns,
+            read_again=by_name.get(test.read_again) if test.read_again else None,
         )
         found.append(TestVerdict(test, verdict(test.measured, context), context))
     return found

@@ -30,6 +30,7 @@ from volbench.plans import (
 from volbench.plans.execution import PlanSpec
 from volbench.plans.pts import driver as pts
 from volbench.report import contents, run_sheets
+from volbench.report.diskmark_sheets import quick_sheet
 from volbench.report.document import Document
 from volbench.report.firsttouch_sheets import firsttouch_sheet
 from volbench.report.hdtune_sheets import filebench_sheet, scan_sheet
@@ -60,7 +61,7 @@ class PlanEntry(PlanView):
 
 PLANS: Mapping[str, PlanEntry] = MappingProxyType(
     {
-        quick.NAME: PlanEntry(),
+        quick.NAME: PlanEntry(sheet=quick_sheet),
         sweep.NAME: PlanEntry(
             sheet=sweep_sheet,
             charts=sweep_charts,

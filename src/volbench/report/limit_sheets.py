@@ -20,10 +20,13 @@ from volbench.analysis.limit_evidence import KnownCap, MeasuredTest
 from volbench.analysis.run_limits import FactsOfTest, TestVerdict, run_verdicts
 from volbench.fio.job_cpu import job_cpu
 from volbench.model import RunRecord, StoredResult
+from volbench.report.firsttouch_sheets import PASSES
 from volbench.report.fleet_sheets import aggregate_run
 from volbench.report.sheet import Column, Sheet, fmt_count
 
 LIMITS_SCHEMA = "volbench.limits/1"
+FIRSTTOUCH = "firsttouch"
+"""The first-touch plan (plans/firsttouch.py): its first pass is read again."""
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -89,6 +92,7 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
                 writes="write" in directions or "trim" in directions,
                 stall_s=max(stalls, default=0.0),
                 host=hosts.get(round_no),
+                read_again=PASSES[1] if run.plan == FIRSTTOUCH and name == PASSES[0] else None,
             )
         )
     return found
