@@ -462,12 +462,23 @@ class StoredResult:
     sys_cpu_pct: float
     jobs: int
     hostname: str | None = None  # fio's host, or the place of a multi-target run's share
+    lat_total_mean_ns: float | None = None
+    """fio's mean total latency (submission to completion) in ns, whichever kind
+    ``lat_kind`` is: what Little's law needs (None when fio gave none)."""
 
     @property
     def place(self) -> str | None:
         """The place (label) whose share of a multi-target round this row is; None for
         the run's own result (one target, or the aggregate of every place)."""
         return self.hostname
+
+    @property
+    def total_latency_ns(self) -> float | None:
+        """Mean total latency (ns): stored beside the reported kind, or the reported mean
+        when that is the total (rows stored before the column existed)."""
+        if self.lat_total_mean_ns is not None:
+            return self.lat_total_mean_ns
+        return self.lat_mean_ns if self.lat_kind == "lat" else None
 
     @property
     def outstanding_io(self) -> int:

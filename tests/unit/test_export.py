@@ -136,11 +136,14 @@ def test_littles_law_columns(sheet: Sheet) -> None:
         assert row["outstanding_implied"] == pytest.approx(implied)
         assert row["little"] == "8.0 / 8"
         assert row["littles_law"] == "ok"
-    clones = sheet.rows[2]  # clat only: the law needs total latency
+    clones = sheet.rows[2]  # clat shown; the law takes fio's mean total latency
+    cloned = [j for j in raw_jobs(1) if j["jobname"] == "clones"]
+    assert cloned, "the fixture's clones test"
+    total = sum(j["read"]["iops"] for j in cloned)
+    mean = sum(j["read"]["iops"] * j["read"]["lat_ns"]["mean"] for j in cloned) / total
     assert clones["outstanding_configured"] == 2 * 4
-    assert clones["outstanding_implied"] is None
-    assert clones["little"] is None
-    assert clones["littles_law"] is None
+    assert clones["outstanding_implied"] == pytest.approx(total * mean / 1e9, rel=1e-6)
+    assert clones["littles_law"] == "ok"
     assert sheet.flagged_rows == frozenset()
 
 
@@ -149,7 +152,7 @@ def test_sheet_notes(sheet: Sheet) -> None:
     assert sheet.notes == (
         "run 1 · quick · completed · target /tmp/target.dat (1.0 GiB) · ioengine libaio · fio-3.33",
         "labels: note=a|b vendor=acme",
-        "latency: fio completion latency (clat); Little's law needs total latency",
+        "latency: fio completion latency (clat); Little's law from fio's mean total latency (lat)",
     )
 
 
@@ -167,7 +170,7 @@ def test_csv_has_a_header_and_the_stored_numbers(run: RunRecord, sheet: Sheet) -
         assert float(line["lat_mean_ns"]) == stored.lat_mean_ns
         assert float(line["lat_p999_ns"]) == stored.lat_p999_ns
         assert line["hostname"] == ""  # None
-    assert lines[2]["outstanding_implied"] == ""
+    assert float(lines[2]["outstanding_implied"]) == pytest.approx(8, rel=0.05)
 
 
 def test_markdown_table(sheet: Sheet) -> None:
@@ -189,7 +192,8 @@ def test_markdown_table(sheet: Sheet) -> None:
         "- run 1 · quick · completed · target /tmp/target.dat (1.0 GiB) · ioengine libaio"
         " · fio-3.33",
         "- labels: note=a\\|b vendor=acme",
-        "- latency: fio completion latency (clat); Little's law needs total latency",
+        "- latency: fio completion latency (clat); Little's law from fio's mean total latency"
+        " (lat)",
     ]
 
 

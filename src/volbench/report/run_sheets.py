@@ -61,8 +61,9 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
     for results in by_test.values():
         workload = results[0].workload
         configured = results[0].outstanding_io
-        pairs = [(r.iops, r.lat_mean_ns) for r in results if r.lat_mean_ns is not None]
-        little = check(pairs, configured) if pairs and results[0].lat_kind == "lat" else None
+        pairs = [(r.iops, r.total_latency_ns) for r in results if r.total_latency_ns is not None]
+        little = check(pairs, configured) if pairs else None
+        stated = workload.iodepth is not None and workload.numjobs is not None
         for result in results:
             row = asdict(result)
             row.pop("workload")
@@ -76,10 +77,12 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
                 numjobs=workload.numjobs,
                 bw_mb_per_s=result.bw_bytes_per_s / MB,
                 bw_mib_per_s=result.bw_bytes_per_s / MIB,
-                outstanding_configured=configured,
+                outstanding_configured=configured if stated else None,
                 outstanding_implied=little.implied if little else None,
-                little=f"{little.implied:,.1f} / {configured}" if little else None,
-                littles_law=little.verdict if little else None,
+                little=f"{little.implied:,.1f} / {configured if stated else '?'}"
+                if little
+                else None,
+                littles_law=little.verdict if little and stated else None,
             )
             rows.append(row)
     return rows
@@ -211,7 +214,13 @@ def run_sheet(run: RunRecord) -> Sheet:
     if run.error:
         notes.append(f"note: {run.error}")
     if "clat" in lat_kinds:
-        notes.append("latency: fio completion latency (clat); Little's law needs total latency")
+        given = all(r.get("lat_total_mean_ns") is not None for r in rows if r["lat_kind"] == "clat")
+        law = (
+            "Little's law from fio's mean total latency (lat)"
+            if given
+            else "Little's law needs total latency, which fio did not give for every test"
+        )
+        notes.append(f"latency: fio completion latency (clat); {law}")
     notes += cache_notes(rows)
     if any(r.get("littles_law") not in (None, "ok") for r in rows):
         notes.append(

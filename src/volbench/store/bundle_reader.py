@@ -144,7 +144,8 @@ class Reader:
 
     def result(self, value: Any, at: str, rounds: Collection[int]) -> StoredResult:
         item = self.mapping(value, at)
-        self.keys(item, at, set(_RESULT_FIELDS) - {"hostname"}, {"hostname"})
+        optional = {"hostname", "lat_total_mean_ns"}  # the latter: bundles before schema 8
+        self.keys(item, at, set(_RESULT_FIELDS) - optional, optional)
         values: dict[str, Any] = {}
         for name in _RESULT_FIELDS:
             where = f"{at}.{name}"

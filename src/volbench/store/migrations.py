@@ -51,9 +51,12 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
+_V1 = sa.MetaData()
+"""The tables as version 1 made them (foreign keys resolve among them)."""
+
 _RUNS_V1 = sa.Table(
     "runs",
-    sa.MetaData(),
+    _V1,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("plan", sa.String(200), nullable=False),
     sa.Column("status", sa.String(20), nullable=False),
@@ -67,7 +70,26 @@ _RUNS_V1 = sa.Table(
 )
 """The runs table as version 1 made it (version 4 adds columns)."""
 
-_V1_TABLES = (_RUNS_V1, schema.labels, schema.rounds, schema.results, schema.schema_version)
+_RESULTS_V1 = sa.Table(
+    "results",
+    _V1,
+    *(c._copy() for c in schema.results.columns if c.name != "lat_total_mean_ns"),
+    sa.ForeignKeyConstraint(
+        ["run_id", "round"],
+        ["rounds.run_id", "rounds.round"],
+        ondelete="CASCADE",
+        name="fk_results_round",
+    ),
+)
+"""The results table as version 1 made it (version 8 adds lat_total_mean_ns)."""
+
+_V1_TABLES = (
+    _RUNS_V1,
+    schema.labels.to_metadata(_V1),
+    schema.rounds.to_metadata(_V1),
+    _RESULTS_V1,
+    schema.schema_version.to_metadata(_V1),
+)
 
 
 def _create_v1(conn: Connection) -> None:
@@ -136,6 +158,16 @@ def _create_traces(conn: Connection) -> None:
     conn.execute(sa.schema.CreateTable(schema.traces))
 
 
+def _add_total_latency(conn: Connection) -> None:
+    """Version 8: results.lat_total_mean_ns, fio's mean total latency whichever latency
+    kind a row reports (Little's law needs it). Rows of kind ``lat`` already hold it;
+    older rows of kind ``clat`` (imported outputs) have none until imported again."""
+    conn.execute(sa.text("ALTER TABLE results ADD COLUMN lat_total_mean_ns DOUBLE PRECISION"))
+    conn.execute(
+        sa.text("UPDATE results SET lat_total_mean_ns = lat_mean_ns WHERE lat_kind = 'lat'")
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
@@ -144,6 +176,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "create series, filled from the runs' log folders", _create_series),
     Migration(6, "runs.uuid, a new one for each stored run", _add_uuid),
     Migration(7, "create traces", _create_traces),
+    Migration(8, "results.lat_total_mean_ns, from the stored raw outputs", _add_total_latency),
 )
 
 #: The newest schema version this volbench knows.

@@ -115,6 +115,7 @@ def result_rows(
             "runtime_ms": direction.runtime_ms,
             "lat_kind": lat.kind if lat else None,
             "lat_mean_ns": lat.mean_ns if lat else None,
+            "lat_total_mean_ns": direction.lat_mean_ns,
             "lat_min_ns": lat.min_ns if lat else None,
             "lat_max_ns": lat.max_ns if lat else None,
             "lat_stddev_ns": lat.stddev_ns if lat else None,

@@ -125,6 +125,7 @@ results = sa.Table(
     sa.Column("sys_cpu_pct", sa.Double, nullable=False),
     sa.Column("jobs", sa.Integer, nullable=False),
     sa.Column("hostname", sa.String(255), nullable=True),
+    sa.Column("lat_total_mean_ns", sa.Double, nullable=True),  # version 8
     sa.ForeignKeyConstraint(
         ["run_id", "round"],
         ["rounds.run_id", "rounds.round"],
