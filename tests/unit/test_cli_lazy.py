@@ -1,0 +1,50 @@
+"""The command list imports nothing until a command runs, and says what each does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+import pytest
+
+from volbench.cli import main
+from volbench.cli.lazy import LazyGroup, load
+
+TABLES = {"volbench": main.COMMANDS, "volbench run": main.RUN_COMMANDS}
+
+
+@pytest.mark.parametrize("group", sorted(TABLES))
+def test_each_listed_command_loads_and_its_help_line_is_its_own(group: str) -> None:
+    for name, (path, help_line) in TABLES[group].items():
+        command = load(path)
+        assert command.name == name, path
+        assert help_line == command.get_short_help_str(limit=60), f"{group} {name}"
+
+
+def test_version_and_help_import_no_command_module() -> None:
+    """`volbench --version` and `--help` load neither the store, rich, plotly nor a plan."""
+    code = (
+        "import sys\n"
+        "from volbench.cli.main import cli\n"
+        "for args in (['--version'], ['--help'], ['run', '--help']):\n"
+        "    try:\n"
+        "        cli.main(args, standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = ('sqlalchemy', 'plotly', 'rich', 'volbench.plans', 'volbench.store')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]", out
+
+
+def test_a_command_runs_from_the_table() -> None:
+    group = main.cli
+    assert isinstance(group, LazyGroup)
+    context = click.Context(group)
+    assert group.get_command(context, "show") is load(main.COMMANDS["show"][0])
+    assert group.get_command(context, "no-such") is None
+    assert group.list_commands(context) == sorted(main.COMMANDS)
