@@ -28,7 +28,9 @@ def _helps(command: click.Command, name: str) -> list[tuple[str, str]]:
     ctx = click.Context(command, info_name=name)
     found = [(name, command.get_help(ctx))]
     if isinstance(command, click.Group):
-        for sub, child in command.commands.items():
+        for sub in command.list_commands(ctx):
+            child = command.get_command(ctx, sub)
+            assert child is not None, sub
             found += _helps(child, f"{name} {sub}")
     return found
 
