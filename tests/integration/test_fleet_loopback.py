@@ -188,7 +188,7 @@ def _lose_host_mid_run(
     volbench: Volbench, fio_server: StartServer, tmp_path: Path, *options: str
 ) -> tuple[subprocess.CompletedProcess[str], RunRecord, Server]:
     """A sweep of four 1 s points on two hosts; host b's server (and every fio it
-    forked) is killed about 1.5 s into the points."""
+    forked) is killed early in the second point (the first one committed)."""
     a, b = fio_server("127.0.0.2"), fio_server("127.0.0.3")
     started = volbench.start(
         *SWEEP,
@@ -196,10 +196,10 @@ def _lose_host_mid_run(
         *("--target", str(tmp_path / "t.img"), "--runs-dir", str(volbench.runs_dir), *options),
     )
     deadline = time.monotonic() + 30
-    while not list(volbench.runs_dir.glob("*/round-000/job-1.fio")):
+    while not list(volbench.runs_dir.glob("*/round-001/job-1.fio")):  # round 0 committed
         assert started.poll() is None and time.monotonic() < deadline, started.stderr
         time.sleep(0.05)
-    time.sleep(2.5)  # fio's client connects and starts the jobs in about a second
+    time.sleep(0.5)  # fio's client connects and starts the jobs in about a second
     b.kill()
     return finish(started), _stored(volbench), a
 

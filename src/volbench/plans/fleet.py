@@ -212,9 +212,15 @@ class FleetRounds:
         )
         raw, failures = done.raw, done.failures
         self.failures += [(round_no, f) for f in failures]
-        if not raw.output.strip() and failures:
-            lost = "; ".join(f"{f.host} {f.reason}" for f in failures)
-            raise FioError(f"fio printed no result: {lost}")
+        if not raw.output.strip() and failures:  # lost before fio printed anything
+            lost = "; ".join(f"host {f.host} {f.reason}" for f in failures)
+            if self.fleet.keep_going and self.places(round_no):
+                session.reporter.note(f"round {round_no} runs again without the lost host")
+                return self(session, run_id, round_no, workloads, target, ioengine, workdir)
+            raise FioError(
+                f"{lost} in round {round_no}: fio printed no result for the round"
+                + ("" if self.fleet.keep_going else " (use --keep-going to go on without it)")
+            )
         committed = commit_round(
             session, run_id, round_no, raw, workloads, split, len(places), folder=log_dir
         )
