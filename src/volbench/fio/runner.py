@@ -172,28 +172,33 @@ class SubprocessRunner:
         interrupted_at: float | None = None
         stopped_at: float | None = None
         killed_at: float | None = None
-        while not out.ended:
-            try:
-                out.take(items, 0.1 if interrupted_at or stopped_at else 0.25)
-                if out.fresh and out.last is not None and on_status is not None and not out.ended:
-                    out.fresh = False
-                    with contextlib.suppress(json.JSONDecodeError):
-                        on_status(lean_status(out.last))
-            except KeyboardInterrupt:
-                _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
-                interrupted_at = interrupted_at or time.monotonic()
-            now = time.monotonic()
-            if stopped_at is None and should_stop is not None and should_stop():
-                _signal(proc, signal.SIGINT)
-                stopped_at = now
-            if killed_at is None and (
-                (interrupted_at is not None and now - interrupted_at > self.interrupt_grace_s)
-                or (stopped_at is not None and now - stopped_at > self.stop_grace_s)
-            ):
-                _kill_group(proc)
-                killed_at = now
-            if killed_at is not None and now - killed_at > self.abandon_s:
-                break  # fio is held in I/O wait: it leaves when its I/O completes
+        with _CtrlC() as ctrl_c:
+            while not out.ended:
+                try:
+                    out.take(items, 0.1 if interrupted_at or stopped_at else 0.25)
+                    fresh = out.fresh and out.last is not None and not out.ended
+                    if fresh and on_status is not None and out.last is not None:
+                        out.fresh = False
+                        with contextlib.suppress(json.JSONDecodeError):
+                            on_status(lean_status(out.last))
+                except KeyboardInterrupt:  # SIGTERM/SIGHUP (cli.main): as a Ctrl-C
+                    ctrl_c.pressed += 1
+                while ctrl_c.pressed > ctrl_c.handled:  # the first asks fio to stop, then SIGTERM
+                    ctrl_c.handled += 1
+                    _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
+                    interrupted_at = interrupted_at or time.monotonic()
+                now = time.monotonic()
+                if stopped_at is None and should_stop is not None and should_stop():
+                    _signal(proc, signal.SIGINT)
+                    stopped_at = now
+                if killed_at is None and (
+                    (interrupted_at is not None and now - interrupted_at > self.interrupt_grace_s)
+                    or (stopped_at is not None and now - stopped_at > self.stop_grace_s)
+                ):
+                    _kill_group(proc)
+                    killed_at = now
+                if killed_at is not None and now - killed_at > self.abandon_s:
+                    break  # fio is held in I/O wait: it leaves when its I/O completes
         interrupted = interrupted_at is not None
         if killed_at is None:
             returncode = proc.wait()
@@ -217,6 +222,34 @@ class SubprocessRunner:
             ended_s=time.time(),
             killed=killed_at is not None,
         )
+
+
+class _CtrlC:
+    """Ctrl-C (SIGINT) counted while fio runs, instead of a KeyboardInterrupt raised at
+    whatever line the main thread was on (between two lines of the loop, one would
+    skip stopping fio and lose its final document): the loop asks fio to stop, then
+    keeps reading what it prints. The previous handler is back afterwards. Outside
+    the main thread (signals reach only that one) nothing changes."""
+
+    def __init__(self) -> None:
+        self.pressed = 0
+        self.handled = 0
+        self._installed = False
+        self._previous: Any = signal.default_int_handler
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, self._press)
+            self._previous = signal.default_int_handler if previous is None else previous
+            self._installed = True
+        return self
+
+    def _press(self, _signum: int, _frame: object) -> None:
+        self.pressed += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 @dataclass
