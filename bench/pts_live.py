@@ -1,53 +1,112 @@
-"""bench/pts_live: what volbench itself costs while fio runs the full PTS IOPS matrix.
+"""bench/pts_live: what volbench itself costs while fio runs a large PTS round.
 
-`volbench pts iops` with the whole matrix (8 block sizes x 7 R/W mixes = 56 cells,
-TC 4 x QD 32: 224 fio jobs in one fio process per round) at 1 s cells, one round
-(``--max-rounds 1``), on a zram device this script creates. Measured from /proc of
-the volbench process itself (not its fio children): CPU time (utime + stime, field
-14 + 15 of /proc/PID/stat) and peak resident memory (VmHWM of /proc/PID/status),
-sampled every 0.2 s until it exits (the share between 20 and 60 s, inside round 1, is
-what the live display, ETA and stall watch cost); the stalls it stored (there are none: a zram
-device never stops completing I/O); and, in a second run, how long after Ctrl-C
-(SIGINT, sent 20 s into the round) volbench exits.
+``--test iops`` (default): ``volbench pts iops`` with the whole matrix (8 block sizes
+x 7 R/W mixes = 56 cells, TC 4 x QD 32) at 1 s cells, one round (``--max-rounds 1``).
+``--test dirth`` / ``--test ecw``: ``volbench pts dirth|ecw --toio-grid
+32,16,8,6,4,2,1 --max-rounds 1``: WIPC, one steady-state round (one cell at TC 32 x QD
+32) and the demand-intensity sweep, every TC x QD of the grid (DIRTH 7 x 7 = 49 cells,
+ECW 6 x 6 = 36, up to 32 jobs x QD 32 each). Each on a 1 GiB zram device this script
+creates (hot_add; removed at the end), ``--no-purge``. zram has 4 KiB logical blocks,
+so volbench leaves the matrix's 0.5 KiB column out (49 IOPS cells); ``--tmpfs`` runs on
+a 1 GiB file on a tmpfs this script mounts (512 B I/O: all 56 cells).
 
-Side by side in one run: this tree and, with ``--baseline DIR`` (the ``src`` folder
-of another checkout, e.g. ``git worktree add /tmp/old COMMIT``), that code.
-Usage: python bench/pts_live.py [--baseline DIR] [--cell-seconds S]
+The *round* is the IOPS steady-state round, or the DIRTH/ECW sweep. Measured from
+/proc of the volbench process itself (not its fio children), sampled every 0.2 s: CPU
+time (utime + stime, fields 14 + 15 of /proc/PID/stat), over the whole command and
+during the round (from the end of the fio process before the round to fio's end of
+its last cell: the live display, ETA and stall watch); peak resident memory (VmHWM of
+/proc/PID/status), at the round's end and over the whole command (the final report
+included). From the stored run (``volbench show latest --format json``): the stalls
+it stored (a zram device never stops completing I/O: any stall is false) and, from
+fio's raw outputs, the round's wall time (fio's ``timestamp_ms`` of its last cell
+minus that of the fio process before it) against the sum of fio's own runtimes of its
+cells (``job_runtime``, the longest clone of each cell): idle ms per cell = (wall -
+runtimes) / cells, the price of one fio process per cell (now) or of fio's stonewall
+between cells (before). A second run sends SIGINT ``--interrupt-after`` seconds after
+fio started the round's first cell (seen among volbench's children) and times how
+long volbench takes to exit.
+
+Side by side in one run: this tree's ``src`` (or ``--tree DIR``) and, with
+``--baseline DIR`` (the ``src`` folder of another checkout, e.g. ``git worktree add
+/tmp/old COMMIT``), that code. Root needed (zram; the tmpfs mount).
+Usage: python bench/pts_live.py [--test iops|dirth|ecw] [--tmpfs] [--baseline DIR]
+       [--tree DIR] [--cell-seconds S] [--interrupt-after S] [--interrupt-only]
+       [--pairs N] [--json FILE] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from overhead import zram_device
 
 TICKS = os.sysconf("SC_CLK_TCK")
+FULL_GRID = "32,16,8,6,4,2,1"
+
+TESTS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "iops": (("iops",), "ss", "PTS IOPS, 56 cells x TC 4 x QD 32"),
+    "dirth": (
+        ("dirth", "--toio-grid", FULL_GRID), "sweep", "DIRTH sweep, 49 cells TC x QD 1..32"
+    ),
+    "ecw": (("ecw", "--toio-grid", FULL_GRID), "sweep", "ECW sweep, 36 cells TC x QD 1..32"),
+}  # fmt: skip
+"""Test -> (its `volbench pts` arguments, the phase of the measured round, title)."""
 
 
-WINDOW_S = (20.0, 60.0)
-"""Seconds after the start between which the live display's own share is taken: inside
-round 1 (WIPC of the 1 GiB zram device takes a few seconds), away from start-up
-(imports, the store) and the final report."""
+@dataclass(frozen=True)
+class Sample:
+    at: float  # time.time()
+    cpu_s: float
+    hwm_mib: float
 
 
 @dataclass(frozen=True)
 class Measured:
-    wall_s: float
+    wall_s: float  # whole command; after SIGINT: seconds from SIGINT to exit
     cpu_s: float
-    window_pct: float
     peak_mib: float
     stalls: int
     exit_code: int
+    round_pct: float = math.nan  # CPU share during the round
+    round_mib: float = math.nan  # VmHWM at the round's end
+    cells: int = 0
+    round_s: float = math.nan  # the round's wall time (fio's clocks)
+    busy_s: float = math.nan  # fio's own runtimes of its cells
+    cut: str = ""  # the cell fio ran when SIGINT came
+    fio_stop_s: float = math.nan  # from SIGINT until volbench had no fio child left
+
+    @property
+    def idle_ms(self) -> float:
+        return 1000 * (self.round_s - self.busy_s) / self.cells if self.cells else math.nan
+
+
+@contextlib.contextmanager
+def tmpfs_dir(size_bytes: int) -> Iterator[Path]:
+    """A tmpfs of this run's own, mounted on a new folder (unmounted and removed at the
+    end): a file on it takes 512 B direct I/O (volbench creates no file under /dev, and
+    /dev/shm is shared with others)."""
+    with tempfile.TemporaryDirectory(prefix="pts-live-tmpfs-") as folder:
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size_bytes}", "pts-live", folder], check=True
+        )
+        try:
+            yield Path(folder)
+        finally:
+            subprocess.run(["umount", folder], check=True)
 
 
 def _sample(pid: int) -> tuple[float, float] | None:
@@ -64,76 +123,229 @@ def _sample(pid: int) -> tuple[float, float] | None:
     return cpu, hwm / 1024
 
 
+def _children(pid: int) -> list[str]:
+    """The pids of ``pid``'s children (each of its threads' children)."""
+    found: list[str] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found += (task / "children").read_text().split()
+        except OSError:
+            continue
+    return found
+
+
+def _fio_cells(pid: int) -> list[str]:
+    """Job names in the job files of ``pid``'s running fio children (``[name]`` lines)."""
+    names: list[str] = []
+    for child in _children(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            job = Path(argv[-2].decode() if argv[-1] == b"" else argv[-1].decode())
+            text = job.read_text() if job.suffix == ".fio" else ""
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        sections = [line.strip()[1:-1] for line in text.splitlines() if line.startswith("[")]
+        names += [name for name in sections if name != "global"]
+    return names
+
+
+def _document(text: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(text[text.find("{") : text.rfind("}") + 1])
+    return found
+
+
+def _round_figures(
+    outputs: list[str], test: str, phase: str
+) -> tuple[int, float, float, float, float]:
+    """(cells, round wall s, fio runtimes s, round start, round end (epoch s)) of the
+    round from fio's raw outputs of the run."""
+    marker = f"{test}.{phase}."
+    ends: list[tuple[float, bool]] = []  # (fio's end, part of the round)
+    busy: dict[str, float] = {}
+    for text in outputs:
+        doc = _document(text)
+        inside = False
+        for job in doc.get("jobs", []):
+            if job["jobname"].startswith(marker):
+                inside = True
+                name = job["jobname"]
+                busy[name] = max(busy.get(name, 0.0), float(job["job_runtime"]))
+        ends.append((doc["timestamp_ms"] / 1000, inside))
+    mine = [t for t, inside in ends if inside]
+    if not mine:
+        return 0, math.nan, math.nan, math.nan, math.nan
+    before = [t for t, inside in ends if not inside and t < min(mine)]
+    start = max(before) if before else math.nan
+    return len(busy), max(mine) - start, sum(busy.values()) / 1000, start, max(mine)
+
+
 def run(
-    src: Path, device: Path, work: Path, cell_s: float, interrupt_after: float | None
+    src: Path,
+    target: list[str],
+    work: Path,
+    test: str,
+    cell_s: float,
+    interrupt_after: float | None,
 ) -> Measured:
+    args, phase, _ = TESTS[test]
     db = work / f"{src.parent.name}-{time.monotonic_ns()}.db"
     env = {**os.environ, "PYTHONPATH": str(src), "VOLBENCH_DB": str(db)}
     command = [
-        sys.executable, "-m", "volbench", "pts", "iops", "--target", str(device),
-        f"--destroy-data={device}", "--cell-seconds", f"{cell_s:g}", "--max-rounds", "1",
+        sys.executable, "-m", "volbench", "pts", *args, *target,
+        "--cell-seconds", f"{cell_s:g}", "--max-rounds", "1",
         "--no-purge", "--runs-dir", str(work / "runs"),
     ]  # fmt: skip
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    last = (0.0, 0.0)
+    samples: list[Sample] = []
+    marker = f"{test}.{phase}."
+    round_seen: float | None = None
     sent_at: float | None = None
-    samples: list[tuple[float, float]] = []  # (seconds since start, CPU seconds)
+    fio_left: float | None = None  # fio still running this late after SIGINT
+    cut = ""
     while proc.poll() is None:
         found = _sample(proc.pid)
         if found:
-            last = found
-            samples.append((time.monotonic() - started, found[0]))
-        late = interrupt_after is not None and time.monotonic() - started > interrupt_after
-        if late and sent_at is None:
-            proc.send_signal(signal.SIGINT)  # the volbench this bench started
-            sent_at = time.monotonic()
-        time.sleep(0.2)
+            samples.append(Sample(time.time(), *found))
+        if interrupt_after is not None and sent_at is None:
+            running = set(_fio_cells(proc.pid))
+            if round_seen is None and any(c.startswith(marker) for c in running):
+                round_seen = time.monotonic()
+            if round_seen is not None and time.monotonic() - round_seen > interrupt_after:
+                cut = ",".join(sorted(running)) if len(running) < 3 else "the round"
+                proc.send_signal(signal.SIGINT)  # the volbench this bench started
+                sent_at = time.monotonic()
+        if sent_at is not None and _children(proc.pid):
+            fio_left = time.monotonic()
+        time.sleep(0.2 if sent_at is None else 0.02)
     ended = time.monotonic()
-    stalls = 0
+    # VmHWM only grows; a last sample of the process as a zombie has none (0)
+    last = Sample(
+        samples[-1].at if samples else 0.0,
+        max((s.cpu_s for s in samples), default=0.0),
+        max((s.hwm_mib for s in samples), default=0.0),
+    )
+    doc: dict[str, Any] = {}
     if db.exists():
         shown = subprocess.run(
             [sys.executable, "-m", "volbench", "show", "latest", "--format", "json"],
             env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
         if shown.returncode == 0:
-            stalls = len(json.loads(shown.stdout).get("stalls", []))
+            doc = json.loads(shown.stdout)
     wall = ended - (sent_at if sent_at is not None else started)
-    inside = [(t, c) for t, c in samples if WINDOW_S[0] <= t <= WINDOW_S[1]]
-    window = float("nan")
-    if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
-        window = 100 * (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
-    return Measured(wall, last[0], window, last[1], stalls, proc.returncode)
+    fio_stop = (fio_left - sent_at) if fio_left is not None and sent_at is not None else 0.0
+    measured = Measured(
+        wall, last.cpu_s, last.hwm_mib, len(doc.get("stalls", [])), proc.returncode, cut=cut,
+        fio_stop_s=fio_stop if sent_at is not None else math.nan,
+    )  # fmt: skip
+    if interrupt_after is not None:
+        return measured
+    cells, round_s, busy_s, start, end = _round_figures(doc.get("fio_outputs", []), test, phase)
+    inside = [s for s in samples if start <= s.at <= end]
+    pct = math.nan
+    if len(inside) >= 2 and inside[-1].at > inside[0].at:
+        pct = 100 * (inside[-1].cpu_s - inside[0].cpu_s) / (inside[-1].at - inside[0].at)
+    return dataclasses.replace(
+        measured,
+        round_pct=pct,
+        round_mib=inside[-1].hwm_mib if inside else math.nan,
+        cells=cells,
+        round_s=round_s,
+        busy_s=busy_s,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument("--test", choices=sorted(TESTS), default="iops")
+    parser.add_argument("--baseline", type=Path, default=None, help="src of the code before")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / "src",
+        help="src of the code measured as now (default: this checkout's)",
+    )
     parser.add_argument("--cell-seconds", type=float, default=1.0)
+    parser.add_argument(
+        "--tmpfs",
+        action="store_true",
+        help="a 1 GiB file on a tmpfs of its own instead of zram (512 B I/O: zram's 4 KiB "
+        "logical blocks leave the IOPS matrix's 0.5 KiB column out, 49 cells, not 56)",
+    )
+    parser.add_argument("--interrupt-after", type=float, default=10.0)
+    parser.add_argument("--interrupt-only", action="store_true", help="only the Ctrl-C runs")
+    parser.add_argument("--pairs", type=int, default=1, help="runs of each code, alternating")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here too")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep the stores and fio files here"
+    )
     args = parser.parse_args()
-    trees = {"this tree": Path(__file__).resolve().parents[1] / "src"}
+    # Started in the background by a shell without job control, this process and so
+    # volbench would ignore SIGINT: volbench gets Python's default handler back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    trees = {"now": args.tree}
     if args.baseline:
-        trees["baseline"] = args.baseline
-    with tempfile.TemporaryDirectory() as tmp, zram_device(1 << 30) as zram:
-        if zram is None:
-            sys.exit("bench/pts_live needs root and zram")
-        work = Path(tmp)
-        print(f"PTS IOPS, 56 cells x TC 4 x QD 32, {args.cell_seconds:g} s cells, zram 1 GiB")
-        header = ("code", "run", "wall s", "CPU s", "CPU %", "live %", "peak MiB", "stalls", "exit")
-        print("{:10s} {:14s} {:>8s} {:>7s} {:>6s} {:>6s} {:>9s} {:>6s} {:>4s}".format(*header))
-        for name, src in trees.items():
-            for label, after in (("one round", None), ("Ctrl-C at 20 s", 20.0)):
-                m = run(src, zram, work, args.cell_seconds, after)
-                share = 100 * m.cpu_s / m.wall_s if after is None else float("nan")
-                if after is not None:  # it ended at about 21 s: no window to speak of
-                    m = dataclasses.replace(m, window_pct=float("nan"))
-                wall = f"{m.wall_s:8.1f}" if after is None else f"{m.wall_s:7.2f}*"
-                print(
-                    f"{name:10s} {label:14s} {wall} {m.cpu_s:7.1f} {share:6.1f} "
-                    f"{m.window_pct:6.1f} {m.peak_mib:9.0f} {m.stalls:6d} {m.exit_code:4d}",
-                    flush=True,
-                )
-        print("* seconds from SIGINT to exit; live %: CPU share 20-60 s into the run")
+        trees = {"before": args.baseline, **trees}
+    rows: list[dict[str, Any]] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        tmpfs_dir(2 << 30) if args.tmpfs else contextlib.nullcontext() as folder,
+        contextlib.nullcontext() if args.tmpfs else zram_device(1 << 30) as zram,
+    ):
+        if folder is not None:
+            target = ["--target", f"{folder}/target.img", "--size", "1g"]
+            where = "a 1 GiB file on a tmpfs"
+        elif zram is None:
+            sys.exit("bench/pts_live needs root and zram (or --tmpfs)")
+        else:
+            target = ["--target", str(zram), f"--destroy-data={zram}"]
+            where = "zram 1 GiB"
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"{TESTS[args.test][2]}, {args.cell_seconds:g} s cells, {where}", flush=True)
+        header = (
+            "code", "run", "wall s", "CPU s", "CPU %", "round %", "MiB rnd", "MiB all",
+            "stalls", "exit", "cells", "round s", "fio s", "idle ms/cell", "over ms/cell",
+        )  # fmt: skip
+        print("{:7s} {:15s} {:>8s} {:>6s} {:>6s} {:>7s} {:>7s} {:>7s} {:>6s} {:>4s} "
+              "{:>5s} {:>7s} {:>6s} {:>12s} {:>12s}".format(*header), flush=True)  # fmt: skip
+        for _ in range(args.pairs):
+            for name, src in trees.items():
+                after = args.interrupt_after
+                runs = (("one round", None), (f"Ctrl-C at +{after:g} s", after))
+                for label, interrupt in runs[1:] if args.interrupt_only else runs:
+                    m = run(src, target, work, args.test, args.cell_seconds, interrupt)
+                    share = 100 * m.cpu_s / m.wall_s if interrupt is None else math.nan
+                    wall = f"{m.wall_s:8.1f}" if interrupt is None else f"{m.wall_s:7.2f}*"
+                    over = 1000 * (m.round_s / m.cells - args.cell_seconds) if m.cells else math.nan
+                    print(
+                        f"{name:7s} {label:15s} {wall} {m.cpu_s:6.1f} {share:6.1f} "
+                        f"{m.round_pct:7.1f} {m.round_mib:7.0f} {m.peak_mib:7.0f} {m.stalls:6d} "
+                        f"{m.exit_code:4d} {m.cells:5d} {m.round_s:7.2f} {m.busy_s:6.2f} "
+                        f"{m.idle_ms:12.1f} {over:12.1f}"
+                        + (
+                            f"  (cut: {m.cut}; fio gone {m.fio_stop_s:.2f} s after SIGINT)"
+                            if m.cut
+                            else ""
+                        ),
+                        flush=True,
+                    )
+                    rows.append(
+                        {"code": name, "src": str(src), "run": label, **dataclasses.asdict(m)}
+                    )
+        print(
+            "* seconds from SIGINT to exit (SIGINT sent that long after fio started the "
+            "round's first cell); round %: CPU share during the round; MiB rnd: VmHWM at "
+            "the round's end; round s: its wall time by fio's clocks; fio s: fio's runtimes "
+            "of its cells; over ms/cell: round s / cells - the cell length"
+        )
+    if args.json:
+        args.json.write_text(json.dumps({"test": args.test, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
