@@ -70,15 +70,18 @@ def purge_settings(
 
 
 def finish(store: Store, outcome: Outcome, fmt: str) -> None:
-    """Show the run's report; after an interruption, how to continue it (exit 130)."""
-    run = store.get_run(str(outcome.run_id))
-    console.show_report(*report_for(run), fmt)  # PTS pages (+ places, stalls)
+    """Show the run's report; after an interruption, where it is and how to continue
+    it (exit 130). The report of a long run takes seconds to build (every cell's fio
+    output is read again): Ctrl-C must end volbench at once, so it is not built then."""
     if outcome.status is RunStatus.INTERRUPTED:
         console.stderr.print(
-            f"run {outcome.run_id} interrupted: committed rounds kept; "
-            f"continue with: volbench resume {outcome.run_id}"
+            f"run {outcome.run_id} interrupted: every committed test is kept; see it with "
+            f"`volbench show {outcome.run_id}`, continue it with "
+            f"`volbench resume {outcome.run_id}`"
         )
         raise KeyboardInterrupt  # main exits 130, or 128 + N after signal N (143: SIGTERM)
+    run = store.get_run(str(outcome.run_id))
+    console.show_report(*report_for(run), fmt)  # PTS pages (+ places, stalls)
 
 
 @click.command("pts")
