@@ -207,7 +207,7 @@ def _lose_host_mid_run(
 def test_lost_host_stops_the_others_cleanly(
     volbench: Volbench, fio_server: StartServer, tmp_path: Path
 ) -> None:
-    proc, run, a = _lose_host_mid_run(volbench, fio_server, tmp_path)
+    proc, run, _ = _lose_host_mid_run(volbench, fio_server, tmp_path)
     line = error_line(proc, 3)
     # lost during a point (disconnected) or between two (refused): either way it stops
     assert "127.0.0.3:" in line and "--keep-going" in line
