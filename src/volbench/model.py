@@ -531,3 +531,41 @@ class LogSeries:
     host: str | None
     direction: str
     points: tuple[tuple[int, int | float], ...]
+
+
+@dataclass(frozen=True)
+class HostSample:
+    """One second of the host and device, from two readings ``interval`` apart.
+
+    ``time_s`` is the clock at the second reading (Unix seconds by default);
+    ``cpu_busy_pct`` each CPU's busy share (%); the device fields are None without a
+    device: busy share (%), requests in flight at the second reading, reads plus
+    writes completed per second, and requests in flight on average over the second
+    (``queue_length``); PSI avg10 (%) None where the kernel has no PSI.
+    The ``fio_`` fields are None when no child process (fio) ran through the second:
+    CPU cores its processes used, its busiest thread's share of a core (%: a job, or
+    a kernel worker of io_uring), and how many
+    of its threads waited for a CPU on average (run-queue time / elapsed).
+    """
+
+    time_s: float
+    cpu_busy_pct: tuple[float, ...]
+    device_busy_pct: float | None = None
+    in_flight: int | None = None
+    iops: float | None = None
+    memory_some_pct: float | None = None
+    memory_full_pct: float | None = None
+    io_some_pct: float | None = None
+    io_full_pct: float | None = None
+    fio_cpu_cores: float | None = None
+    fio_busiest_pct: float | None = None
+    fio_wait_threads: float | None = None
+    queue_length: float | None = None
+
+    @property
+    def fio_wait_share(self) -> float | None:
+        """Share of fio's runnable time spent waiting for a CPU (0..1)."""
+        if self.fio_cpu_cores is None or self.fio_wait_threads is None:
+            return None
+        runnable = self.fio_cpu_cores + self.fio_wait_threads
+        return self.fio_wait_threads / runnable if runnable > 0 else 0.0

@@ -14,7 +14,6 @@ import pytest
 
 from volbench.analysis.host_series import (
     KINDS,
-    Reading,
     fact_series,
     health_series,
     is_host,
@@ -23,14 +22,13 @@ from volbench.analysis.host_series import (
 )
 from volbench.analysis.limit_evidence import DriveTemperatures
 from volbench.analysis.timeseries import round_logs
-from volbench.model import LogSeries, StoredWorkload, TargetInfo
+from volbench.model import HostSample, LogSeries, StoredWorkload, TargetInfo
 from volbench.plans.round_watch import enabled, health_values
 from volbench.store.repository import Store
 from volbench.targets import cgroup_limits as cg
 from volbench.targets.sampler import (
     TICKS_PER_S,
     DiskStat,
-    HostSample,
     ProcessTimes,
     Sampler,
     descendants,
@@ -209,7 +207,7 @@ def test_series_round_trip_through_the_store(tmp_path: Path) -> None:
         stored = store.get_run(run_id).series
     host = round_hosts(stored)[4]
     assert [r.cpu_busy_pct for r in host.readings] == [(50.0, 70.0), (51.0, 70.0), (52.0, 70.0)]
-    assert host.readings[0] == Reading(
+    assert host.readings[0] == HostSample(
         time_s=1000.0, cpu_busy_pct=(50.0, 70.0), device_busy_pct=80.0, in_flight=3,
         iops=900.0, memory_some_pct=1.0, io_some_pct=2.0, fio_cpu_cores=0.9,
         fio_busiest_pct=88.0, fio_wait_threads=0.1, queue_length=2.5,

@@ -23,8 +23,7 @@ from volbench.analysis.limit_evidence import (
 from volbench.analysis.limit_verdict import verdict
 from volbench.fio.parser import parse
 from volbench.fio.stall import StallWatch
-from volbench.model import FioOutput
-from volbench.targets.sampler import HostSample
+from volbench.model import FioOutput, HostSample
 
 
 def fig(

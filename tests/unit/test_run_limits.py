@@ -17,7 +17,7 @@ from volbench.analysis.limit_evidence import KnownCap, Limit, MeasuredTest
 from volbench.analysis.run_limits import FactsOfTest, recorded_caps, run_verdicts
 from volbench.fio.job_cpu import job_cpu
 from volbench.fio.parser import parse
-from volbench.model import RW, Stall, StoredWorkload, TargetInfo, Workload
+from volbench.model import RW, HostSample, Stall, StoredWorkload, TargetInfo, Workload
 from volbench.plans.importing import import_file
 from volbench.plans.registry import report_for, summary_for
 from volbench.report.check_sheets import CheckRequest, check_sheet
@@ -25,7 +25,6 @@ from volbench.report.export import export
 from volbench.report.limit_sheets import explain_sheet, facts_of, limits_sheet
 from volbench.specs import catalogue
 from volbench.store.repository import Store
-from volbench.targets.sampler import HostSample
 
 
 def point(name: str, iops: float, qd: int, jobs: int = 1, family: str = "randread-4k",

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from volbench.analysis.limit_evidence import HostReading
+from volbench.model import HostSample
 from volbench.targets.sampler import (
     CpuTimes,
     DiskStat,
-    HostSample,
     Pressure,
     Sampler,
     completion_rate,
@@ -152,7 +151,7 @@ def test_host_only_sampler_on_this_machine_runs_on_its_thread() -> None:
     assert all(len(s.cpu_busy_pct) == os.cpu_count() for s in samples)
     assert all(0 <= v <= 100 for s in samples for v in s.cpu_busy_pct)
     assert [s.time_s for s in samples] == sorted(s.time_s for s in samples)
-    reading: HostReading = samples[0]  # what the limit verdict reads
+    reading: HostSample = samples[0]  # what the limit verdict reads
     assert reading.device_busy_pct is None
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from volbench.analysis.limit_evidence import DriveTemperatures
-from volbench.model import LogSeries
+from volbench.model import HostSample, LogSeries
 
 DIRECTION = "host"
 
@@ -34,7 +34,7 @@ SAMPLE_KINDS = {
     "fio_top": ("fio_busiest_pct", "% of a core (busiest thread)"),
     "fio_wait": ("fio_wait_threads", "threads"),
 }
-"""Per-second kinds: the :class:`Reading` field each holds, and its unit."""
+"""Per-second kinds: the :class:`~volbench.model.HostSample` field each holds, and its unit."""
 
 ROUND_KINDS = {
     "cpu_quota": "cores",
@@ -137,29 +137,10 @@ def health_series(
 
 
 @dataclass(frozen=True)
-class Reading:
-    """One stored sample, with the fields the limit verdict reads (HostReading)."""
-
-    time_s: float
-    cpu_busy_pct: tuple[float, ...] = ()
-    device_busy_pct: float | None = None
-    in_flight: int | None = None
-    iops: float | None = None
-    memory_some_pct: float | None = None
-    memory_full_pct: float | None = None
-    io_some_pct: float | None = None
-    io_full_pct: float | None = None
-    fio_cpu_cores: float | None = None
-    fio_busiest_pct: float | None = None
-    fio_wait_threads: float | None = None
-    queue_length: float | None = None
-
-
-@dataclass(frozen=True)
 class RoundHost:
     """What was sampled while one round ran (from its stored series)."""
 
-    readings: tuple[Reading, ...] = ()
+    readings: tuple[HostSample, ...] = ()
     facts: dict[str, float] = field(default_factory=dict)
     health: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Each health kind's values in time order (before, after)."""
@@ -227,7 +208,7 @@ def round_hosts(series: Iterable[LogSeries]) -> dict[int, RoundHost]:
         for t, values in sorted(samples.get(round_no, {}).items()):
             busy = cpus.get((round_no, t), {})
             shares = tuple(busy[c] for c in sorted(busy))
-            readings.append(Reading(time_s=t / 1000, cpu_busy_pct=shares, **values))  # type: ignore[arg-type]
+            readings.append(HostSample(time_s=t / 1000, cpu_busy_pct=shares, **values))  # type: ignore[arg-type]
         found[round_no] = RoundHost(
             tuple(readings),
             facts.get(round_no, {}),

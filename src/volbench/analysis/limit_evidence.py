@@ -1,9 +1,10 @@
 """The inputs of a limit verdict (analysis/limit_verdict.py): typed records of what is
 known about one test, all pure data.
 
-:class:`MeasuredTest` comes from fio's own output (:func:`measured_test`, over the merged test
-of analysis/aggregate.py and the fio jobs it merged); :class:`HostReading` is what the
-rules read of a host sample (targets/sampler.py's ``HostSample`` has these fields);
+:class:`MeasuredTest` comes from fio's own output (:func:`measured_test`, over the merged
+test of analysis/aggregate.py and the fio jobs it merged); a host sample is a
+:class:`~volbench.model.HostSample` (taken by targets/sampler.py, or read back from the
+store by analysis/host_series.py);
 :class:`DriveTemperatures` is made by targets/smart.py's ``temperatures`` from two
 readings of the drive; :class:`KnownCap` is a limit from the catalogue or a cgroup.
 A :class:`Verdict` names the :class:`Limit` with its evidence.
@@ -14,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 
-from volbench.model import JobResult, TestResult
+from volbench.model import HostSample, JobResult, TestResult
 
 
 @dataclass(frozen=True)
@@ -53,27 +53,6 @@ def measured_test(
     return MeasuredTest(
         result.name, result.iops, result.bw_bytes_per_s, lat, iodepth, numjobs, cpu, direct
     )
-
-
-class HostReading(Protocol):
-    """One host sample's fields that the rules read (targets/sampler.py's HostSample)."""
-
-    @property
-    def cpu_busy_pct(self) -> tuple[float, ...]: ...
-    @property
-    def device_busy_pct(self) -> float | None: ...
-    @property
-    def in_flight(self) -> int | None: ...
-    @property
-    def iops(self) -> float | None: ...
-    @property
-    def memory_some_pct(self) -> float | None: ...
-    @property
-    def fio_cpu_cores(self) -> float | None: ...
-    @property
-    def fio_wait_threads(self) -> float | None: ...
-    @property
-    def queue_length(self) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -113,7 +92,7 @@ class Context:
     again after this test read it first (plans/firsttouch.py).
     """
 
-    host: tuple[HostReading, ...] = ()
+    host: tuple[HostSample, ...] = ()
     neighbours: tuple[MeasuredTest, ...] = ()
     direct_twin: MeasuredTest | None = None
     temperatures: DriveTemperatures | None = None

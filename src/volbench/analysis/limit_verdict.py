@@ -1,9 +1,9 @@
 """Limit verdicts: what set a test's figure, with the evidence in numbers.
 
 Pure functions over typed inputs: the test's figures (fio), the host and device
-samples taken while it ran (any records with :class:`HostReading`'s fields, such as
-``targets.sampler.HostSample``), the same workload at other queue depths in the
-run, a buffered test's direct twin, and the drive's temperature before and after.
+samples taken while it ran (:class:`volbench.model.HostSample`), the same workload at
+other queue depths in the run, a buffered test's direct twin, and the drive's
+temperature before and after.
 The rules, in the order that decides (the first that holds is the verdict; every
 other that holds is listed in ``also``):
 

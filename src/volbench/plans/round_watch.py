@@ -21,9 +21,9 @@ import time
 from collections.abc import Mapping
 
 from volbench.analysis.host_series import fact_series, health_series, sample_series
-from volbench.model import LogSeries, TargetInfo
+from volbench.model import HostSample, LogSeries, TargetInfo
 from volbench.targets import cgroup_limits, smart
-from volbench.targets.sampler import HostSample, Sampler, disk_of
+from volbench.targets.sampler import Sampler, disk_of
 
 SWITCH = "VOLBENCH_SAMPLER"
 _NO_HEALTH: set[str] = set()

@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from volbench.model import HostSample
+
 PROC = Path("/proc")
 SYS = Path("/sys")
 INTERVAL_S = 1.0
@@ -282,44 +284,6 @@ def process_load(
             wait += max(0, wait_ns - was[1]) / 1e9
     share = min(100.0, 100.0 * busiest / elapsed_s)
     return ticks / TICKS_PER_S / elapsed_s, share, wait / elapsed_s
-
-
-@dataclass(frozen=True)
-class HostSample:
-    """One second of the host and device, from two readings ``interval`` apart.
-
-    ``time_s`` is the clock at the second reading (Unix seconds by default);
-    ``cpu_busy_pct`` each CPU's busy share (%); the device fields are None without a
-    device: busy share (%), requests in flight at the second reading, reads plus
-    writes completed per second, and requests in flight on average over the second
-    (``queue_length``); PSI avg10 (%) None where the kernel has no PSI.
-    The ``fio_`` fields are None when no child process (fio) ran through the second:
-    CPU cores its processes used, its busiest thread's share of a core (%: a job, or
-    a kernel worker of io_uring), and how many
-    of its threads waited for a CPU on average (run-queue time / elapsed).
-    """
-
-    time_s: float
-    cpu_busy_pct: tuple[float, ...]
-    device_busy_pct: float | None = None
-    in_flight: int | None = None
-    iops: float | None = None
-    memory_some_pct: float | None = None
-    memory_full_pct: float | None = None
-    io_some_pct: float | None = None
-    io_full_pct: float | None = None
-    fio_cpu_cores: float | None = None
-    fio_busiest_pct: float | None = None
-    fio_wait_threads: float | None = None
-    queue_length: float | None = None
-
-    @property
-    def fio_wait_share(self) -> float | None:
-        """Share of fio's runnable time spent waiting for a CPU (0..1)."""
-        if self.fio_cpu_cores is None or self.fio_wait_threads is None:
-            return None
-        runnable = self.fio_cpu_cores + self.fio_wait_threads
-        return self.fio_wait_threads / runnable if runnable > 0 else 0.0
 
 
 class Sampler:
