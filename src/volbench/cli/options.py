@@ -154,6 +154,20 @@ def label_option(function: F) -> F:
     )(function)
 
 
+def write_options(function: F) -> F:
+    """``--destroy-data DEVICE`` (repeatable) and ``--force``: the overrides of the write
+    safety checks (:mod:`volbench.targets.safety`)."""
+    function = click.option(
+        "--force", is_flag=True, help="Overwrite a file volbench did not create."
+    )(function)
+    return click.option(
+        "--destroy-data",
+        metavar="DEVICE",
+        multiple=True,
+        help="Allow writing DEVICE despite its data.",
+    )(function)
+
+
 def stall_options(function: F) -> F:
     """``--stall-seconds N`` and ``--abort-on-stall`` (see :mod:`volbench.fio.stall`)."""
     function = click.option(

@@ -22,6 +22,7 @@ from volbench.cli.options import (
     label_option,
     runs_dir_option,
     stall_options,
+    write_options,
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
@@ -134,13 +135,7 @@ def target_options(function: F) -> F:
         ),
         ioengine_option,
         label_option,
-        click.option(
-            "--destroy-data",
-            metavar="DEVICE",
-            multiple=True,
-            help="Allow writing DEVICE despite its data.",
-        ),
-        click.option("--force", is_flag=True, help="Overwrite a file volbench did not create."),
+        write_options,
         runs_dir_option,
         click.option(
             "--cache",

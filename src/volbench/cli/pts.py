@@ -21,6 +21,7 @@ from volbench.cli.options import (
     label_option,
     runs_dir_option,
     stall_options,
+    write_options,
 )
 from volbench.cli.place_options import given, place_options
 from volbench.errors import UsageError
@@ -126,13 +127,7 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target.")
 @ioengine_option
 @label_option
-@click.option(
-    "--destroy-data",
-    metavar="DEVICE",
-    multiple=True,
-    help="Allow writing DEVICE despite its data.",
-)
-@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
+@write_options
 @runs_dir_option
 @click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
 @stall_options

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from volbench.cli.options import db_option, runs_dir_option, stall_options
+from volbench.cli.options import db_option, runs_dir_option, stall_options, write_options
 from volbench.cli.pts import PTS_FORMATS, PtsReporter, finish, purge_settings
 from volbench.fio.runner import SubprocessRunner
 from volbench.fio.stall import StallPolicy
@@ -21,13 +21,7 @@ from volbench.targets.purge import METHODS
 @click.argument("run_ref", metavar="RUN")
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
-@click.option(
-    "--destroy-data",
-    metavar="DEVICE",
-    multiple=True,
-    help="Allow writing DEVICE despite its data.",
-)
-@click.option("--force", is_flag=True, help="Overwrite a file volbench did not create.")
+@write_options
 @runs_dir_option
 @stall_options
 @db_option
