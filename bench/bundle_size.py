@@ -30,7 +30,7 @@ from series_size import CELLS, record
 
 from volbench.analysis.aggregate import group_tests
 from volbench.fio.parser import parse
-from volbench.model import RunStatus
+from volbench.model import RunSettings, RunStatus
 from volbench.store import bundle
 from volbench.store.repository import Store
 
@@ -74,7 +74,7 @@ def main() -> None:
         tests = group_tests(parse(output))
         source = folder / "source.db"
         with Store.open(str(source)) as store:
-            run_id = store.create_run("pts", {"path": "x"}, {}, {}, {})
+            run_id = store.create_run("pts", {"path": "x"}, {}, {}, RunSettings())
             number = 0
             for _ in range(args.rounds):
                 for n in range(CELLS):

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from volbench.fio.logs import read_series
-from volbench.model import LogSeries
+from volbench.model import LogSeries, RunSettings
 from volbench.store.repository import Store
 from volbench.store.series import series_rows
 
@@ -60,7 +60,7 @@ def round_of(cell: list[LogSeries], round_no: int) -> list[LogSeries]:
 def stored_bytes(folder: Path, rounds: list[list[LogSeries]], series: bool) -> int:
     db = folder / f"store-{series}.db"
     with Store.open(str(db)) as store:
-        run_id = store.create_run("pts", {"path": "x"}, {}, {}, {})
+        run_id = store.create_run("pts", {"path": "x"}, {}, {}, RunSettings())
         for n, found in enumerate(rounds):
             store.add_round(run_id, n, "{}", [], {}, series=found if series else ())
     return db.stat().st_size

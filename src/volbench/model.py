@@ -12,7 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from volbench.records import json_object, structure
+
+T = TypeVar("T")
 
 
 class RW(StrEnum):
@@ -312,6 +316,92 @@ class TracePart:
 
 
 @dataclass(frozen=True)
+class HostProbe:
+    """What one host running ``fio --server`` answered: its identity, or why it did
+    not answer (:func:`volbench.fio.server.probe`); ``seconds`` the answer took."""
+
+    address: str
+    answers: bool
+    seconds: float
+    hostname: str | None = None
+    os: str | None = None
+    arch: str | None = None
+    fio_version: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PlaceRecord:
+    """One place of a run on several targets at once, as recorded with it: its label
+    (``HOST:PATH`` or the path), the host (None: this machine), the path there (None:
+    not stated, e.g. an imported fio client output) and its target as prepared."""
+
+    label: str
+    host: str | None = None
+    path: str | None = None
+    target: TargetInfo | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run was set up, as recorded with it (the store's ``runs.settings`` JSON).
+
+    The fields every plan may have are typed here. ``options`` holds the plan's own
+    recorded options, JSON-ready, each under a key of its own (``quick``, ``sweep``,
+    ``pts`` ...); :meth:`options_as` and :func:`volbench.records.section` read them
+    back as the plan's typed record, checking every value.
+    """
+
+    ioengine: str | None = None
+    """The ioengine fio used (several, comma-separated, for an imported output)."""
+    logs_dir: str | None = None
+    """The run's scratch folder of fio's files (what it keeps is in the store)."""
+    planned: tuple[Workload, ...] | None = None
+    """The tests in run order, one fio process each (None: not recorded, e.g. PTS)."""
+    adaptive: bool = False
+    """More tests are chosen from the results (a find-max sweep)."""
+    non_compliant_reasons: tuple[str, ...] = ()
+    """Why the run departs from its standard (PTS), one sentence each."""
+    places: tuple[PlaceRecord, ...] = ()
+    """The targets measured at once (empty: one target, the run's own)."""
+    hosts: tuple[HostProbe, ...] = ()
+    """The ``fio --server`` hosts of those places, as they answered."""
+    keep_going: bool = False
+    """A lost host ends its share, not the run."""
+    solo: bool = False
+    """Each place was also measured alone."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def options_as(self, kind: type[T]) -> T:
+        """All the plan's own options as one ``kind`` record (one field per key)."""
+        return structure(dict(self.options), kind, "settings")
+
+    def record(self) -> dict[str, Any]:
+        """The JSON object the store keeps: the plan's options and the typed fields
+        that are set (a field at its default means "not recorded" and is left out)."""
+        typed = json_object(dataclasses.replace(self, options={}))
+        unset = RunSettings()
+        return {
+            **self.options,
+            **{
+                k: v
+                for k, v in typed.items()
+                if k in _SETTINGS_FIELDS and getattr(self, k) != getattr(unset, k)
+            },
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], what: str = "settings") -> RunSettings:
+        """The stored JSON object back; :class:`volbench.records.RecordError` naming
+        ``what`` when a typed field does not fit."""
+        known = _SETTINGS_FIELDS & set(record)
+        typed = structure({k: record[k] for k in known}, cls, what)
+        return dataclasses.replace(
+            typed, options={k: v for k, v in record.items() if k not in known}
+        )
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """A stored run as read back from the store."""
 
@@ -323,7 +413,7 @@ class RunRecord:
     target: dict[str, Any]
     host: dict[str, Any]
     labels: dict[str, str]
-    settings: dict[str, Any]
+    settings: RunSettings
     error: str | None = None
     non_compliant: bool = False
     results: tuple[StoredResult, ...] = ()
@@ -348,8 +438,11 @@ class RunRecord:
         """The scratch folder of this run's fio files (job files, logs as fio writes
         them; what a run keeps is in the store): as recorded in its settings
         (``logs_dir``), else where runs recorded before that were (``runs_dir/ID``)."""
-        recorded = self.settings.get("logs_dir")
-        return Path(recorded) if isinstance(recorded, str) else runs_dir / str(self.id)
+        recorded = self.settings.logs_dir
+        return Path(recorded) if recorded is not None else runs_dir / str(self.id)
+
+
+_SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(RunSettings)) - {"options"}
 
 
 @dataclass(frozen=True)

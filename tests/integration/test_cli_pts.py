@@ -26,7 +26,7 @@ from test_cli_kill import fio_processes, wait_for
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.plans.pts import state
-from volbench.plans.pts.options import from_record
+from volbench.plans.pts.options import PtsSetup
 from volbench.plans.pts.wsat import WSAT_LAST_SAMPLE_MARGIN
 from volbench.store.repository import Store
 
@@ -223,8 +223,8 @@ def _check_pts_complete(run: RunRecord, steady_rounds: int) -> None:
     """Every cell of every PTS round stored exactly once, as fio measured it, and the
     rounds numbered without gaps: WIPC, then ``steady_rounds`` steady-state rounds."""
     assert run.status.value == "completed", run.error
-    options = from_record(run.settings["pts"])
-    active = int(run.settings["active_bytes"])
+    setup = PtsSetup.of(run.settings)
+    options, active = setup.options, setup.active_bytes
     rounds = state.stored_rounds(run.results, options, active)
     assert [(r.phase, r.index) for r in rounds] == [("wipc", 0)] + [
         ("ss", n) for n in range(steady_rounds)

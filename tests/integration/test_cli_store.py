@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from cli_harness import Volbench, fio_jobs, fio_json, only_error_line, run_all
 
-from volbench.model import HostInfo, RunStatus, TargetInfo
+from volbench.model import HostInfo, RunSettings, RunStatus, TargetInfo
 from volbench.store.repository import Store
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "fio"
@@ -242,7 +242,7 @@ def test_writes_wait_for_another_command_holding_the_store(tmp_path: Path) -> No
     with Store.open(str(db)) as store:
         target = TargetInfo("scratch.img", "file", 1)
         host = HostInfo("host", 1, "cpu", 1, "kernel", "fio-3.33")
-        run_id = store.create_run("quick", target, host, {}, {})
+        run_id = store.create_run("quick", target, host, {}, RunSettings())
         steps: list[Callable[[], object]] = [
             lambda: store.add_round(run_id, 0, "{}", [], {}),
             lambda: store.finish_run(run_id, RunStatus.COMPLETED),

@@ -24,6 +24,7 @@ from cli_harness import Volbench, error_line, finish, fio_json, in_cgroup
 
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
 from volbench.model import RunRecord, RunStatus
+from volbench.plans.pts.options import PtsSetup
 from volbench.store.repository import Store
 
 SWEEP = ("run", "sweep", "--rw", "randread", "--bs", "4k", "--runtime", "1s", "--ramp-time", "0")
@@ -142,8 +143,8 @@ def test_hosts_results_per_place_and_aggregate(
     )
     assert proc.returncode == 0, proc.stderr
     run = _stored(volbench)
-    assert run.status is RunStatus.COMPLETED and run.settings["ioengine"] == "libaio"
-    assert [h["answers"] for h in run.settings["hosts"]] == [True, True]
+    assert run.status is RunStatus.COMPLETED and run.settings.ioengine == "libaio"
+    assert [h.answers for h in run.settings.hosts] == [True, True]
     entries = [e for raw in run.raw_outputs for e in _entries(raw)]
     together = [r for r in run.results if r.hostname is None]
     assert sorted(r.test for r in together) == ["qd1-jobs1", "qd4-jobs1"]
@@ -325,7 +326,7 @@ def test_pts_rounds_on_two_hosts(
     assert proc.returncode == 0, proc.stderr
     run = _stored(volbench)
     assert run.status is RunStatus.COMPLETED and 1 <= len(run.raw_outputs) <= 3
-    assert run.settings["purge_method"] == "none (--no-purge)"
+    assert PtsSetup.of(run.settings).purge_method == "none (--no-purge)"
     for round_no, raw in enumerate(run.raw_outputs):
         (together,) = [r for r in run.results if r.round == round_no and r.hostname is None]
         shares = [r for r in run.results if r.round == round_no and r.hostname]

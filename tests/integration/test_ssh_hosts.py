@@ -263,9 +263,9 @@ def test_runs_through_ssh_hosts(
     with Store.open(str(volbench.db)) as store:
         run = store.get_run("latest")
     assert run.status is RunStatus.COMPLETED
-    assert [h["address"] for h in run.settings["hosts"]] == [a, b]
-    assert all(h["answers"] and h["fio_version"].startswith("fio-") for h in run.settings["hosts"])
-    assert [p["host"] for p in run.settings["places"]] == [a, b]
+    assert [h.address for h in run.settings.hosts] == [a, b]
+    assert all(h.answers and (h.fio_version or "").startswith("fio-") for h in run.settings.hosts)
+    assert [p.host for p in run.settings.places] == [a, b]
     for raw in run.raw_outputs:
         entries = fio_jobs(fio_json(raw))
         for test in {str(e["jobname"]) for e in entries}:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from cli_harness import Volbench, finish
 
-from volbench.plans.capture import find_capture
+from volbench.plans.capture import CaptureSetup, find_capture
 from volbench.store.repository import Store
 from volbench.trace.tracefs import INSTANCE_PREFIX, mounted_tracefs
 
@@ -49,7 +49,7 @@ def _fio(device: str, seconds: float, *extra: str) -> subprocess.Popen[str]:
 def _profile(volbench: Volbench, name: str) -> dict[str, Any]:
     """The stored characterisation of capture ``name`` (what ``volbench workload`` shows)."""
     with Store.open(str(volbench.db), create=False) as store:
-        return dict(find_capture(store, name).settings["profile"])
+        return dict(CaptureSetup.of(find_capture(store, name)).profile)
 
 
 def _shares(profile: dict[str, Any]) -> dict[tuple[str, str, int], float]:

@@ -5,7 +5,14 @@ each is 2,000 IOPS with 64 outstanding, not 1,000 at 32, nor 4,000)."""
 from __future__ import annotations
 
 from volbench.analysis.promise import measured_tests
-from volbench.model import RunRecord, RunStatus, StoredResult, StoredWorkload
+from volbench.model import (
+    PlaceRecord,
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    StoredResult,
+    StoredWorkload,
+)
 from volbench.report.throttle_sheets import points_by_workload
 
 WORKLOAD = StoredWorkload(rw="randread", bs_bytes=4096, iodepth=32, numjobs=1, places=2)
@@ -25,7 +32,7 @@ def _row(iops: float, place: str | None) -> StoredResult:
 RUN = RunRecord(
     id=1, plan="quick", status=RunStatus.COMPLETED, started_at="2026-11-24T00:00:00+00:00",
     ended_at=None, target={"path": "a, b", "kind": "fleet"}, host={}, labels={},
-    settings={"places": [{"label": "/a"}, {"label": "/b"}]},
+    settings=RunSettings(places=(PlaceRecord("/a"), PlaceRecord("/b"))),
     results=(_row(2000, None), _row(1000, "/a"), _row(1000, "/b")),
 )  # fmt: skip
 

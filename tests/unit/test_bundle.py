@@ -32,12 +32,13 @@ from volbench.analysis.aggregate import group_tests
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import PLAN as QOS_VERIFY
+from volbench.analysis.qos_results import VerifyOptions, VerifySetup
 from volbench.analysis.workload_profile import characterise
 from volbench.cli.main import main
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck, job_sections
-from volbench.model import RW, LogSeries, RunRecord, RunStatus, Stall, TargetInfo
+from volbench.model import RW, LogSeries, RunRecord, RunSettings, RunStatus, Stall, TargetInfo
 from volbench.plans import (
     capture,
     firsttouch,
@@ -56,6 +57,7 @@ from volbench.plans.pts.options import build
 from volbench.plans.qos_verify import OneStep
 from volbench.plans.registry import PLANS, report_document, report_for
 from volbench.plans.reporter import NullReporter
+from volbench.records import json_object
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
 from volbench.report.pts.report import pts_document, pts_sheets
@@ -131,11 +133,9 @@ def _qos_verify_run(store: Store, tmp: Path) -> int:
     """A QoS verification as the plan stores one (its tenants one step of the engine),
     without cgroups: the tenants' outputs are recorded ones."""
     plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("a", 40), Tenant("b", 80)])
-    settings = {
-        "qos_plan": plan_document(plan),
-        "verify": {"rw": "randread", "bs_bytes": 4096, "tolerance_pct": 10.0, "quiet": ["a"]},
-        "ioengine": "io_uring",
-    }
+    options = VerifyOptions(rw=RW.RANDREAD, bs_bytes=4096, tolerance_pct=10.0, quiet=("a",))
+    setup = VerifySetup(plan_document(plan), options)
+    settings = RunSettings(ioengine="io_uring", options=json_object(setup))
     session = _session(store, tmp, RecordedRunner(QUICK.parent, renamed=True))
     run_id, workdir = open_run(session, QOS_VERIFY, TARGET, LABELS, settings)
     tenants = tuple(quick.workloads(quick.QuickOptions())[:2])
@@ -147,7 +147,9 @@ def _qos_verify_run(store: Store, tmp: Path) -> int:
 def _failed_run(store: Store) -> int:
     """A run stopped by a stall, with series of two hosts (integer and float values)."""
     raw = QUICK.read_text()
-    run_id = store.create_run("quick", TARGET, {"hostname": "h"}, LABELS, {"ioengine": "libaio"})
+    run_id = store.create_run(
+        "quick", TARGET, {"hostname": "h"}, LABELS, RunSettings(ioengine="libaio")
+    )
     series = [
         LogSeries(0, "randread-4k@1", "iops", 1, "10.0.0.2", "read", ((1000, 500), (2000, 0))),
         LogSeries(0, "randread-4k@2", "lat", 1, "10.0.0.3", "read", ((1000, 81000.5),)),
@@ -161,7 +163,9 @@ def _failed_run(store: Store) -> int:
 
 
 def _interrupted_run(store: Store) -> int:
-    run_id = store.create_run("sweep", TARGET, {}, {"note": "ctrl-c"}, {}, non_compliant=True)
+    run_id = store.create_run(
+        "sweep", TARGET, {}, {"note": "ctrl-c"}, RunSettings(), non_compliant=True
+    )
     store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted: `volbench resume` continues it")
     return run_id
 
@@ -237,7 +241,7 @@ def test_the_source_has_what_a_bundle_must_carry(source: tuple[Store, dict[str, 
     assert len(runs["capture"].trace) == 2
     assert runs["failed"].stalls and runs["failed"].status is RunStatus.FAILED
     assert runs["interrupted"].non_compliant and runs["interrupted"].status is RunStatus.INTERRUPTED
-    assert runs["import"].settings["places"] and any(r.place for r in runs["import"].results)
+    assert runs["import"].settings.places and any(r.place for r in runs["import"].results)
     assert len(runs["pts"].raw_outputs) > 40
     assert len({r.uuid for r in runs.values()}) == len(runs)
 

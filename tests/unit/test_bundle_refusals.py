@@ -112,6 +112,18 @@ MUTATIONS: dict[str, tuple[Callable[[Document], Any], str]] = {
         lambda d: _second(d)["settings"].update(blocks=-(10**30)),
         "runs[1].settings.blocks -1000000000000000000000000000000 is beyond",
     ),
+    "planned workload of an unknown rw": (
+        lambda d: _second(d)["settings"].update(planned=[{"name": "a", "rw": "; rm"}]),
+        "runs[1].settings invalid value for type, expected RW @ $.planned[0].rw",
+    ),
+    "places a text": (
+        lambda d: _second(d)["settings"].update(places="/dev/sda"),
+        "runs[1].settings",
+    ),
+    "host probe without an address": (
+        lambda d: _second(d)["settings"].update(hosts=[{"answers": True, "seconds": 0.1}]),
+        "runs[1].settings required field missing @ $.hosts[0].address",
+    ),
     "iops as text": (
         lambda d: _second(d)["results"][0].update(iops="fast"),
         "runs[1].results[0].iops is text, not a number",

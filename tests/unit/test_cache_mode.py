@@ -23,7 +23,7 @@ def test_modes_rewrite_the_rounds() -> None:
     assert [(w.name, w.direct) for w in both.rounds[0]] == [
         ("a", True), ("b", True), ("buffered.a", False), ("buffered.b", False),
     ]  # fmt: skip
-    assert both.settings["cache"] == "both"
+    assert both.options["cache"] == "both"
     with pytest.raises(UsageError, match="unknown cache mode"):
         with_cache_mode(PLAN, "cached")
     assert split_cache_mode("buffered.qd1-jobs1") == ("buffered", "qd1-jobs1")

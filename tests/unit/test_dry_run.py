@@ -13,7 +13,7 @@ from recorded import fixture_text
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
-from volbench.model import RW, StoredWorkload, TargetInfo
+from volbench.model import RW, RunSettings, StoredWorkload, TargetInfo
 from volbench.plans import quick, sweep
 from volbench.plans.dry_run import (
     FIO_START_S,
@@ -132,7 +132,7 @@ def test_diskmark_layout() -> None:
         ("rnd4k-q1t1-write", RW.RANDWRITE, 4096, 1, 1),
     ]
     assert all(w.runtime_s == 5 for w in tests)
-    assert quick.plan(quick.QuickOptions(profile="diskmark")).settings["quick"]["profile"] == (
+    assert quick.plan(quick.QuickOptions(profile="diskmark")).options["quick"]["profile"] == (
         "diskmark"
     )
 
@@ -142,7 +142,7 @@ def test_a_diskmark_run_is_shown_as_crystaldiskmark_shows_it(tmp_path: Path) -> 
     options = quick.QuickOptions(profile="diskmark")
     with Store.open(str(tmp_path / "s.db")) as store:
         run_id = store.create_run(
-            "quick", TARGET, {"hostname": "h"}, {}, quick.plan(options).settings
+            "quick", TARGET, {"hostname": "h"}, {}, RunSettings(options=quick.plan(options).options)
         )
         for n, work in enumerate(quick.workloads(options)[:3]):
             direction = "read" if work.rw.reads else "write"

@@ -25,6 +25,7 @@ from volbench.model import (
     RW,
     HostInfo,
     RunRecord,
+    RunSettings,
     RunStatus,
     StoredResult,
     StoredWorkload,
@@ -67,7 +68,7 @@ def run(tmp_path: Path) -> Iterator[RunRecord]:
             TargetInfo(path="/tmp/target.dat", kind="file", capacity_bytes=1 << 30),
             HostInfo("host", 4, "cpu", 1 << 33, "6.1", "fio-3.33"),
             {"vendor": "acme", "note": "a|b"},
-            {"ioengine": "libaio"},
+            RunSettings(ioengine="libaio"),
         )
         for round_no, (_, workload) in ROUNDS.items():
             tests = group_tests(parse(round_text(round_no)))
@@ -267,7 +268,7 @@ def hand_made_run(*results: StoredResult) -> RunRecord:
         target={"path": "/dev/x", "capacity_bytes": 0},
         host={},
         labels={},
-        settings={},
+        settings=RunSettings(),
         results=results,
     )
 

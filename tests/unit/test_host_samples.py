@@ -22,7 +22,7 @@ from volbench.analysis.host_series import (
 )
 from volbench.analysis.limit_evidence import DriveTemperatures
 from volbench.analysis.timeseries import round_logs
-from volbench.model import HostSample, LogSeries, StoredWorkload, TargetInfo
+from volbench.model import HostSample, LogSeries, RunSettings, StoredWorkload, TargetInfo
 from volbench.plans.round_watch import enabled, health_values
 from volbench.store.repository import Store
 from volbench.targets import cgroup_limits as cg
@@ -201,7 +201,7 @@ def test_series_round_trip_through_the_store(tmp_path: Path) -> None:
     fio_log = LogSeries(4, "randread", "iops", 0, None, "read", ((1000, 5),))
     with Store.open(str(tmp_path / "s.db")) as store:
         target = TargetInfo("/dev/x", "block", 1 << 30)
-        run_id = store.create_run("quick", target, {"hostname": "h"}, {}, {})
+        run_id = store.create_run("quick", target, {"hostname": "h"}, {}, RunSettings())
         store.add_round(run_id, 4, "{}", [], {"randread": StoredWorkload()},
                         series=[*found, fio_log])  # fmt: skip
         stored = store.get_run(run_id).series

@@ -176,7 +176,7 @@ def test_what_the_file_states_is_stored(tmp_path: Path, path: Path) -> None:
     assert run.target["path"] == (stated.path or f"(from {path.name})")
     assert run.target["capacity_bytes"] == stated.capacity
     assert run.target["device"] == stated.device
-    assert run.settings.get("ioengine") == stated.ioengine
+    assert run.settings.ioengine == stated.ioengine
     if stated.started is not None:  # fio's own time, not the import's
         assert run.started_at == stated.started
         assert run.rounds[0].started_at == stated.started
@@ -184,8 +184,8 @@ def test_what_the_file_states_is_stored(tmp_path: Path, path: Path) -> None:
         assert run.ended_at == (stated.ended or stated.started)
     else:
         assert run.rounds[0].started_at is None and run.rounds[0].ended_at is None
-        assert run.settings["times"].startswith("not stated")
-    assert [p["label"] for p in run.settings.get("places", [])] == stated.places
+        assert run.settings.options["times"].startswith("not stated")
+    assert [p.label for p in run.settings.places] == stated.places
     workloads = {r.test: r.workload for r in run.results}
     if path.name != FAILED:  # a failed run has no result rows
         assert set(workloads) == set(stated.tests)
@@ -274,7 +274,7 @@ def test_total_latency_for_littles_law_is_the_files(path: Path) -> None:
     document = _document(path)
     imported = read_import(path)
     for test in imported.tests:
-        if test.hostname is None and len(imported.settings.get("places", [])) > 1:
+        if test.hostname is None and len(imported.settings.places) > 1:
             continue  # the aggregate: below
         entries = [e for e in _entries(document) if e["jobname"] == test.name]
         entries = [e for e in entries if test.hostname in (None, _place(e, document))]

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from volbench.errors import StoreError
 from volbench.fio.logs import read_series
-from volbench.model import RunStatus, Stall
+from volbench.model import RunSettings, RunStatus, Stall
 from volbench.store import database, migrations, schema
 from volbench.store.repository import Store
 
@@ -129,7 +129,9 @@ def test_a_version_1_database_is_upgraded_with_its_data(db_url: str) -> None:
 
     with Store.open(db_url) as store:
         run = store.get_run("latest")
-        newer = store.create_run("quick", {"path": "/dev/vdc"}, {}, {"vendor": "acme"}, {})
+        newer = store.create_run(
+            "quick", {"path": "/dev/vdc"}, {}, {"vendor": "acme"}, RunSettings()
+        )
         stall = Stall(
             0, "randread-4k", "2023-05-01T10:01:00+00:00", "2023-05-01T10:01:07+00:00", 7.0, True
         )
@@ -311,7 +313,7 @@ def test_version_6_gives_every_stored_run_a_uuid_of_its_own(db_url: str) -> None
                 conn.exec_driver_sql("SELECT setval('runs_id_seq', 3)")
     with Store.open(db_url) as store:
         old = [store.get_run(run_id).uuid for run_id in (1, 2, 3)]
-        new = store.get_run(store.create_run("quick", {}, {}, {}, {})).uuid
+        new = store.get_run(store.create_run("quick", {}, {}, {}, RunSettings())).uuid
     found = [*old, new]
     assert all(str(uuid.UUID(u)) == u and uuid.UUID(u).version == 4 for u in found), found
     assert len(set(found)) == 4

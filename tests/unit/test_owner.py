@@ -8,7 +8,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from volbench.model import RunStatus, TargetInfo
+from volbench.model import RunSettings, RunStatus, TargetInfo
 from volbench.store import owner
 from volbench.store.heartbeat import Heartbeat
 from volbench.store.repository import Store
@@ -40,7 +40,7 @@ def test_another_host_is_alive_while_its_heartbeat_is_fresh() -> None:
 def test_a_run_whose_process_died_reads_as_interrupted(tmp_path: Path) -> None:
     target = TargetInfo(path="/tmp/x", kind="file", capacity_bytes=1 << 20)
     with Store.open(str(tmp_path / "v.db")) as store:
-        run_id = store.create_run("quick", target, {}, {}, {})
+        run_id = store.create_run("quick", target, {}, {}, RunSettings())
         assert store.get_run(run_id).status is RunStatus.RUNNING
         assert store.running_owner(run_id) == owner.current().describe()
         with Heartbeat(store, run_id, every_s=0.01):
@@ -77,7 +77,7 @@ def test_the_heartbeat_thread_and_the_run_share_a_file_store(tmp_path: Path) -> 
                 failures.append(exc)
 
     with Store.open(str(tmp_path / "v.db")) as store:
-        run_id = store.create_run("quick", target, {}, {}, {})
+        run_id = store.create_run("quick", target, {}, {}, RunSettings())
         with Heartbeat(Recording(store), run_id, every_s=0.002):
             for round_no in range(40):
                 with store._begin():  # the run's thread holds one while a beat needs one

@@ -12,7 +12,7 @@ import pytest
 
 from volbench.analysis import qos_results
 from volbench.cli.main import cli
-from volbench.model import RW
+from volbench.model import RW, RunSettings
 from volbench.plans import (
     capture,
     firsttouch,
@@ -98,6 +98,9 @@ def test_a_sweep_run_is_rebuilt_from_its_settings() -> None:
     plan = sweep.find_max_plan(options)
     rebuild = entry(sweep.NAME).resume
     assert rebuild is not None
-    rebuilt = rebuild(plan.settings)
+    stored = RunSettings.from_record(
+        json.loads(json.dumps(RunSettings(options=plan.options).record()))
+    )
+    rebuilt = rebuild(stored)
     assert rebuilt.name == sweep.NAME and rebuilt.next_round is not None
-    assert rebuilt.settings == plan.settings
+    assert rebuilt.options == stored.options == plan.options

@@ -23,7 +23,7 @@ from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
 from volbench.plans.execution import Session
 from volbench.plans.pts import driver, state
-from volbench.plans.pts.options import build, from_record
+from volbench.plans.pts.options import PtsSetup, build
 from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
 from volbench.report.axis import duration_text
@@ -117,8 +117,8 @@ def _cell(run: RunRecord, pts_round: PtsRound, name: str, figure: str = "iops") 
 def _rounds(run: RunRecord, test: str, phase: str) -> list[PtsRound]:
     """The PTS rounds of ``test``'s ``phase``, in order (each cell ran as a fio
     process of its own: a store round each)."""
-    options = from_record(run.settings["pts"])
-    rounds = state.stored_rounds(run.results, options, int(run.settings["active_bytes"]))
+    setup = PtsSetup.of(run.settings)
+    rounds = state.stored_rounds(run.results, setup.options, setup.active_bytes)
     return [
         {f"{test}.{phase}.{name}": cell.round_no for name, cell in r.cells.items()}
         for r in rounds
@@ -277,7 +277,7 @@ def test_throughput_and_latency_equal_the_stored_results(
         assert _close(means[f"{mix}/{100 - mix}", "4 KiB"], mean / 1e3)
         assert _close(maxima[f"{mix}/{100 - mix}", "4 KiB"], top / 1e3)
         assert table[index][1:3] == [fmt_latency(mean), fmt_latency(top)]
-    assert "reduced latency block sizes" in run.settings["non_compliant_reasons"]
+    assert "reduced latency block sizes" in run.settings.non_compliant_reasons
 
 
 def test_wsat_hir_xsr_equal_the_stored_results(
@@ -411,15 +411,16 @@ def test_write_cache_against_the_profile_is_a_non_compliant_reason(
     options = build(**{**OPTIONS, "profile": profile})  # type: ignore[arg-type]
     target = TargetInfo("/dev/x", kind, 64 * MiB, write_cache=cache)
     settings = driver.settings_for(options, target, 64 * MiB, "psync", "none")
-    assert settings["write_cache"] == (cache if kind == "block" and cache else "unknown")
+    written = PtsSetup.of(settings).write_cache
+    assert written == (cache if kind == "block" and cache else "unknown")
     assert (
-        (reason in settings["non_compliant_reasons"])
+        (reason in settings.non_compliant_reasons)
         if reason
-        else not any("write cache" in r for r in settings["non_compliant_reasons"])
+        else not any("write cache" in r for r in settings.non_compliant_reasons)
     )
     stored = dataclasses.replace(run, settings=settings)
     header = " ".join(header_notes(stored))
-    assert f"write cache {settings['write_cache']} ·" in header
+    assert f"write cache {written} ·" in header
     if reason:
         assert reason in header.split("NON-COMPLIANT with PTS: ")[1]
         assert reason in " ".join(report_for(stored)[1]["header"])
@@ -438,7 +439,7 @@ def test_fewer_rounds_than_a_window_report_steady_state_not_evaluated(tmp_path: 
         stored = store.get_run(outcome.run_id)
     assert stored.non_compliant
     reason = "at most 2 rounds: steady state cannot be evaluated (needs a 5-round window)"
-    assert reason in stored.settings["non_compliant_reasons"]
+    assert reason in stored.settings.non_compliant_reasons
     sheets, document = report_for(stored)
     by_title = {s.title.split(" (")[0].split(":")[0]: s for s in sheets}
     assert reason in " ".join(document["header"])
@@ -525,7 +526,7 @@ def test_steady_state_and_hir_sheets_print_labels_and_durations(run: RunRecord) 
 def test_latency_runs_the_whole_pts_matrix_when_nothing_reduces_it(tmp_path: Path) -> None:
     run = _replayed(tmp_path, tests=("latency",), block_sizes=(1048576, 131072, 65536, 32768,
                     16384, 8192, 4096, 512), mixes=(100, 95, 65, 50, 35, 5, 0))  # fmt: skip
-    assert not any("latency" in r for r in run.settings["non_compliant_reasons"])
+    assert not any("latency" in r for r in run.settings.non_compliant_reasons)
     (latency, *_) = report_for(run)[0]
     assert [row[0] for row in latency.cells()] == [
         f"RND {bs} R/W {mix}" for mix in ("100/0", "65/35", "0/100")

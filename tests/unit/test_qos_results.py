@@ -11,7 +11,13 @@ from volbench.analysis.qos_document import plan_document, plan_from_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, planned_iops
 from volbench.cli.qos_options import parse_rates
 from volbench.errors import UsageError
-from volbench.model import RunRecord, RunStatus, StoredResult, StoredWorkload
+from volbench.model import (
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    StoredResult,
+    StoredWorkload,
+)
 from volbench.report.qos_sheets import fit_sheet
 
 
@@ -31,8 +37,8 @@ def _run(run_id: int, results: dict[str, float], capability: float = 3888) -> Ru
     return RunRecord(
         id=run_id, plan="qos-verify", status=RunStatus.COMPLETED, started_at="", ended_at=None,
         target={}, host={}, labels={},
-        settings={"qos_plan": plan_document(plan), "verify": {"bs_bytes": 4096,
-                  "tolerance_pct": 10.0}},
+        settings=RunSettings(options={"qos_plan": plan_document(plan),
+                             "verify": {"bs_bytes": 4096, "tolerance_pct": 10.0}}),
         results=tuple(_result(name, iops) for name, iops in results.items()),
     )  # fmt: skip
 
@@ -90,7 +96,7 @@ def test_bandwidth_limit_binds_when_lower() -> None:
 
 
 def test_not_a_verify_run_and_missing_tenant() -> None:
-    other = RunRecord(1, "quick", RunStatus.COMPLETED, "", None, {}, {}, {}, {})
+    other = RunRecord(1, "quick", RunStatus.COMPLETED, "", None, {}, {}, {}, RunSettings())
     with pytest.raises(UsageError, match="not a QoS verify run"):
         check_run(other)
     with pytest.raises(UsageError, match="no result of tenant t80"):
@@ -114,7 +120,8 @@ def test_isolation_is_judged_on_quiet_tenants_when_there_are_some() -> None:
     planned = {"t40": 2913 * 40 / 180, "t60": 2913 * 60 / 180, "t80": 2913 * 80 / 180}
     run = _run(6, {"t40": planned["t40"], "t60": planned["t60"] * 0.5, "t80": planned["t80"]})
     assert not check_run(run).isolated  # no quiet tenant: every tenant must keep its plan
-    settings = {**run.settings, "verify": {**run.settings["verify"], "quiet": ["t40"]}}
+    options = run.settings.options
+    settings = RunSettings(options={**options, "verify": {**options["verify"], "quiet": ["t40"]}})
     quiet = check_run(dataclasses.replace(run, settings=settings))
     assert quiet.isolated and not quiet.passed  # t60 is off its plan, t40 was not pushed
     assert [c.role for c in quiet.checks] == ["quiet", "noisy", "noisy"]
@@ -124,7 +131,12 @@ def test_write_verify_compares_write_limits_and_old_plans_load() -> None:
     plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("t40", 40), Tenant("t80", 80)])
     run = dataclasses.replace(
         _run(4, {}),
-        settings={"qos_plan": plan_document(plan), "verify": {"rw": "randwrite", "bs_bytes": 4096}},
+        settings=RunSettings(
+            options={
+                "qos_plan": plan_document(plan),
+                "verify": {"rw": "randwrite", "bs_bytes": 4096},
+            }
+        ),
         results=(_result("t40", 36, "write"), _result("t80", 60, "write")),
     )
     checks = {c.tenant: c for c in check_run(run).checks}

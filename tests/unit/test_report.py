@@ -27,7 +27,7 @@ from volbench.analysis.timeseries import (
 from volbench.errors import UsageError
 from volbench.fio.logs import read_series
 from volbench.fio.parser import parse
-from volbench.model import RunRecord, RunStatus, Stall
+from volbench.model import RunRecord, RunSettings, RunStatus, Stall
 from volbench.plans.importing import import_file
 from volbench.plans.registry import report_document
 from volbench.report.chart import traces_values, window_chart
@@ -56,7 +56,7 @@ def _run_with_logs(tmp_path: Path) -> RunRecord:
     (tests/fixtures/fio/logs) as its series: as a run commits a round."""
     raw = QUICK.read_text()
     with Store.open(str(tmp_path / "store.db")) as store:
-        run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, {})
+        run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, RunSettings())
         series = read_series(LOGS, 0)
         store.add_round(run_id, 0, raw, group_tests(parse(raw)), {}, series=series)
         store.finish_run(run_id, RunStatus.COMPLETED)

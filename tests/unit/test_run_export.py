@@ -8,7 +8,7 @@ import json
 
 from recorded import fixture_text
 
-from volbench.model import RunRecord, RunStatus, StoredResult, StoredWorkload
+from volbench.model import RunRecord, RunSettings, RunStatus, StoredResult, StoredWorkload
 from volbench.report.export import export
 from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import report_for
@@ -40,7 +40,7 @@ def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record() -> None:
     run = RunRecord(
         id=12, plan=PLAN, status=RunStatus.FAILED, started_at="2024-01-01T00:00:00",
         ended_at=None, target={"path": "/dev/x"}, host={"cpus": 2}, labels={"vendor": "acme"},
-        settings={"verify": {"bs_bytes": 4096}},
+        settings=RunSettings(options={"verify": {"bs_bytes": 4096}}),
         results=(_result(0, "t40", 500.0), _result(1, "t60", 700.0)),
         raw_outputs=raw, error="fio of tenant t60 failed",
     )  # fmt: skip

@@ -17,7 +17,7 @@ from volbench.analysis.limit_evidence import KnownCap, Limit, MeasuredTest
 from volbench.analysis.run_limits import FactsOfTest, recorded_caps, run_verdicts
 from volbench.fio.job_cpu import job_cpu
 from volbench.fio.parser import parse
-from volbench.model import RW, HostSample, Stall, StoredWorkload, TargetInfo, Workload
+from volbench.model import RW, HostSample, RunSettings, Stall, StoredWorkload, TargetInfo, Workload
 from volbench.plans.importing import import_file
 from volbench.plans.registry import report_for, summary_for
 from volbench.report.check_sheets import CheckRequest, check_sheet
@@ -83,7 +83,7 @@ def stored_run(tmp_path: Path) -> tuple[Store, int]:
     text = fixture_text("quick/round-000.json")
     tests = group_tests(parse(text))
     target = TargetInfo("/dev/vdz", "block", 1 << 30)
-    run_id = store.create_run("quick", target, {"hostname": "h"}, {}, {})
+    run_id = store.create_run("quick", target, {"hostname": "h"}, {}, RunSettings())
     document = json.loads(text[text.index("{") :])
     for round_no, test in enumerate(tests):
         one = {**document, "jobs": [j for j in document["jobs"] if j["jobname"] == test.name]}

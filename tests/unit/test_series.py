@@ -15,7 +15,7 @@ from recorded import FIO_FIXTURES
 
 from volbench.errors import StoreError
 from volbench.fio.logs import read_series
-from volbench.model import LogSeries
+from volbench.model import LogSeries, RunSettings
 from volbench.store import database, schema
 from volbench.store.repository import Store
 from volbench.store.series import pack, unpack
@@ -122,7 +122,7 @@ def _rows(engine: sa.Engine) -> list[tuple[object, ...]]:
 
 
 def test_series_are_stored_with_their_round(db_url: str, store: Store) -> None:
-    run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, {})
+    run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, RunSettings())
     store.add_round(run_id, 0, "{}", [], {}, series=_series(0))
     store.add_round(run_id, 1, "{}", [], {}, series=_series(1)[:1])
     store.add_round(run_id, 2, "{}", [], {})
@@ -144,7 +144,7 @@ def test_series_are_stored_with_their_round(db_url: str, store: Store) -> None:
 
 
 def test_a_round_that_cannot_be_stored_leaves_no_series(store: Store) -> None:
-    run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, {})
+    run_id = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, RunSettings())
     store.add_round(run_id, 0, "{}", [], {}, series=_series(0))
     with pytest.raises(StoreError, match="already stored"):
         store.add_round(run_id, 0, "{}", [], {}, series=_series(0))
@@ -152,9 +152,9 @@ def test_a_round_that_cannot_be_stored_leaves_no_series(store: Store) -> None:
 
 
 def test_deleting_a_run_deletes_its_series(db_url: str, store: Store) -> None:
-    kept = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, {})
+    kept = store.create_run("quick", {"path": "/dev/vdb"}, {}, {}, RunSettings())
     store.add_round(kept, 0, "{}", [], {}, series=_series(0))
-    gone = store.create_run("quick", {"path": "/dev/vdc"}, {}, {}, {})
+    gone = store.create_run("quick", {"path": "/dev/vdc"}, {}, {}, RunSettings())
     store.add_round(gone, 0, "{}", [], {}, series=_series(0))
     store.delete_run(gone)
     engine = database.connect(db_url)

@@ -18,6 +18,7 @@ from volbench.model import (
     DirectionResult,
     HostInfo,
     LatencyStats,
+    RunSettings,
     RunStatus,
     StoredWorkload,
     TargetInfo,
@@ -42,7 +43,7 @@ HOST = HostInfo(
     kernel="6.1.0",
     fio_version="fio-3.33",
 )
-SETTINGS: dict[str, Any] = {"plan": "quick", "options": {"runtime_s": 60, "bs": [4096, 16384]}}
+SETTINGS = RunSettings(ioengine="libaio", options={"quick": {"runtime_s": 60, "bs": [4096, 16384]}})
 RAW = '{\r\n  "fio version" : "fio-3.33",\n  "jobs": [ ],  "x": 1.0000000000000002,\n "ü": "✓"}\n '
 
 
@@ -214,7 +215,7 @@ def test_latest_is_the_newest_started_run(store: Store) -> None:
     first = _new_run(store)
     second = _new_run(store)
     imported = store.create_run(
-        "import", TARGET, HOST, {}, {}, started_at="2020-01-02T03:04:05+02:00"
+        "import", TARGET, HOST, {}, RunSettings(), started_at="2020-01-02T03:04:05+02:00"
     )
     assert store.resolve("latest") == second
     assert store.resolve(" LATEST ") == second
@@ -344,8 +345,8 @@ def test_a_crash_between_rounds_keeps_committed_rounds(db_url: str) -> None:
 
 def test_settings_accept_dataclasses_enums_and_tuples(store: Store) -> None:
     settings = {"target": TARGET, "status": RunStatus.RUNNING, "bs": (4096, 8192), "p": Path("/x")}
-    run_id = store.create_run("quick", TARGET, HOST, {}, settings)
-    assert store.get_run(run_id).settings == {
+    run_id = store.create_run("quick", TARGET, HOST, {}, RunSettings(options=settings))
+    assert store.get_run(run_id).settings.options == {
         "target": dataclasses.asdict(TARGET),
         "status": "running",
         "bs": [4096, 8192],
@@ -355,7 +356,9 @@ def test_settings_accept_dataclasses_enums_and_tuples(store: Store) -> None:
 
 def test_started_at_needs_a_time_zone(store: Store) -> None:
     with pytest.raises(ValueError, match="time zone"):
-        store.create_run("import", TARGET, HOST, {}, {}, started_at="2020-01-02T03:04:05")
+        store.create_run(
+            "import", TARGET, HOST, {}, RunSettings(), started_at="2020-01-02T03:04:05"
+        )
 
 
 def test_locations_map_to_sqlite_files_and_psycopg(

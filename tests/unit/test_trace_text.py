@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from volbench.model import TracePart
+from volbench.plans.capture import CaptureSetup
 from volbench.trace import blkparse_text, codec
 from volbench.trace.events import FLUSH, READ, TRIM, WRITE, TraceBuilder, op_of
 from volbench.trace.tracepoint_text import parse_tracepoints
@@ -114,7 +115,12 @@ def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> Non
         assert run.id == received.run_id and run.plan == capture.NAME
         assert run.labels == {"host": "db1", "workload": "mixed"}
         assert "also traces 8,16: kept 8,0" in (run.error or "")
-        assert run.settings["profile"]["counts"] == {"read": 3, "write": 2, "trim": 1, "flush": 1}
+        assert CaptureSetup.of(run).profile["counts"] == {
+            "read": 3,
+            "write": 2,
+            "trim": 1,
+            "flush": 1,
+        }
         trace = capture.load_trace(store, run)
         assert trace.ops == "RRWWFRD"
         assert capture.find_capture(store, "latest").id == run.id

@@ -1,24 +1,77 @@
 """QoS figures from a stored verify run: planned vs achieved, fairness, isolation,
 and the measurement ``qos fit`` estimates alpha from. Pure: a RunRecord in.
 
-A ``qos-verify`` run stores its plan document in ``settings["qos_plan"]``, its
-options in ``settings["verify"]`` and one result row per tenant (test = tenant
-name, IOPS = fio's own figure for that tenant's fio process).
+A ``qos-verify`` run stores its plan document, its options and the cgroup lines it
+wrote in its settings (:class:`VerifySetup`) and one result row per tenant (test =
+tenant name, IOPS = fio's own figure for that tenant's fio process).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from volbench.analysis.qos import QosPlan, error_pct, jain_index
 from volbench.analysis.qos_document import plan_from_document
 from volbench.errors import UsageError
 from volbench.model import RW, RunRecord
+from volbench.records import RecordError
 
 PLAN = "qos-verify"
 HOST = "host"
 """Test name of the host's fio (``--with-host``)."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to verify: workload per tenant (``rw``, block size in bytes, queue depth),
+    fio runtime in seconds, and the tolerance in percent of the planned IOPS.
+
+    ``quiet`` tenants ask for exactly their planned IOPS (fio ``rate_iops``) while
+    the others (noisy) ask for as much as their queue depth gets: isolation holds
+    when the quiet ones still get what they asked for. ``nominal_sizes``: the
+    tenants' sizes are proportions, not checked against the device's capacity."""
+
+    duration_s: float = 3.0
+    rw: RW = RW.RANDREAD
+    bs_bytes: int = 4096
+    iodepth: int = 16
+    with_host: bool = False
+    tolerance_pct: float = 10.0
+    ioengine: str | None = None
+    destroy_data: str | None = None
+    quiet: tuple[str, ...] = ()
+    nominal_sizes: bool = False
+
+
+@dataclass(frozen=True)
+class VerifySetup:
+    """What a verify run records of itself besides the settings every run has
+    (:attr:`volbench.model.RunSettings.options`): the QoS plan document
+    (:mod:`volbench.analysis.qos_document`), the options, and, as they were written
+    (for the report), the cgroup hierarchy, each line written and the device
+    (``MAJ:MIN``)."""
+
+    qos_plan: Mapping[str, Any]
+    verify: VerifyOptions
+    cgroup: Mapping[str, Any] = field(default_factory=dict)
+    written: tuple[Mapping[str, Any], ...] = ()
+    device: str = ""
+
+    @property
+    def plan(self) -> QosPlan:
+        return plan_from_document(self.qos_plan)
+
+    @classmethod
+    def of(cls, run: RunRecord) -> VerifySetup:
+        """The setup of stored verify run ``run``; UsageError for another plan's run."""
+        try:
+            if run.plan == PLAN:
+                return run.settings.options_as(cls)
+        except RecordError as error:
+            raise UsageError(f"run {run.id}: {error}") from None
+        raise UsageError(f"run {run.id} is a {run.plan} run, not a QoS verify run")
 
 
 @dataclass(frozen=True)
@@ -81,35 +134,26 @@ def planned_iops(iops: float, bw_bytes_per_s: float, bs_bytes: int) -> float:
 def verify_direction(run: RunRecord) -> str:
     """``read`` or ``write``: the direction a verify run drove (its ``rw``), whose
     limits it is compared with."""
-    rw = run.settings.get("verify", {}).get("rw", RW.RANDREAD.value)
-    return "write" if RW(rw).writes else "read"
+    return "write" if VerifySetup.of(run).verify.rw.writes else "read"
 
 
-def _verify_parts(
-    run: RunRecord,
-) -> tuple[QosPlan, int, float, dict[str, tuple[float, float]]]:
-    if run.plan != PLAN or "qos_plan" not in run.settings:
-        raise UsageError(f"run {run.id} is a {run.plan} run, not a QoS verify run")
-    plan = plan_from_document(run.settings["qos_plan"])
-    options = run.settings.get("verify", {})
+def _achieved(run: RunRecord) -> dict[str, tuple[float, float]]:
+    """Per tenant: IOPS and bytes/s achieved (the sum of its stored rows)."""
     achieved: dict[str, tuple[float, float]] = {}
     for result in run.results:
         iops, bw = achieved.get(result.test, (0.0, 0.0))
         achieved[result.test] = (iops + result.iops, bw + result.bw_bytes_per_s)
-    return (
-        plan,
-        int(options.get("bs_bytes", 4096)),
-        float(options.get("tolerance_pct", 10)),
-        achieved,
-    )
+    return achieved
 
 
 def check_run(run: RunRecord) -> VerifyResult:
     """Planned vs achieved for every tenant (and the host) of a stored verify run, in
     the direction it drove (read limits for reads, write limits for writes)."""
-    plan, bs_bytes, tolerance, achieved = _verify_parts(run)
+    setup = VerifySetup.of(run)
+    plan, options, achieved = setup.plan, setup.verify, _achieved(run)
+    bs_bytes, tolerance = options.bs_bytes, options.tolerance_pct
     direction = verify_direction(run)
-    quiet = set(run.settings.get("verify", {}).get("quiet", ()))
+    quiet = set(options.quiet)
     limits = {
         a.tenant.name: (a.tenant.size_gib, *a.limits.pick(direction)) for a in plan.allocations
     }
@@ -139,8 +183,9 @@ def measurement(run: RunRecord) -> Measurement:
     """The alpha-fit input of a verify run: C is the plan's IOPS capability (or
     bandwidth / block size) of the direction the run drove, C0 the host's measured
     IOPS (0 when it did not run)."""
-    plan, bs_bytes, _, achieved = _verify_parts(run)
-    capability = planned_iops(*plan.capability.pick(verify_direction(run)), bs_bytes)
+    setup = VerifySetup.of(run)
+    plan, achieved = setup.plan, _achieved(run)
+    capability = planned_iops(*plan.capability.pick(verify_direction(run)), setup.verify.bs_bytes)
     tenants = [a.tenant.name for a in plan.allocations]
     missing = [t for t in tenants if t not in achieved]
     if missing:

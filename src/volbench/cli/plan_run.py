@@ -239,7 +239,7 @@ def _run_fleet(
             dict(choice.labels),
             engine,
             round_runner=rounds,
-            extra_settings=ready.settings,
+            places=ready.settings,
             note=rounds.note,
         )
 

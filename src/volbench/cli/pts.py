@@ -39,6 +39,9 @@ from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
+    NAME as PTS,
+)
+from volbench.plans.pts.options import (
     PROFILES,
     PtsOptions,
     build,
@@ -251,7 +254,7 @@ def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> No
     """The PTS report of a run: result tables per test and the steady-state windows."""
     with Store.open(db, create=False) as store:
         run = store.get_run(run_ref)
-    if run.plan != driver.NAME:
+    if run.plan != PTS:
         raise UsageError(f"run {run.id} is a {run.plan} run, not PTS (see volbench show)")
     console.show_report(pts_sheets(run), pts_document(run), fmt, output)
 

@@ -12,7 +12,13 @@ import click
 
 from volbench.analysis.qos import Rates, Tenant, check_tenants, fit_alpha, make_plan
 from volbench.analysis.qos_document import plan_document
-from volbench.analysis.qos_results import check_run, fit_groups, measurement, verify_direction
+from volbench.analysis.qos_results import (
+    VerifyOptions,
+    check_run,
+    fit_groups,
+    measurement,
+    verify_direction,
+)
 from volbench.cli import console
 from volbench.cli.dry_run import cost_options, costs, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
@@ -34,7 +40,7 @@ from volbench.plans import qos_capability, qos_setup
 from volbench.plans.dry_run import estimate_line
 from volbench.plans.execution import Session
 from volbench.plans.qos_plan_file import read_plan
-from volbench.plans.qos_verify import VerifyOptions, preview, verify
+from volbench.plans.qos_verify import preview, verify
 from volbench.report.qos_sheets import (
     applied_sheet,
     cleared_sheet,

@@ -17,12 +17,12 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import UsageError
 from volbench.fio.client import DEFAULT_PORT, HostAddress
 from volbench.fio.executable import fio_path
+from volbench.model import HostProbe
 
 PROBE_JOB = "[volbench-probe]\nioengine=null\nrw=read\nbs=1m\nsize=1m\n"
 """A job that reads 1 MiB from fio's null engine: no file, no device."""
@@ -31,20 +31,6 @@ _IDENTITY = re.compile(
     r"hostname=(?P<hostname>[^,]*), be=\d+, (?P<bits>\d+)-bit, os=(?P<os>[^,]*), "
     r"arch=(?P<arch>[^,]*), fio=(?P<fio>[^,\s]*)"
 )
-
-
-@dataclass(frozen=True)
-class HostProbe:
-    """What one host answered: its identity, or why it did not answer."""
-
-    address: str
-    answers: bool
-    seconds: float
-    hostname: str | None = None
-    os: str | None = None
-    arch: str | None = None
-    fio_version: str | None = None
-    error: str | None = None
 
 
 def parse_identity(address: str, text: str, seconds: float) -> HostProbe:

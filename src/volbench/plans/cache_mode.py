@@ -35,4 +35,4 @@ def with_cache_mode(plan: PlanSpec, mode: str) -> PlanSpec:
         else (*round_, *(buffered(w) for w in round_))
         for round_ in plan.rounds
     )
-    return dataclasses.replace(plan, rounds=rounds, settings={**plan.settings, "cache": mode})
+    return dataclasses.replace(plan, rounds=rounds, options={**plan.options, "cache": mode})

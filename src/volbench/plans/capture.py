@@ -22,7 +22,8 @@ from volbench.analysis.workload_fit import fit, workload_record
 from volbench.analysis.workload_profile import characterise
 from volbench.errors import FioError, StoreError, UsageError, VolbenchError
 from volbench.fio.executable import fio_version
-from volbench.model import RunRecord, RunStatus, TargetInfo
+from volbench.model import RunRecord, RunSettings, RunStatus, TargetInfo
+from volbench.records import RecordError, json_object
 from volbench.store.repository import Store
 from volbench.targets.host import collect_host
 from volbench.targets.target import inspect
@@ -59,24 +60,57 @@ class StoredCapture:
     message: str | None
 
 
+@dataclass(frozen=True)
+class CaptureDetails:
+    """How a capture was taken: its name, the device (``MAJ,MIN`` for an import) and
+    its numbers, the method (``blktrace``, ``ftrace`` or ``blkparse import``), the
+    seconds traced, whether it was cut short, and an imported file's name."""
+
+    name: str
+    device: str
+    major: int
+    minor: int
+    method: str
+    duration_s: float
+    interrupted: bool = False
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class CaptureSetup:
+    """What a capture run records in its settings (:attr:`RunSettings.options`): how
+    it was taken, what its trace holds besides the requests, and its workload profile
+    with the fitted job (the document :func:`volbench.analysis.workload_fit.workload_record`
+    writes and ``volbench workload`` shows)."""
+
+    capture: CaptureDetails
+    trace: codec.TraceMeta
+    profile: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, run: RunRecord) -> CaptureSetup:
+        """The setup of capture run ``run``; StoreError when it does not fit."""
+        try:
+            return run.settings.options_as(cls)
+        except RecordError as error:
+            raise StoreError(f"run {run.id}: {error}") from None
+
+
 def _store(
     store: Store,
     target: TargetInfo | dict[str, Any],
     trace: IoTrace,
-    name: str,
     labels: Mapping[str, str],
-    details: dict[str, Any],
+    details: CaptureDetails,
     started_at: str | None,
     status: RunStatus,
     message: str | None,
 ) -> int:
     """Store a trace as a finished capture run; nothing is left when that fails."""
     profile = characterise(trace)
-    settings = {
-        "capture": {"name": name, **details},
-        "trace": codec.trace_meta(trace),
-        "profile": workload_record(profile, fit(profile)),
-    }
+    setup = CaptureSetup(details, codec.trace_meta(trace), workload_record(profile, fit(profile)))
+    settings = RunSettings(options=json_object(setup))
+    name = details.name
     try:
         version = fio_version()
     except FioError:  # a capture needs no fio
@@ -122,17 +156,18 @@ def capture_device(
     check_name(name)
     target = inspect(device)  # sysfs only: the device is not opened
     captured = capture(device, duration_s, scratch, tick)
-    details = {
-        "device": device,
-        "major": captured.major,
-        "minor": captured.minor,
-        "method": captured.method,
-        "duration_s": round(captured.duration_s, 3),
-        "interrupted": captured.interrupted,
-    }
+    details = CaptureDetails(
+        name,
+        device,
+        captured.major,
+        captured.minor,
+        captured.method,
+        round(captured.duration_s, 3),
+        captured.interrupted,
+    )
     status = RunStatus.INTERRUPTED if captured.interrupted else RunStatus.COMPLETED
     message = _message(captured)
-    run_id = _store(store, target, captured.trace, name, labels, details,
+    run_id = _store(store, target, captured.trace, labels, details,
                     captured.started_at, status, message)  # fmt: skip
     return StoredCapture(run_id, name, status, len(captured.trace), message)
 
@@ -164,18 +199,18 @@ def import_blkparse(
     if len(found) > 1:
         others = ", ".join(f"{a},{b}" for a, b in sorted(found) if (a, b) != device)
         notes.append(f"the file also traces {others}: kept {device[0]},{device[1]}")
-    details = {
-        "device": f"{device[0]},{device[1]}",
-        "major": device[0],
-        "minor": device[1],
-        "method": "blkparse import",
-        "source": path.name,
-        "duration_s": round(trace.duration_ns / 1e9, 3),
-        "interrupted": False,
-    }
+    details = CaptureDetails(
+        name,
+        f"{device[0]},{device[1]}",
+        device[0],
+        device[1],
+        "blkparse import",
+        round(trace.duration_ns / 1e9, 3),
+        source=path.name,
+    )
     target = {"path": f"{device[0]},{device[1]}", "kind": "block", "capacity_bytes": 0}
     message = "; ".join(notes)
-    run_id = _store(store, target, trace, name, labels, details, None,
+    run_id = _store(store, target, trace, labels, details, None,
                     RunStatus.COMPLETED, message)  # fmt: skip
     return StoredCapture(run_id, name, RunStatus.COMPLETED, len(trace), message)
 
@@ -205,9 +240,9 @@ def find_capture(store: Store, ref: str) -> RunRecord:
 def load_trace(store: Store, run: RunRecord) -> IoTrace:
     """The trace of capture run ``run``."""
     found = run if run.trace else store.get_run(run.id)
-    return codec.unpack(found.trace, run.settings.get("trace", {}))
+    return codec.unpack(found.trace, CaptureSetup.of(run).trace)
 
 
 def workload_name(run: RunRecord) -> str:
     """The name a capture run was stored with."""
-    return str(run.labels.get(LABEL) or run.settings.get("capture", {}).get("name") or run.id)
+    return run.labels.get(LABEL) or CaptureSetup.of(run).capture.name

@@ -21,6 +21,7 @@ from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.model import TargetInfo, Workload
 from volbench.plans.execution import PlanSpec, new_workdir
 from volbench.plans.preparation import DEFAULT_FILE_BYTES
+from volbench.plans.sweep import options_from
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, run_cost
 from volbench.targets.safety import check_write_allowed
@@ -175,11 +176,10 @@ def plan_preview(
 
 def _adaptive_bound(plan: PlanSpec, known: int) -> int:
     """How many more tests an adaptive sweep may run: the rest of its grid."""
-    sweep = plan.settings.get("sweep")
-    if not isinstance(sweep, dict):
+    options = options_from(plan.options)
+    if options is None:
         return 0
-    grid = len(sweep.get("iodepths") or ()) * len(sweep.get("numjobs") or ())
-    return max(0, grid - known)
+    return max(0, len(options.iodepths) * len(options.numjobs) - known)
 
 
 def estimate_line(dry: DryRun, costs: Sequence[str] = ()) -> str:

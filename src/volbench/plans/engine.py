@@ -13,15 +13,16 @@ and resuming one are the same loop over what the store holds.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from volbench.errors import RunFailed, StoreError, VolbenchError
+from volbench.errors import RunFailed, StoreError, UsageError, VolbenchError
 from volbench.fio.job import planned_seconds
-from volbench.model import RunStatus, TargetInfo, TestResult, Workload
+from volbench.model import RunRecord, RunSettings, RunStatus, TargetInfo, TestResult, Workload
 from volbench.plans.execution import (
     Outcome,
     PlanSpec,
@@ -31,7 +32,6 @@ from volbench.plans.execution import (
     os_failure,
     prepare_runs_dir,
     run_round,
-    workload_record,
 )
 from volbench.plans.round_watch import watch_for
 from volbench.store.heartbeat import Heartbeat
@@ -97,7 +97,7 @@ def open_run(
     plan: str,
     target: TargetInfo,
     labels: Mapping[str, str],
-    settings: Mapping[str, Any],
+    settings: RunSettings,
     non_compliant: bool = False,
 ) -> tuple[int, Path]:
     """Record a new run (nothing runs yet) with a folder of its own for fio's files;
@@ -105,12 +105,21 @@ def open_run(
     one line and nothing is stored."""
     prepare_runs_dir(session.runs_dir)
     workdir = new_workdir(session.runs_dir)
-    settings = {**settings, "logs_dir": str(workdir)}
+    settings = dataclasses.replace(settings, logs_dir=str(workdir))
     host = collect_host(session.runner.version())
     run_id = session.store.create_run(plan, target, host, labels, settings, non_compliant)
-    engine = f"ioengine {settings['ioengine']}, " if settings.get("ioengine") else ""
+    engine = f"ioengine {settings.ioengine}, " if settings.ioengine else ""
     session.reporter.note(f"run {run_id}: {engine}logs in {workdir}")
     return run_id, workdir
+
+
+def recorded_engine(run: RunRecord) -> str:
+    """The ioengine a stored run used, to go on with it; UsageError when not recorded."""
+    if not run.settings.ioengine:
+        raise UsageError(
+            f"run {run.id} recorded no ioengine: it cannot be resumed (start it again)"
+        )
+    return run.settings.ioengine
 
 
 def drive(
@@ -222,23 +231,24 @@ def execute(
     ioengine: str | None = None,
     *,
     round_runner: RoundRunner = run_round,
-    extra_settings: Mapping[str, Any] | None = None,
+    places: RunSettings | None = None,
     note: Callable[[], str | None] = lambda: None,
 ) -> Outcome:
     """Record a new run of ``plan`` on ``target`` and run it (:func:`drive`).
 
     The settings record the planned tests (``planned``, one fio process each) and
     whether more are chosen from results (``adaptive``), so ``volbench resume`` can
-    continue the run (:mod:`volbench.plans.resumption`).
+    continue the run (:mod:`volbench.plans.resumption`); ``places`` the targets of a
+    run on several at once (:attr:`volbench.plans.fleet.PreparedFleet.settings`).
     """
     engine = ioengine or session.runner.engine(Path(target.path))
-    settings = {
-        **plan.settings,
-        **(extra_settings or {}),
-        "ioengine": engine,
-        "planned": [workload_record(w) for round_ in plan.rounds for w in round_],
-        "adaptive": plan.next_round is not None,
-    }
+    settings = dataclasses.replace(
+        places or RunSettings(),
+        ioengine=engine,
+        planned=tuple(w for round_ in plan.rounds for w in round_),
+        adaptive=plan.next_round is not None,
+        options=plan.options,
+    )
     run_id, workdir = open_run(session, plan.name, target, labels, settings, plan.non_compliant)
     course = PlanCourse(plan.one_test_per_round())
     return drive(

@@ -53,7 +53,8 @@ NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
 
 @dataclass(frozen=True)
 class PlanSpec:
-    """What to run: a named plan, its settings as recorded, and its rounds.
+    """What to run: a named plan, its own options as recorded (JSON-ready, each under
+    a key of its own: :attr:`volbench.model.RunSettings.options`), and its rounds.
 
     ``rounds`` run first, in order; then, for adaptive plans, ``next_round`` is
     asked for more until it returns None.
@@ -61,7 +62,7 @@ class PlanSpec:
 
     name: str
     rounds: tuple[tuple[Workload, ...], ...]
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
     non_compliant: bool = False
     next_round: NextRound | None = None
 
@@ -120,15 +121,6 @@ class Session:
         """A problem that does not stop the run: shown now, stored with the run."""
         self.warnings.append(message)
         self.reporter.note(f"warning: {message}")
-
-
-def workload_record(workload: Workload) -> dict[str, Any]:
-    """A workload as plain JSON-ready data (enum values as strings)."""
-    record = dataclasses.asdict(workload)
-    record["rw"] = workload.rw.value
-    record["bssplit"] = [list(pair) for pair in workload.bssplit]
-    record["write_bssplit"] = [list(pair) for pair in workload.write_bssplit]
-    return record
 
 
 Split = Callable[[FioOutput], tuple[list[TestResult], list[TestResult]]]

@@ -10,10 +10,11 @@ bandwidth. Read-only.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.records import json_object
 from volbench.report.firsttouch_sheets import PASSES
 
 NAME = "firsttouch"
@@ -45,4 +46,4 @@ def plan(options: FirstTouchOptions) -> PlanSpec:
         )
         for name in PASSES
     )
-    return PlanSpec(name=NAME, rounds=(loads,), settings={"firsttouch": asdict(options)})
+    return PlanSpec(name=NAME, rounds=(loads,), options={NAME: json_object(options)})

@@ -23,7 +23,6 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError, UsageError
@@ -32,7 +31,16 @@ from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.server import probe_all
 from volbench.fio.tunnel import connected as connected_hosts
 from volbench.fio.tunnel import host_name, is_ssh
-from volbench.model import FioOutput, Place, TargetInfo, TestResult, Workload
+from volbench.model import (
+    FioOutput,
+    HostProbe,
+    Place,
+    PlaceRecord,
+    RunSettings,
+    TargetInfo,
+    TestResult,
+    Workload,
+)
 from volbench.plans.execution import (
     JobLayout,
     PlanSpec,
@@ -256,28 +264,29 @@ def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
 
 
 def fleet_settings(
-    fleet: Fleet, infos: Sequence[TargetInfo], hosts: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+    fleet: Fleet, infos: Sequence[TargetInfo], hosts: Sequence[HostProbe]
+) -> RunSettings:
     """What a fleet run records in its settings: places, their targets, the hosts."""
-    return {
-        "places": [
-            {"label": p.label, "host": p.host, "path": p.path, "target": dataclasses.asdict(i)}
-            for p, i in zip(fleet.places, infos, strict=True)
-        ],
-        "hosts": list(hosts),
-        "keep_going": fleet.keep_going,
-        "solo": fleet.solo,
-    }
-
-
-def stored_fleet(settings: Mapping[str, Any]) -> Fleet:
-    """The fleet a stored run ran on (its ``places`` settings), to continue it."""
-    places = tuple(Place(p["host"], p["path"]) for p in settings["places"])
-    sizes = [int(p["target"]["capacity_bytes"]) for p in settings["places"]]
-    remote = any(p.host is not None for p in places)
-    return Fleet(
-        places, bool(settings.get("keep_going")), size_bytes=min(sizes) if remote else None
+    return RunSettings(
+        places=tuple(
+            PlaceRecord(p.label, p.host, p.path, info)
+            for p, info in zip(fleet.places, infos, strict=True)
+        ),
+        hosts=tuple(hosts),
+        keep_going=fleet.keep_going,
+        solo=fleet.solo,
     )
+
+
+def stored_fleet(settings: RunSettings) -> Fleet:
+    """The fleet a stored run ran on (its ``places`` settings), to continue it;
+    UsageError for places recorded without a path or target (an imported output)."""
+    if any(p.path is None or p.target is None for p in settings.places):
+        raise UsageError("its places were not recorded by a volbench run: start it again")
+    places = tuple(Place(p.host, str(p.path)) for p in settings.places)
+    sizes = [p.target.capacity_bytes for p in settings.places if p.target is not None]
+    remote = any(p.host is not None for p in places)
+    return Fleet(places, settings.keep_going, size_bytes=min(sizes) if remote else None)
 
 
 def read_hosts_file(text: str) -> list[str]:
@@ -335,7 +344,7 @@ class PreparedFleet:
 
     fleet: Fleet
     infos: list[TargetInfo]
-    hosts: list[dict[str, Any]]
+    hosts: list[HostProbe]
 
     @property
     def target(self) -> TargetInfo:
@@ -343,7 +352,7 @@ class PreparedFleet:
         return fleet_target(self.fleet, self.infos)
 
     @property
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> RunSettings:
         """What the run records of its places (:func:`fleet_settings`)."""
         return fleet_settings(self.fleet, self.infos, self.hosts)
 
@@ -409,7 +418,7 @@ def prepare_fleet(
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
     infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
-    return PreparedFleet(fleet, infos, [dataclasses.asdict(p) for p in probes])
+    return PreparedFleet(fleet, infos, probes)
 
 
 def _named(destroy_data: Sequence[str], path: str) -> str | None:

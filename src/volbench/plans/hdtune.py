@@ -12,11 +12,12 @@ write, 4 KiB random read and write at QD 1 and at QD 32.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from volbench.errors import UsageError
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.records import json_object
 
 SCAN = "scan"
 FILEBENCH = "filebench"
@@ -91,7 +92,7 @@ def scan_workloads(options: ScanOptions) -> tuple[Workload, ...]:
 
 def scan_plan(options: ScanOptions) -> PlanSpec:
     return PlanSpec(
-        name=SCAN, rounds=(scan_workloads(options),), settings={"scan": asdict(options)}
+        name=SCAN, rounds=(scan_workloads(options),), options={SCAN: json_object(options)}
     )
 
 
@@ -129,4 +130,4 @@ def filebench_plan(options: FilebenchOptions) -> PlanSpec:
         )
         for name, rw, kind, qd in FILEBENCH_TESTS
     )
-    return PlanSpec(name=FILEBENCH, rounds=(loads,), settings={"filebench": asdict(options)})
+    return PlanSpec(name=FILEBENCH, rounds=(loads,), options={FILEBENCH: json_object(options)})

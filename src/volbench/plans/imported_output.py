@@ -36,6 +36,8 @@ from volbench.model import (
     FioOutput,
     HostInfo,
     JobResult,
+    PlaceRecord,
+    RunSettings,
     StoredWorkload,
     TargetInfo,
     TestResult,
@@ -67,7 +69,7 @@ class ImportedOutput:
     workloads: dict[str, StoredWorkload]
     target: TargetInfo
     host: HostInfo
-    settings: dict[str, Any]
+    settings: RunSettings
     started_at: str | None
     ended_at: str | None
     notes: list[str]
@@ -223,18 +225,18 @@ def read_output(output: FioOutput, source: Path) -> ImportedOutput:
             if not _fits(fitting.get("rw"), test.directions.values()):
                 fitting.pop("rw", None)
             workloads[test.name] = StoredWorkload.from_record(fitting)
-    settings: dict[str, Any] = {
-        "source": str(source),
-        "jobs": len(output.jobs),
-        "clients": len(output.all_clients),
-    }
     engines = sorted({o["ioengine"] for o in options if o.get("ioengine")})
-    if engines:
-        settings["ioengine"] = ", ".join(engines)
-    if len(places) > 1:
-        settings["places"] = [{"label": p, "host": p, "path": None} for p in places]
     started, ended, how = times(output)
-    settings["times"] = how
+    settings = RunSettings(
+        ioengine=", ".join(engines) or None,
+        places=tuple(PlaceRecord(p, p) for p in places) if len(places) > 1 else (),
+        options={
+            "source": str(source),
+            "jobs": len(output.jobs),
+            "clients": len(output.all_clients),
+            "times": how,
+        },
+    )
     return ImportedOutput(
         tests=tests,
         workloads=workloads,

@@ -14,13 +14,13 @@ import contextlib
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from volbench.errors import FioError, UsageError, VolbenchError
 from volbench.fio.document import LONG_LONG_MAX, json_span
 from volbench.fio.parser import parse
 from volbench.model import (
     HostInfo,
+    RunSettings,
     RunStatus,
     StoredWorkload,
     TargetInfo,
@@ -42,7 +42,7 @@ class ImportedRun:
 
     target: TargetInfo
     host: HostInfo
-    settings: dict[str, Any]
+    settings: RunSettings
     raw_json: str
     tests: list[TestResult]
     workloads: dict[str, StoredWorkload]

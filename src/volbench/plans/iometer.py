@@ -16,13 +16,14 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from volbench.errors import UsageError
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.records import json_object
 from volbench.units import parse_size
 
 NAME = "iometer"
@@ -148,5 +149,4 @@ def workloads(options: IometerOptions) -> tuple[Workload, ...]:
 
 
 def plan(options: IometerOptions) -> PlanSpec:
-    settings = asdict(options)
-    return PlanSpec(name=NAME, rounds=(workloads(options),), settings={"iometer": settings})
+    return PlanSpec(NAME, rounds=(workloads(options),), options={NAME: json_object(options)})

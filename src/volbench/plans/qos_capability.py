@@ -54,7 +54,7 @@ def plan(runtime_s: float, writes: bool = False) -> PlanSpec:
                 WRITE_BANDWIDTH_TEST, RW.WRITE, bs_bytes=1 << 20, iodepth=8, runtime_s=runtime_s
             ),
         )
-    return PlanSpec(NAME, (tests,), settings={"runtime_s": runtime_s, "writes": writes})
+    return PlanSpec(NAME, (tests,), options={"runtime_s": runtime_s, "writes": writes})
 
 
 def measure(

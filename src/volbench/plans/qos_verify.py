@@ -21,44 +21,39 @@ from pathlib import Path
 from typing import Any
 
 from volbench.analysis.qos import QosPlan
-from volbench.analysis.qos_document import plan_document, plan_from_document
-from volbench.analysis.qos_results import PLAN, VerifyResult, check_run, planned_iops
+from volbench.analysis.qos_document import plan_document
+from volbench.analysis.qos_results import (
+    PLAN,
+    VerifyOptions,
+    VerifyResult,
+    VerifySetup,
+    check_run,
+    planned_iops,
+)
 from volbench.errors import FioError, UsageError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
 from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.stall import StallWatch, stall_reason
-from volbench.model import RW, RunRecord, RunStatus, Stall, TargetInfo, TestResult, Workload
+from volbench.model import (
+    RW,
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    Stall,
+    TargetInfo,
+    TestResult,
+    Workload,
+)
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
-from volbench.plans.engine import Step, drive, open_run
+from volbench.plans.engine import Step, drive, open_run, recorded_engine
 from volbench.plans.execution import Outcome, Session, commit_round, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.reporter import Reporter
+from volbench.records import json_object
 from volbench.targets import cgroup
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
-    """How to verify: workload per tenant (``rw``, block size in bytes, queue depth),
-    fio runtime in seconds, and the tolerance in percent of the planned IOPS.
-
-    ``quiet`` tenants ask for exactly their planned IOPS (fio ``rate_iops``) while
-    the others (noisy) ask for as much as their queue depth gets: isolation holds
-    when the quiet ones still get what they asked for. ``nominal_sizes``: the
-    tenants' sizes are proportions, not checked against the device's capacity."""
-
-    duration_s: float = 3.0
-    rw: RW = RW.RANDREAD
-    bs_bytes: int = 4096
-    iodepth: int = 16
-    with_host: bool = False
-    tolerance_pct: float = 10.0
-    ioengine: str | None = None
-    destroy_data: str | None = None
-    quiet: tuple[str, ...] = ()
-    nominal_sizes: bool = False
 
 
 def verify(
@@ -84,14 +79,14 @@ def verify(
     prepare_runs_dir(session.runs_dir)
     written = cgroup.apply(hierarchy, devnum, limits, plan_id(plan))
     try:
-        settings: dict[str, Any] = {
-            "qos_plan": plan_document(plan),
-            "verify": {**asdict(options), "rw": options.rw.value},
-            "cgroup": {"version": hierarchy.version, "root": str(hierarchy.root)},
-            "written": [asdict(w) for w in written],
-            "device": devnum,
-            "ioengine": engine,
-        }
+        setup = VerifySetup(
+            qos_plan=plan_document(plan),
+            verify=options,
+            cgroup={"version": hierarchy.version, "root": str(hierarchy.root)},
+            written=tuple(asdict(w) for w in written),
+            device=devnum,
+        )
+        settings = RunSettings(ioengine=engine, options=json_object(setup))
         run_id, workdir = open_run(session, PLAN, info, labels, settings)
         outcome = _drive(session, run_id, hierarchy, limits, info, engine, options, workdir)
         if outcome.status is RunStatus.INTERRUPTED:
@@ -110,11 +105,8 @@ def resume(session: Session, run: RunRecord) -> Outcome:
             f"run {run.id}: {len(run.raw_outputs)} of its tenants were stored before it "
             "stopped, and tenants are only measured together: start a new `volbench qos verify`"
         )
-    plan = plan_from_document(run.settings["qos_plan"])
-    recorded = dict(run.settings["verify"])
-    options = VerifyOptions(
-        **{**recorded, "rw": RW(recorded["rw"]), "quiet": tuple(recorded.get("quiet") or ())}
-    )
+    setup = VerifySetup.of(run)
+    plan, options = setup.plan, setup.verify
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     device = str(run.target["path"])
@@ -126,7 +118,7 @@ def resume(session: Session, run: RunRecord) -> Outcome:
     session.store.reopen_run(run.id)
     try:
         workdir = run.logs_dir(session.runs_dir)
-        engine = str(run.settings["ioengine"])
+        engine = recorded_engine(run)
         return _drive(session, run.id, hierarchy, limits, info, engine, options, workdir)
     finally:
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])

@@ -13,10 +13,11 @@ thread each, read then write. The seed 001 profile has no sequential test.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.records import json_object
 
 NAME = "quick"
 
@@ -98,4 +99,4 @@ def workloads(options: QuickOptions) -> tuple[Workload, ...]:
 
 def plan(options: QuickOptions) -> PlanSpec:
     """The quick profile as one round of six stonewalled fio jobs."""
-    return PlanSpec(name=NAME, rounds=(workloads(options),), settings={"quick": asdict(options)})
+    return PlanSpec(name=NAME, rounds=(workloads(options),), options={NAME: json_object(options)})

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 from volbench.analysis import qos_results
-from volbench.model import RunRecord
+from volbench.errors import UsageError
+from volbench.model import RunRecord, RunSettings
 from volbench.plans import (
     capture,
     firsttouch,
@@ -28,7 +28,7 @@ from volbench.plans import (
     sweep,
 )
 from volbench.plans.execution import PlanSpec
-from volbench.plans.pts import driver as pts
+from volbench.plans.pts import options as pts
 from volbench.report import contents, run_sheets
 from volbench.report.diskmark_sheets import quick_sheet
 from volbench.report.document import Document
@@ -45,8 +45,16 @@ from volbench.report.summary import Summary, summarise
 from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
 from volbench.report.workload_sheets import workload_report, workload_sections
 
-Rebuilder = Callable[[Mapping[str, Any]], PlanSpec]
+Rebuilder = Callable[[RunSettings], PlanSpec]
 """An adaptive plan (its next round chosen from results) from its run's settings."""
+
+
+def _find_max_again(settings: RunSettings) -> PlanSpec:
+    """A find-max sweep from its recorded options."""
+    options = sweep.options_from(settings.options)
+    if options is None:
+        raise UsageError("its sweep options were not recorded: start it again")
+    return sweep.find_max_plan(options)
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ PLANS: Mapping[str, PlanEntry] = MappingProxyType(
             sheet=sweep_sheet,
             charts=sweep_charts,
             headline=sweep_headline,
-            resume=lambda settings: sweep.find_max_plan(sweep.options_from(settings["sweep"])),
+            resume=_find_max_again,
         ),
         iometer.NAME: PlanEntry(sheet=iometer_sheet, charts=iometer_charts),
         hdtune.SCAN: PlanEntry(sheet=scan_sheet, charts=scan_charts),

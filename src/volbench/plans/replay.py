@@ -125,7 +125,7 @@ def exact_plan(
             "resized": summary.resized,
         }
     }
-    return PlanSpec(name=NAME, rounds=((workload,),), settings=settings)
+    return PlanSpec(name=NAME, rounds=((workload,),), options=settings)
 
 
 def synthetic_workload(found: SyntheticFit, options: ReplayOptions, usable: int) -> Workload:
@@ -156,4 +156,4 @@ def synthetic_plan(found: SyntheticFit, options: ReplayOptions, target: TargetIn
     usable = min(target.capacity_bytes, options.size_bytes or target.capacity_bytes)
     workload = synthetic_workload(found, options, usable)
     settings = {NAME: {**options.settings(), "match_pct": round(found.match_pct, 2)}}
-    return PlanSpec(name=NAME, rounds=((workload,),), settings=settings)
+    return PlanSpec(name=NAME, rounds=((workload,),), options=settings)

@@ -13,48 +13,39 @@ round (:func:`volbench.plans.pts.driver.run`); :func:`resume` serves both.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.analysis.qos_results import PLAN as QOS_VERIFY
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
-from volbench.model import RW, RunRecord, RunStatus, TargetInfo, TestResult, Workload
+from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
 from volbench.plans import qos_verify, registry
-from volbench.plans.engine import proceed
+from volbench.plans.engine import proceed, recorded_engine
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session, run_round
 from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
-
-
-def workload_from_record(record: Mapping[str, Any]) -> Workload:
-    """A workload as :func:`volbench.plans.execution.workload_record` stored it."""
-    known = set(Workload.__dataclass_fields__)
-    values = {k: v for k, v in record.items() if k in known}
-    values["rw"] = RW(values["rw"])
-    values["bssplit"] = tuple(tuple(pair) for pair in values.get("bssplit", ()))
-    values["write_bssplit"] = tuple(tuple(pair) for pair in values.get("write_bssplit", ()))
-    return Workload(**values)
+from volbench.plans.pts.options import NAME as PTS
+from volbench.plans.pts.options import PtsSetup
 
 
 def resumable_plan(run: RunRecord) -> PlanSpec:
     """The plan of a stored run, to continue it; UsageError when it cannot be rebuilt."""
-    planned = run.settings.get("planned")
-    if not isinstance(planned, list):
+    planned = run.settings.planned
+    if planned is None:
         raise UsageError(
             f"run {run.id} was recorded by a volbench that did not keep its plan: "
             "it cannot be resumed (start it again)"
         )
-    rounds = tuple((workload_from_record(record),) for record in planned)
+    rounds = tuple((workload,) for workload in planned)
     next_round = None
-    if run.settings.get("adaptive"):
+    if run.settings.adaptive:
         rebuild = registry.entry(run.plan).resume
         if rebuild is None:
             raise UsageError(f"run {run.id}: {run.plan} runs cannot be resumed")
         next_round = rebuild(run.settings).next_round
-    return PlanSpec(run.plan, rounds, run.settings, run.non_compliant, next_round)
+    return PlanSpec(run.plan, rounds, run.settings.options, run.non_compliant, next_round)
 
 
 def committed_tests(run: RunRecord) -> list[TestResult]:
@@ -64,7 +55,7 @@ def committed_tests(run: RunRecord) -> list[TestResult]:
     tests: list[TestResult] = []
     for round_no, raw in enumerate(run.raw_outputs):
         output = parse(raw)
-        found = place_tests(output)[0] if run.settings.get("places") else group_tests(output)
+        found = place_tests(output)[0] if run.settings.places else group_tests(output)
         tests += [t for t in found if (round_no, t.name) in stored]
     return tests
 
@@ -78,7 +69,7 @@ def resume_run(
     done = committed_tests(run)
     workdir = run.logs_dir(session.runs_dir)
     session.store.reopen_run(run.id)
-    engine = str(run.settings["ioengine"])
+    engine = recorded_engine(run)
     return proceed(
         session, run.id, plan, target, engine, workdir, round_runner=round_runner, done=done
     )
@@ -111,15 +102,15 @@ def resume(
         reporter.note(f"resuming run {record.id}: its tenants run again together")
         return qos_verify.resume(session, store.get_run(record.id))
     plan = None
-    if record.plan != driver.NAME:  # fio's outputs: which tests are done
+    if record.plan != PTS:  # fio's outputs: which tests are done
         record = store.get_run(record.id)
         plan = resumable_plan(record)
     writes = plan is None or any(w.rw.writes for round_ in plan.rounds for w in round_)
     path = str(record.target.get("path"))
     with contextlib.ExitStack() as links:  # ssh:// hosts: tunnels open until the run ends
         ready = None
-        if record.settings.get("places"):  # several targets at once, as they were
-            if record.settings.get("solo"):
+        if record.settings.places:  # several targets at once, as they were
+            if record.settings.solo:
                 raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
             fleet = links.enter_context(connected(stored_fleet(record.settings)))
             ready = prepare_fleet(fleet, writes, reporter, destroy_data, force)
@@ -133,7 +124,7 @@ def resume(
             rounds = FleetRounds(ready.fleet) if ready is not None else run_round
             reporter.note(f"resuming run {record.id}: {len(committed_tests(record))} tests done")
             return resume_run(session, record, info, rounds)
-        planned = driver.resume_options(record.settings).logical_block_bytes
+        planned = PtsSetup.of(record.settings).options.logical_block_bytes
         if driver.logical_block_bytes(info, ready) != planned:
             raise UsageError(
                 f"{path} no longer has the {planned}-byte logical blocks run {record.id} was "

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from volbench.analysis.peak_search import next_point
 from volbench.errors import UsageError
 from volbench.model import RW, TestResult, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.records import json_object, section
 
 NAME = "sweep"
 
@@ -89,14 +90,9 @@ def _measured(tests: Sequence[TestResult]) -> dict[tuple[int, int], float]:
 _POINT = re.compile(r"^qd(\d+)-jobs(\d+)\Z")
 
 
-def options_from(record: Mapping[str, Any]) -> SweepOptions:
-    """The options of a stored sweep run (its ``sweep`` settings)."""
-    known = set(SweepOptions.__dataclass_fields__)
-    values = {k: v for k, v in record.items() if k in known}
-    values["rw"] = RW(values["rw"])
-    values["iodepths"] = tuple(values["iodepths"])
-    values["numjobs"] = tuple(values["numjobs"])
-    return SweepOptions(**values)
+def options_from(options: Mapping[str, Any]) -> SweepOptions | None:
+    """The sweep options in a plan's recorded options (``RunSettings.options``; None: none)."""
+    return section(options, NAME, SweepOptions)
 
 
 def find_max_plan(options: SweepOptions) -> PlanSpec:
@@ -108,9 +104,7 @@ def find_max_plan(options: SweepOptions) -> PlanSpec:
         point = next_point(options.iodepths, options.numjobs, _measured(tests))
         return None if point is None else (point_workload(options, *point),)
 
-    settings = asdict(options)
-    settings["rw"] = options.rw.value
-    return PlanSpec(name=NAME, rounds=(), settings={"sweep": settings}, next_round=next_round)
+    return PlanSpec(NAME, rounds=(), options={NAME: json_object(options)}, next_round=next_round)
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
@@ -146,8 +140,8 @@ def _checked_range(low: int, high: int, step: Callable[[int], int]) -> list[int]
 
 def plan(options: SweepOptions, points: Sequence[Workload] | None = None) -> PlanSpec:
     """The sweep as one round of stonewalled grid points."""
-    settings = asdict(options)
-    settings["rw"] = options.rw.value
     return PlanSpec(
-        name=NAME, rounds=(tuple(points or workloads(options)),), settings={"sweep": settings}
+        name=NAME,
+        rounds=(tuple(points or workloads(options)),),
+        options={NAME: json_object(options)},
     )

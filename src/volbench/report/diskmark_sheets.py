@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from volbench.model import RunRecord
+from volbench.plans.quick import NAME, QuickOptions
+from volbench.records import section
 from volbench.report.run_sheets import MB, result_rows, run_document, run_sheet
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
@@ -33,8 +35,8 @@ COLUMNS = (
 
 
 def is_diskmark(run: RunRecord) -> bool:
-    quick = run.settings.get("quick")
-    return isinstance(quick, dict) and quick.get("profile") == "diskmark"
+    options = section(run.settings.options, NAME, QuickOptions) if run.plan == NAME else None
+    return options is not None and options.profile == "diskmark"
 
 
 def diskmark_sheet(run: RunRecord) -> Sheet:

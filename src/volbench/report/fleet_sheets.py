@@ -10,11 +10,12 @@ MB/s = bytes/s / 10^6.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from volbench.analysis.shared_limit import SharedLimit, shared_limits
-from volbench.model import RunRecord, StoredResult
+from volbench.model import HostProbe, RunRecord, StoredResult
+from volbench.records import json_object
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 SOLO_PREFIX = "solo."  # as volbench.plans.fleet writes it
@@ -35,7 +36,7 @@ COLUMNS = (
 
 def is_fleet(run: RunRecord) -> bool:
     """Whether ``run`` ran on several targets or hosts at once."""
-    return bool(run.settings.get("places"))
+    return bool(run.settings.places)
 
 
 def aggregate_run(run: RunRecord) -> RunRecord:
@@ -95,23 +96,22 @@ def findings(run: RunRecord) -> list[SharedLimit]:
     return shared_limits(together, alone, shares)
 
 
-def _host_notes(hosts: Sequence[Mapping[str, Any]]) -> list[str]:
+def _host_notes(hosts: Sequence[HostProbe]) -> list[str]:
     notes = []
     for host in hosts:
-        if host.get("answers"):
+        if host.answers:
             notes.append(
-                f"host {host['address']}: {host.get('hostname')} · {host.get('os')} "
-                f"{host.get('arch')} · {host.get('fio_version')} "
-                f"(answered in {float(host.get('seconds', 0.0)):.2f} s)"
+                f"host {host.address}: {host.hostname} · {host.os} {host.arch} · "
+                f"{host.fio_version} (answered in {host.seconds:.2f} s)"
             )
         else:
-            notes.append(f"host {host['address']}: no answer ({host.get('error')})")
+            notes.append(f"host {host.address}: no answer ({host.error})")
     return notes
 
 
 def fleet_sheet(run: RunRecord) -> Sheet:
     """Per test and direction: the aggregate ("all N"), then each place's share."""
-    places = [str(p["label"]) for p in run.settings.get("places", [])]
+    places = [p.label for p in run.settings.places]
     order = {label: index for index, label in enumerate(places)}
     alone = _alone(run.results)
     rows: list[dict[str, Any]] = []
@@ -136,7 +136,7 @@ def fleet_sheet(run: RunRecord) -> Sheet:
     found = findings(run)
     # the number N of each place names its per-second series (TEST@N) in reports
     notes = ["places: " + ", ".join(f"{n} = {label}" for n, label in enumerate(places, 1))]
-    notes += _host_notes(run.settings.get("hosts", []))
+    notes += _host_notes(run.settings.hosts)
     if run.error:
         notes.append(f"note: {run.error}")
     notes += [f.sentence() for f in found if f.found]
@@ -150,8 +150,8 @@ def fleet_sheet(run: RunRecord) -> Sheet:
         notes.append("measure each target alone too (--solo) to test for a shared limit")
     document = {
         "schema": "volbench.places/1",
-        "places": run.settings.get("places", []),
-        "hosts": run.settings.get("hosts", []),
+        "places": [json_object(p) for p in run.settings.places],
+        "hosts": [json_object(h) for h in run.settings.hosts],
         "rows": rows,
         "shared_limits": [
             {

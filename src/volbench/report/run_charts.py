@@ -66,7 +66,7 @@ def run_header(run: RunRecord) -> tuple[tuple[str, str], ...]:
             f"{host.get('hostname', '-')} · {host.get('kernel', '')} · {host.get('cpu_model', '')}"
             f" ({host.get('cpu_count', '?')} CPUs)",
         ),
-        ("fio", f"{host.get('fio_version', '-')} · ioengine {run.settings.get('ioengine', '-')}"),
+        ("fio", f"{host.get('fio_version', '-')} · ioengine {run.settings.ioengine or '-'}"),
     ]
     if run.labels:
         fields.append(("Labels", " ".join(f"{k}={v}" for k, v in sorted(run.labels.items()))))

@@ -161,7 +161,7 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "labels": dict(run.labels),
         "target": run.target,
         "host": run.host,
-        "settings": run.settings,
+        "settings": run.settings.record(),
         "error": run.error,
         "results": result_rows(run),
         "rounds": [asdict(times) for times in run.rounds],
@@ -207,7 +207,7 @@ def run_sheet(run: RunRecord) -> Sheet:
     notes = [
         f"run {run.id} · {run.plan} · {run.status.value} · target {run.target.get('path')}"
         f" ({format_bytes(int(run.target.get('capacity_bytes', 0)))})"
-        f" · ioengine {run.settings.get('ioengine', '?')} · {run.host.get('fio_version', '')}",
+        f" · ioengine {run.settings.ioengine or '?'} · {run.host.get('fio_version', '')}",
     ]
     if run.labels:
         notes.append("labels: " + fmt_labels(run.labels))

@@ -19,6 +19,8 @@ from typing import Any
 
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
+from volbench.plans.pts.options import NAME as PTS
+from volbench.plans.pts.options import PtsSetup
 from volbench.report.fleet_sheets import aggregate_run
 from volbench.report.limit_sheets import limit_rows, limits
 from volbench.report.plan_view import Headline, PlanView
@@ -84,9 +86,8 @@ class Summary:
 
 def run_tests(run: RunRecord) -> tuple[str, ...]:
     """The tests a run measured, in order: a PTS run's tests, else its tests' names."""
-    pts = run.settings.get("pts")
-    if isinstance(pts, dict) and pts.get("tests"):
-        return tuple(str(t) for t in pts["tests"])
+    if run.plan == PTS:
+        return PtsSetup.of(run.settings).options.tests
     return tuple(dict.fromkeys(r.test for r in run.aggregate))
 
 
@@ -187,7 +188,7 @@ def run_notes(run: RunRecord) -> tuple[str, ...]:
     """Notes every run may have: non-compliance, stalls, an error or interruption."""
     notes = []
     if run.non_compliant:
-        reasons = run.settings.get("non_compliant_reasons") or []
+        reasons = run.settings.non_compliant_reasons
         notes.append(
             "NON-COMPLIANT with its standard: " + ("; ".join(reasons) or "shortened or reduced")
         )

@@ -18,6 +18,7 @@ from volbench.analysis.scaling import (
     saturation_sentence,
 )
 from volbench.model import RunRecord, split_cache_mode
+from volbench.plans.sweep import options_from
 from volbench.report.plan_view import Headline
 from volbench.report.run_sheets import MB, cache_notes, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
@@ -101,9 +102,9 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     """The sweep table with knee, peak, saturation and latency-target notes."""
     rows = result_rows(run)
     measured = sweep_points(rows)
-    settings = run.settings.get("sweep", {})
-    target = settings.get("latency_target_ns")
-    which = str(settings.get("latency_percentile", "mean"))
+    options = options_from(run.settings.options)
+    target = options.latency_target_ns if options else None
+    which = options.latency_percentile if options else "mean"
     notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.get('path')}"]
     marks: dict[str, list[str]] = {}
     series: dict[str, list[ScalingPoint]] = {}
@@ -112,8 +113,8 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     for tag, points in series.items():
         notes += _series_notes(points, tag, marks, target, which)
     notes += cache_notes(rows)
-    if settings.get("find_max") and measured:
-        grid = len(set(settings.get("iodepths", ()))) * len(set(settings.get("numjobs", ())))
+    if options and options.find_max and measured:
+        grid = len(set(options.iodepths)) * len(set(options.numjobs))
         top = peak([p for p, _ in measured])
         notes.append(
             f"find-max: peak {fmt_count(top.iops)} IOPS at {top.label} after measuring "

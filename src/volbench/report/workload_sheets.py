@@ -12,6 +12,7 @@ from typing import Any
 
 from volbench.analysis.workload_profile import HOT_SHARES, QD_PERCENTILE, size_label
 from volbench.model import RunRecord
+from volbench.plans.capture import CaptureSetup, workload_name
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.plan_view import Report
@@ -30,18 +31,13 @@ def _pct(value: Any) -> str:
     return f"{float(value):.1f}%"
 
 
-def _name(run: RunRecord) -> str:
-    capture = run.settings.get("capture", {})
-    return str(run.labels.get("workload") or capture.get("name") or run.id)
-
-
 def _summary_rows(run: RunRecord, p: Mapping[str, Any]) -> list[dict[str, Any]]:
-    capture = run.settings.get("capture", {})
+    capture = CaptureSetup.of(run).capture
     counts = p["counts"]
     seq = p["sequential_by_op"]
     hot = p["hot_pct"]
     rows = [
-        ("Device", f"{capture.get('device', '-')} ({capture.get('method', '-')})"),
+        ("Device", f"{capture.device} ({capture.method})"),
         ("Duration", f"{p['duration_s']:,.1f} s"),
         ("Requests", f"{p['ios']:,} ({counts['read']:,} read, {counts['write']:,} write, "
                      f"{counts['trim']:,} trim, {counts['flush']:,} flush)"),
@@ -107,11 +103,8 @@ def _synthetic_rows(p: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def workload_report(run: RunRecord) -> Report:
     """The sheets of a capture run and its JSON document (the profile)."""
-    p = run.settings.get("profile")
-    name = _name(run)
-    if not isinstance(p, Mapping):
-        empty = Sheet(f"Workload {name}", (), (), {"id": run.id}, ("no profile stored",))
-        return [empty], {"id": run.id}
+    p = CaptureSetup.of(run).profile
+    name = workload_name(run)
     notes = [SOURCE]
     if run.error:
         notes.append(run.error)
@@ -174,9 +167,7 @@ def workload_report(run: RunRecord) -> Report:
 
 def workload_charts(run: RunRecord) -> list[Chart]:
     """I/O rate and queue depth over time, block sizes, concentration."""
-    p = run.settings.get("profile")
-    if not isinstance(p, Mapping):
-        return []
+    p = CaptureSetup.of(run).profile
     rid = run.id
     seconds = list(range(len(p["per_second"])))
     rate = [
@@ -213,7 +204,7 @@ def workload_sections(run: RunRecord) -> list[Section]:
     sheets, _ = workload_report(run)
     return [
         Section(
-            title=f"Workload {_name(run)} (run {run.id})",
+            title=f"Workload {workload_name(run)} (run {run.id})",
             header=run_header(run),
             charts=tuple(workload_charts(run)),
             sheets=tuple(sheets),

@@ -116,7 +116,7 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "target": run.target,
         "host": run.host,
         "labels": run.labels,
-        "settings": run.settings,
+        "settings": run.settings.record(),
         "error": run.error,
         "non_compliant": run.non_compliant,
         "rounds": [

@@ -25,12 +25,14 @@ from volbench.model import (
     LogSeries,
     RoundTimes,
     RunRecord,
+    RunSettings,
     RunStatus,
     Stall,
     StoredResult,
     StoredWorkload,
     TracePart,
 )
+from volbench.records import RecordError
 from volbench.store import rows
 from volbench.trace.codec import unpack_part
 
@@ -116,7 +118,7 @@ class Reader:
             target=self.json_object(run["target"], f"{at}.target"),
             host=self.json_object(run["host"], f"{at}.host"),
             labels=labels,
-            settings=self.json_object(run["settings"], f"{at}.settings"),
+            settings=self.settings(run["settings"], f"{at}.settings"),
             error=self.optional(run.get("error"), f"{at}.error", self.text),
             non_compliant=self.boolean(run.get("non_compliant", False), f"{at}.non_compliant"),
             results=results,
@@ -311,6 +313,14 @@ class Reader:
             elif type(item) is int and not -_INT64 - 1 <= item <= _INT64:
                 self.damaged(where, f"{shown(item)} is beyond a 64-bit integer")
         return found
+
+    def settings(self, value: Any, at: str) -> RunSettings:
+        """A run's settings: a JSON object whose typed fields fit their types."""
+        found = self.json_object(value, at)
+        try:
+            return RunSettings.from_record(found, at)
+        except RecordError as error:
+            self.damaged(at, error.problem)
 
     def text(self, value: Any, at: str, limit: int | None = None, empty: bool = True) -> str:
         if not isinstance(value, str):

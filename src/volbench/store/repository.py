@@ -24,6 +24,7 @@ from volbench.model import (
     LogSeries,
     RoundTimes,
     RunRecord,
+    RunSettings,
     RunStatus,
     Stall,
     StoredResult,
@@ -121,7 +122,7 @@ class Store:
         target: Any,
         host: Any,
         labels: Mapping[str, str],
-        settings: Mapping[str, Any],
+        settings: RunSettings,
         non_compliant: bool = False,
         *,
         started_at: str | None = None,
@@ -129,8 +130,8 @@ class Store:
         """Record a new run with status ``running`` and return its id.
 
         ``target`` and ``host`` are :class:`TargetInfo` and :class:`HostInfo` (or
-        dicts); ``settings`` holds the plan and its options and must be JSON-able
-        (dataclasses, enums, tuples and sets are converted). ``started_at`` (ISO
+        dicts); ``settings`` holds the plan and its options (its ``options`` must be
+        JSON-able: dataclasses, enums, tuples and sets are converted). ``started_at`` (ISO
         8601 with a time zone) is for imports; by default it is now.
         """
         values = {
@@ -141,7 +142,7 @@ class Store:
             "started_at": rows.timestamp(started_at),
             "target": rows.as_dict(target),
             "host": rows.as_dict(host),
-            "settings": dict(settings),
+            "settings": settings.record(),
             "non_compliant": non_compliant,
             "uuid": str(uuid.uuid4()),
         }
@@ -186,7 +187,7 @@ class Store:
             "ended_at": record.ended_at,
             "target": record.target,
             "host": record.host,
-            "settings": record.settings,
+            "settings": record.settings.record(),
             "error": record.error,
             "non_compliant": record.non_compliant,
         }

@@ -12,10 +12,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from volbench.errors import StoreError
 from volbench.model import (
     LogSeries,
     RoundTimes,
     RunRecord,
+    RunSettings,
     RunStatus,
     Stall,
     StoredResult,
@@ -23,6 +25,7 @@ from volbench.model import (
     TestResult,
     TracePart,
 )
+from volbench.records import RecordError
 from volbench.store import owner
 from volbench.store.schema import PERCENTILE_COLUMNS
 
@@ -59,7 +62,7 @@ def run_record(
         target=row.target,
         host=row.host,
         labels=run_labels,
-        settings=row.settings,
+        settings=run_settings(row),
         error=error,
         non_compliant=bool(row.non_compliant),
         results=results,
@@ -70,6 +73,15 @@ def run_record(
         trace=trace,
         uuid=row.uuid or "",
     )
+
+
+def run_settings(row: sa.Row[Any]) -> RunSettings:
+    """A ``runs`` row's settings as the typed record; StoreError when they do not fit
+    (the store was changed by something else than volbench)."""
+    try:
+        return RunSettings.from_record(row.settings, f"run {row.id}: its stored settings")
+    except RecordError as error:
+        raise StoreError(f"{error}; delete the run or fix its settings in the store") from None
 
 
 def stored_result(row: sa.Row[Any]) -> StoredResult:

@@ -16,9 +16,9 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
 
 from volbench.errors import StoreError
 from volbench.model import TracePart
@@ -97,7 +97,17 @@ def pack(trace: IoTrace) -> tuple[TracePart, ...]:
     )  # fmt: skip
 
 
-def unpack(parts: Sequence[TracePart], meta: Mapping[str, Any]) -> IoTrace:
+@dataclass(frozen=True)
+class TraceMeta:
+    """What a trace holds besides its requests: its length (ns), the requests issued
+    before it began and the events the kernel lost (stored with the run's settings)."""
+
+    duration_ns: int = 0
+    before: int = 0
+    lost: int = 0
+
+
+def unpack(parts: Sequence[TracePart], meta: TraceMeta) -> IoTrace:
     """The trace of its stored parts (in order) and :func:`trace_meta`."""
     issue, latency, offset, size = (array("q") for _ in range(4))
     letters = []
@@ -116,12 +126,12 @@ def unpack(parts: Sequence[TracePart], meta: Mapping[str, Any]) -> IoTrace:
         offset,
         size,
         "".join(letters),
-        int(meta.get("duration_ns", 0)),
-        int(meta.get("before", 0)),
-        int(meta.get("lost", 0)),
+        meta.duration_ns,
+        meta.before,
+        meta.lost,
     )
 
 
-def trace_meta(trace: IoTrace) -> dict[str, int]:
+def trace_meta(trace: IoTrace) -> TraceMeta:
     """What a trace holds besides its requests (stored with the run's settings)."""
-    return {"duration_ns": trace.duration_ns, "before": trace.before, "lost": trace.lost}
+    return TraceMeta(trace.duration_ns, trace.before, trace.lost)

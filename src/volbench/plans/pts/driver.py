@@ -8,17 +8,17 @@ stored run, so it continues after the last committed round.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
-from volbench.model import RW, StoredResult, TargetInfo, TestResult, Workload
-from volbench.plans.engine import Step, drive, open_run
+from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
+from volbench.plans.engine import Step, drive, open_run, recorded_engine
 from volbench.plans.execution import (
     Outcome,
     RoundRunner,
@@ -32,17 +32,17 @@ from volbench.plans.pts.cells import kib
 from volbench.plans.pts.estimate import estimate_note, format_duration, remaining
 from volbench.plans.pts.options import (
     MIN_ACTIVE_BYTES,
+    NAME,
     PtsOptions,
+    PtsSetup,
     fit_block_size,
-    from_record,
     write_cache_reason,
 )
 from volbench.plans.pts.steady import WIPC_BS
 from volbench.plans.pts.test import Phase, Round, StoredRound
+from volbench.records import json_object
 from volbench.targets.purge import purge
 from volbench.units import format_bytes
-
-NAME = "pts"
 
 SPEED_PROBE_S = 2.0
 """Length of the sequential-write probe that sizes the WIPC estimate, seconds."""
@@ -140,19 +140,25 @@ def settings_for(
     ioengine: str,
     purge_method: str,
     seq_write_bytes_per_s: float = 0.0,
-) -> dict[str, Any]:
-    """What a PTS run records in its settings: everything resume and reports need."""
-    return {
-        "pts": options.record(),
-        "active_bytes": active,
-        "ioengine": ioengine,
-        "purge_method": purge_method if options.purge else "none (--no-purge)",
-        "preconditioning": catalog.preconditioning(options),
-        "data_pattern": "random (refill_buffers)",
-        "write_cache": write_cache_state(target) or "unknown",
-        "non_compliant_reasons": non_compliant_reasons(options, target),
-        "seq_write_bytes_per_s": seq_write_bytes_per_s,
-    }
+    places: RunSettings | None = None,
+) -> RunSettings:
+    """What a PTS run records in its settings: everything resume and reports need
+    (on several targets at once, ``places``: theirs)."""
+    setup = PtsSetup(
+        pts=options,
+        active_bytes=active,
+        purge_method=purge_method if options.purge else "none (--no-purge)",
+        preconditioning=catalog.preconditioning(options),
+        data_pattern="random (refill_buffers)",
+        write_cache=write_cache_state(target) or "unknown",
+        seq_write_bytes_per_s=seq_write_bytes_per_s,
+    )
+    return dataclasses.replace(
+        places or RunSettings(),
+        ioengine=ioengine,
+        non_compliant_reasons=tuple(non_compliant_reasons(options, target)),
+        options=json_object(setup),
+    )
 
 
 def start(
@@ -167,10 +173,16 @@ def start(
 ) -> tuple[int, Path]:
     """Record a new PTS run (nothing runs yet); its id and the folder of its fio files."""
     active = state.active_bytes(options, target.capacity_bytes)
-    settings = settings_for(options, target, active, ioengine, purge_method, seq_write_bytes_per_s)
-    if places is not None:
-        settings.update(places.settings)
-    non_compliant = bool(settings["non_compliant_reasons"])
+    settings = settings_for(
+        options,
+        target,
+        active,
+        ioengine,
+        purge_method,
+        seq_write_bytes_per_s,
+        places.settings if places is not None else None,
+    )
+    non_compliant = bool(settings.non_compliant_reasons)
     return open_run(session, NAME, target, labels, settings, non_compliant)
 
 
@@ -230,11 +242,6 @@ def _purge_all(
     return ", ".join(dict.fromkeys(methods))
 
 
-def resume_options(settings: Mapping[str, Any]) -> PtsOptions:
-    """The options of a stored PTS run."""
-    return from_record(settings["pts"])
-
-
 class PtsCourse:
     """A PTS run under way, for the engine: each step is the rest of the next round
     (:func:`state.next_step`), purged first where a test starts; after each step the
@@ -252,7 +259,7 @@ class PtsCourse:
         purging: PurgeSettings,
         purged_already: bool,
         places: PreparedFleet | None,
-        settings: Mapping[str, Any],
+        setup: PtsSetup,
         results: Sequence[StoredResult],
     ) -> None:
         self._session = session
@@ -260,9 +267,9 @@ class PtsCourse:
         self._targets = places.infos if places is not None else [target]
         self._purging = purging
         self._purged_already = purged_already
-        self.options = resume_options(settings)
-        self.active = int(settings["active_bytes"])
-        self._speed = float(settings.get("seq_write_bytes_per_s") or 0.0)
+        self.options = setup.options
+        self.active = setup.active_bytes
+        self._speed = setup.seq_write_bytes_per_s
         self.rounds: list[StoredRound] = []
         self._open: StoredRound | None = None
         self._pending: list[StoredResult] = list(results)
@@ -328,11 +335,12 @@ def run(
     ``places``: the run is on several targets at once (see :func:`begin`).
     """
     record = session.store.get_run(run_id, raw=False)
+    setup = PtsSetup.of(record.settings)
     course = PtsCourse(
-        session, run_id, target, purging, purged_already, places, record.settings, record.results
+        session, run_id, target, purging, purged_already, places, setup, record.results
     )
     round_runner: RoundRunner = run_round if places is None else FleetRounds(places.fleet)
-    engine = str(record.settings["ioengine"])
+    engine = recorded_engine(record)
     workdir = record.logs_dir(session.runs_dir)
     return drive(session, run_id, course, target, engine, workdir, round_runner=round_runner)
 

@@ -10,12 +10,16 @@ on a block device whose state differs from the profile's, marks the run non-comp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.errors import UsageError
+from volbench.model import RunSettings
 from volbench.units import MiB, format_block_size, parse_size
+
+NAME = "pts"
+"""The plan's name, as runs store it."""
 
 THROUGHPUT_TESTS = {"throughput-1024k": 1048576, "throughput-128k": 131072}
 """Throughput, as SNIA SSS PTS-E 1.1 (and PTS 2.0.2) runs it: each block size its own
@@ -145,20 +149,31 @@ class PtsOptions:
         left out of the IOPS matrix."""
         return tuple(m for m in LATENCY_MIXES if m in self.mixes)
 
-    def record(self) -> dict[str, Any]:
-        """JSON-ready form, read back by :func:`from_record`."""
-        data = asdict(self)
-        for key in ("tests", "block_sizes", "mixes", "toio_grid"):
-            data[key] = list(data[key])
-        return data
 
+@dataclass(frozen=True)
+class PtsSetup:
+    """What a PTS run records of itself besides the settings every run has
+    (:attr:`volbench.model.RunSettings.options`): its options, for resume and
+    reports, and the test conditions its report header states. Bytes, bytes/s."""
 
-def from_record(data: Mapping[str, Any]) -> PtsOptions:
-    """The options of a stored run (see :meth:`PtsOptions.record`)."""
-    values = dict(data)
-    for key in ("tests", "block_sizes", "mixes", "toio_grid"):
-        values[key] = tuple(values[key])
-    return PtsOptions(**values)
+    pts: PtsOptions
+    active_bytes: int
+    purge_method: str = "unknown"
+    preconditioning: str = "unknown"
+    data_pattern: str = "unknown"
+    write_cache: str = "unknown"
+    seq_write_bytes_per_s: float = 0.0
+    """The target's sequential write rate measured before the run (0: not measured),
+    for the run's ETA."""
+
+    @property
+    def options(self) -> PtsOptions:
+        return self.pts
+
+    @classmethod
+    def of(cls, settings: RunSettings) -> PtsSetup:
+        """The setup of a stored PTS run; RecordError when it does not fit."""
+        return settings.options_as(cls)
 
 
 def fit_block_size(options: PtsOptions, logical_bytes: int | None, where: str) -> PtsOptions:

@@ -18,7 +18,7 @@ from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
 from volbench.plans.pts import catalog, state
-from volbench.plans.pts.options import from_record
+from volbench.plans.pts.options import PtsSetup
 from volbench.plans.pts.test import Cell, StoredRound
 from volbench.report.sheet import Column, Sheet
 
@@ -31,8 +31,9 @@ class PtsData:
 
     def __init__(self, run: RunRecord) -> None:
         self.run = run
-        self.options = from_record(run.settings["pts"])
-        self.active = int(run.settings["active_bytes"])
+        self.setup = PtsSetup.of(run.settings)
+        self.options = self.setup.options
+        self.active = self.setup.active_bytes
         self.rounds = state.stored_rounds(run.results, self.options, self.active)
         self._parsed: dict[int, Any] = {}
 

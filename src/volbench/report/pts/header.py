@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from volbench.model import RunRecord
 from volbench.plans.pts import catalog
-from volbench.plans.pts.options import PtsOptions, from_record
+from volbench.plans.pts.options import PtsOptions, PtsSetup
 from volbench.report.pts.data import PtsData
 from volbench.report.pts.pages import page_for
 from volbench.report.pts.steady import variable_label, window_text
@@ -23,8 +23,8 @@ def header_notes(run: RunRecord) -> tuple[str, ...]:
     """The PTS test header: purge, preconditioning, active range, TC/QD, pattern, cache.
     Preconditioning and round limits are those of the tests the run has (from its
     options, not a stored text: a WSAT run has no WIPC and no steady-state rounds)."""
-    s = run.settings
-    options = from_record(s["pts"])
+    s = PtsSetup.of(run.settings)
+    options = s.options
     fixed = []
     for test in options.tests:
         tc_qd = page_for(test).fixed_tc_qd
@@ -33,20 +33,21 @@ def header_notes(run: RunRecord) -> tuple[str, ...]:
     own = f" ({'; '.join(fixed)})" if fixed else ""
     notes = [
         f"run {run.id} · {EDITIONS.get(options.profile, 'SNIA SSS PTS')} ({options.profile})"
-        f" · {run.status.value} · target {run.target.get('path')} · ioengine {s.get('ioengine')}",
-        f"purge: {s.get('purge_method')} · preconditioning: {catalog.preconditioning(options)}"
-        f" · active range {options.active_range_pct}% ({int(s['active_bytes']) >> 20} MiB)",
+        f" · {run.status.value} · target {run.target.get('path')}"
+        f" · ioengine {run.settings.ioengine}",
+        f"purge: {s.purge_method} · preconditioning: {catalog.preconditioning(options)}"
+        f" · active range {options.active_range_pct}% ({s.active_bytes >> 20} MiB)",
         " · ".join(
             [
                 f"TC x QD {options.threads} x {options.iodepth}{own}",
-                f"data pattern {s.get('data_pattern')}",
-                f"write cache {s.get('write_cache')}",
+                f"data pattern {s.data_pattern}",
+                f"write cache {s.write_cache}",
                 f"cells {options.cell_seconds:g} s",
                 *round_limits(options),
             ]
         ),
     ]
-    reasons = s.get("non_compliant_reasons") or []
+    reasons = run.settings.non_compliant_reasons
     if reasons:
         notes.append("NON-COMPLIANT with PTS: " + "; ".join(reasons))
     if run.error:
@@ -63,20 +64,20 @@ def round_limits(options: PtsOptions) -> list[str]:
 
 def page_header(data: PtsData, test: str) -> tuple[tuple[str, str], ...]:
     """The PTS test header of one test's page."""
-    run, s, options = data.run, data.run.settings, data.options
+    run, s, options = data.run, data.setup, data.options
     page = page_for(test)
     tc, qd = page.fixed_tc_qd or (options.threads, options.iodepth)
     fields = [
         *run_header(run),
-        ("Purge", str(s.get("purge_method"))),
+        ("Purge", s.purge_method),
         ("Preconditioning", catalog.preconditioning_for(test)),
         ("Active range", f"{options.active_range_pct}% ({data.active >> 20} MiB)"),
         ("TC x QD", f"{tc} x {qd}"),
-        ("Data pattern", str(s.get("data_pattern"))),
-        ("Write cache", str(s.get("write_cache"))),
+        ("Data pattern", s.data_pattern),
+        ("Write cache", s.write_cache),
         ("Cell length", f"{options.cell_seconds:g} s"),
     ]
-    reasons = s.get("non_compliant_reasons") or []
+    reasons = run.settings.non_compliant_reasons
     if reasons:
         fields.append(("Non-compliant", "; ".join(reasons)))
     fields += page.header_fields(data)

@@ -56,7 +56,7 @@ def pts_document(run: RunRecord) -> dict[str, Any]:
         "status": run.status.value,
         "non_compliant": run.non_compliant,
         "header": list(header_notes(run)),
-        "settings": run.settings,
+        "settings": run.settings.record(),
         "steady_state": {
             test.name: {
                 "steady": data.verdict(test.name).steady,
