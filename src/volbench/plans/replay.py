@@ -29,6 +29,7 @@ from volbench.errors import UsageError
 from volbench.fio.iolog import write_iolog
 from volbench.model import RW, TargetInfo, Workload
 from volbench.plans.execution import PlanSpec
+from volbench.records import json_object
 from volbench.trace.events import IoTrace
 
 NAME = "replay"
@@ -50,15 +51,9 @@ class ReplayOptions:
     size_bytes: int | None = None
     ioengine: str | None = None
 
-    def settings(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "capture_run": self.capture_run,
-            "mode": SYNTHETIC if self.synthetic else EXACT,
-            "speed_pct": self.speed_pct,
-            "as_fast_as_possible": self.as_fast_as_possible,
-            "mapping": self.mapping,
-        }
+    def record(self) -> dict[str, Any]:
+        """What a replay run records of its options (with its mode, by name)."""
+        return {**json_object(self), "mode": SYNTHETIC if self.synthetic else EXACT}
 
 
 def parse_speed(text: str) -> int:
@@ -117,7 +112,7 @@ def exact_plan(
     )
     settings = {
         NAME: {
-            **options.settings(),
+            **options.record(),
             "iolog": str(iolog),
             "requests": summary.counts,
             "offsets": summary.mapping,
@@ -155,5 +150,5 @@ def synthetic_plan(found: SyntheticFit, options: ReplayOptions, target: TargetIn
     """The fitted synthetic workload on ``target``."""
     usable = min(target.capacity_bytes, options.size_bytes or target.capacity_bytes)
     workload = synthetic_workload(found, options, usable)
-    settings = {NAME: {**options.settings(), "match_pct": round(found.match_pct, 2)}}
+    settings = {NAME: {**options.record(), "match_pct": round(found.match_pct, 2)}}
     return PlanSpec(name=NAME, rounds=((workload,),), options=settings)
