@@ -372,9 +372,10 @@ class RunSettings:
     """Each place was also measured alone."""
     options: Mapping[str, Any] = field(default_factory=dict)
 
-    def options_as(self, kind: type[T]) -> T:
-        """All the plan's own options as one ``kind`` record (one field per key)."""
-        return structure(dict(self.options), kind, "settings")
+    def options_as(self, kind: type[T], what: str = "settings") -> T:
+        """All the plan's own options as one ``kind`` record (one field per key);
+        :class:`volbench.records.RecordError` naming ``what`` when they do not fit."""
+        return structure(dict(self.options), kind, what)
 
     def record(self) -> dict[str, Any]:
         """The JSON object the store keeps: the plan's options and the typed fields

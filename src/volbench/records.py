@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 import cattrs
 
+from volbench.errors import StoreError
+
 T = TypeVar("T")
 
 converter = cattrs.Converter(forbid_extra_keys=False, unstruct_collection_overrides={tuple: list})
@@ -38,9 +40,10 @@ _exactly(float, int, float)
 _exactly(bool, bool)
 
 
-class RecordError(ValueError):
-    """A stored JSON record that does not fit its type: ``str()`` is one line naming
-    ``what`` and, in ``problem``, the value and where (``... @ $.planned[0].iodepth``)."""
+class RecordError(StoreError):
+    """A stored JSON record that does not fit its type (the store or a bundle was
+    changed by something else than volbench): ``str()`` is one line naming ``what``
+    and, in ``problem``, the value and where (``... @ $.planned[0].iodepth``)."""
 
     def __init__(self, what: str, problem: str) -> None:
         super().__init__(f"{what}: {problem}")

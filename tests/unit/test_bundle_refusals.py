@@ -17,6 +17,7 @@ from test_bundle import _failed_run
 
 from volbench.cli.main import main
 from volbench.plans.importing import import_file
+from volbench.plans.registry import check_setup
 from volbench.store import bundle
 from volbench.store.bundle import BundleError
 from volbench.store.repository import Store
@@ -46,7 +47,7 @@ def _refused(store: Store, path: Path, data: bytes) -> str:
     path.write_bytes(data)
     before = [r.uuid for r in store.list_runs()]
     with pytest.raises(BundleError) as caught:
-        bundle.import_bundle(store, path, {})
+        bundle.import_bundle(store, path, {}, check_setup)
     message = str(caught.value)
     assert message.startswith(f"cannot import {path}: ") and "\n" not in message
     assert caught.value.exit_code == 2
@@ -123,6 +124,10 @@ MUTATIONS: dict[str, tuple[Callable[[Document], Any], str]] = {
     "host probe without an address": (
         lambda d: _second(d)["settings"].update(hosts=[{"answers": True, "seconds": 0.1}]),
         "runs[1].settings required field missing @ $.hosts[0].address",
+    ),
+    "quick options of the wrong type": (
+        lambda d: _second(d)["settings"].update(quick={"runtime_s": "long", "iodepth": 4}),
+        "runs[1].settings (quick) invalid value for type, expected float @ $.runtime_s",
     ),
     "iops as text": (
         lambda d: _second(d)["results"][0].update(iops="fast"),

@@ -117,7 +117,7 @@ def _cell(run: RunRecord, pts_round: PtsRound, name: str, figure: str = "iops") 
 def _rounds(run: RunRecord, test: str, phase: str) -> list[PtsRound]:
     """The PTS rounds of ``test``'s ``phase``, in order (each cell ran as a fio
     process of its own: a store round each)."""
-    setup = PtsSetup.of(run.settings)
+    setup = PtsSetup.of(run)
     rounds = state.stored_rounds(run.results, setup.options, setup.active_bytes)
     return [
         {f"{test}.{phase}.{name}": cell.round_no for name, cell in r.cells.items()}
@@ -411,7 +411,7 @@ def test_write_cache_against_the_profile_is_a_non_compliant_reason(
     options = build(**{**OPTIONS, "profile": profile})  # type: ignore[arg-type]
     target = TargetInfo("/dev/x", kind, 64 * MiB, write_cache=cache)
     settings = driver.settings_for(options, target, 64 * MiB, "psync", "none")
-    written = PtsSetup.of(settings).write_cache
+    written = settings.options_as(PtsSetup).write_cache
     assert written == (cache if kind == "block" and cache else "unknown")
     assert (
         (reason in settings.non_compliant_reasons)

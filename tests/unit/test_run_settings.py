@@ -142,7 +142,7 @@ def test_pts_fleet_verify_and_capture_settings_as_the_volbench_before_wrote_them
             "path": "/a", "kind": "file", "capacity_bytes": 1 << 30}}],
         "hosts": [], "keep_going": False, "solo": False,
     })  # fmt: skip
-    setup = PtsSetup.of(pts.settings)
+    setup = PtsSetup.of(pts)
     assert setup.options == options and setup.active_bytes == 1 << 30
     assert (setup.purge_method, setup.write_cache) == ("blkdiscard", "write through")
     assert setup.seq_write_bytes_per_s == 1.5e8
@@ -174,17 +174,30 @@ def test_pts_fleet_verify_and_capture_settings_as_the_volbench_before_wrote_them
     assert taken.profile == {"ios": 5}
 
 
+@pytest.mark.parametrize(
+    ("plan", "changed", "where"),
+    [
+        ("quick", {"planned": [{"name": "a", "rw": 5}]}, "$.planned[0].rw"),
+        ("pts", {"pts": {"tests": 5}, "active_bytes": 1 << 30}, "$.pts.tests"),
+        ("capture", {"capture": {"name": "x"}, "trace": {}, "profile": {}}, "$.capture.device"),
+    ],
+)
 def test_a_run_whose_stored_settings_were_changed_is_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    plan: str,
+    changed: dict[str, Any],
+    where: str,
 ) -> None:
     db = str(tmp_path / "s.db")
     with Store.open(db) as store:
-        run_id = store.create_run("quick", TARGET, {}, {}, RunSettings(ioengine="psync"))
+        run_id = store.create_run(plan, TARGET, {}, {}, RunSettings(ioengine="psync"))
         store.finish_run(run_id, RunStatus.COMPLETED)
     with sa.create_engine(f"sqlite:///{db}").begin() as conn:  # changed by something else
-        changed = {"planned": [{"name": "a", "rw": 5}]}
         conn.execute(sa.update(schema.runs).values(settings=changed))
-    code, out, err = _main(monkeypatch, capfdbinary, "show", str(run_id), "--db", db)
-    assert (code, out) == (2, b"")
-    assert err.startswith(f"volbench: error: run {run_id}: its stored settings: invalid value")
-    assert "$.planned[0].rw" in err and err.count("\n") == 1
+    for command in (("show",), ("report", "-o", str(tmp_path / "r.html"))):
+        code, out, err = _main(monkeypatch, capfdbinary, *command, str(run_id), "--db", db)
+        assert (code, out) == (2, b""), err
+        assert err.startswith(f"volbench: error: run {run_id}: its stored settings: ")
+        assert where in err and err.count("\n") == 1

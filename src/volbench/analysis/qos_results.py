@@ -16,7 +16,6 @@ from volbench.analysis.qos import QosPlan, error_pct, jain_index
 from volbench.analysis.qos_document import plan_from_document
 from volbench.errors import UsageError
 from volbench.model import RW, RunRecord
-from volbench.records import RecordError
 
 PLAN = "qos-verify"
 HOST = "host"
@@ -65,13 +64,11 @@ class VerifySetup:
 
     @classmethod
     def of(cls, run: RunRecord) -> VerifySetup:
-        """The setup of stored verify run ``run``; UsageError for another plan's run."""
-        try:
-            if run.plan == PLAN:
-                return run.settings.options_as(cls)
-        except RecordError as error:
-            raise UsageError(f"run {run.id}: {error}") from None
-        raise UsageError(f"run {run.id} is a {run.plan} run, not a QoS verify run")
+        """The setup of stored verify run ``run``; UsageError for another plan's run,
+        RecordError when it does not fit."""
+        if run.plan != PLAN:
+            raise UsageError(f"run {run.id} is a {run.plan} run, not a QoS verify run")
+        return run.settings.options_as(cls, f"run {run.id}: its stored settings")
 
 
 @dataclass(frozen=True)

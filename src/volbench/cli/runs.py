@@ -12,7 +12,7 @@ from volbench.cli.options import LABEL, db_option, format_option, label_option
 from volbench.errors import UsageError
 from volbench.model import RunStatus
 from volbench.plans.importing import import_path
-from volbench.plans.registry import report_for, summary_for
+from volbench.plans.registry import check_setup, report_for, summary_for
 from volbench.report.run_sheets import runs_sheet
 from volbench.store import bundle
 from volbench.store.repository import Store
@@ -117,7 +117,7 @@ def import_(
             path = Path(name)
             if not path.is_file():
                 raise UsageError(f"cannot import {name}: no such file")
-            for received in import_path(store, path, dict(labels)):
+            for received in import_path(store, path, dict(labels), check_setup):
                 console.stderr.print(_received(name, received))
                 ids.append(received.run_id)
                 if received.bundled is None:  # a fio output: what its import noted

@@ -23,7 +23,7 @@ from volbench.analysis.workload_profile import characterise
 from volbench.errors import FioError, StoreError, UsageError, VolbenchError
 from volbench.fio.executable import fio_version
 from volbench.model import RunRecord, RunSettings, RunStatus, TargetInfo
-from volbench.records import RecordError, json_object
+from volbench.records import json_object
 from volbench.store.repository import Store
 from volbench.targets.host import collect_host
 from volbench.targets.target import inspect
@@ -89,11 +89,8 @@ class CaptureSetup:
 
     @classmethod
     def of(cls, run: RunRecord) -> CaptureSetup:
-        """The setup of capture run ``run``; StoreError when it does not fit."""
-        try:
-            return run.settings.options_as(cls)
-        except RecordError as error:
-            raise StoreError(f"run {run.id}: {error}") from None
+        """The setup of capture run ``run``; RecordError when it does not fit."""
+        return run.settings.options_as(cls, f"run {run.id}: its stored settings")
 
 
 def _store(

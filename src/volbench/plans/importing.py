@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from volbench.errors import FioError, UsageError, VolbenchError
@@ -20,6 +20,7 @@ from volbench.fio.document import LONG_LONG_MAX, json_span
 from volbench.fio.parser import parse
 from volbench.model import (
     HostInfo,
+    RunRecord,
     RunSettings,
     RunStatus,
     StoredWorkload,
@@ -130,14 +131,20 @@ def import_file(store: Store, path: Path, labels: Mapping[str, str]) -> int:
     return store_import(store, read_import(path), labels)
 
 
-def import_path(store: Store, path: Path, labels: Mapping[str, str]) -> list[bundle.Received]:
+def import_path(
+    store: Store,
+    path: Path,
+    labels: Mapping[str, str],
+    check: Callable[[RunRecord], object] = lambda run: None,
+) -> list[bundle.Received]:
     """What ``volbench import`` calls for each file: a volbench bundle
     (:func:`volbench.store.bundle.recognise`) gives each of its runs, added or already
-    stored (:func:`volbench.store.bundle.import_bundle`); blkparse's text of a blktrace
+    stored (:func:`volbench.store.bundle.import_bundle`, each first checked by
+    ``check``: :func:`volbench.plans.registry.check_setup`); blkparse's text of a blktrace
     capture is a captured workload (:func:`volbench.plans.capture.import_blkparse`);
     anything else is one fio output, imported as one run (:func:`import_file`)."""
     if bundle.recognise(path):
-        return bundle.import_bundle(store, path, labels)
+        return bundle.import_bundle(store, path, labels, check)
     if capture.recognise(path):
         return [bundle.Received(capture.import_blkparse(store, path, labels).run_id, added=True)]
     return [bundle.Received(import_file(store, path, labels), added=True)]

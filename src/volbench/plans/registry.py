@@ -29,6 +29,7 @@ from volbench.plans import (
 )
 from volbench.plans.execution import PlanSpec
 from volbench.plans.pts import options as pts
+from volbench.records import section
 from volbench.report import contents, run_sheets
 from volbench.report.diskmark_sheets import quick_sheet
 from volbench.report.document import Document
@@ -48,6 +49,14 @@ from volbench.report.workload_sheets import workload_report, workload_sections
 Rebuilder = Callable[[RunSettings], PlanSpec]
 """An adaptive plan (its next round chosen from results) from its run's settings."""
 
+SetupReader = Callable[[RunRecord], object]
+"""A plan's own recorded options as its typed record (RecordError: they do not fit)."""
+
+
+def _section(key: str, kind: type[object]) -> SetupReader:
+    """The reader of options stored under ``key`` as a ``kind`` record."""
+    return lambda run: section(run.settings.options, key, kind)
+
 
 def _find_max_again(settings: RunSettings) -> PlanSpec:
     """A find-max sweep from its recorded options."""
@@ -65,31 +74,50 @@ class PlanEntry(PlanView):
     resume: Rebuilder | None = None
     """None: the plan's recorded rounds are all there is to resume (or it is PTS,
     which resumes from its own recorded options)."""
+    setup: SetupReader | None = None
+    """Reads the plan's own recorded options (None: the plan records none to check)."""
 
 
 PLANS: Mapping[str, PlanEntry] = MappingProxyType(
     {
-        quick.NAME: PlanEntry(sheet=quick_sheet),
+        quick.NAME: PlanEntry(sheet=quick_sheet, setup=_section(quick.NAME, quick.QuickOptions)),
         sweep.NAME: PlanEntry(
             sheet=sweep_sheet,
             charts=sweep_charts,
             headline=sweep_headline,
             resume=_find_max_again,
+            setup=_section(sweep.NAME, sweep.SweepOptions),
         ),
-        iometer.NAME: PlanEntry(sheet=iometer_sheet, charts=iometer_charts),
-        hdtune.SCAN: PlanEntry(sheet=scan_sheet, charts=scan_charts),
-        hdtune.FILEBENCH: PlanEntry(sheet=filebench_sheet),
-        firsttouch.NAME: PlanEntry(sheet=firsttouch_sheet),
+        iometer.NAME: PlanEntry(
+            sheet=iometer_sheet,
+            charts=iometer_charts,
+            setup=_section(iometer.NAME, iometer.IometerOptions),
+        ),
+        hdtune.SCAN: PlanEntry(
+            sheet=scan_sheet, charts=scan_charts, setup=_section(hdtune.SCAN, hdtune.ScanOptions)
+        ),
+        hdtune.FILEBENCH: PlanEntry(
+            sheet=filebench_sheet, setup=_section(hdtune.FILEBENCH, hdtune.FilebenchOptions)
+        ),
+        firsttouch.NAME: PlanEntry(
+            sheet=firsttouch_sheet,
+            setup=_section(firsttouch.NAME, firsttouch.FirstTouchOptions),
+        ),
         pts.NAME: PlanEntry(
             report=lambda run: (pts_sheets(run), pts_document(run)),
             sections=pts_sections,
             headline=pts_headline,
+            setup=pts.PtsSetup.of,
         ),
-        qos_results.PLAN: PlanEntry(sheet=run_verify_sheet, charts=qos_verify_charts),
+        qos_results.PLAN: PlanEntry(
+            sheet=run_verify_sheet, charts=qos_verify_charts, setup=qos_results.VerifySetup.of
+        ),
         qos_capability.NAME: PlanEntry(),
         importing.PLAN: PlanEntry(),
-        capture.NAME: PlanEntry(report=workload_report, sections=workload_sections),
-        replay.NAME: PlanEntry(),
+        capture.NAME: PlanEntry(
+            report=workload_report, sections=workload_sections, setup=capture.CaptureSetup.of
+        ),
+        replay.NAME: PlanEntry(setup=_section(replay.NAME, replay.ReplayOptions)),
     }
 )
 """Every plan volbench creates runs of, by name (read-only)."""
@@ -101,6 +129,14 @@ UNKNOWN = PlanEntry()
 def entry(plan: str) -> PlanEntry:
     """The table's entry of plan name ``plan`` (:data:`UNKNOWN` when not in it)."""
     return PLANS.get(plan, UNKNOWN)
+
+
+def check_setup(run: RunRecord) -> None:
+    """RecordError when ``run``'s own recorded options do not fit its plan's record
+    (a bundle to import is checked whole before anything of it is stored)."""
+    reader = entry(run.plan).setup
+    if reader is not None:
+        reader(run)
 
 
 def report_for(run: RunRecord) -> Report:

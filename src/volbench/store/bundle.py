@@ -43,13 +43,14 @@ import io
 import json
 import re
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from volbench import __version__
 from volbench.errors import UsageError
 from volbench.model import LogSeries, RunRecord, RunStatus, TracePart
+from volbench.records import RecordError
 from volbench.store import rows
 from volbench.store.bundle_reader import AGAIN, BundleError, Reader, kind, no_constant, shown
 from volbench.store.repository import Store
@@ -162,11 +163,23 @@ class Received:
     had: tuple[RunStatus, int] | None = None
 
 
-def import_bundle(store: Store, path: Path, labels: Mapping[str, str]) -> list[Received]:
-    """Store the runs of the bundle file ``path`` (:func:`read`, then
-    :meth:`Store.import_runs`: all or none; ``labels`` set on the runs added), each
-    once: a run whose UUID the store has already is not added again."""
+def import_bundle(
+    store: Store,
+    path: Path,
+    labels: Mapping[str, str],
+    check: Callable[[RunRecord], object] = lambda run: None,
+) -> list[Received]:
+    """Store the runs of the bundle file ``path`` (:func:`read`, each then checked by
+    ``check``: the plan's own options, :func:`volbench.plans.registry.check_setup`;
+    then :meth:`Store.import_runs`: all or none; ``labels`` set on the runs added),
+    each once: a run whose UUID the store has already is not added again."""
     runs = read(path)
+    reader = Reader(str(path))
+    for i, run in enumerate(runs):
+        try:
+            check(run)
+        except RecordError as error:
+            reader.damaged(f"runs[{i}].settings ({run.plan})", error.problem)
     received = []
     for run, (run_id, added) in zip(runs, store.import_runs(runs, labels), strict=True):
         had = None
