@@ -378,18 +378,11 @@ class RunSettings:
         return structure(dict(self.options), kind, what)
 
     def record(self) -> dict[str, Any]:
-        """The JSON object the store keeps: the plan's options and the typed fields
-        that are set (a field at its default means "not recorded" and is left out)."""
+        """The JSON object the store keeps and documents show: the plan's options and
+        every typed field (the same keys for every run)."""
         typed = json_object(dataclasses.replace(self, options={}))
-        unset = RunSettings()
-        return {
-            **self.options,
-            **{
-                k: v
-                for k, v in typed.items()
-                if k in _SETTINGS_FIELDS and getattr(self, k) != getattr(unset, k)
-            },
-        }
+        del typed["options"]
+        return {**self.options, **typed}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], what: str = "settings") -> RunSettings:

@@ -204,7 +204,8 @@ def test_json_document(run: RunRecord, sheet: Sheet) -> None:
     assert (document["id"], document["plan"], document["status"]) == (1, "quick", "completed")
     assert document["labels"] == {"vendor": "acme", "note": "a|b"}
     assert document["target"]["path"] == "/tmp/target.dat"
-    assert document["settings"] == {"ioengine": "libaio"}
+    assert document["settings"] == RunSettings(ioengine="libaio").record()
+    assert document["settings"]["ioengine"] == "libaio" and document["settings"]["places"] == []
     assert document["error"] is None
     assert document["results"] == json.loads(json.dumps(result_rows(run)))
     assert [r["iops"] for r in document["results"]] == [r.iops for r in run.results]

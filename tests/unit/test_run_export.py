@@ -54,7 +54,7 @@ def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record() -> None:
     assert data["run_id"] == data["id"] == 12 and data["plan"] == PLAN
     assert data["status"] == "failed" and data["error"] == "fio of tenant t60 failed"
     assert data["labels"] == {"vendor": "acme"} and data["target"] == {"path": "/dev/x"}
-    assert data["host"] == {"cpus": 2} and data["settings"] == {"verify": {"bs_bytes": 4096}}
+    assert data["host"] == {"cpus": 2} and data["settings"]["verify"] == {"bs_bytes": 4096}
     assert data["fio_outputs"] == list(raw)  # verbatim
     assert [(r["round"], r["test"], r["iops"]) for r in data["results"]] == [
         (0, "t40", 500.0),
