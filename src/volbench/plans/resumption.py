@@ -51,7 +51,7 @@ def resumable_plan(run: RunRecord) -> PlanSpec:
 def committed_tests(run: RunRecord) -> list[TestResult]:
     """The run's tests with stored results, in run order, from fio's JSON of each round
     (the aggregate of a multi-place round)."""
-    stored = {(r.round, r.test) for r in run.results if r.hostname is None}
+    stored = {(r.round, r.test) for r in run.aggregate}
     tests: list[TestResult] = []
     for round_no, raw in enumerate(run.raw_outputs):
         output = parse(raw)

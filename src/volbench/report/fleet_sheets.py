@@ -43,7 +43,7 @@ def aggregate_run(run: RunRecord) -> RunRecord:
     """``run`` with only its aggregate results (what its plan's own sheets read)."""
     if not is_fleet(run):
         return run
-    return dataclasses.replace(run, results=tuple(r for r in run.results if r.hostname is None))
+    return dataclasses.replace(run, results=run.aggregate)
 
 
 def _alone(results: Sequence[StoredResult]) -> dict[tuple[str, str, str], float]:
@@ -81,18 +81,18 @@ def findings(run: RunRecord) -> list[SharedLimit]:
     shares: dict[str, dict[str, float]] = {}
     latest: dict[tuple[str, str | None], int] = {}
     for r in run.results:
-        latest[(r.test, r.hostname)] = max(r.round, latest.get((r.test, r.hostname), -1))
+        latest[(r.test, r.place)] = max(r.round, latest.get((r.test, r.place), -1))
     for r in run.results:
-        if r.round != latest[(r.test, r.hostname)]:
+        if r.round != latest[(r.test, r.place)]:
             continue
         if r.test.startswith(SOLO_PREFIX):
             per_place = alone.setdefault(r.test[len(SOLO_PREFIX) :], {})
-            per_place[r.hostname or ""] = per_place.get(r.hostname or "", 0.0) + r.iops
-        elif r.hostname is None:
+            per_place[r.place or ""] = per_place.get(r.place or "", 0.0) + r.iops
+        elif r.place is None:
             together[r.test] = together.get(r.test, 0.0) + r.iops
         else:
             per_place = shares.setdefault(r.test, {})
-            per_place[r.hostname] = per_place.get(r.hostname, 0.0) + r.iops
+            per_place[r.place] = per_place.get(r.place, 0.0) + r.iops
     return shared_limits(together, alone, shares)
 
 
@@ -118,7 +118,7 @@ def fleet_sheet(run: RunRecord) -> Sheet:
     for result in run.results:
         if result.test.startswith(SOLO_PREFIX):
             continue
-        if result.hostname is None:
+        if result.place is None:
             rows.append(_row(result, f"all {len(places)} together", None))
             shares = [
                 r
@@ -126,11 +126,11 @@ def fleet_sheet(run: RunRecord) -> Sheet:
                 if r.round == result.round
                 and r.test == result.test
                 and r.direction == result.direction
-                and r.hostname is not None
+                and r.place is not None
             ]
-            shares.sort(key=lambda r: order.get(r.hostname or "", len(order)))
+            shares.sort(key=lambda r: order.get(r.place or "", len(order)))
             rows += [
-                _row(r, r.hostname or "", alone.get((r.test, r.direction, r.hostname or "")))
+                _row(r, r.place or "", alone.get((r.test, r.direction, r.place or "")))
                 for r in shares
             ]
     found = findings(run)
