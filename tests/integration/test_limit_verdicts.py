@@ -38,6 +38,7 @@ import pytest
 from cli_harness import Volbench
 from click.testing import CliRunner
 
+from volbench.analysis.scaling import SAME_IOPS_TOLERANCE
 from volbench.cli.main import cli
 
 CPU = Path("/sys/fs/cgroup/cpu")
@@ -193,10 +194,17 @@ def test_more_jobs_under_a_one_core_quota_do_not_help(
         "% of a core: add --numjobs, or a larger instance"
     )
     assert not any("did not help" in e for e in one)
-    last = found["qd1-jobs4"]["evidence"][-1]
-    assert last.startswith("more jobs did not help: "), found["qd1-jobs4"]
-    best = max(found[f"qd1-jobs{n}"]["iops"] for n in (1, 2, 3))
-    assert f"gave {best:,.0f} IOPS, 4 gave {found['qd1-jobs4']['iops']:,.0f}" in last
+    # As fio measured them: on a busy machine another process's CPU use can cost the
+    # smaller points more than 5%, and then the verdict must not say it.
+    four = found["qd1-jobs4"]
+    n = max((1, 2, 3), key=lambda jobs: found[f"qd1-jobs{jobs}"]["iops"])
+    best = found[f"qd1-jobs{n}"]["iops"]
+    said = [e for e in four["evidence"] if e.startswith("more jobs did not help: ")]
+    if four["iops"] <= (1 + SAME_IOPS_TOLERANCE) * best:
+        assert said == [f"more jobs did not help: {n} gave {best:,.0f} IOPS,"
+                        f" 4 gave {four['iops']:,.0f}"], four  # fmt: skip
+    else:
+        assert said == [], four
 
 
 def test_a_blkio_cap_is_the_rate_limiter(
