@@ -264,6 +264,13 @@ class TargetInfo:
     filesystem: str | None = None
     created_by_volbench: bool = False
 
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], what: str = "target") -> TargetInfo:
+        """A stored target back (what a record leaves out reads as unknown: path "",
+        kind "unknown", 0 bytes); :class:`volbench.records.RecordError` naming
+        ``what`` when a value does not fit."""
+        return structure({**_UNKNOWN_TARGET, **record}, cls, what)
+
 
 @dataclass(frozen=True)
 class Place:
@@ -291,6 +298,19 @@ class HostInfo:
     kernel: str
     fio_version: str
     os: str = ""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], what: str = "host") -> HostInfo:
+        """A stored host back (what a record leaves out reads as unknown or 0);
+        :class:`volbench.records.RecordError` naming ``what`` when a value does not fit."""
+        return structure({**_UNKNOWN_HOST, **record}, cls, what)
+
+
+_UNKNOWN_TARGET: Mapping[str, Any] = {"path": "", "kind": "unknown", "capacity_bytes": 0}
+_UNKNOWN_HOST: Mapping[str, Any] = {
+    "hostname": "unknown", "cpu_count": 0, "cpu_model": "unknown", "memory_bytes": 0,
+    "kernel": "unknown", "fio_version": "unknown",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -404,8 +424,8 @@ class RunRecord:
     status: RunStatus
     started_at: str
     ended_at: str | None
-    target: dict[str, Any]
-    host: dict[str, Any]
+    target: TargetInfo
+    host: HostInfo
     labels: dict[str, str]
     settings: RunSettings
     error: str | None = None

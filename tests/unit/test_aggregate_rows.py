@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from volbench.analysis.promise import measured_tests
 from volbench.model import (
+    HostInfo,
     PlaceRecord,
     RunRecord,
     RunSettings,
     RunStatus,
     StoredResult,
     StoredWorkload,
+    TargetInfo,
 )
 from volbench.report.throttle_sheets import points_by_workload
 
@@ -31,7 +33,7 @@ def _row(iops: float, place: str | None) -> StoredResult:
 
 RUN = RunRecord(
     id=1, plan="quick", status=RunStatus.COMPLETED, started_at="2026-11-24T00:00:00+00:00",
-    ended_at=None, target={"path": "a, b", "kind": "fleet"}, host={}, labels={},
+    ended_at=None, target=TargetInfo("a, b", "fleet", 0), host=HostInfo.from_record({}), labels={},
     settings=RunSettings(places=(PlaceRecord("/a"), PlaceRecord("/b"))),
     results=(_row(2000, None), _row(1000, "/a"), _row(1000, "/b")),
 )  # fmt: skip

@@ -137,6 +137,14 @@ MUTATIONS: dict[str, tuple[Callable[[Document], Any], str]] = {
         lambda d: _second(d)["labels"].update(vendor=5),
         "runs[1].labels.vendor is the number 5, not text",
     ),
+    "target size as text": (
+        lambda d: _second(d)["target"].update(capacity_bytes="1 TB"),
+        "runs[1].target invalid value for type, expected int @ $.capacity_bytes",
+    ),
+    "host CPUs as text": (
+        lambda d: _second(d)["host"].update(cpu_count="two"),
+        "runs[1].host invalid value for type, expected int @ $.cpu_count",
+    ),
     "target a list": (lambda d: _second(d).update(target=[]), "runs[1].target is a list, not"),
     "point a text": (
         lambda d: _second(d)["series"][1]["points"].append([2000, "x"]),

@@ -173,9 +173,9 @@ def test_what_the_file_states_is_stored(tmp_path: Path, path: Path) -> None:
     stated = STATED[path.name]
     run = _import(tmp_path, path)
     assert run.status.value == "completed"
-    assert run.target["path"] == (stated.path or f"(from {path.name})")
-    assert run.target["capacity_bytes"] == stated.capacity
-    assert run.target["device"] == stated.device
+    assert run.target.path == (stated.path or f"(from {path.name})")
+    assert run.target.capacity_bytes == stated.capacity
+    assert run.target.device == stated.device
     assert run.settings.ioengine == stated.ioengine
     if stated.started is not None:  # fio's own time, not the import's
         assert run.started_at == stated.started
@@ -321,7 +321,7 @@ def test_two_servers_on_one_host_are_two_places(tmp_path: Path) -> None:
         assert getattr(run_result, column) == clat["percentile"][f"{pct:.6f}"], column
     (aggregate,) = [t for t in read_import(path).tests if t.hostname is None]
     assert aggregate.directions["read"].lat_mean_ns == fio_all["read"]["lat_ns"]["mean"]
-    assert run.host["hostname"] == "127.0.0.1:18802,127.0.0.1:18801"
+    assert run.host.hostname == "127.0.0.1:18802,127.0.0.1:18801"
 
 
 def test_each_server_has_its_own_global_options(tmp_path: Path) -> None:

@@ -8,7 +8,16 @@ import pytest
 
 from volbench.errors import UsageError
 from volbench.fio.job import workload_options
-from volbench.model import RW, RunRecord, RunSettings, RunStatus, StoredResult, StoredWorkload
+from volbench.model import (
+    RW,
+    HostInfo,
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    StoredResult,
+    StoredWorkload,
+    TargetInfo,
+)
 from volbench.plans import iometer
 from volbench.report.iometer_sheets import iometer_sheet
 
@@ -76,7 +85,8 @@ def test_seed_002_worker_table_reads_as_saturation_after_two_workers() -> None:
     figures = {1: 8300, 2: 16300, 3: 16500, 4: 16500}
     run = RunRecord(
         id=1, plan="iometer", status=RunStatus.COMPLETED, started_at="", ended_at=None,
-        target={"path": "D:"}, host={}, labels={}, settings=RunSettings(),
+        target=TargetInfo("D:", "file", 0), host=HostInfo.from_record({}), labels={},
+        settings=RunSettings(),
         results=tuple(_result(f"8k-sequential-write.w{w}", w, i) for w, i in figures.items()),
     )  # fmt: skip
     sheet = iometer_sheet(run)

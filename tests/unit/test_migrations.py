@@ -144,7 +144,7 @@ def test_a_version_1_database_is_upgraded_with_its_data(db_url: str) -> None:
         assert "ix_runs_started_at" in _indexes(conn, "runs")
     assert (run.id, run.plan, run.status) == (1, "quick", RunStatus.COMPLETED)
     assert run.labels == {"vendor": "acme"}
-    assert run.target["capacity_bytes"] == 10**11
+    assert run.target.capacity_bytes == 10**11
     assert run.raw_outputs == ('{"fio version": "fio-3.28"}',)
     (result,) = run.results
     assert (result.test, result.iops, result.lat_p99_ns, result.lat_p50_ns) == (

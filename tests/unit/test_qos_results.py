@@ -12,11 +12,13 @@ from volbench.analysis.qos_results import check_run, fit_groups, measurement, pl
 from volbench.cli.qos_options import parse_rates
 from volbench.errors import UsageError
 from volbench.model import (
+    HostInfo,
     RunRecord,
     RunSettings,
     RunStatus,
     StoredResult,
     StoredWorkload,
+    TargetInfo,
 )
 from volbench.report.qos_sheets import fit_sheet
 
@@ -36,7 +38,7 @@ def _run(run_id: int, results: dict[str, float], capability: float = 3888) -> Ru
     plan = make_plan((capability, 0), (975, 0), tenants)
     return RunRecord(
         id=run_id, plan="qos-verify", status=RunStatus.COMPLETED, started_at="", ended_at=None,
-        target={}, host={}, labels={},
+        target=TargetInfo.from_record({}), host=HostInfo.from_record({}), labels={},
         settings=RunSettings(options={"qos_plan": plan_document(plan),
                              "verify": {"bs_bytes": 4096, "tolerance_pct": 10.0}}),
         results=tuple(_result(name, iops) for name, iops in results.items()),
@@ -96,7 +98,8 @@ def test_bandwidth_limit_binds_when_lower() -> None:
 
 
 def test_not_a_verify_run_and_missing_tenant() -> None:
-    other = RunRecord(1, "quick", RunStatus.COMPLETED, "", None, {}, {}, {}, RunSettings())
+    unknown = TargetInfo.from_record({}), HostInfo.from_record({})
+    other = RunRecord(1, "quick", RunStatus.COMPLETED, "", None, *unknown, {}, RunSettings())
     with pytest.raises(UsageError, match="not a QoS verify run"):
         check_run(other)
     with pytest.raises(UsageError, match="no result of tenant t80"):

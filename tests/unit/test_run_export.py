@@ -8,7 +8,15 @@ import json
 
 from recorded import fixture_text
 
-from volbench.model import RunRecord, RunSettings, RunStatus, StoredResult, StoredWorkload
+from volbench.model import (
+    HostInfo,
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    StoredResult,
+    StoredWorkload,
+    TargetInfo,
+)
 from volbench.report.export import export
 from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import report_for
@@ -39,7 +47,8 @@ def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record() -> None:
     raw = (fixture_text("randread_json.json"), fixture_text("numjobs4_jsonplus.json"))
     run = RunRecord(
         id=12, plan=PLAN, status=RunStatus.FAILED, started_at="2024-01-01T00:00:00",
-        ended_at=None, target={"path": "/dev/x"}, host={"cpus": 2}, labels={"vendor": "acme"},
+        ended_at=None, target=TargetInfo("/dev/x", "block", 0),
+        host=HostInfo.from_record({"cpu_count": 2}), labels={"vendor": "acme"},
         settings=RunSettings(options={"verify": {"bs_bytes": 4096}}),
         results=(_result(0, "t40", 500.0), _result(1, "t60", 700.0)),
         raw_outputs=raw, error="fio of tenant t60 failed",
@@ -53,8 +62,8 @@ def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record() -> None:
     ]
     assert data["run_id"] == data["id"] == 12 and data["plan"] == PLAN
     assert data["status"] == "failed" and data["error"] == "fio of tenant t60 failed"
-    assert data["labels"] == {"vendor": "acme"} and data["target"] == {"path": "/dev/x"}
-    assert data["host"] == {"cpus": 2} and data["settings"]["verify"] == {"bs_bytes": 4096}
+    assert data["labels"] == {"vendor": "acme"} and data["target"]["path"] == "/dev/x"
+    assert data["host"]["cpu_count"] == 2 and data["settings"]["verify"] == {"bs_bytes": 4096}
     assert data["fio_outputs"] == list(raw)  # verbatim
     assert [(r["round"], r["test"], r["iops"]) for r in data["results"]] == [
         (0, "t40", 500.0),

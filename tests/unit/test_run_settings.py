@@ -1,6 +1,7 @@
-"""A run's settings as a typed record (model.RunSettings): what the store keeps and
-bundles carry, read back with every value checked; settings stored by the volbench
-before the typed record (the JSON objects below, as it wrote them) read the same."""
+"""A run's settings, target and host as typed records (model.RunSettings,
+TargetInfo, HostInfo): what the store keeps and bundles carry, read back with every
+value checked; settings stored by the volbench before the typed record (the JSON
+objects below, as it wrote them) read the same."""
 
 from __future__ import annotations
 
@@ -179,18 +180,22 @@ def test_pts_fleet_verify_and_capture_settings_as_the_volbench_before_wrote_them
 
 
 @pytest.mark.parametrize(
-    ("plan", "changed", "where"),
+    ("plan", "part", "changed", "where"),
     [
-        ("quick", {"planned": [{"name": "a", "rw": 5}]}, "$.planned[0].rw"),
-        ("pts", {"pts": {"tests": 5}, "active_bytes": 1 << 30}, "$.pts.tests"),
-        ("capture", {"capture": {"name": "x"}, "trace": {}, "profile": {}}, "$.capture.device"),
+        ("quick", "settings", {"planned": [{"name": "a", "rw": 5}]}, "$.planned[0].rw"),
+        ("pts", "settings", {"pts": {"tests": 5}, "active_bytes": 1 << 30}, "$.pts.tests"),
+        ("capture", "settings", {"capture": {"name": "x"}, "trace": {}, "profile": {}},
+         "$.capture.device"),
+        ("quick", "target", {"path": "/dev/vdb", "capacity_bytes": None}, "$.capacity_bytes"),
+        ("quick", "host", {"hostname": ["a"]}, "$.hostname"),
     ],
-)
+)  # fmt: skip
 def test_a_run_whose_stored_settings_were_changed_is_one_line(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capfdbinary: pytest.CaptureFixture[bytes],
     plan: str,
+    part: str,
     changed: dict[str, Any],
     where: str,
 ) -> None:
@@ -199,9 +204,9 @@ def test_a_run_whose_stored_settings_were_changed_is_one_line(
         run_id = store.create_run(plan, TARGET, {}, {}, RunSettings(ioengine="psync"))
         store.finish_run(run_id, RunStatus.COMPLETED)
     with sa.create_engine(f"sqlite:///{db}").begin() as conn:  # changed by something else
-        conn.execute(sa.update(schema.runs).values(settings=changed))
+        conn.execute(sa.update(schema.runs).values({part: changed}))
     for command in (("show",), ("report", "-o", str(tmp_path / "r.html"))):
         code, out, err = _main(monkeypatch, capfdbinary, *command, str(run_id), "--db", db)
         assert (code, out) == (2, b""), err
-        assert err.startswith(f"volbench: error: run {run_id}: its stored settings: ")
+        assert err.startswith(f"volbench: error: run {run_id}: its stored {part}: ")
         assert where in err and err.count("\n") == 1

@@ -134,8 +134,8 @@ def test_round_trip_of_a_run_with_two_rounds_and_labels(store: Store) -> None:
     assert run.plan == "quick"
     assert run.status is RunStatus.COMPLETED
     assert run.labels == labels
-    assert run.target == dataclasses.asdict(TARGET)
-    assert run.host == dataclasses.asdict(HOST)
+    assert run.target == TARGET
+    assert run.host == HOST
     assert run.settings == SETTINGS
     assert run.error is None
     assert run.started_at.endswith("+00:00")

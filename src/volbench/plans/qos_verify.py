@@ -109,7 +109,7 @@ def resume(session: Session, run: RunRecord) -> Outcome:
     plan, options = setup.plan, setup.verify
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
-    device = str(run.target["path"])
+    device = run.target.path
     info = prepare_target(
         device, options.rw.writes, session.reporter, destroy_data=options.destroy_data
     )

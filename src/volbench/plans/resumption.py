@@ -106,7 +106,7 @@ def resume(
         record = store.get_run(record.id)
         plan = resumable_plan(record)
     writes = plan is None or any(w.rw.writes for round_ in plan.rounds for w in round_)
-    path = str(record.target.get("path"))
+    path = record.target.path
     with contextlib.ExitStack() as links:  # ssh:// hosts: tunnels open until the run ends
         ready = None
         if record.settings.places:  # several targets at once, as they were
@@ -118,7 +118,7 @@ def resume(
         else:
             destroy = destroy_data[0] if destroy_data else None
             info = prepare_target(path, writes, reporter, None, destroy, force)
-        if info.capacity_bytes != int(record.target.get("capacity_bytes", -1)):
+        if info.capacity_bytes != record.target.capacity_bytes:
             raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
         if plan is not None:
             rounds = FleetRounds(ready.fleet) if ready is not None else run_round

@@ -57,7 +57,7 @@ def diskmark_sheet(run: RunRecord) -> Sheet:
         rows=tuple(rows),
         document={**run_document(run), "diskmark": rows},
         notes=(
-            f"run {run.id} · {run.status.value} · target {run.target.get('path')} · the"
+            f"run {run.id} · {run.status.value} · target {run.target.path} · the"
             " layout of CrystalDiskMark's default profile (KDiskMark's too); MB/s = 10^6 B/s",
         ),
     )

@@ -37,7 +37,7 @@ def firsttouch_sheet(run: RunRecord) -> Sheet:
     sheet_rows: list[dict[str, Any]] = [
         {**rows[p], "bw_mb_per_s": rows[p]["bw_bytes_per_s"] / MB} for p in PASSES if p in rows
     ]
-    notes = [f"run {run.id} · firsttouch · {run.status.value} · target {run.target.get('path')}"]
+    notes = [f"run {run.id} · firsttouch · {run.status.value} · target {run.target.path}"]
     penalty = None
     if len(sheet_rows) == 2:
         penalty = penalty_pct(sheet_rows[0]["bw_bytes_per_s"], sheet_rows[1]["bw_bytes_per_s"])

@@ -25,7 +25,7 @@ ZONE_COLUMNS = (
 def scan_sheet(run: RunRecord) -> Sheet:
     """Transfer rate per zone, and HD Tune's summary line in the notes."""
     rows = result_rows(run)
-    capacity = int(run.target.get("capacity_bytes") or 0)
+    capacity = run.target.capacity_bytes
     zones = [r for r in rows if r["test"].startswith("zone-")]
     by_test = {r["test"]: r for r in rows}
     sheet_rows: list[dict[str, Any]] = []
@@ -43,7 +43,7 @@ def scan_sheet(run: RunRecord) -> Sheet:
         )
     rates = [r["bw_mb_per_s"] for r in sheet_rows]
     summary: dict[str, Any] = {}
-    notes = [f"run {run.id} · scan · {run.status.value} · target {run.target.get('path')}"]
+    notes = [f"run {run.id} · scan · {run.status.value} · target {run.target.path}"]
     if rates:
         summary.update(min_mb_per_s=min(rates), max_mb_per_s=max(rates), avg_mb_per_s=mean(rates))
         notes.append(
@@ -90,5 +90,5 @@ def filebench_sheet(run: RunRecord) -> Sheet:
         columns=FILEBENCH_COLUMNS,
         rows=(row,),
         document={**run_document(run), "filebench": row},
-        notes=(f"run {run.id} · filebench · {run.status.value} · target {run.target.get('path')}",),
+        notes=(f"run {run.id} · filebench · {run.status.value} · target {run.target.path}",),
     )

@@ -33,7 +33,7 @@ def iometer_sheet(run: RunRecord) -> Sheet:
     for row in rows:
         by_spec.setdefault(row["test"].rsplit(".w", 1)[0], []).append(row)
     sheet_rows: list[dict[str, Any]] = []
-    notes = [f"run {run.id} · iometer · {run.status.value} · target {run.target.get('path')}"]
+    notes = [f"run {run.id} · iometer · {run.status.value} · target {run.target.path}"]
     for spec, spec_rows in by_spec.items():
         measured = sweep_points(spec_rows)
         maxima: dict[str, float] = {}

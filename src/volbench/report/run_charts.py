@@ -51,22 +51,20 @@ MAX_LINES = 24
 
 def run_header(run: RunRecord) -> tuple[tuple[str, str], ...]:
     """The fields every run's section starts with."""
-    target = run.target
-    host = run.host
+    target, host = run.target, run.host
     fields = [
         ("Run", f"{run.id} · {run.plan} · {run.status.value}"),
         ("Started / ended", f"{run.started_at} / {run.ended_at or '-'}"),
         (
             "Target",
-            f"{target.get('path')} ({format_bytes(int(target.get('capacity_bytes') or 0))}, "
-            f"{target.get('kind', '?')}, model {target.get('model') or '-'})",
+            f"{target.path} ({format_bytes(target.capacity_bytes)}, "
+            f"{target.kind}, model {target.model or '-'})",
         ),
         (
             "Host",
-            f"{host.get('hostname', '-')} · {host.get('kernel', '')} · {host.get('cpu_model', '')}"
-            f" ({host.get('cpu_count', '?')} CPUs)",
+            f"{host.hostname} · {host.kernel} · {host.cpu_model} ({host.cpu_count} CPUs)",
         ),
-        ("fio", f"{host.get('fio_version', '-')} · ioengine {run.settings.ioengine or '-'}"),
+        ("fio", f"{host.fio_version} · ioengine {run.settings.ioengine or '-'}"),
     ]
     if run.labels:
         fields.append(("Labels", " ".join(f"{k}={v}" for k, v in sorted(run.labels.items()))))

@@ -15,6 +15,7 @@ from volbench.analysis.host_series import is_host
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.fio.logs import UNITS
 from volbench.model import LogSeries, RunRecord, StoredResult, StoredWorkload, split_cache_mode
+from volbench.records import json_object
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.sheet import (
@@ -159,8 +160,8 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "started_at": run.started_at,
         "ended_at": run.ended_at,
         "labels": dict(run.labels),
-        "target": run.target,
-        "host": run.host,
+        "target": json_object(run.target),
+        "host": json_object(run.host),
         "settings": run.settings.record(),
         "error": run.error,
         "results": result_rows(run),
@@ -205,9 +206,9 @@ def run_sheet(run: RunRecord) -> Sheet:
     rows = result_rows(run)
     lat_kinds = {r["lat_kind"] for r in rows if r.get("lat_kind")}
     notes = [
-        f"run {run.id} · {run.plan} · {run.status.value} · target {run.target.get('path')}"
-        f" ({format_bytes(int(run.target.get('capacity_bytes', 0)))})"
-        f" · ioengine {run.settings.ioengine or '?'} · {run.host.get('fio_version', '')}",
+        f"run {run.id} · {run.plan} · {run.status.value} · target {run.target.path}"
+        f" ({format_bytes(run.target.capacity_bytes)})"
+        f" · ioengine {run.settings.ioengine or '?'} · {run.host.fio_version}",
     ]
     if run.labels:
         notes.append("labels: " + fmt_labels(run.labels))
@@ -345,7 +346,7 @@ def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None 
             "tests": list(brief.tests) if brief else None,
             "headline": list(brief.figures) if brief else None,
             "verdict": brief.verdict if brief else None,
-            "target": r.target.get("path"),
+            "target": r.target.path,
             "labels": dict(r.labels),
         }
         for r in runs

@@ -105,7 +105,7 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     options = options_from(run.settings.options)
     target = options.latency_target_ns if options else None
     which = options.latency_percentile if options else "mean"
-    notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.get('path')}"]
+    notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.path}"]
     marks: dict[str, list[str]] = {}
     series: dict[str, list[ScalingPoint]] = {}
     for point, _ in measured:

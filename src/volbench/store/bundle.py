@@ -50,7 +50,7 @@ from typing import Any, NoReturn
 from volbench import __version__
 from volbench.errors import UsageError
 from volbench.model import LogSeries, RunRecord, RunStatus, TracePart
-from volbench.records import RecordError
+from volbench.records import RecordError, json_object
 from volbench.store import rows
 from volbench.store.bundle_reader import AGAIN, BundleError, Reader, kind, no_constant, shown
 from volbench.store.repository import Store
@@ -114,8 +114,8 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "status": run.status.value,
         "started_at": run.started_at,
         "ended_at": run.ended_at,
-        "target": run.target,
-        "host": run.host,
+        "target": json_object(run.target),
+        "host": json_object(run.host),
         "labels": run.labels,
         "settings": run.settings.record(),
         "error": run.error,

@@ -17,11 +17,12 @@ import json
 import math
 import uuid
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from volbench.errors import StoreError, UsageError
 from volbench.model import (
     DIRECTIONS,
+    HostInfo,
     LogSeries,
     RoundTimes,
     RunRecord,
@@ -30,11 +31,14 @@ from volbench.model import (
     Stall,
     StoredResult,
     StoredWorkload,
+    TargetInfo,
     TracePart,
 )
 from volbench.records import RecordError
 from volbench.store import rows
 from volbench.trace.codec import unpack_part
+
+T = TypeVar("T")
 
 AGAIN = "export the runs again with `volbench export RUN... -o FILE.vbundle`"
 _DAMAGED = f"the bundle is damaged or was changed after volbench wrote it: {AGAIN}"
@@ -115,10 +119,10 @@ class Reader:
             status=RunStatus(status),
             started_at=self.time(run["started_at"], f"{at}.started_at"),
             ended_at=self.optional(run.get("ended_at"), f"{at}.ended_at", self.time),
-            target=self.json_object(run["target"], f"{at}.target"),
-            host=self.json_object(run["host"], f"{at}.host"),
+            target=self.typed(run["target"], f"{at}.target", TargetInfo.from_record),
+            host=self.typed(run["host"], f"{at}.host", HostInfo.from_record),
             labels=labels,
-            settings=self.settings(run["settings"], f"{at}.settings"),
+            settings=self.typed(run["settings"], f"{at}.settings", RunSettings.from_record),
             error=self.optional(run.get("error"), f"{at}.error", self.text),
             non_compliant=self.boolean(run.get("non_compliant", False), f"{at}.non_compliant"),
             results=results,
@@ -314,11 +318,11 @@ class Reader:
                 self.damaged(where, f"{shown(item)} is beyond a 64-bit integer")
         return found
 
-    def settings(self, value: Any, at: str) -> RunSettings:
-        """A run's settings: a JSON object whose typed fields fit their types."""
+    def typed(self, value: Any, at: str, read: Callable[[dict[str, Any], str], T]) -> T:
+        """A run's target, host or settings: a JSON object whose values fit their types."""
         found = self.json_object(value, at)
         try:
-            return RunSettings.from_record(found, at)
+            return read(found, at)
         except RecordError as error:
             self.damaged(at, error.problem)
 

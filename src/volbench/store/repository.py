@@ -32,6 +32,7 @@ from volbench.model import (
     TestResult,
     TracePart,
 )
+from volbench.records import json_object
 from volbench.store import migrations, owner, rows, schema
 from volbench.store.database import (
     connect,
@@ -185,8 +186,8 @@ class Store:
             "status": record.status.value,
             "started_at": record.started_at,
             "ended_at": record.ended_at,
-            "target": record.target,
-            "host": record.host,
+            "target": json_object(record.target),
+            "host": json_object(record.host),
             "settings": record.settings.record(),
             "error": record.error,
             "non_compliant": record.non_compliant,

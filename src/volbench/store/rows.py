@@ -7,13 +7,15 @@ readable in any SQL client and sorted chronologically as plain text.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
 from volbench.errors import StoreError
 from volbench.model import (
+    HostInfo,
     LogSeries,
     RoundTimes,
     RunRecord,
@@ -22,12 +24,15 @@ from volbench.model import (
     Stall,
     StoredResult,
     StoredWorkload,
+    TargetInfo,
     TestResult,
     TracePart,
 )
 from volbench.records import RecordError
 from volbench.store import owner
 from volbench.store.schema import PERCENTILE_COLUMNS
+
+T = TypeVar("T")
 
 _RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredResult))
 _STALL_FIELDS = tuple(f.name for f in dataclasses.fields(Stall))
@@ -59,10 +64,10 @@ def run_record(
         status=status,
         started_at=row.started_at,
         ended_at=row.ended_at,
-        target=row.target,
-        host=row.host,
+        target=_stored(row, "target", TargetInfo.from_record),
+        host=_stored(row, "host", HostInfo.from_record),
         labels=run_labels,
-        settings=run_settings(row),
+        settings=_stored(row, "settings", RunSettings.from_record),
         error=error,
         non_compliant=bool(row.non_compliant),
         results=results,
@@ -75,13 +80,13 @@ def run_record(
     )
 
 
-def run_settings(row: sa.Row[Any]) -> RunSettings:
-    """A ``runs`` row's settings as the typed record; StoreError when they do not fit
-    (the store was changed by something else than volbench)."""
+def _stored(row: sa.Row[Any], part: str, read: Callable[[Any, str], T]) -> T:
+    """A ``runs`` row's ``part`` (target, host, settings) as its typed record;
+    StoreError when it does not fit (the store was changed by something else)."""
     try:
-        return RunSettings.from_record(row.settings, f"run {row.id}: its stored settings")
+        return read(getattr(row, part), f"run {row.id}: its stored {part}")
     except RecordError as error:
-        raise StoreError(f"{error}; delete the run or fix its settings in the store") from None
+        raise StoreError(f"{error}; delete the run or fix its {part} in the store") from None
 
 
 def stored_result(row: sa.Row[Any]) -> StoredResult:

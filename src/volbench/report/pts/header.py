@@ -33,7 +33,7 @@ def header_notes(run: RunRecord) -> tuple[str, ...]:
     own = f" ({'; '.join(fixed)})" if fixed else ""
     notes = [
         f"run {run.id} · {EDITIONS.get(options.profile, 'SNIA SSS PTS')} ({options.profile})"
-        f" · {run.status.value} · target {run.target.get('path')}"
+        f" · {run.status.value} · target {run.target.path}"
         f" · ioengine {run.settings.ioengine}",
         f"purge: {s.purge_method} · preconditioning: {catalog.preconditioning(options)}"
         f" · active range {options.active_range_pct}% ({s.active_bytes >> 20} MiB)",
