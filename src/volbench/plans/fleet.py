@@ -282,7 +282,7 @@ def stored_fleet(settings: RunSettings) -> Fleet:
     """The fleet a stored run ran on (its ``places`` settings), to continue it;
     UsageError for places recorded without a path or target (an imported output)."""
     if any(p.path is None or p.target is None for p in settings.places):
-        raise UsageError("its places were not recorded by a volbench run: start it again")
+        raise UsageError("its places were not all recorded (an imported output): start it again")
     places = tuple(Place(p.host, str(p.path)) for p in settings.places)
     sizes = [p.target.capacity_bytes for p in settings.places if p.target is not None]
     remote = any(p.host is not None for p in places)
