@@ -448,6 +448,11 @@ class RunRecord:
         :attr:`StoredResult.place` is set). Checks and fingerprints read these."""
         return tuple(r for r in self.results if r.place is None)
 
+    def setup(self, kind: type[T]) -> T:
+        """The run's plan options as its plan's ``kind`` record (:meth:`RunSettings.options_as`);
+        :class:`volbench.records.RecordError` naming the run when they do not fit."""
+        return self.settings.options_as(kind, f"run {self.id}: its stored settings")
+
     def logs_dir(self, runs_dir: Path) -> Path:
         """The scratch folder of this run's fio files (job files, logs as fio writes
         them; what a run keeps is in the store): as recorded in its settings

@@ -223,7 +223,7 @@ def _check_pts_complete(run: RunRecord, steady_rounds: int) -> None:
     """Every cell of every PTS round stored exactly once, as fio measured it, and the
     rounds numbered without gaps: WIPC, then ``steady_rounds`` steady-state rounds."""
     assert run.status.value == "completed", run.error
-    setup = PtsSetup.of(run)
+    setup = run.setup(PtsSetup)
     options, active = setup.options, setup.active_bytes
     rounds = state.stored_rounds(run.results, options, active)
     assert [(r.phase, r.index) for r in rounds] == [("wipc", 0)] + [

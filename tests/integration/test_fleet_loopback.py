@@ -326,7 +326,7 @@ def test_pts_rounds_on_two_hosts(
     assert proc.returncode == 0, proc.stderr
     run = _stored(volbench)
     assert run.status is RunStatus.COMPLETED and 1 <= len(run.raw_outputs) <= 3
-    assert PtsSetup.of(run).purge_method == "none (--no-purge)"
+    assert run.setup(PtsSetup).purge_method == "none (--no-purge)"
     for round_no, raw in enumerate(run.raw_outputs):
         (together,) = [r for r in run.results if r.round == round_no and r.hostname is None]
         shares = [r for r in run.results if r.round == round_no and r.hostname]

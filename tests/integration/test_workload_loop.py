@@ -49,7 +49,7 @@ def _fio(device: str, seconds: float, *extra: str) -> subprocess.Popen[str]:
 def _profile(volbench: Volbench, name: str) -> dict[str, Any]:
     """The stored characterisation of capture ``name`` (what ``volbench workload`` shows)."""
     with Store.open(str(volbench.db), create=False) as store:
-        return dict(CaptureSetup.of(find_capture(store, name)).profile)
+        return dict(find_capture(store, name).setup(CaptureSetup).profile)
 
 
 def _shares(profile: dict[str, Any]) -> dict[tuple[str, str, int], float]:

@@ -117,7 +117,7 @@ def _cell(run: RunRecord, pts_round: PtsRound, name: str, figure: str = "iops") 
 def _rounds(run: RunRecord, test: str, phase: str) -> list[PtsRound]:
     """The PTS rounds of ``test``'s ``phase``, in order (each cell ran as a fio
     process of its own: a store round each)."""
-    setup = PtsSetup.of(run)
+    setup = run.setup(PtsSetup)
     rounds = state.stored_rounds(run.results, setup.options, setup.active_bytes)
     return [
         {f"{test}.{phase}.{name}": cell.round_no for name, cell in r.cells.items()}

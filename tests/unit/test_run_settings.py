@@ -147,7 +147,7 @@ def test_pts_fleet_verify_and_capture_settings_as_the_volbench_before_wrote_them
             "path": "/a", "kind": "file", "capacity_bytes": 1 << 30}}],
         "hosts": [], "keep_going": False, "solo": False,
     })  # fmt: skip
-    setup = PtsSetup.of(pts)
+    setup = pts.setup(PtsSetup)
     assert setup.options == options and setup.active_bytes == 1 << 30
     assert (setup.purge_method, setup.write_cache) == ("blkdiscard", "write through")
     assert setup.seq_write_bytes_per_s == 1.5e8
@@ -174,7 +174,7 @@ def test_pts_fleet_verify_and_capture_settings_as_the_volbench_before_wrote_them
         "trace": {"duration_ns": 10**10, "before": 3, "lost": 0},
         "profile": {"ios": 5},
     })  # fmt: skip
-    taken = CaptureSetup.of(capture)
+    taken = capture.setup(CaptureSetup)
     assert taken.capture.name == "db" and taken.trace.before == 3
     assert taken.profile == {"ios": 5}
 

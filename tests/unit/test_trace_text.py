@@ -115,7 +115,7 @@ def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> Non
         assert run.id == received.run_id and run.plan == capture.NAME
         assert run.labels == {"host": "db1", "workload": "mixed"}
         assert "also traces 8,16: kept 8,0" in (run.error or "")
-        assert CaptureSetup.of(run).profile["counts"] == {
+        assert run.setup(CaptureSetup).profile["counts"] == {
             "read": 3,
             "write": 2,
             "trim": 1,

@@ -68,7 +68,7 @@ class VerifySetup:
         RecordError when it does not fit."""
         if run.plan != PLAN:
             raise UsageError(f"run {run.id} is a {run.plan} run, not a QoS verify run")
-        return run.settings.options_as(cls, f"run {run.id}: its stored settings")
+        return run.setup(cls)
 
 
 @dataclass(frozen=True)

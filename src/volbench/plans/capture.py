@@ -87,11 +87,6 @@ class CaptureSetup:
     trace: codec.TraceMeta
     profile: Mapping[str, Any]
 
-    @classmethod
-    def of(cls, run: RunRecord) -> CaptureSetup:
-        """The setup of capture run ``run``; RecordError when it does not fit."""
-        return run.settings.options_as(cls, f"run {run.id}: its stored settings")
-
 
 def _store(
     store: Store,
@@ -237,9 +232,9 @@ def find_capture(store: Store, ref: str) -> RunRecord:
 def load_trace(store: Store, run: RunRecord) -> IoTrace:
     """The trace of capture run ``run``."""
     found = run if run.trace else store.get_run(run.id)
-    return codec.unpack(found.trace, CaptureSetup.of(run).trace)
+    return codec.unpack(found.trace, run.setup(CaptureSetup).trace)
 
 
 def workload_name(run: RunRecord) -> str:
     """The name a capture run was stored with."""
-    return run.labels.get(LABEL) or CaptureSetup.of(run).capture.name
+    return run.labels.get(LABEL) or run.setup(CaptureSetup).capture.name

@@ -58,6 +58,11 @@ def _section(key: str, kind: type[object]) -> SetupReader:
     return lambda run: section(run.settings.options, key, kind)
 
 
+def _whole(kind: type[object]) -> SetupReader:
+    """The reader of all a plan's options as one ``kind`` record (:meth:`RunRecord.setup`)."""
+    return lambda run: run.setup(kind)
+
+
 def _find_max_again(settings: RunSettings) -> PlanSpec:
     """A find-max sweep from its recorded options."""
     options = sweep.options_from(settings.options)
@@ -107,7 +112,7 @@ PLANS: Mapping[str, PlanEntry] = MappingProxyType(
             report=lambda run: (pts_sheets(run), pts_document(run)),
             sections=pts_sections,
             headline=pts_headline,
-            setup=pts.PtsSetup.of,
+            setup=_whole(pts.PtsSetup),
         ),
         qos_results.PLAN: PlanEntry(
             sheet=run_verify_sheet, charts=qos_verify_charts, setup=qos_results.VerifySetup.of
@@ -115,7 +120,9 @@ PLANS: Mapping[str, PlanEntry] = MappingProxyType(
         qos_capability.NAME: PlanEntry(),
         importing.PLAN: PlanEntry(),
         capture.NAME: PlanEntry(
-            report=workload_report, sections=workload_sections, setup=capture.CaptureSetup.of
+            report=workload_report,
+            sections=workload_sections,
+            setup=_whole(capture.CaptureSetup),
         ),
         replay.NAME: PlanEntry(setup=_section(replay.NAME, replay.ReplayOptions)),
     }

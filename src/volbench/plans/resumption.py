@@ -124,7 +124,7 @@ def resume(
             rounds = FleetRounds(ready.fleet) if ready is not None else run_round
             reporter.note(f"resuming run {record.id}: {len(committed_tests(record))} tests done")
             return resume_run(session, record, info, rounds)
-        planned = PtsSetup.of(record).options.logical_block_bytes
+        planned = record.setup(PtsSetup).options.logical_block_bytes
         if driver.logical_block_bytes(info, ready) != planned:
             raise UsageError(
                 f"{path} no longer has the {planned}-byte logical blocks run {record.id} was "

@@ -87,7 +87,7 @@ class Summary:
 def run_tests(run: RunRecord) -> tuple[str, ...]:
     """The tests a run measured, in order: a PTS run's tests, else its tests' names."""
     if run.plan == PTS:
-        return PtsSetup.of(run).options.tests
+        return run.setup(PtsSetup).options.tests
     return tuple(dict.fromkeys(r.test for r in run.aggregate))
 
 

@@ -32,7 +32,7 @@ def _pct(value: Any) -> str:
 
 
 def _summary_rows(run: RunRecord, p: Mapping[str, Any]) -> list[dict[str, Any]]:
-    capture = CaptureSetup.of(run).capture
+    capture = run.setup(CaptureSetup).capture
     counts = p["counts"]
     seq = p["sequential_by_op"]
     hot = p["hot_pct"]
@@ -103,7 +103,7 @@ def _synthetic_rows(p: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def workload_report(run: RunRecord) -> Report:
     """The sheets of a capture run and its JSON document (the profile)."""
-    p = CaptureSetup.of(run).profile
+    p = run.setup(CaptureSetup).profile
     name = workload_name(run)
     notes = [SOURCE]
     if run.error:
@@ -167,7 +167,7 @@ def workload_report(run: RunRecord) -> Report:
 
 def workload_charts(run: RunRecord) -> list[Chart]:
     """I/O rate and queue depth over time, block sizes, concentration."""
-    p = CaptureSetup.of(run).profile
+    p = run.setup(CaptureSetup).profile
     rid = run.id
     seconds = list(range(len(p["per_second"])))
     rate = [

@@ -335,7 +335,7 @@ def run(
     ``places``: the run is on several targets at once (see :func:`begin`).
     """
     record = session.store.get_run(run_id, raw=False)
-    setup = PtsSetup.of(record)
+    setup = record.setup(PtsSetup)
     course = PtsCourse(
         session, run_id, target, purging, purged_already, places, setup, record.results
     )

@@ -15,7 +15,6 @@ from typing import Any
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.errors import UsageError
-from volbench.model import RunRecord
 from volbench.units import MiB, format_block_size, parse_size
 
 NAME = "pts"
@@ -169,11 +168,6 @@ class PtsSetup:
     @property
     def options(self) -> PtsOptions:
         return self.pts
-
-    @classmethod
-    def of(cls, run: RunRecord) -> PtsSetup:
-        """The setup of stored PTS run ``run``; RecordError when it does not fit."""
-        return run.settings.options_as(cls, f"run {run.id}: its stored settings")
 
 
 def fit_block_size(options: PtsOptions, logical_bytes: int | None, where: str) -> PtsOptions:

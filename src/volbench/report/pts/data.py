@@ -31,7 +31,7 @@ class PtsData:
 
     def __init__(self, run: RunRecord) -> None:
         self.run = run
-        self.setup = PtsSetup.of(run)
+        self.setup = run.setup(PtsSetup)
         self.options = self.setup.options
         self.active = self.setup.active_bytes
         self.rounds = state.stored_rounds(run.results, self.options, self.active)

@@ -23,7 +23,7 @@ def header_notes(run: RunRecord) -> tuple[str, ...]:
     """The PTS test header: purge, preconditioning, active range, TC/QD, pattern, cache.
     Preconditioning and round limits are those of the tests the run has (from its
     options, not a stored text: a WSAT run has no WIPC and no steady-state rounds)."""
-    s = PtsSetup.of(run)
+    s = run.setup(PtsSetup)
     options = s.options
     fixed = []
     for test in options.tests:
