@@ -15,6 +15,11 @@ decimal (10**n) suffix at all. Give decimal sizes as plain byte counts
 Fractions are allowed when a suffix is given (``"1.5g"``) and are rounded down
 to whole bytes.
 
+Bounds: a size is at most :data:`MAX_SIZE` = 2**63 - 1 bytes (8 EiB), what fio's
+64-bit sizes and the store's 64-bit integers hold, and its number at most
+:data:`MAX_DIGITS` digits; anything larger is refused in one line before it is
+converted (a 5,000-digit number is not turned into an integer).
+
 Formatting always uses binary units with IEC names (``"1.0 GiB"``).
 """
 
@@ -30,6 +35,12 @@ GiB = 1024**3
 TiB = 1024**4
 PiB = 1024**5
 
+MAX_SIZE = 2**63 - 1
+"""The largest size volbench takes, in bytes: fio's sizes are unsigned 64-bit and the
+store's integers signed 64-bit (SQLite INTEGER, PostgreSQL BIGINT)."""
+MAX_DIGITS = 40
+"""The most digits (with a fraction's) a size's number may have."""
+
 _MULTIPLIERS: dict[str, int] = {"": 1, "k": KiB, "m": MiB, "g": GiB, "t": TiB, "p": PiB}
 
 _SIZE_RE = re.compile(
@@ -38,7 +49,7 @@ _SIZE_RE = re.compile(
     \s*
     (?P<prefix>[kmgtp]?)
     (?P<suffix>ib|b|)
-    \s*$""",
+    \s*\Z""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -57,27 +68,53 @@ def parse_size(text: str) -> int:
     Raises :class:`~volbench.errors.UsageError` with a one-line message when the
     string is not a size.
     """
+    if len(text) > 2 * MAX_DIGITS:
+        raise _too_long(text)
     match = _SIZE_RE.match(text)
     if match is None:
         raise UsageError(
-            f"invalid size {text!r}: use a byte count or a number with k, m, g, t "
+            f"invalid size {shown(text)}: use a byte count or a number with k, m, g, t "
             f"(binary: 4k = 4096), e.g. 512m or 1GiB"
         )
     number: str = match.group("number")
+    if len(number) > MAX_DIGITS:
+        raise _too_long(text)
     prefix: str = match.group("prefix").lower()
     suffix: str = match.group("suffix")
     if suffix.lower() == "ib" and not prefix:
-        raise UsageError(f"invalid size {text!r}: 'iB' needs a prefix, e.g. KiB or GiB")
+        raise UsageError(f"invalid size {shown(text)}: 'iB' needs a prefix, e.g. KiB or GiB")
     multiplier = _MULTIPLIERS[prefix]
     if "." in number:
         if multiplier == 1:
-            raise UsageError(f"invalid size {text!r}: a byte count must be a whole number")
+            raise UsageError(f"invalid size {shown(text)}: a byte count must be a whole number")
         # Exact decimal arithmetic: split into integer and fraction digits.
         whole, _, frac = number.partition(".")
         scale: int = 10 ** len(frac)
         numerator = int(whole or "0") * scale + int(frac or "0")
-        return numerator * multiplier // scale
-    return int(number) * multiplier
+        return _bounded(numerator * multiplier // scale, text)
+    return _bounded(int(number) * multiplier, text)
+
+
+def _too_long(text: str) -> UsageError:
+    return UsageError(
+        f"invalid size {shown(text)}: a number of at most {MAX_DIGITS} digits,"
+        f" up to 8 EiB ({MAX_SIZE} bytes)"
+    )
+
+
+def _bounded(size: int, text: str) -> int:
+    if size > MAX_SIZE:
+        raise UsageError(
+            f"invalid size {shown(text)}: larger than 8 EiB ({MAX_SIZE} bytes),"
+            " the most fio and the store can hold"
+        )
+    return size
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters (``'999...'``): a
+    hostile value of any length stays a short line."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def format_bytes(n: int | float) -> str:

@@ -62,11 +62,61 @@ def test_spec_files_and_bad_specs(tmp_path: Path) -> None:
         ("[[spec]]\nname = 'x'\n", "lacks 'transfer'"),
         ("nothing = 1\n", "holds no \\[\\[spec\\]\\] tables"),
         ("[[spec\n", "invalid TOML"),
-        ("[[spec]]\nname='x'\ntransfer='8k'\nread_pct=120\nrandom_pct=0\n", "% read must be"),
+        ("[[spec]]\nname='x'\ntransfer='8k'\nread_pct=120\nrandom_pct=0\n", "read_pct must be"),
     ):
         bad.write_text(text)
         with pytest.raises(UsageError, match=message):
             iometer.load_specs(bad)
+
+
+SPEC = "[[spec]]\nname='x'\ntransfer='8k'\nread_pct=50\nrandom_pct=0\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("spec = [[1]]\n", "access spec 1 in .*: a \\[\\[spec\\]\\] table, not list"),
+        ("spec = [1]\n", "a \\[\\[spec\\]\\] table, not int"),
+        (SPEC.replace("read_pct=50", "read_pct = inf"), "read_pct must be a whole number"),
+        (SPEC.replace("read_pct=50", "read_pct = nan"), "read_pct must be a whole number"),
+        (SPEC.replace("read_pct=50", "read_pct = 50.5"), "read_pct must be a whole number"),
+        (SPEC.replace("read_pct=50", "read_pct = true"), "read_pct must be a whole number"),
+        (SPEC.replace("'8k'", "'" + "9" * 5000 + "'"), "transfer: invalid size .*at most 40"),
+        (SPEC.replace("'8k'", "'4g'"), "transfer must be from 1 byte to 2,147,479,552"),
+        (SPEC.replace("'8k'", "[1]"), "transfer must be a size"),
+        (SPEC.replace("name='x'", "name=1"), "name must be text"),
+        (SPEC.replace("name='x'", "name='" + "x" * 65 + "'"), "up to 64 letters"),
+        (SPEC + "extra = 1\n", "unknown key 'extra'"),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
+        ("[[spec]]\n" * 300, "holds 300 \\[\\[spec\\]\\] tables: at most 256"),
+    ],
+)
+def test_hostile_spec_files_are_one_line(tmp_path: Path, text: str, message: str) -> None:
+    """Regression (issue 22): `spec = [[1]]` and `read_pct = inf` were tracebacks."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        iometer.load_specs(bad)
+
+
+def test_spec_files_not_utf8_or_too_large(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"[[spec]]\nname = '\xff'\n")
+    with pytest.raises(UsageError, match="not UTF-8"):
+        iometer.load_specs(bad)
+    bad.write_bytes(b"#" * (iometer.MAX_FILE_BYTES + 1))
+    with pytest.raises(UsageError, match="larger than 1 MiB"):
+        iometer.load_specs(bad)
+
+
+def test_worker_counts_and_tests_are_bounded() -> None:
+    """Regression (issue 22): `--workers 1..99999999` was a MemoryError."""
+    spec = (iometer.BUILTIN[0],)
+    with pytest.raises(UsageError, match="from 1 to 4,096"):
+        iometer.workloads(iometer.IometerOptions(specs=spec, workers=(4097,)))
+    many = iometer.IometerOptions(specs=iometer.BUILTIN * 20, workers=tuple(range(1, 257)))
+    with pytest.raises(UsageError, match="at most 4,096"):
+        iometer.workloads(many)
 
 
 def _result(test: str, workers: int, iops: float) -> StoredResult:

@@ -11,9 +11,9 @@ from volbench.analysis.scaling import (
     peak,
     saturation_sentence,
 )
+from volbench.cli.options import parse_count_list
 from volbench.cli.sweep import parse_latency_target
 from volbench.errors import UsageError
-from volbench.plans.sweep import parse_int_list
 
 
 def point(qd: int, jobs: int, iops: float, mean_ms: float, p99_ms: float = 0.0) -> ScalingPoint:
@@ -62,12 +62,13 @@ def test_best_under_latency_uses_mean_or_p99() -> None:
 
 
 def test_int_lists_and_latency_targets() -> None:
-    assert parse_int_list("1-64") == (1, 2, 4, 8, 16, 32, 64)
-    assert parse_int_list("1,3, 5") == (1, 3, 5)
-    assert parse_int_list("2-12") == (2, 4, 8)
-    for bad in ("", "a", "4-2", "0-8", "1,,2"):
+    assert parse_count_list("1-64", 64) == (1, 2, 4, 8, 16, 32, 64)
+    assert parse_count_list("1,3, 5", 64) == (1, 3, 5)
+    assert parse_count_list("2-12", 64) == (2, 4, 8)
+    assert parse_count_list("1..3,8", 64) == (1, 2, 3, 8)
+    for bad in ("", "a", "4-2", "0-8", "1,,2", "1-65", "1.5", "1..2..3", "-1"):
         with pytest.raises(UsageError):
-            parse_int_list(bad)
+            parse_count_list(bad, 64)
     assert parse_latency_target("1ms") == (1e6, "mean")
     assert parse_latency_target("500us:p99") == (5e5, "p99")
     for bad in ("1", "0ms", "1ms:p50", "fast"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,9 @@ V1_WEIGHT_MIN, V1_WEIGHT_MAX = 10, 1000
 """cgroup v1 ``blkio.weight`` range (kernel admin-guide/cgroup-v1/blkio-controller.rst)."""
 V2_WEIGHT_MIN, V2_WEIGHT_MAX = 1, 10000
 """cgroup v2 ``io.weight`` range (kernel Documentation/admin-guide/cgroup-v2.rst, "IO")."""
+
+MAX_TENANTS = 1000
+"""The most tenants of one plan (each is a cgroup when the plan is applied)."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}\Z")
 
@@ -124,15 +128,18 @@ def check_tenants(tenants: Sequence[Tenant], volume_gib: float = 0.0) -> None:
     """Raise UsageError (one line) unless the tenants can share a device of ``volume_gib``."""
     if not tenants:
         raise UsageError("a QoS plan needs at least one tenant: --tenant NAME:SIZE")
-    names = [t.name for t in tenants]
+    if len(tenants) > MAX_TENANTS:
+        raise UsageError(f"{len(tenants):,} tenants: a QoS plan holds at most {MAX_TENANTS:,}")
+    names = Counter(t.name for t in tenants)
     for tenant in tenants:
         if not _NAME.match(tenant.name):
             raise UsageError(
-                f"invalid tenant name {tenant.name!r}: use up to 48 letters, digits, -, _ and ."
+                f"invalid tenant name {tenant.name[:60]!r}: use up to 48 letters, digits, -, _"
+                " and ."
             )
         if not tenant.size_gib > 0 or not math.isfinite(tenant.size_gib):
             raise UsageError(f"tenant {tenant.name}: size must be positive")
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = sorted(n for n, count in names.items() if count > 1)
     if duplicates:
         raise UsageError(f"tenant {duplicates[0]} is given twice: tenant names must be unique")
     check_capacity(sum(t.size_gib for t in tenants), volume_gib)
@@ -174,6 +181,11 @@ def make_plan(
     capability = capability if isinstance(capability, Rates) else Rates.both(*capability)
     reserve = reserve if isinstance(reserve, Rates) else Rates.both(*reserve)
     check_tenants(tenants, volume_gib)
+    for (label, cap), (_, res) in zip(capability.figures(), reserve.figures(), strict=True):
+        if not (math.isfinite(cap) and math.isfinite(res)):
+            raise UsageError(f"the {label} capability and reserve must be numbers (not {cap:g})")
+    if not math.isfinite(volume_gib) or volume_gib < 0:
+        raise UsageError(f"the volume size must be a number of GiB, not {volume_gib:g}")
     if not 0.0 <= alpha < 1.0:
         raise UsageError(f"alpha must be in [0, 1) (got {alpha:g})")
     if all(value <= 0 for _, value in capability.figures()):
@@ -231,6 +243,8 @@ def fit_alpha(capability: float, used: float, achieved: Sequence[float]) -> floa
     """
     if not achieved:
         raise UsageError("fitting alpha needs at least one measured tenant")
+    if not all(math.isfinite(v) for v in (capability, used, *achieved)):
+        raise UsageError("the capability, the host's use and the measured results must be numbers")
     if capability <= used:
         raise UsageError(f"the capability ({capability:g}) must exceed the host's use ({used:g})")
     if any(c < 0 for c in achieved):

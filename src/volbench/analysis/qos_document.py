@@ -11,12 +11,16 @@ read as the same figure for both directions.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from volbench.analysis.qos import QosPlan, Rates, Tenant, make_plan
+from volbench.analysis.qos import MAX_TENANTS, QosPlan, Rates, Tenant, make_plan
 from volbench.errors import UsageError
 
 PLAN_SCHEMA = "volbench.qos-plan/1"
+MAX_NUMBER = 1e15
+"""The largest figure a plan document may hold (IOPS, bytes/s, GiB): finite, and far
+above any device's."""
 
 
 def plan_document(plan: QosPlan) -> dict[str, Any]:
@@ -71,7 +75,17 @@ def _number(data: Any, *keys: str) -> float:
         value = value[key]
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise UsageError(f"the QoS plan's {'.'.join(keys)} is not a number")
-    return float(value)
+    number = float(value) if isinstance(value, float) or abs(value) <= MAX_NUMBER else math.inf
+    if not (math.isfinite(number) and abs(number) <= MAX_NUMBER):
+        raise UsageError(f"the QoS plan's {'.'.join(keys)} is not a finite number up to 1e15")
+    return number
+
+
+def _name(tenant: Any) -> str:
+    name = tenant.get("name", "") if isinstance(tenant, dict) else ""
+    if not isinstance(name, str):
+        raise UsageError("the QoS plan has a tenant whose name is not text")
+    return name
 
 
 def plan_from_document(data: Any) -> QosPlan:
@@ -84,10 +98,9 @@ def plan_from_document(data: Any) -> QosPlan:
     tenants_data = data.get("tenants")
     if not isinstance(tenants_data, list):
         raise UsageError("the QoS plan has no tenants list")
-    tenants = [
-        Tenant(str(t.get("name", "")) if isinstance(t, dict) else "", _number(t, "size_gib"))
-        for t in tenants_data
-    ]
+    if len(tenants_data) > MAX_TENANTS:
+        raise UsageError(f"the QoS plan has {len(tenants_data):,} tenants: at most {MAX_TENANTS:,}")
+    tenants = [Tenant(_name(t), _number(t, "size_gib")) for t in tenants_data]
     volume_gib = _number(data, "volume_gib")
     nominal = data.get("nominal_sizes", volume_gib > 0)  # before: V given = nominal sizes
     return make_plan(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from volbench.cli.options import DURATION, POSITIVE_DURATION
+from volbench.cli.options import DURATION, JOB_COUNTS, POSITIVE_DURATION
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
-from volbench.cli.sweep import INT_LIST
+from volbench.fio.bounds import MAX_IODEPTH
 from volbench.plans import iometer
 
 
@@ -31,14 +31,14 @@ from volbench.plans import iometer
 )
 @click.option(
     "--workers",
-    type=INT_LIST,
+    type=JOB_COUNTS,
     default="1..4",
     show_default=True,
     help="Worker counts: 1..4 (linear), 1-16 (doubling) or 1,2,4.",
 )
 @click.option(
     "--outstanding",
-    type=click.IntRange(1, 65536),
+    type=click.IntRange(1, MAX_IODEPTH),
     default=1,
     show_default=True,
     help="Outstanding I/Os per worker (fio iodepth).",

@@ -2,43 +2,122 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import click
 
 from volbench.errors import FioError, UsageError
+from volbench.fio.bounds import (
+    MAX_BLOCK_SIZE,
+    MAX_DURATION_S,
+    MAX_IODEPTH,
+    MAX_LIST_VALUES,
+    MAX_NUMJOBS,
+)
 from volbench.fio.executable import fio_engines
 from volbench.fio.job import check_engine
 from volbench.fio.job_text import control_problem, value_problem
 from volbench.fio.stall import DEFAULT_SECONDS
 from volbench.report.export import EXPORTERS
-from volbench.units import parse_size
+from volbench.units import parse_size, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("table", *sorted(EXPORTERS))
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$", re.IGNORECASE)
+_DURATION = re.compile(r"^\s*(\d{1,40}(?:\.\d{1,40})?)\s*(ms|s|m|min|h)?\s*\Z", re.IGNORECASE)
 _DURATION_FACTOR = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_COUNT = re.compile(r"^\s*(\d{1,19})\s*\Z")
+_NUMBER = re.compile(r"^\s*[+]?(\d{1,40}(?:\.\d{0,40})?|\.\d{1,40})(?:[eE][+-]?\d{1,3})?\s*\Z")
 
 
 def parse_duration(text: str) -> float:
-    """fio-style duration to seconds: ``30`` and ``30s`` are seconds; ms, m, h allowed."""
+    """fio-style duration to seconds: ``30`` and ``30s`` are seconds; ms, m, h allowed;
+    at most :data:`~volbench.fio.bounds.MAX_DURATION_S` (366 days)."""
     match = _DURATION.match(text)
     if not match:
-        raise UsageError(f"invalid duration {text!r}: use e.g. 30, 30s, 500ms, 2m or 1h")
-    return float(match.group(1)) * _DURATION_FACTOR[(match.group(2) or "s").lower()]
+        raise UsageError(f"invalid duration {shown(text)}: use e.g. 30, 30s, 500ms, 2m or 1h")
+    seconds = float(match.group(1)) * _DURATION_FACTOR[(match.group(2) or "s").lower()]
+    if seconds > MAX_DURATION_S:
+        raise UsageError(
+            f"invalid duration {shown(text)}: at most 366 days ({MAX_DURATION_S:,.0f} s)"
+        )
+    return seconds
+
+
+def parse_number(text: str, low: float = 0.0, high: float = 1e15, what: str = "number") -> float:
+    """A finite decimal number in [``low``, ``high``] (``500``, ``0.25``, ``2e3``):
+    ``nan``, ``inf``, ``1e400`` and values out of range are one line."""
+    if not _NUMBER.match(text):
+        raise UsageError(f"invalid {what} {shown(text)}: use a number, e.g. 500 or 0.25")
+    value = float(text)
+    if not (math.isfinite(value) and low <= value <= high):
+        raise UsageError(f"invalid {what} {shown(text)}: it must be from {low:g} to {high:g}")
+    return value
+
+
+def parse_count_list(text: str, maximum: int) -> tuple[int, ...]:
+    """Counts from ``1,2,4``, a doubling range ``1-256`` (1,2,4,...,256) or a linear
+    range ``1..4`` (1,2,3,4), or a mix of them separated by commas: each from 1 to
+    ``maximum``, at most :data:`~volbench.fio.bounds.MAX_LIST_VALUES` in all (a range
+    is refused before it is expanded)."""
+    values: list[int] = []
+    for part in text.split(","):
+        step: Callable[[int], int] | None = None
+        low_text = high_text = part
+        if ".." in part:
+            low_text, _, high_text = part.partition("..")
+            step = _next_linear
+        elif "-" in part:
+            low_text, _, high_text = part.partition("-")
+            step = _next_double
+        low, high = _count(low_text, text, maximum), _count(high_text, text, maximum)
+        if high < low:
+            raise UsageError(f"invalid range {shown(part.strip())}: it must go up, e.g. 1-64")
+        value: int | None = low
+        while value is not None and value <= high:
+            if len(values) == MAX_LIST_VALUES:
+                raise UsageError(
+                    f"invalid list {shown(text)}: more than {MAX_LIST_VALUES} values"
+                    " (use a doubling range like 1-4096 or fewer values)"
+                )
+            values.append(value)
+            value = step(value) if step is not None else None
+    return tuple(values)
+
+
+def _next_linear(value: int) -> int:
+    return value + 1
+
+
+def _next_double(value: int) -> int:
+    return value * 2
+
+
+def _count(part: str, text: str, maximum: int) -> int:
+    match = _COUNT.match(part)
+    if match is None:
+        raise UsageError(
+            f"invalid list {shown(text)}: use numbers like 1,2,4, a doubling range like"
+            " 1-256 or a linear range like 1..4"
+        )
+    value = int(match.group(1))
+    if not 1 <= value <= maximum:
+        raise UsageError(f"invalid list {shown(text)}: each value from 1 to {maximum:,}")
+    return value
 
 
 def parse_label(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise UsageError(f"invalid label {text!r}: use key=value, e.g. vendor=aliyun")
+        raise UsageError(f"invalid label {shown(text)}: use key=value, e.g. vendor=aliyun")
     problem = control_problem(text)
     if problem:
-        raise UsageError(f"invalid label {text!r}: it {problem}")
+        raise UsageError(f"invalid label {shown(text)}: it {problem}")
     return key.strip(), value.strip()
 
 
@@ -60,7 +139,7 @@ def parse_engine(text: str) -> str:
         return engine
     if known and engine not in known:
         raise UsageError(
-            f"fio has no ioengine {text!r}: use one of `fio --enghelp`, e.g. libaio or psync"
+            f"fio has no ioengine {shown(text)}: use one of `fio --enghelp`, e.g. libaio or psync"
         )
     return engine
 
@@ -85,7 +164,19 @@ def parse_positive_size(text: str) -> int:
     """A size that must be at least one byte (``--size 0`` means nothing to measure)."""
     size = parse_size(text)
     if size <= 0:
-        raise UsageError(f"invalid size {text!r}: it must be positive, e.g. 512m or 1g")
+        raise UsageError(f"invalid size {shown(text)}: it must be positive, e.g. 512m or 1g")
+    return size
+
+
+def parse_block_size(text: str) -> int:
+    """A block size: 1 byte to 2 GiB - 4 KiB (the most one Linux read or write moves,
+    :data:`~volbench.fio.bounds.MAX_BLOCK_SIZE`)."""
+    size = parse_positive_size(text)
+    if size > MAX_BLOCK_SIZE:
+        raise UsageError(
+            f"invalid block size {shown(text)}: at most {MAX_BLOCK_SIZE:,} bytes"
+            " (2 GiB - 4 KiB, the most one read or write moves), e.g. 4k or 1m"
+        )
     return size
 
 
@@ -93,7 +184,7 @@ def parse_positive_duration(text: str) -> float:
     """A duration that must be longer than zero (a runtime, not a ramp time)."""
     seconds = parse_duration(text)
     if seconds <= 0:
-        raise UsageError(f"invalid duration {text!r}: it must be positive, e.g. 30s")
+        raise UsageError(f"invalid duration {shown(text)}: it must be positive, e.g. 30s")
     return seconds
 
 
@@ -101,6 +192,11 @@ SIZE = Converted("size", parse_size)
 DURATION = Converted("duration", parse_duration)
 POSITIVE_SIZE = Converted("size", parse_positive_size)
 POSITIVE_DURATION = Converted("duration", parse_positive_duration)
+BLOCK_SIZE = Converted("size", parse_block_size)
+IODEPTHS = Converted("list", partial(parse_count_list, maximum=MAX_IODEPTH))
+"""Queue depths: each 1..65,536 (:mod:`volbench.fio.bounds`)."""
+JOB_COUNTS = Converted("list", partial(parse_count_list, maximum=MAX_NUMJOBS))
+"""Job (worker) counts: each 1..4,096, fio's most jobs."""
 LABEL = Converted("key=value", parse_label)
 JOB_PATH = Converted("path", parse_job_path)
 ENGINE = Converted("engine", parse_engine)

@@ -5,17 +5,19 @@ from __future__ import annotations
 import re
 
 from volbench.analysis.qos import Rates, Tenant
-from volbench.cli.options import Converted
+from volbench.cli.options import Converted, parse_number
 from volbench.errors import UsageError
-from volbench.units import GiB, parse_size
+from volbench.units import GiB, parse_size, shown
 
-_NUMBER = re.compile(r"^\d+(?:\.\d+)?\Z")
+_NUMBER = re.compile(r"^\d{1,40}(?:\.\d{1,40})?\Z")
+MAX_FIGURE = 1e12
+"""The largest IOPS or GiB taken (far above any device): every figure is finite."""
 
 
 def _float(text: str, what: str) -> float:
     if not _NUMBER.match(text.strip()):
-        raise UsageError(f"invalid {what} {text!r}: use a number, e.g. 3888")
-    return float(text)
+        raise UsageError(f"invalid {what} {shown(text)}: use a number, e.g. 3888")
+    return parse_number(text, 0.0, MAX_FIGURE, what)
 
 
 _KEYS = {
@@ -42,7 +44,7 @@ def parse_rates(text: str) -> Rates:
         key = key.strip().lower()
         if not sep or key not in _KEYS:
             raise UsageError(
-                f"invalid rate {part!r}: use iops=N,bps=SIZE or riops=,wiops=,rbps=,wbps=,"
+                f"invalid rate {shown(part)}: use iops=N,bps=SIZE or riops=,wiops=,rbps=,wbps=,"
                 " e.g. riops=3888,wiops=156,bps=400m"
             )
         number = _float(value, "IOPS") if key.endswith("iops") else float(parse_size(value))
@@ -55,9 +57,11 @@ def parse_tenant(text: str) -> Tenant:
     """``NAME:SIZE`` to a tenant: a plain number is GiB (``40``), else a size (``512m``)."""
     name, sep, size = text.rpartition(":")
     if not sep or not name:
-        raise UsageError(f"invalid tenant {text!r}: use NAME:SIZE, e.g. web:40 (GiB) or db:512m")
+        raise UsageError(
+            f"invalid tenant {shown(text)}: use NAME:SIZE, e.g. web:40 (GiB) or db:512m"
+        )
     size = size.strip()
-    gib = float(size) if _NUMBER.match(size) else parse_size(size) / GiB
+    gib = _float(size, "tenant size") if _NUMBER.match(size) else parse_size(size) / GiB
     return Tenant(name.strip(), gib)
 
 
@@ -65,7 +69,7 @@ def parse_measured(text: str) -> tuple[str, float]:
     """``NAME=VALUE``: a tenant's measured IOPS."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
-        raise UsageError(f"invalid measurement {text!r}: use NAME=IOPS, e.g. web=118")
+        raise UsageError(f"invalid measurement {shown(text)}: use NAME=IOPS, e.g. web=118")
     return name.strip(), _float(value.strip(), "measured value")
 
 

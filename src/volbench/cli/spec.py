@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from volbench.cli import console
-from volbench.cli.options import Converted, format_option
+from volbench.cli.options import Converted, format_option, parse_number
 from volbench.errors import CheckFailed, UsageError
 from volbench.report.cost_sheets import cost_sheet
 from volbench.report.formats import check_output_name, render_document
@@ -38,6 +38,7 @@ from volbench.specs.expectation import (
     needed_variables,
 )
 from volbench.specs.price import HOURS_PER_MONTH, cost
+from volbench.units import shown
 
 
 def parse_date(text: str) -> str:
@@ -45,17 +46,20 @@ def parse_date(text: str) -> str:
     try:
         return datetime.date.fromisoformat(text).isoformat()
     except ValueError:
-        raise UsageError(f"invalid date {text!r}: use YYYY-MM-DD, e.g. 2016-12-31") from None
+        raise UsageError(f"invalid date {shown(text)}: use YYYY-MM-DD, e.g. 2016-12-31") from None
+
+
+MAX_AMOUNT = 1e12
+"""The largest size, IOPS, MB/s, hours or months taken: far above any volume, and
+small enough that a price x size x period stays a finite number."""
 
 
 def parse_amount(text: str) -> float:
-    """A positive number (a size in GiB/GB, IOPS, MB/s)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"invalid number {text!r}: use e.g. 500 or 2040") from None
+    """A positive number up to :data:`MAX_AMOUNT` (a size in GiB/GB, IOPS, MB/s, a
+    period); ``nan``, ``inf`` and ``1e400`` are refused."""
+    value = parse_number(text, 0.0, MAX_AMOUNT)
     if not value > 0:
-        raise UsageError(f"invalid number {text!r}: it must be positive")
+        raise UsageError(f"invalid number {shown(text)}: it must be positive")
     return value
 
 

@@ -6,25 +6,38 @@ import re
 
 import click
 
-from volbench.cli.options import DURATION, POSITIVE_DURATION, SIZE, Converted
+from volbench.cli.options import (
+    BLOCK_SIZE,
+    DURATION,
+    IODEPTHS,
+    JOB_COUNTS,
+    POSITIVE_DURATION,
+    Converted,
+)
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError
 from volbench.model import RW
 from volbench.plans import sweep
+from volbench.units import shown
 
-_TARGET = re.compile(r"^\s*([\d.]+)\s*(us|µs|ms|s)\s*(?::\s*(mean|p99))?\s*$")
+_TARGET = re.compile(r"^\s*(\d{1,15}(?:\.\d{1,15})?)\s*(us|µs|ms|s)\s*(?::\s*(mean|p99))?\s*\Z")
 _NS = {"us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+MAX_LATENCY_NS = 3600e9
+"""The longest latency target: an hour."""
 
 
 def parse_latency_target(text: str) -> tuple[float, str]:
-    """``1ms`` or ``500us:p99`` -> (nanoseconds, "mean" | "p99")."""
+    """``1ms`` or ``500us:p99`` -> (nanoseconds, "mean" | "p99"); above 0, at most an hour."""
     match = _TARGET.match(text)
-    if not match or float(match.group(1)) <= 0:
-        raise UsageError(f"invalid latency target {text!r}: use e.g. 1ms, 500us or 2ms:p99")
-    return float(match.group(1)) * _NS[match.group(2)], match.group(3) or "mean"
+    value = float(match.group(1)) * _NS[match.group(2)] if match else 0.0
+    if not match or not 0 < value <= MAX_LATENCY_NS:
+        raise UsageError(
+            f"invalid latency target {shown(text)}: use e.g. 1ms, 500us or 2ms:p99"
+            " (above 0, at most 3600s)"
+        )
+    return value, match.group(3) or "mean"
 
 
-INT_LIST = Converted("list", sweep.parse_int_list)
 LATENCY_TARGET = Converted("latency", parse_latency_target)
 
 
@@ -32,20 +45,20 @@ LATENCY_TARGET = Converted("latency", parse_latency_target)
 @click.option(
     "--rw", type=click.Choice([r.value for r in RW]), default="randread", show_default=True
 )
-@click.option("--bs", type=SIZE, default="4k", show_default=True, help="Block size.")
+@click.option("--bs", type=BLOCK_SIZE, default="4k", show_default=True, help="Block size.")
 @click.option(
     "--rwmixread", type=click.IntRange(0, 100), default=None, help="Read percentage for rw/randrw."
 )
 @click.option(
     "--iodepth",
-    type=INT_LIST,
+    type=IODEPTHS,
     default="1-64",
     show_default=True,
     help="Queue depths: 1,2,4 or a doubling range 1-256.",
 )
 @click.option(
     "--numjobs",
-    type=INT_LIST,
+    type=JOB_COUNTS,
     default="1",
     show_default=True,
     help="Job counts: 1,2,4 or a doubling range 1-32.",
@@ -79,8 +92,6 @@ def command(
     choice: TargetChoice,
 ) -> None:
     """Sweep queue depth x jobs: IOPS, latency, the saturation knee and Little's law."""
-    if bs <= 0:
-        raise UsageError("--bs must be positive, e.g. 4k")
     options = sweep.SweepOptions(
         rw=RW(rw),
         bs_bytes=bs,

@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from volbench.errors import UsageError
+from volbench.fio.bounds import MAX_BLOCK_SIZE, MAX_NUMJOBS, MAX_POINTS
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
 from volbench.records import json_object
-from volbench.units import parse_size
+from volbench.units import parse_size, shown
 
 NAME = "iometer"
 
-_SPEC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_SPEC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,9 @@ class AccessSpec:
 
     def __post_init__(self) -> None:
         if not _SPEC_NAME.match(self.name):
-            raise UsageError(f"invalid access spec name {self.name!r}: use letters, digits, -_.")
+            raise UsageError(
+                f"invalid access spec name {shown(self.name)}: up to 64 letters, digits, -_."
+            )
         if self.transfer_bytes <= 0:
             raise UsageError(f"access spec {self.name}: transfer size must be positive")
         for label, pct in (("read", self.read_pct), ("random", self.random_pct)):
@@ -71,35 +74,84 @@ BUILTIN: tuple[AccessSpec, ...] = (
 "Default" spec (2 KiB, 67% read, 100% random)."""
 
 
+MAX_FILE_BYTES = 1 << 20
+"""The largest access-spec file read (1 MiB); TOML nesting beyond what Python's
+parser takes (about 1,000 levels) is refused too."""
+MAX_SPECS = 256
+"""The most ``[[spec]]`` tables in one file."""
+_KEYS = ("name", "transfer", "read_pct", "random_pct", "align")
+
+
 def load_specs(path: Path) -> tuple[AccessSpec, ...]:
     """Access specs from a TOML file: ``[[spec]]`` tables with name, transfer,
-    read_pct, random_pct and optional align (sizes like "8k")."""
+    read_pct, random_pct and optional align (sizes like "8k"); at most
+    :data:`MAX_SPECS` in a file of at most :data:`MAX_FILE_BYTES`."""
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read access specs {path}: {exc}") from exc
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read access specs {path}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise UsageError(f"access specs {path}: larger than 1 MiB, not an access-spec file")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"access specs {path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"invalid TOML in {path}: {exc}") from exc
+    except RecursionError:
+        raise UsageError(f"invalid TOML in {path}: nested too deep") from None
     entries = data.get("spec")
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path} holds no [[spec]] tables (see README: IOMeter access specs)")
-    return tuple(_spec(entry, path) for entry in entries)
+    if len(entries) > MAX_SPECS:
+        raise UsageError(f"{path} holds {len(entries)} [[spec]] tables: at most {MAX_SPECS}")
+    return tuple(_spec(entry, path, index) for index, entry in enumerate(entries))
 
 
-def _spec(entry: Mapping[str, Any], path: Path) -> AccessSpec:
+def _spec(entry: Any, path: Path, index: int) -> AccessSpec:
+    where = f"access spec {index + 1} in {path}"
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where}: a [[spec]] table, not {type(entry).__name__}")
+    unknown = sorted(str(k) for k in entry if k not in _KEYS)
+    if unknown:
+        raise UsageError(f"{where}: unknown key {shown(unknown[0])} (known: {', '.join(_KEYS)})")
+    missing = [k for k in _KEYS[:4] if k not in entry]
+    if missing:
+        raise UsageError(f"{where} lacks {missing[0]!r}")
+    name = entry["name"]
+    if not isinstance(name, str):
+        raise UsageError(f"{where}: name must be text")
+    align = entry.get("align")
+    return AccessSpec(
+        name=name,
+        transfer_bytes=_size(entry["transfer"], f"{where}: transfer"),
+        read_pct=_percent(entry["read_pct"], f"{where}: read_pct"),
+        random_pct=_percent(entry["random_pct"], f"{where}: random_pct"),
+        align_bytes=None if align is None else _size(align, f"{where}: align"),
+    )
+
+
+def _size(value: Any, where: str) -> int:
+    """A transfer or alignment: a size text ("8k") or a byte count, 1 byte to 2 GiB - 4 KiB."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise UsageError(f'{where} must be a size like "8k" or a byte count')
     try:
-        align = entry.get("align")
-        return AccessSpec(
-            name=str(entry["name"]),
-            transfer_bytes=parse_size(str(entry["transfer"])),
-            read_pct=int(entry["read_pct"]),
-            random_pct=int(entry["random_pct"]),
-            align_bytes=parse_size(str(align)) if align is not None else None,
-        )
-    except KeyError as exc:
-        raise UsageError(f"access spec in {path} lacks {exc.args[0]!r}") from None
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"invalid access spec in {path}: {exc}") from None
+        size = parse_size(str(value))
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    if not 0 < size <= MAX_BLOCK_SIZE:
+        raise UsageError(f"{where} must be from 1 byte to {MAX_BLOCK_SIZE:,} bytes")
+    return size
+
+
+def _percent(value: Any, where: str) -> int:
+    """A whole percentage 0..100 (``67``; ``67.0`` too; not ``true``, ``inf`` or ``67.5``)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+        raise UsageError(f"{where} must be a whole number from 0 to 100, not {shown(str(value))}")
+    return value
 
 
 def choose(names: Sequence[str], extra: Sequence[AccessSpec] = ()) -> tuple[AccessSpec, ...]:
@@ -126,8 +178,14 @@ class IometerOptions:
 
 def workloads(options: IometerOptions) -> tuple[Workload, ...]:
     """One workload per (spec, worker count), specs in the order given."""
-    if not options.workers or min(options.workers) < 1:
-        raise UsageError("--workers needs counts of at least 1, e.g. 1-4 or 1,2,4")
+    if not options.workers or not 1 <= min(options.workers) <= max(options.workers) <= MAX_NUMJOBS:
+        raise UsageError(f"--workers needs counts from 1 to {MAX_NUMJOBS:,}, e.g. 1-4 or 1,2,4")
+    points = len(options.specs) * len(set(options.workers))
+    if points > MAX_POINTS:
+        raise UsageError(
+            f"{points:,} tests (access specs x worker counts): at most {MAX_POINTS:,};"
+            " give fewer specs or worker counts"
+        )
     return tuple(
         Workload(
             f"{spec.name}.w{workers}",

@@ -8,12 +8,13 @@ the point that was running; the idle time between points is in BENCHMARKS.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from volbench.analysis.peak_search import next_point
 from volbench.errors import UsageError
+from volbench.fio.bounds import MAX_IODEPTH, MAX_NUMJOBS, MAX_POINTS
 from volbench.model import RW, TestResult, Workload
 from volbench.plans.execution import PlanSpec
 from volbench.records import json_object, section
@@ -67,9 +68,16 @@ def point_workload(options: SweepOptions, qd: int, jobs: int) -> Workload:
 
 def workloads(options: SweepOptions) -> tuple[Workload, ...]:
     """One workload per grid point, jobs-major, each in its own stonewall group."""
-    for label, values in (("iodepth", options.iodepths), ("numjobs", options.numjobs)):
-        if not values or any(v < 1 for v in values):
-            raise UsageError(f"--{label} needs values of at least 1, e.g. 1,2,4,8")
+    bounds = (("iodepth", options.iodepths, MAX_IODEPTH), ("numjobs", options.numjobs, MAX_NUMJOBS))
+    for label, values, most in bounds:
+        if not values or any(not 1 <= v <= most for v in values):
+            raise UsageError(f"--{label} needs values from 1 to {most:,}, e.g. 1,2,4,8")
+    points = len(set(options.iodepths)) * len(set(options.numjobs))
+    if points > MAX_POINTS:
+        raise UsageError(
+            f"the sweep would have {points:,} points (--iodepth x --numjobs): at most"
+            f" {MAX_POINTS:,}; give fewer values"
+        )
     return tuple(
         point_workload(options, qd, jobs)
         for jobs in sorted(set(options.numjobs))
@@ -105,37 +113,6 @@ def find_max_plan(options: SweepOptions) -> PlanSpec:
         return None if point is None else (point_workload(options, *point),)
 
     return PlanSpec(NAME, rounds=(), options={NAME: json_object(options)}, next_round=next_round)
-
-
-def parse_int_list(text: str) -> tuple[int, ...]:
-    """Integers from ``1,2,4``, a doubling range ``1-256`` (1,2,4,...,256) or a
-    linear range ``1..4`` (1,2,3,4), or a mix of them separated by commas."""
-    values: list[int] = []
-    try:
-        for part in (p.strip() for p in text.split(",")):
-            if ".." in part:
-                low, high = (int(x) for x in part.split("..", 1))
-                values += _checked_range(low, high, lambda v: v + 1)
-            elif "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-                values += _checked_range(low, high, lambda v: v * 2)
-            else:
-                values.append(int(part))
-    except ValueError:
-        raise UsageError(
-            f"invalid list {text!r}: use numbers like 1,2,4, a doubling range like 1-256 "
-            f"or a linear range like 1..4"
-        ) from None
-    return tuple(values)
-
-
-def _checked_range(low: int, high: int, step: Callable[[int], int]) -> list[int]:
-    if low < 1 or high < low:
-        raise ValueError(f"bad range {low}..{high}")
-    values = [low]
-    while step(values[-1]) <= high:
-        values.append(step(values[-1]))
-    return values
 
 
 def plan(options: SweepOptions, points: Sequence[Workload] | None = None) -> PlanSpec:
