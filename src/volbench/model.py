@@ -248,6 +248,32 @@ class TestResult:
 
 
 @dataclass(frozen=True)
+class TargetIdentity:
+    """What a target is, not what it is called: checked again before every round and
+    on resume (:mod:`volbench.targets.identity`), so a path that comes to name
+    something else (a re-pointed link, a loop device attached to another image, a
+    file replaced) is never written.
+
+    ``path`` is the canonical absolute path (every link resolved) and the one fio
+    is given. ``number`` is ``MAJOR:MINOR``: a block device's own number, or the
+    number of the filesystem holding a file, whose ``inode`` is set. ``diskseq``
+    (Linux 5.15+: a number the kernel gives each new medium, counted up when a loop
+    device is attached again) and ``boot`` (``/proc/sys/kernel/random/boot_id``)
+    tell a device apart within one boot; ``source`` is what names it across boots
+    (a WWID or serial, a loop device's backing file and offset, a dm/md UUID).
+    """
+
+    path: str
+    kind: str  # "block" or "file"
+    number: str
+    capacity_bytes: int
+    inode: int | None = None
+    diskseq: int | None = None
+    boot: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
 class TargetInfo:
     """What volbench knows about the thing it measures."""
 
@@ -263,6 +289,8 @@ class TargetInfo:
     device: str | None = None  # the block device a file lives on
     filesystem: str | None = None
     created_by_volbench: bool = False
+    identity: TargetIdentity | None = None
+    """None: a remote target, an imported run, or a run stored by an older volbench."""
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], what: str = "target") -> TargetInfo:

@@ -9,6 +9,7 @@ whole process group is killed afterwards (or mid-run, to lose a host).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -338,3 +339,37 @@ def test_pts_rounds_on_two_hosts(
             per_host[host] = per_host.get(host, 0.0) + entry["write"]["iops"]  # type: ignore[index]
         assert sorted(r.iops for r in shares) == pytest.approx(sorted(per_host.values()))
     assert "WSAT" in proc.stdout and "2 places at once" in proc.stdout
+
+
+def test_remote_device_paths_are_normalised_and_links_checked_on_the_host(
+    volbench: Volbench,
+    fio_server: StartServer,
+    loop_device: Callable[..., str],
+    system_tool: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    """A loop device holding ext4, named on a host (fio's server on loopback) as
+    ``/./dev/loopN``, ``//dev/loopN``, for every host, and through a link: every write
+    is refused (a device path after normalisation needs --destroy-data naming it; a
+    link is found by the host's own fio) and the device's image is unchanged."""
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
+    name = os.path.basename(device)
+    image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+    before = hashlib.sha256(image.read_bytes()).hexdigest()
+    link = tmp_path / "link"
+    link.symlink_to(device)
+    a = fio_server("127.0.0.2")
+    write = (*SWEEP[:3], "randwrite", "--hosts", a.host, "--size", "4m", "--force")
+    for target in (f"{a.host}:/./dev/{name}", f"/./dev/{name}", f"{a.host}://dev/{name}"):
+        line = error_line(volbench(*write, "--target", target), 2)
+        assert f"refusing to write {a.host}:/dev/{name}: volbench cannot check a device" in line
+    linked = error_line(volbench(*write, "--target", f"{a.host}:{link}"), 2)
+    assert f"refusing to write {a.host}:{link}: on that host it is a device or a link" in linked
+    under = error_line(
+        volbench(*write, "--target", f"{a.host}:{tmp_path}/../{tmp_path.name}/link"), 2
+    )
+    assert f"{a.host}:{link}: on that host it is a device or a link" in under
+    relative = error_line(volbench(*write, "--target", "dev/x"), 2)
+    assert "needs an absolute path" in relative
+    assert hashlib.sha256(image.read_bytes()).hexdigest() == before

@@ -102,7 +102,7 @@ def test_disk_properties(fake_sysfs: Path) -> None:
     assert sdx.model == "ACME Fast SSD 1TB"
     assert not sdx.read_only
     assert [p.name for p in sdx.partitions] == ["sdx1", "sdx2"]
-    assert sdx.all_holders() == [(BlockDevice("sdx2"), "dm-0")]
+    assert sdx.users() == [(BlockDevice("sdx2"), BlockDevice("dm-0"))]
 
 
 def test_partition_reads_queue_properties_from_its_disk(fake_sysfs: Path) -> None:

@@ -36,6 +36,7 @@ from volbench.plans.execution import (
 from volbench.plans.round_watch import watch_for
 from volbench.store.heartbeat import Heartbeat
 from volbench.targets.host import collect_host
+from volbench.targets.safety import check_round
 
 
 @dataclass(frozen=True)
@@ -144,15 +145,17 @@ def drive(
     """
     tests: list[TestResult] = []
     try:
+        guard = Guard(local_targets(session.store.get_run(run_id, raw=False)))
         with Heartbeat(session.store, run_id):
             while (step := course.next_step()) is not None:
                 if step.note:
                     session.reporter.note(step.note)
-                if step.prepare is not None:
+                if step.prepare is not None:  # a purge writes, cgroups bind the device
+                    guard.check(writes=True)
                     step.prepare()
                 run = functools.partial(round_runner, session, run_id, target=target,
                                         ioengine=engine, workdir=workdir)  # fmt: skip
-                interruption = _run_step(session, run_id, course, step, run, tests, target)
+                interruption = _run_step(session, run_id, course, step, run, tests, target, guard)
                 if interruption:
                     return _end(session, run_id, RunStatus.INTERRUPTED, tests, interruption)
     except KeyboardInterrupt:
@@ -174,11 +177,13 @@ def _run_step(
     run: Callable[..., tuple[list[TestResult], str | None]],
     tests: list[TestResult],
     target: TargetInfo,
+    guard: Guard,
 ) -> str | None:
     """Run one step's tests (one fio process each, or all in one call when together),
     each committed and told to ``course``; add them to ``tests``. Returns what the user
-    should be told when Ctrl-C cut the step short (else None). The host and the target's
-    disk are watched while each runs (:mod:`volbench.plans.round_watch`)."""
+    should be told when Ctrl-C cut the step short (else None). Before each, ``guard``
+    checks the targets; the host and the target's disk are watched while each runs
+    (:mod:`volbench.plans.round_watch`)."""
     batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
     label = step.note or step.workloads[0].name
     shown = len(batches) > 1  # one progress line for the step's tests
@@ -186,6 +191,7 @@ def _run_step(
         session.reporter.step_started(label, step.workloads, planned_seconds(step.workloads))
     try:
         for workloads in batches:
+            guard.check(writes=any(w.rw.writes for w in workloads))
             round_no = session.store.round_count(run_id)
             session.watch = watch_for(target)
             try:
@@ -204,6 +210,27 @@ def _run_step(
         if shown:
             session.reporter.step_done(label)
     return None
+
+
+def local_targets(run: RunRecord) -> tuple[TargetInfo, ...]:
+    """The targets of ``run`` on this machine: its places' (several at once) or its own."""
+    if run.settings.places:
+        return tuple(p.target for p in run.settings.places if p.target and p.host is None)
+    return (run.target,)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The run's targets on this machine, checked before every round and purge
+    (:func:`volbench.targets.safety.check_round`): a target that is no longer what
+    the run started on, or a device the running system took in the meantime, stops
+    the run before fio opens it."""
+
+    targets: tuple[TargetInfo, ...]
+
+    def check(self, writes: bool) -> None:
+        for info in self.targets:
+            check_round(info, writes)
 
 
 def _end(

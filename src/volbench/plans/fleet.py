@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
+import posixpath
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError, UsageError
 from volbench.fio.client import ClientRunner, HostAddress, HostFailure, parse_host
 from volbench.fio.job import JobFile, planned_seconds, render
+from volbench.fio.remote_path import is_plain_path
 from volbench.fio.server import probe_all
 from volbench.fio.tunnel import connected as connected_hosts
 from volbench.fio.tunnel import host_name, is_ssh
@@ -51,6 +52,7 @@ from volbench.plans.execution import (
 )
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
+from volbench.targets.safety import canonical
 
 REMOTE_ENGINE = "libaio"
 """ioengine on other hosts unless ``--ioengine`` says otherwise (fio has it on every Linux)."""
@@ -305,7 +307,7 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
     at least one target. Raises UsageError with what to change.
     """
     if not hosts:
-        return tuple(Place(None, path) for path in dict.fromkeys(targets))
+        return tuple(dict.fromkeys(Place(None, canonical(path)) for path in targets))
     addresses = {host_name(h): h for h in hosts}
     if len(addresses) < len(hosts):
         raise UsageError("a host is given twice in --hosts / --hosts-file")
@@ -314,14 +316,14 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
     for spec in targets:
         host, sep, path = _host_and_path(spec)
         if sep and host in addresses:
-            own[host].append("/" + path)
+            own[host].append(remote_path("/" + path))
         elif is_ssh(spec) or (sep and not host.startswith("/") and "/" not in host):
             raise UsageError(
                 f"--target {spec}: {host} is not in --hosts ({', '.join(addresses)}); "
                 "add it there or give a path for every host"
             )
         else:
-            common.append(spec)
+            common.append(remote_path(spec))
     places = [Place(name, path) for name in addresses for path in [*own[name], *common]]
     missing = [name for name in addresses if not own[name] and not common]
     if missing:
@@ -330,6 +332,15 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
             "for every host"
         )
     return tuple(dict.fromkeys(places))
+
+
+def remote_path(path: str) -> str:
+    """A target path on another host, normalised (``.``, ``..`` and repeated ``/``
+    taken out) so that what is checked is what fio opens there; UsageError for a
+    relative path (relative to what fio's server runs in, unknown here)."""
+    if not path.startswith("/"):
+        raise UsageError(f"--target {path}: a target on another host needs an absolute path (/...)")
+    return "/" + posixpath.normpath(path).lstrip("/")
 
 
 def _host_and_path(spec: str) -> tuple[str, str, str]:
@@ -387,7 +398,11 @@ def prepare_fleet(
             )
             for p in fleet.places
         ]
-        return PreparedFleet(fleet, infos, [])
+        # fio is given each target's canonical path, the one checked before every round
+        places = tuple(Place(None, info.path) for info in infos)
+        if len(set(places)) < len(places):
+            raise UsageError("two --targets name the same file or device: give it once")
+        return PreparedFleet(dataclasses.replace(fleet, places=places), infos, [])
     size = fleet.size_bytes
     if size is None:
         raise UsageError(
@@ -395,7 +410,7 @@ def prepare_fleet(
             "volbench cannot look at another host's files and devices"
         )
     for place in fleet.places if writes else ():
-        if place.path.startswith("/dev/") and place.label not in destroy_data:
+        if place.path.startswith("/dev/") and not _names_remote(destroy_data, place):
             raise UsageError(
                 f"refusing to write {place.label}: volbench cannot check a device on another "
                 f"host for data (use --destroy-data={place.label} to overwrite it)"
@@ -417,14 +432,39 @@ def prepare_fleet(
     if not places:
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
+    for place in places if writes else ():
+        _check_remote_file(fleet, place, destroy_data)
     infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
     return PreparedFleet(fleet, infos, probes)
 
 
 def _named(destroy_data: Sequence[str], path: str) -> str | None:
-    """The ``--destroy-data`` value naming ``path`` (same real path), else the first."""
-    real = os.path.realpath(path)
+    """The ``--destroy-data`` value naming ``path`` (same canonical path), else the first."""
+    real = canonical(path)
     for value in destroy_data:
-        if os.path.realpath(value) == real:
+        if canonical(value) == real:
             return value
     return destroy_data[0] if destroy_data else None
+
+
+def _names_remote(destroy_data: Sequence[str], place: Place) -> bool:
+    """Whether a ``--destroy-data=HOST:PATH`` names ``place`` (paths normalised)."""
+    for value in destroy_data:
+        host, sep, path = _host_and_path(value)
+        if sep and host_name(host) == place.host and remote_path("/" + path) == place.path:
+            return True
+    return False
+
+
+def _check_remote_file(fleet: Fleet, place: Place, destroy_data: Sequence[str]) -> None:
+    """A file target on another host must be a plain path there (no link in it, no
+    device: :func:`volbench.fio.remote_path.is_plain_path`), checked by the host's
+    own fio; a device path needs ``--destroy-data`` naming it (checked before)."""
+    if place.path.startswith("/dev/") or place.host is None:
+        return
+    if not is_plain_path(fleet.address(place.host), place.path):
+        raise UsageError(
+            f"refusing to write {place.label}: on that host it is a device or a link (or "
+            "lies under one): give the file's real path, or a device path with "
+            "--destroy-data=HOST:/dev/NAME"
+        )

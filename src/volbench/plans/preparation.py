@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -10,7 +9,7 @@ from volbench.errors import TargetError
 from volbench.fio.job_text import check_value
 from volbench.model import TargetInfo
 from volbench.plans.reporter import Reporter
-from volbench.targets.safety import check_write_allowed
+from volbench.targets.safety import canonical, check_write_allowed
 from volbench.targets.scratch import prepare_file
 from volbench.targets.target import inspect, require_capacity
 from volbench.units import format_bytes
@@ -46,10 +45,12 @@ def prepare_target(
     when missing, also for plans that only read (they need data to read); a file
     volbench did not create is only written with ``force``.
     """
-    # fio runs in the run folder: relative paths move. The absolute path is what
-    # the checks below look at and what the job file names, so it must be one fio
-    # reads as written (no newline, comment or $ expansion): checked before anything.
-    target = Path(check_value("--target", os.path.abspath(path), path=True))
+    # fio runs in the run folder (relative paths move) and opens the path again every
+    # round (links can be re-pointed): the canonical path is what the checks below look
+    # at, what the job file names and what is checked again before every round
+    # (TargetInfo.identity), so it must be one fio reads as written (no newline,
+    # comment or $ expansion): checked before anything.
+    target = Path(check_value("--target", canonical(path), path=True))
     if _is_block_device(target):
         if writes:
             check_write_allowed(str(target), destroy_data=destroy_data, force=force)

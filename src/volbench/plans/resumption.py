@@ -21,13 +21,14 @@ from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
 from volbench.plans import qos_verify, registry
-from volbench.plans.engine import proceed, recorded_engine
+from volbench.plans.engine import local_targets, proceed, recorded_engine
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session, run_round
 from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsSetup
+from volbench.targets.safety import check_round
 
 
 def resumable_plan(run: RunRecord) -> PlanSpec:
@@ -86,7 +87,8 @@ def resume(
     work: a PTS run after its last committed round, any other plan with the tests it
     has not finished. UsageError when the run is completed, still running (a live
     owner), measured its targets alone (``--solo``), cannot be rebuilt, or its target
-    changed (size; PTS: logical block size). The target is prepared as for a new run
+    changed (TargetError: not the same file or device, :mod:`volbench.targets.identity`;
+    UsageError: size; PTS: logical block size). The target is prepared as for a new run
     (safety checks: ``destroy_data``, ``force``); a run on several places at once
     reconnects them all, tunnels open until it ends."""
     store, reporter = session.store, session.reporter
@@ -98,6 +100,8 @@ def resume(
         raise UsageError(
             f"run {record.id} is still running ({owner}): stop it first, then resume it"
         )
+    for info in local_targets(record):  # before anything touches it (purge, cgroups)
+        check_round(info, writes=False)
     if record.plan == QOS_VERIFY:  # its tenants run together, in their cgroups
         reporter.note(f"resuming run {record.id}: its tenants run again together")
         return qos_verify.resume(session, store.get_run(record.id))

@@ -206,6 +206,49 @@ class BlockDevice:
         return tuple(BlockDevice(n) for n in self._listdir("slaves"))
 
     @property
+    def backing(self) -> BlockDevice | None:
+        """The block device a loop device reads and writes (``losetup /dev/loopN
+        /dev/X``), or None (a loop device over a file, or not a loop device)."""
+        path = _read(self.disk.sysfs / "loop" / "backing_file")
+        if not path:
+            return None
+        num = path_devnum(path.removesuffix(" (deleted)"))
+        return None if num is None else BlockDevice.from_devnum(num)
+
+    @property
+    def loops(self) -> tuple[BlockDevice, ...]:
+        """Loop devices whose backing is this very device (not a partition of it):
+        loop does not register as a holder in sysfs, so they are found from each loop
+        device's ``backing_file``."""
+        try:
+            names = sorted(n for n in os.listdir(SYS_CLASS_BLOCK) if n.startswith("loop"))
+        except OSError:
+            return ()
+        return tuple(
+            d
+            for d in (BlockDevice(n) for n in names)
+            if d.backing is not None and d.backing.name == self.name
+        )
+
+    def users(self) -> list[tuple[BlockDevice, BlockDevice]]:
+        """Every device stacked on this one or its partitions, however deep (dm, md,
+        bcache holders and loop devices backed by them), each paired with the device
+        it is stacked on: writing this device writes under all of them."""
+        found: list[tuple[BlockDevice, BlockDevice]] = []
+        seen = {self.name}
+        todo = [self]
+        while todo:
+            below = todo.pop(0)
+            for part in below.family():
+                above = [BlockDevice(h) for h in part.holders] + list(part.loops)
+                for device in above:
+                    if device.name not in seen:
+                        seen.add(device.name)
+                        found.append((part, device))
+                        todo.append(device)
+        return found
+
+    @property
     def capacity_bytes(self) -> int:
         """Size in bytes: sysfs ``size`` is always in 512-byte sectors."""
         return int(_read(self.sysfs / "size") or "0") * 512
@@ -272,7 +315,8 @@ class BlockDevice:
         return (self, *self.partitions)
 
     def stack(self) -> set[str]:
-        """This device and, recursively, the devices it is stacked on (what writing it writes)."""
+        """This device and, recursively, the devices it is stacked on (what writing it
+        writes): a dm/md device's slaves, a loop device's backing device."""
         seen: set[str] = set()
         todo = [self]
         while todo:
@@ -280,6 +324,8 @@ class BlockDevice:
             if device.name not in seen:
                 seen.add(device.name)
                 todo.extend(device.slaves)
+                if device.backing is not None:
+                    todo.append(device.backing)
         return seen
 
     def mounts(self, mounts: list[Mount] | None = None) -> list[tuple[BlockDevice, Mount]]:
@@ -294,10 +340,6 @@ class BlockDevice:
         """This device or those of its partitions used as swap."""
         nums = {path_devnum(s) for s in (read_swaps() if swaps is None else swaps)}
         return [d for d in self.family() if d.devnum in nums]
-
-    def all_holders(self) -> list[tuple[BlockDevice, str]]:
-        """Holders of this device and of each partition, paired with the device held."""
-        return [(d, h) for d in self.family() for h in d.holders]
 
 
 def root_devices() -> set[str]:

@@ -14,7 +14,16 @@ Rules (DESIGN.md, "Safety"), checked in this order for a block device:
    ``--destroy-data`` names exactly this device (same real path).
 
 A regular file volbench did not create is refused unless ``force``; a missing
-file is fine (volbench will create it). Reads never need this check.
+file is fine (volbench will create it), except under ``/dev`` or on a devtmpfs.
+Reads never need this check. Paths are resolved first (relative parts, ``..``,
+``//`` and every link): what is checked is what fio is given.
+
+:func:`check_round` runs before every round of a run and when it is resumed: the
+target must still be what the run started on
+(:func:`volbench.targets.identity.check_same`), and a device it writes must still
+be out of the running system's use (rules 1 and 2: things another program can
+change while the run goes on). Rule 3 is not checked again: the run's own writes
+may leave any bytes on the device.
 """
 
 from __future__ import annotations
@@ -24,17 +33,26 @@ import os
 import stat
 
 from volbench.errors import TargetError
-from volbench.targets.blockdev import BlockDevice, root_devices
+from volbench.model import TargetInfo
+from volbench.targets.blockdev import BlockDevice, read_mounts, root_devices
+from volbench.targets.identity import check_same
 from volbench.targets.scratch import check_file_overwrite
 from volbench.targets.signature import describe_contents
 
 
+def canonical(path: str) -> str:
+    """``path`` absolute, with ``.``, ``..``, ``//`` and every link resolved."""
+    return os.path.realpath(os.path.abspath(path))
+
+
 def check_write_allowed(path: str, destroy_data: str | None = None, force: bool = False) -> None:
     """Return when writing ``path`` is allowed, else raise a one-line :class:`TargetError`."""
+    given, path = path, canonical(path)
     if not os.path.lexists(path):
-        if os.path.abspath(path).startswith("/dev/"):
+        if path.startswith("/dev/") or _on_devtmpfs(os.path.dirname(path)):
+            shown = given if given == path else f"{given} ({path})"
             raise TargetError(
-                f"refusing to write {path}: it does not exist (check the device name)"
+                f"refusing to write {shown}: it does not exist (check the device name)"
             )
         return
     try:
@@ -62,8 +80,33 @@ def check_write_allowed(path: str, destroy_data: str | None = None, force: bool 
     _check_block_device(path, destroy_data)
 
 
-def _check_block_device(path: str, destroy_data: str | None) -> None:
-    device = BlockDevice.from_path(path)
+def _on_devtmpfs(folder: str) -> bool:
+    """Whether ``folder`` is on a devtmpfs (where device nodes live, not files)."""
+    try:
+        dev = os.stat(folder).st_dev
+    except OSError:
+        return False
+    number = (os.major(dev), os.minor(dev))
+    return any(m.dev == number and m.fstype == "devtmpfs" for m in read_mounts())
+
+
+def check_round(info: TargetInfo, writes: bool) -> None:
+    """Before a round (or a resume): ``info``'s target is still what it was when the
+    run started, and a device the round writes is still not used by the running
+    system (neither holds ``/`` nor is mounted, swap, held or claimed, itself or
+    anything stacked on it). A one-line TargetError otherwise. Targets without a
+    recorded identity (on another host, or stored by an older volbench) pass."""
+    if info.identity is None:
+        return
+    check_same(info.identity)
+    if writes and info.identity.kind == "block":
+        path = info.identity.path
+        device = BlockDevice.from_path(path)
+        _check_in_use(path, device)
+
+
+def _check_in_use(path: str, device: BlockDevice) -> None:
+    """Rules 1 and 2 of the module docstring."""
     if device.stack() & root_devices():
         raise TargetError(
             f"refusing to write {path}: it holds the root filesystem / "
@@ -72,10 +115,14 @@ def _check_block_device(path: str, destroy_data: str | None) -> None:
     in_use = _in_use(path, device)
     if in_use:
         raise TargetError(f"refusing to write {path}: {in_use}")
+
+
+def _check_block_device(path: str, destroy_data: str | None) -> None:
+    device = BlockDevice.from_path(path)
+    _check_in_use(path, device)
     if device.read_only:
         raise TargetError(f"cannot write {path}: the device is read-only")
-    real = os.path.realpath(path)
-    named = destroy_data is not None and os.path.realpath(destroy_data) == real
+    named = destroy_data is not None and canonical(destroy_data) == path
     if named:
         return
     contents = _contents(path, device)
@@ -106,13 +153,21 @@ def _in_use(path: str, device: BlockDevice) -> str | None:
     swaps = device.swaps()
     if swaps:
         return f"{_whose(device, swaps[0])} is used as swap (swapoff {swaps[0].path} first)"
-    holders = device.all_holders()
-    if holders:
-        part = holders[0][0]
-        names = ", ".join(h for d, h in holders if d == part)
+    users = device.users()
+    for below, above in users:  # a mount anywhere above says the most
+        mounted = above.mounts()
+        if mounted:
+            return (
+                f"{mounted[0][0].path}, stacked on {_whose(device, below)}, is mounted on "
+                f"{mounted[0][1].mountpoint} (unmount it and release {above.path} first)"
+            )
+    if users:
+        below = users[0][0]
+        names = ", ".join(a.name for b, a in users if b == below)
         return (
-            f"{_whose(device, part)} is held by {names} (LVM, md or device-mapper; "
-            f"release it first, e.g. vgchange -an, mdadm --stop or dmsetup remove)"
+            f"{_whose(device, below)} is held by {names} (a loop device backed by it, LVM, "
+            f"md or device-mapper; release it first, e.g. losetup -d, vgchange -an, "
+            f"mdadm --stop or dmsetup remove)"
         )
     try:
         fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)

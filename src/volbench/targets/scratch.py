@@ -30,6 +30,7 @@ from volbench import __version__
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
 from volbench.targets.blockdev import BlockDevice, read_mounts
+from volbench.targets.identity import identify
 from volbench.units import format_bytes
 
 MARKER_XATTR = "user.volbench"
@@ -120,7 +121,8 @@ def check_file_overwrite(path: str, force: bool = False) -> None:
 
 
 def file_info(path: Path | str) -> TargetInfo:
-    """A :class:`TargetInfo` for a regular file, with the device and filesystem it is on."""
+    """A :class:`TargetInfo` for a regular file, with the device and filesystem it is on
+    and its identity (:mod:`volbench.targets.identity`)."""
     real = os.path.realpath(path)
     st = os.stat(real)
     num = (os.major(st.st_dev), os.minor(st.st_dev))
@@ -144,6 +146,7 @@ def file_info(path: Path | str) -> TargetInfo:
         device=device,
         filesystem=mount.fstype if mount else None,
         created_by_volbench=is_volbench_file(real),
+        identity=identify(real),
     )
 
 

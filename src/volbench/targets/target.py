@@ -8,6 +8,7 @@ import stat
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
 from volbench.targets.blockdev import BlockDevice
+from volbench.targets.identity import identify
 from volbench.targets.scratch import file_info
 from volbench.units import format_bytes
 
@@ -44,7 +45,8 @@ def inspect(path: str) -> TargetInfo:
 
 
 def block_info(path: str) -> TargetInfo:
-    """A :class:`TargetInfo` for the block device at ``path``, from sysfs."""
+    """A :class:`TargetInfo` for the block device at ``path``, from sysfs, with its
+    identity (:mod:`volbench.targets.identity`)."""
     device = BlockDevice.from_path(path)
     return TargetInfo(
         path=path,
@@ -57,6 +59,7 @@ def block_info(path: str) -> TargetInfo:
         scheduler=device.scheduler,
         write_cache=device.write_cache,
         device=device.path,
+        identity=identify(path),
     )
 
 

@@ -1,0 +1,280 @@
+"""A target is an identity, not a text: the writes a hostile or unlucky user made
+volbench do to protected data, each refused now.
+
+Every protected device is a loop device over an ext4 image file made here; each
+test checks that the image's bytes are unchanged (sha256) and that nothing new
+appeared in ``/dev``. Devices come from the ``loop_device`` fixture (detached
+again); loop devices attached by hand here are detached in ``finally`` blocks, and
+only the processes this test started are signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cli_harness import Volbench, error_line, finish
+from test_cli_kill import fio_processes, wait_for
+from test_cli_qos_cgroup import TENANTS, _plan, own_cgroups
+
+from volbench.errors import VolbenchError
+from volbench.store.repository import Store
+
+__all__ = ["own_cgroups"]  # a fixture used by name below
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root"),
+]
+
+Loop = Callable[..., str]
+SHORT = ("--runtime", "1s", "--ramp-time", "0", "--size", "8m")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _image(device: str) -> Path:
+    name = os.path.basename(device)
+    return Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+
+
+@pytest.fixture
+def ext4(loop_device: Loop, system_tool: Callable[[str], str]) -> Callable[[], str]:
+    """Factory: a loop device over a 32 MiB image holding an ext4 filesystem."""
+    mkfs = system_tool("mkfs.ext4")
+    return lambda: loop_device(
+        32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)], check=True)
+    )
+
+
+@contextlib.contextmanager
+def attached(image: Path, *options: str, device: str | None = None) -> Iterator[str]:
+    """``losetup [options] DEVICE|-f IMAGE`` for the block, detached again only if it
+    is still ours."""
+    where = [device] if device else ["-f", "--show"]
+    proc = subprocess.run(
+        ["losetup", *options, *where, str(image)], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot attach {image}: {proc.stderr.strip()}")
+    name = device or proc.stdout.strip()
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if _image(name) == image:
+                subprocess.run(["losetup", "-d", name], capture_output=True, check=False)
+
+
+def test_relative_targets_from_a_deep_folder_stay_where_they_point(
+    volbench: Volbench, ext4: Callable[[], str], tmp_path: Path
+) -> None:
+    """``--targets ../../../../../dev/loopN,...`` from five folders down, whose top has a
+    ``dev/`` folder: the files are made there, fio (run in the run's own folder) opens
+    those very files, and the device /dev/loopN is not touched."""
+    device = ext4()
+    image, before = _image(device), _sha(_image(device))
+    top = tmp_path / "top"
+    (top / "dev").mkdir(parents=True)
+    deep = top / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    name = os.path.basename(device)
+    relative = f"../../../../../dev/{name},../../../../../dev/{name}x"
+    proc = finish(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "volbench",
+                "run",
+                "quick",
+                "--targets",
+                relative,
+                *SHORT,
+                "--runs-dir",
+                str(volbench.runs_dir),
+            ],
+            cwd=deep,
+            env=volbench.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+        300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert _sha(image) == before
+    assert not Path(f"/dev/{os.path.basename(device)}x").exists()
+    made = {top / "dev" / name, top / "dev" / f"{name}x"}
+    assert all(p.is_file() and p.stat().st_size == 8 << 20 for p in made)
+    for job in volbench.runs_dir.rglob("job*.fio"):  # every job file names them alone
+        names = {line.split("=", 1)[1] for line in job.read_text().splitlines()
+                 if line.startswith("filename=")}  # fmt: skip
+        assert names <= {str(p) for p in made}, job
+
+
+def test_a_loop_device_stacked_on_the_target_is_seen(
+    volbench: Volbench, loop_device: Loop, system_tool: Callable[[str], str], tmp_path: Path
+) -> None:
+    """loop A backs loop B (``losetup -o 1M``), B holds a mounted ext4: writing A is
+    refused with or without --destroy-data, naming B and where it is mounted."""
+    below = loop_device(32)
+    image, where = _image(below), tmp_path / "mnt"
+    with attached(Path(below), "-o", str(1 << 20)) as above:
+        subprocess.run([system_tool("mkfs.ext4"), "-q", "-F", above], check=True)
+        where.mkdir()
+        subprocess.run([system_tool("mount"), above, str(where)], check=True)
+        try:
+            before = _sha(image)
+            for extra in ((), ("--destroy-data", below)):
+                proc = volbench(
+                    "run", "sweep", "--target", below, "--rw", "randwrite", *SHORT, *extra
+                )
+                line = error_line(proc, 2)
+                assert f"{above}, stacked on it, is mounted on {where}" in line, line
+            assert _sha(image) == before
+        finally:
+            subprocess.run([system_tool("umount"), str(where)], check=False)
+        unmounted = volbench("run", "sweep", "--target", below, "--rw", "randwrite", *SHORT)
+        assert f"it is held by {os.path.basename(above)} (a loop device backed by it" in (
+            error_line(unmounted, 2)
+        )
+
+
+def _stored_rounds(volbench: Volbench) -> int:
+    if not volbench.db.exists():
+        return 0
+    try:
+        with Store.open(str(volbench.db)) as store:
+            return len(store.get_run("latest").raw_outputs)
+    except VolbenchError:
+        return 0
+
+
+def test_a_link_re_pointed_between_rounds_writes_nothing_new(
+    volbench: Volbench, ext4: Callable[[], str], tmp_path: Path
+) -> None:
+    """A ``--target`` link to a scratch file, re-pointed at an ext4 device once the
+    first point is stored: fio goes on with the file it was given (the canonical
+    path), the device is untouched."""
+    device = ext4()
+    image, before = _image(device), _sha(_image(device))
+    scratch, link = tmp_path / "scratch.img", tmp_path / "target"
+    link.symlink_to(scratch)
+    proc = volbench.start(
+        "run", "sweep", "--rw", "randwrite", "--iodepth", "1,2,4,8", *SHORT,
+        "--target", str(link), "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: _stored_rounds(volbench) >= 1, 120), "no point was stored"
+        link.unlink()
+        link.symlink_to(device)
+        done = finish(proc, 120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert done.returncode == 0, done.stderr
+    assert _sha(image) == before
+    jobs = list(volbench.runs_dir.rglob("job*.fio"))
+    assert len(jobs) == 4 and all(f"filename={scratch}\n" in j.read_text() for j in jobs)
+
+
+def test_a_file_replaced_between_rounds_stops_the_run(volbench: Volbench, tmp_path: Path) -> None:
+    """The scratch file is replaced by another file under the same name while the
+    second point runs (fio has the first file open): the next round is refused in one
+    line naming both, and the new file is not written. (A change in the moment between
+    the check and fio's open is not seen before that round: fio opens the path.)"""
+    target, other = tmp_path / "t.img", tmp_path / "other.img"
+    other.write_bytes(os.urandom(8 << 20))
+    before = _sha(other)
+    proc = volbench.start(
+        "run", "sweep", "--rw", "randwrite", "--iodepth", "1,2,4,8", *SHORT,
+        "--target", str(target), "--runs-dir", str(volbench.runs_dir), "--force",
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: _stored_rounds(volbench) >= 1, 120), "no point was stored"
+        assert wait_for(lambda: _fio_started(volbench), 60), "the second point did not start"
+        time.sleep(0.4)  # fio has opened its file (its 1 s runtime goes on)
+        os.replace(other, target)
+        done = finish(proc, 120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    line = error_line(done, 2)
+    assert f"target {target} is no longer what the run started on: it was file inode" in line
+    assert "stored as failed" in line
+    assert _sha(target) == before
+    assert 2 <= _stored_rounds(volbench) < 4
+
+
+def _pts_args(volbench: Volbench, device: str) -> tuple[str, ...]:
+    return (
+        "pts", "iops", "--target", device, "--block-sizes", "4k", "--mixes", "100/0,0/100",
+        "--cell-seconds", "500ms", "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+
+
+PLANS: dict[str, Callable[[Volbench, str, Path], tuple[str, ...]]] = {
+    "quick": lambda v, d, _: ("run", "quick", "--target", d, *SHORT,
+                              "--runs-dir", str(v.runs_dir)),
+    "sweep": lambda v, d, _: ("run", "sweep", "--rw", "randwrite", "--iodepth", "1,2,4",
+                              "--target", d, *SHORT, "--runs-dir", str(v.runs_dir)),
+    "pts": lambda v, d, _: _pts_args(v, d),
+    "qos-verify": lambda v, d, tmp: (
+        "qos", "verify", str(_plan(v, tmp, "--capability", "iops=1000", *TENANTS,
+                                   "--volume-size", "246")),
+        "--device", d, "--duration", "3s", "--runs-dir", str(v.runs_dir)),
+}  # fmt: skip
+
+
+def _fio_started(volbench: Volbench) -> bool:
+    return bool(fio_processes(volbench.runs_dir))
+
+
+@pytest.mark.usefixtures("own_cgroups")
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_a_device_swapped_before_resume_is_refused(
+    volbench: Volbench, loop_device: Loop, ext4: Callable[[], str], tmp_path: Path, plan: str
+) -> None:
+    """A run on a blank loop device is killed; the loop device is attached to another
+    image holding ext4 under the same name; ``resume`` of any plan (QoS verification
+    too, whose stored --destroy-data would be reused) is refused before anything is
+    written, naming what the device was and is."""
+    device = loop_device(32)
+    protected = ext4()
+    image = _image(protected)
+    subprocess.run(["losetup", "-d", protected], check=True)  # the image alone, not attached
+    before = _sha(image)
+    proc = volbench.start(*PLANS[plan](volbench, device, tmp_path))
+    try:
+        started = lambda: _fio_started(volbench) and bool(volbench.stored_runs())  # noqa: E731
+        assert wait_for(started, 120), proc.stderr
+        fio = fio_processes(volbench.runs_dir)
+        proc.kill()
+        for pid in fio:  # the fio this test started, if it did not die with volbench
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        finish(proc, 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert wait_for(lambda: not fio_processes(volbench.runs_dir), 30)
+    blank = _image(device)
+    subprocess.run(["losetup", "-d", device], check=True)
+    time.sleep(0.2)
+    with attached(image, device=device):
+        resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+        line = error_line(resumed, 2)
+        assert f"target {device} is no longer what the run started on: it was block" in line
+        assert f"loop over {blank}" in line and f"loop over {image}" in line
+    assert _sha(image) == before
