@@ -149,6 +149,24 @@ def test_no_message_shows_the_password(
     assert code == 2 and PASSWORD not in out + err, err
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:S3cr@t@127.0.0.1/vb",
+        "postgresql://u:S3cr@t@127.0.0.1:1/vb?password=S3cr@t",
+        "postgresql://u:S3cr@t@t@127.0.0.1/vb",
+    ],
+)
+def test_an_unencoded_at_in_the_password_shows_no_part_of_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    """Regression (issue 22): "failed to resolve host 'PW@127.0.0.1'" showed its tail."""
+    code, out, err = _main(monkeypatch, capsys, "runs", "--db", url)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "S3cr" not in err and "t@" not in err and "@t" not in err, err
+    assert "holds an '@': write it as %40" in err
+
+
 def test_the_store_named_in_output_has_no_password() -> None:
     url = database.resolve_url("postgresql://u:pa/ss@h:5/vb?password=pa/ss&sslmode=disable")
     shown = database.display_url(url)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from volbench.errors import UsageError
 from volbench.model import TracePart
 from volbench.plans.capture import CaptureSetup
 from volbench.trace import blkparse_text, codec
@@ -102,6 +103,45 @@ def test_codec_round_trip_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_codec_refuses_what_it_did_not_write() -> None:
     with pytest.raises(Exception, match="not readable"):
         codec.unpack([TracePart(0, 1, b"not zlib")], {})
+
+
+BLKPARSE_D = "  8,0    3        1     {time}   697  D  WS {sector} + {count} [fio]\n"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"sector": 2**63}, "sector 9223372036854775808 is beyond 18,014,398,509,481,984"),
+        ({"sector": 2**54 - 4, "count": 8}, "sectors 18,014,398,509,481,980 + 8 end beyond"),
+        ({"count": 10**30}, "sector count 100000000000000000000000 is beyond"),
+        ({"sector": "9" * 5000}, "longer than 4096 characters"),
+        ({"time": "9" * 30 + ".5"}, "time 999999999999999999999999 is beyond 9,000,000,000"),
+    ],
+)
+def test_blkparse_numbers_beyond_64_bits_are_one_line(
+    tmp_path: Path, fields: dict[str, object], message: str
+) -> None:
+    """Regression (issue 22): a sector >= 2**63 was an OverflowError in the columns."""
+    values: dict[str, object] = {"time": "0.000001000", "sector": 8, "count": 8, **fields}
+    path = tmp_path / "hostile.txt"
+    path.write_text(BLKPARSE_D.format(**values))
+    with path.open() as lines, pytest.raises(UsageError) as caught:
+        blkparse_text.events_by_device(lines)
+    assert str(caught.value).startswith(f"{path} line 1: ") or "longer than" in str(caught.value)
+    assert message in str(caught.value)
+
+
+def test_trace_text_without_line_breaks_is_not_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "one-line.txt"
+    path.write_text("8" * (1 << 22))
+    with path.open() as lines, pytest.raises(UsageError, match="line 1: longer than 4096"):
+        blkparse_text.events_by_device(lines)
+
+
+def test_tracepoint_numbers_are_bounded() -> None:
+    line = TRACEPOINTS.splitlines()[1].replace("31616 + 8", f"{2**60} + 8")
+    with pytest.raises(UsageError, match="line 1: sector 1152921504606846976 is beyond"):
+        parse_tracepoints([line])
 
 
 def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> None:

@@ -192,6 +192,10 @@ _DELETE = object()
         ("prices.0.per", "TB-year", "prices[0].per: must be one of GB-month"),
         ("prices.0.value", True, "prices[0].value: must be a number, not True"),
         ("override", "yes", "override: must be true or false"),
+        ("capacity.min", 10**400, "capacity.min: must be a number up to 1e+15"),
+        ("prices.0.value", 1e300, "prices[0].value: must be a number up to 1e+15"),
+        ("editions.0.iops.expr", "1e999 * size", "only numbers up to 1e+15"),
+        ("editions.0.iops.expr", "size\x00", "editions[0].iops.expr:"),
     ],
 )
 def test_each_invalid_field_is_one_line_naming_file_product_and_field(
@@ -219,6 +223,10 @@ def test_each_invalid_field_is_one_line_naming_file_product_and_field(
         ("- just\n- a list\n", "document: must be a mapping, not list"),
         ("products: []\nextra: 1\n", "unknown field 'extra'"),
         ("products: []\nsources: {A1: other}\n", "A1 is already a source"),
+        ("products: []\nsources: 5\n", "sources: must be a mapping, not int"),
+        ("products: " + "9" * 5000 + "\n", "not a valid value: Exceeds the limit"),
+        ("products: []\nsource_dates: {A: 2001-13-45}\n", "not a valid value: month"),
+        ("products: [.inf]\n", "products[0]: must be a mapping, not float"),
     ],
 )
 def test_hostile_or_broken_files_are_refused_in_one_line(
@@ -229,6 +237,18 @@ def test_hostile_or_broken_files_are_refused_in_one_line(
     with pytest.raises(UsageError) as caught:
         catalogue.load((str(path),))
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_formula_overflowing_is_one_line(tmp_path: Path) -> None:
+    """Regression (issue 22): a formula of allowed numbers giving infinity at a size."""
+    document = _copy()
+    huge = " * ".join(["1e15"] * 21)
+    _set(document, "editions.0.iops.expr", f"{huge} * size")
+    _set(document, "editions.0.iops.default", {})
+    path = _write(tmp_path / "huge.yaml", document)
+    product = catalogue.load((str(path),)).find("private-instance-ssd")
+    with pytest.raises(UsageError, match="gives no finite number"):
+        expect(product, 1000, None, {})
 
 
 def test_a_file_too_large_is_not_read(tmp_path: Path) -> None:

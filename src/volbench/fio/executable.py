@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import FioError
@@ -59,7 +60,18 @@ def fio_engines() -> frozenset[str]:
     return frozenset(line.strip() for line in lines[1:] if line[:1].isspace() and line.strip())
 
 
-def _engine_works(engine: str, target: Path) -> bool:
+@dataclass(frozen=True)
+class Probe:
+    """One probe read: whether it worked, whether fio printed its JSON result at all
+    (a real fio does even when the read fails; a broken or fake one does not), and
+    what it said (exit code and first line of its errors)."""
+
+    works: bool
+    answered: bool
+    said: str
+
+
+def _probe(engine: str, target: Path) -> Probe:
     cmd = [
         fio_path(),
         "--name=probe",
@@ -75,9 +87,14 @@ def _engine_works(engine: str, target: Path) -> bool:
     ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and '"error" : 0' in done.stdout
+    except subprocess.TimeoutExpired:
+        return Probe(False, False, "no answer in 60 s")
+    except OSError as exc:
+        return Probe(False, False, f"cannot start: {exc.strerror or exc}")
+    errors = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    said = f"exit code {done.returncode}" + (f": {errors[0][:200]}" if errors else "")
+    answered = '"fio version"' in done.stdout
+    return Probe(done.returncode == 0 and '"error" : 0' in done.stdout, answered, said)
 
 
 @functools.cache
@@ -85,11 +102,21 @@ def best_engine(target: Path) -> str:
     """The first ioengine of ENGINE_ORDER that does direct reads of ``target``.
 
     The probe reads the first 64 KiB of the target itself (fio ``--readonly``):
-    O_DIRECT and io_uring support differ between filesystems and devices.
+    O_DIRECT and io_uring support differ between filesystems and devices. When no
+    probe printed fio's JSON result at all (psync is built into every fio), the fio
+    found does not work: the error says so, not that the target refuses direct reads.
     """
+    probes = []
     for engine in ENGINE_ORDER:
-        if _engine_works(engine, target):
+        probe = _probe(engine, target)
+        if probe.works:
             return engine
+        probes.append(probe)
+    if not any(p.answered for p in probes):
+        raise FioError(
+            f"the fio at {fio_path()} does not work: a 64 KiB read of {target} printed no"
+            f" result ({probes[-1].said}); {INSTALL_HINT}"
+        )
     raise FioError(
         f"none of the ioengines {', '.join(ENGINE_ORDER)} can do direct reads of {target}"
     )

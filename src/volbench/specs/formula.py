@@ -11,11 +11,16 @@ so no code can run.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
 
 from volbench.errors import UsageError
 
 _FUNCTIONS = {"min": min, "max": max}
+MAX_LENGTH = 1000
+"""The longest formula parsed (the user's catalogue allows 300 characters)."""
+MAX_CONSTANT = 1e15
+"""The largest number a formula may write (a catalogue field's bound)."""
 
 
 class FormulaError(UsageError):
@@ -24,10 +29,14 @@ class FormulaError(UsageError):
 
 def parse(expression: str) -> ast.Expression:
     """Parse ``expression`` and check it uses only the allowed grammar."""
+    if len(expression) > MAX_LENGTH:
+        raise FormulaError(f"invalid formula {expression[:40]!r}...: longer than {MAX_LENGTH}")
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as exc:
         raise FormulaError(f"invalid formula {expression!r}: {exc.msg}") from exc
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, deep nesting
+        raise FormulaError(f"invalid formula {expression!r}: {exc}") from None
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED):
             raise FormulaError(
@@ -38,9 +47,13 @@ def parse(expression: str) -> ast.Expression:
         ):
             raise FormulaError(f"invalid formula {expression!r}: only min() and max() calls")
         if isinstance(node, ast.Constant) and (
-            isinstance(node.value, bool) or not isinstance(node.value, int | float)
+            isinstance(node.value, bool)
+            or not isinstance(node.value, int | float)
+            or not abs(node.value) <= MAX_CONSTANT
         ):
-            raise FormulaError(f"invalid formula {expression!r}: only numbers are allowed")
+            raise FormulaError(
+                f"invalid formula {expression!r}: only numbers up to {MAX_CONSTANT:g} are allowed"
+            )
     return tree
 
 
@@ -54,9 +67,14 @@ def variables(expression: str) -> frozenset[str]:
 def evaluate(expression: str, values: Mapping[str, float]) -> float:
     """The value of ``expression`` with ``values`` for its variables.
 
-    Raises :class:`FormulaError` naming a missing variable.
+    Raises :class:`FormulaError` naming a missing variable, or when the value is not
+    a finite number (``1e15 * 1e15 * ...`` overflows to infinity).
     """
-    return _value(parse(expression).body, values, expression)
+    value = _value(parse(expression).body, values, expression)
+    if not math.isfinite(value):
+        shown = ", ".join(f"{k}={v:g}" for k, v in sorted(values.items()))
+        raise FormulaError(f"formula {expression!r} gives no finite number ({shown})")
+    return value
 
 
 def _value(node: ast.expr, values: Mapping[str, float], text: str) -> float:

@@ -109,6 +109,9 @@ def read(path: Path) -> Any:
         return yaml.load(data.decode("utf-8"), Loader=_Loader)
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text") from None
+    except (ValueError, OverflowError) as exc:  # PyYAML's int(), float(), date() of a value
+        problem = " ".join(str(exc).split())
+        raise UsageError(f"{path}: not a valid value: {problem}"[:300]) from None
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
         raise UsageError(f"{path}: not valid YAML: {problem}"[:300]) from None
@@ -122,9 +125,9 @@ def document(raw: Any, path: Path, known_sources: dict[str, str]) -> dict[str, A
     )
     if data.get("schema_version", 1) != 1:
         raise top.at("schema_version").fail("must be 1")
-    sources = validation.mapping(
-        data.get("sources", {}), top.at("sources"), (), tuple(data.get("sources", {}) or ())
-    )
+    raw_sources = data.get("sources", {})
+    known = tuple(raw_sources) if isinstance(raw_sources, dict) else ()
+    sources = validation.mapping(raw_sources, top.at("sources"), (), known)
     for key, value in sources.items():
         where = top.at("sources").at(str(key))
         if not isinstance(key, str) or not validation.SOURCE_ID.match(key):

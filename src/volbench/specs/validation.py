@@ -29,9 +29,12 @@ from volbench.specs import formula
 MAX_TEXT = 4000
 MAX_FORMULA = 300
 MAX_ITEMS = 500
+MAX_NUMBER = 1e15
+"""The largest number a catalogue field may hold: far above any size, IOPS or price,
+and small enough that a price x size x period stays finite."""
 PROVISIONED = frozenset({"provisioned_iops", "provisioned_mb_s", "extra_performance"})
-_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-SOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}\Z")
+SOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}\Z")
 PER = ("GB-month", "GB-hour", "disk-month", "IOPS-month", "MBps-month", "million-requests")
 
 
@@ -73,8 +76,13 @@ def text(value: Any, place: Place, limit: int = MAX_TEXT) -> str:
 
 
 def number(value: Any, place: Place, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """A finite number of at most :data:`MAX_NUMBER` (a bigger int is not converted)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise place.fail(f"must be a number, not {value!r}"[:200])
+    if isinstance(value, int) and abs(value) > MAX_NUMBER:
+        raise place.fail(f"must be a number up to {MAX_NUMBER:g}")
+    if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+        raise place.fail(f"must be a number up to {MAX_NUMBER:g}, not {value!r}")
     if positive and value <= 0:
         raise place.fail(f"must be positive, not {value:g}")
     if value < 0:

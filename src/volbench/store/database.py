@@ -80,6 +80,11 @@ def resolve_url(url: str | None, create: bool = True) -> sa.URL:
             f"cannot open result store {_mask(text)}: not a database URL"
             " (use a file path, sqlite:///FILE or postgresql://USER@HOST/DB)"
         ) from None
+    if "@" in (parsed.host or ""):  # "USER:PA@SS@HOST": the host would show "SS@HOST"
+        raise StoreError(
+            f"cannot open result store {parsed.drivername}://*** (not shown): its user name"
+            " or password holds an '@': write it as %40 (postgresql://USER:PASS%40WORD@HOST/DB)"
+        )
     backend = parsed.drivername.partition("+")[0]
     if backend in ("postgresql", "postgres"):
         if parsed.drivername not in ("postgresql", "postgres", "postgresql+psycopg"):

@@ -22,7 +22,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from volbench.errors import UsageError
-from volbench.trace.events import IoTrace, TraceBuilder, op_of
+from volbench.trace.events import (
+    MAX_EVENTS,
+    IoTrace,
+    TraceBuilder,
+    event_numbers,
+    numbered_lines,
+    op_of,
+)
 
 _LINE = re.compile(
     r"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+)\.(\d+)\s+\d+\s+([A-Za-z])\s+([A-Z]+)"
@@ -41,18 +48,31 @@ def recognise(head: str) -> bool:
 
 
 def events_by_device(lines: Iterable[str]) -> dict[tuple[int, int], list[Event]]:
-    """Every event of ``lines``, by device (major, minor)."""
+    """Every event of ``lines``, by device (major, minor); bounded as
+    :func:`~volbench.trace.events.numbered_lines` and
+    :func:`~volbench.trace.events.event_numbers` say, at most
+    :data:`~volbench.trace.events.MAX_EVENTS` events."""
     found: dict[tuple[int, int], list[Event]] = {}
-    for line in lines:
+    source = getattr(lines, "name", "trace text")
+    kept = 0
+    for number, line in numbered_lines(lines):
         match = _LINE.match(line)
         if match is None:
             continue
         major, minor, seconds, fraction, action, rwbs, sector, sectors = match.groups()
         if action not in "QDC":
             continue
-        time_ns = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
-        event = (time_ns, action, rwbs, int(sector or 0), int(sectors or 0))
-        found.setdefault((int(major), int(minor)), []).append(event)
+        kept += 1
+        if kept > MAX_EVENTS:
+            raise UsageError(
+                f"{source}: more than {MAX_EVENTS:,} events: split the trace"
+                " (blkparse -w SECONDS) or capture a shorter time"
+            )
+        time_ns, device, first, count = event_numbers(
+            f"{source} line {number}", seconds, fraction, (major, minor),
+            sector or "0", sectors or "0",
+        )  # fmt: skip
+        found.setdefault(device, []).append((time_ns, action, rwbs[:16], first, count))
     return found
 
 

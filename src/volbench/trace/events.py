@@ -10,16 +10,36 @@ requests still outstanding when it ended keep an unknown latency (-1).
 
 An :class:`IoTrace` is columns (``array``), not objects: a million I/Os take about
 33 MB and characterise in seconds (BENCHMARKS.md, "bench/trace_profile").
+
+Trace text is hostile input (an imported file): :func:`numbered_lines` reads lines of
+at most :data:`MAX_LINE` characters, and :func:`event_numbers` refuses, in one line
+naming the line, a time, device or sector that no kernel prints or that the
+columns (signed 64-bit) cannot hold; a file holds at most :data:`MAX_EVENTS`
+events (about 650 MB while it is read).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from volbench.errors import UsageError
 
 SECTOR_BYTES = 512
 """The block layer counts sectors of 512 bytes whatever the device's block size."""
+
+MAX_LINE = 4096
+"""The longest line of trace text read (an event's line is about 100 characters)."""
+MAX_EVENTS = 2_000_000
+"""The most events (issues and completions) one file may hold: a million requests."""
+MAX_SECONDS = 9_000_000_000
+"""The latest event time, in seconds: nanoseconds stay below 2**63."""
+MAX_SECTOR = 2**54
+"""Sectors end below this: byte offsets (x 512) stay below 2**63."""
+MAX_DEVICE_NUMBER = 2**32
+"""A device's major or minor number is below this (Linux: 12 and 20 bits)."""
 
 READ, WRITE, TRIM, FLUSH = "R", "W", "D", "F"
 OPS: dict[str, str] = {READ: "read", WRITE: "write", TRIM: "trim", FLUSH: "flush"}
@@ -40,6 +60,43 @@ def op_of(rwbs: str, sectors: int) -> str | None:
             return READ
         return None
     return FLUSH if "F" in rwbs else None
+
+
+def numbered_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number from 1, line) of ``lines``; a file object is read with
+    ``readline(MAX_LINE + 1)``, so a file without line breaks is never read whole.
+    A line longer than :data:`MAX_LINE` is a :class:`UsageError` naming it."""
+    readline = getattr(lines, "readline", None)
+    source = getattr(lines, "name", "trace text")
+    chunks: Iterable[str] = (
+        iter(lambda: readline(MAX_LINE + 1), "") if readline is not None else lines
+    )
+    for number, line in enumerate(chunks, 1):
+        if len(line) > MAX_LINE:
+            raise UsageError(f"{source} line {number}: longer than {MAX_LINE} characters")
+        yield number, line
+
+
+def event_numbers(
+    where: str, seconds: str, fraction: str, device: tuple[str, str], sector: str, sectors: str
+) -> tuple[int, tuple[int, int], int, int]:
+    """(time in ns, (major, minor), sector, sectors) of one event's digits; a
+    :class:`UsageError` naming ``where`` when one is beyond what a kernel prints or
+    the trace's 64-bit columns hold (the digits are checked before conversion)."""
+    for label, digits, limit in (
+        ("time", seconds, MAX_SECONDS),
+        ("device number", device[0], MAX_DEVICE_NUMBER - 1),
+        ("device number", device[1], MAX_DEVICE_NUMBER - 1),
+        ("sector", sector, MAX_SECTOR),
+        ("sector count", sectors, MAX_SECTOR),
+    ):
+        if len(digits) > 20 or int(digits) > limit:
+            raise UsageError(f"{where}: {label} {digits[:24]} is beyond {limit:,}")
+    first, count = int(sector), int(sectors)
+    if first + count > MAX_SECTOR:
+        raise UsageError(f"{where}: sectors {first:,} + {count:,} end beyond {MAX_SECTOR:,}")
+    time_ns = int(seconds) * 1_000_000_000 + int(fraction[:9].ljust(9, "0"))
+    return time_ns, (int(device[0]), int(device[1])), first, count
 
 
 @dataclass(frozen=True)

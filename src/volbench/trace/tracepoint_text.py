@@ -17,7 +17,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from volbench.trace.events import IoTrace, TraceBuilder, op_of
+from volbench.errors import UsageError
+from volbench.trace.events import (
+    MAX_EVENTS,
+    IoTrace,
+    TraceBuilder,
+    event_numbers,
+    numbered_lines,
+    op_of,
+)
 
 _EVENT = re.compile(
     r" (\d+)\.(\d+): block_rq_(issue|complete): (\d+),(\d+) (\S+) (?:\d+ )?\(.*?\) (\d+) \+ (\d+)"
@@ -27,29 +35,35 @@ _LOST = re.compile(r"\[LOST (\d+) EVENTS\]")
 
 def feed(builder: TraceBuilder, lines: Iterable[str], device: tuple[int, int] | None) -> int:
     """Add the events of ``lines`` on ``device`` (major, minor; None: any) to
-    ``builder``; return how many lines were events."""
+    ``builder``; return how many lines were events. Lines and numbers are bounded as
+    :func:`~volbench.trace.events.event_numbers` says; at most
+    :data:`~volbench.trace.events.MAX_EVENTS` events."""
     events = 0
     search = _EVENT.search
-    for line in lines:
+    source = getattr(lines, "name", "trace text")
+    for number, line in numbered_lines(lines):
         match = search(line)
         if match is None:
             lost = _LOST.search(line)
-            if lost is not None:
+            if lost is not None and len(lost.group(1)) <= 18:
                 builder.lost += int(lost.group(1))
             continue
         seconds, fraction, kind, major, minor, rwbs, sector, sectors = match.groups()
-        if device is not None and (int(major), int(minor)) != device:
+        time_ns, found, first, count = event_numbers(
+            f"{source} line {number}", seconds, fraction, (major, minor), sector, sectors
+        )
+        if device is not None and found != device:
             continue
-        count = int(sectors)
         op = op_of(rwbs, count)
         if op is None:
             continue
-        time_ns = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
         events += 1
+        if events > MAX_EVENTS:
+            raise UsageError(f"{source}: more than {MAX_EVENTS:,} events: capture a shorter time")
         if kind == "issue":
-            builder.issue(time_ns, op, int(sector), count * 512)
+            builder.issue(time_ns, op, first, count * 512)
         else:
-            builder.complete(time_ns, op, int(sector))
+            builder.complete(time_ns, op, first)
     return events
 
 
