@@ -144,6 +144,16 @@ def test_tracepoint_numbers_are_bounded() -> None:
         parse_tracepoints([line])
 
 
+def test_an_event_before_the_first_one_starts_the_trace() -> None:
+    """Found by the reader fuzz: a CPU's event earlier than the first line printed gave
+    a negative issue time (the profile's per-second table failed on it)."""
+    lines = TRACEPOINTS.splitlines()
+    lines[-1] = lines[-1].replace("12715.805000", "12715.700000")
+    trace = parse_tracepoints(lines)
+    assert min(trace.issue_ns) == 0 and trace.issue_ns[0] == 0
+    assert trace.duration_ns == 12715_804_000_000 - 12715_700_000_000
+
+
 def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> None:
     from volbench.plans import capture
     from volbench.plans.importing import import_path

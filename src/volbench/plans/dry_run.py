@@ -10,6 +10,7 @@ idle per test); an adaptive plan's is a range.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -190,6 +191,10 @@ def estimate_line(dry: DryRun, costs: Sequence[str] = ()) -> str:
     return f"estimate: {tests} in {processes}, {duration_text(dry.low_s, dry.high_s)}{cost}"
 
 
+MAX_LABEL_SIZE = 1e12
+"""The largest volume size a ``size_gib`` or ``size`` label may give (GiB or GB)."""
+
+
 def product_size(
     unit: str, labels: dict[str, str], size_bytes: int | None, capacity_bytes: int | None
 ) -> float | None:
@@ -199,9 +204,15 @@ def product_size(
     for key in ("size_gib", "size"):
         if key in labels:
             try:
-                return float(labels[key])
+                size = float(labels[key])
             except ValueError:
-                raise UsageError(f"label {key}={labels[key]!r} is not a number") from None
+                size = math.nan
+            if not 0 < size <= MAX_LABEL_SIZE:
+                raise UsageError(
+                    f"label {key}={labels[key][:40]!r} is not a size: a number above 0, at"
+                    f" most {MAX_LABEL_SIZE:g}"
+                )
+            return size
     found = size_bytes or capacity_bytes
     if not found:
         return None

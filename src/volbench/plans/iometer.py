@@ -101,6 +101,8 @@ def load_specs(path: Path) -> tuple[AccessSpec, ...]:
         raise UsageError(f"invalid TOML in {path}: {exc}") from exc
     except RecursionError:
         raise UsageError(f"invalid TOML in {path}: nested too deep") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise UsageError(f"invalid TOML in {path}: {exc}"[:300]) from None
     entries = data.get("spec")
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path} holds no [[spec]] tables (see README: IOMeter access specs)")

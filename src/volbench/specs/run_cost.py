@@ -18,7 +18,9 @@ from volbench.errors import UsageError
 from volbench.specs.catalogue import Product
 from volbench.specs.price import HOURS_PER_MONTH, cost
 
-_AMOUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]{3})?\s*$")
+_AMOUNT = re.compile(r"^\s*(\d{1,40}(?:\.\d{1,40})?)\s*([A-Za-z]{3})?\s*\Z")
+MAX_HOURLY = 1e9
+"""The largest price per hour taken: a run's cost stays a finite number."""
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,11 @@ class HourlyCost:
 def parse_hourly_cost(text: str) -> HourlyCost:
     """``0.192`` or ``0.192USD`` (an ISO 4217 code after the amount)."""
     match = _AMOUNT.match(text)
-    if not match:
-        raise UsageError(f"invalid hourly cost {text!r}: use e.g. 0.192 or 0.192USD")
+    if not match or float(match.group(1)) > MAX_HOURLY:
+        raise UsageError(
+            f"invalid hourly cost {text[:40]!r}: use e.g. 0.192 or 0.192USD (at most"
+            f" {MAX_HOURLY:g})"
+        )
     currency = match.group(2).upper() if match.group(2) else None
     return HourlyCost(float(match.group(1)), currency)
 

@@ -146,7 +146,7 @@ class Checker:
             text(quote, place.at("quote"))
         choice(data["st"], place.at("st"), ("V", "VM", "S", "R", "D"))
         for index, source in enumerate(items(data["src"], place.at("src"), 20)):
-            if source not in self.sources:
+            if not isinstance(source, str) or source not in self.sources:
                 raise (
                     place.at("src")
                     .at(index)

@@ -177,7 +177,10 @@ class TraceBuilder:
             order = sorted(range(len(ops)), key=self._issue.__getitem__)  # CPUs interleave
             columns = tuple([c[i] for i in order] for c in columns)  # type: ignore[assignment]
             ops = [ops[i] for i in order]
-        span = self._last - self._start if self._start is not None else 0
+        earliest = min(columns[0], default=0)  # an event of another CPU before the first
+        if earliest < 0:
+            columns = ([t - earliest for t in columns[0]], *columns[1:])
+        span = self._last - self._start - min(earliest, 0) if self._start is not None else 0
         issue, latency, offset, size = (array("q", c) for c in columns)
         return IoTrace(
             issue, latency, offset, size, "".join(ops), max(span, duration_ns or 0),

@@ -1,0 +1,105 @@
+"""Fuzzing every reader of user files and option values (issue 22), each batch in a
+child process limited to 1 GiB of address space, each input to 10 s.
+
+The inputs and readers are in :mod:`reader_fuzz`: user catalogue YAML, IOMeter spec
+TOML, QoS plan documents, blkparse and tracepoint text, and option values through
+the command line (``run sweep/iometer --dry-run``, ``spec expect/curve``, ``cost``,
+``qos fit/plan/predict``). An input fails the test when it ends in anything but
+a one-line error of exit code 2 (or a click usage error), when a command prints
+``nan`` or ``inf``, when it takes over 10 s, or when its process needs more than
+1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).
+
+CI reads :data:`COUNTS` (6,500 inputs, about 40 s of CPU, two children at a time on
+the 2-core machine) with seed :data:`SEED`; ``VOLBENCH_FUZZ_SEED`` picks another
+seed and ``VOLBENCH_FUZZ_SCALE=N`` multiplies the counts. A failure names the kind,
+seed and index: ``python tests/unit/reader_fuzz.py KIND SEED INDEX+1 DIR`` makes it
+again (the last line printed is that input).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import reader_fuzz
+
+SEED = os.environ.get("VOLBENCH_FUZZ_SEED", "20261126")
+SCALE = float(os.environ.get("VOLBENCH_FUZZ_SCALE", "1"))
+COUNTS = {
+    "catalogue": 700,
+    "cli": 1800,
+    "spec_toml": 1000,
+    "qos_plan": 1000,
+    "blkparse": 1000,
+    "tracepoints": 1000,
+}
+CHILD_TIMEOUT_S = 600.0
+"""A child that has not finished by then hangs (each input has its own 10 s timer)."""
+
+
+def _run_children(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every kind's records, two children at a time."""
+    script = Path(reader_fuzz.__file__)
+    waiting = list(COUNTS.items())
+    running: list[tuple[str, subprocess.Popen[str], float]] = []
+    records: dict[str, list[dict[str, Any]]] = {}
+    while waiting or running:
+        while waiting and len(running) < 2:
+            kind, count = waiting.pop(0)
+            work = folder / kind
+            work.mkdir()
+            child = subprocess.Popen(
+                [sys.executable, str(script), kind, SEED, str(round(count * SCALE)), str(work)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            running.append((kind, child, time.monotonic()))
+        kind, child, started = running.pop(0)
+        try:
+            out, err = child.communicate(
+                timeout=max(1.0, CHILD_TIMEOUT_S - (time.monotonic() - started))
+            )
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+        lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        if child.returncode != 0 or not lines or "done" not in lines[-1]:
+            last = lines[-1] if lines else None
+            raise AssertionError(
+                f"the {kind} child ended with {child.returncode} after {last!r}: {err[-2000:]}"
+            )
+        records[kind] = lines
+    return records
+
+
+def test_no_reader_ends_in_a_traceback_a_hang_or_a_blow_up(tmp_path: Path) -> None:
+    started = time.monotonic()
+    records = _run_children(tmp_path)
+    inputs = [r for lines in records.values() for r in lines if "outcome" in r]
+    failures = [r for r in inputs if r["outcome"] not in ("ok", "refused")]
+    slow = [r for r in inputs if r["seconds"] > reader_fuzz.SECONDS_PER_INPUT]
+    peaks = {kind: lines[-1]["peak_rss_bytes"] for kind, lines in records.items()}
+    summary = (
+        f"{len(inputs)} inputs in {time.monotonic() - started:.1f} s, seed {SEED};"
+        f" refused {sum(r['outcome'] == 'refused' for r in inputs)};"
+        f" slowest {max(r['seconds'] for r in inputs):.2f} s;"
+        f" peak RSS {max(peaks.values()) / 2**20:.0f} MiB"
+    )
+    print(summary)
+    shown = "\n\n".join(
+        f"{r['kind']} #{r['index']} ({r['what']}):\n{r['outcome']}" for r in failures[:5]
+    )
+    assert not failures, f"{len(failures)} inputs failed ({summary}):\n{shown}"
+    assert not slow, f"inputs over {reader_fuzz.SECONDS_PER_INPUT} s: {slow[:5]}"
+    assert max(peaks.values()) < reader_fuzz.MEMORY_BYTES
+    assert len(inputs) >= round(sum(COUNTS.values()) * SCALE) >= 6000 * min(SCALE, 1)
+    refused = {
+        kind: sum(r.get("outcome") == "refused" for r in lines) for kind, lines in records.items()
+    }
+    assert all(refused.values()), f"a kind whose inputs were never refused tests nothing: {refused}"
