@@ -347,6 +347,43 @@ def test_sigterm_during_verify_cleans_up_exits_143_and_resumes(
     assert "is completed: nothing to resume" in error_line(again, 2)
 
 
+@pytest.mark.usefixtures("own_cgroups")
+def test_sigkill_during_verify_leaves_cgroups_that_resume_clears(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    """SIGKILL gives verify no chance to remove its cgroups; ``resume`` removes the
+    idle ones of its own plan (says so) and runs the tenants again, leaving none."""
+    device = loop_device(32)
+    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--volume-size", "246")
+    proc = volbench.start(
+        "qos", "verify", str(plan), "--device", device, "--duration", "3s",
+        "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    fio_pids: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(fio_pids) < len(NAMES) and time.monotonic() < deadline:  # every fio started
+        assert proc.poll() is None, proc.communicate()
+        fio_pids = {
+            int(pid) for path in _left_behind() for pid in _read(path / "cgroup.procs").split()
+        }
+        time.sleep(0.1)
+    proc.kill()  # the volbench this test started
+    finish(proc, 30)
+    for pid in fio_pids:  # the fio it started, if they outlived it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(_read(p / "cgroup.procs").strip() for p in _left_behind()):
+        assert time.monotonic() < deadline, "fio did not end"
+        time.sleep(0.1)
+    assert _left_behind() != []  # left by the kill
+    resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "removed the cgroups the stopped run left" in resumed.stderr
+    assert _left_behind() == []
+    assert volbench.stored()["status"] == "completed"
+
+
 def _read(path: Path) -> str:
     """A /proc or cgroup file's text; "" once it is gone."""
     try:

@@ -30,7 +30,7 @@ from volbench.analysis.qos_results import (
     check_run,
     planned_iops,
 )
-from volbench.errors import FioError, UsageError
+from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
@@ -114,6 +114,7 @@ def resume(session: Session, run: RunRecord) -> Outcome:
         device, options.rw.writes, session.reporter, destroy_data=options.destroy_data
     )
     limits = tenant_limits(plan, options.with_host)
+    _clear_left_over(session, hierarchy, plan_id(plan))
     cgroup.apply(hierarchy, device_number(device), limits, plan_id(plan))
     session.store.reopen_run(run.id)
     try:
@@ -122,6 +123,19 @@ def resume(session: Session, run: RunRecord) -> Outcome:
         return _drive(session, run.id, hierarchy, limits, info, engine, options, workdir)
     finally:
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
+
+
+def _clear_left_over(session: Session, hierarchy: cgroup.Hierarchy, plan: str) -> None:
+    """Remove the idle cgroups of ``plan`` that a killed verification left (a SIGKILL
+    gives it no chance to): the run to resume is not running, so they are its own.
+    TargetError when one still has processes."""
+    removed, busy = cgroup.remove_idle(cgroup.ours(hierarchy, plan))
+    if busy:
+        raise TargetError(
+            f"cgroup {busy[0]} of this plan still has processes: stop them, then resume"
+        )
+    if removed:
+        session.reporter.note(f"removed the cgroups the stopped run left: {', '.join(removed)}")
 
 
 def _drive(
