@@ -61,15 +61,22 @@ def recorded_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
     return (KnownCap(f"fio's cgroup ({what} limit on the device)", iops, bw),)
 
 
-def _neighbours(test: FactsOfTest, tests: Sequence[FactsOfTest]) -> tuple[MeasuredTest, ...]:
-    """The same family at other iodepth x numjobs; of repeated points, the latest."""
+def _points(tests: Sequence[FactsOfTest]) -> dict[Family, dict[tuple[int, int], MeasuredTest]]:
+    """Each family's tests by (iodepth, numjobs), in the order first seen; of repeated
+    points, the latest. One pass: a 20,000-test run compares no pair of tests."""
+    found: dict[Family, dict[tuple[int, int], MeasuredTest]] = {}
+    for test in tests:
+        key = (test.measured.iodepth, test.measured.numjobs)
+        found.setdefault(test.family, {})[key] = test.measured
+    return found
+
+
+def _neighbours(
+    test: FactsOfTest, points: dict[Family, dict[tuple[int, int], MeasuredTest]]
+) -> tuple[MeasuredTest, ...]:
+    """The same family at other iodepth x numjobs (``points``: :func:`_points`)."""
     own = (test.measured.iodepth, test.measured.numjobs)
-    found: dict[tuple[int, int], MeasuredTest] = {}
-    for other in tests:
-        key = (other.measured.iodepth, other.measured.numjobs)
-        if other.family == test.family and key != own:
-            found[key] = other.measured
-    return tuple(found.values())
+    return tuple(m for key, m in points[test.family].items() if key != own)
 
 
 def run_verdicts(
@@ -80,6 +87,7 @@ def run_verdicts(
     """Each test's verdict, in the order given; ``caps`` (a catalogue product's, an
     instance's) apply to every test, beside those recorded with its round."""
     by_name = {t.measured.name: t.measured for t in tests}
+    points = _points(tests)
     found = []
     for test in tests:
         name = test.measured.name
@@ -89,7 +97,7 @@ def run_verdicts(
         host = test.host
         context = Context(
             host=host.readings if host else (),
-            neighbours=_neighbours(test, tests),
+            neighbours=_neighbours(test, points),
             direct_twin=twin,
             temperatures=host.temperatures() if host else None,
             stall_s=test.stall_s,

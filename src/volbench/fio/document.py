@@ -80,8 +80,37 @@ def json_span(text: str) -> tuple[int, int]:
 
 def load(text: str) -> dict[str, Any]:
     """fio's JSON object in ``text``, decoded; :class:`ParseError` for anything fio
-    cannot have printed (see the module docstring)."""
+    cannot have printed (see the module docstring).
+
+    Fast path first (a 20,000-job output is 90 MB): Python's decoder without number
+    hooks, then one pass over the values that only says whether all is well
+    (:func:`_plain`). Only a document it doubts (or that the decoder refuses) is
+    decoded again with the hooks and walked with paths (:func:`_walk`), which names
+    what is wrong and where."""
     start, end = json_span(text)
+    body = text[start:end]
+    constants: list[str] = []
+
+    def constant(name: str) -> float:
+        constants.append(name)
+        return 0.0
+
+    try:
+        doc = json.loads(body, parse_constant=constant)
+    except (json.JSONDecodeError, RecursionError):
+        doc = None  # the careful decode below says where
+    except ValueError:  # an integer literal of over 4,300 digits
+        doc = None
+    if isinstance(doc, dict) and not constants:
+        strings = not (body.isascii() and "\\u" not in body)
+        if _plain(doc, 0, strings):
+            return doc
+    return _careful(text, start, end)
+
+
+def _careful(text: str, start: int, end: int) -> dict[str, Any]:
+    """:func:`load` with every number checked as decoded and every value walked with
+    its path: the first thing fio cannot have printed is a ParseError naming where."""
     try:
         doc = json.loads(
             text[start:end], parse_constant=_constant, parse_float=_float, parse_int=_int
@@ -101,6 +130,45 @@ def load(text: str) -> dict[str, Any]:
         raise ParseError("fio output is not a JSON object")
     _walk(doc)
     return doc
+
+
+def _plain(container: dict[str, Any] | list[Any], depth: int, strings: bool) -> bool:
+    """Whether ``container`` (decoded without hooks) holds only what fio prints: no
+    nesting beyond MAX_DEPTH, integers of C ``long long``, finite floats and (with
+    ``strings``: the text holds non-ASCII or ``\\u`` escapes) strings without NUL or
+    lone surrogates. Recursion is bounded by MAX_DEPTH."""
+    if depth >= MAX_DEPTH:
+        return False
+    if type(container) is dict:
+        if strings and not all(_plain_string(key) for key in container):
+            return False
+        values: Any = container.values()
+    else:
+        values = container
+    for value in values:
+        kind = type(value)
+        if kind is dict or kind is list:
+            if not _plain(value, depth + 1, strings):
+                return False
+        elif kind is float:
+            if not math.isfinite(value):
+                return False
+        elif kind is int:
+            if not LONG_LONG_MIN <= value <= LONG_LONG_MAX:
+                return False
+        elif kind is str and strings and not _plain_string(value):
+            return False
+    return True
+
+
+def _plain_string(value: str) -> bool:
+    if value.isascii():
+        return "\x00" not in value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in value
 
 
 def _bytes(text: str, index: int) -> int:

@@ -11,6 +11,7 @@ samples: its verdicts rest on fio's figures alone and say what would tell more.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,6 +26,10 @@ from volbench.report.fleet_sheets import aggregate_run
 from volbench.report.sheet import Column, Sheet, fmt_count
 
 LIMITS_SCHEMA = "volbench.limits/1"
+
+_job_cpu = functools.lru_cache(maxsize=8)(job_cpu)
+""":func:`job_cpu` of a round's raw output, decoded once per output however often a
+report asks (its summary and its limits section; a 20,000-job output is 90 MB)."""
 FIRSTTOUCH = "firsttouch"
 """The first-touch plan (plans/firsttouch.py): its first pass is read again."""
 
@@ -69,7 +74,7 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
     found = []
     for (round_no, name), results in by_test.items():
         if round_no not in cpu_of:
-            cpu_of[round_no] = job_cpu(outputs.get(round_no, ""))
+            cpu_of[round_no] = _job_cpu(outputs.get(round_no, ""))
         work = results[0].workload
         stalls = [s.seconds for s in run.stalls if s.round == round_no and s.test == name]
         directions = {r.direction for r in results if r.iops > 0}

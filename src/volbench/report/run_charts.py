@@ -171,6 +171,8 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
     deep-queue one."""
     curves: list[tuple[str, list[tuple[float, float]]]] = []
     for round_no, raw in enumerate(run.raw_outputs):
+        if '"bins"' not in raw:  # not json+: no histogram, and nothing to parse
+            continue
         try:
             output = parse(raw)
             tests = place_tests(output)[0] if is_fleet(run) else group_tests(output)
