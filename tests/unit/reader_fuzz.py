@@ -455,8 +455,12 @@ def gen_cli(rng: random.Random, folder: Path) -> tuple[list[str], str]:
                 "--latency-target",
                 "--rwmixread",
                 "--size",
+                "--hourly-cost",
+                "--label",
+                "--stall-seconds",
             ),
             {
+                "--label": lambda r: f"size_gib={_number_text(r)}",
                 "--iodepth": _count_list,
                 "--numjobs": _count_list,
                 "--bs": lambda r: _number_text(r) + r.choice(("", "k", "m", "g", "p")),
@@ -473,8 +477,13 @@ def gen_cli(rng: random.Random, folder: Path) -> tuple[list[str], str]:
         if rng.random() < 0.3:
             path, _ = gen_spec_toml(rng, folder)
             args += ["--spec-file", str(path), "--spec", "oltp"]
+        if "--label" in args and rng.random() < 0.7:
+            args += ["--product", rng.choice(PRODUCTS)]
     elif kind == "expect":
         args = ["spec", "expect", rng.choice(PRODUCTS), "--size", _number_text(rng)]
+        if rng.random() < 0.15:
+            path, _ = gen_catalogue(rng, folder)
+            args[2:3] = ["private-ssd", "--catalogue", str(path)]
         args += _options(
             rng, ("--provisioned-iops", "--provisioned-mbps", "--extra-performance", "--as-of"), {}
         )

@@ -9,8 +9,8 @@ a one-line error of exit code 2 (or a click usage error), when a command prints
 ``nan`` or ``inf``, when it takes over 10 s, or when its process needs more than
 1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).
 
-CI reads :data:`COUNTS` (6,500 inputs, about 40 s of CPU, two children at a time on
-the 2-core machine) with seed :data:`SEED`; ``VOLBENCH_FUZZ_SEED`` picks another
+CI reads :data:`COUNTS` (10,000 inputs, two children at a time: 9 s on the 2-core
+development machine) with seed :data:`SEED`; ``VOLBENCH_FUZZ_SEED`` picks another
 seed and ``VOLBENCH_FUZZ_SCALE=N`` multiplies the counts. A failure names the kind,
 seed and index: ``python tests/unit/reader_fuzz.py KIND SEED INDEX+1 DIR`` makes it
 again (the last line printed is that input).
@@ -31,12 +31,12 @@ import reader_fuzz
 SEED = os.environ.get("VOLBENCH_FUZZ_SEED", "20261126")
 SCALE = float(os.environ.get("VOLBENCH_FUZZ_SCALE", "1"))
 COUNTS = {
-    "catalogue": 700,
-    "cli": 1800,
-    "spec_toml": 1000,
-    "qos_plan": 1000,
-    "blkparse": 1000,
-    "tracepoints": 1000,
+    "catalogue": 1000,
+    "cli": 3000,
+    "spec_toml": 1500,
+    "qos_plan": 1500,
+    "blkparse": 1500,
+    "tracepoints": 1500,
 }
 CHILD_TIMEOUT_S = 600.0
 """A child that has not finished by then hangs (each input has its own 10 s timer)."""
@@ -103,3 +103,23 @@ def test_no_reader_ends_in_a_traceback_a_hang_or_a_blow_up(tmp_path: Path) -> No
         kind: sum(r.get("outcome") == "refused" for r in lines) for kind, lines in records.items()
     }
     assert all(refused.values()), f"a kind whose inputs were never refused tests nothing: {refused}"
+
+
+def test_the_harness_fails_what_it_must() -> None:
+    """A traceback, an error of another exit code or of two lines and a figure that is
+    not finite are failures; a one-line error of exit code 2 is a refusal."""
+    from volbench.errors import FioError, UsageError
+
+    def raising(exc: BaseException) -> Any:
+        def read(_given: object) -> None:
+            raise exc
+
+        return read
+
+    assert reader_fuzz.outcome(raising(UsageError("bad value")), None) == "refused"
+    assert reader_fuzz.outcome(lambda _: None, None) == "ok"
+    for failing in (ValueError("x"), FioError("x"), UsageError("two\nlines"), MemoryError()):
+        assert reader_fuzz.outcome(raising(failing), None) not in ("ok", "refused")
+    assert "not a finite" in reader_fuzz.outcome(lambda _: reader_fuzz._finite(float("inf")), None)
+    command = ["qos", "fit", "--capability", "100", "--measured", "a=1"]
+    assert reader_fuzz.outcome(reader_fuzz.read_cli, command) == "ok"

@@ -121,14 +121,33 @@ def excerpts() -> dict[str, Any]:
     return found
 
 
+MAX_SOURCE_BYTES = 16 << 20
+"""The largest source text read (16 MiB; the catalogue's YAML is under 1 MiB)."""
+
+
+def _text(path: Path) -> str:
+    """A source's text: UTF-8, at most :data:`MAX_SOURCE_BYTES`; else one line."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise UsageError(f"{path} is larger than 16 MiB: not a catalogue source")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+
+
 def source_texts(yaml_path: Path, seeds_dir: Path | None) -> dict[str, str]:
     """The texts quotes may come from: the YAML, each source post (``seed-NNN``
     internally) and each kept vendor-page excerpt (``excerpt-ID``)."""
     if not yaml_path.is_file():
         raise UsageError(f"no catalogue source at {yaml_path}: give the disk-catalogue.yaml path")
-    texts = {"yaml": yaml_path.read_text(encoding="utf-8")}
+    texts = {"yaml": _text(yaml_path)}
     for seed in sorted(seeds_dir.glob("*.txt")) if seeds_dir is not None else ():
-        texts[f"seed-{seed.name[:3]}"] = seed.read_text(encoding="utf-8")
+        texts[f"seed-{seed.name[:3]}"] = _text(seed)
     for source, excerpt in excerpts().items():
         texts[f"excerpt-{source}"] = "\n".join(excerpt["text"])
     return texts
