@@ -140,7 +140,7 @@ def bar_chart(
             "textposition": "outside",
             "cliponaxis": False,
             "textfont": {"size": 10},
-            "hovertemplate": f"%{{x}}<br>{s.name}: {_hover(unit)}<extra></extra>",
+            "hovertemplate": f"%{{x}}<br>%{{fullData.name}}: {_hover(unit)}<extra></extra>",
             **_errors(s),
         }
         for i, s in enumerate(series)
@@ -186,7 +186,7 @@ def line_chart(
             "y": list(s.y),
             "line": {"shape": "hv" if step else "linear", "color": colour(i), "dash": dash(i)},
             "marker": {"color": colour(i)},
-            "hovertemplate": f"{s.name}<br>%{{x}}: {_hover(unit)}<extra></extra>",
+            "hovertemplate": f"%{{fullData.name}}<br>%{{x}}: {_hover(unit)}<extra></extra>",
         }
         for i, s in enumerate(series)
     ]
@@ -333,7 +333,7 @@ def radar_chart(chart_id: str, title: str, axes: Sequence[str], series: Sequence
             "fill": "toself",
             "opacity": 0.6,
             "line": {"color": colour(i)},
-            "hovertemplate": f"{s.name}<br>%{{theta}}: %{{r:.3f}}<extra></extra>",
+            "hovertemplate": "%{fullData.name}<br>%{theta}: %{r:.3f}<extra></extra>",
         }
         for i, s in enumerate(series)
     ]
@@ -352,6 +352,26 @@ RADAR_AXES_AT_DEFAULT_HEIGHT = 12
 """Axis labels a radar shows legibly at the default chart height (420 px)."""
 
 RADAR_MAX_HEIGHT_PX = 900
+
+
+TEMPLATE_KEYS = frozenset({"hovertemplate", "texttemplate"})
+"""Keys whose strings are volbench's own plotly templates (with their markup); every
+other string of a figure may come from a user's file (a job or product name)."""
+
+
+def plain_figure(value: Any) -> Any:
+    """A figure with every string but its templates written as plain text for plotly,
+    which reads a subset of HTML in names, labels and titles (``<a href>`` becomes a
+    live link, plotly.js ``svg_text_utils``): ``&``, ``<`` and ``>`` as entities,
+    which plotly shows as the characters themselves. Names reach the hover text
+    through ``%{fullData.name}``, never pasted into a template."""
+    if isinstance(value, str):
+        return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if isinstance(value, dict):
+        return {k: v if k in TEMPLATE_KEYS else plain_figure(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_figure(v) for v in value]
+    return value
 
 
 def traces_values(chart: Chart) -> dict[str, list[Any]]:

@@ -15,6 +15,7 @@ from html import escape
 
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
+from volbench.report.chart import plain_figure
 from volbench.report.document import Document, Section
 from volbench.report.sheet import Sheet
 
@@ -139,7 +140,7 @@ def render_html(
     ids = [c.id for c in document.charts()]
     if len(ids) != len(set(ids)):
         raise ValueError(f"duplicate chart ids in {ids}")
-    figures = {c.id: c.figure for c in document.charts()}
+    figures = {c.id: plain_figure(c.figure) for c in document.charts()}
     toc = "".join(
         f'<li><a href="#section-{i}">{escape(s.title)}</a></li>'
         for i, s in enumerate(document.sections)

@@ -53,7 +53,7 @@ def ladder_chart(
                 "y": list(values),
                 "marker": {"color": colour(n), "size": 10, "symbol": SYMBOLS[n % len(SYMBOLS)]},
                 "text": [value_text(float(v), unit) if v is not None else "" for v in values],
-                "hovertemplate": f"%{{x}}<br>{name}: %{{text}}<extra></extra>",
+                "hovertemplate": "%{x}<br>%{fullData.name}: %{text}<extra></extra>",
             }
         )
     every = [v for _, values in levels for v in values]
