@@ -1,5 +1,5 @@
 # The two commands of the README, and the checks CI runs beside the tests.
-.PHONY: setup quick test lint bench
+.PHONY: setup quick test lint bench docs
 
 setup:
 	scripts/setup
@@ -26,3 +26,9 @@ lint: setup
 
 bench: setup
 	.venv/bin/python bench/overhead.py
+
+# The documentation site (docs/, mkdocs.yml): strict, so a broken link or anchor, or a
+# page missing from the navigation, fails the build.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
+	@echo "docs: open site/index.html in a browser (e.g. xdg-open site/index.html)"
