@@ -20,6 +20,7 @@ import os
 import random
 import sqlite3
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 from mutation import Mutator
@@ -97,9 +98,17 @@ def impossible(result: StoredResult) -> list[str]:
 
 
 def impossible_run(run: RunRecord) -> list[str]:
-    """What is wrong with a stored imported run: its status, its raw JSON (which the
-    reports parse again) and every result row."""
+    """What is wrong with a stored imported run: its status, its times (ISO 8601 UTC,
+    1970 to 9999), its raw JSON (which the reports parse again) and every result row."""
     found = [] if run.status is RunStatus.COMPLETED else [f"status {run.status}"]
+    for name, value in (("started_at", run.started_at), ("ended_at", run.ended_at)):
+        try:
+            stamp = datetime.fromisoformat(value) if value is not None else None
+        except ValueError:
+            stamp = None
+            found.append(f"{name} {value!r} is not an ISO 8601 time")
+        if stamp is not None and not (stamp.tzinfo and stamp.year >= 1970):
+            found.append(f"{name} {value!r} is not a UTC time since fio's epoch")
     if len(run.raw_outputs) != 1:
         found.append(f"{len(run.raw_outputs)} raw outputs")
     else:

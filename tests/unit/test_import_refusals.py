@@ -21,6 +21,7 @@ from volbench.fio.latency import bucket_width
 from volbench.fio.parser import parse
 from volbench.model import RunStatus
 from volbench.plans.importing import import_file
+from volbench.store import bundle
 from volbench.store.repository import Store
 
 PLAIN = "randread_json.json"  # one job, clat percentiles, no bins
@@ -261,3 +262,75 @@ def test_the_import_command_exits_2_with_one_line(tmp_path: Path) -> None:
         " (fio prints C doubles with %f) at jobs[0].read.iops\n"
     )
     assert _runs(db) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (("timestamp_ms",), 2**63 - 1, "beyond year 9999 in ms since 1970 (253402300799999) at"),
+        (("timestamp",), 10**12, "beyond year 9999 in s since 1970 (253402300799) at timestamp"),
+        (("jobs", 0, "job_start"), 2**63 - 1, "beyond year 9999 in ms since 1970"),
+        (("jobs", 0, "elapsed"), 2**63 - 1, "beyond year 9999 in s since 1970"),
+        (("jobs", 0, "elapsed"), 10**12, "at jobs[0].elapsed"),
+        (("jobs", 0, "groupid"), 2**32, "beyond fio's unsigned int (4294967295)"),
+        (("jobs", 0, "error"), 2**31, "beyond fio's int (2147483647) at jobs[0].error"),
+        (("jobs", 0, "port"), 65_536, "beyond a TCP port (65535) at jobs[0].port"),
+    ],
+)
+def test_numbers_beyond_what_fio_or_a_time_holds_are_refused(
+    tmp_path: Path, path: tuple[str | int, ...], value: int, expected: str
+) -> None:
+    """Issue 22: ``"timestamp_ms": 9223372036854775807`` raised ValueError (year
+    292278994 is out of range) in imported_output.py; an elapsed of 2^63 - 1 s an
+    OSError (EOVERFLOW), one of 10^12 s a start in year -29662."""
+    doc = _plain()
+    if path == ("timestamp",):
+        del doc["timestamp_ms"]
+    target: Any = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    message = _refused(tmp_path, doc)
+    assert expected in message
+    assert message.endswith(".".join(str(k) for k in path).replace(".0.", "[0]."))
+
+
+def test_a_start_before_1970_is_refused(tmp_path: Path) -> None:
+    """fio's timestamp less its elapsed, or its ``time`` alone, before the epoch (a
+    datetime before year 1 raised ValueError)."""
+    doc = _plain()
+    doc.update(timestamp_ms=1_000, timestamp=1)
+    doc["jobs"][0]["elapsed"] = 5
+    assert "job 'randread' ran 5 s (its elapsed) before fio's timestamp" in _refused(tmp_path, doc)
+    del doc["timestamp_ms"], doc["timestamp"]
+    doc["time"] = "Mon Jan  1 00:00:00 0001"
+    assert _refused(tmp_path, doc).endswith(
+        "'Mon Jan  1 00:00:00 0001' is before 1970 (fio prints its clock) at time"
+    )
+
+
+def test_the_last_second_of_year_9999_imports(tmp_path: Path) -> None:
+    doc = _plain()
+    doc.update(timestamp_ms=253_402_300_799_999, timestamp=253_402_300_799)
+    run_id = _import(tmp_path, doc)
+    with Store.open(str(tmp_path / "store.db")) as store:
+        run = store.get_run(run_id)
+    assert run.ended_at == "9999-12-31T23:59:59+00:00"
+    assert run.started_at == "9999-12-31T23:59:57+00:00"  # less fio's elapsed of 2 s
+
+
+def test_option_values_beyond_the_stores_64_bits_are_left_out(tmp_path: Path) -> None:
+    """A size of 2^64 - 1 (fio reads it) and a 20-digit iodepth were stored as they
+    were, so the run's bundle was refused when imported into another store."""
+    doc = _plain()
+    doc["jobs"][0]["job options"].update(size=str(2**64 - 1), iodepth="9" * 20, bs="8k")
+    run_id = _import(tmp_path, doc)
+    with Store.open(str(tmp_path / "store.db")) as store:
+        run = store.get_run(run_id)
+        data = bundle.dump([run])
+    workload = run.results[0].workload
+    assert workload.size_bytes is None and workload.iodepth is None
+    assert workload.bs_bytes == 8192 and run.target.capacity_bytes == 0
+    with Store.open(str(tmp_path / "other.db")) as other:
+        (tmp_path / "run.vbundle").write_bytes(data)
+        assert bundle.import_bundle(other, tmp_path / "run.vbundle", {})[0].added

@@ -22,7 +22,10 @@ versions, strict about what no fio version can print:
   (fio stat.c ``__show_run_stats``: when the output was written, the end of a local
   run; fio client.c ``fio_client_json_init``: the start of a client/server run), each
   entry's ``elapsed`` (s since fio started, rounded up: eta.c), ``job_start`` (ms since
-  the epoch, fio >= 3.36) and a client entry's ``hostname`` and ``port``.
+  the epoch, fio >= 3.36) and a client entry's ``hostname`` and ``port``. Times are
+  at most :data:`MAX_EPOCH_S` (the last second of year 9999, as far as an ISO 8601 time
+  of four-digit years and Python's ``datetime`` go), a port at most 65,535 (TCP), a
+  group id and an error number within fio's C ``unsigned int`` and ``int``.
 * Missing fields read as zero (or ``None`` for a latency block); a field present with
   the wrong type, a negative or impossible value is refused
   (:mod:`volbench.fio.fields`, :mod:`volbench.fio.latency`, :func:`_check_rates`).
@@ -62,6 +65,21 @@ MAX_CPU_PCT = 100.0 * 8192
 """A job's CPU time over its run time (fio stat.c ``usr_cpu``), in percent: at most
 every CPU Linux supports busy (``CONFIG_NR_CPUS`` <= 8192)."""
 
+MAX_EPOCH_S = 253_402_300_799
+"""9999-12-31T23:59:59Z in s since the epoch: the latest time the store writes (ISO
+8601 text with a four-digit year) and Python's ``datetime`` holds."""
+
+MAX_EPOCH_MS = MAX_EPOCH_S * 1000 + 999
+
+MAX_PORT = 65_535
+"""A fio server's TCP port (fio client.c ``json_object_add_value_int(..., "port", ...)``)."""
+
+MAX_GROUPID = 2**32 - 1
+"""fio's ``groupid``: a C ``unsigned int`` (thread_options.h)."""
+
+MAX_ERROR = 2**31 - 1
+"""fio's ``error``: an errno value, a C ``int`` (fio.h ``td->error``)."""
+
 Kinds = dict[tuple[bool, int, str], tuple[str, bool] | None]
 
 
@@ -77,13 +95,15 @@ def parse(text: str) -> FioOutput:
     shared, per_client = _global_options(doc)
     return FioOutput(
         fio_version=doc.text("fio version") or "",
-        timestamp_s=doc.count("timestamp"),
+        timestamp_s=_at_most(doc, "timestamp", MAX_EPOCH_S, "year 9999 in s since 1970"),
         jobs=tuple(j for j in parsed if j.name != ALL_CLIENTS),
         all_clients=tuple(j for j in parsed if j.name == ALL_CLIENTS),
         disk_util=tuple(_disk_util(d) for d in doc.children("disk_util")),
         global_options=shared,
         client_options=per_client,
-        timestamp_ms=doc.count("timestamp_ms") if doc.has("timestamp_ms") else None,
+        timestamp_ms=_at_most(doc, "timestamp_ms", MAX_EPOCH_MS, "year 9999 in ms since 1970")
+        if doc.has("timestamp_ms")
+        else None,
         time=doc.text("time"),
     )
 
@@ -103,7 +123,7 @@ def _global_options(doc: Fields) -> tuple[dict[str, str], dict[str, dict[str, st
         options = {
             name: item.text(name) or "" for name, _ in item.items() if name not in _CLIENT_INFO
         }
-        port = item.count("port") if item.has("port") else None
+        port = _at_most(item, "port", MAX_PORT, "a TCP port") if item.has("port") else None
         per_client[client_key(item.text("hostname"), port)] = options
     return {}, per_client
 
@@ -112,9 +132,18 @@ _CLIENT_INFO = ("hostname", "port")
 """What fio adds to each server's global options (client.c ``json_object_add_client_info``)."""
 
 
+def _at_most(fields: Fields, key: str, limit: int, what: str) -> int:
+    """A counter (:meth:`Fields.count`) of at most ``limit`` (``what`` it is bounded by)."""
+    value = fields.count(key)
+    if value > limit:
+        raise ParseError(f"{value} is beyond {what} ({limit})", fields.at(key))
+    return value
+
+
 def _group(entry: Fields, name: str) -> tuple[bool, int, str]:
     """Entries that may be merged: one reporting group (fio's "All clients" apart)."""
-    return (entry.text("jobname") == ALL_CLIENTS, entry.count("groupid"), name)
+    groupid = _at_most(entry, "groupid", MAX_GROUPID, "fio's unsigned int")
+    return (entry.text("jobname") == ALL_CLIENTS, groupid, name)
 
 
 def _kinds(entries: list[Fields]) -> Kinds:
@@ -153,24 +182,27 @@ def _job(entry: Fields, kinds: Kinds) -> JobResult:
         block = entry.child(name)
         if block is not None:
             directions[name] = _direction(name, block, kinds.get(_group(entry, name)))
+    elapsed = _at_most(entry, "elapsed", MAX_EPOCH_S, "year 9999 in s since 1970")
     runtime_ms = float(entry.count("job_runtime"))
     if not entry.has("job_runtime") and directions:
         runtime_ms = max(d.runtime_ms for d in directions.values())
     if runtime_ms == 0.0:
-        runtime_ms = entry.count("elapsed") * 1000.0
+        runtime_ms = elapsed * 1000.0
     return JobResult(
         name=entry.text("jobname") or "",
-        groupid=entry.count("groupid"),
+        groupid=_at_most(entry, "groupid", MAX_GROUPID, "fio's unsigned int"),
         directions=directions,
         usr_cpu_pct=entry.number("usr_cpu", limit=MAX_CPU_PCT),
         sys_cpu_pct=entry.number("sys_cpu", limit=MAX_CPU_PCT),
         runtime_ms=runtime_ms,
-        error=entry.count("error"),
+        error=_at_most(entry, "error", MAX_ERROR, "fio's int"),
         hostname=entry.text("hostname"),
         options=entry.strings("job options"),
-        port=entry.count("port") if entry.has("port") else None,
-        elapsed_s=entry.count("elapsed") if entry.has("elapsed") else None,
-        job_start_ms=entry.count("job_start") or None,  # fio prints 0 for "All clients"
+        port=_at_most(entry, "port", MAX_PORT, "a TCP port") if entry.has("port") else None,
+        elapsed_s=elapsed if entry.has("elapsed") else None,
+        # fio prints 0 for "All clients"
+        job_start_ms=_at_most(entry, "job_start", MAX_EPOCH_MS, "year 9999 in ms since 1970")
+        or None,
     )
 
 

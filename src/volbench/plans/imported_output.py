@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests, merge_jobs, place_tests
+from volbench.errors import ParseError
+from volbench.fio.document import LONG_LONG_MAX
 from volbench.fio.options import workload_record
 from volbench.fio.parser import client_key
 from volbench.model import (
@@ -131,7 +133,7 @@ def _workloads(
     workloads: dict[str, StoredWorkload] = {}
     for test in tests:
         jobs = members.get(test.name, [])
-        record = _common(workload_record(test.name, options_of(output, j)) for j in jobs)
+        record = _common(_storable(workload_record(test.name, options_of(output, j))) for j in jobs)
         record["name"] = test.name
         if not _fits(record.get("rw"), test.directions.values()):
             record.pop("rw", None)
@@ -139,6 +141,20 @@ def _workloads(
             record["places"] = places
         workloads.setdefault(test.name, StoredWorkload.from_record(record))
     return workloads
+
+
+def _storable(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` (a job's workload from its options) without the whole numbers beyond
+    the store's signed 64 bits (fio reads sizes up to 2^64 - 1, SQLite and PostgreSQL
+    keep 2^63 - 1): such a value is not stated, as any option value volbench cannot
+    read (:mod:`volbench.fio.options`)."""
+
+    def fits(value: Any) -> bool:
+        if isinstance(value, list):
+            return all(fits(item) for item in value)
+        return type(value) is not int or value <= LONG_LONG_MAX
+
+    return {key: value for key, value in record.items() if fits(value)}
 
 
 def _all_clients_latency(test: TestResult, fio_all: Sequence[JobResult]) -> TestResult:
@@ -219,7 +235,7 @@ def read_output(output: FioOutput, source: Path) -> ImportedOutput:
         {**output.global_options, **o} for o in output.client_options.values() or [{}]
     ]
     if not output.jobs:  # fio's "All clients" alone: what the global options state
-        record = _common(workload_record(ALL_CLIENTS, o) for o in options)
+        record = _common(_storable(workload_record(ALL_CLIENTS, o)) for o in options)
         for test in tests:
             fitting = {**record, "name": test.name}
             if not _fits(fitting.get("rw"), test.directions.values()):
@@ -289,6 +305,8 @@ def _host(output: FioOutput, places: Sequence[str]) -> HostInfo:
 
 
 def _iso(ms: float) -> str:
+    """ISO 8601 UTC of ``ms`` since the epoch: 0 to :data:`volbench.fio.parser.MAX_EPOCH_MS`,
+    as the parser and :func:`times` bound every time they give."""
     return datetime.fromtimestamp(ms / 1000.0, UTC).isoformat(timespec="seconds")
 
 
@@ -318,15 +336,24 @@ def times(output: FioOutput) -> tuple[str | None, str | None, str]:
         if parsed is not None:
             stamp_ms = parsed.replace(tzinfo=UTC).timestamp() * 1000.0
             note = "fio's time (its local time, read as UTC: the output states no zone)"
+            if stamp_ms < 0:
+                raise ParseError(f"{output.time!r} is before 1970 (fio prints its clock)", "time")
     starts = [j.job_start_ms for j in output.jobs if j.job_start_ms]
-    elapsed = [j.elapsed_s for j in output.jobs if j.elapsed_s is not None]
+    elapsed = [j for j in output.jobs if j.elapsed_s is not None]
     end = None if clients or stamp_ms is None else _iso(stamp_ms)
     if starts:
         return _iso(min(starts)), end, "start: fio's job_start; end: " + note
     if clients and stamp_ms is not None:
         return _iso(stamp_ms), None, f"start: {note} (client/server: when fio started)"
     if stamp_ms is not None and elapsed:
-        start = _iso(stamp_ms - 1000.0 * max(elapsed))
+        longest = max(elapsed, key=lambda j: j.elapsed_s or 0)
+        start_ms = stamp_ms - 1000.0 * (longest.elapsed_s or 0)
+        if start_ms < 0:
+            raise ParseError(
+                f"job {longest.name!r} ran {longest.elapsed_s} s (its elapsed) before"
+                f" {note} ({stamp_ms / 1000.0:.0f} s since 1970): it started before 1970"
+            )
+        start = _iso(start_ms)
         return start, end, f"start: {note} less fio's elapsed (to 1 s); end: {note}"
     if stamp_ms is not None:
         return None, end, f"start: not stated; end: {note}"
