@@ -15,7 +15,8 @@ Trace text is hostile input (an imported file): :func:`numbered_lines` reads lin
 at most :data:`MAX_LINE` characters, and :func:`event_numbers` refuses, in one line
 naming the line, a time, device or sector that no kernel prints or that the
 columns (signed 64-bit) cannot hold; a file holds at most :data:`MAX_EVENTS`
-events (about 650 MB while it is read).
+events (at that limit, a million requests in 147 MB of blkparse text, reading,
+pairing, packing and characterising them took 12 s and 691 MB at most).
 """
 
 from __future__ import annotations
