@@ -18,6 +18,7 @@ one line naming the limit, the edition and the source.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +96,8 @@ def _unit(variable: str, subject: Subject) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.6g}"
+    """``16,000`` or ``0.25`` (any float, also one that is not finite)."""
+    return f"{value:,.0f}" if math.isfinite(value) and value == int(value) else f"{value:,.6g}"
 
 
 def _value(text: str, values: Mapping[str, float]) -> float:
