@@ -20,6 +20,7 @@ from volbench.errors import ParseError, UsageError
 from volbench.fio.latency import bucket_width
 from volbench.fio.parser import parse
 from volbench.model import RunStatus
+from volbench.plans import importing
 from volbench.plans.importing import import_file
 from volbench.store import bundle
 from volbench.store.repository import Store
@@ -334,3 +335,22 @@ def test_option_values_beyond_the_stores_64_bits_are_left_out(tmp_path: Path) ->
     with Store.open(str(tmp_path / "other.db")) as other:
         (tmp_path / "run.vbundle").write_bytes(data)
         assert bundle.import_bundle(other, tmp_path / "run.vbundle", {})[0].added
+
+
+def test_a_file_beyond_the_stated_size_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file is read up to MAX_FILE_BYTES and no further (``/dev/zero`` was read until
+    memory ran out)."""
+    monkeypatch.setattr(importing, "MAX_FILE_BYTES", len(fixture_text(PLAIN)) - 1)
+    message = _refused(tmp_path, fixture_text(PLAIN))
+    assert message.endswith(
+        "more than fio's JSON output of a run volbench imports (split the run's jobs)"
+    )
+    monkeypatch.setattr(importing, "MAX_FILE_BYTES", 1 << 20)
+    with Store.open(str(tmp_path / "zero.db")) as store, pytest.raises(UsageError) as info:
+        import_file(store, Path("/dev/zero"), {})
+    assert str(info.value) == (
+        "cannot import /dev/zero: it is larger than 1 MiB, more than fio's JSON output of a"
+        " run volbench imports (split the run's jobs)"
+    )

@@ -34,6 +34,11 @@ from volbench.store.repository import Store
 
 PLAN = "import"
 
+MAX_FILE_BYTES = 512 << 20
+"""The largest fio output file imported (512 MiB): a 20,000-job output is 90 MB of
+plain JSON, about 220 MB of json+ (bench/import_scale.py); reading one takes about
+7 times its size in memory."""
+
 
 @dataclasses.dataclass(frozen=True)
 class ImportedRun:
@@ -68,14 +73,27 @@ def read_import(path: Path) -> ImportedRun:
     the file, what is wrong and where) when it cannot be imported as it is. What the
     file states is taken from it (:func:`volbench.plans.imported_output.read_output`)."""
     try:
-        text = path.read_text(errors="replace")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise UsageError(f"cannot import {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise UsageError(
+            f"cannot import {path}: it is larger than {MAX_FILE_BYTES >> 20} MiB, more than"
+            " fio's JSON output of a run volbench imports (split the run's jobs)"
+        )
+    size = len(data)
     try:
+        text = data.decode("utf-8", errors="replace")
+        del data
         stated = read_output(parse(text), path)
         _check_storable(stated.tests)
     except FioError as exc:  # a file that is not fio output is bad input (exit 2)
         raise UsageError(f"cannot import {path}: {exc}") from exc
+    except MemoryError:
+        raise UsageError(
+            f"cannot import {path}: not enough memory to read its {size >> 20} MiB"
+        ) from None
     start, end = json_span(text)
     return ImportedRun(
         target=stated.target,
