@@ -194,7 +194,7 @@ POSITIVE_SIZE = Converted("size", parse_positive_size)
 POSITIVE_DURATION = Converted("duration", parse_positive_duration)
 BLOCK_SIZE = Converted("size", parse_block_size)
 IODEPTHS = Converted("list", partial(parse_count_list, maximum=MAX_IODEPTH))
-"""Queue depths: each 1..65,536 (:mod:`volbench.fio.bounds`)."""
+"""Queue depths: each 1..32,768 (io_uring's most, :mod:`volbench.fio.bounds`)."""
 JOB_COUNTS = Converted("list", partial(parse_count_list, maximum=MAX_NUMJOBS))
 """Job (worker) counts: each 1..4,096, fio's most jobs."""
 LABEL = Converted("key=value", parse_label)

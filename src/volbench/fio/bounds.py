@@ -4,11 +4,11 @@ Every number a user types for fio is checked against these before any job is
 built, so a hostile value is one line (exit 2), never a job fio refuses, a
 traceback or a grid that fills the memory:
 
-* :data:`MAX_IODEPTH` = 65,536 outstanding I/Os per job: the Linux default of
-  ``fs.aio-max-nr`` (65,536 libaio events in all, ``Documentation/admin-guide/
-  sysctl/fs.rst``); io_uring takes at most 32,768 entries per ring
-  (``IORING_MAX_ENTRIES``) and fio clamps its ring to that. fio's own option has
-  no upper bound (``fio --cmdhelp=iodepth``: ``max=-1``).
+* :data:`MAX_IODEPTH` = 32,768 outstanding I/Os per job: io_uring's most entries
+  per ring (``IORING_MAX_ENTRIES``), the default engine; fio 3.33 does not clamp
+  its ring, so ``--ioengine=io_uring --iodepth=65536`` fails in ``io_queue_init``
+  (EINVAL: tried). libaio takes up to ``fs.aio-max-nr`` (65,536 by default) and
+  fio's own option has no upper bound (``fio --cmdhelp=iodepth``: ``max=-1``).
 * :data:`MAX_NUMJOBS` = 4,096 jobs: fio's ``REAL_MAX_JOBS`` (fio.h), the most
   threads or processes one fio runs (``--max-jobs`` cannot raise it).
 * :data:`MAX_BLOCK_SIZE` = 2 GiB - 4 KiB: the most one read or write moves on
@@ -21,7 +21,7 @@ traceback or a grid that fills the memory:
 
 from __future__ import annotations
 
-MAX_IODEPTH = 65_536
+MAX_IODEPTH = 32_768
 MAX_NUMJOBS = 4_096
 MAX_BLOCK_SIZE = 2**31 - 4096
 MAX_LIST_VALUES = 256
