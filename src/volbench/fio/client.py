@@ -37,7 +37,7 @@ from typing import Any
 
 from volbench.errors import UsageError
 from volbench.fio.executable import fio_path, start_fio
-from volbench.fio.runner import DocumentSplitter, RawRun
+from volbench.fio.raw import DocumentSplitter, RawRun
 
 DEFAULT_PORT = 8765
 """fio's default server port (fio HOWTO, "Client/Server")."""

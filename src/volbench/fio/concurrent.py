@@ -25,7 +25,7 @@ from typing import Any
 
 from volbench.errors import FioError
 from volbench.fio.executable import die_with_parent, fio_path, start_fio
-from volbench.fio.runner import DocumentSplitter, RawRun
+from volbench.fio.raw import DocumentSplitter, RawRun
 
 StatusCallback = Callable[[int, dict[str, Any]], None]
 """``on_status(index of the job, interim document)``; called from reader threads."""

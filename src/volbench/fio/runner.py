@@ -1,10 +1,24 @@
-"""Runners: the one interface through which volbench starts fio.
+"""Runners: the one interface through which volbench starts fio, whatever the place.
 
-``run(job_text, workdir, on_status) -> RawRun``. The subprocess runner starts
-``fio --output-format=json+ --status-interval=1``: fio then prints one complete
-JSON document per second and the final one at the end. The interim documents
-feed only the live display (``on_status``); results come from the final
-document, which is kept verbatim. The replay runner returns recorded outputs.
+A :class:`Runner` runs a round's fio in one of three ways, each returning fio's
+verbatim output as :class:`RawRun`:
+
+* ``run(job_text, workdir, on_status, should_stop)``: one fio process on this
+  machine (a target here, or several at once in one job file);
+* ``run_hosts(jobs, workdir, on_failure, keep_going)``: one fio client process
+  that hands each host running ``fio --server`` its job file
+  (:mod:`volbench.fio.client`);
+* ``run_together(jobs, timeout_s, on_status)``: several fio processes here at the
+  same time, each started by a hook in the child (a QoS tenant joining its cgroup,
+  :mod:`volbench.fio.concurrent`).
+
+The subprocess runner starts the real fio with ``--output-format=json+
+--status-interval=1`` (not in client mode, where fio's interim documents are
+wrong): fio prints one complete JSON document per second and the final one at
+the end. The interim documents feed only the live display (``on_status``);
+results come from the final document, kept verbatim. The replay runner answers
+all three from recorded outputs, so every plan, QoS verification and rounds on
+other hosts included, runs in unit tests without fio.
 """
 
 from __future__ import annotations
@@ -18,48 +32,26 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from volbench.errors import FioError
+from volbench.fio.client import ClientRun, ClientRunner, HostAddress, HostFailure
+from volbench.fio.concurrent import ConcurrentJob, run_concurrently
+from volbench.fio.concurrent import StatusCallback as TogetherStatus
 from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio
+from volbench.fio.raw import DocumentSplitter, RawRun
 from volbench.fio.status_stream import Item, lean_status, pump
+
+__all__ = ["DocumentSplitter", "RawRun", "ReplayRunner", "Runner", "SubprocessRunner"]
+
+FailureCallback = Callable[[HostFailure], None]
 
 StatusCallback = Callable[[dict[str, Any]], None]
 StopCheck = Callable[[], bool]
 """Asked several times a second while fio runs: True = stop fio now (it keeps what it has)."""
-
-
-@dataclass(frozen=True)
-class RawRun:
-    """What one fio process left behind.
-
-    ``output`` is the final JSON document exactly as fio printed it ("" when fio
-    printed none); ``text`` is whatever fio printed outside its JSON documents.
-    """
-
-    output: str
-    returncode: int
-    stderr: str
-    interrupted: bool
-    command: tuple[str, ...]
-    text: str = ""
-    stopped: bool = False  # ``should_stop`` asked for it (not the user's Ctrl-C)
-    killed: bool = False  # fio did not end when asked and was killed (SIGKILL)
-    started_s: float | None = None  # when fio was started (Unix time, volbench's clock)
-    ended_s: float | None = None  # when fio ended or was given up on
-
-    @property
-    def last_error_line(self) -> str:
-        """fio's last two lines on stderr joined in one (fio often says what failed,
-        then that it failed), else its last informational line on stdout."""
-        errors = [line.strip() for line in self.stderr.splitlines() if line.strip()]
-        if errors:
-            return "; ".join(errors[-2:])
-        notes = [line.strip() for line in self.text.splitlines() if line.strip()]
-        return notes[-1] if notes else ""
 
 
 class Runner(Protocol):
@@ -82,40 +74,23 @@ class Runner(Protocol):
         stop fio (as Ctrl-C does) when ``should_stop`` says so."""
         ...
 
+    def run_hosts(
+        self,
+        jobs: Mapping[HostAddress, str],
+        workdir: Path,
+        on_failure: FailureCallback | None = None,
+        keep_going: bool = False,
+    ) -> ClientRun:
+        """Run each host's job file on it at once (one fio client); a host that fails is
+        told to ``on_failure`` and, unless ``keep_going``, stops the others."""
+        ...
 
-class DocumentSplitter:
-    """Splits fio's stdout into top-level JSON documents and other text.
-
-    fio prints each JSON document starting with a line ``{`` and ending with a
-    line ``}`` at column 0; anything else between documents is informational text.
-    """
-
-    def __init__(self) -> None:
-        self.documents: list[str] = []
-        self.text: list[str] = []
-        self._current: list[str] | None = None
-
-    def feed(self, line: str) -> str | None:
-        """Take one line; return a document when this line completed one."""
-        stripped = line.rstrip("\r\n")
-        if self._current is None:
-            if stripped == "{":
-                self._current = [line]
-            else:
-                self.text.append(line)
-            return None
-        self._current.append(line)
-        if stripped == "}":
-            document = "".join(self._current)
-            self._current = None
-            self.documents.append(document)
-            return document
-        return None
-
-    def finish(self) -> None:
-        if self._current is not None:  # a document cut off by a crash
-            self.text.extend(self._current)
-            self._current = None
+    def run_together(
+        self, jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: TogetherStatus
+    ) -> list[RawRun]:
+        """Start every job's fio here at once (each after its hook, in the child); wait
+        for all, at most ``timeout_s`` each; outputs in the order given."""
+        ...
 
 
 class SubprocessRunner:
@@ -222,6 +197,21 @@ class SubprocessRunner:
             ended_s=time.time(),
             killed=killed_at is not None,
         )
+
+
+    def run_hosts(
+        self,
+        jobs: Mapping[HostAddress, str],
+        workdir: Path,
+        on_failure: FailureCallback | None = None,
+        keep_going: bool = False,
+    ) -> ClientRun:
+        return ClientRunner(keep_going).run(jobs, workdir, on_failure)
+
+    def run_together(
+        self, jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: TogetherStatus
+    ) -> list[RawRun]:
+        return run_concurrently(jobs, timeout_s, on_status)
 
 
 class _CtrlC:
@@ -332,16 +322,19 @@ class ReplayRunner:
         on_status: StatusCallback | None = None,
         should_stop: StopCheck | None = None,
     ) -> RawRun:
-        path = self._choose(job_sections(job_text))
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / "job.fio").write_text(job_text)
+        return self._replay(job_sections(job_text))
+
+    def _replay(self, sections: tuple[str, ...]) -> RawRun:
+        """The recorded output chosen for a job file's ``sections``, cut to them."""
+        path = self._choose(sections)
         text = path.read_text()
         splitter = DocumentSplitter()
         for line in text.splitlines(keepends=True):
             splitter.feed(line)
         splitter.finish()
         output = splitter.documents[-1] if splitter.documents else text
-        sections = job_sections(job_text)
         if sections and set(self._job_names(path)) > set(sections):
             output = _only_jobs(output, sections)
         return RawRun(
@@ -352,6 +345,29 @@ class ReplayRunner:
             command=("replay", str(path)),
             text="".join(splitter.text),
         )
+
+    def run_hosts(
+        self,
+        jobs: Mapping[HostAddress, str],
+        workdir: Path,
+        on_failure: FailureCallback | None = None,
+        keep_going: bool = False,
+    ) -> ClientRun:
+        """The recorded client output whose tests are the hosts' job sections; each
+        host's job file is written as fio's client would be given it."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        sections: dict[str, None] = {}
+        for index, text in enumerate(jobs.values()):
+            (workdir / f"job-{index}.fio").write_text(text)
+            sections.update(dict.fromkeys(job_sections(text)))
+        raw = self._replay(tuple(sections))
+        return ClientRun(raw, ())
+
+    def run_together(
+        self, jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: TogetherStatus
+    ) -> list[RawRun]:
+        """Each job's recorded output, in order (no process starts: no hook runs)."""
+        return [self.run(job.job_text, job.workdir) for job in jobs]
 
     def _job_names(self, path: Path) -> tuple[str, ...]:
         """The distinct job names of a recorded output, in order (clones share one)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError, UsageError
-from volbench.fio.client import ClientRunner, HostAddress, HostFailure, parse_host
+from volbench.fio.client import HostAddress, HostFailure, parse_host
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.remote_path import is_plain_path
 from volbench.fio.server import probe_all
@@ -214,11 +214,11 @@ class FleetRounds:
         for place in places:
             by_host.setdefault(self.fleet.address(place.host or ""), []).append(place)
         session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
-        client = ClientRunner(self.fleet.keep_going)
-        done = client.run(
+        done = session.runner.run_hosts(
             {host: render(layout(shares)(log_dir)) for host, shares in by_host.items()},
             log_dir,
             lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
+            self.fleet.keep_going,
         )
         raw, failures = done.raw, done.failures
         self.failures += [(round_no, f) for f in failures]

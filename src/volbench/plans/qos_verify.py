@@ -31,7 +31,7 @@ from volbench.analysis.qos_results import (
     planned_iops,
 )
 from volbench.errors import FioError, TargetError, UsageError
-from volbench.fio.concurrent import ConcurrentJob, run_concurrently
+from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
 from volbench.fio.live import LiveSample, LiveSampler
@@ -306,7 +306,7 @@ class Tenants:
             ],
         )
         try:
-            raws = run_concurrently(jobs, self.duration_s + 60, live.status)
+            raws = session.runner.run_together(jobs, self.duration_s + 60, live.status)
         finally:
             session.store.add_stalls(run_id, live.stalls(time.time()))
         tests: list[TestResult] = []
