@@ -198,7 +198,6 @@ class SubprocessRunner:
             killed=killed_at is not None,
         )
 
-
     def run_hosts(
         self,
         jobs: Mapping[HostAddress, str],
