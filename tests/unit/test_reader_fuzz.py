@@ -1,13 +1,13 @@
 """Fuzzing every reader of user files and option values (issue 22), each batch in a
 child process limited to 1 GiB of address space, each input to 10 s.
 
-The inputs and readers are in :mod:`reader_fuzz`: user catalogue YAML, IOMeter spec
-TOML, QoS plan documents, blkparse and tracepoint text, and option values through
-the command line (``run sweep/iometer --dry-run``, ``spec expect/curve``, ``cost``,
-``qos fit/plan/predict``). An input fails the test when it ends in anything but
-a one-line error of exit code 2 (or a click usage error), when a command prints
-``nan`` or ``inf``, when it takes over 10 s, or when its process needs more than
-1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).
+The readers are in :mod:`reader_fuzz`, the inputs in :mod:`reader_inputs`: user
+catalogue YAML, IOMeter spec TOML, QoS plan documents, blkparse and tracepoint text,
+and option values through the command line (``run sweep/iometer --dry-run``,
+``spec expect/curve``, ``cost``, ``qos fit/plan/predict``). An input fails the test
+when it ends in anything but a one-line error of exit code 2 (or a click usage
+error), when a command prints ``nan`` or ``inf``, when it takes over 10 s, or when
+its process needs more than 1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).
 
 CI reads :data:`COUNTS` (10,000 inputs, two children at a time: 9 s on the 2-core
 development machine) with seed :data:`SEED`; ``VOLBENCH_FUZZ_SEED`` picks another
