@@ -7,7 +7,14 @@ prose). Each is run in-process through click's parser with ``--help`` appended
 name and every option name when it prints the help and stops, but nothing runs. An
 unknown command or option is exit code 2 with click's "No such command" / "No such
 option" (and its "Did you mean" suggestion), which the test prints with the file and
-line the command came from.
+line the command came from. ``--dry-run`` is not used: it reads the target, and the
+pages name devices (``/dev/nvme1n1``) this machine does not have.
+
+Then the values (:func:`value_rejection`): the command's context is made from the line
+as click would before running it, without running it, so a value click refuses (a
+choice such as ``--cache directt``, a size, a duration, an extra argument) fails too.
+volbench's option types only parse text; a required option left out of an example,
+or a file the reader would have (``--hosts-file hosts.txt``) does not count.
 
 Conventions for a command line in the documentation:
 
@@ -29,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -150,6 +158,35 @@ def rejection(args: tuple[str, ...]) -> str | None:
     return f"exit {result.exit_code}: {result.output.strip().splitlines()[-1:]}"
 
 
+def value_rejection(args: tuple[str, ...]) -> str | None:
+    """Why click refuses the values of ``volbench ARGS`` (None: it takes them, or only
+    a required parameter or an existing file is missing; the names are
+    :func:`rejection`'s to check)."""
+    if "--help" in args or "-h" in args or "--version" in args:
+        return None
+    command: click.Command = cli
+    path = ["volbench"]
+    rest = list(args)
+    while isinstance(command, click.Group) and rest:
+        sub = command.get_command(click.Context(command, info_name=path[-1]), rest[0])
+        if sub is None:
+            return None
+        command = sub
+        path.append(rest.pop(0))
+    if isinstance(command, click.Group):
+        return None
+    try:
+        command.make_context(" ".join(path), rest).close()
+    except click.MissingParameter:
+        return None
+    except click.BadParameter as exc:
+        message = exc.format_message()
+        return None if "does not exist" in message else message
+    except click.UsageError as exc:
+        return exc.format_message()
+    return None
+
+
 ALL = [command for path in documents() for command in doc_commands(path)]
 
 
@@ -164,6 +201,12 @@ def test_the_documentation_shows_command_lines() -> None:
 def test_documented_command_parses(command: DocCommand) -> None:
     reason = rejection(command.args)
     assert reason is None, f"{command.source}: `{command.text}` is refused: {reason}"
+
+
+@pytest.mark.parametrize("command", ALL, ids=[command.source for command in ALL])
+def test_documented_values_convert(command: DocCommand) -> None:
+    reason = value_rejection(command.args)
+    assert reason is None, f"{command.source}: `{command.text}`: {reason}"
 
 
 @pytest.mark.parametrize(
@@ -183,6 +226,24 @@ def test_a_wrong_line_is_refused(line: str, message: str) -> None:
     assert reason is not None
     assert reason.startswith("exit 2")
     assert message in CliRunner().invoke(cli, [*args, "--help"]).output
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("volbench run quick --target /dev/vdb --cache directt", "Invalid value for '--cache'"),
+        ("volbench runs --status done", "Invalid value for '--status'"),
+        ("volbench run sweep --iodepth 1-64 --runtime 20 seconds", "unexpected extra argument"),
+    ],
+)
+def test_a_wrong_value_is_refused(line: str, message: str) -> None:
+    """The names of these lines are right, their values are not."""
+    args = command_args(line)
+    assert args is not None
+    assert rejection(args) is None
+    reason = value_rejection(args)
+    assert reason is not None
+    assert message in reason
 
 
 def test_extraction_follows_the_conventions(tmp_path: Path) -> None:
