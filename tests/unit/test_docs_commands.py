@@ -246,6 +246,14 @@ def test_a_wrong_value_is_refused(line: str, message: str) -> None:
     assert message in reason
 
 
+def test_the_readme_links_to_pages_that_exist() -> None:
+    """mkdocs checks the site's links; the README is not part of the site."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert any(target.startswith("docs/") for target in targets)
+    assert [t for t in targets if "://" not in t and not (ROOT / t).is_file()] == []
+
+
 def test_extraction_follows_the_conventions(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
