@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,9 +24,9 @@ from volbench.cli.options import (
     write_options,
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
-from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
+from volbench.cli.session import conclude, fio_session
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
-from volbench.model import RunStatus, TargetInfo
+from volbench.model import TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.dry_run import (
     choose_engine,
@@ -49,7 +48,7 @@ from volbench.plans.fleet import (
 from volbench.plans.preparation import prepare_target
 from volbench.plans.registry import report_for
 from volbench.specs.run_cost import HourlyCost
-from volbench.store.repository import Store, default_data_dir
+from volbench.store.repository import default_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -177,21 +176,17 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     """
     if choice.dry_run:
         return dry_run(choice, plan, writes)
-    runner: Runner = ReplayRunner(Path(choice.replay)) if choice.replay else SubprocessRunner()
-    if not choice.replay:
-        runner.version()  # fio missing -> one clear line before anything is created
     if choice.target == DEFAULT_TARGET:  # the embedded default: volbench's own folder
         Path(choice.target).parent.mkdir(exist_ok=True)
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
     fleet = choice.fleet()
+    stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
     reporter = console.ProgressReporter()
-    with Store.open(choice.db) as store, contextlib.closing(reporter):
-        runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
-        prepare_runs_dir(runs_dir)  # a bad --runs-dir: one line before the target is touched
-        stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
-        session = Session(store, runner, reporter, runs_dir, stall)
+    with fio_session(choice.db, choice.runs_dir, reporter, replay=choice.replay,
+                     stall=stall) as session:  # fmt: skip
+        prepare_runs_dir(session.runs_dir)  # a bad --runs-dir: one line before the target
         if fleet is None:
             info = prepare_target(
                 choice.target,
@@ -206,10 +201,8 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
             outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
         else:
             outcome = _run_fleet(session, choice, fleet, plan, writes)
-        console.show_report(*report_for(store.get_run(str(outcome.run_id))), choice.fmt)
-    if outcome.status is RunStatus.INTERRUPTED:
-        console.stderr.print(f"run {outcome.run_id} interrupted: finished work was kept")
-        raise KeyboardInterrupt  # main exits 130, or 128 + N after signal N (143: SIGTERM)
+        run = session.store.get_run(str(outcome.run_id))
+        conclude(outcome, lambda: console.show_report(*report_for(run), choice.fmt))
 
 
 def _run_fleet(

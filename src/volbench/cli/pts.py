@@ -3,7 +3,6 @@ continues a run: :mod:`volbench.cli.resume`)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,8 @@ from volbench.cli.options import (
     write_options,
 )
 from volbench.cli.place_options import given, place_options
+from volbench.cli.session import conclude, fio_session
 from volbench.errors import UsageError
-from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
 from volbench.plans.dry_run import (
@@ -34,7 +33,7 @@ from volbench.plans.dry_run import (
     preview_target,
 )
 from volbench.plans.dry_run_pts import pts_preview
-from volbench.plans.execution import Outcome, Session
+from volbench.plans.execution import Outcome
 from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
@@ -77,15 +76,12 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
     """Show the run's report; after an interruption, where it is and how to continue
     it (exit 130). The report of a long run takes seconds to build (every cell's fio
     output is read again): Ctrl-C must end volbench at once, so it is not built then."""
-    if outcome.status is RunStatus.INTERRUPTED:
-        console.stderr.print(
-            f"run {outcome.run_id} interrupted: every committed test is kept; see it with "
-            f"`volbench show {outcome.run_id}`, continue it with "
-            f"`volbench resume {outcome.run_id}`"
-        )
-        raise KeyboardInterrupt  # main exits 130, or 128 + N after signal N (143: SIGTERM)
-    run = store.get_run(str(outcome.run_id))
-    console.show_report(*report_for(run), fmt)  # PTS pages (+ places, stalls)
+    completed = outcome.status is not RunStatus.INTERRUPTED
+
+    def show() -> None:  # PTS pages (+ places, stalls)
+        console.show_report(*report_for(store.get_run(str(outcome.run_id))), fmt)
+
+    conclude(outcome, show if completed else None)
 
 
 @click.command("pts")
@@ -218,12 +214,9 @@ def pts(
         show_dry_run(dry, found, "json" if fmt == "json" else "table")
         return
     purging = purge_settings(purge_method, ata_password, destroy_data, replay is not None)
-    runner: Runner = ReplayRunner(Path(replay)) if replay else SubprocessRunner()
-    runner.version()
     reporter = PtsReporter()
-    with Store.open(db) as store, contextlib.closing(reporter):
-        runs = Path(runs_dir or default_data_dir() / "runs")
-        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
+    stall = StallPolicy(stall_seconds, abort_on_stall)
+    with fio_session(db, runs_dir, reporter, replay=replay, stall=stall) as session:
         if product or hourly_cost or dict(labels).get("product"):
             cells = pts_dry_run(options, targets, size, ioengine, runs_dir, None, True)
             found = costs(cells.low_s, cells.high_s, cells.target.capacity_bytes, labels, product,
@@ -242,7 +235,7 @@ def pts(
                 outcome = driver.begin(
                     session, options, ready.target, dict(labels), ioengine, purging, ready
                 )
-        finish(store, outcome, fmt)
+        finish(session.store, outcome, fmt)
 
 
 @click.command("pts-report")

@@ -5,9 +5,6 @@ Thin commands: parse, call one service function, render a Sheet.
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
-
 import click
 
 from volbench.analysis.qos import Rates, Tenant, check_tenants, fit_alpha, make_plan
@@ -33,12 +30,11 @@ from volbench.cli.options import (
     runs_dir_option,
 )
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
+from volbench.cli.session import fio_session, runs_folder
 from volbench.errors import CheckFailed, UsageError
-from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW
 from volbench.plans import qos_capability, qos_setup
 from volbench.plans.dry_run import estimate_line
-from volbench.plans.execution import Session
 from volbench.plans.qos_plan_file import read_plan
 from volbench.plans.qos_verify import preview, verify
 from volbench.report.qos_sheets import (
@@ -50,7 +46,7 @@ from volbench.report.qos_sheets import (
 )
 from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.specs.run_cost import HourlyCost
-from volbench.store.repository import Store, default_data_dir
+from volbench.store.repository import Store
 from volbench.units import GiB
 
 SIZE_GIB_HELP = "NAME:SIZE, size in GiB (40) or with a unit (512m); repeat per tenant."
@@ -129,9 +125,7 @@ def plan(
     if measure is not None:
         check_tenants(tenants)  # bad tenants: one line before fio runs
         needed = 0.0 if nominal else sum(t.size_gib for t in tenants)
-        reporter = console.ProgressReporter()
-        with Store.open(db) as store, contextlib.closing(reporter):
-            session = Session(store, SubprocessRunner(), reporter, _runs_dir(runs_dir))
+        with fio_session(db, runs_dir, console.ProgressReporter()) as session:
             found = qos_capability.measure(session, measure, measure_time, {}, needed, destroy_data)
         given = capability or Rates()
         capability = Rates(
@@ -147,10 +141,6 @@ def plan(
         "writes_not_measured": refused,
     }
     console.show(plan_sheet(result, document), fmt)
-
-
-def _runs_dir(option: str | None) -> Path:
-    return Path(option) if option else default_data_dir() / "runs"
 
 
 @qos.command("predict")
@@ -322,15 +312,13 @@ def verify_command(
         nominal_sizes,
     )
     if dry_run:
-        dry = preview(plan, device, options, _runs_dir(runs_dir))
+        dry = preview(plan, device, options, runs_folder(runs_dir))
         found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
         show_dry_run(dry, found, "json" if fmt == "json" else "table")
         return
-    runner = SubprocessRunner()
-    runner.version()  # fio missing -> one clear line before anything is created
     reporter = console.ProgressReporter()
-    with Store.open(db) as store, contextlib.closing(reporter):
-        session = Session(store, runner, reporter, _runs_dir(runs_dir))
+    with fio_session(db, runs_dir, reporter) as session:
+        store = session.store
         dry = preview(plan, device, options, session.runs_dir)
         found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
         reporter.note(estimate_line(dry, found))

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
-
 import click
 
 from volbench.cli.options import db_option, runs_dir_option, stall_options, write_options
 from volbench.cli.pts import PTS_FORMATS, PtsReporter, finish, purge_settings
-from volbench.fio.runner import SubprocessRunner
+from volbench.cli.session import fio_session
 from volbench.fio.stall import StallPolicy
-from volbench.plans.execution import Session
 from volbench.plans.resumption import resume
-from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 
 
@@ -42,10 +37,6 @@ def command(
     latest): PTS after its last committed round, any other plan with the tests it has
     not finished (a test cut short runs again whole)."""
     purging = purge_settings(purge_method, ata_password, destroy_data)
-    runner = SubprocessRunner()
-    runner.version()
-    reporter = PtsReporter()
-    with Store.open(db, create=False) as store, contextlib.closing(reporter):
-        runs = Path(runs_dir or default_data_dir() / "runs")
-        session = Session(store, runner, reporter, runs, StallPolicy(stall_seconds, abort_on_stall))
-        finish(store, resume(session, run_ref, purging, destroy_data, force), fmt)
+    stall = StallPolicy(stall_seconds, abort_on_stall)
+    with fio_session(db, runs_dir, PtsReporter(), stall=stall, create=False) as session:
+        finish(session.store, resume(session, run_ref, purging, destroy_data, force), fmt)
