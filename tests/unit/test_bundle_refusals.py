@@ -4,20 +4,26 @@ nothing of it is stored, also when only a later run of the bundle is bad."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import re
+import resource
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from recorded import FIO_FIXTURES
-from test_bundle import _failed_run
+from test_bundle import BLKPARSE, _failed_run
 
 from volbench.cli.main import main
-from volbench.plans.importing import import_file
-from volbench.plans.registry import check_setup
+from volbench.plans import capture
+from volbench.plans.importing import import_file, import_path
+from volbench.plans.registry import check_setup, report_for
+from volbench.records import RecordError
 from volbench.store import bundle
 from volbench.store.bundle import BundleError
 from volbench.store.repository import Store
@@ -273,3 +279,146 @@ def test_the_command_says_it_in_one_line(
     assert ended.value.code == 2
     assert err.startswith(f"volbench: error: cannot import {path}: it is truncated")
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_bundle_imports_under_a_3_gib_address_space_limit(good: bytes, tmp_path: Path) -> None:
+    """Issue 22: every import of a bundle failed with a MemoryError under ``ulimit -v``
+    of 3 GB (gzip's read asked for a 4 GiB buffer at once); it is read in chunks now."""
+    path = tmp_path / "good.vbundle"
+    path.write_bytes(good)
+    limit = 3 << 30
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "volbench", "import", str(path), "--db", str(tmp_path / "t.db")],
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=limited,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("added run") == 2
+
+
+def test_a_bundle_expanding_beyond_its_limit_is_refused_as_it_is_read(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """8 MiB of zeros packed into a few KB: refused once 1 MiB is expanded."""
+    monkeypatch.setattr(bundle, "MAX_EXPANDED_BYTES", 1 << 20)
+    bomb = gzip.compress(b'{"schema":"volbench.bundle","version":1,"runs":[' + b" " * (8 << 20))
+    assert len(bomb) < 20_000
+    message = _refused(store, tmp_path / "bomb.vbundle", bomb)
+    assert message.endswith("expands to more than 1 MiB, more than volbench reads at once:"
+                            " export fewer runs per bundle")  # fmt: skip
+    plain = b'{"schema":"volbench.bundle","version":1,"runs":[' + b" " * (2 << 20)
+    assert "expands to more than 1 MiB" in _refused(store, tmp_path / "plain.vbundle", plain)
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A bundle of one captured workload (blkparse output imported)."""
+    with Store.open(str(tmp_path_factory.mktemp("captured") / "source.db")) as source:
+        stored = capture.import_blkparse(source, BLKPARSE, {}, "mixed")
+        return bundle.dump([source.get_run(stored.run_id)])
+
+
+def _profile(document: Document) -> Document:
+    profile: Document = document["runs"][0]["settings"]["profile"]
+    return profile
+
+
+PROFILE_CHANGES: dict[str, tuple[Callable[[Document], Any], str]] = {
+    "no synthetic job": (
+        lambda p: p.pop("synthetic"),
+        "required field missing @ $.profile.synthetic",
+    ),
+    "no trim count": (lambda p: p["counts"].pop("trim"), "@ $.profile.counts.trim"),
+    "no hottest 20%": (lambda p: p["hot_pct"].pop("20"), "missing @ $.profile.hot_pct.20"),
+    "a pattern without its share": (
+        lambda p: p.update(pattern_shares=[]),
+        "a pattern without its share row @ $.profile.patterns[0]",
+    ),
+    "a second of two figures": (
+        lambda p: p["per_second"][0].pop(),
+        "@ $.profile.per_second",
+    ),
+    "queue depth as text": (
+        lambda p: p.update(qd_max="deep"),
+        "invalid value for type, expected int @ $.profile.qd_max",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROFILE_CHANGES))
+def test_a_capture_profile_show_cannot_read_is_refused_at_import(
+    captured: bytes, store: Store, tmp_path: Path, case: str
+) -> None:
+    """Issue 22: a bundle whose capture profile lacked a field imported, then ``show``,
+    ``report`` and ``workload`` raised KeyError (report/workload_sheets.py:66)."""
+    change, expected = PROFILE_CHANGES[case]
+    data = _changed(captured, lambda d: change(_profile(d)))
+    path = tmp_path / "bad.vbundle"
+    path.write_bytes(data)
+    before = [r.uuid for r in store.list_runs()]
+    with pytest.raises(BundleError) as caught:
+        import_path(store, path, {}, check_setup)
+    message = str(caught.value)
+    assert message.startswith(f"cannot import {path}: runs[0].settings (capture) ")
+    assert expected in message and "\n" not in message
+    assert [r.uuid for r in store.list_runs()] == before
+
+
+def test_a_stored_profile_show_cannot_read_is_one_line(captured: bytes) -> None:
+    """A store changed by something else: the sheets read the profile through the same
+    typed record, so ``show``/``report`` say where in one line (exit 2)."""
+    (run,) = bundle.load(captured, "captured.vbundle")
+    assert report_for(run)[0][0].title.startswith("Workload mixed")
+    options = dict(run.settings.options)
+    options["profile"] = {k: v for k, v in options["profile"].items() if k != "sizes"}
+    broken = dataclasses.replace(run, settings=dataclasses.replace(run.settings, options=options))
+    with pytest.raises(RecordError) as caught:
+        report_for(broken)
+    assert str(caught.value) == (
+        f"run {run.id}: its stored settings: required field missing @ $.profile.sizes"
+    )
+    assert caught.value.exit_code == 2
+
+
+CONTRADICTED: dict[str, tuple[str, Any, str]] = {
+    "negative IOPS": ("iops", -5.0, "results[0].iops is -5.0: fio's figures are never negative"),
+    "negative latency": ("lat_mean_ns", -1.0, "results[0].lat_mean_ns is -1.0: fio's figures"),
+    "IOPS above fio's": ("iops", 1e9, "results[0].iops is 1000000000.0, more than the round's"),
+    "bytes above fio's": ("io_bytes", 10**15, "results[0].io_bytes is 1000000000000000, more"),
+    "a latency below fio's": ("lat_p50_ns", 1.0, "results[0].lat_p50_ns is 1.0, outside the"),
+    "a maximum above fio's": ("lat_max_ns", 1e12, "results[0].lat_max_ns is 1000000000000.0,"),
+    "no jobs": ("jobs", 0, "results[0].jobs is 0: a row merges at least one"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONTRADICTED))
+def test_figures_the_bundles_own_fio_output_contradicts_are_refused(
+    good: bytes, store: Store, tmp_path: Path, case: str
+) -> None:
+    """Issue 22: bundles stored negative IOPS and latencies that the fio output they
+    carry contradicts; each row is now checked against its round's output, as the
+    import of fio's JSON checks it (bundle_figures.py)."""
+    name, value, expected = CONTRADICTED[case]
+
+    def change(document: Document) -> None:
+        document["runs"][0]["results"][0][name] = value
+
+    message = _refused(store, tmp_path / "bad.vbundle", _changed(good, change))
+    assert expected in message, message
+    assert any(hint in message for hint in ("export", "upgrade volbench", "import"))
+
+
+def test_a_round_whose_output_is_not_fios_is_refused(
+    good: bytes, store: Store, tmp_path: Path
+) -> None:
+    data = _changed(good, lambda d: d["runs"][0]["rounds"][0].update(fio_output='{"jobs": 5}'))
+    message = _refused(store, tmp_path / "bad.vbundle", data)
+    assert "runs[0].rounds (round 0).fio_output is not fio's output: a whole number where" in (
+        message
+    )

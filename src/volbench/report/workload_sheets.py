@@ -1,13 +1,15 @@
 """A captured workload's characterisation: tables and charts of a ``capture`` run.
 
-Everything here reads the profile stored with the run
-(:func:`volbench.analysis.workload_fit.workload_record`): ``volbench workload``,
+Everything here reads the profile stored with the run, checked as a typed record
+(:func:`volbench.report.profile_record.stored_profile`; written by
+:func:`volbench.analysis.workload_fit.workload_record`): ``volbench workload``,
 ``show``, export, the HTML/PDF report and the published pages show the same values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from volbench.analysis.workload_profile import HOT_SHARES, QD_PERCENTILE, size_label
@@ -16,6 +18,7 @@ from volbench.plans.capture import CaptureSetup, workload_name
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.plan_view import Report
+from volbench.report.profile_record import StoredProfile, stored_profile
 from volbench.report.run_charts import run_header
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency
 from volbench.units import format_bytes
@@ -31,43 +34,42 @@ def _pct(value: Any) -> str:
     return f"{float(value):.1f}%"
 
 
-def _summary_rows(run: RunRecord, p: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _summary_rows(run: RunRecord, p: StoredProfile) -> list[dict[str, Any]]:
     capture = run.setup(CaptureSetup).capture
-    counts = p["counts"]
-    seq = p["sequential_by_op"]
-    hot = p["hot_pct"]
+    counts = p.counts
+    seq = p.sequential_by_op
+    hot = p.hot_pct
     rows = [
         ("Device", f"{capture.device} ({capture.method})"),
-        ("Duration", f"{p['duration_s']:,.1f} s"),
-        ("Requests", f"{p['ios']:,} ({counts['read']:,} read, {counts['write']:,} write, "
-                     f"{counts['trim']:,} trim, {counts['flush']:,} flush)"),
-        ("Rate", f"{fmt_count(p['iops'])} IOPS on average"),
-        ("Read / write (by count)", f"{p['read_pct']:.1f}% / {100 - p['read_pct']:.1f}%"
-         if counts["read"] + counts["write"] else "-"),
-        ("Sequential", f"{p['sequential_pct']:.1f}% ("
+        ("Duration", f"{p.duration_s:,.1f} s"),
+        ("Requests", f"{p.ios:,} ({counts.read:,} read, {counts.write:,} write, "
+                     f"{counts.trim:,} trim, {counts.flush:,} flush)"),
+        ("Rate", f"{fmt_count(p.iops)} IOPS on average"),
+        ("Read / write (by count)", f"{p.read_pct:.1f}% / {100 - p.read_pct:.1f}%"
+         if counts.read + counts.write else "-"),
+        ("Sequential", f"{p.sequential_pct:.1f}% ("
          + ", ".join(f"{op} {v:.1f}%" for op, v in seq.items()) + ")"),
-        ("Queue depth", f"mean {p['qd_mean']:.1f}, p{QD_PERCENTILE:.0f} {p['qd_percentile']:.0f},"
-                        f" max {p['qd_max']} (while busy, {p['busy_pct']:.0f}% of the time;"
-                        f" longest pause {p.get('longest_idle_s', 0.0):,.1f} s)"),
-        ("Working set", f"{format_bytes(p['working_set_bytes'])} touched in a span of "
-                        f"{format_bytes(p['span_bytes'])}"),
+        ("Queue depth", f"mean {p.qd_mean:.1f}, p{QD_PERCENTILE:.0f} {p.qd_percentile:.0f},"
+                        f" max {p.qd_max} (while busy, {p.busy_pct:.0f}% of the time;"
+                        f" longest pause {p.longest_idle_s:,.1f} s)"),
+        ("Working set", f"{format_bytes(p.working_set_bytes)} touched in a span of "
+                        f"{format_bytes(p.span_bytes)}"),
         ("Concentration", ", ".join(
-            f"{float(hot[str(s)]):.0f}% of I/O in the hottest {s}%" for s in HOT_SHARES
-        ) + f" of the touched space ({format_bytes(p['region_bytes'])} regions)"),
+            f"{hot[str(s)]:.0f}% of I/O in the hottest {s}%" for s in HOT_SHARES
+        ) + f" of the touched space ({format_bytes(p.region_bytes)} regions)"),
     ]  # fmt: skip
-    if p.get("lost"):
-        rows.append(("Events lost", f"{p['lost']:,} (the kernel's trace buffer was full)"))
-    if p.get("before"):
-        rows.append(("Issued before", f"{p['before']:,} completions of earlier requests"))
+    if p.lost:
+        rows.append(("Events lost", f"{p.lost:,} (the kernel's trace buffer was full)"))
+    if p.before:
+        rows.append(("Issued before", f"{p.before:,} completions of earlier requests"))
     return [{"figure": k, "value": v} for k, v in rows]
 
 
-def _pattern_rows(p: Mapping[str, Any]) -> list[dict[str, Any]]:
-    shares = {(r["access"], r["op"], r["size_bytes"]): r for r in p["pattern_shares"]}
+def _pattern_rows(p: StoredProfile) -> list[dict[str, Any]]:
     rows = []
-    for pattern in p["patterns"]:
-        row = shares[(pattern["access"], pattern["op"], pattern["size_bytes"])]
-        rows.append({"pattern": pattern["label"].rsplit(" ", 1)[0], **row})
+    for pattern in p.patterns:
+        share = p.share_of(pattern)
+        rows.append({"pattern": pattern.label.rsplit(" ", 1)[0], **dataclasses.asdict(share)})
     other = max(0.0, 100.0 - sum(r["share_pct"] for r in rows))
     if other >= 0.05:
         fitted = max(0.0, 100.0 - sum(r["fitted_pct"] for r in rows))
@@ -75,35 +77,39 @@ def _pattern_rows(p: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _size_rows(p: Mapping[str, Any]) -> list[dict[str, Any]]:
-    total = sum(s["count"] for s in p["sizes"]) or 1
+def _size_rows(p: StoredProfile) -> list[dict[str, Any]]:
+    total = sum(s.count for s in p.sizes) or 1
     return [
-        {**s, "size": size_label(s["size_bytes"]), "share_pct": 100.0 * s["count"] / total}
-        for s in p["sizes"]
+        {
+            **dataclasses.asdict(s),
+            "size": size_label(s.size_bytes),
+            "share_pct": 100.0 * s.count / total,
+        }
+        for s in p.sizes
     ]
 
 
-def _synthetic_rows(p: Mapping[str, Any]) -> list[dict[str, Any]]:
-    s = p["synthetic"]
+def _synthetic_rows(p: StoredProfile) -> list[dict[str, Any]]:
+    s = p.synthetic
 
     def split(pairs: Sequence[Sequence[int]]) -> str:
         return ":".join(f"{size}/{pct}" for size, pct in pairs) or "-"
 
     rows = [
         ("rw", "randrw"),
-        ("rwmixread", str(s["rwmixread_pct"])),
-        ("bssplit", f"{split(s['read_bssplit'])},{split(s['write_bssplit'])}"),
-        ("percentage_random", f"{s['read_random_pct']},{s['write_random_pct']}"),
-        ("random_distribution", s["random_distribution"]),
-        ("iodepth", str(s["iodepth"])),
-        ("size", str(s["span_bytes"])),
+        ("rwmixread", str(s.rwmixread_pct)),
+        ("bssplit", f"{split(s.read_bssplit)},{split(s.write_bssplit)}"),
+        ("percentage_random", f"{s.read_random_pct},{s.write_random_pct}"),
+        ("random_distribution", s.random_distribution),
+        ("iodepth", str(s.iodepth)),
+        ("size", str(s.span_bytes)),
     ]
     return [{"option": k, "value": v} for k, v in rows]
 
 
 def workload_report(run: RunRecord) -> Report:
     """The sheets of a capture run and its JSON document (the profile)."""
-    p = run.setup(CaptureSetup).profile
+    p = stored_profile(run)
     name = workload_name(run)
     notes = [SOURCE]
     if run.error:
@@ -112,7 +118,7 @@ def workload_report(run: RunRecord) -> Report:
         f"Workload {name} (run {run.id}, {run.status.value})",
         (Column("figure", "Figure"), Column("value", "Value")),
         tuple(_summary_rows(run, p)),
-        {"id": run.id, "workload": name, "profile": p},
+        {"id": run.id, "workload": name, "profile": run.setup(CaptureSetup).profile},
         tuple(notes),
     )
     patterns = Sheet(
@@ -146,12 +152,11 @@ def workload_report(run: RunRecord) -> Report:
             Column("p99_ns", "p99", fmt_latency, numeric=True),
             Column("max_ns", "Max", fmt_latency, numeric=True),
         ),
-        tuple(p["latency"]),
+        tuple(dataclasses.asdict(row) for row in p.latency),
         {},
     )
-    s = p["synthetic"]
     synthetic = Sheet(
-        f"Synthetic fio workload: matches {s['match_pct']:.1f}% of the captured mix",
+        f"Synthetic fio workload: matches {p.synthetic.match_pct:.1f}% of the captured mix",
         (Column("option", "fio option"), Column("value", "Value")),
         tuple(_synthetic_rows(p)),
         {},
@@ -161,30 +166,31 @@ def workload_report(run: RunRecord) -> Report:
             f" --workload {name}` runs it.",
         ),
     )
-    document = {"id": run.id, "workload": name, "profile": p}
+    document = {"id": run.id, "workload": name, "profile": run.setup(CaptureSetup).profile}
     return [summary, patterns, sizes, latency, synthetic], document
 
 
 def workload_charts(run: RunRecord) -> list[Chart]:
     """I/O rate and queue depth over time, block sizes, concentration."""
-    p = run.setup(CaptureSetup).profile
+    p = stored_profile(run)
     rid = run.id
-    seconds = list(range(len(p["per_second"])))
+    seconds = list(range(len(p.per_second)))
     rate = [
-        Series("read", seconds, [r[0] for r in p["per_second"]]),
-        Series("write", seconds, [r[1] for r in p["per_second"]]),
+        Series("read", seconds, [r[0] for r in p.per_second]),
+        Series("write", seconds, [r[1] for r in p.per_second]),
     ]
-    if any(r[2] for r in p["per_second"]):
-        rate.append(Series("trim/flush", seconds, [r[2] for r in p["per_second"]]))
-    qd = [Series("queue depth", list(range(len(p["qd_per_second"]))), list(p["qd_per_second"]))]
+    if any(r[2] for r in p.per_second):
+        rate.append(Series("trim/flush", seconds, [r[2] for r in p.per_second]))
+    qd = [Series("queue depth", list(range(len(p.qd_per_second))), list(p.qd_per_second))]
     by_op: dict[str, dict[str, int]] = {}
-    for s in p["sizes"]:
-        by_op.setdefault(s["op"], {})[size_label(s["size_bytes"])] = s["count"]
-    sizes = sorted({size_label(s["size_bytes"]) for s in p["sizes"]},
-                   key=lambda t: next(s["size_bytes"] for s in p["sizes"]
-                                      if size_label(s["size_bytes"]) == t))  # fmt: skip
+    for s in p.sizes:
+        by_op.setdefault(s.op, {})[size_label(s.size_bytes)] = s.count
+    first: dict[str, int] = {}
+    for s in p.sizes:
+        first.setdefault(size_label(s.size_bytes), s.size_bytes)
+    sizes = sorted(first, key=lambda label: first[label])
     bars = [Series(op, sizes, [counts.get(x, 0) for x in sizes]) for op, counts in by_op.items()]
-    hot = p["hot_pct"]
+    hot = p.hot_pct
     shares = [f"hottest {s}%" for s in HOT_SHARES]
     return [
         line_chart(f"run{rid}-workload-rate", "Requests issued per second", rate,
@@ -194,7 +200,7 @@ def workload_charts(run: RunRecord) -> list[Chart]:
         bar_chart(f"run{rid}-workload-sizes", "Block sizes", bars,
                   x_title="Request size", y_title="Requests"),
         bar_chart(f"run{rid}-workload-hot", "Share of requests in the hottest touched space",
-                  [Series("captured", shares, [float(hot[str(s)]) for s in HOT_SHARES]),
+                  [Series("captured", shares, [hot[str(s)] for s in HOT_SHARES]),
                    Series("uniform", shares, [float(s) for s in HOT_SHARES])],
                   y_title="% of requests", unit="%"),
     ]  # fmt: skip

@@ -29,9 +29,11 @@ and each RUN holds everything the store keeps of it (all times ISO 8601 UTC text
 
 A run's owner and heartbeat (which process runs it, on which machine) stay behind:
 a bundle holds finished runs only. Reading is strict (:func:`load`): anything a
-store would not hold, or a version this code does not know, is refused with one
-line (:class:`BundleError`) that names the file, where in it and what to do, before
-anything is stored.
+store would not hold, a figure the run's own fio output contradicts
+(:mod:`volbench.store.bundle_figures`), or a version this code does not know, is
+refused with one line (:class:`BundleError`) that names the file, where in it and
+what to do, before anything is stored. A bundle is read as a stream, expanding to at
+most :data:`MAX_EXPANDED_BYTES`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from volbench.errors import UsageError
 from volbench.model import LogSeries, RunRecord, RunStatus, TracePart
 from volbench.records import RecordError, json_object
 from volbench.store import rows
+from volbench.store.bundle_figures import check_figures
 from volbench.store.bundle_reader import AGAIN, BundleError, Reader, kind, no_constant, shown
 from volbench.store.repository import Store
 
@@ -71,8 +74,15 @@ VERSION = 1
 SUFFIX = ".vbundle"
 """The file name ending that makes ``volbench export -o`` write a bundle."""
 
-MAX_EXPANDED_BYTES = 4 << 30
-"""The most a bundle may expand to (4 GiB of JSON): more is refused, not read."""
+MAX_EXPANDED_BYTES = 1 << 30
+"""The most a bundle may expand to (1 GiB of JSON; a 25-round PTS run with its
+per-second series is 131 MB, BENCHMARKS.md): more is refused as soon as it is read.
+Reading takes several times this in memory (Python's objects of the document)."""
+
+CHUNK_BYTES = 1 << 20
+"""How much of a bundle is read (and expanded) at a time."""
+
+_FEWER = "export fewer runs per bundle"
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _VOLBENCH_DOCUMENT = re.compile(rb'\A\s*\{\s*"schema"\s*:\s*"(volbench\.[^"\\]{0,100})"')
@@ -202,12 +212,15 @@ def recognise(path: Path) -> bool:
 
 
 def read(path: Path) -> tuple[RunRecord, ...]:
-    """The runs of the bundle file ``path`` (:func:`load`)."""
+    """The runs of the bundle file ``path`` (:func:`load`), read as a stream: the file
+    is never held whole, its expanded text at most :data:`MAX_EXPANDED_BYTES`."""
+    reader = Reader(str(path))
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            text = _expand(reader, handle)
     except OSError as exc:
         raise BundleError(f"cannot import {path}: {exc.strerror or exc}") from None
-    return load(data, str(path))
+    return _runs(reader, text)
 
 
 def load(data: bytes, name: str) -> tuple[RunRecord, ...]:
@@ -216,11 +229,21 @@ def load(data: bytes, name: str) -> tuple[RunRecord, ...]:
     by :func:`dump` cannot hold. Each run's ``id`` is the one it had where it was
     exported; times are normalised as the store writes them."""
     reader = Reader(name)
-    document = _document(reader, data)
-    runs = reader.items(document, "runs", "")
-    if not runs:
-        reader.fail("runs", f"is empty: the bundle holds no runs ({AGAIN})")
-    found = tuple(reader.run(run, f"runs[{i}]") for i, run in enumerate(runs))
+    return _runs(reader, _expand(reader, io.BufferedReader(io.BytesIO(data))))
+
+
+def _runs(reader: Reader, text: bytearray) -> tuple[RunRecord, ...]:
+    """The checked runs of a bundle's expanded text (see :func:`load`)."""
+    try:
+        document = _document(reader, text)
+        runs = reader.items(document, "runs", "")
+        if not runs:
+            reader.fail("runs", f"is empty: the bundle holds no runs ({AGAIN})")
+        found = tuple(reader.run(run, f"runs[{i}]") for i, run in enumerate(runs))
+        for i, run in enumerate(found):
+            check_figures(reader, run, f"runs[{i}]")
+    except MemoryError:
+        reader.fail("", f"is more than this machine's memory lets volbench read: {_FEWER}")
     seen: dict[str, int] = {}
     for index, run in enumerate(found):
         if run.uuid in seen:
@@ -229,9 +252,8 @@ def load(data: bytes, name: str) -> tuple[RunRecord, ...]:
     return found
 
 
-def _document(reader: Reader, data: bytes) -> dict[str, Any]:
-    """The checked top of a bundle document (schema, version)."""
-    text = _expand(reader, data)
+def _document(reader: Reader, text: bytearray) -> dict[str, Any]:
+    """The checked top of a bundle document (schema, version), from its text."""
     match = _VOLBENCH_DOCUMENT.match(text[:4096])
     schema = match.group(1).decode("utf-8", "replace") if match else None
     if schema is not None and schema != SCHEMA:
@@ -273,27 +295,34 @@ def _document(reader: Reader, data: bytes) -> dict[str, Any]:
     return document
 
 
-def _expand(reader: Reader, data: bytes) -> bytes:
-    """A bundle's JSON text: gunzipped, at most MAX_EXPANDED_BYTES."""
-    if not data.startswith(_GZIP_MAGIC):
-        if len(data) > MAX_EXPANDED_BYTES:
-            _too_big(reader)
-        return data
+def _expand(reader: Reader, handle: io.BufferedReader) -> bytearray:
+    """A bundle's JSON text from ``handle`` (gunzipped when it is gzip), read
+    :data:`CHUNK_BYTES` at a time: more than :data:`MAX_EXPANDED_BYTES` is refused
+    as soon as it is seen, and no buffer larger than what was read is asked for."""
+    packed = handle.peek(len(_GZIP_MAGIC))[: len(_GZIP_MAGIC)] == _GZIP_MAGIC
+    stream: io.BufferedIOBase = gzip.GzipFile(fileobj=handle) if packed else handle
+    text = bytearray()
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
-            text = handle.read(MAX_EXPANDED_BYTES + 1)
+        while chunk := stream.read(CHUNK_BYTES):
+            if len(text) + len(chunk) > MAX_EXPANDED_BYTES:
+                _too_big(reader)
+            text += chunk
     except EOFError:
         reader.fail("", f"is truncated (it ends inside its gzip stream): copy it again, or {AGAIN}")
-    except (OSError, zlib.error) as exc:
+    except (gzip.BadGzipFile, zlib.error) as exc:
         reader.fail("", f"is damaged (gzip: {exc}): copy it again, or {AGAIN}")
-    if len(text) > MAX_EXPANDED_BYTES:
-        _too_big(reader)
+    except OSError as exc:
+        if not packed:
+            raise  # reading the file itself failed: the caller names why
+        reader.fail("", f"is damaged (gzip: {exc}): copy it again, or {AGAIN}")
+    except MemoryError:
+        reader.fail("", f"is more than this machine's memory lets volbench read: {_FEWER}")
     return text
 
 
 def _too_big(reader: Reader) -> NoReturn:
     reader.fail(
         "",
-        f"expands to more than {MAX_EXPANDED_BYTES >> 30} GiB, more than volbench reads"
-        " at once: export fewer runs per bundle",
+        f"expands to more than {MAX_EXPANDED_BYTES >> 20} MiB, more than volbench reads"
+        f" at once: {_FEWER}",
     )
