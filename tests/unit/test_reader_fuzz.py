@@ -9,7 +9,7 @@ when it ends in anything but a one-line error of exit code 2 (or a click usage
 error), when a command prints ``nan`` or ``inf``, when it takes over 10 s, or when
 its process needs more than 1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).
 
-CI reads :data:`COUNTS` (10,000 inputs, two children at a time: 9 s on the 2-core
+CI reads :data:`COUNTS` (10,000 inputs, two children at a time: 9-27 s on the 2-core
 development machine) with seed :data:`SEED`; ``VOLBENCH_FUZZ_SEED`` picks another
 seed and ``VOLBENCH_FUZZ_SCALE=N`` multiplies the counts. A failure names the kind,
 seed and index: ``python tests/unit/reader_fuzz.py KIND SEED INDEX+1 DIR`` makes it
