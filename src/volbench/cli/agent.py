@@ -62,7 +62,7 @@ def probe_sheet(probes: list[HostProbe]) -> Sheet:
     metavar="PIDFILE",
     help="Run in the background and write fio's process id to PIDFILE.",
 )
-@click.option("--timeout", type=click.FloatRange(0.1), default=10.0, show_default=True)
+@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True)
 @format_option
 def command(
     hosts: tuple[str, ...],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from volbench.cli.options import DURATION, POSITIVE_DURATION, SIZE
+from volbench.cli.options import BLOCK_SIZE, DURATION, POSITIVE_DURATION, SIZE
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError
 from volbench.model import TargetInfo
@@ -22,7 +22,7 @@ from volbench.plans.execution import PlanSpec
     show_default=True,
     help="Sequential read time per zone.",
 )
-@click.option("--block-size", type=SIZE, default="64k", show_default=True)
+@click.option("--block-size", type=BLOCK_SIZE, default="64k", show_default=True)
 @click.option(
     "--access-time",
     "access_time",
@@ -86,7 +86,7 @@ def filebench(runtime: float, ramp_time: float, choice: TargetChoice) -> None:
     show_default=True,
     help="Where the never-read region starts.",
 )
-@click.option("--bs", type=SIZE, default="1m", show_default=True)
+@click.option("--bs", type=BLOCK_SIZE, default="1m", show_default=True)
 @target_options
 def firsttouch(region: int | None, offset: int, bs: int, choice: TargetChoice) -> None:
     """Read a never-read region twice: the initialization penalty of the first touch."""

@@ -25,6 +25,7 @@ from volbench.cli.options import (
 from volbench.cli.place_options import given, place_options
 from volbench.cli.session import conclude, fio_session
 from volbench.errors import UsageError
+from volbench.fio.bounds import MAX_NUMJOBS
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
 from volbench.plans.dry_run import (
@@ -84,6 +85,13 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
     conclude(outcome, show if completed else None)
 
 
+MAX_HIR_CYCLES = 10_000
+"""HIR cycles at most: 28 times the PTS's 360 (each cycle is a burst and its rests)."""
+
+MAX_WSAT_ROUNDS = 100_000
+"""WSAT samples at most: 69 days of the PTS's 60 s samples."""
+
+
 @click.command("pts")
 @click.argument("tests", nargs=-1, required=True)
 @click.option(
@@ -106,7 +114,7 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
 )
 @click.option(
     "--wsat-max-rounds",
-    type=click.IntRange(1),
+    type=click.IntRange(1, MAX_WSAT_ROUNDS),
     default=1440,
     show_default=True,
     help="WSAT samples at most (it ends at 4 x the active range written).",
@@ -117,8 +125,18 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
 @click.option(
     "--mixes", default=None, help="Reduce the IOPS and latency matrices, e.g. 100/0,0/100."
 )
-@click.option("--hir-cycles", type=click.IntRange(1), default=360, help="Not 360: non-compliant.")
-@click.option("--xsr-cells", type=click.IntRange(1), default=60, help="Cells per XSR group.")
+@click.option(
+    "--hir-cycles",
+    type=click.IntRange(1, MAX_HIR_CYCLES),
+    default=360,
+    help="Not 360: non-compliant.",
+)
+@click.option(
+    "--xsr-cells",
+    type=click.IntRange(1, MAX_NUMJOBS),
+    default=60,
+    help="Cells per XSR group (one fio process: at most fio's 4,096 jobs).",
+)
 @click.option("--toio-grid", default=None, help="Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.")
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")

@@ -5,6 +5,8 @@ Thin commands: parse, call one service function, render a Sheet.
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from volbench.analysis.qos import Rates, Tenant, check_tenants, fit_alpha, make_plan
@@ -20,13 +22,15 @@ from volbench.cli import console
 from volbench.cli.dry_run import cost_options, costs, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
+    BLOCK_SIZE,
     JOB_PATH,
     POSITIVE_DURATION,
-    POSITIVE_SIZE,
+    Converted,
     db_option,
     format_option,
     ioengine_option,
     label_option,
+    parse_number,
     runs_dir_option,
 )
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
@@ -248,6 +252,10 @@ def clear(plan_file: str | None, every: bool, fmt: str) -> None:
     console.show(cleared_sheet(removed, busy), fmt)
 
 
+PERCENT = Converted("percent", functools.partial(parse_number, high=100.0, what="percent"))
+"""A finite share from 0 to 100 (nan and inf refused)."""
+
+
 @qos.command("verify")
 @click.argument("plan_file", metavar="PLAN")
 @click.option("--device", type=JOB_PATH, required=True, help="Whole block device to verify on.")
@@ -259,9 +267,9 @@ def clear(plan_file: str | None, every: bool, fmt: str) -> None:
     default="randread",
     show_default=True,
 )
-@click.option("--bs", type=POSITIVE_SIZE, default="4k", show_default=True, help="Block size.")
+@click.option("--bs", type=BLOCK_SIZE, default="4k", show_default=True, help="Block size.")
 @click.option("--iodepth", type=click.IntRange(1, 4096), default=16, show_default=True)
-@click.option("--tolerance", type=click.FloatRange(0, 100), default=10.0, show_default=True)
+@click.option("--tolerance", type=PERCENT, default="10", show_default=True, help="Percent.")
 @ioengine_option
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
 @runs_dir_option

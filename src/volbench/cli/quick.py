@@ -7,6 +7,7 @@ import click
 from volbench.cli.options import DURATION, POSITIVE_DURATION
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError
+from volbench.fio.bounds import MAX_IODEPTH
 from volbench.plans import quick
 
 
@@ -16,7 +17,10 @@ from volbench.plans import quick
 )
 @click.option("--ramp-time", type=DURATION, default="2s", show_default=True, help="Per test.")
 @click.option(
-    "--iodepth", type=click.IntRange(1, 65536), default=None, help="Deep tests.  [default: 64]"
+    "--iodepth",
+    type=click.IntRange(1, MAX_IODEPTH),
+    default=None,
+    help="Deep tests.  [default: 64]",
 )
 @click.option(
     "--numjobs", type=click.IntRange(1, 4096), default=None, help="Deep tests.  [default: 1]"

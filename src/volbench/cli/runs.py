@@ -22,7 +22,7 @@ from volbench.store.repository import Store
 @click.option("--label", "labels", type=LABEL, multiple=True, help="Only runs with this key=value.")
 @click.option("--plan", default=None, help="Only runs of this plan.")
 @click.option("--status", type=click.Choice([s.value for s in RunStatus]), default=None)
-@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--limit", type=click.IntRange(1, 1_000_000), default=None)
 @db_option
 @format_option
 def runs(
