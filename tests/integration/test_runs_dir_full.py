@@ -8,13 +8,14 @@ folder and unmounts whatever happens; the target is a scratch file outside it.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import SHORT_RUN, Volbench, only_error_line
+from cli_harness import SHORT_RUN, Volbench, error_line, only_error_line
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 ONE_TEST = ("--rw", "randread", "--iodepth", "1", "--numjobs", "1", "--ramp-time", "0")
@@ -74,3 +75,22 @@ def test_logs_fio_could_not_write_are_a_stored_warning(
     stored = volbench.stored()
     assert stored["status"] == "completed"
     assert warning in stored["error"]
+
+
+@needs_fio
+def test_a_job_file_that_cannot_be_written_is_named(volbench: Volbench, full_folder: Path) -> None:
+    """The runs folder's filesystem is full before the first job file: the one line
+    names that file and how to choose another runs folder (ENOSPC from ``write``
+    carries no file name of its own)."""
+    runs_dir = full_folder / "runs"
+    runs_dir.mkdir()
+    filler = full_folder / "filler"
+    with filler.open("wb") as f, contextlib.suppress(OSError):  # every page of the tmpfs
+        f.write(b"\0" * 65536)
+    proc = volbench(
+        "run", "sweep", "--target", str(volbench.home / "scratch.img"), "--size", "16m",
+        *ONE_TEST, "--runtime", "1s", "--runs-dir", str(runs_dir),
+    )  # fmt: skip
+    line = error_line(proc, 3)
+    assert "No space left on device: " in line and "/round-000/job.fio" in line, line
+    assert str(runs_dir) in line and "--runs-dir" in line

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from recorded import FIO_FIXTURES
 
-from volbench.fio.stall import StallWatch, stall_reason, utc_text
-from volbench.model import Stall
-from volbench.plans.qos_verify import LiveTenants
+from volbench.fio.stall import StallPolicy, StallWatch, stall_reason, utc_text
+from volbench.model import RW, Stall, Workload
+from volbench.plans.round_status import RoundStatus
 
 T0 = 1_700_000_000.0
 
@@ -159,18 +159,20 @@ def test_qos_verify_watches_every_tenant_for_stalls() -> None:
     whose completions stop for 7 s while the other goes on is a stall of its own."""
     now = [T0]
     notes = _Notes()
-    live = LiveTenants(
+    live = RoundStatus(
         notes,  # type: ignore[arg-type]
-        [StallWatch(0, T0, "web", 5.0), StallWatch(1, T0, "db", 5.0)],
+        StallPolicy(5.0),
+        0,
+        [(Workload("web", RW.RANDREAD),), (Workload("db", RW.RANDREAD),)],
         clock=lambda: now[0],
     )
     for second in range(1, 12):
         now[0] = T0 + second
-        live.status(1, doc(job("db", 100 * second, 100 * second, 1000 * second)))
+        live.on_status(1, doc(job("db", 100 * second, 100 * second, 1000 * second)))
         done = 100 * min(second, 3)  # web's device stops completing after 3 s
         if second in (1, 2, 3, 11):  # fio prints nothing while its job waits
-            live.status(0, doc(job("web", done + 4, done, 1000 * second)))
-    (stall,) = live.stalls(T0 + 12)
+            live.on_status(0, doc(job("web", done + 4, done, 1000 * second)))
+    (stall,) = live.finish(T0 + 12)
     assert (stall.round, stall.test, stall.resolved) == (0, "web", False)
     assert stall.seconds >= 7
     assert any("stalled: 0 IOPS" in n and "on web" in n for n in notes.notes)

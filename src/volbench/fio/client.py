@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import UsageError
-from volbench.fio.executable import fio_path, start_fio
+from volbench.fio.executable import fio_path, start_fio, write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
 
 DEFAULT_PORT = 8765
@@ -131,7 +131,7 @@ class ClientRunner:
         command: list[str] = [fio_path(), "--output-format=json+"]
         for index, (host, text) in enumerate(jobs.items()):
             path = workdir / f"job-{index}.fio"
-            path.write_text(text)
+            write_job(path, text)
             command += [host.client_option, str(path)]
         proc = start_fio(command, workdir)
         failures: list[HostFailure] = []

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import FioError
-from volbench.fio.executable import die_with_parent, fio_path, start_fio
+from volbench.fio.executable import die_with_parent, fio_path, start_fio, write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
 
 StatusCallback = Callable[[int, dict[str, Any]], None]
@@ -109,7 +109,7 @@ def run_concurrently(
         for index, job in enumerate(jobs):
             job.workdir.mkdir(parents=True, exist_ok=True)
             path = job.workdir / "job.fio"
-            path.write_text(job.job_text)
+            write_job(path, job.job_text)
             command = (fio_path(), "--output-format=json+", "--status-interval=1", str(path))
             proc = start_fio(command, job.workdir, functools.partial(_before_exec, job.before_exec))
             started.append((proc, _Reader(proc, index, on_status), command))

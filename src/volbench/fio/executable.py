@@ -136,6 +136,15 @@ def die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
+def write_job(path: Path, text: str) -> None:
+    """Write the job file ``path`` for fio; an OS error names the file (a full disk's
+    ENOSPC comes from ``write``, which knows no file name)."""
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
 def start_fio(
     command: Sequence[str], workdir: Path, before_exec: Callable[[], None] = die_with_parent
 ) -> subprocess.Popen[str]:

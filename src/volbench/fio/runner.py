@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import re
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +39,8 @@ from volbench.errors import FioError
 from volbench.fio.client import ClientRun, ClientRunner, HostAddress, HostFailure
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
-from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio
+from volbench.fio.ctrl_c import CtrlC, kill_group, signal_fio
+from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio, write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
 from volbench.fio.status_stream import Item, lean_status, pump
 
@@ -125,7 +124,7 @@ class SubprocessRunner:
     ) -> RawRun:
         workdir.mkdir(parents=True, exist_ok=True)
         job_path = workdir / "job.fio"
-        job_path.write_text(job_text)
+        write_job(job_path, job_text)
         command = (
             fio_path(),
             "--output-format=json+",
@@ -147,7 +146,7 @@ class SubprocessRunner:
         interrupted_at: float | None = None
         stopped_at: float | None = None
         killed_at: float | None = None
-        with _CtrlC() as ctrl_c:
+        with CtrlC() as ctrl_c:
             while not out.ended:
                 try:
                     out.take(items, 0.1 if interrupted_at or stopped_at else 0.25)
@@ -160,17 +159,17 @@ class SubprocessRunner:
                     ctrl_c.pressed += 1
                 while ctrl_c.pressed > ctrl_c.handled:  # the first asks fio to stop, then SIGTERM
                     ctrl_c.handled += 1
-                    _signal(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
+                    signal_fio(proc, signal.SIGTERM if interrupted_at else signal.SIGINT)
                     interrupted_at = interrupted_at or time.monotonic()
                 now = time.monotonic()
                 if stopped_at is None and should_stop is not None and should_stop():
-                    _signal(proc, signal.SIGINT)
+                    signal_fio(proc, signal.SIGINT)
                     stopped_at = now
                 if killed_at is None and (
                     (interrupted_at is not None and now - interrupted_at > self.interrupt_grace_s)
                     or (stopped_at is not None and now - stopped_at > self.stop_grace_s)
                 ):
-                    _kill_group(proc)
+                    kill_group(proc)
                     killed_at = now
                 if killed_at is not None and now - killed_at > self.abandon_s:
                     break  # fio is held in I/O wait: it leaves when its I/O completes
@@ -213,34 +212,6 @@ class SubprocessRunner:
         return run_concurrently(jobs, timeout_s, on_status)
 
 
-class _CtrlC:
-    """Ctrl-C (SIGINT) counted while fio runs, instead of a KeyboardInterrupt raised at
-    whatever line the main thread was on (between two lines of the loop, one would
-    skip stopping fio and lose its final document): the loop asks fio to stop, then
-    keeps reading what it prints. The previous handler is back afterwards. Outside
-    the main thread (signals reach only that one) nothing changes."""
-
-    def __init__(self) -> None:
-        self.pressed = 0
-        self.handled = 0
-        self._installed = False
-        self._previous: Any = signal.default_int_handler
-
-    def __enter__(self) -> _CtrlC:
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGINT, self._press)
-            self._previous = signal.default_int_handler if previous is None else previous
-            self._installed = True
-        return self
-
-    def _press(self, _signum: int, _frame: object) -> None:
-        self.pressed += 1
-
-    def __exit__(self, *_exc: object) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
-
-
 @dataclass
 class _Stdout:
     """What fio printed so far: its newest document, whether one came since it was
@@ -269,19 +240,6 @@ class _Stdout:
                 item = items.get_nowait()
         except queue.Empty:
             return
-
-
-def _signal(proc: subprocess.Popen[str], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(proc.pid, sig)
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL fio's process group: fio was started in a session of its own
-    (:func:`~volbench.fio.executable.start_fio`), whose id is fio's pid; fio is not
-    reaped yet, so that id cannot belong to anything else."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 class ReplayRunner:
@@ -322,7 +280,7 @@ class ReplayRunner:
         should_stop: StopCheck | None = None,
     ) -> RawRun:
         workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / "job.fio").write_text(job_text)
+        write_job(workdir / "job.fio", job_text)
         return self._replay(job_sections(job_text))
 
     def _replay(self, sections: tuple[str, ...]) -> RawRun:
@@ -357,7 +315,7 @@ class ReplayRunner:
         workdir.mkdir(parents=True, exist_ok=True)
         sections: dict[str, None] = {}
         for index, text in enumerate(jobs.values()):
-            (workdir / f"job-{index}.fio").write_text(text)
+            write_job(workdir / f"job-{index}.fio", text)
             sections.update(dict.fromkeys(job_sections(text)))
         raw = self._replay(tuple(sections))
         return ClientRun(raw, ())

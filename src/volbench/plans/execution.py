@@ -11,6 +11,7 @@ run needs (:class:`Session`) and its runs folder.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tempfile
 import time
@@ -28,22 +29,22 @@ from volbench.errors import (
     StoreError,
     UsageError,
 )
+from volbench.fio.client import HostFailure
 from volbench.fio.job import LOG_AVG_MSEC, JobFile, planned_seconds, render
-from volbench.fio.live import LiveSampler
 from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, Runner, SubprocessRunner
-from volbench.fio.stall import StallPolicy, StallWatch, stall_reason, utc_text
+from volbench.fio.stall import StallPolicy, stall_reason, utc_text
 from volbench.model import (
     FioOutput,
     RunStatus,
-    Stall,
     StoredWorkload,
     TargetInfo,
     TestResult,
     Workload,
 )
 from volbench.plans.reporter import Reporter
+from volbench.plans.round_status import RoundStatus
 from volbench.plans.round_watch import RoundWatch
 from volbench.store.repository import Store, default_data_dir
 
@@ -137,6 +138,116 @@ JobLayout = Callable[[Path], JobFile]
 """The job file of a round, given its log folder."""
 
 
+@dataclass(frozen=True)
+class Process:
+    """One fio process of a round: its tests, the folder of its job file, logs and
+    output, and what messages call it (None: the round's only process)."""
+
+    workloads: tuple[Workload, ...]
+    folder: Path
+    label: str | None = None
+
+    @property
+    def fio(self) -> str:
+        return f"fio of {self.label}" if self.label else "fio"
+
+
+@dataclass(frozen=True)
+class Launched:
+    """What a round's fio processes left, one output per :class:`Process` in order, and
+    the hosts that could not run their share."""
+
+    raws: tuple[RawRun, ...]
+    failures: tuple[HostFailure, ...] = ()
+
+
+class Launch(Protocol):
+    """How a round's fio starts on its place: one process here (:class:`LocalLaunch`),
+    one fio client for other hosts (:class:`volbench.plans.fleet.HostsLaunch`), or a
+    process per QoS tenant at once (:class:`volbench.plans.qos_verify.TenantsLaunch`).
+    Every launch reaches fio through ``session.runner`` (replayable in tests)."""
+
+    @property
+    def watched(self) -> bool:
+        """fio prints status documents (live figures, stall watch); not fio's client."""
+        ...
+
+    @property
+    def keep_going(self) -> bool:
+        """A host that fails leaves the others running, and the run goes on without it."""
+        ...
+
+    @property
+    def checks_logs(self) -> bool:
+        """fio's per-second logs of the round are this machine's, named after the tests."""
+        ...
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        """The round's fio processes, their files under the round's ``folder``."""
+        ...
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        """How long the round is planned to take, in seconds."""
+        ...
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
+        """Run the processes to their end (or Ctrl-C, or ``status.should_stop``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalLaunch:
+    """One fio process on this machine: the workloads on ``target``, or the job file
+    ``layout`` makes (several targets at once: :mod:`volbench.plans.fleet`)."""
+
+    layout: JobLayout | None = None
+    watched: bool = True
+    keep_going: bool = False
+
+    @property
+    def checks_logs(self) -> bool:
+        return self.layout is None  # several targets: logs are named TEST@N
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        return [Process(tuple(workloads), folder)]
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        return planned_seconds(workloads)
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
+        (process,) = processes
+        folder = process.folder
+        job = self.layout(folder) if self.layout else JobFile(
+            target.path, process.workloads, ioengine, folder
+        )  # fmt: skip
+        raw = session.runner.run(
+            render(job), folder, functools.partial(status.on_status, 0), status.should_stop
+        )
+        return Launched((raw,))
+
+
+class HostsLost(FioError):
+    """Every host of a round was lost before fio printed anything for it."""
+
+    def __init__(self, failures: Sequence[HostFailure]) -> None:
+        self.failures = tuple(failures)
+        super().__init__("; ".join(f"host {f.host} {f.reason}" for f in failures))
+
+
 def run_round(
     session: Session,
     run_id: int,
@@ -146,68 +257,106 @@ def run_round(
     ioengine: str,
     workdir: Path,
     *,
-    layout: JobLayout | None = None,
+    launch: Launch = LocalLaunch(),
     split: Split = one_place,
     places: int = 1,
 ) -> tuple[list[TestResult], str | None]:
-    """Run and commit one round; return its tests and, when Ctrl-C cut it short,
-    what the user should be told about the interruption (else None).
+    """Run and commit one round, whatever its place (``launch``); return its tests and,
+    when Ctrl-C cut it short, what the user should be told about it (else None).
 
-    The job file is the workloads on ``target`` unless ``layout`` makes another
-    (several targets at once, ``places`` of them: :mod:`volbench.plans.fleet`).
-    Stalls seen are stored whatever happens; with ``session.stall.abort`` the first
-    one stops fio, the finished tests are committed and :class:`RunStalled` is raised.
+    Each fio process's output is committed as a round of the store (numbered from
+    ``round_no``) before anything else happens; ``split`` and ``places`` say how its
+    jobs make tests (several targets at once: :mod:`volbench.plans.fleet`). Stalls
+    seen are stored whatever happens; with ``session.stall.abort`` the first one stops
+    fio, the finished tests are committed and :class:`RunStalled` is raised. A failed
+    fio (or a lost host, unless the launch goes on without it) raises FioError once
+    what the others measured is stored; :class:`HostsLost` when no host printed anything.
     """
-    log_dir = workdir / f"round-{round_no:03d}"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    job = layout(log_dir) if layout else JobFile(target.path, tuple(workloads), ioengine, log_dir)
-    text = render(job)
-    sampler = LiveSampler()
-    think = {w.name: w.thinktime_s for w in workloads if w.thinktime_s}
-    planned = {w.name: w.duration_s for w in workloads}
-    watch = StallWatch(
-        round_no, time.time(), workloads[0].name, session.stall.seconds, think, planned
+    folder = workdir / f"round-{round_no:03d}"
+    processes = launch.processes(folder, workloads)
+    for process in processes:
+        process.folder.mkdir(parents=True, exist_ok=True)
+    status = RoundStatus(
+        session.reporter,
+        session.stall,
+        round_no,
+        [p.workloads for p in processes],
+        watched=launch.watched,
     )
-    opened: list[Stall] = []
-
-    def warn(stalls: list[Stall]) -> None:
-        for stall in stalls:
-            opened.append(stall)
-            session.reporter.note(f"warning: {stall_reason(stall)} (I/O outstanding)")
-
-    def on_status(document: dict[str, Any]) -> None:
-        sample = sampler.sample(document)
-        if sample is not None:
-            session.reporter.sample(sample)
-        warn(watch.status(time.time(), document))
-
-    def should_stop() -> bool:
-        warn(watch.tick(time.time()))
-        return session.stall.abort and bool(opened)
-
-    session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
-    raw = session.runner.run(text, log_dir, on_status, should_stop)
-    session.store.add_stalls(run_id, watch.finish(time.time()))
-    if raw.interrupted and not raw.output.strip():  # fio had to be killed: nothing to keep
-        killed = "fio did not stop and was killed" if raw.killed else "fio printed no result"
-        return [], f"interrupted by the user; {killed}, round {round_no} has no results"
-    stalled = stall_reason(opened[0]) if raw.stopped and opened else None
-    if stalled and not raw.output.strip():
-        raise RunStalled(f"{stalled}; fio did not end and was killed, the round has no output")
-    also_cut = {opened[0].test} if stalled else set()  # it did not finish, whatever its runtime
-    done = commit_round(
-        session, run_id, round_no, raw, workloads, split, places, also_cut, folder=log_dir
-    )
-    if layout is None and isinstance(session.runner, SubprocessRunner):
-        _check_logs(session, round_no, log_dir, done.tests)
+    session.reporter.round_started(round_no, workloads, launch.planned_s(workloads))
+    try:
+        launched = launch.start(session, processes, target, ioengine, status)
+    finally:
+        session.store.add_stalls(run_id, status.finish(time.time()))
+    raws = launched.raws
+    if launched.failures and not any(raw.output.strip() for raw in raws):
+        raise HostsLost(launched.failures)
+    stalled = stall_reason(status.opened[0]) if status.opened and any(
+        raw.stopped for raw in raws
+    ) else None  # fmt: skip
+    tests: list[TestResult] = []
+    cut: set[str] = set()
+    problems: list[str] = []
+    unsaved: list[str] = []
+    committed = 0
+    for process, raw in zip(processes, raws, strict=True):
+        if not raw.output.strip():
+            if raw.interrupted:  # fio had to be killed: nothing to keep
+                unsaved.append("fio did not stop and was killed" if raw.killed
+                               else "fio printed no result")  # fmt: skip
+            elif stalled:
+                raise RunStalled(
+                    f"{stalled}; fio did not end and was killed, the round has no output"
+                )
+            else:
+                problems.append(
+                    f"{process.fio} failed with exit code {raw.returncode}: "
+                    f"{raw.last_error_line or 'no output'}"
+                )
+            continue
+        also_cut = {status.opened[0].test} if stalled else set()  # it did not finish
+        done = commit_round(
+            session, run_id, round_no + committed, raw, process.workloads, split, places,
+            also_cut, folder=process.folder,
+        )  # fmt: skip
+        committed += 1
+        tests += done.tests
+        cut |= done.cut
+        if launch.checks_logs and isinstance(session.runner, SubprocessRunner):
+            _check_logs(session, round_no, process.folder, done.tests)
+        if not raw.interrupted and not launched.failures:
+            problems += _failures(process, raw, done.failed)
+    if unsaved and not tests:
+        return [], f"interrupted by the user; {unsaved[0]}, round {round_no} has no results"
+    if launched.failures and not launch.keep_going:
+        lost = "; ".join(f"host {f.host} {f.reason}" for f in launched.failures)
+        raise FioError(
+            f"{lost} in round {round_no}: the other hosts were stopped and what they "
+            "measured is stored (use --keep-going to go on without a failed host)"
+        )
     if stalled:
         raise RunStalled(stalled)
-    check_exit(raw, done.failed)
-    if not raw.interrupted:
-        return done.tests, None
-    cut = done.cut
+    if problems:  # what the others measured is stored first
+        raise FioError(problems[0])
+    if not any(raw.interrupted for raw in raws):
+        return tests, None
     during = f" during {', '.join(sorted(cut))} (kept only in the raw fio output)" if cut else ""
-    return done.tests, f"interrupted by the user{during}"
+    return tests, f"interrupted by the user{during}"
+
+
+def _failures(process: Process, raw: RawRun, failed: Sequence[TestResult]) -> list[str]:
+    """Why a fio process that printed its output failed: a job's error, else its exit code."""
+    if failed:
+        return [
+            f"{process.fio} job {failed[0].name} failed with error {failed[0].error}: "
+            f"{raw.last_error_line or 'see the job log'}"
+        ]
+    if raw.returncode != 0:
+        return [
+            f"{process.fio} failed with exit code {raw.returncode}: "
+            f"{raw.last_error_line or 'no message'}"
+        ]
+    return []
 
 
 def _check_logs(
@@ -309,22 +458,6 @@ def commit_round(
         raise StoreFailed(f"round {round_no} could not be stored ({exc}); {where}") from exc
     session.reporter.round_done(round_no, tests or shares)
     return Committed(tests, cut, failed)
-
-
-def check_exit(raw: RawRun, failed: Sequence[TestResult]) -> None:
-    """Raise FioError when a job of the round failed or fio exited with an error
-    (unless the user interrupted it)."""
-    if raw.interrupted:
-        return
-    if failed:
-        raise FioError(
-            f"fio job {failed[0].name} failed with error {failed[0].error}: "
-            f"{raw.last_error_line or 'see the job log'}"
-        )
-    if raw.returncode != 0:
-        raise FioError(
-            f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no message'}"
-        )
 
 
 class RoundRunner(Protocol):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,15 +43,19 @@ from volbench.model import (
     Workload,
 )
 from volbench.plans.execution import (
+    HostsLost,
     JobLayout,
+    Launch,
+    Launched,
+    LocalLaunch,
     PlanSpec,
+    Process,
     Session,
-    check_exit,
-    commit_round,
     run_round,
 )
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
+from volbench.plans.round_status import RoundStatus
 from volbench.targets.safety import canonical
 
 REMOTE_ENGINE = "libaio"
@@ -196,55 +200,70 @@ class FleetRounds:
                 return [], shares
             return together, shares
 
-        if not self.fleet.remote:
-            return run_round(
-                session,
-                run_id,
-                round_no,
-                workloads,
-                target,
-                ioengine,
-                workdir,
-                layout=layout(places),
-                split=split,
-                places=len(places),
-            )
-        log_dir = workdir / f"round-{round_no:03d}"
-        by_host: dict[HostAddress, list[Place]] = {}
-        for place in places:
-            by_host.setdefault(self.fleet.address(place.host or ""), []).append(place)
-        session.reporter.round_started(round_no, workloads, planned_seconds(workloads))
-        done = session.runner.run_hosts(
-            {host: render(layout(shares)(log_dir)) for host, shares in by_host.items()},
-            log_dir,
-            lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
-            self.fleet.keep_going,
+        launch: Launch = (
+            HostsLaunch(self.fleet, places, layout, self.failures, round_no)
+            if self.fleet.remote
+            else LocalLaunch(layout(places))
         )
-        raw, failures = done.raw, done.failures
-        self.failures += [(round_no, f) for f in failures]
-        if not raw.output.strip() and failures:  # lost before fio printed anything
-            lost = "; ".join(f"host {f.host} {f.reason}" for f in failures)
+        try:
+            return run_round(
+                session, run_id, round_no, workloads, target, ioengine, workdir,
+                launch=launch, split=split, places=len(places),
+            )  # fmt: skip
+        except HostsLost as lost:  # before fio printed anything for the round
             if self.fleet.keep_going and self.places(round_no):
                 session.reporter.note(f"round {round_no} runs again without the lost host")
                 return self(session, run_id, round_no, workloads, target, ioengine, workdir)
             raise FioError(
                 f"{lost} in round {round_no}: fio printed no result for the round"
                 + ("" if self.fleet.keep_going else " (use --keep-going to go on without it)")
-            )
-        committed = commit_round(
-            session, run_id, round_no, raw, workloads, split, len(places), folder=log_dir
+            ) from lost
+
+
+@dataclass(frozen=True)
+class HostsLaunch:
+    """A round's shares on other hosts, through one fio client: each host gets the job
+    file of its places (:meth:`volbench.fio.runner.Runner.run_hosts`). Hosts that fail
+    are told to the user and added to ``lost`` (the fleet's record of them)."""
+
+    fleet: Fleet
+    places: tuple[Place, ...]
+    layout: Callable[[Sequence[Place]], JobLayout]
+    lost: list[tuple[int, HostFailure]]
+    round_no: int
+    watched: bool = False  # fio's client prints no interim documents
+    checks_logs: bool = False
+
+    @property
+    def keep_going(self) -> bool:
+        return self.fleet.keep_going
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        return [Process(tuple(workloads), folder)]
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        return planned_seconds(workloads)
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
+        (process,) = processes
+        by_host: dict[HostAddress, list[Place]] = {}
+        for place in self.places:
+            by_host.setdefault(self.fleet.address(place.host or ""), []).append(place)
+        done = session.runner.run_hosts(
+            {host: render(self.layout(shares)(process.folder)) for host, shares in by_host.items()},
+            process.folder,
+            lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
+            self.fleet.keep_going,
         )
-        if failures and not self.fleet.keep_going:
-            lost = "; ".join(f"host {f.host} {f.reason}" for f in failures)
-            raise FioError(
-                f"{lost} in round {round_no}: the other hosts were stopped and what they "
-                "measured is stored (use --keep-going to go on without a failed host)"
-            )
-        if raw.interrupted:
-            return committed.tests, "interrupted by the user"
-        if not failures:
-            check_exit(raw, committed.failed)
-        return committed.tests, None
+        self.lost.extend((self.round_no, f) for f in done.failures)
+        return Launched((done.raw,), done.failures)
 
 
 def _fio_label(fleet: Fleet, place: Place) -> str:

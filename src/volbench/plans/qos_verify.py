@@ -13,12 +13,9 @@ cgroups are removed afterwards whatever happened.
 from __future__ import annotations
 
 import os
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_document import plan_document
@@ -30,28 +27,32 @@ from volbench.analysis.qos_results import (
     check_run,
     planned_iops,
 )
-from volbench.errors import FioError, TargetError, UsageError
+from volbench.errors import TargetError, UsageError
 from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
-from volbench.fio.live import LiveSample, LiveSampler
-from volbench.fio.stall import StallWatch, stall_reason
 from volbench.model import (
     RW,
     RunRecord,
     RunSettings,
     RunStatus,
-    Stall,
     TargetInfo,
     TestResult,
     Workload,
 )
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
 from volbench.plans.engine import Step, drive, open_run, recorded_engine
-from volbench.plans.execution import Outcome, Session, commit_round, prepare_runs_dir
+from volbench.plans.execution import (
+    Launched,
+    Outcome,
+    Process,
+    Session,
+    prepare_runs_dir,
+    run_round,
+)
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
-from volbench.plans.reporter import Reporter
+from volbench.plans.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup
 
@@ -157,48 +158,6 @@ def _drive(
     )  # fmt: skip
 
 
-class LiveTenants:
-    """The live display of all tenants at once (their last per-second figures added
-    up) and each tenant's stall watch (:mod:`volbench.fio.stall`)."""
-
-    def __init__(
-        self,
-        reporter: Reporter,
-        watches: Sequence[StallWatch] = (),
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._reporter = reporter
-        self._clock = clock
-        self._samplers: dict[int, LiveSampler] = {}
-        self._latest: dict[int, LiveSample] = {}
-        self._watches = list(watches)
-        self._lock = threading.Lock()
-
-    def stalls(self, now_s: float) -> list[Stall]:
-        """Every stall of every tenant, once all fio processes have ended."""
-        with self._lock:
-            return [stall for watch in self._watches for stall in watch.finish(now_s)]
-
-    def status(self, index: int, document: dict[str, Any]) -> None:
-        with self._lock:
-            if index < len(self._watches):
-                for stall in self._watches[index].status(self._clock(), document):
-                    self._reporter.note(f"warning: {stall_reason(stall)} (I/O outstanding)")
-            sample = self._samplers.setdefault(index, LiveSampler()).sample(document)
-            if sample is None:
-                return
-            self._latest[index] = sample
-            self._reporter.sample(
-                LiveSample(
-                    f"{len(self._latest)} tenants",
-                    sum(s.iops for s in self._latest.values()),
-                    sum(s.bw_bytes_per_s for s in self._latest.values()),
-                    None,
-                    sample.interval_s,
-                )
-            )
-
-
 def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) -> DryRun:
     """What ``verify`` would run (``--dry-run``): every tenant's fio job file, all at
     once, each in the cgroup of its limits; nothing is applied, run or stored."""
@@ -266,8 +225,8 @@ class OneStep:
 
 @dataclass(frozen=True)
 class Tenants:
-    """Runs every tenant's fio at once, each in its cgroup, and commits each tenant's
-    output as a round of its own (round numbers in tenant order)."""
+    """Runs every tenant's fio at once, each in its cgroup (:class:`TenantsLaunch`), as
+    the engine's round runner: each tenant's output is a round of its own."""
 
     hierarchy: cgroup.Hierarchy
     limits: Sequence[cgroup.Limits]
@@ -283,50 +242,48 @@ class Tenants:
         ioengine: str,
         workdir: Path,
     ) -> tuple[list[TestResult], str | None]:
+        session.reporter.note(f"{len(workloads)} fio processes at once, logs in {workdir}")
+        launch = TenantsLaunch(self.hierarchy, self.limits, self.duration_s, workdir)
+        return run_round(
+            session, run_id, round_no, workloads, target, ioengine, workdir, launch=launch
+        )
+
+
+@dataclass(frozen=True)
+class TenantsLaunch:
+    """A fio process per tenant, started at once on this machine, each joining its
+    tenant's cgroup in the child before fio runs
+    (:meth:`volbench.fio.runner.Runner.run_together`); their files in ``workdir/TENANT``."""
+
+    hierarchy: cgroup.Hierarchy
+    limits: Sequence[cgroup.Limits]
+    duration_s: float
+    workdir: Path
+    watched: bool = True
+    keep_going: bool = False
+    checks_logs: bool = False
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        return [Process((w,), self.workdir / w.name, f"tenant {w.name}") for w in workloads]
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        return self.duration_s
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
         jobs = []
-        for limit, workload in zip(self.limits, workloads, strict=True):
-            log_dir = workdir / limit.tenant
-            log_dir.mkdir(parents=True, exist_ok=True)
+        for limit, process in zip(self.limits, processes, strict=True):
 
             def join(group: str = limit.cgroup) -> None:  # runs in the child, before exec
                 cgroup.join(self.hierarchy, group, os.getpid())
 
-            text = render(JobFile(target.path, (workload,), ioengine, log_dir))
-            jobs.append(ConcurrentJob(text, log_dir, join))
-        session.reporter.note(f"{len(jobs)} fio processes at once, logs in {workdir}")
-        session.reporter.round_started(round_no, workloads, self.duration_s)
-        started = time.time()
-        live = LiveTenants(
-            session.reporter,
-            [
-                StallWatch(
-                    n, started, w.name, session.stall.seconds, planned_s={w.name: w.duration_s}
-                )
-                for n, w in enumerate(workloads)
-            ],
-        )
-        try:
-            raws = session.runner.run_together(jobs, self.duration_s + 60, live.status)
-        finally:
-            session.store.add_stalls(run_id, live.stalls(time.time()))
-        tests: list[TestResult] = []
-        problems: list[str] = []
-        stored = 0
-        for workload, raw in zip(workloads, raws, strict=True):
-            if not raw.output.strip():
-                problems.append(
-                    f"fio of tenant {workload.name} failed with exit code {raw.returncode}: "
-                    f"{raw.last_error_line or 'no output'}"
-                )
-                continue
-            folder = workdir / workload.name
-            done = commit_round(session, run_id, round_no + stored, raw, (workload,), folder=folder)
-            stored += 1
-            tests += done.tests
-            if done.failed or raw.returncode != 0:
-                problems.append(
-                    f"fio of tenant {workload.name} failed: {raw.last_error_line or 'see its log'}"
-                )
-        if problems:  # the tenants that ran are stored first
-            raise FioError(problems[0])
-        return tests, None
+            text = render(JobFile(target.path, process.workloads, ioengine, process.folder))
+            jobs.append(ConcurrentJob(text, process.folder, join))
+        raws = session.runner.run_together(jobs, self.duration_s + 60, status.on_status)
+        return Launched(tuple(raws))
