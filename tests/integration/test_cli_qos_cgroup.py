@@ -305,10 +305,11 @@ def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
     assert volbench.stored()["status"] == "failed"
 
 
-@pytest.mark.usefixtures("own_cgroups")
-def test_sigterm_during_verify_cleans_up_exits_143_and_resumes(
+def _verify_under_way(
     volbench: Volbench, loop_device: Loop, tmp_path: Path
-) -> None:
+) -> tuple[subprocess.Popen[str], set[int]]:
+    """A verification of three tenants on a new loop device, once every tenant's fio
+    runs in its cgroup: the volbench process and those fio's ids."""
     device = loop_device(32)
     plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--volume-size", "246")
     proc = volbench.start(
@@ -324,6 +325,14 @@ def test_sigterm_during_verify_cleans_up_exits_143_and_resumes(
         }
         time.sleep(0.1)
     assert len(fio_pids) >= len(NAMES)
+    return proc, fio_pids
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_sigterm_during_verify_cleans_up_exits_143_and_resumes(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    proc, fio_pids = _verify_under_way(volbench, loop_device, tmp_path)
     os.kill(proc.pid, signal.SIGTERM)  # the volbench this test started
     done = finish(proc, 30)
     assert done.returncode == 143, done.stderr
@@ -353,20 +362,7 @@ def test_sigkill_during_verify_leaves_cgroups_that_resume_clears(
 ) -> None:
     """SIGKILL gives verify no chance to remove its cgroups; ``resume`` removes the
     idle ones of its own plan (says so) and runs the tenants again, leaving none."""
-    device = loop_device(32)
-    plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--volume-size", "246")
-    proc = volbench.start(
-        "qos", "verify", str(plan), "--device", device, "--duration", "3s",
-        "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
-    fio_pids: set[int] = set()
-    deadline = time.monotonic() + 30
-    while len(fio_pids) < len(NAMES) and time.monotonic() < deadline:  # every fio started
-        assert proc.poll() is None, proc.communicate()
-        fio_pids = {
-            int(pid) for path in _left_behind() for pid in _read(path / "cgroup.procs").split()
-        }
-        time.sleep(0.1)
+    proc, fio_pids = _verify_under_way(volbench, loop_device, tmp_path)
     proc.kill()  # the volbench this test started
     finish(proc, 30)
     for pid in fio_pids:  # the fio it started, if they outlived it

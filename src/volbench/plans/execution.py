@@ -202,8 +202,18 @@ class Launch(Protocol):
         ...
 
 
+class OneProcess:
+    """A launch whose round is one fio process, its tests one after the other."""
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        return [Process(tuple(workloads), folder)]
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        return planned_seconds(workloads)
+
+
 @dataclass(frozen=True)
-class LocalLaunch:
+class LocalLaunch(OneProcess):
     """One fio process on this machine: the workloads on ``target``, or the job file
     ``layout`` makes (several targets at once: :mod:`volbench.plans.fleet`)."""
 
@@ -214,12 +224,6 @@ class LocalLaunch:
     @property
     def checks_logs(self) -> bool:
         return self.layout is None  # several targets: logs are named TEST@N
-
-    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
-        return [Process(tuple(workloads), folder)]
-
-    def planned_s(self, workloads: Sequence[Workload]) -> float:
-        return planned_seconds(workloads)
 
     def start(
         self,

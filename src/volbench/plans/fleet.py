@@ -27,7 +27,7 @@ from pathlib import Path
 from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError, UsageError
 from volbench.fio.client import HostAddress, HostFailure, parse_host
-from volbench.fio.job import JobFile, planned_seconds, render
+from volbench.fio.job import JobFile, render
 from volbench.fio.remote_path import is_plain_path
 from volbench.fio.server import probe_all
 from volbench.fio.tunnel import connected as connected_hosts
@@ -48,6 +48,7 @@ from volbench.plans.execution import (
     Launch,
     Launched,
     LocalLaunch,
+    OneProcess,
     PlanSpec,
     Process,
     Session,
@@ -221,7 +222,7 @@ class FleetRounds:
 
 
 @dataclass(frozen=True)
-class HostsLaunch:
+class HostsLaunch(OneProcess):
     """A round's shares on other hosts, through one fio client: each host gets the job
     file of its places (:meth:`volbench.fio.runner.Runner.run_hosts`). Hosts that fail
     are told to the user and added to ``lost`` (the fleet's record of them)."""
@@ -237,12 +238,6 @@ class HostsLaunch:
     @property
     def keep_going(self) -> bool:
         return self.fleet.keep_going
-
-    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
-        return [Process(tuple(workloads), folder)]
-
-    def planned_s(self, workloads: Sequence[Workload]) -> float:
-        return planned_seconds(workloads)
 
     def start(
         self,
