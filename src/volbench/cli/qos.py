@@ -34,7 +34,7 @@ from volbench.cli.options import (
     runs_dir_option,
 )
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
-from volbench.cli.session import fio_session, runs_folder
+from volbench.cli.session import conclude, fio_session, runs_folder
 from volbench.errors import CheckFailed, UsageError
 from volbench.model import RW
 from volbench.plans import qos_capability, qos_setup
@@ -330,9 +330,11 @@ def verify_command(
         dry = preview(plan, device, options, session.runs_dir)
         found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
         reporter.note(estimate_line(dry, found))
-        outcome = verify(session, plan, device, options, dict(labels))
-        raw_outputs = store.get_run(str(outcome.run_id)).raw_outputs
-    console.show(verify_sheet(outcome, raw_outputs), fmt)
+        ran = verify(session, plan, device, options, dict(labels))
+        conclude(ran)  # interrupted: where the run is, exit 130
+        run = store.get_run(str(ran.run_id))
+    outcome = check_run(run)
+    console.show(verify_sheet(outcome, run.raw_outputs), fmt)
     if not outcome.passed:
         raise CheckFailed(
             f"a tenant is more than {tolerance:g} % off its plan (run {outcome.run_id})"

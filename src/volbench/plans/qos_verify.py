@@ -22,9 +22,7 @@ from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import (
     PLAN,
     VerifyOptions,
-    VerifyResult,
     VerifySetup,
-    check_run,
     planned_iops,
 )
 from volbench.errors import TargetError, UsageError
@@ -35,7 +33,6 @@ from volbench.model import (
     RW,
     RunRecord,
     RunSettings,
-    RunStatus,
     TargetInfo,
     TestResult,
     Workload,
@@ -63,8 +60,9 @@ def verify(
     device: str,
     options: VerifyOptions,
     labels: Mapping[str, str],
-) -> VerifyResult:
-    """Apply ``plan`` on ``device``, run every tenant concurrently, store and compare."""
+) -> Outcome:
+    """Apply ``plan`` on ``device`` and run every tenant concurrently; store them (the
+    comparison with the plan: :func:`volbench.analysis.qos_results.check_run`)."""
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     devnum = device_number(device)
@@ -89,12 +87,9 @@ def verify(
         )
         settings = RunSettings(ioengine=engine, options=json_object(setup))
         run_id, workdir = open_run(session, PLAN, info, labels, settings)
-        outcome = _drive(session, run_id, hierarchy, limits, info, engine, options, workdir)
-        if outcome.status is RunStatus.INTERRUPTED:
-            raise KeyboardInterrupt
+        return _drive(session, run_id, hierarchy, limits, info, engine, options, workdir)
     finally:
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
-    return check_run(session.store.get_run(run_id))
 
 
 def resume(session: Session, run: RunRecord) -> Outcome:
