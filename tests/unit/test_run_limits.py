@@ -174,7 +174,7 @@ def test_check_names_the_volume_cap(tmp_path: Path) -> None:
         "of the AWS" in limits["randwrite-4k-iops"]["why"]
         and "volume's cap" in (limits["randwrite-4k-iops"]["why"])
     )
-    assert any(n.startswith("limit of randwrite-4k-iops: rate limiter") for n in sheet.notes)
+    assert any(n.startswith("randwrite-4k-iops: limited by rate limiter (") for n in sheet.notes)
 
 
 def test_the_summary_has_a_line_per_limit(tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_the_summary_has_a_line_per_limit(tmp_path: Path) -> None:
         run, listed = store.get_run(run_id), store.get_run(run_id, raw=False)
     lines = summary_for(run, check=False).limits
     assert lines[0] == (
-        "limited by not determined: randwrite-4k-iops, randwrite-16k-throughput,"
+        "limit not determined for randwrite-4k-iops, randwrite-16k-throughput,"
         " randread-16k-throughput: fio's busiest job used 18% of a core"
     )
     assert any(

@@ -1,6 +1,12 @@
-"""``volbench check RUN``: a stored run against what the vendor promised."""
+"""``volbench check RUN``: a stored run against what the vendor promised; and the same
+check at the end of a run that names its product (``run ... --product``, ``pts``,
+``resume``: :func:`promise_options`, :func:`show_run`)."""
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -13,10 +19,72 @@ from volbench.cli.spec import (
     provisioned_options,
     provisioned_values,
 )
-from volbench.errors import CheckFailed
+from volbench.errors import CheckFailed, VolbenchError
+from volbench.model import RunRecord, RunStatus
+from volbench.plans.registry import report_for
 from volbench.report.check_sheets import CheckRequest, check_sheet
-from volbench.specs import catalogue
+from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def promise_options(function: F) -> F:
+    """``--product-size``, ``--provisioned-iops``/``-mbps``, ``--extra-performance``
+    and ``--catalogue`` of the commands that run (``--product`` is
+    :func:`volbench.cli.dry_run.cost_options`'): the command receives ``labels`` with
+    them recorded (:func:`volbench.specs.run_promise.promise_labels`) and runs with
+    the ``--catalogue`` files read wherever a product is (:func:`catalogue.using`)."""
+
+    @functools.wraps(function)
+    def wrapper(**kwargs: Any) -> Any:
+        values = provisioned_values(
+            kwargs.pop("provisioned_iops"),
+            kwargs.pop("provisioned_mbps"),
+            kwargs.pop("extra_performance"),
+        )
+        kwargs["labels"] = run_promise.promise_labels(
+            kwargs["labels"], kwargs["product"], kwargs.pop("product_size"), values
+        )
+        with catalogue.using(kwargs.pop("catalogue_files")):
+            return function(**kwargs)
+
+    decorated: Any = catalogue_option(provisioned_options(wrapper))
+    return click.option(  # type: ignore[no-any-return]
+        "--product-size",
+        type=AMOUNT,
+        default=None,
+        metavar="N",
+        help="The volume's size in its product's unit (GiB/GB, as `check --size`; default:"
+        " a block device's capacity); recorded as the size_gib label.",
+    )(decorated)
+
+
+def show_run(run: RunRecord, fmt: str) -> None:
+    """``run``'s report, then, when its labels name a product, ``volbench check``'s sheet
+    (the verdicts, then what limited each test; under ``check`` in the JSON). A
+    completed run with a figure below the promise is :class:`CheckFailed` (exit 1); a
+    run that could not be compared says why in a note."""
+    sheets, document = report_for(run)
+    sheet = None
+    if run.labels.get(run_promise.PRODUCT):
+        try:
+            sheet = check_sheet(run, catalogue.load(), CheckRequest(None, None))
+        except VolbenchError as exc:
+            console.stderr.print(
+                f"not checked against {run.labels[run_promise.PRODUCT]}: {exc}",
+                markup=False,
+                highlight=False,
+            )
+    if sheet is not None:
+        sheets, document = [*sheets, sheet], {**document, "check": sheet.document}
+    console.show_report(sheets, document, fmt)
+    if sheet is not None and sheet.flagged_rows and run.status is RunStatus.COMPLETED:
+        raise CheckFailed(_below(sheet.flagged_rows))
+
+
+def _below(flagged: frozenset[int]) -> str:
+    return f"{len(flagged)} measured figure(s) below the promise"
 
 
 @click.command("check")
@@ -73,4 +141,4 @@ def command(
         sheet = check_sheet(store.get_run(run_ref), catalogue.load(catalogue_files), request)
     console.show(sheet, fmt)
     if sheet.flagged_rows:
-        raise CheckFailed(f"{len(sheet.flagged_rows)} measured figure(s) below the promise")
+        raise CheckFailed(_below(sheet.flagged_rows))

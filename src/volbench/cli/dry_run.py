@@ -22,7 +22,18 @@ HOURLY = Converted("amount", parse_hourly_cost)
 DRY_RUN_SCHEMA = "volbench.dry_run/1"
 
 
-def cost_options(function: F) -> F:
+COST_ONLY = (
+    "Catalogue product of the volume (or --label product=P): its price for the"
+    " run's duration is estimated, at --size (or --label size_gib=N)."
+)
+CHECKED = (
+    "Catalogue product of the volume (or --label product=P), recorded as the run's"
+    " product label: the run ends with `volbench check`'s verdicts (exit 1 below the"
+    " promise), and its price for the run's duration is estimated."
+)
+
+
+def cost_options(function: F, product_help: str = COST_ONLY) -> F:
     """``--product`` and ``--hourly-cost``: what the run costs, in the estimate."""
     function = click.option(
         "--hourly-cost",
@@ -31,12 +42,13 @@ def cost_options(function: F) -> F:
         metavar="AMOUNT",
         help="The VM's price per hour (e.g. 0.192USD), added to the estimated cost.",
     )(function)
-    return click.option(
-        "--product",
-        default=None,
-        help="Catalogue product of the volume (or --label product=P): its price for the"
-        " run's duration is estimated, at --size (or --label size_gib=N).",
-    )(function)
+    return click.option("--product", default=None, help=product_help)(function)
+
+
+def checked_cost_options(function: F) -> F:
+    """:func:`cost_options` of a command that also checks the run against the product's
+    promise (:func:`volbench.cli.check.promise_options`)."""
+    return cost_options(function, CHECKED)
 
 
 def dry_run_option(function: F) -> F:

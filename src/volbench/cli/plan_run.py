@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import click
 
 from volbench.cli import console
-from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.check import promise_options, show_run
+from volbench.cli.dry_run import checked_cost_options, costs, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     POSITIVE_SIZE,
@@ -46,8 +47,9 @@ from volbench.plans.fleet import (
     schedule,
 )
 from volbench.plans.preparation import prepare_target
-from volbench.plans.registry import report_for
+from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
+from volbench.specs.run_promise import settled
 from volbench.store.repository import default_data_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,7 +121,8 @@ def _fleet_values(kwargs: dict[str, Any]) -> None:
 
 
 def target_options(function: F) -> F:
-    """Add the shared options; the command receives them as one ``choice`` argument."""
+    """Add the shared options; the command receives them as one ``choice`` argument
+    (the promise's options recorded in its labels: :func:`promise_options`)."""
     options = [
         click.option(
             "--target",
@@ -148,7 +151,8 @@ def target_options(function: F) -> F:
         format_option,
         stall_options,
         dry_run_option,
-        cost_options,
+        checked_cost_options,
+        promise_options,
     ]
 
     @functools.wraps(function)
@@ -172,7 +176,8 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     ``plan`` may be a function of the prepared target (plans sized by capacity);
     then ``writes`` says whether it writes (for the safety checks). After an
     interrupted run (its finished work is stored) volbench exits 130, or 143 when
-    SIGTERM interrupted it.
+    SIGTERM interrupted it. A run whose labels name a product ends with the check
+    against its promise (exit 1 when a figure is below it: :func:`show_run`).
     """
     if choice.dry_run:
         return dry_run(choice, plan, writes)
@@ -181,6 +186,7 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    settled(choice.labels, catalogue.load(), None)  # a wrong product: one line, first
     fleet = choice.fleet()
     stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
     reporter = console.ProgressReporter()
@@ -196,13 +202,14 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
                 choice.destroy_data[0] if choice.destroy_data else None,
                 choice.force,
             )
+            labels = settled(choice.labels, catalogue.load(), info)
             spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
             reporter.note(_estimate(choice, spec, info))
-            outcome = execute(session, spec, info, dict(choice.labels), choice.ioengine)
+            outcome = execute(session, spec, info, labels, choice.ioengine)
         else:
             outcome = _run_fleet(session, choice, fleet, plan, writes)
         run = session.store.get_run(str(outcome.run_id))
-        conclude(outcome, lambda: console.show_report(*report_for(run), choice.fmt))
+        conclude(outcome, lambda: show_run(run, choice.fmt))
 
 
 def _run_fleet(
@@ -217,6 +224,7 @@ def _run_fleet(
     with connected(fleet) as fleet:  # ssh:// hosts: tunnels open until the run ends
         ready = prepare_fleet(fleet, writes, session.reporter, choice.destroy_data, choice.force)
         fleet, target = ready.fleet, ready.target
+        labels = settled(choice.labels, catalogue.load(), target)
         spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
         spec, alone = schedule(spec, fleet)
         session.reporter.note(_estimate(choice, spec, target))
@@ -229,7 +237,7 @@ def _run_fleet(
             session,
             spec,
             target,
-            dict(choice.labels),
+            labels,
             engine,
             round_runner=rounds,
             places=ready.settings,

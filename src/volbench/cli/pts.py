@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from volbench.cli import console
-from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.check import promise_options, show_run
+from volbench.cli.dry_run import checked_cost_options, costs, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     POSITIVE_DURATION,
@@ -50,9 +51,10 @@ from volbench.plans.pts.options import (
     parse_mixes,
     parse_tests,
 )
-from volbench.plans.registry import report_for
 from volbench.report.pts.report import pts_document, pts_sheets
+from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
+from volbench.specs.run_promise import settled
 from volbench.store.repository import Store, default_data_dir
 from volbench.targets.purge import METHODS
 
@@ -74,13 +76,14 @@ def purge_settings(
 
 
 def finish(store: Store, outcome: Outcome, fmt: str) -> None:
-    """Show the run's report; after an interruption, where it is and how to continue
+    """Show the run's report (and the check against its product's promise, exit 1 when
+    below: :func:`show_run`); after an interruption, where it is and how to continue
     it (exit 130). The report of a long run takes seconds to build (every cell's fio
     output is read again): Ctrl-C must end volbench at once, so it is not built then."""
     completed = outcome.status is not RunStatus.INTERRUPTED
 
-    def show() -> None:  # PTS pages (+ places, stalls)
-        console.show_report(*report_for(store.get_run(str(outcome.run_id))), fmt)
+    def show() -> None:  # PTS pages (+ places, stalls, the check)
+        show_run(store.get_run(str(outcome.run_id)), fmt)
 
     conclude(outcome, show if completed else None)
 
@@ -151,7 +154,8 @@ MAX_WSAT_ROUNDS = 100_000
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 @dry_run_option
-@cost_options
+@checked_cost_options
+@promise_options
 def pts(
     tests: tuple[str, ...],
     target: tuple[str, ...],
@@ -232,6 +236,7 @@ def pts(
         show_dry_run(dry, found, "json" if fmt == "json" else "table")
         return
     purging = purge_settings(purge_method, ata_password, destroy_data, replay is not None)
+    settled(labels, catalogue.load(), None)  # a wrong product: one line, first
     reporter = PtsReporter()
     stall = StallPolicy(stall_seconds, abort_on_stall)
     with fio_session(db, runs_dir, reporter, replay=replay, stall=stall) as session:
@@ -246,12 +251,14 @@ def pts(
             info = prepare_target(
                 targets[0], True, reporter, size, destroy_data[0] if destroy_data else None, force
             )
-            outcome = driver.begin(session, options, info, dict(labels), ioengine, purging)
+            promised = settled(labels, catalogue.load(), info)
+            outcome = driver.begin(session, options, info, promised, ioengine, purging)
         else:
             with connected(fleet) as fleet:  # ssh:// hosts: tunnels open until the run ends
                 ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
+                promised = settled(labels, catalogue.load(), ready.target)
                 outcome = driver.begin(
-                    session, options, ready.target, dict(labels), ioengine, purging, ready
+                    session, options, ready.target, promised, ioengine, purging, ready
                 )
         finish(session.store, outcome, fmt)
 

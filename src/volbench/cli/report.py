@@ -6,10 +6,12 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import db_option, format_option
+from volbench.cli.spec import catalogue_option
 from volbench.model import RunRecord
 from volbench.plans.registry import report_document
 from volbench.report.comparison import comparison_sheet
 from volbench.report.formats import check_output_name, render_document
+from volbench.specs import catalogue
 from volbench.store.repository import Store
 
 
@@ -33,23 +35,39 @@ by_option = click.option(
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option("-o", "--output", required=True, help="FILE.html (interactive) or FILE.pdf.")
 @by_option
+@catalogue_option
 @db_option
-def report(run_refs: tuple[str, ...], output: str, by: str | None, db: str | None) -> None:
-    """Write a report of one or more runs: charts and tables, as HTML or PDF."""
+def report(
+    run_refs: tuple[str, ...],
+    output: str,
+    by: str | None,
+    catalogue_files: tuple[str, ...],
+    db: str | None,
+) -> None:
+    """Write a report of one or more runs: charts and tables, as HTML or PDF (each run
+    checked against the promise of the product its labels name)."""
     check_output_name(output)
     with Store.open(db, create=False) as store:
         runs = _runs(store, run_refs)
-    console.write_output(render_document(report_document(runs, _by(by)), output), output)
+    with catalogue.using(catalogue_files):
+        document = report_document(runs, _by(by))
+    console.write_output(render_document(document, output), output)
 
 
 @click.command("compare")
 @click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
 @by_option
 @click.option("-o", "--output", default=None, help="Also write it as a report: FILE.html|.pdf.")
+@catalogue_option
 @db_option
 @format_option
 def compare(
-    run_refs: tuple[str, ...], by: str | None, output: str | None, db: str | None, fmt: str
+    run_refs: tuple[str, ...],
+    by: str | None,
+    output: str | None,
+    catalogue_files: tuple[str, ...],
+    db: str | None,
+    fmt: str,
 ) -> None:
     """Compare runs: each metric's values and % difference against the first."""
     if output:
@@ -59,4 +77,6 @@ def compare(
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)
     if output:
-        console.write_output(render_document(report_document(runs, _by(by)), output), output)
+        with catalogue.using(catalogue_files):
+            document = report_document(runs, _by(by))
+        console.write_output(render_document(document, output), output)

@@ -7,8 +7,10 @@ import click
 from volbench.cli.options import db_option, runs_dir_option, stall_options, write_options
 from volbench.cli.pts import PTS_FORMATS, PtsReporter, finish, purge_settings
 from volbench.cli.session import fio_session
+from volbench.cli.spec import catalogue_option
 from volbench.fio.stall import StallPolicy
 from volbench.plans.resumption import resume
+from volbench.specs import catalogue
 from volbench.targets.purge import METHODS
 
 
@@ -21,6 +23,7 @@ from volbench.targets.purge import METHODS
 @stall_options
 @db_option
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
+@catalogue_option
 def command(
     run_ref: str,
     purge_method: str,
@@ -32,11 +35,16 @@ def command(
     abort_on_stall: bool,
     db: str | None,
     fmt: str,
+    catalogue_files: tuple[str, ...],
 ) -> None:
     """Continue an interrupted or killed run from its last committed work (RUN: id or
     latest): PTS after its last committed round, any other plan with the tests it has
-    not finished (a test cut short runs again whole)."""
+    not finished (a test cut short runs again whole). A run whose labels name a product
+    ends with the check against its promise (exit 1 when a figure is below it)."""
     purging = purge_settings(purge_method, ata_password, destroy_data)
     stall = StallPolicy(stall_seconds, abort_on_stall)
-    with fio_session(db, runs_dir, PtsReporter(), stall=stall, create=False) as session:
+    with (
+        catalogue.using(catalogue_files),
+        fio_session(db, runs_dir, PtsReporter(), stall=stall, create=False) as session,
+    ):
         finish(session.store, resume(session, run_ref, purging, destroy_data, force), fmt)

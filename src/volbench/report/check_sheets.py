@@ -20,6 +20,8 @@ from volbench.errors import UsageError
 from volbench.model import RunRecord
 from volbench.report.limit_sheets import facts_of, limit_rows
 from volbench.report.sheet import Column, Sheet
+from volbench.report.summary import limit_phrase
+from volbench.specs import run_promise
 from volbench.specs.catalogue import Catalogue
 from volbench.specs.expectation import (
     Expectation,
@@ -35,7 +37,9 @@ from volbench.specs.price import cost, rate_cost
 @dataclass(frozen=True)
 class CheckRequest:
     """What to check a run against; ``None`` product/size come from run labels
-    (``product`` and ``size_gib`` or ``size``)."""
+    (``product`` and ``size_gib`` or ``size``), provisioned values not given from its
+    ``provisioned_iops``, ``provisioned_mb_s`` and ``extra_performance`` labels
+    (:mod:`volbench.specs.run_promise`)."""
 
     product: str | None
     size: float | None
@@ -185,7 +189,8 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     vendor_unit = product.count_unit_bytes
     if request.count_unit_bytes is not None:  # e.g. seed 003's older 16 KiB AWS rule
         product = dataclasses.replace(product, count_unit_bytes=request.count_unit_bytes)
-    expectation = expect(product, size, request.as_of, request.provisioned)
+    provisioned = {**run_promise.provisioned(run.labels), **(request.provisioned or {})}
+    expectation = expect(product, size, request.as_of, provisioned)
     tests, skipped = measured_tests(run.results)
     caps, instance_notes = _instance(catalogue, request, expectation)
     verdicts, findings = check(tests, expectation, caps)
@@ -270,7 +275,10 @@ def check_limits(
     latency = expectation.latency
     low = latency.min_ms * 1e6 / 2 if latency and latency.min_ms else None
     rows = limit_rows(run_verdicts(facts_of(run), known, low))
-    notes = [f"limit of {r['test']}: {r['limit']} ({r['why']})" for r in rows]
+    notes = [
+        f"{r['test']}: {limit_phrase(str(r['limit']))}" + (f" ({r['why']})" if r["why"] else "")
+        for r in rows
+    ]
     return notes, rows
 
 

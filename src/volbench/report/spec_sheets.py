@@ -126,7 +126,8 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
     )
     latency = product.latency
     notes = (
-        f"sizes {size_range(product)} ({product.capacity_quote})",
+        f"sizes {size_range(product)}"
+        + (f" ({product.capacity_quote})" if product.capacity_quote else ""),
         f"IOPS defined at {product.iops_io_bytes // 1024} KiB I/O"
         + (
             f"; an I/O counts as ceil(size / {product.count_unit_bytes // 1024} KiB) I/Os"
@@ -139,7 +140,7 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
         f"latency: {latency.text} [{latency.status} {', '.join(latency.sources)}]"
         if latency
         else "latency: not stated",
-        *(f"{s}: {sources.get(s, '?')}" for s in _used_sources(product)),
+        *(_source_line(s, sources.get(s, "?")) for s in _used_sources(product)),
     )
     document = {"product": product.id, "vendor": product.vendor, "name": product.name}
     return Sheet(
@@ -149,6 +150,12 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
         {**document, "figures": rows, "notes": list(notes)},
         notes,
     )
+
+
+def _source_line(source: str, text: str) -> str:
+    """``A3: the page's title``; a source whose id says what it is once (the user's
+    own catalogue file, :func:`volbench.specs.user_catalogue.user_source`)."""
+    return source if text == source else f"{source}: {text}"
 
 
 def _used_sources(product: Product) -> list[str]:

@@ -1,6 +1,7 @@
 """What a report says first about a run (:class:`Summary`): its headline figures as a
 table a person reads in ten seconds, the verdict against the vendor's promise when its
-labels name a product and a size (``volbench check``'s, with the built-in catalogue),
+labels name a product and a size (``volbench check``'s, with the built-in catalogue and
+the user's),
 the limit verdict (why a figure is what it is: :func:`limit_lines`), and the notes
 that explain the figures (knee, throttle, stalls, non-compliance).
 
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volbench.analysis.limit_evidence import Limit
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.plans.pts.options import NAME as PTS
@@ -180,8 +182,18 @@ def limit_lines(run: RunRecord) -> tuple[str, ...]:
         names = [str(r["test"]) for r in rows[:LIMIT_TESTS_SHOWN]]
         more = f" and {len(rows) - len(names)} more" if len(rows) > len(names) else ""
         why = f": {rows[0]['why']}" if rows[0]["why"] else ""
-        lines.append(f"limited by {limit}: {', '.join(names)}{more}{why}")
+        tests = ", ".join(names) + more
+        if limit == Limit.NOT_DETERMINED:
+            lines.append(f"limit not determined for {tests}{why}")
+        else:
+            lines.append(f"limited by {limit}: {tests}{why}")
     return tuple(lines)
+
+
+def limit_phrase(limit: str) -> str:
+    """How a limit verdict reads in a sentence: ``limited by host CPU``, or ``limit not
+    determined`` (no cause stood out: :class:`~volbench.analysis.limit_evidence.Limit`)."""
+    return "limit not determined" if limit == Limit.NOT_DETERMINED else f"limited by {limit}"
 
 
 def run_notes(run: RunRecord) -> tuple[str, ...]:
@@ -205,11 +217,19 @@ def run_notes(run: RunRecord) -> tuple[str, ...]:
     return tuple(notes)
 
 
-@functools.cache
 def _catalogue() -> Any:
+    """The catalogue with the ``--catalogue`` files of the command running
+    (:func:`volbench.specs.catalogue.using`), read once per set of files."""
     from volbench.specs import catalogue
 
-    return catalogue.load()
+    return _loaded(catalogue.given_files())
+
+
+@functools.cache
+def _loaded(files: tuple[str, ...]) -> Any:
+    from volbench.specs import catalogue
+
+    return catalogue.load(files)
 
 
 def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:

@@ -16,11 +16,13 @@ was known then.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -359,10 +361,31 @@ def merged(base: Catalogue, extra: Catalogue) -> Catalogue:
     )
 
 
+_GIVEN: ContextVar[tuple[str, ...]] = ContextVar("catalogue_files", default=())
+"""The ``--catalogue`` files of the command running (:func:`using`)."""
+
+
+@contextlib.contextmanager
+def using(user_files: tuple[str, ...]) -> Iterator[None]:
+    """Within the block, every :func:`load` also reads ``user_files``: a command's
+    ``--catalogue`` reaches what it calls deep down (the cost estimate, the summary's
+    check against the promise) without each layer passing it on."""
+    token = _GIVEN.set((*_GIVEN.get(), *user_files))
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
+
+
+def given_files() -> tuple[str, ...]:
+    """The ``--catalogue`` files in force (:func:`using`)."""
+    return _GIVEN.get()
+
+
 def load(user_files: tuple[str, ...] = ()) -> Catalogue:
-    """The built-in catalogue with the user's products: the files given
-    (``--catalogue``), ``VOLBENCH_CATALOGUE`` and the config folder
+    """The built-in catalogue with the user's products: the files given (``--catalogue``,
+    here or through :func:`using`), ``VOLBENCH_CATALOGUE`` and the config folder
     (:func:`volbench.specs.user_catalogue.paths`)."""
     from volbench.specs import user_catalogue  # reads YAML only when asked to
 
-    return user_catalogue.with_user_products(built_in(), user_files)
+    return user_catalogue.with_user_products(built_in(), (*user_files, *_GIVEN.get()))

@@ -106,9 +106,10 @@ def _value(text: str, values: Mapping[str, float]) -> float:
 
 def _where(limit: Limit, subject: Subject) -> str:
     when = f"as of {subject.as_of}" if subject.as_of else "today"
+    quoted = f"{limit.quote!r} " if limit.quote else ""  # the user's own limit quotes none
     return (
         f"{subject.product_id} {when} (formulas {subject.edition_label!r}, from"
-        f" {subject.edition_from}): {limit.quote!r} [{limit.status} {', '.join(limit.sources)}]"
+        f" {subject.edition_from}): {quoted}[{limit.status} {', '.join(limit.sources)}]"
     )
 
 

@@ -1,7 +1,8 @@
 """The user's own products: private clouds, on-premises arrays, a vendor not catalogued.
 
 Files (YAML, the built-in schema of CATALOGUE.md, checked by
-:mod:`volbench.specs.validation`) are read, in this order, from:
+:mod:`volbench.specs.validation`; only what defines a product is needed: provenance
+and edition labels may be left out) are read, in this order, from:
 
 1. ``--catalogue FILE`` (may be given more than once),
 2. ``VOLBENCH_CATALOGUE`` (one path, or several separated by ``:``),
@@ -117,8 +118,16 @@ def read(path: Path) -> Any:
         raise UsageError(f"{path}: not valid YAML: {problem}"[:300]) from None
 
 
+def user_source(path: Path) -> str:
+    """The source of the figures a user's file states without one: the file itself,
+    named as it is shown where a source would be (its id and its text)."""
+    return f"the user's catalogue, {path}"
+
+
 def document(raw: Any, path: Path, known_sources: dict[str, str]) -> dict[str, Any]:
-    """A user file's document checked and completed into the built-in schema."""
+    """A user file's document checked and completed into the built-in schema: a
+    figure, price or limit without ``quote``/``st``/``src`` is the user's own (status U,
+    source :func:`user_source`), an edition without ``label`` is named by its date."""
     top = Place(f"{path}: ")
     data = validation.mapping(
         raw, top, ("products",), ("schema_version", "sources", "source_dates")
@@ -140,14 +149,15 @@ def document(raw: Any, path: Path, known_sources: dict[str, str]) -> dict[str, A
     )
     checked_dates = {k: validation.date(v, top.at("source_dates").at(k)) for k, v in dates.items()}
     every = {**known_sources, **sources}
+    mine = user_source(path)
     products = [
-        validation.product(p, Place(f"{path}: ", f"products[{i}]"), every)
+        validation.product(p, Place(f"{path}: ", f"products[{i}]"), every, mine)
         for i, p in enumerate(validation.items(data["products"], top.at("products")))
     ]
     return {
         "schema_version": 1,
         "built_from": str(path),
-        "sources": dict(sources),
+        "sources": {**sources, mine: mine},
         "source_dates": checked_dates,
         "products": products,
     }

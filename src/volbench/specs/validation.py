@@ -13,6 +13,13 @@ The schema is the built-in one (CATALOGUE.md); in a user's file ``api_name``,
 ``iops_io_bytes`` (4096), ``count_unit_bytes``, ``io_quote``, ``rw_limits``
 (``unknown``), ``rw_quote``, ``latency`` and ``prices`` may be left out, and a
 product may say ``override: true`` to replace a built-in product of that id.
+
+The built-in catalogue must source every figure (``quote``, ``st``, ``src``) and
+label every edition. A user describing their own array has nothing to quote: in a
+user's file (:class:`Checker` given ``user_source``) the provenance fields may be
+left out (``quote`` empty, ``st`` U for the user's own statement, ``src`` the user's
+file, shown as "the user's catalogue, FILE" where a source would be), as may an
+edition's ``label`` (its ``from`` date) and a latency's ``text``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,11 @@ PROVISIONED = frozenset({"provisioned_iops", "provisioned_mb_s", "extra_performa
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}\Z")
 SOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}\Z")
 PER = ("GB-month", "GB-hour", "disk-month", "IOPS-month", "MBps-month", "million-requests")
+PROVENANCE = ("quote", "st", "src")
+STATUSES = ("V", "VM", "S", "R", "D")
+"""Sources' statuses: vendor document, mirror, secondary, request only, derived."""
+USER_STATUS = "U"
+"""The status of a figure the user states in their own catalogue, unsourced."""
 
 
 class Place:
@@ -131,22 +143,45 @@ def expression(value: Any, place: Place, allowed: frozenset[str]) -> str | float
 
 
 class Checker:
-    """Checks one product's fields against the schema and the known sources."""
+    """Checks one product's fields against the schema and the known sources.
 
-    def __init__(self, sources: Mapping[str, str], place: Place) -> None:
+    ``user_source``: the product is the user's (a catalogue file), and figures without
+    provenance are the user's own statements, sourced to ``user_source``; None: the
+    built-in catalogue, where every figure is quoted from a source."""
+
+    def __init__(
+        self, sources: Mapping[str, str], place: Place, user_source: str | None = None
+    ) -> None:
         self.sources = sources
         self.place = place
+        self.user_source = user_source
+
+    def fields(
+        self, required: tuple[str, ...], optional: tuple[str, ...]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The required and optional fields of a place that takes provenance: in a
+        user's file the provenance fields are optional."""
+        if self.user_source is None:
+            return (*required, *PROVENANCE), optional
+        return required, (*optional, *PROVENANCE)
 
     def provenance(self, data: dict[str, Any], place: Place) -> None:
+        if self.user_source is not None:  # the user's own figure: their file is its source
+            data.setdefault("quote", "")
+            data.setdefault("st", USER_STATUS)
+            data.setdefault("src", [self.user_source])
         quote = data["quote"]
         if isinstance(quote, list):
             for index, part in enumerate(items(quote, place.at("quote"), 20)):
                 text(part, place.at("quote").at(index))
         else:
             text(quote, place.at("quote"))
-        choice(data["st"], place.at("st"), ("V", "VM", "S", "R", "D"))
+        statuses = STATUSES if self.user_source is None else (*STATUSES, USER_STATUS)
+        choice(data["st"], place.at("st"), statuses)
         for index, source in enumerate(items(data["src"], place.at("src"), 20)):
-            if not isinstance(source, str) or source not in self.sources:
+            if not isinstance(source, str) or not (
+                source == self.user_source or source in self.sources
+            ):
                 raise (
                     place.at("src")
                     .at(index)
@@ -154,7 +189,7 @@ class Checker:
                 )
 
     def figure(self, value: Any, place: Place, allowed: frozenset[str]) -> None:
-        data = mapping(value, place, ("quote", "st", "src"), ("expr", "tiers", "unit", "default"))
+        data = mapping(value, place, *self.fields((), ("expr", "tiers", "unit", "default")))
         if ("expr" in data) == ("tiers" in data):
             raise place.fail("give either expr or tiers")
         if "expr" in data:
@@ -176,21 +211,26 @@ class Checker:
             number(part, place.at(key))
 
     def latency(self, value: Any, place: Place) -> None:
-        data = mapping(value, place, ("max_ms", "text", "st", "src"), ("min_ms", "from"))
-        number(data["max_ms"], place.at("max_ms"), positive=True)
+        """A stated latency; its ``text`` is its quote (the user's: "at most N ms")."""
+        sourced = ("st", "src")
+        if self.user_source is None:
+            data = mapping(value, place, ("max_ms", "text", *sourced), ("min_ms", "from"))
+        else:
+            data = mapping(value, place, ("max_ms",), ("text", *sourced, "min_ms", "from"))
+        maximum = number(data["max_ms"], place.at("max_ms"), positive=True)
         if data.get("min_ms") is not None:
             number(data["min_ms"], place.at("min_ms"))
         if "from" in data:
             data["from"] = date(data["from"], place.at("from"))
+        data.setdefault("text", f"at most {maximum:g} ms")
         text(data["text"], place.at("text"))
-        self.provenance({**data, "quote": data["text"]}, place)
+        stated = {**data, "quote": data["text"]}
+        self.provenance(stated, place)
+        data.update(st=stated["st"], src=stated["src"])
 
     def limit(self, value: Any, place: Place) -> None:
         data = mapping(
-            value,
-            place,
-            ("variable", "quote", "st", "src"),
-            ("min", "max", "size_above", "default"),
+            value, place, *self.fields(("variable",), ("min", "max", "size_above", "default"))
         )
         variable = choice(data["variable"], place.at("variable"), ("size", *sorted(PROVISIONED)))
         allowed = frozenset({"size"} | PROVISIONED) - {variable}
@@ -204,7 +244,7 @@ class Checker:
 
     def burst(self, value: Any, place: Place) -> None:
         keys = ("iops", "throughput", "bucket_credits", "throughput_bucket", "max_minutes")
-        data = mapping(value, place, ("quote", "st", "src"), (*keys, "up_to_size"))
+        data = mapping(value, place, *self.fields((), (*keys, "up_to_size")))
         base = frozenset({"size"} | PROVISIONED)
         if isinstance(data.get("iops"), dict):
             self.figure(data["iops"], place.at("iops"), base)
@@ -223,8 +263,13 @@ class Checker:
 
     def edition(self, value: Any, place: Place) -> None:
         figures = ("iops", "read_iops", "write_iops", "throughput")
-        data = mapping(value, place, ("from", "label"), (*figures, "burst", "latency", "limits"))
+        optional = (*figures, "burst", "latency", "limits")
+        if self.user_source is None:
+            data = mapping(value, place, ("from", "label"), optional)
+        else:  # the user's edition may go unnamed: its date names it
+            data = mapping(value, place, ("from",), ("label", *optional))
         data["from"] = date(data["from"], place.at("from"))
+        data.setdefault("label", data["from"])
         text(data["label"], place.at("label"), 200)
         base = frozenset({"size"} | PROVISIONED)
         for key in figures:
@@ -240,7 +285,7 @@ class Checker:
 
     def price(self, value: Any, place: Place) -> None:
         optional = ("above", "to", "size_above", "size_to", "region", "date", "billing")
-        data = mapping(value, place, ("value", "currency", "per", "quote", "st", "src"), optional)
+        data = mapping(value, place, *self.fields(("value", "currency", "per"), optional))
         number(data["value"], place.at("value"))
         text(data["currency"], place.at("currency"), 8)
         choice(data["per"], place.at("per"), PER)
@@ -259,15 +304,19 @@ class Checker:
         self.provenance(data, place)
 
     def capacity(self, value: Any, place: Place) -> None:
-        data = mapping(value, place, ("min", "max", "quote", "st", "src"), ())
+        data = mapping(value, place, *self.fields(("min", "max"), ()))
         low = number(data["min"], place.at("min"))
         if data["max"] is not None and number(data["max"], place.at("max")) < low:
             raise place.at("max").fail(f"is below min {low:g}")
         self.provenance(data, place)
 
 
-def product(value: Any, place: Place, sources: Mapping[str, str]) -> dict[str, Any]:
-    """One product, checked, with the optional fields filled in."""
+def product(
+    value: Any, place: Place, sources: Mapping[str, str], user_source: str | None = None
+) -> dict[str, Any]:
+    """One product, checked, with the optional fields filled in; ``user_source``: a
+    product of the user's file, its figures sourced there when they name no source
+    (see :class:`Checker`)."""
     required = ("id", "vendor", "name", "size_unit", "capacity", "editions")
     optional = (
         "api_name", "iops_io_bytes", "count_unit_bytes", "io_quote", "rw_limits", "rw_quote",
@@ -283,7 +332,7 @@ def product(value: Any, place: Place, sources: Mapping[str, str]) -> dict[str, A
     data.setdefault("api_name", ident)
     text(data["api_name"], place.at("api_name"), 64)
     choice(data["size_unit"], place.at("size_unit"), ("GiB", "GB"))
-    check = Checker(sources, place)
+    check = Checker(sources, place, user_source)
     check.capacity(data["capacity"], place.at("capacity"))
     data["iops_io_bytes"] = int(
         number(data.get("iops_io_bytes", 4096), place.at("iops_io_bytes"), True)
