@@ -31,8 +31,8 @@ from volbench.plans.execution import (
     new_workdir,
     os_failure,
     prepare_runs_dir,
-    run_round,
 )
+from volbench.plans.round import run_round
 from volbench.plans.round_watch import watch_for
 from volbench.store.heartbeat import Heartbeat
 from volbench.targets.host import collect_host

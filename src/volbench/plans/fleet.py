@@ -42,20 +42,19 @@ from volbench.model import (
     TestResult,
     Workload,
 )
-from volbench.plans.execution import (
+from volbench.plans.execution import PlanSpec, Session
+from volbench.plans.preparation import prepare_target
+from volbench.plans.reporter import Reporter
+from volbench.plans.round import (
     HostsLost,
     JobLayout,
     Launch,
     Launched,
     LocalLaunch,
     OneProcess,
-    PlanSpec,
     Process,
-    Session,
     run_round,
 )
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import Reporter
 from volbench.plans.round_status import RoundStatus
 from volbench.targets.safety import canonical
 
@@ -142,7 +141,7 @@ def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Pl
 @dataclass
 class FleetRounds:
     """Runs one round on the fleet's places and commits it (see
-    :func:`volbench.plans.execution.run_round` for the one-target version)."""
+    :func:`volbench.plans.round.run_round`, which every round takes)."""
 
     fleet: Fleet
     alone: Mapping[int, tuple[Place, ...]] = field(default_factory=dict)

@@ -39,16 +39,10 @@ from volbench.model import (
 )
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
 from volbench.plans.engine import Step, drive, open_run, recorded_engine
-from volbench.plans.execution import (
-    Launched,
-    Outcome,
-    Process,
-    Session,
-    prepare_runs_dir,
-    run_round,
-)
+from volbench.plans.execution import Outcome, Session, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
+from volbench.plans.round import Launched, Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup

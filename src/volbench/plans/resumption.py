@@ -22,12 +22,13 @@ from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
 from volbench.plans import qos_verify, registry
 from volbench.plans.engine import local_targets, proceed, recorded_engine
-from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session, run_round
+from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session
 from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsSetup
+from volbench.plans.round import run_round
 from volbench.targets.safety import check_round
 
 

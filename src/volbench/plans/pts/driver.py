@@ -19,13 +19,7 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
 from volbench.plans.engine import Step, drive, open_run, recorded_engine
-from volbench.plans.execution import (
-    Outcome,
-    RoundRunner,
-    Session,
-    prepare_runs_dir,
-    run_round,
-)
+from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.cells import kib
@@ -40,6 +34,7 @@ from volbench.plans.pts.options import (
 )
 from volbench.plans.pts.steady import WIPC_BS
 from volbench.plans.pts.test import Phase, Round, StoredRound
+from volbench.plans.round import run_round
 from volbench.records import json_object
 from volbench.targets.purge import purge
 from volbench.units import format_bytes

@@ -1,0 +1,389 @@
+"""One round of a run, whatever its place: its fio processes, their status and stall
+watch, and the commit of what each printed to the store.
+
+A round is one fio process on this machine (in every plan, one test:
+:mod:`volbench.plans.engine` runs the tests of a plan's steps one by one), one fio
+client for targets on other hosts, or a fio process per QoS tenant at once: each a
+:class:`Launch`, and :func:`run_round` the one path they all take. When a fio
+process ends, fio's verbatim JSON and the per-test results are committed before
+anything else runs, so a crash or a kill loses at most the test that was running;
+Ctrl-C keeps what fio measured up to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from volbench.analysis.aggregate import group_tests
+from volbench.errors import FioError, RunFailed, RunStalled, StoreError
+from volbench.fio.client import HostFailure
+from volbench.fio.job import LOG_AVG_MSEC, JobFile, planned_seconds, render
+from volbench.fio.logs import missing_logs
+from volbench.fio.parser import parse
+from volbench.fio.runner import RawRun, SubprocessRunner
+from volbench.fio.stall import stall_reason, utc_text
+from volbench.model import FioOutput, StoredWorkload, TargetInfo, TestResult, Workload
+from volbench.plans.execution import RUNS_DIR_HINT, Session
+from volbench.plans.round_status import RoundStatus
+
+Split = Callable[[FioOutput], tuple[list[TestResult], list[TestResult]]]
+"""A round's fio output -> (the run's tests, rows stored beside them: each place's
+share of a multi-target round, :func:`volbench.analysis.aggregate.place_tests`)."""
+
+
+def one_place(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
+    """The tests of a round on one target: fio's jobs grouped by test."""
+    return group_tests(output), []
+
+
+JobLayout = Callable[[Path], JobFile]
+"""The job file of a round, given its log folder."""
+
+
+@dataclass(frozen=True)
+class Process:
+    """One fio process of a round: its tests, the folder of its job file, logs and
+    output, and what messages call it (None: the round's only process)."""
+
+    workloads: tuple[Workload, ...]
+    folder: Path
+    label: str | None = None
+
+    @property
+    def fio(self) -> str:
+        return f"fio of {self.label}" if self.label else "fio"
+
+
+@dataclass(frozen=True)
+class Launched:
+    """What a round's fio processes left, one output per :class:`Process` in order, and
+    the hosts that could not run their share."""
+
+    raws: tuple[RawRun, ...]
+    failures: tuple[HostFailure, ...] = ()
+
+
+class Launch(Protocol):
+    """How a round's fio starts on its place: one process here (:class:`LocalLaunch`),
+    one fio client for other hosts (:class:`volbench.plans.fleet.HostsLaunch`), or a
+    process per QoS tenant at once (:class:`volbench.plans.qos_verify.TenantsLaunch`).
+    Every launch reaches fio through ``session.runner`` (replayable in tests)."""
+
+    @property
+    def watched(self) -> bool:
+        """fio prints status documents (live figures, stall watch); not fio's client."""
+        ...
+
+    @property
+    def keep_going(self) -> bool:
+        """A host that fails leaves the others running, and the run goes on without it."""
+        ...
+
+    @property
+    def checks_logs(self) -> bool:
+        """fio's per-second logs of the round are this machine's, named after the tests."""
+        ...
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        """The round's fio processes, their files under the round's ``folder``."""
+        ...
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        """How long the round is planned to take, in seconds."""
+        ...
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
+        """Run the processes to their end (or Ctrl-C, or ``status.should_stop``)."""
+        ...
+
+
+class OneProcess:
+    """A launch whose round is one fio process, its tests one after the other."""
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        return [Process(tuple(workloads), folder)]
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        return planned_seconds(workloads)
+
+
+@dataclass(frozen=True)
+class LocalLaunch(OneProcess):
+    """One fio process on this machine: the workloads on ``target``, or the job file
+    ``layout`` makes (several targets at once: :mod:`volbench.plans.fleet`)."""
+
+    layout: JobLayout | None = None
+    watched: bool = True
+    keep_going: bool = False
+
+    @property
+    def checks_logs(self) -> bool:
+        return self.layout is None  # several targets: logs are named TEST@N
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
+        (process,) = processes
+        folder = process.folder
+        job = self.layout(folder) if self.layout else JobFile(
+            target.path, process.workloads, ioengine, folder
+        )  # fmt: skip
+        raw = session.runner.run(
+            render(job), folder, functools.partial(status.on_status, 0), status.should_stop
+        )
+        return Launched((raw,))
+
+
+class HostsLost(FioError):
+    """Every host of a round was lost before fio printed anything for it."""
+
+    def __init__(self, failures: Sequence[HostFailure]) -> None:
+        self.failures = tuple(failures)
+        super().__init__("; ".join(f"host {f.host} {f.reason}" for f in failures))
+
+
+def run_round(
+    session: Session,
+    run_id: int,
+    round_no: int,
+    workloads: Sequence[Workload],
+    target: TargetInfo,
+    ioengine: str,
+    workdir: Path,
+    *,
+    launch: Launch = LocalLaunch(),
+    split: Split = one_place,
+    places: int = 1,
+) -> tuple[list[TestResult], str | None]:
+    """Run and commit one round, whatever its place (``launch``); return its tests and,
+    when Ctrl-C cut it short, what the user should be told about it (else None).
+
+    Each fio process's output is committed as a round of the store (numbered from
+    ``round_no``) before anything else happens; ``split`` and ``places`` say how its
+    jobs make tests (several targets at once: :mod:`volbench.plans.fleet`). Stalls
+    seen are stored whatever happens; with ``session.stall.abort`` the first one stops
+    fio, the finished tests are committed and :class:`RunStalled` is raised. A failed
+    fio (or a lost host, unless the launch goes on without it) raises FioError once
+    what the others measured is stored; :class:`HostsLost` when no host printed anything.
+    """
+    folder = workdir / f"round-{round_no:03d}"
+    processes = launch.processes(folder, workloads)
+    for process in processes:
+        process.folder.mkdir(parents=True, exist_ok=True)
+    status = RoundStatus(
+        session.reporter,
+        session.stall,
+        round_no,
+        [p.workloads for p in processes],
+        watched=launch.watched,
+    )
+    session.reporter.round_started(round_no, workloads, launch.planned_s(workloads))
+    try:
+        launched = launch.start(session, processes, target, ioengine, status)
+    finally:
+        session.store.add_stalls(run_id, status.finish(time.time()))
+    raws = launched.raws
+    if launched.failures and not any(raw.output.strip() for raw in raws):
+        raise HostsLost(launched.failures)
+    stalled = stall_reason(status.opened[0]) if status.opened and any(
+        raw.stopped for raw in raws
+    ) else None  # fmt: skip
+    tests: list[TestResult] = []
+    cut: set[str] = set()
+    problems: list[str] = []
+    unsaved: list[str] = []
+    committed = 0
+    for process, raw in zip(processes, raws, strict=True):
+        if not raw.output.strip():
+            if raw.interrupted:  # fio had to be killed: nothing to keep
+                unsaved.append("fio did not stop and was killed" if raw.killed
+                               else "fio printed no result")  # fmt: skip
+            elif stalled:
+                raise RunStalled(
+                    f"{stalled}; fio did not end and was killed, the round has no output"
+                )
+            else:
+                problems.append(
+                    f"{process.fio} failed with exit code {raw.returncode}: "
+                    f"{raw.last_error_line or 'no output'}"
+                )
+            continue
+        also_cut = {status.opened[0].test} if stalled else set()  # it did not finish
+        done = commit_round(
+            session, run_id, round_no + committed, raw, process.workloads, split, places,
+            also_cut, folder=process.folder,
+        )  # fmt: skip
+        committed += 1
+        tests += done.tests
+        cut |= done.cut
+        if launch.checks_logs and isinstance(session.runner, SubprocessRunner):
+            _check_logs(session, round_no, process.folder, done.tests)
+        if not raw.interrupted and not launched.failures:
+            problems += _failures(process, raw, done.failed)
+    if unsaved and not tests:
+        return [], f"interrupted by the user; {unsaved[0]}, round {round_no} has no results"
+    if launched.failures and not launch.keep_going:
+        lost = "; ".join(f"host {f.host} {f.reason}" for f in launched.failures)
+        raise FioError(
+            f"{lost} in round {round_no}: the other hosts were stopped and what they "
+            "measured is stored (use --keep-going to go on without a failed host)"
+        )
+    if stalled:
+        raise RunStalled(stalled)
+    if problems:  # what the others measured is stored first
+        raise FioError(problems[0])
+    if not any(raw.interrupted for raw in raws):
+        return tests, None
+    during = f" during {', '.join(sorted(cut))} (kept only in the raw fio output)" if cut else ""
+    return tests, f"interrupted by the user{during}"
+
+
+def _failures(process: Process, raw: RawRun, failed: Sequence[TestResult]) -> list[str]:
+    """Why a fio process that printed its output failed: a job's error, else its exit code."""
+    if failed:
+        return [
+            f"{process.fio} job {failed[0].name} failed with error {failed[0].error}: "
+            f"{raw.last_error_line or 'see the job log'}"
+        ]
+    if raw.returncode != 0:
+        return [
+            f"{process.fio} failed with exit code {raw.returncode}: "
+            f"{raw.last_error_line or 'no message'}"
+        ]
+    return []
+
+
+def _check_logs(
+    session: Session, round_no: int, log_dir: Path, tests: Sequence[TestResult]
+) -> None:
+    """Warn (live, and in ``session.warnings`` stored with the run) when per-second logs
+    fio should have written are missing or empty: fio does not report failed log
+    writes (a full filesystem leaves 0-byte logs and exit code 0)."""
+    long_enough = [t.name for t in tests if t.runtime_ms >= 2 * LOG_AVG_MSEC]
+    missing = missing_logs(log_dir, long_enough)
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if missing[4:] else "")
+        session.warn(
+            f"fio's per-second logs of round {round_no} are missing or empty ({shown}) in"
+            f" {log_dir}: is its filesystem full? ({RUNS_DIR_HINT})"
+        )
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What :func:`commit_round` stored: the run's tests of the round, the tests left
+    out as partial, and the tests (stored or not) whose fio jobs failed."""
+
+    tests: list[TestResult]
+    cut: set[str]
+    failed: list[TestResult]
+
+
+def commit_round(
+    session: Session,
+    run_id: int,
+    round_no: int,
+    raw: RawRun,
+    workloads: Sequence[Workload],
+    split: Split = one_place,
+    places: int = 1,
+    also_cut: Collection[str] = (),
+    folder: Path | None = None,
+) -> Committed:
+    """Store one round's results (fio's JSON verbatim beside them) and report them.
+
+    A round fio stopped early (Ctrl-C, a stall, a lost host) keeps only its tests
+    that ran their whole runtime, plus ``also_cut`` left out. Raises FioError when
+    fio printed no result. The stored workload of each test records ``places``:
+    its aggregate's outstanding I/O is iodepth x numjobs x places. fio's output is
+    also written to ``folder``/fio-output.json first, so a store that cannot be
+    written (a full disk) loses nothing: the RunFailed message says where it is.
+    fio's per-second logs in ``folder`` are stored with the round (the folder is
+    scratch space afterwards), and so are the host and device samples of
+    ``session.watch``; logs that cannot be read are a warning.
+    """
+    from volbench.fio.logs import read_series  # (to the imports above when they settle)
+
+    if not raw.output.strip():
+        raise FioError(
+            f"fio failed with exit code {raw.returncode}: {raw.last_error_line or 'no output'}"
+        )
+    kept = folder / OUTPUT_FILE if folder is not None else None
+    if kept is not None:
+        try:
+            kept.write_text(raw.output)
+        except OSError as exc:  # the store still takes it: a warning, not a failure
+            session.warn(
+                f"fio's output of round {round_no} could not be kept in {kept}: {exc.strerror}"
+            )
+            kept = None
+    output = parse(raw.output)
+    tests, shares = split(output)
+    failed = [t for t in [*tests, *shares] if t.error]
+    tests = [t for t in tests if any(d.active for d in t.directions.values())]
+    cut = cut_short([*tests, *shares], workloads) if raw.interrupted or raw.stopped else set()
+    cut |= set(also_cut)
+    tests = [t for t in tests if t.name not in cut]
+    shares = [t for t in shares if t.name not in cut]
+    records = {w.name: StoredWorkload.of(w, places) for w in workloads}
+    # fio's own clock for the end (its output's timestamp), volbench's for the start
+    ended_s = output.timestamp_s or raw.ended_s
+    try:
+        series = read_series(folder, round_no) if folder is not None else []
+    except OSError as exc:
+        session.warn(f"fio's per-second logs of round {round_no} could not be read: {exc}")
+        series = []
+    if session.watch is not None:  # the host and device while fio ran
+        named = workloads[0].name if len(workloads) == 1 else "round"
+        series = [*series, *session.watch.take(round_no, named)]
+    try:
+        session.store.add_round(
+            run_id,
+            round_no,
+            raw.output,
+            [*tests, *shares],
+            records,
+            started_at=utc_text(raw.started_s) if raw.started_s else None,
+            ended_at=utc_text(ended_s) if ended_s else None,
+            series=series,
+        )
+    except StoreError as exc:
+        where = f"fio's output is kept in {kept}: `volbench import {kept}`" if kept else ""
+        raise StoreFailed(f"round {round_no} could not be stored ({exc}); {where}") from exc
+    session.reporter.round_done(round_no, tests or shares)
+    return Committed(tests, cut, failed)
+
+
+def cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set[str]:
+    """Time-based tests that ran less than their runtime: partial, not results."""
+    planned = {w.name: w.runtime_s for w in workloads if w.time_based and w.runtime_s}
+    return {
+        t.name
+        for t in tests
+        if t.name in planned and t.runtime_ms < 0.99 * 1000 * (planned[t.name] or 0.0)
+    }
+
+
+OUTPUT_FILE = "fio-output.json"
+"""fio's final document of a round, beside its job file and logs."""
+
+
+class StoreFailed(RunFailed):
+    """The store refused a finished round; fio's output was kept in a file."""
