@@ -137,6 +137,8 @@ def test_a_run_records_its_promise_as_labels() -> None:
         "size_gib": "500",
         "provisioned_iops": "6000",
     }
+    big = run_promise.promise_labels((), None, 0.5, {"provisioned_iops": 1e6})
+    assert big == (("size_gib", "0.5"), ("provisioned_iops", "1000000"))  # not 1e+06
     same = run_promise.promise_labels((("product", "aws-gp3"),), "aws-gp3", None, {})
     assert same == (("product", "aws-gp3"),)
     with pytest.raises(UsageError, match="--product-size 500 and --label size_gib=400 differ"):

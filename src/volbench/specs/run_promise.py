@@ -33,7 +33,8 @@ MAX_AMOUNT = 1e12
 
 
 def _text(value: float) -> str:
-    return f"{value:g}" if value == int(value) else repr(value)
+    """A label's text of an amount: ``500``, ``1000000``, ``536.871``."""
+    return str(int(value)) if value == int(value) else repr(value)
 
 
 def promise_labels(
