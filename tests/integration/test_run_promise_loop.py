@@ -116,7 +116,7 @@ def test_capped_below_the_promise_the_run_ends_with_the_verdicts_and_exit_1(
     assert set(verdicts) == DEEP_TESTS
     for verdict in verdicts.values():
         assert verdict["expected"] == PROMISED_IOPS and verdict["verdict"] == "below"
-        assert verdict["measured"] <= 1000 * 1.05  # the cgroup's cap, not the promise
+        assert verdict["measured"] <= 1000 * 1.2  # the cgroup's cap (2 s: 3% over), not 5,000
     assert {r["test"] for r in check["limits"]} >= DEEP_TESTS  # the limit verdicts
     assert (
         volbench.stored()["labels"]
