@@ -8,11 +8,13 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import LABEL, db_option
+from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus
 from volbench.plans.registry import entry
 from volbench.report.publish import Bundles, site_files
 from volbench.report.publish_index import GENERATOR
+from volbench.specs import catalogue
 from volbench.store.repository import Store
 
 
@@ -65,12 +67,14 @@ def _bundles() -> Bundles:
     help="A comparison page of the runs grouped by these labels' values, per plan"
     " (repeatable), e.g. --by vendor --by vendor,size_gib.",
 )
+@catalogue_option
 @db_option
 def command(
     run_refs: tuple[str, ...],
     labels: tuple[tuple[str, str], ...],
     output: str,
     groupings: tuple[str, ...],
+    catalogue_files: tuple[str, ...],
     db: str | None,
 ) -> None:
     """Write runs as a static site in DIR: an index to filter and sort by label, each
@@ -93,7 +97,8 @@ def command(
             + (f" (run {', '.join(map(str, running))} still running)" if running else "")
             + (f" with {' '.join(f'{k}={v}' for k, v in labels)}" if labels else "")
         )
-    files = site_files(runs, entry, by, _bundles())
+    with catalogue.using(catalogue_files):
+        files = site_files(runs, entry, by, _bundles())
     for name, data in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)

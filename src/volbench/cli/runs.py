@@ -9,11 +9,13 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import LABEL, db_option, format_option, label_option
+from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunStatus
 from volbench.plans.importing import import_path
 from volbench.plans.registry import check_setup, report_for, summary_for
 from volbench.report.run_sheets import runs_sheet
+from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
 
@@ -48,12 +50,18 @@ def runs(
 
 @click.command("show")
 @click.argument("run_ref", metavar="RUN")
+@catalogue_option
 @db_option
 @format_option
-def show(run_ref: str, db: str | None, fmt: str) -> None:
-    """Show one run's results (RUN is an id or `latest`)."""
+def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: str) -> None:
+    """Show one run's results (RUN is an id or `latest`).
+
+    Checked against the promise of the product its labels name (a user's product:
+    --catalogue FILE)."""
     with Store.open(db, create=False) as store:
-        sheets, document = report_for(store.get_run(run_ref))
+        run = store.get_run(run_ref)
+    with catalogue.using(catalogue_files):
+        sheets, document = report_for(run)
     console.show_report(sheets, document, fmt)
 
 
