@@ -231,7 +231,13 @@ def _assert_all_gone(watch: Watch) -> None:
     while any(alive(p) for p in started):
         assert time.monotonic() < deadline, [(p, _tree().get(p)) for p in started if alive(p)]
         time.sleep(0.1)
-    assert not [p for p in Path("/tmp").glob("volbench-fio-*") if p.is_dir()], "socket folder left"
+
+    def left() -> list[Path]:
+        return [p for p in Path("/tmp").glob("volbench-fio-*") if p.is_dir()]
+
+    while left() and time.monotonic() < deadline:  # the watcher removes it once fio ended
+        time.sleep(0.1)
+    assert not left(), "socket folder left"
 
 
 def _assert_loopback_only(watch: Watch) -> None:

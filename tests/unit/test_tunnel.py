@@ -18,7 +18,8 @@ from volbench.fio.tunnel import (
     remote_script,
     ssh_command,
 )
-from volbench.plans.fleet import Fleet, places_from
+from volbench.plans.fleet import Fleet
+from volbench.plans.places import places_from
 
 
 @pytest.mark.parametrize(

@@ -42,10 +42,10 @@ from volbench.plans.fleet import (
     Fleet,
     FleetRounds,
     connected,
-    places_from,
     prepare_fleet,
     schedule,
 )
+from volbench.plans.places import places_from
 from volbench.plans.preparation import prepare_target
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost

@@ -36,7 +36,8 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.dry_run_pts import pts_preview
 from volbench.plans.execution import Outcome
-from volbench.plans.fleet import Fleet, connected, places_from, prepare_fleet
+from volbench.plans.fleet import Fleet, connected, prepare_fleet
+from volbench.plans.places import places_from
 from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +27,9 @@ from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError, UsageError
 from volbench.fio.client import HostAddress, HostFailure, parse_host
 from volbench.fio.job import JobFile, render
-from volbench.fio.remote_path import is_plain_path
 from volbench.fio.server import probe_all
 from volbench.fio.tunnel import connected as connected_hosts
-from volbench.fio.tunnel import host_name, is_ssh
+from volbench.fio.tunnel import is_ssh
 from volbench.model import (
     FioOutput,
     HostProbe,
@@ -43,6 +41,7 @@ from volbench.model import (
     Workload,
 )
 from volbench.plans.execution import PlanSpec, Session
+from volbench.plans.places import check_remote_file, named_by, names_remote
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
 from volbench.plans.round import (
@@ -56,7 +55,6 @@ from volbench.plans.round import (
     run_round,
 )
 from volbench.plans.round_status import RoundStatus
-from volbench.targets.safety import canonical
 
 REMOTE_ENGINE = "libaio"
 """ioengine on other hosts unless ``--ioengine`` says otherwise (fio has it on every Linux)."""
@@ -304,64 +302,6 @@ def stored_fleet(settings: RunSettings) -> Fleet:
     return Fleet(places, settings.keep_going, size_bytes=min(sizes) if remote else None)
 
 
-def read_hosts_file(text: str) -> list[str]:
-    """Hosts from a file: one per line (``HOST``, ``HOST:PORT`` or
-    ``ssh://[USER@]HOST[:PORT]``); blank lines and ``#`` comments skipped."""
-    return [
-        line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()
-    ]
-
-
-def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ...]:
-    """The places of ``--target``/``--targets`` values, on ``--hosts`` when given.
-
-    Without hosts every target is a local one. With hosts, ``HOST:PATH`` puts a
-    target on that host only and a plain ``PATH`` on every host; each host needs
-    at least one target. Raises UsageError with what to change.
-    """
-    if not hosts:
-        return tuple(dict.fromkeys(Place(None, canonical(path)) for path in targets))
-    addresses = {host_name(h): h for h in hosts}
-    if len(addresses) < len(hosts):
-        raise UsageError("a host is given twice in --hosts / --hosts-file")
-    common: list[str] = []
-    own: dict[str, list[str]] = {name: [] for name in addresses}
-    for spec in targets:
-        host, sep, path = _host_and_path(spec)
-        if sep and host in addresses:
-            own[host].append(remote_path("/" + path))
-        elif is_ssh(spec) or (sep and not host.startswith("/") and "/" not in host):
-            raise UsageError(
-                f"--target {spec}: {host} is not in --hosts ({', '.join(addresses)}); "
-                "add it there or give a path for every host"
-            )
-        else:
-            common.append(remote_path(spec))
-    places = [Place(name, path) for name in addresses for path in [*own[name], *common]]
-    missing = [name for name in addresses if not own[name] and not common]
-    if missing:
-        raise UsageError(
-            f"no target for host {', '.join(missing)}: give --target HOST:PATH or a PATH "
-            "for every host"
-        )
-    return tuple(dict.fromkeys(places))
-
-
-def remote_path(path: str) -> str:
-    """A target path on another host, normalised (``.``, ``..`` and repeated ``/``
-    taken out) so that what is checked is what fio opens there; UsageError for a
-    relative path (relative to what fio's server runs in, unknown here)."""
-    if not path.startswith("/"):
-        raise UsageError(f"--target {path}: a target on another host needs an absolute path (/...)")
-    return "/" + posixpath.normpath(path).lstrip("/")
-
-
-def _host_and_path(spec: str) -> tuple[str, str, str]:
-    """``HOST:/PATH`` or ``ssh://...:/PATH`` split as ``str.partition(":/")`` does."""
-    at = spec.find(":/", len("ssh://") if is_ssh(spec) else 0)
-    return (spec, "", "") if at < 0 else (spec[:at], ":/", spec[at + 2 :])
-
-
 @dataclass(frozen=True)
 class PreparedFleet:
     """A fleet checked and ready: its places' targets and what each host said."""
@@ -406,7 +346,7 @@ def prepare_fleet(
                 writes,
                 reporter,
                 fleet.size_bytes,
-                _named(destroy_data, p.path),
+                named_by(destroy_data, p.path),
                 force,
             )
             for p in fleet.places
@@ -423,7 +363,7 @@ def prepare_fleet(
             "volbench cannot look at another host's files and devices"
         )
     for place in fleet.places if writes else ():
-        if place.path.startswith("/dev/") and not _names_remote(destroy_data, place):
+        if place.path.startswith("/dev/") and not names_remote(destroy_data, place):
             raise UsageError(
                 f"refusing to write {place.label}: volbench cannot check a device on another "
                 f"host for data (use --destroy-data={place.label} to overwrite it)"
@@ -445,39 +385,8 @@ def prepare_fleet(
     if not places:
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
-    for place in places if writes else ():
-        _check_remote_file(fleet, place, destroy_data)
+    written_files = [p for p in places if not p.path.startswith("/dev/")] if writes else []
+    for place in written_files:  # devices: --destroy-data named them (above)
+        check_remote_file(place, fleet.address(place.host or ""))
     infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
     return PreparedFleet(fleet, infos, probes)
-
-
-def _named(destroy_data: Sequence[str], path: str) -> str | None:
-    """The ``--destroy-data`` value naming ``path`` (same canonical path), else the first."""
-    real = canonical(path)
-    for value in destroy_data:
-        if canonical(value) == real:
-            return value
-    return destroy_data[0] if destroy_data else None
-
-
-def _names_remote(destroy_data: Sequence[str], place: Place) -> bool:
-    """Whether a ``--destroy-data=HOST:PATH`` names ``place`` (paths normalised)."""
-    for value in destroy_data:
-        host, sep, path = _host_and_path(value)
-        if sep and host_name(host) == place.host and remote_path("/" + path) == place.path:
-            return True
-    return False
-
-
-def _check_remote_file(fleet: Fleet, place: Place, destroy_data: Sequence[str]) -> None:
-    """A file target on another host must be a plain path there (no link in it, no
-    device: :func:`volbench.fio.remote_path.is_plain_path`), checked by the host's
-    own fio; a device path needs ``--destroy-data`` naming it (checked before)."""
-    if place.path.startswith("/dev/") or place.host is None:
-        return
-    if not is_plain_path(fleet.address(place.host), place.path):
-        raise UsageError(
-            f"refusing to write {place.label}: on that host it is a device or a link (or "
-            "lies under one): give the file's real path, or a device path with "
-            "--destroy-data=HOST:/dev/NAME"
-        )
