@@ -145,6 +145,17 @@ def _plain(container: dict[str, Any] | list[Any], depth: int, strings: bool) -> 
         values: Any = container.values()
     else:
         values = container
+    try:  # all numbers (json+ bins, percentiles) or all strings: checked at C speed
+        low, high = min(values), max(values)
+    except (TypeError, ValueError):  # of several kinds, or none
+        low = high = None
+    kind = type(low)
+    if kind is str and type(high) is str:
+        return not strings or all(_plain_string(value) for value in values)
+    if kind in _NUMBERS and type(high) in _NUMBERS:
+        return LONG_LONG_MIN <= low <= high <= LONG_LONG_MAX or (
+            math.isfinite(low) and math.isfinite(high) and _finite_ints(values)
+        )
     for value in values:
         kind = type(value)
         if kind is dict or kind is list:
@@ -159,6 +170,15 @@ def _plain(container: dict[str, Any] | list[Any], depth: int, strings: bool) -> 
         elif kind is str and strings and not _plain_string(value):
             return False
     return True
+
+
+_NUMBERS = (int, float, bool)
+
+
+def _finite_ints(values: Any) -> bool:
+    """Whether the integers among finite numbers beyond [LONG_LONG_MIN, LONG_LONG_MAX]
+    are none (a float may be that large, an integer may not)."""
+    return all(type(v) is not int or LONG_LONG_MIN <= v <= LONG_LONG_MAX for v in values)
 
 
 def _plain_string(value: str) -> bool:

@@ -24,13 +24,13 @@ from volbench.analysis.timeseries import (
     summed,
     weighted_latency,
 )
-from volbench.fio.parser import parse
 from volbench.model import LogSeries, RunRecord, Stall
 from volbench.report.axis import latency_unit, spans_decades
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.fleet_charts import place_charts
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
+from volbench.report.histogram_output import histogram_output
 from volbench.report.ladder import ladder_chart
 from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import report_for, result_rows, shown_percentile
@@ -174,7 +174,7 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
         if '"bins"' not in raw:  # not json+: no histogram, and nothing to parse
             continue
         try:
-            output = parse(raw)
+            output = histogram_output(raw, MAX_LINES)
             tests = place_tests(output)[0] if is_fleet(run) else group_tests(output)
         except Exception:  # an unreadable raw output has no histogram to show
             continue
