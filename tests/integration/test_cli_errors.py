@@ -138,7 +138,7 @@ def _line(cases: dict[str, Case], name: str) -> str:
     [
         ("size-zero", "Invalid value for '--size': invalid size '0': it must be positive"),
         ("size-abc", "Invalid value for '--size': invalid size 'abc': use a byte count"),
-        ("iodepth-zero", "Invalid value for '--iodepth': 0 is not in the range 1<=x<=65536"),
+        ("iodepth-zero", "Invalid value for '--iodepth': 0 is not in the range 1<=x<=32768"),
         ("runtime-zero", "Invalid value for '--runtime': invalid duration '0': it must be"),
         ("label-no-value", "Invalid value for '--label': invalid label 'novalue': use key=value"),
     ],

@@ -55,7 +55,6 @@ from volbench.plans.importing import import_file
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import build
 from volbench.plans.qos_verify import OneStep
-from volbench.plans.registry import PLANS, report_document, report_for
 from volbench.plans.reporter import NullReporter
 from volbench.records import json_object
 from volbench.report.check_sheets import CheckRequest, check_sheet
@@ -66,6 +65,7 @@ from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
 from volbench.trace import codec
+from volbench.views import VIEWS, report_document, report_for
 
 MiB = 1 << 20
 TARGET = TargetInfo("/dev/recorded", "block", 64 * MiB)
@@ -231,7 +231,7 @@ def _every_run(source: tuple[Store, dict[str, int]]) -> list[RunRecord]:
 def test_the_source_has_what_a_bundle_must_carry(source: tuple[Store, dict[str, int]]) -> None:
     store, ids = source
     runs = {name: store.get_run(run_id) for name, run_id in ids.items()}
-    missing = set(PLANS) - {r.plan for r in runs.values()}
+    missing = set(VIEWS) - {r.plan for r in runs.values()}
     assert not missing, (
         f"plans {sorted(missing)} have no run here: add a recorded run of each to _build"
         " (and anything such runs store outside the run's tables to the bundle)"

@@ -16,7 +16,7 @@ Every outcome must be a one-line :class:`~volbench.errors.VolbenchError` of exit
 code 2 with nothing stored (no run, round, result, series or trace row), or an
 import whose stored runs hold only possible figures
 (:func:`test_import_fuzz.impossible`), whose raw outputs parse and whose sheets
-``show`` and ``report`` build (:func:`volbench.plans.registry.report_for`). Any other
+``show`` and ``report`` build (:func:`volbench.views.report_for`). Any other
 exception fails the test, and so does any input taking more than
 :data:`SECONDS_PER_INPUT`.
 
@@ -50,9 +50,10 @@ from volbench.errors import VolbenchError
 from volbench.fio.parser import parse
 from volbench.plans import capture
 from volbench.plans.importing import import_file, import_path
-from volbench.plans.registry import check_setup, report_for
+from volbench.plans.kinds import check_setup
 from volbench.store import bundle
 from volbench.store.repository import Store
+from volbench.views import report_for
 
 SEED = int(os.environ.get("VOLBENCH_FUZZ_SEED", "20261126"))
 MUTATIONS = int(os.environ.get("VOLBENCH_FUZZ_MUTATIONS", "2000"))

@@ -22,11 +22,12 @@ from test_bundle import BLKPARSE, _failed_run
 from volbench.cli.main import main
 from volbench.plans import capture
 from volbench.plans.importing import import_file, import_path
-from volbench.plans.registry import check_setup, report_for
+from volbench.plans.kinds import check_setup
 from volbench.records import RecordError
 from volbench.store import bundle
 from volbench.store.bundle import BundleError
 from volbench.store.repository import Store
+from volbench.views import report_for
 
 Document = dict[str, Any]
 

@@ -25,10 +25,10 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.dry_run_pts import pts_preview
 from volbench.plans.pts.options import build
-from volbench.plans.registry import report_for
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, parse_hourly_cost, run_cost
 from volbench.store.repository import Store
+from volbench.views import report_for
 
 TARGET = TargetInfo("/dev/vdz", "block", 1 << 30)
 

@@ -1,5 +1,6 @@
-"""The one table of plans: every plan the CLI can create has an entry, and importing
-the table alone gives all of it (nothing registers itself as a side effect)."""
+"""The two tables of plans (how a run is shown, :mod:`volbench.views`; what it is to
+the run engine, :mod:`volbench.plans.kinds`): every plan the CLI can create has a row
+in both, and importing a table alone gives all of it (nothing registers itself)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from volbench.plans import (
     replay,
     sweep,
 )
+from volbench.plans.kinds import KINDS, Resumes, kind
 from volbench.plans.pts import driver
-from volbench.plans.registry import PLANS, UNKNOWN, entry
+from volbench.views import UNKNOWN, VIEWS, view
 
 CREATED_BY = {
     ("run", "quick"): quick.NAME,
@@ -43,13 +45,13 @@ CREATED_BY = {
 }
 """Each command that stores runs -> the plan name of those runs."""
 
-PARTS = ("sheet", "report", "sections", "charts", "resume")
+PARTS = ("sheet", "report", "sections", "charts")
 
 TABLE_PARTS = """
 import json
-from volbench.plans.registry import PLANS
-parts = ("sheet", "report", "sections", "charts", "resume")
-print(json.dumps({n: [p for p in parts if getattr(e, p) is not None] for n, e in PLANS.items()}))
+from volbench.views import VIEWS
+parts = ("sheet", "report", "sections", "charts")
+print(json.dumps({n: [p for p in parts if getattr(e, p) is not None] for n, e in VIEWS.items()}))
 """
 
 
@@ -70,33 +72,41 @@ def test_every_plan_the_cli_creates_has_an_entry() -> None:
     assert run_commands <= set(CREATED_BY), "a new `volbench run` command: add its plan here"
     for path in CREATED_BY:
         _command(path)  # the command exists
-    assert set(CREATED_BY.values()) == set(PLANS)  # each has an entry, none stale
+    assert set(CREATED_BY.values()) == set(VIEWS) == set(KINDS)  # a row each, none stale
 
 
 def test_importing_the_table_alone_gives_the_full_table() -> None:
     found = subprocess.run(
         [sys.executable, "-c", TABLE_PARTS], capture_output=True, text=True, check=True
     )
-    here = {n: [p for p in PARTS if getattr(e, p) is not None] for n, e in PLANS.items()}
+    here = {n: [p for p in PARTS if getattr(e, p) is not None] for n, e in VIEWS.items()}
     assert json.loads(found.stdout) == here
     assert here[driver.NAME] == ["report", "sections"]
-    assert here[sweep.NAME] == ["sheet", "charts", "resume"]
+    assert here[sweep.NAME] == ["sheet", "charts"]
     assert here[quick.NAME] == ["sheet"]  # the diskmark profile's table
 
 
 def test_the_table_is_read_only_and_unknown_plans_are_generic() -> None:
     with pytest.raises(TypeError):
-        PLANS["new"] = UNKNOWN  # type: ignore[index]
-    assert entry("no-such-plan") is UNKNOWN
+        VIEWS["new"] = UNKNOWN  # type: ignore[index]
+    assert view("no-such-plan") is UNKNOWN
     for plan in ("no-such-plan", importing.PLAN):  # shown generically
-        assert all(getattr(entry(plan), part) is None for part in PARTS)
-    assert entry(driver.NAME) is PLANS[driver.NAME]
+        assert all(getattr(view(plan), part) is None for part in PARTS)
+    assert view(driver.NAME) is VIEWS[driver.NAME]
+
+
+def test_how_each_plan_resumes_is_in_the_table() -> None:
+    assert kind(driver.NAME).resumes is Resumes.ROUNDS
+    assert kind(qos_results.PLAN).resumes is Resumes.TOGETHER
+    assert kind(importing.PLAN).resumes is Resumes.NEVER
+    assert kind(quick.NAME).resumes is Resumes.TESTS
+    assert kind("no-such-plan").resumes is Resumes.TESTS  # its recorded tests, if any
 
 
 def test_a_sweep_run_is_rebuilt_from_its_settings() -> None:
     options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 2, 4), (1, 2), find_max=True)
     plan = sweep.find_max_plan(options)
-    rebuild = entry(sweep.NAME).resume
+    rebuild = kind(sweep.NAME).rebuild
     assert rebuild is not None
     stored = RunSettings.from_record(
         json.loads(json.dumps(RunSettings(options=plan.options).record()))

@@ -24,7 +24,6 @@ from volbench.model import RunRecord, RunStatus, TargetInfo
 from volbench.plans.execution import Session
 from volbench.plans.pts import driver, state
 from volbench.plans.pts.options import PtsSetup, build
-from volbench.plans.registry import report_for
 from volbench.plans.reporter import NullReporter
 from volbench.report.axis import duration_text
 from volbench.report.chart import Chart, traces_values
@@ -37,6 +36,7 @@ from volbench.report.pts.throughput import LEGACY_THROUGHPUT, THROUGHPUT_METHOD
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
 from volbench.units import format_seconds
+from volbench.views import report_for
 
 RECORDING = FIO_FIXTURES / "pts" / "recording.tar.xz"
 MiB = 1 << 20

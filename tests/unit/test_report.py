@@ -29,13 +29,13 @@ from volbench.fio.logs import read_series
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunSettings, RunStatus, Stall
 from volbench.plans.importing import import_file
-from volbench.plans.registry import report_document
 from volbench.report.chart import traces_values, window_chart
 from volbench.report.comparison import comparison_charts, comparison_sheet
 from volbench.report.heatmap import heatmap_chart
 from volbench.report.html import render_html
 from volbench.report.run_charts import fio_run_charts, timeseries_charts
 from volbench.store.repository import Store
+from volbench.views import report_document
 
 QUICK = FIO_FIXTURES / "quick" / "round-000.json"
 LOGS = FIO_FIXTURES / "logs"

@@ -19,12 +19,12 @@ from volbench.fio.job_cpu import job_cpu
 from volbench.fio.parser import parse
 from volbench.model import RW, HostSample, RunSettings, Stall, StoredWorkload, TargetInfo, Workload
 from volbench.plans.importing import import_file
-from volbench.plans.registry import report_for, summary_for
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
 from volbench.report.limit_sheets import explain_sheet, facts_of, limits_sheet
 from volbench.specs import catalogue
 from volbench.store.repository import Store
+from volbench.views import report_for, summary_for
 
 
 def point(name: str, iops: float, qd: int, jobs: int = 1, family: str = "randread-4k",

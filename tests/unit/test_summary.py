@@ -12,12 +12,12 @@ from recorded import FIO_FIXTURES, raw_document
 
 from volbench.model import RunRecord
 from volbench.plans.importing import import_file
-from volbench.plans.registry import report_document, summary_for
 from volbench.report.axis import duration_text, latency_unit, log_axis, tick_text
 from volbench.report.chart import PALETTE, Series, bar_chart, line_chart
 from volbench.report.run_sheets import run_sheet, runs_sheet, shown_percentile
 from volbench.report.sheet import fmt_count, fmt_latency
 from volbench.store.repository import Store
+from volbench.views import report_document, summary_for
 
 QUICK = FIO_FIXTURES / "quick" / "round-000.json"
 

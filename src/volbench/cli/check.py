@@ -21,10 +21,10 @@ from volbench.cli.spec import (
 )
 from volbench.errors import CheckFailed, VolbenchError
 from volbench.model import RunRecord, RunStatus
-from volbench.plans.registry import report_for
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
+from volbench.views import report_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 

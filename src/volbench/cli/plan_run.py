@@ -36,17 +36,12 @@ from volbench.plans.dry_run import (
     preview_target,
 )
 from volbench.plans.engine import execute
-from volbench.plans.execution import Outcome, PlanSpec, Session, prepare_runs_dir
+from volbench.plans.execution import PlanSpec, prepare_runs_dir
 from volbench.plans.fleet import (
-    REMOTE_ENGINE,
     Fleet,
-    FleetRounds,
-    connected,
-    prepare_fleet,
-    schedule,
 )
+from volbench.plans.placement import placed
 from volbench.plans.places import places_from
-from volbench.plans.preparation import prepare_target
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
 from volbench.specs.run_promise import settled
@@ -193,56 +188,29 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
     with fio_session(choice.db, choice.runs_dir, reporter, replay=choice.replay,
                      stall=stall) as session:  # fmt: skip
         prepare_runs_dir(session.runs_dir)  # a bad --runs-dir: one line before the target
-        if fleet is None:
-            info = prepare_target(
-                choice.target,
-                writes,
-                reporter,
-                choice.size,
-                choice.destroy_data[0] if choice.destroy_data else None,
-                choice.force,
+        if fleet is not None:
+            fleet.check_stall_policy(choice.abort_on_stall)
+        with placed(fleet, choice.target, writes, reporter, choice.size, choice.destroy_data,
+                    choice.force) as place:  # fmt: skip
+            target = place.target
+            labels = settled(choice.labels, catalogue.load(), target)
+            spec = (
+                plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
             )
-            labels = settled(choice.labels, catalogue.load(), info)
-            spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
-            reporter.note(_estimate(choice, spec, info))
-            outcome = execute(session, spec, info, labels, choice.ioengine)
-        else:
-            outcome = _run_fleet(session, choice, fleet, plan, writes)
+            rounds = place.rounds(spec)
+            reporter.note(_estimate(choice, rounds.plan, target))
+            outcome = execute(
+                session,
+                rounds.plan,
+                target,
+                labels,
+                place.engine(session.runner, choice.ioengine),
+                round_runner=rounds.runner,
+                places=place.settings,
+                note=rounds.note,
+            )
         run = session.store.get_run(str(outcome.run_id))
         conclude(outcome, lambda: show_run(run, choice.fmt))
-
-
-def _run_fleet(
-    session: Session,
-    choice: TargetChoice,
-    fleet: Fleet,
-    plan: PlanSpec | PlanFactory,
-    writes: bool,
-) -> Outcome:
-    """Run ``plan`` on every place of ``fleet`` at once (see :mod:`volbench.plans.fleet`)."""
-    fleet.check_stall_policy(choice.abort_on_stall)
-    with connected(fleet) as fleet:  # ssh:// hosts: tunnels open until the run ends
-        ready = prepare_fleet(fleet, writes, session.reporter, choice.destroy_data, choice.force)
-        fleet, target = ready.fleet, ready.target
-        labels = settled(choice.labels, catalogue.load(), target)
-        spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
-        spec, alone = schedule(spec, fleet)
-        session.reporter.note(_estimate(choice, spec, target))
-        rounds = FleetRounds(fleet, alone)
-        engine = choice.ioengine
-        if engine is None:  # the local io_uring check says nothing of another host
-            remote = fleet.remote
-            engine = REMOTE_ENGINE if remote else session.runner.engine(Path(ready.infos[0].path))
-        return execute(
-            session,
-            spec,
-            target,
-            labels,
-            engine,
-            round_runner=rounds,
-            places=ready.settings,
-            note=rounds.note,
-        )
 
 
 def _estimate(choice: TargetChoice, spec: PlanSpec, target: TargetInfo) -> str:

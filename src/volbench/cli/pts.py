@@ -36,9 +36,9 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.dry_run_pts import pts_preview
 from volbench.plans.execution import Outcome
-from volbench.plans.fleet import Fleet, connected, prepare_fleet
+from volbench.plans.fleet import Fleet
+from volbench.plans.placement import placed
 from volbench.plans.places import places_from
-from volbench.plans.preparation import prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
     NAME as PTS,
@@ -248,19 +248,11 @@ def pts(
             reporter.note(
                 f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}"
             )
-        if fleet is None:
-            info = prepare_target(
-                targets[0], True, reporter, size, destroy_data[0] if destroy_data else None, force
+        with placed(fleet, targets[0], True, reporter, size, destroy_data, force) as place:
+            promised = settled(labels, catalogue.load(), place.target)
+            outcome = driver.begin(
+                session, options, place.target, promised, ioengine, purging, place.fleet
             )
-            promised = settled(labels, catalogue.load(), info)
-            outcome = driver.begin(session, options, info, promised, ioengine, purging)
-        else:
-            with connected(fleet) as fleet:  # ssh:// hosts: tunnels open until the run ends
-                ready = prepare_fleet(fleet, True, reporter, destroy_data, force)
-                promised = settled(labels, catalogue.load(), ready.target)
-                outcome = driver.begin(
-                    session, options, ready.target, promised, ioengine, purging, ready
-                )
         finish(session.store, outcome, fmt)
 
 

@@ -11,11 +11,11 @@ from volbench.cli.options import LABEL, db_option
 from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus
-from volbench.plans.registry import entry
 from volbench.report.publish import Bundles, site_files
 from volbench.report.publish_index import GENERATOR
 from volbench.specs import catalogue
 from volbench.store.repository import Store
+from volbench.views import view
 
 
 def _chosen(store: Store, refs: tuple[str, ...], labels: dict[str, str]) -> list[RunRecord]:
@@ -98,7 +98,7 @@ def command(
             + (f" with {' '.join(f'{k}={v}' for k, v in labels)}" if labels else "")
         )
     with catalogue.using(catalogue_files):
-        files = site_files(runs, entry, by, _bundles())
+        files = site_files(runs, view, by, _bundles())
     for name, data in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,11 +8,11 @@ from volbench.cli import console
 from volbench.cli.options import db_option, format_option
 from volbench.cli.spec import catalogue_option
 from volbench.model import RunRecord
-from volbench.plans.registry import report_document
 from volbench.report.comparison import comparison_sheet
 from volbench.report.formats import check_output_name, render_document
 from volbench.specs import catalogue
 from volbench.store.repository import Store
+from volbench.views import report_document
 
 
 def _runs(store: Store, refs: tuple[str, ...]) -> list[RunRecord]:

@@ -13,11 +13,12 @@ from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunStatus
 from volbench.plans.importing import import_path
-from volbench.plans.registry import check_setup, report_for, summary_for
+from volbench.plans.kinds import check_setup
 from volbench.report.run_sheets import runs_sheet
 from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
+from volbench.views import report_for, summary_for
 
 
 @click.command("runs")

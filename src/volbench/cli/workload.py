@@ -26,9 +26,9 @@ from volbench.fio.iolog import MAPPINGS
 from volbench.model import RunStatus
 from volbench.plans import capture as captures
 from volbench.plans import replay as replays
-from volbench.plans.registry import report_for
 from volbench.store.repository import Store, default_data_dir
 from volbench.units import format_bytes
+from volbench.views import report_for
 
 
 def _scratch(runs_dir: str | None, kind: str) -> Path:

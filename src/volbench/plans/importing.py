@@ -169,7 +169,7 @@ def import_path(
     """What ``volbench import`` calls for each file: a volbench bundle
     (:func:`volbench.store.bundle.recognise`) gives each of its runs, added or already
     stored (:func:`volbench.store.bundle.import_bundle`, each first checked by
-    ``check``, :func:`volbench.plans.registry.check_setup`, and :func:`_check_run`);
+    ``check``, :func:`volbench.plans.kinds.check_setup`, and :func:`_check_run`);
     blkparse's text of a blktrace capture is a captured workload
     (:func:`volbench.plans.capture.import_blkparse`);
     anything else is one fio output, imported as one run (:func:`import_file`)."""

@@ -2,31 +2,32 @@
 
 Every plan started by :func:`volbench.plans.engine.execute` records its tests in
 run order (``planned``, one fio process each) and whether it is adaptive; an
-adaptive plan is rebuilt from its recorded options by its entry in the table of
-plans (:data:`volbench.plans.registry.PLANS`). What is done is what the store
-holds: the tests whose results were committed, read again from fio's own JSON of
-each committed round. A test cut short (by Ctrl-C, a kill or a stall) has no
-stored result, so it runs again whole. A PTS run continues after its last committed
-round (:func:`volbench.plans.pts.driver.run`); :func:`resume` serves both.
+adaptive plan is rebuilt from its recorded options by its row in the table of
+plans (:data:`volbench.plans.kinds.KINDS`), which also says how each plan resumes.
+What is done is what the store holds: the tests whose results were committed, read
+again from fio's own JSON of each committed round. A test cut short (by Ctrl-C, a
+kill or a stall) has no stored result, so it runs again whole. A PTS run continues
+after its last committed round (:func:`volbench.plans.pts.driver.run`), a QoS
+verification runs its tenants again together; :func:`resume` serves every plan.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from volbench.analysis.aggregate import group_tests, place_tests
-from volbench.analysis.qos_results import PLAN as QOS_VERIFY
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
-from volbench.plans import qos_verify, registry
+from volbench.plans import kinds, qos_verify
 from volbench.plans.engine import local_targets, proceed, recorded_engine
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session
-from volbench.plans.fleet import FleetRounds, connected, prepare_fleet, stored_fleet
-from volbench.plans.preparation import prepare_target
+from volbench.plans.fleet import stored_fleet
+from volbench.plans.kinds import Resumes
+from volbench.plans.placement import Placement, placed
 from volbench.plans.pts import driver
-from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsSetup
 from volbench.plans.round import run_round
 from volbench.targets.safety import check_round
@@ -43,7 +44,7 @@ def resumable_plan(run: RunRecord) -> PlanSpec:
     rounds = tuple((workload,) for workload in planned)
     next_round = None
     if run.settings.adaptive:
-        rebuild = registry.entry(run.plan).resume
+        rebuild = kinds.kind(run.plan).rebuild
         if rebuild is None:
             raise UsageError(f"run {run.id}: {run.plan} runs cannot be resumed")
         next_round = rebuild(run.settings).next_round
@@ -77,6 +78,15 @@ def resume_run(
     )
 
 
+@dataclass(frozen=True)
+class Resuming:
+    """What ``volbench resume`` was told: how PTS purges, and the safety options."""
+
+    purging: driver.PurgeSettings
+    destroy_data: Sequence[str] = ()
+    force: bool = False
+
+
 def resume(
     session: Session,
     run_ref: str,
@@ -85,14 +95,15 @@ def resume(
     force: bool = False,
 ) -> Outcome:
     """Continue the stored run ``run_ref`` (an id or ``latest``) from its last committed
-    work: a PTS run after its last committed round, any other plan with the tests it
-    has not finished. UsageError when the run is completed, still running (a live
-    owner), measured its targets alone (``--solo``), cannot be rebuilt, or its target
-    changed (TargetError: not the same file or device, :mod:`volbench.targets.identity`;
-    UsageError: size; PTS: logical block size). The target is prepared as for a new run
-    (safety checks: ``destroy_data``, ``force``); a run on several places at once
-    reconnects them all, tunnels open until it ends."""
-    store, reporter = session.store, session.reporter
+    work, the way its plan's row of :data:`volbench.plans.kinds.KINDS` says: a PTS run
+    after its last committed round, a QoS verification's tenants again together, any
+    other plan with the tests it has not finished. UsageError when the run is
+    completed, still running (a live owner), measured its targets alone (``--solo``),
+    cannot be rebuilt, or its target changed (TargetError: not the same file or device,
+    :mod:`volbench.targets.identity`; UsageError: size; PTS: logical block size). The
+    target is prepared as for a new run (safety checks: ``destroy_data``, ``force``);
+    a run on several places at once reconnects them all, tunnels open until it ends."""
+    store = session.store
     record = store.get_run(run_ref, raw=False)
     if record.status is RunStatus.COMPLETED:
         raise UsageError(f"run {record.id} is completed: nothing to resume")
@@ -103,39 +114,65 @@ def resume(
         )
     for info in local_targets(record):  # before anything touches it (purge, cgroups)
         check_round(info, writes=False)
-    if record.plan == QOS_VERIFY:  # its tenants run together, in their cgroups
-        reporter.note(f"resuming run {record.id}: its tenants run again together")
-        return qos_verify.resume(session, store.get_run(record.id))
-    plan = None
-    if record.plan != PTS:  # fio's outputs: which tests are done
-        record = store.get_run(record.id)
-        plan = resumable_plan(record)
-    writes = plan is None or any(w.rw.writes for round_ in plan.rounds for w in round_)
+    if record.settings.solo:
+        raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
+    how = Resuming(purging, tuple(destroy_data), force)
+    return _RESUMERS[kinds.kind(record.plan).resumes](session, record, how)
+
+
+@contextlib.contextmanager
+def _placed_again(
+    session: Session, record: RunRecord, writes: bool, how: Resuming
+) -> Iterator[Placement]:
+    """The places of ``record`` ready again, as they were (UsageError: a size changed)."""
+    fleet = stored_fleet(record.settings) if record.settings.places else None
     path = record.target.path
-    with contextlib.ExitStack() as links:  # ssh:// hosts: tunnels open until the run ends
-        ready = None
-        if record.settings.places:  # several targets at once, as they were
-            if record.settings.solo:
-                raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
-            fleet = links.enter_context(connected(stored_fleet(record.settings)))
-            ready = prepare_fleet(fleet, writes, reporter, destroy_data, force)
-            info = ready.target
-        else:
-            destroy = destroy_data[0] if destroy_data else None
-            info = prepare_target(path, writes, reporter, None, destroy, force)
-        if info.capacity_bytes != record.target.capacity_bytes:
+    with placed(fleet, path, writes, session.reporter, None, how.destroy_data, how.force) as place:
+        if place.target.capacity_bytes != record.target.capacity_bytes:
             raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
-        if plan is not None:
-            rounds = FleetRounds(ready.fleet) if ready is not None else run_round
-            reporter.note(f"resuming run {record.id}: {len(committed_tests(record))} tests done")
-            return resume_run(session, record, info, rounds)
+        yield place
+
+
+def _resume_tests(session: Session, record: RunRecord, how: Resuming) -> Outcome:
+    """The planned tests without a stored result, each run again whole."""
+    record = session.store.get_run(record.id)  # fio's outputs: which tests are done
+    plan = resumable_plan(record)
+    writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    with _placed_again(session, record, writes, how) as place:
+        done = len(committed_tests(record))
+        session.reporter.note(f"resuming run {record.id}: {done} tests done")
+        return resume_run(session, record, place.target, place.round_runner)
+
+
+def _resume_rounds(session: Session, record: RunRecord, how: Resuming) -> Outcome:
+    """A PTS run after its last committed round (:func:`volbench.plans.pts.driver.run`)."""
+    with _placed_again(session, record, True, how) as place:
         planned = record.setup(PtsSetup).options.logical_block_bytes
-        if driver.logical_block_bytes(info, ready) != planned:
+        if driver.logical_block_bytes(place.target, place.fleet) != planned:
             raise UsageError(
-                f"{path} no longer has the {planned}-byte logical blocks run {record.id} was "
-                "planned for: cannot resume"
+                f"{record.target.path} no longer has the {planned}-byte logical blocks run "
+                f"{record.id} was planned for: cannot resume"
             )
-        store.reopen_run(record.id)
-        committed = store.round_count(record.id)
-        reporter.note(f"resuming run {record.id} after {committed} committed cells")
-        return driver.run(session, record.id, info, purging, places=ready)
+        session.store.reopen_run(record.id)
+        committed = session.store.round_count(record.id)
+        session.reporter.note(f"resuming run {record.id} after {committed} committed cells")
+        return driver.run(session, record.id, place.target, how.purging, places=place.fleet)
+
+
+def _resume_together(session: Session, record: RunRecord, how: Resuming) -> Outcome:
+    """A QoS verification's tenants again, together, in their cgroups."""
+    session.reporter.note(f"resuming run {record.id}: its tenants run again together")
+    return qos_verify.resume(session, session.store.get_run(record.id))
+
+
+def _never(session: Session, record: RunRecord, how: Resuming) -> Outcome:
+    raise UsageError(f"run {record.id} is a {record.plan} run: it cannot be resumed")
+
+
+_RESUMERS: Mapping[Resumes, Callable[[Session, RunRecord, Resuming], Outcome]] = {
+    Resumes.TESTS: _resume_tests,
+    Resumes.ROUNDS: _resume_rounds,
+    Resumes.TOGETHER: _resume_together,
+    Resumes.NEVER: _never,
+}
+"""How each way of resuming of :class:`volbench.plans.kinds.Resumes` goes."""

@@ -1,7 +1,7 @@
 """How one plan's runs are shown: its own sheet, report, sections and charts.
 
 The report functions take a :class:`PlanView` from their caller (the table of plans
-is :data:`volbench.plans.registry.PLANS`, a layer above); a part left None is the
+is :data:`volbench.views.VIEWS`, a layer above); a part left None is the
 generic one: the results table, its one sheet, the fio-run section, no own charts,
 a headline row per test.
 """

@@ -180,7 +180,7 @@ def import_bundle(
     check: Callable[[RunRecord], object] = lambda run: None,
 ) -> list[Received]:
     """Store the runs of the bundle file ``path`` (:func:`read`, each then checked by
-    ``check``: the plan's own options, :func:`volbench.plans.registry.check_setup`;
+    ``check``: the plan's own options, :func:`volbench.plans.kinds.check_setup`;
     then :meth:`Store.import_runs`: all or none; ``labels`` set on the runs added),
     each once: a run whose UUID the store has already is not added again."""
     runs = read(path)

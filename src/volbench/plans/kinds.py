@@ -1,0 +1,119 @@
+"""The one table of what each plan's runs are to the run engine: how a run is
+continued by ``volbench resume``, how an adaptive plan is rebuilt from its settings,
+and how its own recorded options are read back. How runs are *shown* is a layer
+above, in :mod:`volbench.views`; both tables are keyed by the plan names runs store.
+
+:data:`KINDS` is written out here, whole; nothing registers itself on import.
+Adding a plan: its own module(s), plus one line here and one in :mod:`volbench.views`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+
+from volbench.analysis import qos_results
+from volbench.errors import UsageError
+from volbench.model import RunRecord, RunSettings
+from volbench.plans import (
+    capture,
+    firsttouch,
+    hdtune,
+    importing,
+    iometer,
+    qos_capability,
+    quick,
+    replay,
+    sweep,
+)
+from volbench.plans.execution import PlanSpec
+from volbench.plans.pts import options as pts
+from volbench.records import section
+
+Rebuilder = Callable[[RunSettings], PlanSpec]
+"""An adaptive plan (its next round chosen from results) from its run's settings."""
+
+SetupReader = Callable[[RunRecord], object]
+"""A plan's own recorded options as its typed record (RecordError: they do not fit)."""
+
+
+class Resumes(StrEnum):
+    """How a plan's run goes on after it stopped (:mod:`volbench.plans.resumption`)."""
+
+    TESTS = "tests"
+    """Its planned tests that have no stored result run, each whole."""
+    ROUNDS = "rounds"
+    """It goes on at its first missing cell, from its recorded options (PTS)."""
+    TOGETHER = "together"
+    """Its tests run again all at once, in their cgroups (a QoS verification)."""
+    NEVER = "never"
+    """It cannot be continued (an import, a capture: start it again)."""
+
+
+def _section(key: str, kind: type[object]) -> SetupReader:
+    """The reader of options stored under ``key`` as a ``kind`` record."""
+    return lambda run: section(run.settings.options, key, kind)
+
+
+def _whole(kind: type[object]) -> SetupReader:
+    """The reader of all a plan's options as one ``kind`` record (:meth:`RunRecord.setup`)."""
+    return lambda run: run.setup(kind)
+
+
+def _find_max_again(settings: RunSettings) -> PlanSpec:
+    """A find-max sweep from its recorded options."""
+    options = sweep.options_from(settings.options)
+    if options is None:
+        raise UsageError("its sweep options were not recorded: start it again")
+    return sweep.find_max_plan(options)
+
+
+@dataclass(frozen=True)
+class PlanKind:
+    """A plan's row of the table."""
+
+    resumes: Resumes = Resumes.TESTS
+    rebuild: Rebuilder | None = None
+    """For an adaptive plan: how ``volbench resume`` rebuilds it (None: its recorded
+    rounds are all there is to resume)."""
+    setup: SetupReader | None = None
+    """Reads the plan's own recorded options (None: the plan records none to check)."""
+
+
+KINDS: Mapping[str, PlanKind] = MappingProxyType(
+    {
+        quick.NAME: PlanKind(setup=_section(quick.NAME, quick.QuickOptions)),
+        sweep.NAME: PlanKind(
+            rebuild=_find_max_again, setup=_section(sweep.NAME, sweep.SweepOptions)
+        ),
+        iometer.NAME: PlanKind(setup=_section(iometer.NAME, iometer.IometerOptions)),
+        hdtune.SCAN: PlanKind(setup=_section(hdtune.SCAN, hdtune.ScanOptions)),
+        hdtune.FILEBENCH: PlanKind(setup=_section(hdtune.FILEBENCH, hdtune.FilebenchOptions)),
+        firsttouch.NAME: PlanKind(setup=_section(firsttouch.NAME, firsttouch.FirstTouchOptions)),
+        pts.NAME: PlanKind(Resumes.ROUNDS, setup=_whole(pts.PtsSetup)),
+        qos_results.PLAN: PlanKind(Resumes.TOGETHER, setup=qos_results.VerifySetup.of),
+        qos_capability.NAME: PlanKind(),
+        importing.PLAN: PlanKind(Resumes.NEVER),
+        capture.NAME: PlanKind(Resumes.NEVER, setup=_whole(capture.CaptureSetup)),
+        replay.NAME: PlanKind(setup=_section(replay.NAME, replay.ReplayOptions)),
+    }
+)
+"""Every plan volbench creates runs of, by name (read-only)."""
+
+UNKNOWN = PlanKind()
+"""The row of a plan name not in :data:`KINDS` (a run stored by another volbench)."""
+
+
+def kind(plan: str) -> PlanKind:
+    """The table's row of plan name ``plan`` (:data:`UNKNOWN` when not in it)."""
+    return KINDS.get(plan, UNKNOWN)
+
+
+def check_setup(run: RunRecord) -> None:
+    """RecordError when ``run``'s own recorded options do not fit its plan's record
+    (a bundle to import is checked whole before anything of it is stored)."""
+    reader = kind(run.plan).setup
+    if reader is not None:
+        reader(run)

@@ -1,0 +1,104 @@
+"""Where a run's rounds run, checked and ready: one preparation for every kind of place.
+
+A run is on one target on this machine, or on several places at once (local
+targets, hosts running fio's server, hosts reached through SSH:
+:mod:`volbench.plans.fleet`). :func:`placed` prepares either (safety checks by
+identity, scratch files, hosts probed and their tunnels opened until the block
+ends) and gives a :class:`Placement`: the run's target record, how its rounds run
+(the round runner), what its settings record of its places, and its ioengine. A new
+run, a PTS run and a resumed run of any plan all start here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from volbench.fio.runner import Runner
+from volbench.model import RunSettings, TargetInfo
+from volbench.plans.execution import PlanSpec, RoundRunner
+from volbench.plans.fleet import (
+    REMOTE_ENGINE,
+    Fleet,
+    FleetRounds,
+    PreparedFleet,
+    connected,
+    prepare_fleet,
+    schedule,
+)
+from volbench.plans.preparation import prepare_target
+from volbench.plans.reporter import Reporter
+from volbench.plans.round import run_round
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """A plan as its places run it, its round runner, and what is stored with the
+    completed run about them (hosts lost on the way; None: nothing)."""
+
+    plan: PlanSpec
+    runner: RoundRunner
+    note: Callable[[], str | None] = lambda: None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A run's places, checked: its target record (a fleet's: every place by label)
+    and, on several places at once, the prepared fleet."""
+
+    target: TargetInfo
+    fleet: PreparedFleet | None = None
+
+    @property
+    def settings(self) -> RunSettings | None:
+        """What the run records of its places (None: one target, in the run's own)."""
+        return self.fleet.settings if self.fleet is not None else None
+
+    def rounds(self, plan: PlanSpec) -> Rounds:
+        """``plan`` as the places run it (with ``--solo``: each fixed round first on each
+        place alone, :func:`volbench.plans.fleet.schedule`) and how its rounds run."""
+        if self.fleet is None:
+            return Rounds(plan, run_round)
+        plan, alone = schedule(plan, self.fleet.fleet)
+        runner = FleetRounds(self.fleet.fleet, alone)
+        return Rounds(plan, runner, runner.note)
+
+    @property
+    def round_runner(self) -> RoundRunner:
+        """How the rounds of a run continued on these places run (no ``--solo``)."""
+        return run_round if self.fleet is None else FleetRounds(self.fleet.fleet)
+
+    def engine(self, runner: Runner, ioengine: str | None) -> str:
+        """``ioengine``, else the best one for the first local target (fio's own
+        check), else libaio for targets on other hosts (the local check says nothing
+        of them)."""
+        if ioengine:
+            return ioengine
+        if self.fleet is not None and self.fleet.fleet.remote:
+            return REMOTE_ENGINE
+        first = self.fleet.infos[0] if self.fleet is not None else self.target
+        return runner.engine(Path(first.path))
+
+
+@contextlib.contextmanager
+def placed(
+    fleet: Fleet | None,
+    target: str,
+    writes: bool,
+    reporter: Reporter,
+    size_bytes: int | None = None,
+    destroy_data: Sequence[str] = (),
+    force: bool = False,
+) -> Iterator[Placement]:
+    """The run's places ready for the block: ``target`` alone on this machine when
+    ``fleet`` is None, else every place of ``fleet`` (``ssh://`` hosts' tunnels open
+    until the block ends). Every check refuses in one line before anything runs."""
+    if fleet is None:
+        destroy = destroy_data[0] if destroy_data else None
+        yield Placement(prepare_target(target, writes, reporter, size_bytes, destroy, force))
+        return
+    with connected(fleet) as reachable:
+        ready = prepare_fleet(reachable, writes, reporter, destroy_data, force)
+        yield Placement(ready.target, ready)

@@ -1,0 +1,98 @@
+"""The one table of how each plan's runs are shown: per plan name, its own sheet,
+report, sections, charts and headline (:class:`volbench.report.plan_view.PlanView`;
+a part left None is the generic one). It joins the plans (their names) and the
+report (their pages), so it stands above both; what a plan is to the run engine
+(how it resumes, its recorded options) is :mod:`volbench.plans.kinds`.
+
+:data:`VIEWS` is written out here, whole; nothing registers itself on import.
+A plan name not in the table (a run stored by another volbench) is shown with the
+generic sheet and section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from volbench.analysis import qos_results
+from volbench.model import RunRecord
+from volbench.plans import (
+    capture,
+    firsttouch,
+    hdtune,
+    importing,
+    iometer,
+    qos_capability,
+    quick,
+    replay,
+    sweep,
+)
+from volbench.plans.pts import options as pts
+from volbench.report import contents, run_sheets
+from volbench.report.diskmark_sheets import quick_sheet
+from volbench.report.document import Document
+from volbench.report.firsttouch_sheets import firsttouch_sheet
+from volbench.report.hdtune_sheets import filebench_sheet, scan_sheet
+from volbench.report.iometer_sheets import iometer_sheet
+from volbench.report.limit_sheets import limits_sheet
+from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
+from volbench.report.plan_view import PlanView, Report
+from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
+from volbench.report.pts.summary import pts_headline
+from volbench.report.qos_verify_sheets import run_verify_sheet
+from volbench.report.summary import Summary, summarise
+from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
+from volbench.report.workload_sheets import workload_report, workload_sections
+
+VIEWS: Mapping[str, PlanView] = MappingProxyType(
+    {
+        quick.NAME: PlanView(sheet=quick_sheet),
+        sweep.NAME: PlanView(sheet=sweep_sheet, charts=sweep_charts, headline=sweep_headline),
+        iometer.NAME: PlanView(sheet=iometer_sheet, charts=iometer_charts),
+        hdtune.SCAN: PlanView(sheet=scan_sheet, charts=scan_charts),
+        hdtune.FILEBENCH: PlanView(sheet=filebench_sheet),
+        firsttouch.NAME: PlanView(sheet=firsttouch_sheet),
+        pts.NAME: PlanView(
+            report=lambda run: (pts_sheets(run), pts_document(run)),
+            sections=pts_sections,
+            headline=pts_headline,
+        ),
+        qos_results.PLAN: PlanView(sheet=run_verify_sheet, charts=qos_verify_charts),
+        qos_capability.NAME: PlanView(),
+        importing.PLAN: PlanView(),
+        capture.NAME: PlanView(report=workload_report, sections=workload_sections),
+        replay.NAME: PlanView(),
+    }
+)
+"""Every plan volbench creates runs of, by name (read-only)."""
+
+UNKNOWN = PlanView()
+"""The view of a plan name not in :data:`VIEWS`: everything generic."""
+
+
+def view(plan: str) -> PlanView:
+    """The table's view of plan name ``plan`` (:data:`UNKNOWN` when not in it)."""
+    return VIEWS.get(plan, UNKNOWN)
+
+
+def report_for(run: RunRecord) -> Report:
+    """The sheets and JSON document of ``run``, as its plan's entry says
+    (:func:`volbench.report.run_sheets.report_for`), then what limited each test (its
+    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`)."""
+    sheets, document = run_sheets.report_for(run, view(run.plan))
+    limits = limits_sheet(run)
+    if limits is None:
+        return sheets, document
+    return [*sheets, limits], {**document, "limits": list(limits.rows)}
+
+
+def summary_for(run: RunRecord, *, check: bool = True) -> Summary:
+    """The summary of ``run`` as its plan's entry says (headline figures, the check
+    against the promise with ``check``: :func:`volbench.report.summary.summarise`)."""
+    return summarise(run, view(run.plan), check=check)
+
+
+def report_document(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Document:
+    """The HTML/PDF report of ``runs``, each as its plan's entry says
+    (:func:`volbench.report.contents.report_document`)."""
+    return contents.report_document(runs, view, by)
