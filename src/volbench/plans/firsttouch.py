@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
 from volbench.records import json_object
-from volbench.report.firsttouch_sheets import PASSES
+
+PASSES = ("first-pass", "second-pass")
+"""The two passes over the target, in order: the first touches every block, the
+second reads them again."""
 
 NAME = "firsttouch"
 

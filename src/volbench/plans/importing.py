@@ -29,7 +29,7 @@ from volbench.model import (
 )
 from volbench.plans import capture
 from volbench.plans.imported_output import read_output
-from volbench.report.profile_record import stored_profile
+from volbench.plans.profile_record import stored_profile
 from volbench.store import bundle
 from volbench.store.repository import Store
 
@@ -153,7 +153,7 @@ def import_file(store: Store, path: Path, labels: Mapping[str, str]) -> int:
 def _check_run(run: RunRecord, check: Callable[[RunRecord], object]) -> None:
     """A bundled run checked before anything is stored: its plan's options (``check``)
     and, of a capture run, the workload profile its sheets read
-    (:func:`volbench.report.profile_record.stored_profile`: a profile lacking a field
+    (:func:`volbench.plans.profile_record.stored_profile`: a profile lacking a field
     imported, then ``show``, ``report`` and ``workload`` raised KeyError)."""
     check(run)
     if run.plan == capture.NAME:

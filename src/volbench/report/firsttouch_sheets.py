@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from volbench.model import RunRecord
+from volbench.plans.firsttouch import PASSES
 from volbench.report.run_sheets import MB, result_rows, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
-PASSES = ("first-pass", "second-pass")
 """The two reads of the same region, in order (the plan's test names)."""
 
 CAVEATS = (

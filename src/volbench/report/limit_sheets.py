@@ -21,7 +21,7 @@ from volbench.analysis.limit_evidence import KnownCap, MeasuredTest
 from volbench.analysis.run_limits import FactsOfTest, TestVerdict, run_verdicts
 from volbench.fio.job_cpu import job_cpu
 from volbench.model import RunRecord, StoredResult
-from volbench.report.firsttouch_sheets import PASSES
+from volbench.plans.firsttouch import PASSES
 from volbench.report.fleet_sheets import aggregate_run
 from volbench.report.sheet import Column, Sheet, fmt_count
 

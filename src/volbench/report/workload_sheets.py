@@ -1,7 +1,7 @@
 """A captured workload's characterisation: tables and charts of a ``capture`` run.
 
 Everything here reads the profile stored with the run, checked as a typed record
-(:func:`volbench.report.profile_record.stored_profile`; written by
+(:func:`volbench.plans.profile_record.stored_profile`; written by
 :func:`volbench.analysis.workload_fit.workload_record`): ``volbench workload``,
 ``show``, export, the HTML/PDF report and the published pages show the same values.
 """
@@ -15,10 +15,10 @@ from typing import Any
 from volbench.analysis.workload_profile import HOT_SHARES, QD_PERCENTILE, size_label
 from volbench.model import RunRecord
 from volbench.plans.capture import CaptureSetup, workload_name
+from volbench.plans.profile_record import StoredProfile, stored_profile
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.plan_view import Report
-from volbench.report.profile_record import StoredProfile, stored_profile
 from volbench.report.run_charts import run_header
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency
 from volbench.units import format_bytes
