@@ -259,3 +259,24 @@ def test_writes_wait_for_another_command_holding_the_store(tmp_path: Path) -> No
                 release.join()
                 other.close()
         assert store.list_runs() == []
+
+
+def test_export_to_a_file_then_import_it_into_a_second_store(
+    imported: tuple[Volbench, dict[str, int]], tmp_path: Path
+) -> None:
+    """``export RUN -o results`` writes a bundle (a file's name asks for a document to
+    read only with .json, .csv or .md): ``import results`` into another store gives the
+    same run, as ``show --format json`` prints it, but for its id."""
+    volbench, ids = imported
+    run_id = str(ids["stonewall_jsonplus.json"])
+    results = tmp_path / "results"
+    exported = volbench("export", run_id, "-o", str(results))
+    assert exported.returncode == 0, exported.stderr
+    other = Volbench(tmp_path / "second")
+    received = other("import", str(results))
+    assert received.returncode == 0, received.stderr
+    before = json.loads(volbench("show", run_id, "--format", "json").stdout)
+    after = json.loads(other("show", "latest", "--format", "json").stdout)
+    for row in (*before["results"], *after["results"]):  # the id, as each row names it
+        row.pop("run_id", None)
+    assert {**after, "id": before["id"]} == before

@@ -66,6 +66,10 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     console.show_report(sheets, document, fmt)
 
 
+READING = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+"""``export -o FILE`` suffixes that ask for a document to read, not a bundle."""
+
+
 @click.command("export")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
@@ -74,8 +78,8 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     type=click.Choice(["bundle", "json", "csv", "markdown"]),
     default=None,
     help="bundle: whole runs, for `volbench import` into another store (the default"
-    f" when -o ends in {bundle.SUFFIX}); json (the default otherwise, fio's raw output"
-    " included), csv or markdown: one run's results, to read.",
+    " for -o FILE, unless FILE ends in .json, .csv or .md); json (the default on"
+    " stdout, fio's raw output included), csv or markdown: one run's results, to read.",
 )
 @click.option("-o", "--output", default=None, help="File to write (default: stdout).")
 @db_option
@@ -84,8 +88,10 @@ def export_run(
 ) -> None:
     """Export runs as one bundle (FILE.vbundle: everything stored of them, for `volbench
     import` into another store), or one run's results as JSON, CSV or Markdown."""
-    if fmt is None:
-        fmt = "bundle" if (output or "").lower().endswith(bundle.SUFFIX) else "json"
+    if fmt is None:  # a file is a bundle, made to travel, unless its name says to read
+        fmt = (
+            "json" if output in (None, "-") else READING.get(Path(output).suffix.lower(), "bundle")
+        )
     if fmt != "bundle" and len(run_refs) > 1:
         raise UsageError(
             f"--format {fmt} shows one run: export several runs as one bundle"
