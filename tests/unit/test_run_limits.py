@@ -17,7 +17,16 @@ from volbench.analysis.limit_evidence import KnownCap, Limit, MeasuredTest
 from volbench.analysis.run_limits import FactsOfTest, recorded_caps, run_verdicts
 from volbench.fio.job_cpu import job_cpu
 from volbench.fio.parser import parse
-from volbench.model import RW, HostSample, RunSettings, Stall, StoredWorkload, TargetInfo, Workload
+from volbench.model import (
+    RW,
+    HostSample,
+    PlaceRecord,
+    RunSettings,
+    Stall,
+    StoredWorkload,
+    TargetInfo,
+    Workload,
+)
 from volbench.plans.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
@@ -158,7 +167,19 @@ def test_an_imported_run_is_explained_from_fio_figures(tmp_path: Path) -> None:
     (test,) = sheet.document["tests"]
     assert test["limit"] == "queue"  # psync asked for QD 8: Little's law
     assert test["evidence"][0].startswith("fio kept 1.0 of 8 configured I/Os in flight")
-    assert "no host or device samples" in sheet.notes[0]
+    assert sheet.notes[0].startswith("no host or device samples: an imported fio output holds")
+
+
+def test_a_run_on_other_hosts_says_why_it_has_no_samples(tmp_path: Path) -> None:
+    """fio ran elsewhere: the note says so (not "imported, or from an older volbench")."""
+    with Store.open(str(tmp_path / "s.db")) as store:
+        run = store.get_run(import_file(store, FIO_FIXTURES / "text_around_json_jsonplus.txt", {}))
+    places = (PlaceRecord("h1:/dev/vdb", "h1", "/dev/vdb", None),)
+    remote = dataclasses.replace(
+        run, plan="sweep", settings=dataclasses.replace(run.settings, places=places)
+    )
+    note = explain_sheet(remote).notes[0]
+    assert note.startswith("no host or device samples: fio ran on h1, and volbench samples")
 
 
 def test_check_names_the_volume_cap(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from volbench.analysis.run_limits import FactsOfTest, TestVerdict, run_verdicts
 from volbench.fio.job_cpu import job_cpu
 from volbench.model import RunRecord, StoredResult
 from volbench.plans.firsttouch import PASSES
+from volbench.plans.importing import PLAN as IMPORTED
 from volbench.report.fleet_sheets import aggregate_run
 from volbench.report.sheet import Column, Sheet, fmt_count
 
@@ -191,10 +192,17 @@ def _sampled_note(run: RunRecord) -> str:
             "samples: each CPU's busy share, fio's processes' CPU and run-queue wait, the"
             " device's busy time and in-flight requests, once a second while each test ran"
         )
-    return (
-        "no host or device samples stored with this run (imported, or from an older"
-        " volbench): the verdicts rest on fio's figures alone"
-    )
+    hosts = sorted({p.host for p in run.settings.places if p.host is not None})
+    if hosts:
+        why = (f"fio ran on {', '.join(hosts)}, and volbench samples only the machine it"
+               " runs on")  # fmt: skip
+    elif run.settings.places:
+        why = "a run on several targets at once is not sampled"
+    elif run.plan == IMPORTED:
+        why = "an imported fio output holds none"
+    else:
+        why = "sampling was off, or the run was stored by a volbench older than it"
+    return f"no host or device samples: {why}; the verdicts rest on fio's figures alone"
 
 
 def limits_sheet(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Sheet | None:
