@@ -254,7 +254,7 @@ def test_a_formula_overflowing_is_one_line(tmp_path: Path) -> None:
 def test_a_file_too_large_is_not_read(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     path.write_text("products: []\n" + "#" * user_catalogue.MAX_BYTES, encoding="utf-8")
-    with pytest.raises(UsageError, match="larger than 1024 KiB"):
+    with pytest.raises(UsageError, match="larger than 1 MiB"):
         catalogue.load((str(path),))
 
 

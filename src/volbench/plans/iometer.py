@@ -25,6 +25,7 @@ from volbench.fio.bounds import MAX_BLOCK_SIZE, MAX_NUMJOBS, MAX_POINTS
 from volbench.model import RW, Workload
 from volbench.plans.execution import PlanSpec
 from volbench.records import json_object
+from volbench.text_file import read_text
 from volbench.units import parse_size, shown
 
 NAME = "iometer"
@@ -86,17 +87,9 @@ def load_specs(path: Path) -> tuple[AccessSpec, ...]:
     """Access specs from a TOML file: ``[[spec]]`` tables with name, transfer,
     read_pct, random_pct and optional align (sizes like "8k"); at most
     :data:`MAX_SPECS` in a file of at most :data:`MAX_FILE_BYTES`."""
+    text = read_text(path, MAX_FILE_BYTES, "access specs")
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read access specs {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise UsageError(f"access specs {path}: larger than 1 MiB, not an access-spec file")
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"access specs {path}: not UTF-8 text") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"invalid TOML in {path}: {exc}") from exc
     except RecursionError:

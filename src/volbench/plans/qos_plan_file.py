@@ -15,6 +15,7 @@ from typing import Any
 from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_document import plan_from_document
 from volbench.errors import UsageError
+from volbench.text_file import read_text
 
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 32
@@ -22,17 +23,7 @@ MAX_DEPTH = 32
 
 def read_plan(path: str) -> QosPlan:
     """Read a plan file written by ``volbench qos plan --format json``."""
-    try:
-        with Path(path).open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read QoS plan {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_BYTES:
-        raise UsageError(f"QoS plan {path} is larger than 1 MiB: not a plan file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"QoS plan {path} is not UTF-8 text") from None
+    text = read_text(Path(path), MAX_BYTES, "QoS plan")
     if _depth(text) > MAX_DEPTH:
         raise UsageError(f"QoS plan {path} is nested more than {MAX_DEPTH} deep: not a plan")
     try:

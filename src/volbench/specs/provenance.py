@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import UsageError
+from volbench.text_file import read_text
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -127,17 +128,7 @@ MAX_SOURCE_BYTES = 16 << 20
 
 def _text(path: Path) -> str:
     """A source's text: UTF-8, at most :data:`MAX_SOURCE_BYTES`; else one line."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_SOURCE_BYTES:
-        raise UsageError(f"{path} is larger than 16 MiB: not a catalogue source")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
+    return read_text(path, MAX_SOURCE_BYTES, "catalogue source")
 
 
 def source_texts(yaml_path: Path, seeds_dir: Path | None) -> dict[str, str]:

@@ -36,6 +36,7 @@ from volbench.errors import UsageError
 from volbench.specs import validation
 from volbench.specs.catalogue import Catalogue, merged, parse_catalogue
 from volbench.specs.validation import Place
+from volbench.text_file import read_text
 
 ENV = "VOLBENCH_CATALOGUE"
 MAX_BYTES = 1 << 20
@@ -99,17 +100,9 @@ def paths(given: Iterable[str] = ()) -> list[Path]:
 
 def read(path: Path) -> Any:
     """The YAML document of ``path`` (safe loading, size and shape limits)."""
+    text = read_text(path, MAX_BYTES, "catalogue")
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_BYTES // 1024} KiB: not a catalogue file")
-    try:
-        return yaml.load(data.decode("utf-8"), Loader=_Loader)
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+        return yaml.load(text, Loader=_Loader)
     except (ValueError, OverflowError) as exc:  # PyYAML's int(), float(), date() of a value
         problem = " ".join(str(exc).split())
         raise UsageError(f"{path}: not a valid value: {problem}"[:300]) from None
