@@ -20,9 +20,7 @@ def read_text(path: Path, limit_bytes: int, what: str) -> str:
     except OSError as exc:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(data) > limit_bytes:
-        raise UsageError(
-            f"{what} {path} is larger than {_size(limit_bytes)}: not a {what} file"
-        )
+        raise UsageError(f"{what} {path} is larger than {_size(limit_bytes)}: not a {what} file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
