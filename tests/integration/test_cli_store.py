@@ -264,8 +264,8 @@ def test_writes_wait_for_another_command_holding_the_store(tmp_path: Path) -> No
 def test_export_to_a_file_then_import_it_into_a_second_store(
     imported: tuple[Volbench, dict[str, int]], tmp_path: Path
 ) -> None:
-    """``export RUN -o results`` writes a bundle (a file's name asks for a document to
-    read only with .json, .csv or .md): ``import results`` into another store gives the
+    """``export RUN -o results`` writes a bundle (a file of any name: only --format
+    asks for a document to read): ``import results`` into another store gives the
     same run, as ``show --format json`` prints it, but for its id."""
     volbench, ids = imported
     run_id = str(ids["stonewall_jsonplus.json"])

@@ -374,8 +374,8 @@ def test_export_and_import_commands(
     assert code == 0, err
     lines = err.splitlines()
     exported = [*chosen, ids["interrupted"]]  # latest: the last run made
-    assert [line.split(":")[0] for line in lines[:-1]] == [f"exported run {i}" for i in exported]
-    assert lines[-1].startswith(f"wrote {out} (")
+    assert lines[0].startswith(f"wrote {out} (")  # then what it holds
+    assert [line.split(":")[0] for line in lines[1:]] == [f"exported run {i}" for i in exported]
     target = str(tmp_path / "target.db")
     code, _, err = _main(monkeypatch, capfdbinary, "import", str(QUICK), "--db", target)
     assert code == 0 and err == f"imported {QUICK} as run 1\n", err

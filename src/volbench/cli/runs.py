@@ -66,10 +66,6 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     console.show_report(sheets, document, fmt)
 
 
-READING = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
-"""``export -o FILE`` suffixes that ask for a document to read, not a bundle."""
-
-
 @click.command("export")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
@@ -78,8 +74,8 @@ READING = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "mark
     type=click.Choice(["bundle", "json", "csv", "markdown"]),
     default=None,
     help="bundle: whole runs, for `volbench import` into another store (the default"
-    " for -o FILE, unless FILE ends in .json, .csv or .md); json (the default on"
-    " stdout, fio's raw output included), csv or markdown: one run's results, to read.",
+    " with -o FILE, whatever its name); json (the default on stdout, fio's raw output"
+    " included), csv or markdown: one run's results, to read.",
 )
 @click.option("-o", "--output", default=None, help="File to write (default: stdout).")
 @db_option
@@ -88,10 +84,8 @@ def export_run(
 ) -> None:
     """Export runs as one bundle (FILE.vbundle: everything stored of them, for `volbench
     import` into another store), or one run's results as JSON, CSV or Markdown."""
-    if fmt is None:  # a file is a bundle, made to travel, unless its name says to read
-        fmt = (
-            "json" if output in (None, "-") else READING.get(Path(output).suffix.lower(), "bundle")
-        )
+    if fmt is None:  # a file, whatever its name, is what import takes back
+        fmt = "json" if output in (None, "-") else "bundle"
     if fmt != "bundle" and len(run_refs) > 1:
         raise UsageError(
             f"--format {fmt} shows one run: export several runs as one bundle"
@@ -106,13 +100,12 @@ def export_run(
             return
         ids = list(dict.fromkeys(store.resolve(ref) for ref in run_refs))
         runs = [store.get_run(run_id) for run_id in ids]
-    data = bundle.dump(runs)
+    console.write_output(bundle.dump(runs), output)  # a folder missing: one line, first
     for run in runs:
         console.stderr.print(
             f"exported run {run.id}: {run.plan}, {run.status.value}, started {run.started_at}"
             f" (uuid {run.uuid})"
         )
-    console.write_output(data, output)
 
 
 @click.command("import")
