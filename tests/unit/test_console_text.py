@@ -74,3 +74,21 @@ def test_progress_descriptions_are_literal(captured: dict[str, io.StringIO]) -> 
     err = captured["stderr"].getvalue()
     assert f"filling {HOSTILE[2]}" in err
     assert HOSTILE[1] in err
+
+
+def test_a_long_sheet_is_printed_as_plain_aligned_columns() -> None:
+    """Over :data:`console.PLAIN_ROWS` rows, a sheet is aligned text (rich takes 0.65 ms
+    a row): the title, the headers, each row's cells in its columns, numbers to the
+    right, a flagged row marked; cells are printed as they are (no markup)."""
+    rows = tuple({"test": f"[b]job-{i}", "iops": 1000 * i} for i in range(3))
+    sheet = Sheet(
+        "long",
+        (Column("test", "Test"), Column("iops", "IOPS", numeric=True)),
+        rows,
+        {},
+        flagged_rows=frozenset({1}),
+    )
+    lines = console.plain_table(sheet).splitlines()
+    assert lines[0] == "long"
+    assert lines[1] == "  Test      IOPS"
+    assert lines[2:] == ["  [b]job-0     0", "! [b]job-1  1000", "  [b]job-2  2000"]
