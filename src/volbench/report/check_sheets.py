@@ -223,8 +223,9 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         *_burst_lines(expectation),
         *count_unit_lines(request.count_unit_bytes, vendor_unit),
         *instance_notes,
-        "measured: fio's figures as stored for run "
-        f"{run.id}; meets = 0.9-1.1 x expected (AWS: 90% of provisioned, A2)",
+        f"measured: fio's figures as stored for run {run.id}; a figure meets the promise"
+        " at 0.9 to 1.1 times the expected value (AWS promises 90% of provisioned"
+        " performance, catalogue source A2; volbench holds every product to it)",
         *findings,
         *(
             ["latency: the vendor states none, QD 1 tests not checked"]
