@@ -27,7 +27,7 @@ from volbench.plans import quick
 )
 @click.option(
     "--profile",
-    type=click.Choice(quick.PROFILES),
+    type=click.Choice(sorted(quick.PROFILES)),
     default="default",
     show_default=True,
     help="default: the UCloud RSSD post's six tests; diskmark: CrystalDiskMark's layout"

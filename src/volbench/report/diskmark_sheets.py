@@ -1,6 +1,6 @@
 """The sheet of a quick run in the diskmark profile: CrystalDiskMark's table (a row per
 test, SEQ1M Q8T1 ... RND4K Q1T1, read and write side by side, MB/s first as it shows
-them), the generic results table for the seed profile's quick runs.
+them), the generic results table for the default profile's quick runs.
 
 MB/s = bytes/s / 10^6, as CrystalDiskMark and KDiskMark count them.
 """
@@ -10,18 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from volbench.model import RunRecord
-from volbench.plans.quick import NAME, QuickOptions
+from volbench.plans.quick import NAME, PROFILES, QuickOptions
 from volbench.records import section
 from volbench.report.run_sheets import MB, result_rows, run_document, run_sheet
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
-ROWS = (
-    ("seq1m-q8t1", "SEQ1M Q8T1"),
-    ("seq1m-q1t1", "SEQ1M Q1T1"),
-    ("rnd4k-q32t1", "RND4K Q32T1"),
-    ("rnd4k-q1t1", "RND4K Q1T1"),
-)
-"""The profile's tests (plans/quick.py: NAME-read and NAME-write) and their labels."""
+ROWS = tuple(dict.fromkeys((row.name.rsplit("-", 1)[0], row.label) for row in PROFILES["diskmark"]))
+"""The profile's lines (its ``KEY-read``/``KEY-write`` tests, :data:`PROFILES`) and labels."""
 
 COLUMNS = (
     Column("label", "Test"),
