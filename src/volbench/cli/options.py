@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -278,3 +279,23 @@ def stall_options(function: F) -> F:
         show_default=True,
         help="Seconds of zero completions with I/O outstanding that make a stall.",
     )(function)
+
+
+def grouped(
+    name: str, build: Callable[..., Any], params: tuple[str, ...], shared: tuple[str, ...] = ()
+) -> Callable[[F], F]:
+    """The command's options ``params`` reach it as one argument ``name``: what
+    ``build`` makes of them (and of ``shared``, which the command still gets too).
+    Put it below every option it groups."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(**kwargs: Any) -> Any:
+            values = {param: kwargs.pop(param) for param in params}
+            values.update({param: kwargs[param] for param in shared})
+            kwargs[name] = build(**values)
+            return function(**kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -4,8 +4,8 @@ continues a run: :mod:`volbench.cli.resume`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -14,9 +14,9 @@ from volbench.cli.check import promise_options, show_run
 from volbench.cli.dry_run import checked_cost_options, costs, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
-    POSITIVE_DURATION,
     POSITIVE_SIZE,
     db_option,
+    grouped,
     ioengine_option,
     label_option,
     runs_dir_option,
@@ -24,9 +24,9 @@ from volbench.cli.options import (
     write_options,
 )
 from volbench.cli.place_options import given, place_options
+from volbench.cli.pts_options import pts_plan_options
 from volbench.cli.session import conclude, fio_session
 from volbench.errors import UsageError
-from volbench.fio.bounds import MAX_NUMJOBS
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
 from volbench.plans.dry_run import (
@@ -44,13 +44,7 @@ from volbench.plans.pts.options import (
     NAME as PTS,
 )
 from volbench.plans.pts.options import (
-    PROFILES,
     PtsOptions,
-    build,
-    parse_block_sizes,
-    parse_grid,
-    parse_mixes,
-    parse_tests,
 )
 from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.specs import catalogue
@@ -68,12 +62,16 @@ class PtsReporter(console.ProgressReporter):
 
 
 def purge_settings(
-    purge: str, ata_password: str | None, destroy_data: Sequence[str], replay: bool = False
+    purge_method: str,
+    ata_password: str | None,
+    destroy_data: Sequence[str],
+    replay: bool | str | None = False,
 ) -> driver.PurgeSettings:
-    """How each test purges (``--purge``, ``--ata-password``, ``--destroy-data``)."""
-    if purge == "ata-secure-erase" and not ata_password:
+    """How each test purges (``--purge``, ``--ata-password``, ``--destroy-data``;
+    ``replay``: recorded outputs, nothing is purged)."""
+    if purge_method == "ata-secure-erase" and not ata_password:
         raise UsageError("--purge ata-secure-erase needs --ata-password")
-    return driver.PurgeSettings(purge, ata_password, bool(destroy_data), replay)
+    return driver.PurgeSettings(purge_method, ata_password, bool(destroy_data), bool(replay))
 
 
 def finish(store: Store, outcome: Outcome, fmt: str) -> None:
@@ -89,11 +87,40 @@ def finish(store: Store, outcome: Outcome, fmt: str) -> None:
     conclude(outcome, show if completed else None)
 
 
-MAX_HIR_CYCLES = 10_000
-"""HIR cycles at most: 28 times the PTS's 360 (each cycle is a burst and its rests)."""
+@dataclass(frozen=True)
+class Places:
+    """Where ``pts`` runs: its targets, and the hosts they are on (none: this machine)."""
 
-MAX_WSAT_ROUNDS = 100_000
-"""WSAT samples at most: 69 days of the PTS's 60 s samples."""
+    targets: list[str]
+    hosts: list[str]
+    keep_going: bool
+
+    @classmethod
+    def given(
+        cls,
+        target: tuple[str, ...],
+        target_lists: tuple[str, ...],
+        host_lists: tuple[str, ...],
+        hosts_file: str | None,
+        keep_going: bool,
+    ) -> Places:
+        targets, hosts = given(target, target_lists, host_lists, hosts_file)
+        if not targets:
+            raise UsageError("pts needs --target DEVICE (or a file with --size)")
+        return cls(targets, hosts, keep_going)
+
+
+def stall_policy(stall_seconds: float, abort_on_stall: bool) -> StallPolicy:
+    """``--stall-seconds`` and ``--abort-on-stall`` as the run's stall policy."""
+    return StallPolicy(stall_seconds, abort_on_stall)
+
+
+@dataclass(frozen=True)
+class Costing:
+    """What the run's cost is estimated from: ``--product`` and ``--hourly-cost``."""
+
+    product: str | None
+    hourly_cost: HourlyCost | None
 
 
 @click.command("pts")
@@ -104,47 +131,9 @@ MAX_WSAT_ROUNDS = 100_000
     help="Block device, or a file (created with --size). Several: measured at once.",
 )
 @place_options
-@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="enterprise")
-@click.option("--threads", type=click.IntRange(1, 256), default=None, help="TC (profile: 4/2).")
-@click.option("--iodepth", type=click.IntRange(1, 4096), default=None, help="QD (profile: 32/16).")
-@click.option("--active-range", type=click.IntRange(1, 100), default=None, help="Percent.")
-@click.option("--cell-seconds", type=POSITIVE_DURATION, default="60", help="Not 60: non-compliant.")
-@click.option(
-    "--max-rounds",
-    type=click.IntRange(1, 1000),
-    default=25,
-    show_default=True,
-    help="Steady-state rounds per test at most.",
-)
-@click.option(
-    "--wsat-max-rounds",
-    type=click.IntRange(1, MAX_WSAT_ROUNDS),
-    default=1440,
-    show_default=True,
-    help="WSAT samples at most (it ends at 4 x the active range written).",
-)
-@click.option(
-    "--block-sizes", default=None, help="Reduce the IOPS and latency matrices, e.g. 4k,64k."
-)
-@click.option(
-    "--mixes", default=None, help="Reduce the IOPS and latency matrices, e.g. 100/0,0/100."
-)
-@click.option(
-    "--hir-cycles",
-    type=click.IntRange(1, MAX_HIR_CYCLES),
-    default=360,
-    help="Not 360: non-compliant.",
-)
-@click.option(
-    "--xsr-cells",
-    type=click.IntRange(1, MAX_NUMJOBS),
-    default=60,
-    help="Cells per XSR group (one fio process: at most fio's 4,096 jobs).",
-)
-@click.option("--toio-grid", default=None, help="Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.")
+@pts_plan_options
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
-@click.option("--no-purge", is_flag=True, help="Skip the purge (non-compliant).")
 @click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target.")
 @ioengine_option
 @label_option
@@ -157,28 +146,15 @@ MAX_WSAT_ROUNDS = 100_000
 @dry_run_option
 @checked_cost_options
 @promise_options
+@grouped("places", Places.given, ("target", "target_lists", "host_lists", "hosts_file",
+                                  "keep_going"))  # fmt: skip
+@grouped("purging", purge_settings, ("purge_method", "ata_password"), ("destroy_data", "replay"))
+@grouped("stall", stall_policy, ("stall_seconds", "abort_on_stall"))
+@grouped("costing", Costing, ("product", "hourly_cost"))
 def pts(
-    tests: tuple[str, ...],
-    target: tuple[str, ...],
-    target_lists: tuple[str, ...],
-    host_lists: tuple[str, ...],
-    hosts_file: str | None,
-    keep_going: bool,
-    profile: str,
-    threads: int | None,
-    iodepth: int | None,
-    active_range: int | None,
-    cell_seconds: float,
-    max_rounds: int,
-    wsat_max_rounds: int,
-    block_sizes: str | None,
-    mixes: str | None,
-    hir_cycles: int,
-    xsr_cells: int,
-    toio_grid: str | None,
-    purge_method: str,
-    ata_password: str | None,
-    no_purge: bool,
+    options: PtsOptions,
+    places: Places,
+    purging: driver.PurgeSettings,
     size: int | None,
     ioengine: str | None,
     labels: tuple[tuple[str, str], ...],
@@ -186,13 +162,11 @@ def pts(
     force: bool,
     runs_dir: str | None,
     replay: str | None,
-    stall_seconds: float,
-    abort_on_stall: bool,
+    stall: StallPolicy,
     db: str | None,
     fmt: str,
     dry_run: bool,
-    product: str | None,
-    hourly_cost: HourlyCost | None,
+    costing: Costing,
 ) -> None:
     """SNIA PTS: TEST is iops, throughput, latency, wsat, hir, xsr, ecw, dirth or all.
 
@@ -201,50 +175,32 @@ def pts(
     Throughput runs SEQ 1024 KiB and 128 KiB as two tests (SNIA SSS PTS-E 1.1),
     throughput-1024k and throughput-128k, each with its own purge and WIPC.
     """
-    extra: dict[str, Any] = {
-        "cell_seconds": cell_seconds,
-        "max_rounds": max_rounds,
-        "wsat_max_rounds": wsat_max_rounds,
-        "hir_cycles": hir_cycles,
-        "xsr_cells": xsr_cells,
-        "purge": not no_purge,
-        "ioengine": ioengine,
-    }
-    if block_sizes:
-        extra["block_sizes"] = parse_block_sizes(block_sizes)
-    if mixes:
-        extra["mixes"] = parse_mixes(mixes)
-    if toio_grid:
-        extra["toio_grid"] = parse_grid(toio_grid)
-    options = build(parse_tests(tests), profile, threads, iodepth, active_range, **extra)
-    targets, hosts = given(target, target_lists, host_lists, hosts_file)
-    if not targets:
-        raise UsageError("pts needs --target DEVICE (or a file with --size)")
+    targets = places.targets
     fleet = None
-    if hosts or len(targets) > 1:
-        fleet = Fleet(places_from(targets, hosts), keep_going, size_bytes=size)
-        fleet.check_stall_policy(abort_on_stall)
+    if places.hosts or len(targets) > 1:
+        fleet = Fleet(places_from(targets, places.hosts), places.keep_going, size_bytes=size)
+        fleet.check_stall_policy(stall.abort)
         if fleet.remote and options.purge and not replay:
             raise UsageError(
                 "volbench cannot purge a target on another host: purge it there and add "
                 "--no-purge (marked non-compliant)"
             )
+
+    def estimate(destroy: str | None, writes_checked: bool) -> tuple[DryRun, list[str]]:
+        dry = pts_dry_run(options, targets, size, ioengine, runs_dir, destroy, writes_checked)
+        found = costs(dry.low_s, dry.high_s, dry.target.capacity_bytes, labels,
+                      costing.product, size, costing.hourly_cost)  # fmt: skip
+        return dry, found
+
     if dry_run:
-        destroy = destroy_data[0] if destroy_data else None
-        dry = pts_dry_run(options, targets, size, ioengine, runs_dir, destroy, force)
-        found = costs(dry.low_s, dry.high_s, dry.target.capacity_bytes, labels, product, size,
-                      hourly_cost)  # fmt: skip
+        dry, found = estimate(destroy_data[0] if destroy_data else None, force)
         show_dry_run(dry, found, "json" if fmt == "json" else "table")
         return
-    purging = purge_settings(purge_method, ata_password, destroy_data, replay is not None)
     settled(labels, catalogue.load(), None)  # a wrong product: one line, first
     reporter = PtsReporter()
-    stall = StallPolicy(stall_seconds, abort_on_stall)
     with fio_session(db, runs_dir, reporter, replay=replay, stall=stall) as session:
-        if product or hourly_cost or dict(labels).get("product"):
-            cells = pts_dry_run(options, targets, size, ioengine, runs_dir, None, True)
-            found = costs(cells.low_s, cells.high_s, cells.target.capacity_bytes, labels, product,
-                          size, hourly_cost)  # fmt: skip
+        if costing.product or costing.hourly_cost or dict(labels).get("product"):
+            found = estimate(None, True)[1]
             reporter.note(
                 f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}"
             )
