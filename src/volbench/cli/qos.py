@@ -28,6 +28,7 @@ from volbench.cli.options import (
     Converted,
     db_option,
     format_option,
+    grouped,
     ioengine_option,
     label_option,
     parse_number,
@@ -256,6 +257,32 @@ PERCENT = Converted("percent", functools.partial(parse_number, high=100.0, what=
 """A finite share from 0 to 100 (nan and inf refused)."""
 
 
+VERIFY_OPTIONS = (
+    "duration", "rw", "bs", "iodepth", "with_host", "tolerance", "ioengine", "destroy_data",
+    "quiet", "nominal_sizes",
+)  # fmt: skip
+"""The options of ``qos verify`` that make its :class:`VerifyOptions`."""
+
+
+def verify_options(
+    duration: float,
+    rw: str,
+    bs: int,
+    iodepth: int,
+    with_host: bool,
+    tolerance: float,
+    ioengine: str | None,
+    destroy_data: str | None,
+    quiet: tuple[str, ...],
+    nominal_sizes: bool,
+) -> VerifyOptions:
+    """How ``qos verify`` verifies, from its options."""
+    return VerifyOptions(
+        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet,
+        nominal_sizes,
+    )  # fmt: skip
+
+
 @qos.command("verify")
 @click.argument("plan_file", metavar="PLAN")
 @click.option("--device", type=JOB_PATH, required=True, help="Whole block device to verify on.")
@@ -282,20 +309,12 @@ PERCENT = Converted("percent", functools.partial(parse_number, high=100.0, what=
 @format_option
 @dry_run_option
 @cost_options
+@grouped("options", verify_options, VERIFY_OPTIONS)
 def verify_command(
     plan_file: str,
     device: str,
-    duration: float,
-    with_host: bool,
-    rw: str,
-    bs: int,
-    iodepth: int,
-    tolerance: float,
-    ioengine: str | None,
-    destroy_data: str | None,
+    options: VerifyOptions,
     runs_dir: str | None,
-    quiet: tuple[str, ...],
-    nominal_sizes: bool,
     labels: tuple[tuple[str, str], ...],
     db: str | None,
     fmt: str,
@@ -307,18 +326,6 @@ def verify_command(
 
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
-    options = VerifyOptions(
-        duration,
-        RW(rw),
-        bs,
-        iodepth,
-        with_host,
-        tolerance,
-        ioengine,
-        destroy_data,
-        quiet,
-        nominal_sizes,
-    )
     if dry_run:
         dry = preview(plan, device, options, runs_folder(runs_dir))
         found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
@@ -337,5 +344,5 @@ def verify_command(
     console.show(verify_sheet(outcome, run.raw_outputs), fmt)
     if not outcome.passed:
         raise CheckFailed(
-            f"a tenant is more than {tolerance:g} % off its plan (run {outcome.run_id})"
+            f"a tenant is more than {options.tolerance_pct:g} % off its plan (run {outcome.run_id})"
         )
