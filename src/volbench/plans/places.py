@@ -100,7 +100,7 @@ def check_remote_file(place: Place, address: HostAddress) -> None:
     asked of the host's own fio); UsageError otherwise."""
     if not is_plain_path(address, place.path):
         raise UsageError(
-            f"refusing to write {place.label}: on that host it is a device or a link (or "
-            "lies under one): give the file's real path, or a device path with "
-            "--destroy-data=HOST:/dev/NAME"
+            f"refusing to write {place.label}: on that host it is a device or a link, lies "
+            "under a link, or its folder does not exist: give the real path of a file in an"
+            " existing folder, or a device path with --destroy-data=HOST:/dev/NAME"
         )
