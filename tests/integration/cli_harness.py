@@ -41,6 +41,22 @@ source tree brings that down to a third.
 """
 
 
+MY_ARRAY = """\
+products:
+  - id: my-array
+    vendor: Our lab
+    name: Array A, thin LUN
+    size_unit: GiB
+    capacity: {min: 1, max: 10000}
+    editions:
+      - from: 2024-01-01
+        iops: {expr: "min(100 * size, 50000)"}
+        throughput: {expr: "iops * 16 / 1024", unit: MiB/s}
+"""
+"""The issue's minimal private-array entry (a user's catalogue): no quote, status,
+source or edition label."""
+
+
 class Volbench:
     """Runs ``python -m volbench ARGS`` with a private store and runs folder."""
 

@@ -10,21 +10,9 @@ import html
 import json
 from pathlib import Path
 
-from cli_harness import Volbench, error_line
+from cli_harness import MY_ARRAY, Volbench, error_line
 
 REPLAY_DIR = Path(__file__).parents[1] / "fixtures" / "fio" / "quick"
-MY_ARRAY = """\
-products:
-  - id: my-array
-    vendor: Our lab
-    name: Array A, thin LUN
-    size_unit: GiB
-    capacity: {min: 1, max: 10000}
-    editions:
-      - from: 2024-01-01
-        iops: {expr: "min(100 * size, 50000)"}
-        throughput: {expr: "iops * 16 / 1024", unit: MiB/s}
-"""
 
 
 def _replayed(volbench: Volbench, *options: str) -> tuple[int, str, str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench, in_cgroup
+from cli_harness import MY_ARRAY, Volbench, in_cgroup
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 PROMISED_IOPS = 5000
@@ -29,19 +29,6 @@ DEEP_TESTS = {
     "randread-16k-throughput",
 }
 """quick's tests at QD 64: io1 promises IOPS only (it states no latency for QD 1)."""
-MY_ARRAY = """\
-products:
-  - id: my-array
-    vendor: Our lab
-    name: Array A, thin LUN
-    size_unit: GiB
-    capacity: {min: 1, max: 10000}
-    editions:
-      - from: 2024-01-01
-        iops: {expr: "min(100 * size, 50000)"}
-        throughput: {expr: "iops * 16 / 1024", unit: MiB/s}
-"""
-"""The issue's minimal private-array entry: no quote, status, source or edition label."""
 
 Capped = Callable[[int], tuple[str, Path]]
 

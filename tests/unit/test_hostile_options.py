@@ -59,46 +59,32 @@ def test_a_5000_digit_block_size(
     assert "invalid size '9999" in err and "at most 40 digits" in err and len(err) < 300
 
 
-def test_a_block_size_beyond_one_read(
-    target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("plan", "args", "message"),
+    [
+        ("sweep", ("--bs", "4g"), "at most 2,147,479,552 bytes"),  # beyond one read
+        # was 5.2 GB and no answer in 60 s: the range is refused before it is expanded
+        ("sweep", ("--iodepth", "1..30000000"), "each value from 1 to 32,768"),
+        (
+            "sweep",
+            ("--iodepth", "1..256", "--numjobs", "1..20"),
+            "5,120 points (--iodepth x --numjobs): at most 4,096",
+        ),
+        ("iometer", ("--workers", "1..99999999"), "each value from 1 to 4,096"),  # MemoryError
+        ("iometer", ("--workers", "1..4096"), f"more than {MAX_LIST_VALUES} values"),
+    ],
+)
+def test_grids_beyond_the_limits_are_refused_before_they_are_expanded(
+    target: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    plan: str,
+    args: tuple[str, ...],
+    message: str,
 ) -> None:
-    err = _refused(monkeypatch, capsys, "run", "sweep", "--dry-run", "--target", target,
-                   "--size", "8m", "--bs", "4g")  # fmt: skip
-    assert "at most 2,147,479,552 bytes" in err
-
-
-def test_a_sweep_iodepth_range_of_30_million(
-    target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Was 5.2 GB and no answer in 60 s: the range is refused before it is expanded."""
-    err = _refused(monkeypatch, capsys, "run", "sweep", "--dry-run", "--target", target,
-                   "--size", "8m", "--iodepth", "1..30000000")  # fmt: skip
-    assert "each value from 1 to 32,768" in err
-
-
-def test_a_sweep_grid_beyond_the_limit(
-    target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = _refused(monkeypatch, capsys, "run", "sweep", "--dry-run", "--target", target,
-                   "--size", "8m", "--iodepth", "1..256", "--numjobs", "1..20")  # fmt: skip
-    assert "5,120 points (--iodepth x --numjobs): at most 4,096" in err
-
-
-def test_iometer_workers_up_to_99999999(
-    target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Was a MemoryError."""
-    err = _refused(monkeypatch, capsys, "run", "iometer", "--dry-run", "--target", target,
-                   "--size", "8m", "--workers", "1..99999999")  # fmt: skip
-    assert "each value from 1 to 4,096" in err
-
-
-def test_a_linear_range_of_more_values_than_a_list_holds(
-    target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = _refused(monkeypatch, capsys, "run", "iometer", "--dry-run", "--target", target,
-                   "--size", "8m", "--workers", "1..4096")  # fmt: skip
-    assert f"more than {MAX_LIST_VALUES} values" in err
+    err = _refused(monkeypatch, capsys, "run", plan, "--dry-run", "--target", target,
+                   "--size", "8m", *args)  # fmt: skip
+    assert message in err
 
 
 def test_provisioned_iops_1e400(
