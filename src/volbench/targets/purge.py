@@ -20,7 +20,7 @@ from pathlib import Path
 
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
-from volbench.targets.scratch import prepare_file, sidecar_path
+from volbench.targets.scratch import prepare_file
 
 METHODS = ("auto", "nvme-format", "nvme-sanitize", "ata-secure-erase", "discard", "zero")
 
@@ -66,17 +66,22 @@ def purge(
 ) -> str:
     """Purge ``target`` and return the method used, as recorded in the report.
 
-    Files (volbench's own, or allowed with ``--force``) are deleted and recreated
-    at the same size. ``data_allowed`` (the user gave ``--destroy-data``) lets
+    Files (volbench's own, or allowed with ``--force``) are emptied in place
+    (truncated to 0 bytes: the filesystem frees every block, as a discard frees a
+    device's) and filled again to the same size; the inode stays, so the target is
+    still the one the run started on (:func:`volbench.targets.safety.check_round`).
+    ``data_allowed`` (the user gave ``--destroy-data``) lets
     blkdiscard run over a signature it finds (``--force``). Raises
     :class:`TargetError` with the tool's message when the asked-for method fails.
     """
     if target.kind == "file":
         path = Path(target.path)
-        path.unlink(missing_ok=True)
-        sidecar_path(path).unlink(missing_ok=True)
+        try:
+            os.truncate(path, 0)
+        except OSError as exc:
+            raise TargetError(f"cannot empty {path} for the purge: {exc.strerror}") from exc
         prepare_file(path, target.capacity_bytes)
-        return "file recreated"
+        return "file emptied and refilled"
     if method in ("nvme-format", "nvme-sanitize", "ata-secure-erase"):
         for command in _native(target, method, ata_password):
             done = _run(command)
