@@ -12,6 +12,7 @@ import pytest
 from recorded import FIO_FIXTURES, fixture_text
 
 from volbench.analysis.aggregate import group_tests
+from volbench.analysis.burst_series import Burst
 from volbench.analysis.limit_evidence import (
     Context,
     DriveTemperatures,
@@ -476,3 +477,86 @@ def test_the_device_queue_on_average_and_fio_short_of_cpu() -> None:
     assert limited.evidence[0].startswith("fio kept 16.0 I/Os in flight but the device saw 3.9")
     starved = Context(host=loaded(cpu=60.0, cores=0.4, waiting=0.2, queue=0.5))
     assert verdict(full(500, qd=16), starved).limit is not Limit.RATE_LIMITER
+
+
+# --- a burst, a limiter's pacing at QD 1, a mixed test's direction at its own cap (issue 24)
+
+
+def test_a_burst_in_the_series_is_the_rate_limiter() -> None:
+    """The lab's first write test: 1,641 IOPS on average, 3,000 for 12.9 s then 1,000."""
+    burst = Burst(3000.0, 1000.0, 25_800.0, 12.9, 0.0, 12.9)
+    result = verdict(full(1641, qd=64, cpu=(25.0,)), Context(burst=burst))
+    assert result.limit is Limit.RATE_LIMITER
+    assert result.evidence[0] == (
+        "burst: 3,000 IOPS for 12.9 s (about 25,800 I/Os above the baseline), then 1,000"
+    )
+    assert verdict(full(1641, qd=64, cpu=(25.0,))).limit is Limit.NOT_DETERMINED
+
+
+def test_qd_1_at_the_iops_of_qd_64_is_a_limiter_pacing() -> None:
+    """The lab: both QD 1 tests at 1,000 IOPS (0.98 ms: the limiter's pacing), QD 64 too."""
+    one, deep = fig(1000, 980, qd=1), full(1000, qd=64)
+    result = verdict(one, Context(neighbours=(deep,)))
+    assert result.limit is Limit.RATE_LIMITER, result
+    assert result.evidence[0] == (
+        "QD 1 gave 1,000 IOPS and QD 64 x 1 job the same 1,000 (+0.0%) with latency 980 µs"
+        " -> 64.00 ms (Little's law: 64 in flight / 1,000 IOPS): a rate limiter paces the"
+        " I/O at ~1,000 IOPS, more queue only waits longer for it"
+    )
+    assert Limit.QUEUE in result.also
+    other = verdict(deep, Context(neighbours=(one,)))
+    assert other.limit is Limit.RATE_LIMITER, other
+    assert other.evidence[0].startswith("QD 1 gave 1,000 IOPS and QD 64 x 1 job the same 1,000")
+    assert not any("saturated" in e for e in other.evidence)
+
+
+@pytest.mark.parametrize(("deep_iops", "held"), [(1049, True), (951, True), (1051, False)])
+def test_the_pacing_tolerance(deep_iops: float, held: bool) -> None:
+    result = verdict(fig(1000, 1000, qd=1), Context(neighbours=(full(deep_iops, qd=64),)))
+    assert (result.limit is Limit.RATE_LIMITER) is held
+    if not held:
+        assert result.limit is Limit.QUEUE
+
+
+def test_a_deep_queue_not_kept_full_is_no_pacing() -> None:
+    """QD 64 at QD 1's IOPS but at QD 1's latency: fio kept one I/O in flight."""
+    one, deep = fig(1000, 1000, qd=1), fig(1000, 1000, qd=64)
+    assert verdict(one, Context(neighbours=(deep,))).limit is Limit.QUEUE
+    assert verdict(deep, Context(neighbours=(one,))).limit is Limit.QUEUE
+
+
+def test_qd_1_at_the_baseline_after_a_deeper_tests_burst() -> None:
+    one, deep = fig(1000, 980, qd=1), full(1641, qd=64)
+    alone = verdict(one, Context(neighbours=(deep,)))
+    assert alone.limit is Limit.QUEUE
+    assert alone.evidence[1] == "more queue raised IOPS: QD 64 x 1 job gave 1,641 (+64%)"
+    after = verdict(one, Context(neighbours=(deep,), after_bursts=((deep.name, 1000.0),)))
+    assert after.limit is Limit.RATE_LIMITER
+    assert "QD 64 x 1 job the same 1,000 after its burst" in after.evidence[0]
+    assert Limit.QUEUE in after.also and not any("raised IOPS" in e for e in after.evidence)
+
+
+def mixed(read: float, write: float, qd: int = 32) -> MeasuredTest:
+    total = read + write
+    lat = qd / total * 1e9
+    return MeasuredTest("mix65", total, total * 65536, lat, qd, 1, (10.0,), True, read, write)
+
+
+def test_a_mixed_test_with_its_reads_at_their_own_cap() -> None:
+    """Read cap 5,000, write cap 3,000: a 65/35 64 KiB mix at 7,700 IOPS, reads at 5,005."""
+    caps = (
+        KnownCap("fio's cgroup, read limit on the device", 5000.0, None, "read"),
+        KnownCap("fio's cgroup, write limit on the device", 3000.0, None, "write"),
+    )
+    result = verdict(mixed(5005, 2695), Context(caps=caps))
+    assert result.limit is Limit.RATE_LIMITER
+    assert result.evidence == (
+        "the reads of this mix, 5,005 IOPS of 7,700, are 100% of their own cap of 5,000"
+        " IOPS (fio's cgroup, read limit on the device): a rate limiter holds the reads",
+    )
+    assert verdict(mixed(4400, 2370), Context(caps=caps)).limit is not Limit.RATE_LIMITER
+    # a pure test is not held by a cap of its direction's I/O unless it reaches it
+    pure = MeasuredTest("r", 5000.0, 5000 * 65536, 32 / 5000 * 1e9, 32, 1, (10.0,), True, 5000, 0)
+    assert verdict(pure, Context(caps=caps)).limit is Limit.RATE_LIMITER
+    slow = dataclasses.replace(pure, iops=2900.0, read_iops=2900.0, lat_mean_ns=32 / 2900 * 1e9)
+    assert verdict(slow, Context(caps=caps)).limit is not Limit.RATE_LIMITER  # not the write cap

@@ -16,13 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from volbench.analysis.burst_series import Burst
 from volbench.model import HostSample, JobResult, TestResult
 
 
 @dataclass(frozen=True)
 class MeasuredTest:
     """One test: IOPS, bandwidth (bytes/s), I/O-weighted mean total latency (ns),
-    the configured iodepth and numjobs, each fio job's usr + sys CPU (% of one CPU)."""
+    the configured iodepth and numjobs, each fio job's usr + sys CPU (% of one CPU),
+    and the IOPS of its reads and of its writes (None: not known apart)."""
 
     name: str
     iops: float
@@ -32,6 +34,17 @@ class MeasuredTest:
     numjobs: int
     job_cpu_pct: tuple[float, ...] = ()
     direct: bool = True
+    read_iops: float | None = None
+    write_iops: float | None = None
+
+    def direction_iops(self, direction: str) -> float | None:
+        """The IOPS of ``direction`` ("read" or "write"), None when not known apart."""
+        return self.read_iops if direction == "read" else self.write_iops
+
+    @property
+    def mixed(self) -> bool:
+        """Both reads and writes were done."""
+        return bool(self.read_iops) and bool(self.write_iops)
 
     @property
     def outstanding(self) -> int:
@@ -50,8 +63,18 @@ def measured_test(
     weight = sum(d.iops for d in timed)
     lat = sum(d.iops * d.latency.mean_ns for d in timed if d.latency) / weight if weight else None
     cpu = tuple(j.usr_cpu_pct + j.sys_cpu_pct for j in jobs)
+    read, write = result.directions.get("read"), result.directions.get("write")
     return MeasuredTest(
-        result.name, result.iops, result.bw_bytes_per_s, lat, iodepth, numjobs, cpu, direct
+        result.name,
+        result.iops,
+        result.bw_bytes_per_s,
+        lat,
+        iodepth,
+        numjobs,
+        cpu,
+        direct,
+        read.iops if read else 0.0,
+        write.iops if write else 0.0,
     )
 
 
@@ -69,11 +92,14 @@ class DriveTemperatures:
 
 @dataclass(frozen=True)
 class KnownCap:
-    """A limit the test could meet: a catalogue product's or instance's, or a cgroup's."""
+    """A limit the test could meet: a catalogue product's or instance's, or a cgroup's;
+    with a ``direction`` ("read" or "write"), a cap of that direction alone, which the
+    I/O of that direction of a mixed test meets (IOPS only)."""
 
     label: str
     iops: float | None = None
     bw_bytes_per_s: float | None = None
+    direction: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +115,10 @@ class Context:
     throttled it during the test (cpu.stat); ``caps``: limits the test could meet;
     ``min_latency_ns``: the lowest mean latency the target's kind can give (a network
     volume's round trip): below it, a cache; ``read_again``: the same region read
-    again after this test read it first (plans/firsttouch.py).
+    again after this test read it first (plans/firsttouch.py); ``burst``: the burst
+    found in the test's per-second series (analysis/burst_series.py);
+    ``after_bursts``: (name, baseline IOPS after its burst) of the neighbours that
+    burst.
     """
 
     host: tuple[HostSample, ...] = ()
@@ -102,6 +131,8 @@ class Context:
     caps: tuple[KnownCap, ...] = ()
     min_latency_ns: float | None = None
     read_again: MeasuredTest | None = None
+    burst: Burst | None = None
+    after_bursts: tuple[tuple[str, float], ...] = ()
 
 
 class Limit(StrEnum):

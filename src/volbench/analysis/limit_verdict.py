@@ -29,8 +29,17 @@ other that holds is listed in ``also``):
    40 % CPU idleness in latency tests (:data:`IDLE_MIN_PCT`); below it, a note. Where
    a neighbour with fewer jobs (same queue depth) did as well, "more jobs did not
    help" is added.
-5. rate limiter: the throttle fingerprint (analysis/throttle.py) over this test and
-   its neighbours finds a cap and this test is on its plateau; or the IOPS or
+5. rate limiter: the test's per-second series held a burst ceiling, then a lower
+   baseline (analysis/burst_series.py: a credit bucket drained); the throttle
+   fingerprint (analysis/throttle.py) over this test and its neighbours finds a cap and
+   this test is on its plateau; a QD 1 test and a deeper one of the same workload ran
+   at the same IOPS (:data:`PACED_MATCH`; after a burst, its baseline) with the deeper
+   queue kept full, latency growing as Little's law says for a fixed rate (a limiter
+   paces the I/O; a device that can serve only one I/O at a time would look the same,
+   which no SSD, network volume or disk with NCQ is); a mixed test's reads or writes
+   are within :data:`CAP_MATCH` of a cap of their own direction (a cgroup's, a
+   promise's, or the read-only or write-only test of the same workload in the run,
+   analysis/run_limits.py); or the IOPS or
    bandwidth is within :data:`CAP_MATCH` of a known cap (the AWS EBS user guide,
    "Amazon EBS optimization": volumes deliver at least 90 % of their provisioned
    IOPS); or fio kept I/Os in flight that the device never saw (the device's mean
@@ -90,6 +99,11 @@ CPU_STARVED_SHARE = 0.25
 completions late: I/Os then wait in fio, not in a limiter."""
 DEVICE_BUSY_PCT = 95.0
 """io_ticks share that counts as a device busy all the time (iostat's %util ~100)."""
+PACED_MATCH = scaling.SAME_IOPS_TOLERANCE
+"""A QD 1 test and a deeper one within this share of each other's IOPS ran at one rate
+(5 %, scaling.py's "the same throughput"): a limiter paces both within a percent or two
+(blkio, QEMU's throttling), while a device serving several I/Os at once (an SSD, a
+network volume, a disk with NCQ) gains far more than 5 % from more queue."""
 MEMORY_PSI_PCT = 10.0
 """PSI memory some avg10 worth a note: tasks stalled on memory that share of time."""
 
@@ -228,8 +242,68 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
     return found
 
 
+def _paced(test: MeasuredTest, ctx: Context) -> list[str]:
+    """A QD 1 test and a deeper one of the same workload at the same IOPS (within
+    :data:`PACED_MATCH`; a deeper test that burst: its baseline after the burst), the
+    deeper one's queue kept full (Little's law): more queue raised only latency."""
+    if test.lat_mean_ns is None or test.iops <= 0:
+        return []
+    after = dict(ctx.after_bursts)
+    if test.outstanding == 1:
+        deeper = [n for n in ctx.neighbours if n.outstanding > 1 and _full(n)]
+        pairs = [(test, n, after.get(n.name, n.iops)) for n in deeper]
+    elif _full(test):
+        own = ctx.burst.baseline if ctx.burst else test.iops
+        shallow = [n for n in ctx.neighbours if n.outstanding == 1 and n.lat_mean_ns]
+        pairs = [(n, test, own) for n in shallow]
+    else:
+        pairs = []
+    same = [(one, deep, rate) for one, deep, rate in pairs if _same(one.iops, rate)]
+    if not same:
+        return []
+    one, deep, rate = max(same, key=lambda p: p[1].outstanding)
+    burst = " after its burst" if rate != deep.iops else ""
+    return [
+        f"QD 1 gave {one.iops:,.0f} IOPS and {deep.label} the same {rate:,.0f}{burst}"
+        f" ({rate / one.iops - 1:+.1%}) with latency {_us(one.lat_mean_ns or 0)} ->"
+        f" {_us(deep.outstanding / rate * 1e9)} (Little's law: {deep.outstanding} in flight /"
+        f" {rate:,.0f} IOPS): a rate limiter paces the I/O at ~{one.iops:,.0f} IOPS, more"
+        " queue only waits longer for it"
+    ]
+
+
+def _full(test: MeasuredTest) -> bool:
+    """fio kept the test's queue full (Little's law within its tolerance)."""
+    implied = _in_flight(test)
+    return implied is not None and not littles_law.LittleCheck(implied, test.outstanding).flagged
+
+
+def _same(one: float, other: float) -> bool:
+    return one > 0 and abs(other - one) <= PACED_MATCH * one
+
+
+def _direction_caps(test: MeasuredTest, ctx: Context) -> list[str]:
+    """A mixed test with one direction at a cap of its own (a cgroup's, a promise's,
+    the same workload's read-only or write-only test of the run)."""
+    found: list[str] = []
+    if not test.mixed:
+        return found
+    for cap in ctx.caps:
+        value = test.direction_iops(cap.direction or "")
+        limit = cap.iops
+        if cap.direction is None or not value or not limit:
+            continue
+        if (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
+            found.append(
+                f"the {cap.direction}s of this mix, {value:,.0f} IOPS of {test.iops:,.0f},"
+                f" are {value / limit:.0%} of their own cap of {limit:,.0f} IOPS ({cap.label}):"
+                f" a rate limiter holds the {cap.direction}s"
+            )
+    return found
+
+
 def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
-    found = []
+    found = [ctx.burst.sentence()] if ctx.burst else []
     points = [
         throttle.Point(t.outstanding, t.iops, t.lat_mean_ns, t.name)
         for t in (test, *ctx.neighbours)
@@ -240,6 +314,8 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
         found.append(shape.reason)
     unmet = []
     for cap in ctx.caps:
+        if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
+            continue  # a mix's directions: :func:`_direction_caps`; another direction's cap
         for value, limit, unit, scale in (
             (test.iops, cap.iops, "IOPS", 1.0),
             (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
@@ -254,6 +330,7 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
                     f"{cap.label} caps it at {limit / scale:,.0f} {unit}"
                     f" ({value / limit:.0%} reached)"
                 )
+    found += _paced(test, ctx) + _direction_caps(test, ctx)
     fio_flight = _in_flight(test) or 0.0
     averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
     device_flight = _mean(averaged) if averaged else _mean([s.in_flight for s in ctx.host])
@@ -293,7 +370,12 @@ def _queue(test: MeasuredTest, ctx: Context) -> list[str]:
             f" {test.iops:,.0f}); this test measures latency, more queue depth raises IOPS"
         )
     deeper = [n for n in ctx.neighbours if n.outstanding > test.outstanding]
-    better = [n for n in deeper if n.iops > (1 + scaling.SAME_IOPS_TOLERANCE) * test.iops]
+    after = dict(ctx.after_bursts)  # a burst raised the average, not the queue
+    better = [
+        n
+        for n in deeper
+        if after.get(n.name, n.iops) > (1 + scaling.SAME_IOPS_TOLERANCE) * test.iops
+    ]
     if better:
         top = max(better, key=lambda n: n.iops)
         found.append(

@@ -2,7 +2,9 @@
 else the run knows of it: the same workload at other queue depths and job counts (its
 neighbours), a buffered test's direct twin, the stalls of its round, and what was
 sampled while it ran (analysis/host_series.py: host and device samples, the cgroup's
-CPU quota and how often it throttled, block I/O caps, the drive's temperatures).
+CPU quota and how often it throttled, block I/O caps, the drive's temperatures), the
+burst of its per-second series, and for a mixed test the same workload's read-only and
+write-only tests (the caps of each direction).
 
 Pure: the caller gives each test's :class:`FactsOfTest`.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from volbench.analysis import scaling
+from volbench.analysis.burst_series import Burst
 from volbench.analysis.host_series import RoundHost
 from volbench.analysis.limit_evidence import Context, KnownCap, MeasuredTest, Verdict
 from volbench.analysis.limit_verdict import verdict
@@ -37,6 +41,11 @@ class FactsOfTest:
     host: RoundHost | None = None
     read_again: str | None = None
     """The test that read the same region again (a first-touch run's second pass)."""
+    burst: Burst | None = None
+    """The burst of its per-second series (analysis/stored_bursts.py), if any."""
+    alone: tuple[Family, Family] | None = None
+    """A mixed test's workload reading alone and writing alone (the run's read-only and
+    write-only tests of it are the caps each direction of the mix may meet)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,8 @@ class TestVerdict:
 
 def recorded_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
     """The block I/O caps of fio's cgroup on the target's device that bind ``facts``'
-    direction (a test that both reads and writes meets two caps at once: none named)."""
+    direction (a test that both reads and writes meets two caps at once, each with the
+    I/O of its own direction: :func:`direction_caps`)."""
     host = facts.host
     if host is None or facts.reads == facts.writes:
         return ()
@@ -59,6 +69,44 @@ def recorded_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
         return ()
     what = "read" if facts.reads else "write"
     return (KnownCap(f"fio's cgroup ({what} limit on the device)", iops, bw),)
+
+
+def direction_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
+    """The read and the write IOPS caps of fio's cgroup, each for its own direction, of
+    a test that both reads and writes."""
+    host = facts.host
+    found: list[KnownCap] = []
+    if not (facts.reads and facts.writes):
+        return ()
+    for direction, key in (("read", "cap_riops"), ("write", "cap_wiops")):
+        iops = host.facts.get(key) if host else None
+        if iops is not None:
+            label = f"fio's cgroup, {direction} limit on the device"
+            found.append(KnownCap(label, iops, None, direction))
+    return tuple(found)
+
+
+def alone_caps(
+    test: FactsOfTest, points: dict[Family, dict[tuple[int, int], MeasuredTest]]
+) -> tuple[KnownCap, ...]:
+    """For a mixed test: the IOPS of the same workload's read-only and write-only tests
+    at the same iodepth x numjobs, as caps of that direction, where the mix did more in
+    all than that direction alone (more than :data:`scaling.SAME_IOPS_TOLERANCE`): one
+    direction of the mix at its figure alone while the other adds to it is held at a
+    cap of its own, not by a budget both share."""
+    measured = test.measured
+    if test.alone is None or not measured.mixed:
+        return ()
+    found = []
+    key = (measured.iodepth, measured.numjobs)
+    for direction, family in zip(("read", "write"), test.alone, strict=True):
+        alone = points.get(family, {}).get(key)
+        if alone is None or alone.iops <= 0:
+            continue
+        if measured.iops > (1 + scaling.SAME_IOPS_TOLERANCE) * alone.iops:
+            label = f"the {direction}-only test {alone.name}, {direction}s alone"
+            found.append(KnownCap(label, alone.iops, None, direction))
+    return tuple(found)
 
 
 def _points(tests: Sequence[FactsOfTest]) -> dict[Family, dict[tuple[int, int], MeasuredTest]]:
@@ -87,6 +135,9 @@ def run_verdicts(
     """Each test's verdict, in the order given; ``caps`` (a catalogue product's, an
     instance's) apply to every test, beside those recorded with its round."""
     by_name = {t.measured.name: t.measured for t in tests}
+    bursts = {
+        t.measured.name: t.burst.baseline for t in tests if t.burst and t.burst.unit == "IOPS"
+    }
     points = _points(tests)
     found = []
     for test in tests:
@@ -95,17 +146,20 @@ def run_verdicts(
             by_name.get(name[len(BUFFERED_PREFIX) :]) if name.startswith(BUFFERED_PREFIX) else None
         )
         host = test.host
+        around = _neighbours(test, points)
         context = Context(
             host=host.readings if host else (),
-            neighbours=_neighbours(test, points),
+            neighbours=around,
             direct_twin=twin,
             temperatures=host.temperatures() if host else None,
             stall_s=test.stall_s,
             cpu_quota_cores=host.cpu_quota_cores if host else None,
             throttled_pct=host.throttled_pct if host else None,
-            caps=(*recorded_caps(test), *caps),
+            caps=(*recorded_caps(test), *direction_caps(test), *alone_caps(test, points), *caps),
             min_latency_ns=min_latency_ns,
             read_again=by_name.get(test.read_again) if test.read_again else None,
+            burst=test.burst,
+            after_bursts=tuple((n.name, bursts[n.name]) for n in around if n.name in bursts),
         )
         found.append(TestVerdict(test, verdict(test.measured, context), context))
     return found

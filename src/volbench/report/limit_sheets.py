@@ -18,9 +18,10 @@ from typing import Any
 
 from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limit_evidence import KnownCap, MeasuredTest
-from volbench.analysis.run_limits import FactsOfTest, TestVerdict, run_verdicts
+from volbench.analysis.run_limits import FactsOfTest, Family, TestVerdict, run_verdicts
+from volbench.analysis.stored_bursts import stored_bursts
 from volbench.fio.job_cpu import job_cpu
-from volbench.model import RunRecord, StoredResult
+from volbench.model import RunRecord, StoredResult, StoredWorkload
 from volbench.plans.firsttouch import PASSES
 from volbench.plans.importing import PLAN as IMPORTED
 from volbench.report.fleet_sheets import aggregate_run
@@ -60,7 +61,38 @@ def _measured(results: Sequence[StoredResult], cpu: tuple[float, ...]) -> Measur
         numjobs=jobs,
         job_cpu_pct=cpu,
         direct=work.direct is not False,
+        read_iops=sum(r.iops for r in results if r.direction == "read"),
+        write_iops=sum(r.iops for r in results if r.direction == "write"),
     )
+
+
+ALONE = {"randrw": ("randread", "randwrite"), "rw": ("read", "write")}
+"""fio's mixed patterns and the same pattern reading alone and writing alone
+(``readwrite`` is ``rw``)."""
+PURE = {"read", "write", "randread", "randwrite", "trim", "randtrim"}
+
+
+def _family(work: StoredWorkload, rw: str | None = None) -> Family:
+    """A workload apart from its queue depth and job count; a single-direction pattern
+    without its read share (PTS records 100 or 0, other plans none)."""
+    rw = rw or work.rw
+    return (
+        rw,
+        work.bs_bytes,
+        work.bssplit,
+        None if rw in PURE else work.rwmixread_pct,
+        work.direct,
+        work.ioengine,
+        work.random_distribution,
+        work.rate_iops,
+        work.rate_bytes_per_s,
+    )
+
+
+def _alone(work: StoredWorkload) -> tuple[Family, Family] | None:
+    """A mixed workload's families reading alone and writing alone (None: not mixed)."""
+    pair = ALONE.get("rw" if work.rw == "readwrite" else work.rw or "")
+    return None if pair is None else (_family(work, pair[0]), _family(work, pair[1]))
 
 
 def facts_of(run: RunRecord) -> list[FactsOfTest]:
@@ -68,6 +100,7 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
     run = aggregate_run(run)
     outputs = {t.round: raw for t, raw in zip(run.rounds, run.raw_outputs, strict=False)}
     hosts = round_hosts(run.series)
+    bursts = stored_bursts(run.series)
     by_test: dict[tuple[int, str], list[StoredResult]] = {}
     for result in run.results:
         by_test.setdefault((result.round, result.test), []).append(result)
@@ -83,22 +116,14 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
             FactsOfTest(
                 round=round_no,
                 measured=_measured(results, cpu_of[round_no].get(name, ())),
-                family=(
-                    work.rw,
-                    work.bs_bytes,
-                    work.bssplit,
-                    work.rwmixread_pct,
-                    work.direct,
-                    work.ioengine,
-                    work.random_distribution,
-                    work.rate_iops,
-                    work.rate_bytes_per_s,
-                ),
+                family=_family(work),
                 reads="read" in directions or (not directions and (work.rw or "").endswith("read")),
                 writes="write" in directions or "trim" in directions,
                 stall_s=max(stalls, default=0.0),
                 host=hosts.get(round_no),
                 read_again=PASSES[1] if run.plan == FIRSTTOUCH and name == PASSES[0] else None,
+                burst=bursts.get((round_no, name)),
+                alone=_alone(work),
             )
         )
     return found

@@ -1,0 +1,142 @@
+"""Bursts measured: a test's per-second rate held a high plateau, then a lower one.
+
+A volume with a credit bucket (AWS gp2 I/O credits, Azure P1-P20 and E1-E30 bursting,
+Alibaba ESSD AutoPL; QEMU's ``throttling.iops-total-max`` with ``-max-length``) runs at
+its burst ceiling while its bucket lasts, then at its baseline. In a test's per-second
+series (fio's ``log_avg_msec`` windows, analysis/timeseries.py) that is one step down
+in the mean. :func:`find_burst` finds it:
+
+1. the step: the least-squares estimate of a single change point in the mean, the
+   split ``k`` minimising the squared deviations of ``x[:k]`` and ``x[k:]`` from their
+   own means (Hinkley, "Inference about the change-point in a sequence of random
+   variables", Biometrika 57(1), 1970), each side at least :data:`MIN_PLATEAU_S`;
+2. the plateaus: ceiling and baseline are the medians of the two sides; the noise of
+   each side is its median absolute deviation from its median x 1.4826 (which
+   estimates the standard deviation of normal noise: Hampel, "The influence curve and
+   its role in robust estimation", JASA 69, 1974), robust to a warm-up window and to
+   the window the rate fell in;
+3. a burst only when the ceiling comes first and is :data:`MIN_RISE` above the
+   baseline (less is within the 0.9-1.1 band in which ``check`` calls two figures the
+   same; gp2's smallest burst above its baseline, 3,000 over 2,700 IOPS at 900 GiB, is
+   11 %), and the step is :data:`STEP_SIGMAS` x the noise of either plateau (a flat,
+   rising or noisy series, a slow decline: none).
+
+The I/Os above the baseline are the credits spent: ``sum((x_i - baseline) x window)``
+over the burst's windows (from the test's start to the first window back within
+:data:`TAIL_SIGMAS` x the baseline's noise of it; windows below the baseline count 0);
+the seconds at the ceiling are ``credits / (ceiling - baseline)``: 12 windows at
+3,000 and one at 2,800 above a 1,000 baseline are 25,800 I/Os, 12.9 s.
+
+The bursts of a stored run's tests: analysis/stored_bursts.py.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+
+MIN_PLATEAU_S = 3.0
+"""Each plateau lasts at least this long (s): a shorter burst, or a last window fio
+cut short, is not a plateau."""
+MIN_RISE = 0.10
+"""The ceiling is at least this share above the baseline."""
+STEP_SIGMAS = 5.0
+"""The step is at least this many times the noise (robust standard deviation) of each
+plateau."""
+TAIL_SIGMAS = 3.0
+"""Windows after the step more than this many times the baseline's noise above it are
+still the burst (the rate fell within them)."""
+NOISE_FLOOR = 0.01
+"""The least noise assumed, as a share of the baseline (a synthetic or quantised
+series can have none)."""
+MAD_SCALE = 1.4826
+"""Median absolute deviation x this = the standard deviation of normal noise."""
+
+
+@dataclass(frozen=True)
+class Burst:
+    """A burst: ``ceiling`` and ``baseline`` in ``unit`` per second (medians of the two
+    plateaus), ``credits`` the units done above the baseline during it (I/Os or MB),
+    ``seconds`` those credits at the ceiling; ``start_s`` and ``end_s`` on the series'
+    clock (s): the burst's start and ``start_s + seconds``."""
+
+    ceiling: float
+    baseline: float
+    credits: float
+    seconds: float
+    start_s: float
+    end_s: float
+    unit: str = "IOPS"
+
+    @property
+    def amount(self) -> str:
+        """What a credit is: ``I/Os`` for IOPS, ``MB`` for MB/s."""
+        return "I/Os" if self.unit == "IOPS" else self.unit.split("/")[0]
+
+    def sentence(self) -> str:
+        """``burst: 3,000 IOPS for 12.9 s (about 25,800 I/Os above the baseline), then
+        1,000``."""
+        return (
+            f"burst: {self.ceiling:,.0f} {self.unit} for {self.seconds:,.1f} s (about"
+            f" {self.credits:,.0f} {self.amount} above the baseline), then {self.baseline:,.0f}"
+        )
+
+
+def _noise(values: Sequence[float]) -> float:
+    """Robust standard deviation: MAD from the median x :data:`MAD_SCALE`."""
+    middle = statistics.median(values)
+    return MAD_SCALE * statistics.median(abs(v - middle) for v in values)
+
+
+def change_point(values: Sequence[float], min_len: int) -> int | None:
+    """The split ``k`` (``values[:k]``, ``values[k:]``, each ``min_len`` long at least)
+    with the least sum of squared deviations from each side's mean (Hinkley 1970);
+    None when the series is too short. O(n) with prefix sums."""
+    n = len(values)
+    if min_len < 1 or n < 2 * min_len:
+        return None
+    sums = [0.0, *accumulate(values)]
+    squares = [0.0, *accumulate(v * v for v in values)]
+
+    def sse(start: int, end: int) -> float:
+        total = sums[end] - sums[start]
+        return squares[end] - squares[start] - total * total / (end - start)
+
+    return min(range(min_len, n - min_len + 1), key=lambda k: sse(0, k) + sse(k, n))
+
+
+def find_burst(points: Sequence[tuple[float, float]], unit: str = "IOPS") -> Burst | None:
+    """The burst of a per-second series ``points`` ((window end time in s, rate),
+    time ascending), or None (see the module docstring for the method)."""
+    if len(points) < 2:
+        return None
+    times = [t for t, _ in points]
+    values = [v for _, v in points]
+    window = statistics.median(b - a for a, b in pairwise(times))
+    if window <= 0:
+        return None
+    min_len = max(1, math.ceil(MIN_PLATEAU_S / window - 1e-9))
+    k = change_point(values, min_len)
+    if k is None:
+        return None
+    high, low = values[:k], values[k:]
+    ceiling, baseline = statistics.median(high), statistics.median(low)
+    step = ceiling - baseline
+    if baseline <= 0 or step < MIN_RISE * baseline:
+        return None
+    if sum(v > baseline + step / 2 for v in high) < min_len:  # held for a plateau's time
+        return None
+    floor = NOISE_FLOOR * baseline
+    low_noise = max(_noise(low), floor)
+    if step < STEP_SIGMAS * max(_noise(high), low_noise):
+        return None
+    end = k
+    while end < len(values) and values[end] - baseline > TAIL_SIGMAS * low_noise:
+        end += 1
+    credits = sum(max(0.0, v - baseline) for v in values[:end]) * window
+    seconds = credits / step
+    start = times[0] - window
+    return Burst(ceiling, baseline, credits, seconds, start, start + seconds, unit)

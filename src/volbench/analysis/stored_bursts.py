@@ -1,0 +1,51 @@
+"""The bursts of a stored run's tests (analysis/burst_series.py), from the per-second
+logs stored with each round (store/series.py, analysis/timeseries.py): every job and
+direction of a test added up window by window, on fio's own clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from volbench.analysis.burst_series import Burst, find_burst
+from volbench.analysis.timeseries import common_origin_ms, round_logs, shifted, summed
+from volbench.model import LogSeries
+
+
+def total_rate(
+    by_direction: Mapping[str, Sequence[tuple[float, float]]],
+) -> list[tuple[float, float]]:
+    """The series of all directions added window by window (time ascending)."""
+    totals: dict[float, float] = {}
+    for points in by_direction.values():
+        for t, v in points:
+            totals[t] = totals.get(t, 0.0) + v
+    return sorted(totals.items())
+
+
+def stored_bursts(series: Iterable[LogSeries], kind: str = "iops") -> dict[tuple[int, str], Burst]:
+    """The burst of every test of a run that has one, by (round, test), from its stored
+    per-second logs (``store/series.py``): every job and direction added up (IOPS, or
+    bandwidth in MB/s with ``kind="bw"``: fio logs KiB/s), on fio's own clock (s since
+    the test started; a run on several places: since its first window)."""
+    scale, unit = (1.0, "IOPS") if kind == "iops" else (1024 / 1e6, "MB/s")
+    found: dict[tuple[int, str], Burst] = {}
+    for round_no, logs in round_logs(series).items():
+        for (test, logged), jobs in logs.items():
+            if logged != kind:
+                continue
+            jobs = shifted(jobs, common_origin_ms(jobs))
+            points = [(t, v * scale) for t, v in total_rate(summed(jobs))]
+            burst = find_burst(points, unit)
+            if burst is not None:
+                found[(round_no, test)] = burst
+    return found
+
+
+def burst_of_test(
+    series: Iterable[LogSeries], round_no: int, test: str, kind: str = "iops"
+) -> Burst | None:
+    """The burst of one stored test (:func:`stored_bursts`), or None."""
+    return stored_bursts((s for s in series if s.round == round_no and s.test == test), kind).get(
+        (round_no, test)
+    )
