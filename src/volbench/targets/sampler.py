@@ -3,7 +3,9 @@ what limited a test (host CPU, queue, rate limiter, device).
 
 Each sample costs four small file reads: ``/proc/stat``, ``/sys/class/block/DEV/stat``
 and, where the kernel has PSI, ``/proc/pressure/memory`` and ``/proc/pressure/io``.
-Rates are differences between two readings divided by the clock time between them.
+Rates are differences between two readings divided by the clock time between them
+(:class:`Reading`, :func:`sample_between`: the same for another host's readings,
+targets/remote_sampler.py).
 
 Sources of the file formats:
 
@@ -39,7 +41,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from volbench.model import HostSample
@@ -266,11 +268,15 @@ def read_process(pid: int, proc_root: Path = PROC) -> ProcessTimes | None:
 
 
 def process_load(
-    before: dict[int, ProcessTimes], after: dict[int, ProcessTimes], elapsed_s: float
+    before: dict[int, ProcessTimes],
+    after: dict[int, ProcessTimes],
+    elapsed_s: float,
+    ticks_per_s: int = TICKS_PER_S,
 ) -> tuple[float, float, float] | None:
     """(CPU cores used, busiest thread's share of one core (%), threads waiting for a
     CPU on average) of the processes of the second reading (one that started since
-    the first counts from zero: all its time is in between); None when there are none."""
+    the first counts from zero: all its time is in between); None when there are none.
+    ``ticks_per_s``: USER_HZ of the host the readings are from."""
     if not after or elapsed_s <= 0:
         return None
     start = ProcessTimes(0, {})
@@ -283,7 +289,53 @@ def process_load(
             busiest = max(busiest, (run_ns - was[0]) / 1e9)
             wait += max(0, wait_ns - was[1]) / 1e9
     share = min(100.0, 100.0 * busiest / elapsed_s)
-    return ticks / TICKS_PER_S / elapsed_s, share, wait / elapsed_s
+    return ticks / ticks_per_s / elapsed_s, share, wait / elapsed_s
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one reading of a host gives: its clock (s), each CPU's ticks, the disk's
+    counters, PSI of memory and I/O, and fio's processes' times (None: not read there)."""
+
+    time_s: float
+    cpus: dict[int, CpuTimes]
+    disk: DiskStat | None = None
+    memory: Pressure | None = None
+    io: Pressure | None = None
+    processes: dict[int, ProcessTimes] = field(default_factory=dict)
+
+
+def sample_between(
+    before: Reading, after: Reading, ticks_per_s: int = TICKS_PER_S
+) -> HostSample | None:
+    """The sample from ``before`` to ``after`` (None when the clock did not advance);
+    the local sampler's and the remote one's (targets/remote_sampler.py) alike."""
+    elapsed = after.time_s - before.time_s
+    if elapsed <= 0:
+        return None
+    disk, was = after.disk, before.disk
+    busy = rate = queue = None
+    if was is not None and disk is not None:
+        busy = device_busy_pct(was, disk, elapsed)
+        rate = completion_rate(was, disk, elapsed)
+        queue = queue_length(was, disk, elapsed)
+    load = process_load(before.processes, after.processes, elapsed, ticks_per_s)
+    memory, io = after.memory, after.io
+    return HostSample(
+        time_s=after.time_s,
+        cpu_busy_pct=cpu_busy_pct(before.cpus, after.cpus),
+        device_busy_pct=busy,
+        in_flight=disk.in_flight if disk else None,
+        iops=rate,
+        memory_some_pct=memory.some_pct if memory else None,
+        memory_full_pct=memory.full_pct if memory else None,
+        io_some_pct=io.some_pct if io else None,
+        io_full_pct=io.full_pct if io else None,
+        fio_cpu_cores=load[0] if load else None,
+        fio_busiest_pct=load[1] if load else None,
+        fio_wait_threads=load[2] if load else None,
+        queue_length=queue,
+    )
 
 
 class Sampler:
@@ -311,8 +363,7 @@ class Sampler:
         self._proc = proc_root
         self._stat = sys_root / "class" / "block" / device / "stat" if device else None
         self.hw_queues = read_hw_queues(device, sys_root) if device else None
-        self._last: tuple[float, dict[int, CpuTimes], DiskStat | None] | None = None
-        self._processes: dict[int, ProcessTimes] = {}
+        self._last: Reading | None = None
         self._samples: list[HostSample] = []
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
@@ -342,35 +393,12 @@ class Sampler:
         cpus = parse_proc_stat(_read(self._proc / "stat") or "")
         text = _read(self._stat) if self._stat else None
         disk = parse_disk_stat(text) if text else None
-        processes, before_processes = self._read_processes(), self._processes
-        self._processes = processes
-        last, self._last = self._last, (now, cpus, disk)
-        if last is None or now <= last[0]:
-            return None
-        elapsed, before = now - last[0], last[2]
+        processes = self._read_processes()
         memory, io = self._pressure("memory"), self._pressure("io")
-        busy = rate = queue = None
-        if before is not None and disk is not None:
-            busy = device_busy_pct(before, disk, elapsed)
-            rate = completion_rate(before, disk, elapsed)
-            queue = queue_length(before, disk, elapsed)
-        load = process_load(before_processes, processes, elapsed)
-        found = HostSample(
-            time_s=now,
-            cpu_busy_pct=cpu_busy_pct(last[1], cpus),
-            device_busy_pct=busy,
-            in_flight=disk.in_flight if disk else None,
-            iops=rate,
-            memory_some_pct=memory.some_pct if memory else None,
-            memory_full_pct=memory.full_pct if memory else None,
-            io_some_pct=io.some_pct if io else None,
-            io_full_pct=io.full_pct if io else None,
-            fio_cpu_cores=load[0] if load else None,
-            fio_busiest_pct=load[1] if load else None,
-            fio_wait_threads=load[2] if load else None,
-            queue_length=queue,
-        )
-        self._samples.append(found)
+        last, self._last = self._last, Reading(now, cpus, disk, memory, io, processes)
+        found = sample_between(last, self._last) if last is not None else None
+        if found is not None:
+            self._samples.append(found)
         return found
 
     def _run(self) -> None:
