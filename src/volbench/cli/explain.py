@@ -1,4 +1,5 @@
-"""``volbench explain RUN``: what limited each test of a stored run, with its evidence."""
+"""``volbench explain RUN``: what limited each test of a stored run, with its evidence,
+and the bursts its tests' per-second series held (a section of their own)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import db_option, format_option
+from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.limit_sheets import explain_sheet
 from volbench.store.repository import Store
 
@@ -16,7 +18,13 @@ from volbench.store.repository import Store
 @format_option
 def command(run_ref: str, db: str | None, fmt: str) -> None:
     """What limited each test of RUN: host CPU, queue, rate limiter, device, cache or
-    stall, with the figures that show it (or what measurement would tell)."""
+    stall, with the figures that show it (or what measurement would tell); and each
+    burst: its ceiling, how long, the I/Os above the baseline, the baseline after."""
     with Store.open(db, create=False) as store:
-        sheet = explain_sheet(store.get_run(run_ref))
-    console.show(sheet, fmt)
+        run = store.get_run(run_ref)
+    sheet = explain_sheet(run)
+    bursts = burst_sheet(run, run_bursts(run))
+    if bursts is None:
+        console.show(sheet, fmt)
+    else:
+        console.show_report([sheet, bursts], {**sheet.document, **bursts.document}, fmt)

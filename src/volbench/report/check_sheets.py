@@ -18,6 +18,7 @@ from volbench.analysis.promise import Verdict, check, measured_tests
 from volbench.analysis.run_limits import run_verdicts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
+from volbench.report.burst_sheets import bucket_lines, run_bursts
 from volbench.report.limit_sheets import facts_of, limit_rows
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
@@ -192,6 +193,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     provisioned = {**run_promise.provisioned(run.labels), **(request.provisioned or {})}
     expectation = expect(product, size, request.as_of, provisioned)
     tests, skipped = measured_tests(run.results)
+    bursts = run_bursts(run)
     caps, instance_notes = _instance(catalogue, request, expectation)
     verdicts, findings = check(tests, expectation, caps)
     if not verdicts:
@@ -221,6 +223,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         f" (from {edition.from_date}); IOPS {_iops_text(expectation)}, throughput"
         f" {expectation.throughput_value or 0:,.1f} {expectation.throughput_unit}",
         *_burst_lines(expectation),
+        *bucket_lines(bursts, expectation),
         *count_unit_lines(request.count_unit_bytes, vendor_unit),
         *instance_notes,
         f"measured: fio's figures as stored for run {run.id}; a figure meets the promise"
@@ -254,6 +257,8 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         "limits": limit_rows,
         "passed": not flagged,
     }
+    if bursts:
+        document["bursts"] = [b.row() for b in bursts]
     title = f"Run {run.id} vs {product.vendor} {product.name} at {size:g} {product.size_unit}"
     return Sheet(title, columns, rows, document, notes, flagged)
 
@@ -271,6 +276,10 @@ def check_limits(
             expectation.throughput_bytes_per_s,
         )
     ]
+    volume = known[0].label
+    for direction, iops in (("read", expectation.read_iops), ("write", expectation.write_iops)):
+        if iops is not None:
+            known.append(KnownCap(f"{volume}, {direction}s", iops, None, direction))
     if caps is not None:
         known.append(KnownCap(f"the {instance or 'instance'} instance", caps.iops, caps.bw))
     latency = expectation.latency

@@ -1,0 +1,116 @@
+"""The bursts of a stored run's tests (analysis/stored_bursts.py): ``volbench explain``'s
+burst section, and ``volbench check``'s line beside the catalogue's bucket.
+
+Every figure comes from fio's per-second IOPS logs stored with each round: the ceiling
+and the baseline after are the medians of the two plateaus, the credits the I/Os done
+above the baseline during the burst (analysis/burst_series.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from volbench.analysis.burst_series import Burst
+from volbench.analysis.promise import io_count
+from volbench.analysis.stored_bursts import stored_bursts
+from volbench.model import RunRecord
+from volbench.report.sheet import Column, Sheet, fmt_count
+from volbench.specs.expectation import Expectation
+
+
+@dataclass(frozen=True)
+class BurstOfTest:
+    """The burst of one stored test and its block size (bytes; None: several)."""
+
+    round: int
+    test: str
+    burst: Burst
+    bs_bytes: int | None
+
+    def row(self) -> dict[str, float | int | str | None]:
+        b = self.burst
+        return {
+            "round": self.round,
+            "test": self.test,
+            "ceiling": b.ceiling,
+            "seconds": b.seconds,
+            "credits": b.credits,
+            "baseline": b.baseline,
+            "unit": b.unit,
+            "start_s": b.start_s,
+            "end_s": b.end_s,
+            "bs_bytes": self.bs_bytes,
+        }
+
+
+def run_bursts(run: RunRecord) -> list[BurstOfTest]:
+    """The IOPS burst of every test of ``run`` that has one, in round order."""
+    sizes = {(r.round, r.test): r.workload.bs_bytes for r in run.results}
+    return [
+        BurstOfTest(round_no, test, burst, sizes.get((round_no, test)))
+        for (round_no, test), burst in sorted(stored_bursts(run.series).items())
+    ]
+
+
+def _seconds(value: float | int | str | None) -> str:
+    return f"{float(value or 0):,.1f} s"
+
+
+COLUMNS = (
+    Column("round", "Round", numeric=True),
+    Column("test", "Test"),
+    Column("ceiling", "Burst ceiling", fmt_count, numeric=True),
+    Column("seconds", "At it", _seconds, numeric=True),
+    Column("credits", "Above the baseline", fmt_count, numeric=True),
+    Column("baseline", "Baseline after", fmt_count, numeric=True),
+    Column("unit", "Unit"),
+)
+
+
+def burst_sheet(run: RunRecord, found: Sequence[BurstOfTest]) -> Sheet | None:
+    """``explain``'s burst section: a row per test that burst (None: none did)."""
+    if not found:
+        return None
+    rows = tuple(t.row() for t in found)
+    return Sheet(
+        title=f"volbench run {run.id}: bursts (a high plateau, then a lower one)",
+        columns=COLUMNS,
+        rows=rows,
+        document={"bursts": list(rows)},
+        notes=(
+            "from fio's per-second IOPS of each test: the ceiling and the baseline after are"
+            " the medians of the two plateaus, 'above the baseline' the I/Os done above it"
+            " during the burst (the credits spent), 'at it' those I/Os at the ceiling",
+        ),
+    )
+
+
+def bucket_lines(found: Sequence[BurstOfTest], expectation: Expectation) -> list[str]:
+    """``check``'s line per test that burst, in the vendor's I/O unit, beside the
+    catalogue's full bucket: (burst - baseline) x the seconds a full bucket lasts."""
+    e = expectation
+    unit = e.product.count_unit_bytes
+    bucket = (
+        (e.burst_iops - e.iops) * e.burst_seconds
+        if e.burst_iops is not None and e.iops is not None and e.burst_seconds is not None
+        else None
+    )
+    lines = []
+    for t in found:
+        count = io_count(t.bs_bytes, unit) if t.bs_bytes else 1
+        b = t.burst
+        counted = f" ({count} per {t.bs_bytes // 1024} KiB I/O)" if count > 1 and t.bs_bytes else ""
+        line = (
+            f"{t.test}: measured {b.seconds:,.1f} s at {b.ceiling * count:,.0f} IOPS, about"
+            f" {b.credits * count:,.0f} credits{counted}, then {b.baseline * count:,.0f}"
+        )
+        if bucket is not None:
+            line += (
+                f"; the catalogue's full bucket is {bucket:,.0f} ({e.burst_seconds or 0:,.0f} s"
+                f" at {e.burst_iops or 0:,.0f})"
+            )
+        else:
+            line += "; the catalogue gives this volume no IOPS burst at this size"
+        lines.append(line)
+    return lines
