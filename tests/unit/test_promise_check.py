@@ -220,3 +220,18 @@ def test_check_of_an_unthrottled_mix_says_no_budget_can_be_told(tmp_path: Path) 
     assert f"reads {read:,.0f} and writes {write:,.0f} IOPS" in finding
     assert f"{(read + write) / 3000:.1f} x the 3,000 cap" in finding
     assert "cannot tell combined from separate" in finding and finding in sheet.notes
+
+
+@pytest.mark.parametrize("rw", ["read", "write"])
+def test_a_1_mib_sequential_request_counts_as_4_ios_of_256_kib(rw: str) -> None:
+    """Issue 24's guest counts in 256 KiB units (QEMU's iops-size, AWS's rule, A5): a
+    sequential 1 MiB request at 250 IOPS is 1,000 of the vendor's I/Os, at the cap."""
+    e = expect(CAT.find("aws-io1"), 200, None, {"provisioned_iops": 1000})
+    read, write = (250, 0) if rw == "read" else (0, 250)
+    verdict = rate_verdict(_measured(1048576, read, write, rw), e)
+    assert verdict is not None
+    assert (verdict.metric, verdict.measured, verdict.expected) == ("IOPS", 1000, 1000)
+    assert verdict.verdict == "meets"
+    assert "1024 KiB I/O counted as 4 x 256 KiB (AWS)" in verdict.reason
+    twice = rate_verdict(_measured(1048576, 2 * read, 2 * write, rw), e)
+    assert twice is not None and (twice.measured, twice.verdict) == (2000, "above")
