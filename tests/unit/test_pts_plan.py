@@ -19,6 +19,7 @@ from volbench.plans.pts.options import (
     parse_mixes,
     parse_tests,
 )
+from volbench.plans.pts.wsat import WsatOptions
 from volbench.records import json_object, structure
 
 MiB = 1 << 20
@@ -99,7 +100,7 @@ def test_iops_round_is_the_matrix_outer_loop_mix() -> None:
 
 
 def test_state_machine_purge_wipc_rounds_until_steady_then_sweep() -> None:
-    options = PtsOptions(tests=("iops", "dirth"), cell_seconds=1.0, block_sizes=(4096,))
+    options = build(("iops", "dirth"), "enterprise", cell_seconds=1.0, block_sizes=(4096,))
     results: list[StoredResult] = []
     first = state.next_round(options, ACTIVE, results)
     assert first is not None and first.phase == "wipc" and first.purge
@@ -124,7 +125,7 @@ def test_state_machine_purge_wipc_rounds_until_steady_then_sweep() -> None:
 
 
 def test_not_steady_stops_at_max_rounds() -> None:
-    options = PtsOptions(tests=("iops",), block_sizes=(4096,), max_rounds=7)
+    options = build(("iops",), "enterprise", block_sizes=(4096,), max_rounds=7)
     results: list[StoredResult] = []
     rounds = 0
     while (step := state.next_round(options, ACTIVE, results)) is not None:
@@ -136,7 +137,7 @@ def test_not_steady_stops_at_max_rounds() -> None:
 
 
 def test_a_round_cut_off_goes_on_and_wsat_stops_at_four_times_capacity() -> None:
-    options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False)
+    options = build(("iops",), "enterprise", block_sizes=(4096, 8192), purge=False)
     results: list[StoredResult] = []
     step = state.next_round(options, ACTIVE, results)
     assert step is not None and step.phase == "wipc" and not step.purge
@@ -162,7 +163,7 @@ def test_a_round_cut_off_goes_on_and_wsat_stops_at_four_times_capacity() -> None
 
 
 def test_hir_runs_five_wait_states_after_steady_state() -> None:
-    options = PtsOptions(tests=("hir",), cell_seconds=6.0, hir_cycles=10)
+    options = build(("hir",), "enterprise", cell_seconds=6.0, hir_cycles=10)
     results: list[StoredResult] = []
     phases = []
     while (step := state.next_round(options, ACTIVE, results)) is not None:
@@ -175,7 +176,7 @@ def test_hir_runs_five_wait_states_after_steady_state() -> None:
 
 
 def test_xsr_runs_three_access_groups_after_a_purge() -> None:
-    options = PtsOptions(tests=("xsr",), xsr_cells=4)
+    options = build(("xsr",), "enterprise", xsr_cells=4)
     results: list[StoredResult] = []
     steps = []
     while (step := state.next_round(options, ACTIVE, results)) is not None:
@@ -189,7 +190,7 @@ def test_xsr_runs_three_access_groups_after_a_purge() -> None:
 
 
 def test_estimate_brackets_five_to_max_rounds() -> None:
-    options = PtsOptions(tests=("iops",), block_sizes=(4096,), mixes=(100, 0), cell_seconds=10)
+    options = build(("iops",), "enterprise", block_sizes=(4096,), mixes=(100, 0), cell_seconds=10)
     guess = estimate(options, ACTIVE, seq_write_bytes_per_s=128 * MiB)
     wipc_s = 2 * ACTIVE / (128 * MiB)
     assert guess.low_s == pytest.approx(wipc_s + 5 * 20)
@@ -198,7 +199,7 @@ def test_estimate_brackets_five_to_max_rounds() -> None:
 
 
 def test_remaining_time_shrinks_as_rounds_commit_and_is_zero_when_done() -> None:
-    options = PtsOptions(tests=("iops",), block_sizes=(4096,), mixes=(100, 0), cell_seconds=10)
+    options = build(("iops",), "enterprise", block_sizes=(4096,), mixes=(100, 0), cell_seconds=10)
     speed = 128.0 * MiB
     results: list[StoredResult] = []
     before = remaining(options, ACTIVE, state.stored_rounds(results, options, ACTIVE), speed)
@@ -250,7 +251,7 @@ def test_rounds_numbered_without_gaps_after_cuts_and_never_beyond_the_limit() ->
     per phase, each cell is stored once, and steady state is judged on at most
     ``max_rounds`` rounds whose labels are the rounds averaged."""
     rng = random.Random(20261124)
-    options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False, max_rounds=8)
+    options = build(("iops",), "enterprise", block_sizes=(4096, 8192), purge=False, max_rounds=8)
     results: list[StoredResult] = []
     while (step := state.next_round(options, ACTIVE, results)) is not None:
         cut = rng.randrange(len(step.workloads) + 1)  # cells committed before the kill
@@ -272,7 +273,7 @@ def test_rounds_numbered_without_gaps_after_cuts_and_never_beyond_the_limit() ->
 def test_a_round_run_again_whole_by_an_older_version_counts_once() -> None:
     """Runs of older versions stored a cut-off round's finished cells, then ran the round
     again whole (in one store round each): the partial one is not a round."""
-    options = PtsOptions(tests=("iops",), block_sizes=(4096, 8192), purge=False)
+    options = build(("iops",), "enterprise", block_sizes=(4096, 8192), purge=False)
     results: list[StoredResult] = []
     step = state.next_round(options, ACTIVE, results)
     assert step is not None
@@ -313,7 +314,7 @@ def test_wsat_last_sample_is_cut_short_to_end_at_four_times_the_range() -> None:
     left = 4 * ACTIVE - sum(r.io_bytes for r in results)
     assert step.workloads[0].runtime_s == pytest.approx(left / MiB * 1.02, abs=1e-3)
     # A sample limit below the target ends WSAT there (the report says it fell short).
-    capped = replace(options, wsat_max_rounds=2)
+    capped = replace(options, own=(WsatOptions(max_rounds=2),))
     assert state.next_round(capped, ACTIVE, results[:2]) is None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,7 +25,7 @@ from volbench.cli.options import (
     write_options,
 )
 from volbench.cli.place_options import given, place_options
-from volbench.cli.pts_options import pts_plan_options
+from volbench.cli.pts_options import PtsCommand, pts_plan_options
 from volbench.cli.session import conclude, fio_session
 from volbench.errors import UsageError
 from volbench.fio.stall import StallPolicy
@@ -39,7 +40,7 @@ from volbench.plans.execution import Outcome
 from volbench.plans.fleet import Fleet
 from volbench.plans.placement import placed
 from volbench.plans.places import places_from
-from volbench.plans.pts import driver
+from volbench.plans.pts import catalog, driver
 from volbench.plans.pts.options import (
     NAME as PTS,
 )
@@ -123,35 +124,16 @@ class Costing:
     hourly_cost: HourlyCost | None
 
 
-@click.command("pts")
-@click.argument("tests", nargs=-1, required=True)
-@click.option(
-    "--target",
-    multiple=True,
-    help="Block device, or a file (created with --size). Several: measured at once.",
-)
-@place_options
-@pts_plan_options
-@click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
-@click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
-@click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target.")
-@ioengine_option
-@label_option
-@write_options
-@runs_dir_option
-@click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
-@stall_options
-@db_option
-@click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
-@dry_run_option
-@checked_cost_options
-@promise_options
-@grouped("places", Places.given, ("target", "target_lists", "host_lists", "hosts_file",
-                                  "keep_going"))  # fmt: skip
-@grouped("purging", purge_settings, ("purge_method", "ata_password"), ("destroy_data", "replay"))
-@grouped("stall", stall_policy, ("stall_seconds", "abort_on_stall"))
-@grouped("costing", Costing, ("product", "hourly_cost"))
-def pts(
+HELP = """SNIA PTS: TEST is {tests}.
+
+Each test purges, preconditions and runs rounds until steady state (at most
+25); every round is committed, and `volbench resume RUN` continues a run.
+Throughput runs SEQ 1024 KiB and 128 KiB as two tests (SNIA SSS PTS-E 1.1),
+throughput-1024k and throughput-128k, each with its own purge and WIPC.
+"""
+
+
+def run_pts(
     options: PtsOptions,
     places: Places,
     purging: driver.PurgeSettings,
@@ -168,13 +150,7 @@ def pts(
     dry_run: bool,
     costing: Costing,
 ) -> None:
-    """SNIA PTS: TEST is iops, throughput, latency, wsat, hir, xsr, ecw, dirth or all.
-
-    Each test purges, preconditions and runs rounds until steady state (at most
-    25); every round is committed, and `volbench resume RUN` continues a run.
-    Throughput runs SEQ 1024 KiB and 128 KiB as two tests (SNIA SSS PTS-E 1.1),
-    throughput-1024k and throughput-128k, each with its own purge and WIPC.
-    """
+    """``volbench pts`` (:func:`pts_command`), its options as records."""
     targets = places.targets
     fleet = None
     if places.hosts or len(targets) > 1:
@@ -210,6 +186,59 @@ def pts(
                 session, options, place.target, promised, ioengine, purging, place.fleet
             )
         finish(session.store, outcome, fmt)
+
+
+def pts_command() -> click.Command:
+    """The ``pts`` command, with the options the PTS tests of
+    :data:`volbench.plans.pts.catalog.TESTS` declare when it is made."""
+
+    def pts(**kwargs: Any) -> None:
+        run_pts(**kwargs)
+
+    pts.__doc__ = HELP.format(tests=catalog.names_text())
+    decorators = (
+        click.command("pts", cls=PtsCommand),
+        click.argument("tests", nargs=-1, required=True),
+        click.option(
+            "--target",
+            multiple=True,
+            help="Block device, or a file (created with --size). Several: measured at once.",
+        ),
+        place_options,
+        pts_plan_options,
+        click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto"),
+        click.option("--ata-password", default=None, help="For --purge ata-secure-erase."),
+        click.option("--size", type=POSITIVE_SIZE, default=None, help="Size of a file target."),
+        ioengine_option,
+        label_option,
+        write_options,
+        runs_dir_option,
+        click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True),
+        stall_options,
+        db_option,
+        click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table"),
+        dry_run_option,
+        checked_cost_options,
+        promise_options,
+        grouped(
+            "places",
+            Places.given,
+            ("target", "target_lists", "host_lists", "hosts_file", "keep_going"),
+        ),
+        grouped(
+            "purging", purge_settings, ("purge_method", "ata_password"), ("destroy_data", "replay")
+        ),
+        grouped("stall", stall_policy, ("stall_seconds", "abort_on_stall")),
+        grouped("costing", Costing, ("product", "hourly_cost")),
+    )
+    command: Any = pts
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    assert isinstance(command, click.Command)
+    return command
+
+
+pts = pts_command()
 
 
 @click.command("pts-report")

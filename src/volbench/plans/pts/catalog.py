@@ -1,36 +1,43 @@
 """The PTS tests volbench runs, as one table (:data:`TESTS`), and what spans them:
-the run's preconditioning, what the target's logical block size changes, and
-the cells it cannot run.
+the names the command takes, the options the tests declare, the run's
+preconditioning, what the target's logical block size changes, and the cells it
+cannot run.
 
-A test is one object in a module of its own (:class:`.test.PtsTest`); adding one
-is its module, a line in :data:`TESTS` (and its name in
-:data:`.options.TESTS`), and its report page (:mod:`volbench.report.pts`).
+A test is one object in a module of its own (:class:`.test.PtsTest`, with the
+options it declares); adding one is its module, a line in :data:`TESTS`, and its
+report page with a line in :data:`volbench.report.pts.pages.PAGES`. Everything
+here reads :data:`TESTS` when asked (a test may add a toy test to it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from volbench.errors import UsageError
 from volbench.model import Workload
 from volbench.plans.pts.cells import block_size_label, kib
+from volbench.plans.pts.declared import OwnOptions
 from volbench.plans.pts.dirth import DIRTH
 from volbench.plans.pts.ecw import ECW
 from volbench.plans.pts.hir import HIR, hir_cells
 from volbench.plans.pts.iops import IOPS, iops_cells
 from volbench.plans.pts.latency import LATENCY, latency_cells
-from volbench.plans.pts.options import PtsOptions
 from volbench.plans.pts.steady import WIPC_TEXT
 from volbench.plans.pts.test import Phase, PtsTest, Round, Tracked
-from volbench.plans.pts.throughput import LEGACY, THROUGHPUTS
+from volbench.plans.pts.throughput import LEGACY, SELECTOR, SELECTOR_NOTE, THROUGHPUTS
 from volbench.plans.pts.wsat import WSAT
 from volbench.plans.pts.xsr import XSR
+
+if TYPE_CHECKING:  # options imports the catalog, which imports the tests
+    from volbench.plans.pts.options import PtsOptions
 
 # Also public here, as the unit tests reach them: Round and single tests' cells and labels.
 __all__ = [
     "TESTS", "Round", "block_size_changes", "block_size_label", "by_name", "grid_sweep_cells",
-    "has_wipc", "hir_cells", "iops_cells", "kib", "latency_cells", "misfits", "preconditioning",
-    "preconditioning_for", "ss_cells", "tests_of", "tracked_cells",
+    "has_wipc", "hir_cells", "iops_cells", "kib", "latency_cells", "misfits", "names",
+    "own_kinds", "preconditioning", "preconditioning_for", "readers", "selectors", "ss_cells",
+    "tests_of", "tracked_cells",
 ]  # fmt: skip
 
 TESTS: tuple[PtsTest, ...] = (
@@ -39,15 +46,46 @@ TESTS: tuple[PtsTest, ...] = (
 """Every PTS test, in the order ``all`` runs them (the legacy ``throughput`` of old
 runs last: it is read and resumed, never chosen)."""
 
-_BY_NAME = {test.name: test for test in TESTS}
+SELECTORS = {SELECTOR: (tuple(t.name for t in THROUGHPUTS), SELECTOR_NOTE)}
+"""Names that select several tests (``throughput`` = both block sizes), and what the
+help says of them."""
+
+
+def names() -> tuple[str, ...]:
+    """The tests the command takes, in the order ``all`` runs them."""
+    return tuple(test.name for test in TESTS if test is not LEGACY)
+
+
+def selectors() -> dict[str, tuple[str, ...]]:
+    """Each name that selects several tests: the tests."""
+    return {name: tests for name, (tests, _) in SELECTORS.items()}
+
+
+def names_text() -> str:
+    """The test names as the command takes them (usage errors, help)."""
+    shown: list[str] = []
+    for name in names():
+        shown.append(next((s for s, (tests, _) in SELECTORS.items() if name in tests), name))
+    notes = "; ".join(note for _, note in SELECTORS.values())
+    return f"{', '.join(dict.fromkeys(shown))} or all" + (f" ({notes})" if notes else "")
 
 
 def by_name(name: str) -> PtsTest:
     """The test named ``name``; UsageError for a name not in :data:`TESTS`."""
-    found = _BY_NAME.get(name)
+    found = next((test for test in TESTS if test.name == name), None)
     if found is None:
         raise UsageError(f"unknown PTS test {name!r} (a run of another volbench version?)")
     return found
+
+
+def own_kinds() -> tuple[type[OwnOptions], ...]:
+    """The records of options the tests declare, each once, in table order."""
+    return tuple(dict.fromkeys(test.own for test in TESTS if test.own is not None))
+
+
+def readers(kind: type[OwnOptions], tests: Sequence[str]) -> tuple[str, ...]:
+    """Those of ``tests`` that read the options record ``kind``."""
+    return tuple(name for name in tests if by_name(name).own is kind)
 
 
 def tests_of(options: PtsOptions) -> tuple[PtsTest, ...]:

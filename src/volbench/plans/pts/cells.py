@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from volbench.model import RW, Workload
-from volbench.plans.pts.options import PtsOptions
 from volbench.units import format_block_size, parse_size
+
+if TYPE_CHECKING:  # options imports the catalog, which imports the tests
+    from volbench.plans.pts.options import PtsOptions
 
 
 @dataclass(frozen=True)

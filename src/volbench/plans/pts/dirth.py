@@ -5,9 +5,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from volbench.plans.pts.demand import DemandTest
-from volbench.plans.pts.options import PtsOptions
+
+if TYPE_CHECKING:  # options imports the catalog, which imports the tests
+    from volbench.plans.pts.options import PtsOptions
 
 DIRTH_GRID = (32, 16, 8, 6, 4, 2, 1)
 DIRTH_BS = 8192

@@ -5,10 +5,13 @@ state at the largest TC x QD, then the demand-intensity sweep (:mod:`.demand`)."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from volbench.plans.pts.demand import DemandTest
-from volbench.plans.pts.options import PtsOptions
 from volbench.plans.pts.test import Fitting
+
+if TYPE_CHECKING:  # options imports the catalog, which imports the tests
+    from volbench.plans.pts.options import PtsOptions
 
 ECW_BSSPLIT = (
     (512, 4),

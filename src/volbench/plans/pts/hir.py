@@ -7,21 +7,47 @@ Times scale with ``--cell-seconds`` / 60 (a 1-minute cell = PTS times)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from volbench.model import RW, Workload
 from volbench.plans.pts.cells import WaitCell, parse_cell_as, random_write_4k
-from volbench.plans.pts.options import PtsOptions
+from volbench.plans.pts.declared import Declared, OwnOptions, option
 from volbench.plans.pts.steady import SteadyStateTest
 from volbench.plans.pts.test import Phase, Round, StoredRound
 from volbench.units import format_seconds
 
+if TYPE_CHECKING:  # options imports the catalog, which imports this module
+    from volbench.plans.pts.options import PtsOptions
+
 HIR_WAIT_STATES_S = (5, 10, 15, 25, 50)
 HIR_WRITE_S = 5
 HIR_CONTINUOUS_S = 1800
+HIR_CYCLES = 360
+"""Cycles of writes and wait per wait state (SNIA SSS PTS-E 1.1, HIR test)."""
+
+MAX_HIR_CYCLES = 10_000
+"""HIR cycles at most: 28 times the PTS's 360 (each cycle is a burst and its rests)."""
+
+
+@dataclass(frozen=True)
+class HirOptions(OwnOptions):
+    """HIR's own option: cycles of writes and wait per wait state."""
+
+    TITLE: ClassVar[str] = "HIR"
+
+    cycles: int = option(HIR_CYCLES, Declared(
+        "hir_cycles", "Cycles per wait state; not 360: non-compliant.",
+        "SNIA SSS PTS-E 1.1, HIR test", low=1, high=MAX_HIR_CYCLES,
+    ))  # fmt: skip
+
+    def reasons(self, options: PtsOptions, tests: tuple[str, ...]) -> tuple[str, ...]:
+        if self.cycles == HIR_CYCLES or not tests:
+            return ()
+        return (f"HIR with {self.cycles} cycles per wait state instead of {HIR_CYCLES}",)
 
 
 def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, ...]:
-    """One HIR wait state: ``hir_cycles`` x (5 s of 4 KiB random writes + the wait),
+    """One HIR wait state: ``--hir-cycles`` x (5 s of 4 KiB random writes + the wait),
     as one fio job (``thinktime`` after ``thinktime_iotime``), then the continuous
     writes, stonewalled in the same fio process."""
     scale = options.cell_seconds / 60
@@ -34,7 +60,7 @@ def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, .
         f"hir.{Phase.IDLE}.{WaitCell(wait, 'cycles')}",
         RW.RANDWRITE,
         size_bytes=active,
-        runtime_s=options.hir_cycles * (HIR_WRITE_S + wait) * scale,
+        runtime_s=options.of(HirOptions).cycles * (HIR_WRITE_S + wait) * scale,
         thinktime_s=wait * scale,
         thinktime_iotime_s=HIR_WRITE_S * scale,
         ioengine=options.ioengine,
@@ -55,6 +81,7 @@ def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, .
 class Hir(SteadyStateTest):
     name: str = "hir"
     phases: tuple[Phase, ...] = (Phase.WIPC, Phase.SS, Phase.IDLE)
+    own = HirOptions
 
     def ss_cells(self, options: PtsOptions, active: int) -> tuple[Workload, ...]:
         return (random_write_4k(options, active, self.name, Phase.SS),)

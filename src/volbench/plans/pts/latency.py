@@ -1,17 +1,21 @@
 """The PTS Latency test: RND at TC1/QD1, block sizes 0.5, 4, 8 KiB x R/W 100/0, 65/35,
-0/100 (as ``--block-sizes`` and ``--mixes`` reduce them:
-:attr:`PtsOptions.latency_block_sizes`), to steady state of the mean response time."""
+0/100 (as ``--block-sizes`` and ``--mixes`` reduce them: its options are the IOPS
+test's matrix, :class:`.iops.Matrix`), to steady state of the mean response time."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from volbench.model import Workload
 from volbench.plans.pts.cells import MixCell, job, mix_rw
-from volbench.plans.pts.options import IOPS_BLOCK_SIZES, LATENCY_BLOCK_SIZES, PtsOptions
+from volbench.plans.pts.iops import IOPS_BLOCK_SIZES, LATENCY_BLOCK_SIZES, Matrix
 from volbench.plans.pts.steady import SteadyStateTest
 from volbench.plans.pts.test import Fitting, Phase, Tracked
+
+if TYPE_CHECKING:
+    from volbench.plans.pts.options import PtsOptions
 
 TRACKED = MixCell(0, 4096)
 """Tracking variable: the mean response time of RND 4 KiB 0/100."""
@@ -19,6 +23,7 @@ TRACKED = MixCell(0, 4096)
 
 def latency_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
     """One round: every R/W mix x every block size, at TC1/QD1."""
+    matrix = options.of(Matrix)
     return tuple(
         job(
             options,
@@ -30,14 +35,15 @@ def latency_cells(options: PtsOptions, active: int) -> tuple[Workload, ...]:
             bs_bytes=bs,
             rwmixread_pct=mix,
         )
-        for mix in options.latency_mixes
-        for bs in options.latency_block_sizes
+        for mix in matrix.latency_mixes
+        for bs in matrix.latency_block_sizes(options)
     )
 
 
 @dataclass(frozen=True)
 class Latency(SteadyStateTest):
     name: str = "latency"
+    own = Matrix
 
     def ss_cells(self, options: PtsOptions, active: int) -> tuple[Workload, ...]:
         return latency_cells(options, active)
@@ -48,7 +54,7 @@ class Latency(SteadyStateTest):
 
     def fitting(self, options: PtsOptions) -> Fitting:
         """The default matrix leaves out block sizes the target cannot do."""
-        if options.block_sizes != options.fitting(IOPS_BLOCK_SIZES):
+        if options.of(Matrix).block_sizes != options.fitting(IOPS_BLOCK_SIZES):
             return Fitting()
         left = set(LATENCY_BLOCK_SIZES) - set(options.fitting(LATENCY_BLOCK_SIZES))
         return Fitting("latency", tuple(sorted(left)))

@@ -5,12 +5,15 @@ the ECW and DIRTH sweeps)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.model import RW, Workload
 from volbench.plans.pts.cells import PassCell, kib
-from volbench.plans.pts.options import PtsOptions
 from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
+
+if TYPE_CHECKING:  # options imports the catalog, which imports the tests
+    from volbench.plans.pts.options import PtsOptions
 
 WIPC_BS = 131072
 """WIPC: 128 KiB sequential writes, twice over the active range."""

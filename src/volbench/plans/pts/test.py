@@ -1,10 +1,12 @@
 """What a PTS test is: the :class:`PtsTest` protocol each test module implements, the
 phases of its rounds, the round it runs next and the rounds it has stored.
 
-The tests are objects in modules of their own (``iops``, ``throughput``, ``latency``,
-``wsat``, ``hir``, ``xsr``, ``ecw``, ``dirth``), listed once in
-:data:`volbench.plans.pts.catalog.TESTS`; everything that spans the tests (grouping
-stored results into rounds, the driver, the estimate, the reports) asks them.
+The tests are objects in modules of their own, each with the options it declares
+(:mod:`.declared`), listed once in :data:`volbench.plans.pts.catalog.TESTS`;
+everything that spans the tests (grouping stored results into rounds, the driver,
+the estimate, the reports, the ``pts`` command's options) asks them. A test module
+imports :mod:`.options` for its types only (``if TYPE_CHECKING``): that module
+imports the catalog.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from volbench.analysis.steady_state import Verdict, assess
 from volbench.model import StoredResult, Workload
-from volbench.plans.pts.options import PtsOptions
+from volbench.plans.pts.declared import OwnOptions
+
+if TYPE_CHECKING:  # options imports the catalog, which imports the tests
+    from volbench.plans.pts.options import PtsOptions
 
 
 class Phase(StrEnum):
@@ -110,6 +115,12 @@ class PtsTest(Protocol):
     def steady_state(self) -> bool:
         """Whether it runs rounds to steady state (:attr:`Phase.SS`)."""
 
+    @property
+    def own(self) -> type[OwnOptions] | None:
+        """The record of its own options (None: it has none): the ``pts`` command
+        takes each of its declared fields as an option, and the test reads their
+        values as ``options.of(record)`` (:mod:`.declared`)."""
+
     def phase_rounds(
         self, options: PtsOptions, active: int, phase: Phase
     ) -> tuple[tuple[Workload, ...], ...]:
@@ -164,6 +175,7 @@ class BaseTest:
 
     name: str
     phases: tuple[Phase, ...]
+    own: type[OwnOptions] | None = None
 
     @property
     def steady_state(self) -> bool:

@@ -7,11 +7,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar
 
 from volbench.model import Workload
 from volbench.plans.pts.cells import random_write_4k
-from volbench.plans.pts.options import PtsOptions
+from volbench.plans.pts.declared import Declared, OwnOptions, option
 from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
+
+if TYPE_CHECKING:  # options imports the catalog, which imports this module
+    from volbench.plans.pts.options import PtsOptions
 
 WSAT_CAPACITY_MULTIPLE = 4
 """WSAT writes until 4 x the user capacity (here: the active range) is written."""
@@ -19,6 +23,22 @@ WSAT_CAPACITY_MULTIPLE = 4
 WSAT_LAST_SAMPLE_MARGIN = 1.02
 """The last WSAT sample runs 2% longer than the previous sample's write rate needs to
 reach the target, so that it normally ends there (not a sample short of it)."""
+
+MAX_WSAT_ROUNDS = 100_000
+"""WSAT samples at most: 69 days of the PTS's 60 s samples."""
+
+
+@dataclass(frozen=True)
+class WsatOptions(OwnOptions):
+    """WSAT's own option: its sample limit (PTS: 4 x the capacity written, or a time
+    limit; 1440 one-minute samples = 24 hours)."""
+
+    TITLE: ClassVar[str] = "WSAT"
+
+    max_rounds: int = option(1440, Declared(
+        "wsat_max_rounds", "WSAT samples at most (it ends at 4 x the active range written).",
+        "SNIA SSS PTS-E 1.1, WSAT test", low=1, high=MAX_WSAT_ROUNDS,
+    ))  # fmt: skip
 
 
 def wsat_cells(
@@ -44,7 +64,7 @@ def wsat_sample(
     what the last sample writes past the target is in the report.
     """
     written = sum(done for done, _ in samples)
-    if written >= target or len(samples) >= options.wsat_max_rounds:
+    if written >= target or len(samples) >= options.of(WsatOptions).max_rounds:
         return None
     runtime = options.cell_seconds
     done, seconds = samples[-1] if samples else (0, 0.0)
@@ -60,6 +80,7 @@ def wsat_sample(
 class Wsat(BaseTest):
     name: str = "wsat"
     phases: tuple[Phase, ...] = (Phase.RUN,)
+    own = WsatOptions
 
     def phase_rounds(
         self, options: PtsOptions, active: int, phase: Phase
@@ -87,23 +108,24 @@ class Wsat(BaseTest):
         """4 KiB random writes are no faster than the sequential ones: at best 4 x the
         range at ``speed``, at worst every sample."""
         round_s = Round(self.name, Phase.RUN, 0, wsat_cells(options, active)).planned_s
-        longest = round_s * options.wsat_max_rounds
+        longest = round_s * options.of(WsatOptions).max_rounds
         fastest = min(longest, max(round_s, WSAT_CAPACITY_MULTIPLE * active / speed))
         return purge_s + fastest, purge_s + longest
 
     def describe(self, step: Round, options: PtsOptions) -> str:
         return (
-            f"{step.test}: sample {step.index + 1} of at most {options.wsat_max_rounds} "
+            f"{step.test}: sample {step.index + 1} of at most "
+            f"{options.of(WsatOptions).max_rounds} "
             "(until 4 x active range written)"
         )
 
     def limit_note(self, options: PtsOptions) -> str | None:
-        return f"WSAT at most {options.wsat_max_rounds} samples"
+        return f"WSAT at most {options.of(WsatOptions).max_rounds} samples"
 
     def estimate_bounds(self, options: PtsOptions) -> tuple[str, str] | None:
         return (
             f"WSAT: {WSAT_CAPACITY_MULTIPLE} x active range at the sequential write speed",
-            f"WSAT: {options.wsat_max_rounds} samples",
+            f"WSAT: {options.of(WsatOptions).max_rounds} samples",
         )
 
 

@@ -6,19 +6,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
+from volbench.fio.bounds import MAX_NUMJOBS
 from volbench.model import RW, Workload
 from volbench.plans.pts.cells import GroupCell, job
-from volbench.plans.pts.options import PtsOptions
+from volbench.plans.pts.declared import Declared, OwnOptions, option
 from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
+
+if TYPE_CHECKING:  # options imports the catalog, which imports this module
+    from volbench.plans.pts.options import PtsOptions
 
 XSR_GROUPS = (("g1-seq1m", RW.WRITE, 1048576), ("g2-rnd8k", RW.RANDWRITE, 8192),
               ("g3-seq1m", RW.WRITE, 1048576))  # fmt: skip
 """XSR access groups: SEQ 1024 KiB write -> RND 8 KiB write -> SEQ 1024 KiB write."""
 
 
+@dataclass(frozen=True)
+class XsrOptions(OwnOptions):
+    """XSR's own option: how many cells each access group runs."""
+
+    TITLE: ClassVar[str] = "XSR"
+
+    cells: int = option(60, Declared(
+        "xsr_cells", "Cells per XSR group (one fio process: at most fio's 4,096 jobs).",
+        "SNIA SSS PTS-E 1.1, XSR test", low=1, high=MAX_NUMJOBS,
+    ))  # fmt: skip
+
+
 def xsr_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, ...]:
-    """One XSR access group: ``xsr_cells`` consecutive cells, one fio process, no gaps
+    """One XSR access group: ``--xsr-cells`` consecutive cells, one fio process, no gaps
     but fio's own."""
     label, rw, bs = XSR_GROUPS[index]
     sequential = not rw.is_random
@@ -35,7 +52,7 @@ def xsr_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, .
             iodepth=options.threads * options.iodepth if sequential else options.iodepth,
             numjobs=1 if sequential else options.threads,
         )
-        for n in range(1, options.xsr_cells + 1)
+        for n in range(1, options.of(XsrOptions).cells + 1)
     )
 
 
@@ -43,6 +60,7 @@ def xsr_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, .
 class Xsr(BaseTest):
     name: str = "xsr"
     phases: tuple[Phase, ...] = (Phase.GROUP,)
+    own = XsrOptions
 
     def phase_rounds(
         self, options: PtsOptions, active: int, phase: Phase

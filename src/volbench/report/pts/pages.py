@@ -18,9 +18,11 @@ PAGES: tuple[TestPage, ...] = (
 )  # fmt: skip
 """A page per test of :data:`volbench.plans.pts.catalog.TESTS`."""
 
-_BY_TEST = {page.test: page for page in PAGES}
-
 
 def page_for(test: str) -> TestPage:
-    """The page of the test named ``test`` (KeyError: a test with no page)."""
-    return _BY_TEST[test]
+    """The page of the test named ``test`` in :data:`PAGES` (KeyError: a test with no
+    page)."""
+    found = next((page for page in PAGES if page.test == test), None)
+    if found is None:
+        raise KeyError(test)
+    return found
