@@ -23,7 +23,7 @@ from volbench.fio.runner import Runner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus, TargetInfo, TestResult, Workload
 from volbench.plans.reporter import Reporter
-from volbench.plans.round_watch import RoundWatch
+from volbench.plans.round_watch import Watch
 from volbench.store.repository import Store, default_data_dir
 
 NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
@@ -92,7 +92,7 @@ class Session:
     stall: StallPolicy = field(default_factory=StallPolicy)
     warnings: list[str] = field(default_factory=list)
     """Problems that did not stop the run (e.g. logs fio could not write), stored with it."""
-    watch: RoundWatch | None = None
+    watch: Watch | None = None
     """What watches the round under way (the engine sets it); its series are committed
     with the round (:mod:`volbench.plans.round_watch`)."""
 

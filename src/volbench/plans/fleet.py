@@ -43,6 +43,7 @@ from volbench.model import (
 from volbench.plans.execution import PlanSpec, Session
 from volbench.plans.places import check_remote_file, named_by, names_remote
 from volbench.plans.preparation import prepare_target
+from volbench.plans.remote_watch import Samplers, not_sampled, sampled, unsampled, watch_of
 from volbench.plans.reporter import Reporter
 from volbench.plans.round import (
     HostsLost,
@@ -69,7 +70,8 @@ class Fleet:
 
     ``size_bytes`` is the active range on each target (fio's ``size``): needed for
     remote targets, which volbench cannot inspect. ``endpoints``: where fio's client
-    reaches each host named in the places (set by :func:`connected`).
+    reaches each host named in the places, ``samplers``: each such host's sampler or
+    why it has none (both set by :func:`connected`).
     """
 
     places: tuple[Place, ...]
@@ -77,6 +79,7 @@ class Fleet:
     solo: bool = False
     size_bytes: int | None = None
     endpoints: Mapping[str, HostAddress] = field(default_factory=dict, compare=False)
+    samplers: Samplers = field(default_factory=dict, compare=False)
 
     def address(self, host: str) -> HostAddress:
         """Where fio's client reaches ``host`` (a place's host name)."""
@@ -111,10 +114,12 @@ class Fleet:
 @contextlib.contextmanager
 def connected(fleet: Fleet) -> Iterator[Fleet]:
     """The fleet with a way to reach every host for the block: ``ssh://`` hosts
-    through SSH tunnels (:mod:`volbench.fio.tunnel`), closed however the block ends."""
+    through SSH tunnels (:mod:`volbench.fio.tunnel`), each sampled through a second
+    session (:mod:`volbench.plans.remote_watch`), all closed however the block ends."""
     names = list(dict.fromkeys(p.host for p in fleet.places if p.host is not None))
-    with connected_hosts(names) as addresses:
-        yield dataclasses.replace(fleet, endpoints=dict(zip(names, addresses, strict=True)))
+    with connected_hosts(names) as addresses, sampled(fleet.places) as samplers:
+        endpoints = dict(zip(names, addresses, strict=True))
+        yield dataclasses.replace(fleet, endpoints=endpoints, samplers=samplers)
 
 
 def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Place, ...]]]:
@@ -144,6 +149,8 @@ class FleetRounds:
     fleet: Fleet
     alone: Mapping[int, tuple[Place, ...]] = field(default_factory=dict)
     failures: list[tuple[int, HostFailure]] = field(default_factory=list)
+    told: set[str] = field(default_factory=set)
+    """Hosts whose missing samples the user was told of."""
 
     def places(self, round_no: int) -> tuple[Place, ...]:
         lost = {failure.host for _, failure in self.failures}
@@ -161,6 +168,36 @@ class FleetRounds:
         return f"{lost}; the run went on without it (--keep-going)"
 
     def __call__(
+        self,
+        session: Session,
+        run_id: int,
+        round_no: int,
+        workloads: Sequence[Workload],
+        target: TargetInfo,
+        ioengine: str,
+        workdir: Path,
+    ) -> tuple[list[TestResult], str | None]:
+        """The round (:meth:`_round`), its other hosts sampled while it runs, those
+        that cannot be told once (a failed ssh session is a warning stored with the run)."""
+        for host, why in unsampled(self.fleet.samplers).items():
+            if host not in self.told:
+                self.told.add(host)
+                if isinstance(self.fleet.samplers[host], str):  # a plain fio server
+                    session.reporter.note(f"host {host} is not sampled: {why}")
+                else:
+                    session.warn(not_sampled(host, why))
+        watch = watch_of(self.fleet.samplers, self.places(round_no))
+        if watch is None or session.watch is not None:
+            return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
+        session.watch = watch
+        watch.start()
+        try:
+            return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
+        finally:
+            watch.stop()
+            session.watch = None
+
+    def _round(
         self,
         session: Session,
         run_id: int,
@@ -211,7 +248,7 @@ class FleetRounds:
         except HostsLost as lost:  # before fio printed anything for the round
             if self.fleet.keep_going and self.places(round_no):
                 session.reporter.note(f"round {round_no} runs again without the lost host")
-                return self(session, run_id, round_no, workloads, target, ioengine, workdir)
+                return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
             raise FioError(
                 f"{lost} in round {round_no}: fio printed no result for the round"
                 + ("" if self.fleet.keep_going else " (use --keep-going to go on without it)")

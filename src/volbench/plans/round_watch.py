@@ -9,9 +9,10 @@ throttled it (targets/cgroup_limits.py), and the drive's temperature and health
 before and after (targets/smart.py; loop, zram and other virtual devices have none,
 and a drive that gave nothing once is not asked again).
 
-Runs on several places at once are not watched (the local host is not where their
-fio runs). ``VOLBENCH_SAMPLER=off`` turns the watch off (bench/sampler_pts.py measures
-its cost with it).
+Runs on several places at once are not watched here (the local host is not where
+their fio runs): rounds on other hosts are watched through a channel to each host
+(plans/remote_watch.py). ``VOLBENCH_SAMPLER=off`` turns the watch off
+(bench/sampler_pts.py measures its cost with it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
+from typing import Protocol
 
 from volbench.analysis.host_series import fact_series, health_series, sample_series
 from volbench.model import HostSample, LogSeries, TargetInfo
@@ -50,6 +52,15 @@ def health_values(reading: smart.DriveHealth) -> dict[str, float | None]:
         "media_err": number(reading.media_errors),
         "pct_used": number(reading.percent_used),
     }
+
+
+class Watch(Protocol):
+    """What watches a round while it runs: :class:`RoundWatch` on this machine,
+    :class:`volbench.plans.remote_watch.RemoteWatch` on other hosts."""
+
+    def start(self) -> None: ...
+    def take(self, round_no: int, test: str) -> list[LogSeries]: ...
+    def stop(self) -> None: ...
 
 
 class RoundWatch:
