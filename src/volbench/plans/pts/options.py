@@ -5,10 +5,8 @@ Enterprise: active range 100%, recommended TC 4 x QD 32, write cache disabled.
 Client: active range 75%, TC 2 x QD 16, write cache enabled.
 volbench does not change a device's write cache; it records the state it finds and,
 on a block device whose state differs from the profile's, marks the run non-compliant.
-
-Besides the options every test reads, each test declares its own (its module's
-record, :mod:`.declared`); a run stores them all flat, next to the common ones,
-under the keys they declare (the layout runs have always had).
+Besides the options every test reads, each test declares its own (:mod:`.declared`);
+a run stores them flat, next to the common ones (the layout runs have always had).
 """
 
 from __future__ import annotations
@@ -25,45 +23,19 @@ from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.errors import UsageError
 from volbench.plans.pts import catalog, declared
 from volbench.plans.pts.declared import OwnOptions
-from volbench.plans.pts.demand import parse_grid
+
+# Each test's matrix, parser or names, also here for callers of before (bench, report).
+from volbench.plans.pts.demand import parse_grid as parse_grid
 from volbench.plans.pts.hir import HirOptions
-from volbench.plans.pts.iops import (
-    IOPS_BLOCK_SIZES,
-    IOPS_MIXES,
-    LATENCY_BLOCK_SIZES,
-    LATENCY_MIXES,
-    Matrix,
-    parse_block_sizes,
-    parse_mixes,
-)
-from volbench.plans.pts.throughput import THROUGHPUT_TESTS
+from volbench.plans.pts.iops import IOPS_BLOCK_SIZES as IOPS_BLOCK_SIZES
+from volbench.plans.pts.iops import IOPS_MIXES as IOPS_MIXES
+from volbench.plans.pts.iops import Matrix
+from volbench.plans.pts.iops import parse_block_sizes as parse_block_sizes
+from volbench.plans.pts.iops import parse_mixes as parse_mixes
+from volbench.plans.pts.throughput import THROUGHPUT_TESTS as THROUGHPUT_TESTS
 from volbench.plans.pts.wsat import WsatOptions
 from volbench.records import converter
 from volbench.units import MiB
-
-__all__ = [
-    "CELL_SECONDS",
-    "IOPS_BLOCK_SIZES",
-    "IOPS_MIXES",
-    "LATENCY_BLOCK_SIZES",
-    "LATENCY_MIXES",
-    "MAX_ROUNDS",
-    "MIN_ACTIVE_BYTES",
-    "NAME",
-    "PROFILES",
-    "THROUGHPUT_TESTS",
-    "PtsOptions",
-    "PtsSetup",
-    "build",
-    "fit_block_size",
-    "own_kinds",
-    "parse_block_sizes",
-    "parse_grid",
-    "parse_mixes",
-    "parse_tests",
-    "write_cache_reason",
-]  # fmt: skip
-"""Also here: the matrices and parsers of the tests' own options, for callers of before."""
 
 NAME = "pts"
 """The plan's name, as runs store it."""
@@ -83,11 +55,9 @@ Own = TypeVar("Own", bound=OwnOptions)
 COMMON = ("cell_seconds", "max_rounds", "purge", "ioengine", "logical_block_bytes")
 """The options :func:`build` takes by name besides the profile's and the tests' own."""
 
-STORED_ORDER = (
-    "tests", "profile", "threads", "iodepth", "active_range_pct", "cell_seconds", "max_rounds",
-    "wsat_max_rounds", "block_sizes", "mixes", "toio_grid", "hir_cycles", "xsr_cells", "purge",
-    "ioengine", "logical_block_bytes",
-)  # fmt: skip
+STORED_ORDER = ("tests", "profile", "threads", "iodepth", "active_range_pct", "cell_seconds",
+                "max_rounds", "wsat_max_rounds", "block_sizes", "mixes", "toio_grid",
+                "hir_cycles", "xsr_cells", "purge", "ioengine", "logical_block_bytes")  # fmt: skip
 """The keys of a stored run's ``pts`` options in the order volbench has written them;
 the keys of tests added since follow."""
 
@@ -108,9 +78,8 @@ def write_cache_reason(profile: str, state: str | None) -> str | None:
 
 
 def own_kinds() -> tuple[type[OwnOptions], ...]:
-    """The records of options the tests declare (:func:`.catalog.own_kinds`) in the
-    order their first keys are stored (:data:`STORED_ORDER`; new ones after): the
-    order volbench has always checked them and said why a run is non-compliant."""
+    """The tests' records (:func:`.catalog.own_kinds`) in the order their first keys
+    are stored (:data:`STORED_ORDER`): the order volbench always checked them in."""
 
     def rank(kind: type[OwnOptions]) -> int:
         key = declared.declarations(kind)[0][1].key
@@ -258,10 +227,8 @@ class PtsSetup:
 
 def fit_block_size(options: PtsOptions, logical_bytes: int | None, where: str) -> PtsOptions:
     """``options`` for a target with ``logical_bytes`` logical blocks (None: unknown,
-    512 assumed): each test's options fitted (:meth:`.declared.OwnOptions.fitted`:
-    e.g. IOPS block sizes it cannot do left out of the default matrix, refused as a
-    UsageError naming ``where``, the target, when asked for). Decided before anything
-    runs."""
+    512 assumed), each test's fitted (:meth:`.declared.OwnOptions.fitted`; a UsageError
+    names ``where``, the target). Decided before anything runs."""
     fitted = replace(options, logical_block_bytes=max(logical_bytes or 512, 512))
     own = tuple(record.fitted(fitted, tests, where) for record, tests in fitted.records())
     return replace(fitted, own=own)
