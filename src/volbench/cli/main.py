@@ -130,6 +130,7 @@ COMMANDS = {
         "volbench.cli.workload:workload_command",
         "Characterise a captured workload (NAME, a run id or...",
     ),
+    "lab": ("volbench.cli.lab:lab", "QEMU guests with cloud-like disk limits, reached as..."),
     "agent": (
         "volbench.cli.agent:command",
         "Serve fio to a volbench controller (`fio --server`), or...",

@@ -1,0 +1,132 @@
+"""``volbench lab``: QEMU guests whose virtio disk is limited the way clouds limit
+volumes (:mod:`volbench.lab`), places of runs as ``--hosts lab://NAME``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import POSITIVE_SIZE, Converted, format_option, grouped
+from volbench.cli.spec import AMOUNT, catalogue_option, provisioned_options, provisioned_values
+from volbench.errors import UsageError
+from volbench.lab import lifecycle
+from volbench.lab.throttle import HandLimits, Limits, from_hand, promised_limits
+from volbench.report.sheet import Column, Sheet
+from volbench.units import parse_size
+
+_HAND = (
+    "iops_total", "iops_read", "iops_write", "mbps", "mbps_read", "mbps_write",
+    "burst_iops", "burst_credits", "io_unit",
+)  # fmt: skip
+_PROMISE = ("product", "provisioned_iops", "provisioned_mbps", "extra_performance")
+
+
+def _limits(size: int, catalogue_files: tuple[str, ...], **given: Any) -> Limits:
+    """The disk's limits: a catalogue product's at ``size``, or the hand-set ones."""
+    hand = HandLimits(**{key: given[key] for key in _HAND})
+    product = given["product"]
+    if product is None:
+        return from_hand(hand)
+    if hand != HandLimits():
+        raise UsageError("give --product or hand-set limits (--iops-total ...), not both")
+    values = provisioned_values(
+        given["provisioned_iops"], given["provisioned_mbps"], given["extra_performance"]
+    )
+    return promised_limits(product, size, values, catalogue_files)
+
+
+@click.group("lab")
+def lab() -> None:
+    """QEMU guests with cloud-like disk limits, reached as --hosts lab://NAME."""
+
+
+@lab.command("up")
+@click.argument("name")
+@click.option(
+    "--size",
+    type=POSITIVE_SIZE,
+    default="1g",
+    show_default=True,
+    help="The guest disk (a sparse image); with --product, the volume's size.",
+)
+@click.option(
+    "--kernel",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A kernel image (default: Debian's linux-image-amd64, downloaded once).",
+)
+@click.option(
+    "--accel",
+    type=click.Choice(["auto", "kvm", "tcg"]),
+    default="auto",
+    show_default=True,
+    help="auto: KVM if the guest boots under it in time, else TCG.",
+)
+@click.option("--iops-total", type=AMOUNT, help="IOPS reads and writes share.")
+@click.option("--iops-read", type=AMOUNT, help="Read IOPS (a budget of their own).")
+@click.option("--iops-write", type=AMOUNT, help="Write IOPS (a budget of their own).")
+@click.option("--mbps", type=AMOUNT, help="MB/s (10^6 B/s) reads and writes share.")
+@click.option("--mbps-read", type=AMOUNT, help="Read MB/s.")
+@click.option("--mbps-write", type=AMOUNT, help="Write MB/s.")
+@click.option("--burst-iops", type=AMOUNT, help="IOPS while the bucket has credits.")
+@click.option("--burst-credits", type=AMOUNT, help="I/Os in a full bucket.")
+@click.option(
+    "--io-unit",
+    type=Converted("size", parse_size),
+    default=None,
+    help="A larger request counts as size/unit I/Os (QEMU iops-size), e.g. 256k.",
+)
+@click.option("--product", default=None, help="Limits of a catalogue product at --size.")
+@provisioned_options
+@catalogue_option
+@grouped("limits", _limits, (*_HAND, *_PROMISE, "catalogue_files"), shared=("size",))
+def up(name: str, size: int, kernel: str | None, accel: str, limits: Limits) -> None:
+    """Boot guest NAME; print where it is once fio's server in it answers."""
+
+    def say(line: str) -> None:
+        console.stderr.print(line)
+
+    guest = lifecycle.up(name, limits, size, kernel, accel, say)
+    console.stdout.print(
+        f"{guest.place} up: fio at {guest.address}:{guest.fio_port}, shell at "
+        f"{guest.address}:{guest.shell_port}, {guest.accel}, booted in "
+        f"{guest.boot_seconds:.1f} s, disk /dev/vda {guest.disk_bytes / (1 << 30):g} GiB, "
+        f"limits: {guest.limits.text()}"
+    )
+
+
+COLUMNS = (
+    Column("name", "Name"),
+    Column("state", "State"),
+    Column("pid", "PID"),
+    Column("address", "Address"),
+    Column("accel", "Accel"),
+    Column("limits", "Limits"),
+    Column("disk", "Disk"),
+)
+
+
+@lab.command("list")
+@format_option
+def list_(fmt: str) -> None:
+    """The lab's guests: alive or dead, where, and their disk's limits."""
+    rows = tuple(vars(row) for row in lifecycle.listing())
+    document = {"schema": "volbench.lab/1", "guests": list(rows)}
+    console.show(Sheet("lab guests", COLUMNS, rows, document), fmt)
+
+
+@lab.command("down")
+@click.argument("name", required=False)
+@click.option("--all", "every", is_flag=True, help="Every guest of the lab.")
+def down(name: str | None, every: bool) -> None:
+    """Stop guest NAME (or --all) and remove its disk and folder."""
+    if every == (name is not None):
+        raise UsageError("give a guest NAME or --all")
+    if name is not None:
+        ran = lifecycle.down(name)
+        console.stdout.print(f"lab://{name} " + ("stopped and removed" if ran else "removed"))
+        return
+    gone = lifecycle.down_all()
+    console.stdout.print(f"stopped and removed: {', '.join(gone) or 'no guest'}")

@@ -1,0 +1,64 @@
+"""What the guest runs: ``/init`` (the initramfs's first process) and the handler of
+the guest shell channel.
+
+``/init`` mounts proc, sysfs and devtmpfs, loads the virtio modules (busybox
+``insmod``, in dependency order), takes the hostname the kernel command line gives
+(``volbench.hostname=``: it names the guest and its accelerator, ``lab-NAME-tcg``,
+and is what fio's server says of itself), brings up ``eth0`` at QEMU user-mode
+networking's fixed address (10.0.2.15/24, gateway 10.0.2.2: QEMU "Network
+emulation", slirp), starts the shell channel on :data:`SHELL_PORT` and then keeps
+``fio --server`` on :data:`FIO_PORT` running for as long as the guest lives.
+
+The shell channel (busybox ``nc -ll -p PORT -e HANDLER``: a process per connection):
+the client sends ONE line, a POSIX ``sh`` command; the handler runs it with
+``sh -c`` and its stdout is the connection's data until the command ends (stderr is
+dropped, so the output is the command's alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+FIO_PORT = 8765
+"""fio's server port inside the guest (fio's default)."""
+SHELL_PORT = 8766
+"""The shell channel's port inside the guest."""
+GUEST_ADDRESS = "10.0.2.15"
+"""The guest's address on QEMU's user-mode network (the first DHCP address)."""
+READY = "volbench-lab: ready"
+"""The line /init writes to the serial console once fio's server starts."""
+HANDLER = "/etc/volbench-shell"
+
+SHELL_HANDLER = """#!/bin/sh
+IFS= read -r line || exit 0
+line=${line%$(printf '\\r')}
+exec sh -c "$line" 2>/dev/null
+"""
+
+
+def init_script(modules: Sequence[str]) -> str:
+    """The ``/init`` of a guest loading ``modules`` (names, in load order, as
+    ``/lib/modules/NAME.ko`` in the initramfs)."""
+    loads = "".join(f"insmod /lib/modules/{name}.ko\n" for name in modules)
+    return f"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/usr/bin:/bin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+{loads}name=$(sed -n 's/.*volbench\\.hostname=\\([A-Za-z0-9-]*\\).*/\\1/p' /proc/cmdline)
+hostname "${{name:-volbench-lab}}"
+ip link set lo up
+tries=0
+until ip link set eth0 up 2>/dev/null; do
+  tries=$((tries + 1)); [ $tries -gt 50 ] && echo "volbench-lab: no eth0" && break; sleep 0.1
+done
+ip addr add {GUEST_ADDRESS}/24 dev eth0
+ip route add default via 10.0.2.2
+nc -ll -p {SHELL_PORT} -e {HANDLER} &
+echo "{READY}"
+while true; do
+  fio --server=ip:0.0.0.0,{FIO_PORT} >/dev/null 2>&1
+  sleep 1
+done
+"""
