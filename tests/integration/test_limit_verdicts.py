@@ -266,3 +266,35 @@ def test_a_device_throttled_to_a_stall(
     assert row["limit"] == "stall", row
     assert row["evidence"][0].startswith("0 IOPS for ")
     assert row["evidence"][0].endswith(" s with I/O outstanding (fio's stall watch)")
+
+
+def test_a_mix_with_its_reads_at_their_own_cap_names_the_direction(
+    volbench: Volbench, loop_device: Loop, groups: Groups
+) -> None:
+    """Separate read and write IOPS caps (blkio's throttle, cgroup v1's riops/wiops of
+    io.max), the PTS IOPS test at 64 KiB, mixes 100/0, 65/35 and 0/100: the 65/35 cell
+    has its reads at their cap (issue 24: 5,000 and 3,000, 7,700 IOPS in all; every
+    such cell was "not determined"). The caps here are a fifth of those, 1,000 and 600
+    (the 65/35 cell: 1,540 IOPS, 100 MB/s), which a loop device keeps up with while the
+    other test worker's fio takes the CPUs: at 5,000 the write-only cell reached 1,760
+    of its 3,000, held by the loaded machine. The caps are known twice over: the
+    cgroup's recorded with the round, and the read-only cell of the same run."""
+    device = loop_device(64)
+    rdev = os.stat(device).st_rdev
+    key = f"{os.major(rdev)}:{os.minor(rdev)}"
+    blkio = groups("blkio")
+    (blkio / "blkio.throttle.read_iops_device").write_text(f"{key} 1000")
+    (blkio / "blkio.throttle.write_iops_device").write_text(f"{key} 600")
+    cells = ("--block-sizes", "64k", "--mixes", "100/0,65/35,0/100", "--cell-seconds", "1s")
+    short = ("--max-rounds", "5", "--threads", "2", "--iodepth", "4")
+    run_in(volbench, [groups("cpu"), blkio], "pts", "iops", "--target", device, *cells, *short)
+    found = explained(volbench)
+    (mixed,) = [row for name, row in found.items() if ".65-35." in name]
+    assert mixed["limit"] == "rate limiter", mixed
+    reads = [e for e in mixed["evidence"] if e.startswith("the reads of this mix, ")]
+    assert reads, mixed["evidence"]
+    assert all(e.endswith(": a rate limiter holds the reads") for e in reads)
+    assert any("of their own cap of 1,000 IOPS (fio's cgroup, read limit" in e for e in reads)
+    alone = [name for name in found if ".100-0." in name]
+    assert any(f"(the read-only test {alone[0]}, reads alone)" in e for e in reads), reads
+    assert 0.9 * 1000 <= mixed["iops"] * 0.65 <= 1.05 * 1000

@@ -212,3 +212,49 @@ def test_the_summary_has_a_line_per_limit(tmp_path: Path) -> None:
     )
     assert "limited by stall: randwrite-4k-latency: 0 IOPS for 9 s" in "\n".join(lines)
     assert summary_for(listed, check=False).limits == ()  # a list of runs reads no outputs
+
+
+def _cell(name: str, rw: str, read: float, write: float, mix: int | None = None) -> FactsOfTest:
+    """A PTS-like 64 KiB cell at QD 4 x 2 threads, its queue kept full."""
+    total = read + write
+    measured = MeasuredTest(name, total, total * 65536, 8 / total * 1e9, 4, 2, (5.0, 5.0), True,
+                            read, write)  # fmt: skip
+    family = (rw, 65536, None, mix, True, "libaio", None, None, None)
+    pure = ("randread", 65536, None, None, True, "libaio", None, None, None)
+    alone = (pure, ("randwrite", *pure[1:])) if rw == "randrw" else None
+    return FactsOfTest(0, measured, family, reads=read > 0, writes=write > 0, alone=alone)
+
+
+def test_a_mix_meets_the_caps_its_read_only_and_write_only_tests_show() -> None:
+    """Read cap 5,000, write cap 3,000 (no samples: only the run's own tests tell)."""
+    read, write = _cell("r", "randread", 5000, 0), _cell("w", "randwrite", 0, 3000)
+    mix = _cell("m", "randrw", 5005, 2695, 65)
+    by_name = {v.facts.measured.name: v for v in run_verdicts([read, mix, write])}
+    found = by_name["m"]
+    assert [c.label for c in found.context.caps] == [
+        "the read-only test r, reads alone",
+        "the write-only test w, writes alone",
+    ]
+    assert found.verdict.limit is Limit.RATE_LIMITER
+    assert found.verdict.evidence == (
+        "the reads of this mix, 5,005 IOPS of 7,700, are 100% of their own cap of 5,000 IOPS"
+        " (the read-only test r, reads alone): a rate limiter holds the reads",
+    )
+    # one budget both share: the mix does no more than reads alone, no cap of its own
+    shared = _cell("m", "randrw", 650, 350, 65)
+    one = {v.facts.measured.name: v for v in run_verdicts([_cell("r", "randread", 1000, 0),
+                                                           shared])}  # fmt: skip
+    assert one["m"].context.caps == ()
+    assert one["m"].verdict.limit is not Limit.RATE_LIMITER
+
+
+def test_a_mix_meets_the_cgroup_caps_of_each_direction() -> None:
+    host = RoundHost(facts={"cap_riops": 5000.0, "cap_wiops": 3000.0})
+    mix = dataclasses.replace(_cell("m", "randrw", 4990, 2690, 65), host=host)
+    (found,) = run_verdicts([mix])
+    assert found.context.caps == (
+        KnownCap("fio's cgroup, read limit on the device", 5000.0, None, "read"),
+        KnownCap("fio's cgroup, write limit on the device", 3000.0, None, "write"),
+    )
+    assert found.verdict.limit is Limit.RATE_LIMITER
+    assert found.verdict.evidence[0].startswith("the reads of this mix, 4,990 IOPS of 7,680")
