@@ -43,6 +43,7 @@ from volbench.errors import FioError, UsageError
 from volbench.fio.client import HostAddress, parse_host
 from volbench.fio.executable import die_with_parent
 from volbench.fio.server import probe
+from volbench.lab.place import is_lab, lab_address, lab_host
 
 SCHEME = "ssh://"
 CONFIG_ENV = "VOLBENCH_SSH_CONFIG"
@@ -284,18 +285,22 @@ def tunnels(hosts: Sequence[SshHost], taken: Sequence[str] = ()) -> Iterator[lis
 
 
 def host_name(text: str) -> str:
-    """A ``--hosts`` value as volbench names the host: ``ssh://[user@]host[:port]``
-    or ``HOST[:PORT]`` (the default port left out). UsageError when invalid."""
+    """A ``--hosts`` value as volbench names the host: ``ssh://[user@]host[:port]``,
+    ``lab://NAME`` or ``HOST[:PORT]`` (the default port left out). UsageError when invalid."""
+    if is_lab(text):
+        return lab_host(text)
     return str(parse_ssh_host(text) if is_ssh(text) else parse_host(text))
 
 
 @contextlib.contextmanager
 def connected(hosts: Sequence[str]) -> Iterator[list[HostAddress]]:
     """Where fio's client reaches each of ``hosts`` (``HOST[:PORT]`` as given, an
-    ``ssh://`` host through an :class:`SshTunnel`), in the order given; every tunnel
-    is closed when the block ends. Every value is checked before ssh starts."""
+    ``ssh://`` host through an :class:`SshTunnel`, a ``lab://`` guest at its forwarded
+    port: :mod:`volbench.lab.place`), in the order given; every tunnel is closed when
+    the block ends. Every value is checked before ssh starts."""
     parsed: list[HostAddress | SshHost] = [
-        parse_ssh_host(h) if is_ssh(h) else parse_host(h) for h in hosts
+        parse_ssh_host(h) if is_ssh(h) else lab_address(h) if is_lab(h) else parse_host(h)
+        for h in hosts
     ]
     remote = [h for h in parsed if isinstance(h, SshHost)]
     taken = [h.host for h in parsed if isinstance(h, HostAddress)]

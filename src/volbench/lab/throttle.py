@@ -22,9 +22,13 @@ where AWS counts ceil(size / 256 KiB) (catalogue ``count_unit_bytes``).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from volbench.errors import UsageError
-from volbench.specs.expectation import Expectation
+
+if TYPE_CHECKING:
+    from volbench.specs.expectation import Expectation
+
 
 MB = 1_000_000
 """--mbps is in MB/s: 10^6 bytes per second."""

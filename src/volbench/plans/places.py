@@ -14,6 +14,7 @@ from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.remote_path import is_plain_path
 from volbench.fio.tunnel import host_name, is_ssh
+from volbench.lab.place import DISK, is_guest_disk, is_lab
 from volbench.model import Place
 from volbench.targets.safety import canonical
 
@@ -31,7 +32,8 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
 
     Without hosts every target is a local one. With hosts, ``HOST:PATH`` puts a
     target on that host only and a plain ``PATH`` on every host; each host needs
-    at least one target. Raises UsageError with what to change.
+    at least one target; a ``lab://`` guest without one measures its own disk
+    (:data:`volbench.lab.place.DISK`). Raises UsageError with what to change.
     """
     if not hosts:
         return tuple(dict.fromkeys(Place(None, canonical(path)) for path in targets))
@@ -44,13 +46,16 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
         host, sep, path = _host_and_path(spec)
         if sep and host in addresses:
             own[host].append(remote_path("/" + path))
-        elif is_ssh(spec) or (sep and not host.startswith("/") and "/" not in host):
+        elif is_ssh(spec) or is_lab(spec) or (sep and not host.startswith("/") and "/" not in host):
             raise UsageError(
                 f"--target {spec}: {host} is not in --hosts ({', '.join(addresses)}); "
                 "add it there or give a path for every host"
             )
         else:
             common.append(remote_path(spec))
+    for name in addresses:
+        if is_lab(name) and not own[name] and not common:
+            own[name].append(DISK)
     places = [Place(name, path) for name in addresses for path in [*own[name], *common]]
     missing = [name for name in addresses if not own[name] and not common]
     if missing:
@@ -71,8 +76,9 @@ def remote_path(path: str) -> str:
 
 
 def _host_and_path(spec: str) -> tuple[str, str, str]:
-    """``HOST:/PATH`` or ``ssh://...:/PATH`` split as ``str.partition(":/")`` does."""
-    at = spec.find(":/", len("ssh://") if is_ssh(spec) else 0)
+    """``HOST:/PATH``, ``ssh://...:/PATH`` or ``lab://NAME:/PATH`` split as
+    ``str.partition(":/")`` does."""
+    at = spec.find(":/", spec.find("://") + 3 if is_ssh(spec) or is_lab(spec) else 0)
     return (spec, "", "") if at < 0 else (spec[:at], ":/", spec[at + 2 :])
 
 
@@ -86,7 +92,10 @@ def named_by(destroy_data: Sequence[str], path: str) -> str | None:
 
 
 def names_remote(destroy_data: Sequence[str], place: Place) -> bool:
-    """Whether a ``--destroy-data=HOST:PATH`` names ``place`` (paths normalised)."""
+    """Whether a ``--destroy-data=HOST:PATH`` names ``place`` (paths normalised); a
+    lab guest's own disk needs none (an image volbench made for it)."""
+    if is_guest_disk(place.host, place.path):
+        return True
     for value in destroy_data:
         host, sep, path = _host_and_path(value)
         if sep and host_name(host) == place.host and remote_path("/" + path) == place.path:
