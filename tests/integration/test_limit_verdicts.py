@@ -298,3 +298,50 @@ def test_a_mix_with_its_reads_at_their_own_cap_names_the_direction(
     alone = [name for name in found if ".100-0." in name]
     assert any(f"(the read-only test {alone[0]}, reads alone)" in e for e in reads), reads
     assert 0.9 * 1000 <= mixed["iops"] * 0.65 <= 1.05 * 1000
+
+
+def test_a_cap_lowered_mid_test_is_a_burst(
+    volbench: Volbench, loop_device: Loop, groups: Groups
+) -> None:
+    """A real limiter's step: a blkio read cap of 3,000 IOPS lowered to 1,000 about 5 s
+    into a 12 s test (the shape of a credit bucket running dry: issue 24's 3,000 IOPS,
+    then 1,000). The verdict is the rate limiter, its first sentence the burst found in
+    the test's stored per-second series; ``explain`` has its burst section."""
+    device = loop_device(64)
+    rdev = os.stat(device).st_rdev
+    key = f"{os.major(rdev)}:{os.minor(rdev)}"
+    blkio = groups("blkio")
+    rule = blkio / "blkio.throttle.read_iops_device"
+    rule.write_text(f"{key} 3000")
+    args = sweep(device, "--iodepth", "16", "--runtime", "12s", "--ramp-time", "0")
+    proc = start_in(volbench, [groups("cpu"), blkio], *args)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(volbench.runs_dir.glob("*/round-000/job.fio")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.02)
+        time.sleep(5)
+        rule.write_text(f"{key} 1000")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, (err, out[-2000:])
+    result = CliRunner(env={"VOLBENCH_DB": str(volbench.db)}).invoke(
+        cli, ["explain", "latest", "--format", "json"]
+    )
+    assert result.exit_code == 0, (result.output, result.exception)
+    document = json.loads(result.stdout)
+    (row,) = document["tests"]
+    (burst,) = document["bursts"]
+    assert row["limit"] == "rate limiter", row
+    assert row["evidence"][0] == (
+        f"burst: {burst['ceiling']:,.0f} IOPS for {burst['seconds']:,.1f} s (about"
+        f" {burst['credits']:,.0f} I/Os above the baseline), then {burst['baseline']:,.0f}"
+    )
+    assert 0.9 * 3000 <= burst["ceiling"] <= 1.03 * 3000, burst
+    assert 0.95 * 1000 <= burst["baseline"] <= 1.03 * 1000, burst
+    assert 2 <= burst["seconds"] <= 6, burst  # fio started before its job file was read
+    assert burst["credits"] == pytest.approx(
+        burst["seconds"] * (burst["ceiling"] - burst["baseline"])
+    )
