@@ -171,7 +171,7 @@ def test_an_imported_run_is_explained_from_fio_figures(tmp_path: Path) -> None:
 
 
 def test_a_run_on_other_hosts_says_why_it_has_no_samples(tmp_path: Path) -> None:
-    """fio ran elsewhere: the note says so (not "imported, or from an older volbench")."""
+    """fio ran elsewhere: the note says why (not "imported, or from an older volbench")."""
     with Store.open(str(tmp_path / "s.db")) as store:
         run = store.get_run(import_file(store, FIO_FIXTURES / "text_around_json_jsonplus.txt", {}))
     places = (PlaceRecord("h1:/dev/vdb", "h1", "/dev/vdb", None),)
@@ -179,7 +179,7 @@ def test_a_run_on_other_hosts_says_why_it_has_no_samples(tmp_path: Path) -> None
         run, plan="sweep", settings=dataclasses.replace(run.settings, places=places)
     )
     note = explain_sheet(remote).notes[0]
-    assert note.startswith("no host or device samples: fio ran on h1, and volbench samples")
+    assert note.startswith("no host or device samples: h1 runs only fio's server; volbench has no")
 
 
 def test_check_names_the_volume_cap(tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ from volbench.analysis.stored_bursts import stored_bursts
 from volbench.fio.job_cpu import job_cpu
 from volbench.model import RunRecord, StoredResult, StoredWorkload
 from volbench.plans.firsttouch import PASSES
-from volbench.plans.importing import PLAN as IMPORTED
 from volbench.report.fleet_sheets import aggregate_run
+from volbench.report.sampled_note import sampled_note
 from volbench.report.sheet import Column, Sheet, fmt_count
 
 LIMITS_SCHEMA = "volbench.limits/1"
@@ -212,22 +212,8 @@ def _document(run: RunRecord, rows: Sequence[Mapping[str, Any]]) -> dict[str, An
 
 
 def _sampled_note(run: RunRecord) -> str:
-    if any(s.direction == "host" for s in run.series):
-        return (
-            "samples: each CPU's busy share, fio's processes' CPU and run-queue wait, the"
-            " device's busy time and in-flight requests, once a second while each test ran"
-        )
-    hosts = sorted({p.host for p in run.settings.places if p.host is not None})
-    if hosts:
-        why = (f"fio ran on {', '.join(hosts)}, and volbench samples only the machine it"
-               " runs on")  # fmt: skip
-    elif run.settings.places:
-        why = "a run on several targets at once is not sampled"
-    elif run.plan == IMPORTED:
-        why = "an imported fio output holds none"
-    else:
-        why = "sampling was off, or the run was stored by a volbench older than it"
-    return f"no host or device samples: {why}; the verdicts rest on fio's figures alone"
+    """Which hosts were sampled, or exactly why not (report/sampled_note.py)."""
+    return sampled_note(run)
 
 
 def limits_sheet(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Sheet | None:
