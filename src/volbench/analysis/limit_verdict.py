@@ -64,6 +64,7 @@ from collections.abc import Sequence
 
 from volbench.analysis import littles_law, scaling, throttle
 from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest, Verdict
+from volbench.analysis.limiter_signs import CAP_MATCH, direction_caps, paced
 
 STALL_S = 5.0
 """Seconds of device samples without a completion (requests in flight) that make a
@@ -90,8 +91,6 @@ job: a job that mostly sleeps (waiting for its I/O) is not held by the CPU, howe
 each of its few wake-ups waits."""
 IDLE_MIN_PCT = 40.0
 """longhorn/kbench README: CPU idleness "should be at least 40%" in latency tests."""
-CAP_MATCH = 0.10
-"""A figure from 90 % to 105 % of a known cap meets it (EBS: at least 90 % delivered)."""
 ABOVE_DEVICE_SHARE = 0.25
 """The device saw at most this share of fio's in-flight I/Os: the rest waited above it."""
 CPU_STARVED_SHARE = 0.25
@@ -99,11 +98,6 @@ CPU_STARVED_SHARE = 0.25
 completions late: I/Os then wait in fio, not in a limiter."""
 DEVICE_BUSY_PCT = 95.0
 """io_ticks share that counts as a device busy all the time (iostat's %util ~100)."""
-PACED_MATCH = scaling.SAME_IOPS_TOLERANCE
-"""A QD 1 test and a deeper one within this share of each other's IOPS ran at one rate
-(5 %, scaling.py's "the same throughput"): a limiter paces both within a percent or two
-(blkio, QEMU's throttling), while a device serving several I/Os at once (an SSD, a
-network volume, a disk with NCQ) gains far more than 5 % from more queue."""
 MEMORY_PSI_PCT = 10.0
 """PSI memory some avg10 worth a note: tasks stalled on memory that share of time."""
 
@@ -242,66 +236,6 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
     return found
 
 
-def _paced(test: MeasuredTest, ctx: Context) -> list[str]:
-    """A QD 1 test and a deeper one of the same workload at the same IOPS (within
-    :data:`PACED_MATCH`; a deeper test that burst: its baseline after the burst), the
-    deeper one's queue kept full (Little's law): more queue raised only latency."""
-    if test.lat_mean_ns is None or test.iops <= 0:
-        return []
-    after = dict(ctx.after_bursts)
-    if test.outstanding == 1:
-        deeper = [n for n in ctx.neighbours if n.outstanding > 1 and _full(n)]
-        pairs = [(test, n, after.get(n.name, n.iops)) for n in deeper]
-    elif _full(test):
-        own = ctx.burst.baseline if ctx.burst else test.iops
-        shallow = [n for n in ctx.neighbours if n.outstanding == 1 and n.lat_mean_ns]
-        pairs = [(n, test, own) for n in shallow]
-    else:
-        pairs = []
-    same = [(one, deep, rate) for one, deep, rate in pairs if _same(one.iops, rate)]
-    if not same:
-        return []
-    one, deep, rate = max(same, key=lambda p: p[1].outstanding)
-    burst = " after its burst" if rate != deep.iops else ""
-    return [
-        f"QD 1 gave {one.iops:,.0f} IOPS and {deep.label} the same {rate:,.0f}{burst}"
-        f" ({rate / one.iops - 1:+.1%}) with latency {_us(one.lat_mean_ns or 0)} ->"
-        f" {_us(deep.outstanding / rate * 1e9)} (Little's law: {deep.outstanding} in flight /"
-        f" {rate:,.0f} IOPS): a rate limiter paces the I/O at ~{one.iops:,.0f} IOPS, more"
-        " queue only waits longer for it"
-    ]
-
-
-def _full(test: MeasuredTest) -> bool:
-    """fio kept the test's queue full (Little's law within its tolerance)."""
-    implied = _in_flight(test)
-    return implied is not None and not littles_law.LittleCheck(implied, test.outstanding).flagged
-
-
-def _same(one: float, other: float) -> bool:
-    return one > 0 and abs(other - one) <= PACED_MATCH * one
-
-
-def _direction_caps(test: MeasuredTest, ctx: Context) -> list[str]:
-    """A mixed test with one direction at a cap of its own (a cgroup's, a promise's,
-    the same workload's read-only or write-only test of the run)."""
-    found: list[str] = []
-    if not test.mixed:
-        return found
-    for cap in ctx.caps:
-        value = test.direction_iops(cap.direction or "")
-        limit = cap.iops
-        if cap.direction is None or not value or not limit:
-            continue
-        if (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
-            found.append(
-                f"the {cap.direction}s of this mix, {value:,.0f} IOPS of {test.iops:,.0f},"
-                f" are {value / limit:.0%} of their own cap of {limit:,.0f} IOPS ({cap.label}):"
-                f" a rate limiter holds the {cap.direction}s"
-            )
-    return found
-
-
 def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
     found = [ctx.burst.sentence()] if ctx.burst else []
     points = [
@@ -315,7 +249,7 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
     unmet = []
     for cap in ctx.caps:
         if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
-            continue  # a mix's directions: :func:`_direction_caps`; another direction's cap
+            continue  # a mix's directions: :func:`direction_caps`; another direction's cap
         for value, limit, unit, scale in (
             (test.iops, cap.iops, "IOPS", 1.0),
             (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
@@ -330,7 +264,7 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
                     f"{cap.label} caps it at {limit / scale:,.0f} {unit}"
                     f" ({value / limit:.0%} reached)"
                 )
-    found += _paced(test, ctx) + _direction_caps(test, ctx)
+    found += paced(test, ctx) + direction_caps(test, ctx)
     fio_flight = _in_flight(test) or 0.0
     averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
     device_flight = _mean(averaged) if averaged else _mean([s.in_flight for s in ctx.host])

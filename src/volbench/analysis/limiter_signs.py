@@ -1,0 +1,95 @@
+"""Signs of a rate limiter beyond one test's own figures (rule 5 of
+analysis/limit_verdict.py): a limiter pacing a QD 1 test and a deeper one of the same
+workload at one rate, and a mixed test whose reads or writes meet a cap of their own
+direction. Pure functions over a :class:`MeasuredTest` and its :class:`Context`.
+
+Pacing: Little's law (L = lambda x W, Little 1961) with lambda fixed by a limiter makes
+the mean latency grow as L / lambda while IOPS stay flat from QD 1 on; a device that
+serves several I/Os at once raises IOPS with more queue instead. A device that can serve
+only one I/O at a time would look the same; no SSD, network volume or disk with NCQ is
+one.
+"""
+
+from __future__ import annotations
+
+from volbench.analysis import littles_law, scaling
+from volbench.analysis.limit_evidence import Context, MeasuredTest
+
+CAP_MATCH = 0.10
+"""A figure from 90 % to 105 % of a known cap meets it (the AWS EBS user guide, "Amazon
+EBS optimization": volumes deliver at least 90 % of their provisioned IOPS)."""
+PACED_MATCH = scaling.SAME_IOPS_TOLERANCE
+"""A QD 1 test and a deeper one within this share of each other's IOPS ran at one rate
+(5 %, scaling.py's "the same throughput"): a limiter paces both within a percent or two
+(blkio, QEMU's throttling), while a device serving several I/Os at once (an SSD, a
+network volume, a disk with NCQ) gains far more than 5 % from more queue."""
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:,.0f} µs" if ns < 1e6 else f"{ns / 1e6:,.2f} ms"
+
+
+def _in_flight(test: MeasuredTest) -> float | None:
+    if test.lat_mean_ns is None:
+        return None
+    return littles_law.implied_outstanding([(test.iops, test.lat_mean_ns)])
+
+
+def paced(test: MeasuredTest, ctx: Context) -> list[str]:
+    """A QD 1 test and a deeper one of the same workload at the same IOPS (within
+    :data:`PACED_MATCH`; a deeper test that burst: its baseline after the burst), the
+    deeper one's queue kept full (Little's law): more queue raised only latency."""
+    if test.lat_mean_ns is None or test.iops <= 0:
+        return []
+    after = dict(ctx.after_bursts)
+    if test.outstanding == 1:
+        deeper = [n for n in ctx.neighbours if n.outstanding > 1 and _full(n)]
+        pairs = [(test, n, after.get(n.name, n.iops)) for n in deeper]
+    elif _full(test):
+        own = ctx.burst.baseline if ctx.burst else test.iops
+        shallow = [n for n in ctx.neighbours if n.outstanding == 1 and n.lat_mean_ns]
+        pairs = [(n, test, own) for n in shallow]
+    else:
+        pairs = []
+    same = [(one, deep, rate) for one, deep, rate in pairs if _same(one.iops, rate)]
+    if not same:
+        return []
+    one, deep, rate = max(same, key=lambda p: p[1].outstanding)
+    burst = " after its burst" if rate != deep.iops else ""
+    return [
+        f"QD 1 gave {one.iops:,.0f} IOPS and {deep.label} the same {rate:,.0f}{burst}"
+        f" ({rate / one.iops - 1:+.1%}) with latency {_us(one.lat_mean_ns or 0)} ->"
+        f" {_us(deep.outstanding / rate * 1e9)} (Little's law: {deep.outstanding} in flight /"
+        f" {rate:,.0f} IOPS): a rate limiter paces the I/O at ~{one.iops:,.0f} IOPS, more"
+        " queue only waits longer for it"
+    ]
+
+
+def _full(test: MeasuredTest) -> bool:
+    """fio kept the test's queue full (Little's law within its tolerance)."""
+    implied = _in_flight(test)
+    return implied is not None and not littles_law.LittleCheck(implied, test.outstanding).flagged
+
+
+def _same(one: float, other: float) -> bool:
+    return one > 0 and abs(other - one) <= PACED_MATCH * one
+
+
+def direction_caps(test: MeasuredTest, ctx: Context) -> list[str]:
+    """A mixed test with one direction at a cap of its own (a cgroup's, a promise's,
+    the same workload's read-only or write-only test of the run)."""
+    found: list[str] = []
+    if not test.mixed:
+        return found
+    for cap in ctx.caps:
+        value = test.direction_iops(cap.direction or "")
+        limit = cap.iops
+        if cap.direction is None or not value or not limit:
+            continue
+        if (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
+            found.append(
+                f"the {cap.direction}s of this mix, {value:,.0f} IOPS of {test.iops:,.0f},"
+                f" are {value / limit:.0%} of their own cap of {limit:,.0f} IOPS ({cap.label}):"
+                f" a rate limiter holds the {cap.direction}s"
+            )
+    return found
