@@ -560,3 +560,17 @@ def test_a_mixed_test_with_its_reads_at_their_own_cap() -> None:
     assert verdict(pure, Context(caps=caps)).limit is Limit.RATE_LIMITER
     slow = dataclasses.replace(pure, iops=2900.0, read_iops=2900.0, lat_mean_ns=32 / 2900 * 1e9)
     assert verdict(slow, Context(caps=caps)).limit is not Limit.RATE_LIMITER  # not the write cap
+
+
+def test_no_pacing_told_for_sequential_or_large_io() -> None:
+    """A disk streams at its sequential rate from QD 1 on: flat IOPS may be the device's."""
+    one, deep = fig(1000, 980, qd=1), full(1000, qd=64)
+    streamed = verdict(
+        dataclasses.replace(one, sequential=True),
+        Context(neighbours=(dataclasses.replace(deep, sequential=True),)),
+    )
+    assert streamed.limit is Limit.QUEUE
+    large = [dataclasses.replace(t, bw_bytes_per_s=t.iops * 131072) for t in (one, deep)]
+    assert verdict(large[0], Context(neighbours=(large[1],))).limit is Limit.QUEUE
+    at_64k = [dataclasses.replace(t, bw_bytes_per_s=t.iops * 65536) for t in (one, deep)]
+    assert verdict(at_64k[0], Context(neighbours=(at_64k[1],))).limit is Limit.RATE_LIMITER

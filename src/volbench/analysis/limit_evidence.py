@@ -24,7 +24,8 @@ from volbench.model import HostSample, JobResult, TestResult
 class MeasuredTest:
     """One test: IOPS, bandwidth (bytes/s), I/O-weighted mean total latency (ns),
     the configured iodepth and numjobs, each fio job's usr + sys CPU (% of one CPU),
-    and the IOPS of its reads and of its writes (None: not known apart)."""
+    the IOPS of its reads and of its writes (None: not known apart), and whether its
+    offsets were sequential (fio's read, write, rw; False: random or not known)."""
 
     name: str
     iops: float
@@ -36,6 +37,7 @@ class MeasuredTest:
     direct: bool = True
     read_iops: float | None = None
     write_iops: float | None = None
+    sequential: bool = False
 
     def direction_iops(self, direction: str) -> float | None:
         """The IOPS of ``direction`` ("read" or "write"), None when not known apart."""

@@ -24,6 +24,12 @@ PACED_MATCH = scaling.SAME_IOPS_TOLERANCE
 (blkio, QEMU's throttling), while a device serving several I/Os at once (an SSD, a
 network volume, a disk with NCQ) gains far more than 5 % from more queue."""
 
+PACED_MAX_IO_BYTES = 65536
+"""Pacing is told only for random I/O of up to 64 KiB: a device streams at its bandwidth
+from QD 1 on with sequential or large requests (a disk's sequential rate), so flat IOPS
+there may be the device's; small random I/O at QD 1 waits on one access at a time, which
+more queue overlaps on any device that serves several at once."""
+
 
 def _us(ns: float) -> str:
     return f"{ns / 1e3:,.0f} µs" if ns < 1e6 else f"{ns / 1e6:,.2f} ms"
@@ -38,8 +44,11 @@ def _in_flight(test: MeasuredTest) -> float | None:
 def paced(test: MeasuredTest, ctx: Context) -> list[str]:
     """A QD 1 test and a deeper one of the same workload at the same IOPS (within
     :data:`PACED_MATCH`; a deeper test that burst: its baseline after the burst), the
-    deeper one's queue kept full (Little's law): more queue raised only latency."""
-    if test.lat_mean_ns is None or test.iops <= 0:
+    deeper one's queue kept full (Little's law): more queue raised only latency. Random
+    I/O of at most :data:`PACED_MAX_IO_BYTES` only."""
+    if test.lat_mean_ns is None or test.iops <= 0 or test.sequential:
+        return []
+    if test.bw_bytes_per_s / test.iops > PACED_MAX_IO_BYTES:
         return []
     after = dict(ctx.after_bursts)
     if test.outstanding == 1:

@@ -63,6 +63,7 @@ def _measured(results: Sequence[StoredResult], cpu: tuple[float, ...]) -> Measur
         direct=work.direct is not False,
         read_iops=sum(r.iops for r in results if r.direction == "read"),
         write_iops=sum(r.iops for r in results if r.direction == "write"),
+        sequential=work.rw in SEQUENTIAL,
     )
 
 
@@ -70,6 +71,8 @@ ALONE = {"randrw": ("randread", "randwrite"), "rw": ("read", "write")}
 """fio's mixed patterns and the same pattern reading alone and writing alone
 (``readwrite`` is ``rw``)."""
 PURE = {"read", "write", "randread", "randwrite", "trim", "randtrim"}
+SEQUENTIAL = {"read", "write", "rw", "readwrite", "trim", "trimwrite"}
+"""fio's sequential patterns."""
 
 
 def _family(work: StoredWorkload, rw: str | None = None) -> Family:
