@@ -1,0 +1,137 @@
+"""The guest's initramfs: a newc cpio archive of busybox, fio with its libraries and
+loader, the virtio modules in load order and /init; the modules' dependencies read
+from their .modinfo ELF sections."""
+
+from __future__ import annotations
+
+import stat
+import struct
+from pathlib import Path
+
+import pytest
+
+from volbench.errors import UsageError
+from volbench.lab.init_script import FIO_PORT, SHELL_PORT, init_script
+from volbench.lab.initramfs import Entry, contents, libraries, newc
+from volbench.lab.kernel_modules import (
+    GuestModule,
+    depends,
+    guest_modules,
+    load_order,
+    modinfo,
+)
+
+
+def read_newc(data: bytes) -> list[tuple[str, int, bytes, tuple[int, int]]]:
+    """Members of a newc archive (name, mode, data, rdev), as the kernel reads them."""
+    found = []
+    at = 0
+    while True:
+        assert data[at : at + 6] == b"070701"
+        fields = [int(data[at + 6 + 8 * i : at + 14 + 8 * i], 16) for i in range(13)]
+        size, namesize = fields[6], fields[11]
+        name = data[at + 110 : at + 110 + namesize - 1].decode()
+        at += 110 + namesize
+        at += -at % 4
+        body = data[at : at + size]
+        at += size + (-size % 4)
+        if name == "TRAILER!!!":
+            return found
+        found.append((name, fields[1], body, (fields[9], fields[10])))
+
+
+def test_newc_round_trip() -> None:
+    entries = [
+        Entry("bin", stat.S_IFDIR | 0o755),
+        Entry("bin/a", stat.S_IFREG | 0o755, b"hello"),
+        Entry("bin/sh", stat.S_IFLNK | 0o777, b"busybox"),
+        Entry("dev/console", stat.S_IFCHR | 0o600, rdev=(5, 1)),
+    ]
+    data = b"".join(newc(entries))
+    assert len(data) % 4 == 0
+    assert read_newc(data) == [(e.path, e.mode, e.data, e.rdev) for e in entries]
+
+
+def test_contents_hold_fio_libraries_loader_and_modules(tmp_path: Path) -> None:
+    program = "/bin/true"  # dynamically linked, as fio is
+    busybox = tmp_path / "busybox"
+    busybox.write_bytes(b"static busybox")
+    modules = [GuestModule("virtio", b"\x7fELF-a"), GuestModule("virtio_blk", b"\x7fELF-b")]
+    members = {e.path: e for e in contents(program, str(busybox), modules)}
+    assert members["usr/bin/fio"].data == Path(program).read_bytes()
+    assert members["bin/busybox"].data == b"static busybox"
+    assert members["dev/console"].rdev == (5, 1)
+    libs = libraries(program)
+    assert any("ld-linux" in lib for lib in libs)
+    assert any("libc.so" in lib for lib in libs)
+    for lib in libs:
+        assert members[lib.lstrip("/")].data == Path(lib).read_bytes()
+        assert stat.S_ISDIR(members[str(Path(lib).parent).lstrip("/")].mode)
+    assert members["lib/modules/virtio_blk.ko"].data == b"\x7fELF-b"
+    init = members["init"].data.decode()
+    assert init.index("insmod /lib/modules/virtio.ko") < init.index("virtio_blk.ko")
+
+
+def test_init_starts_fio_and_the_shell() -> None:
+    text = init_script(["virtio"])
+    assert f"fio --server=ip:0.0.0.0,{FIO_PORT}" in text
+    assert f"nc -ll -p {SHELL_PORT} -e" in text
+    assert "ip addr add 10.0.2.15/24 dev eth0" in text
+    assert "ip route add default via 10.0.2.2" in text
+
+
+def elf_module(fields: dict[str, str]) -> bytes:
+    """A minimal ELF64 little-endian file with a ``.modinfo`` section, as a module."""
+    info = b"".join(f"{k}={v}".encode() + b"\0" for k, v in fields.items())
+    names = b"\0.modinfo\0.shstrtab\0"
+    body_at = 64
+    names_at = body_at + len(info)
+    shoff = names_at + len(names)
+    shoff += -shoff % 8
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", header, 0x28, shoff)
+    struct.pack_into("<HHH", header, 0x3A, 64, 3, 2)
+    sections = [
+        struct.pack("<IIQQQQ", 0, 0, 0, 0, 0, 0) + bytes(24),
+        struct.pack("<IIQQQQ", 1, 1, 0, 0, body_at, len(info)) + bytes(24),
+        struct.pack("<IIQQQQ", 10, 3, 0, 0, names_at, len(names)) + bytes(24),
+    ]
+    padding = bytes(shoff - names_at - len(names))
+    return bytes(header) + info + names + padding + b"".join(sections)
+
+
+def test_modinfo_depends() -> None:
+    elf = elf_module({"license": "GPL", "depends": "virtio,virtio-ring", "name": "virtio_blk"})
+    assert modinfo(elf)["name"] == "virtio_blk"
+    assert depends(elf) == ("virtio", "virtio_ring")
+    assert depends(elf_module({"depends": ""})) == ()
+    with pytest.raises(ValueError):
+        modinfo(b"not an elf file at all, really")
+
+
+def test_load_order_puts_dependencies_first() -> None:
+    needs = {"a": ("b", "c"), "b": ("c",), "c": (), "d": ("c",)}
+    assert load_order(["a", "d"], needs) == ["c", "b", "a", "d"]
+    assert load_order(["a", "builtin"], needs) == ["c", "b", "a"]
+    with pytest.raises(UsageError, match="loop"):
+        load_order(["x"], {"x": ("y",), "y": ("x",)})
+
+
+def test_guest_modules_from_a_kernel_folder(tmp_path: Path) -> None:
+    drivers = tmp_path / "kernel" / "drivers"
+    drivers.mkdir(parents=True)
+    for name, needs in {
+        "virtio": "virtio_ring",
+        "virtio_ring": "",
+        "virtio_pci": "virtio,virtio_ring",
+        "virtio_blk": "virtio",
+    }.items():
+        (drivers / f"{name}.ko").write_bytes(elf_module({"depends": needs}))
+    (tmp_path / "modules.builtin").write_text("kernel/drivers/net/virtio_net.ko\n")
+    found = [m.name for m in guest_modules(tmp_path)]
+    assert found == ["virtio_ring", "virtio", "virtio_pci", "virtio_blk"]
+    assert guest_modules(None) == []
+    (tmp_path / "modules.builtin").write_text("")
+    with pytest.raises(UsageError, match="virtio_net"):
+        guest_modules(tmp_path)
