@@ -1,5 +1,6 @@
 """The bursts of a stored run's tests (analysis/stored_bursts.py): ``volbench explain``'s
-burst section, and ``volbench check``'s line beside the catalogue's bucket.
+burst section, and ``volbench check``'s lines: the catalogue's burst, and each measured
+burst beside the catalogue's bucket.
 
 Every figure comes from fio's per-second IOPS logs stored with each round: the ceiling
 and the baseline after are the medians of the two plateaus, the credits the I/Os done
@@ -84,6 +85,22 @@ def burst_sheet(run: RunRecord, found: Sequence[BurstOfTest]) -> Sheet | None:
             " during the burst (the credits spent), 'at it' those I/Os at the ceiling",
         ),
     )
+
+
+def catalogue_burst_lines(e: Expectation) -> list[str]:
+    """The catalogue's burst ceilings for the volume, and how long a full bucket lasts."""
+    lines = []
+    if e.burst_iops is not None:
+        lasting = "" if e.burst_seconds is None else f" for {e.burst_seconds:,.0f} s"
+        lines.append(f"burst: up to {e.burst_iops:,.0f} IOPS{lasting} on a full bucket")
+    if e.burst_throughput_value is not None:
+        seconds = e.burst_throughput_seconds
+        lasting = "" if seconds is None else f" for {seconds:,.0f} s"
+        lines.append(
+            f"burst: up to {e.burst_throughput_value:,.1f} {e.throughput_unit}{lasting}"
+            " on a full bucket"
+        )
+    return lines
 
 
 def bucket_lines(found: Sequence[BurstOfTest], expectation: Expectation) -> list[str]:

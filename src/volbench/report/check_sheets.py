@@ -18,7 +18,7 @@ from volbench.analysis.promise import Verdict, check, measured_tests
 from volbench.analysis.run_limits import run_verdicts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
-from volbench.report.burst_sheets import bucket_lines, run_bursts
+from volbench.report.burst_sheets import bucket_lines, catalogue_burst_lines, run_bursts
 from volbench.report.limit_sheets import facts_of, limit_rows
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
@@ -160,21 +160,6 @@ def _iops_text(e: Expectation) -> str:
     return f"{e.iops or 0:,.0f}"
 
 
-def _burst_lines(e: Expectation) -> list[str]:
-    lines = []
-    if e.burst_iops is not None:
-        lasting = "" if e.burst_seconds is None else f" for {e.burst_seconds:,.0f} s"
-        lines.append(f"burst: up to {e.burst_iops:,.0f} IOPS{lasting} on a full bucket")
-    if e.burst_throughput_value is not None:
-        seconds = e.burst_throughput_seconds
-        lasting = "" if seconds is None else f" for {seconds:,.0f} s"
-        lines.append(
-            f"burst: up to {e.burst_throughput_value:,.1f} {e.throughput_unit}{lasting}"
-            " on a full bucket"
-        )
-    return lines
-
-
 def count_unit_lines(given: int | None, vendor: int | None) -> list[str]:
     """Say so when the I/O counting unit is the user's (``--count-unit``), not the vendor's."""
     if given is None:
@@ -222,7 +207,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         f"expected: {product.id} at {size:g} {product.size_unit}, formulas {edition.label!r}"
         f" (from {edition.from_date}); IOPS {_iops_text(expectation)}, throughput"
         f" {expectation.throughput_value or 0:,.1f} {expectation.throughput_unit}",
-        *_burst_lines(expectation),
+        *catalogue_burst_lines(expectation),
         *bucket_lines(bursts, expectation),
         *count_unit_lines(request.count_unit_bytes, vendor_unit),
         *instance_notes,
