@@ -30,6 +30,7 @@ from volbench.model import (
 )
 from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.check_sheets import CheckRequest, check_sheet
+from volbench.report.limit_section import limit_section
 from volbench.report.limit_sheets import limits_sheet
 from volbench.specs import catalogue
 from volbench.store.repository import Store
@@ -152,3 +153,21 @@ def test_check_puts_the_measured_burst_beside_the_catalogues_bucket(tmp_path: Pa
     limits = {r["test"]: r for r in sheet.document["limits"]}
     assert limits["randwrite-4k-iops"]["why"].startswith("burst: 3,000 IOPS for 12.9 s")
     assert sheet.document["bursts"][0]["credits"] == 25_800
+
+
+def test_the_reports_limit_section_shows_the_bursts(tmp_path: Path) -> None:
+    store, run_id = lab_run(tmp_path)
+    with store:
+        run = store.get_run(run_id)
+    section = limit_section(run)
+    assert section is not None
+    assert dict(section.header)["Bursts"] == (
+        "randwrite-4k-iops: burst: 3,000 IOPS for 12.9 s (about 25,800 I/Os above the"
+        " baseline), then 1,000"
+    )
+    assert [s.title for s in section.sheets][1].endswith(
+        "bursts (a high plateau, then a lower one)"
+    )
+    flat = dataclasses.replace(run, series=tuple(s for s in run.series if s.round != 0))
+    plain = limit_section(flat)
+    assert plain is not None and len(plain.sheets) == 1 and "Bursts" not in dict(plain.header)

@@ -1,5 +1,6 @@
 """The report's section on what limited each test of a run: a summary of the verdicts,
-their sheet, and the host and device samples per second beside fio's IOPS.
+their sheet, the bursts of its tests (report/burst_sheets.py), and the host and device
+samples per second beside fio's IOPS.
 
 The samples are those stored with each round (analysis/host_series.py); times are
 seconds since the run's first sample, so tests follow one another on one axis.
@@ -12,6 +13,7 @@ from collections import Counter
 
 from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.model import RunRecord
+from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.chart import Chart, Series, line_chart
 from volbench.report.document import Section
 from volbench.report.limit_sheets import limits_sheet
@@ -70,9 +72,12 @@ def limit_section(run: RunRecord) -> Section | None:
         return None
     counts = Counter(str(row["limit"]) for row in sheet.rows)
     summary = ", ".join(f"{limit}: {n} test{'s' * (n != 1)}" for limit, n in counts.most_common())
+    found = run_bursts(run)
+    bursts = burst_sheet(run, found)
+    said = "; ".join(f"{b.test}: {b.burst.sentence()}" for b in found)
     return Section(
         title=f"Run {run.id}: what limited each test",
-        header=(("Limits", summary),),
+        header=(("Limits", summary), *((("Bursts", said),) if said else ())),
         charts=tuple(host_charts(run)),
-        sheets=(sheet,),
+        sheets=(sheet,) if bursts is None else (sheet, bursts),
     )
