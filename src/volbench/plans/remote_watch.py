@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 
 from volbench.analysis.host_series import fact_series, sample_series
@@ -45,28 +44,24 @@ def _sampler(host: str, path: str) -> RemoteSampler | str:
 
 @contextlib.contextmanager
 def sampled(places: Sequence[Place]) -> Iterator[dict[str, RemoteSampler | str]]:
-    """Every other host of ``places`` sampled until the block ends (opened at once, each
-    waits for its first reading); empty when sampling is off (``VOLBENCH_SAMPLER``)."""
+    """Every other host of ``places`` sampled until the block ends (started at once, then
+    each waited for until its first reading); empty when sampling is off
+    (``VOLBENCH_SAMPLER``)."""
     found: dict[str, RemoteSampler | str] = {}
     if enabled():
         for place in places:
             if place.host is not None and place.host not in found:
                 found[place.host] = _sampler(place.host, place.path)
-    opening = [
-        threading.Thread(target=s.open, daemon=True)
-        for s in found.values()
-        if isinstance(s, RemoteSampler)
-    ]
+    opened = [s for s in found.values() if isinstance(s, RemoteSampler)]
     try:
-        for thread in opening:
-            thread.start()
-        for thread in opening:
-            thread.join()
+        for sampler in opened:  # all at once, from this thread (see RemoteSampler.start)
+            sampler.start()
+        for sampler in opened:
+            sampler.ready()
         yield found
     finally:
-        for sampler in found.values():
-            if isinstance(sampler, RemoteSampler):
-                sampler.close()
+        for sampler in opened:
+            sampler.close()
 
 
 def unsampled(samplers: Samplers) -> dict[str, str]:

@@ -73,8 +73,13 @@ class RemoteSampler:
         return self.parser.device
 
     def open(self, ready_s: float = READY_S) -> None:
-        """Start the script and wait for its first reading (``ready_s`` at most);
-        :attr:`failure` says why when none came."""
+        """:meth:`start`, then :meth:`ready`."""
+        self.start()
+        self.ready(ready_s)
+
+    def start(self) -> None:
+        """Start the script (in the calling thread: a channel's process may be bound to
+        the life of the thread that started it, PR_SET_PDEATHSIG) and its reader."""
         try:
             stream = self._channel.open()
         except ChannelError as error:
@@ -84,9 +89,13 @@ class RemoteSampler:
             target=self._read, args=(stream,), name=f"volbench-sampler {self.name}", daemon=True
         )
         self._thread.start()
+
+    def ready(self, ready_s: float = READY_S) -> None:
+        """Wait for the first reading (``ready_s`` at most); :attr:`failure` says why
+        when none came, and the channel is closed."""
         with self._changed:
             self._changed.wait_for(lambda: self._arrived > 0 or self._ended, ready_s)
-            if not self._arrived and not self._ended:
+            if self.failure is None and not self._arrived and not self._ended:
                 self.failure = f"no sample from it in {ready_s:g} s"
         if self.failure is not None:
             self.close()
