@@ -86,7 +86,8 @@ def lab_run(tmp_path: Path) -> tuple[Store, int]:
     for round_no, (name, (qd, iops, lat, per_second)) in enumerate(LAB.items()):
         one = {**document, "jobs": [j for j in document["jobs"] if j["jobname"] == name]}
         rw = RW.RANDWRITE if name.startswith("randwrite") else RW.RANDREAD
-        work = StoredWorkload.of(Workload(name, rw, bs_bytes=4096, iodepth=qd))
+        ramp = 2.0 if round_no == 0 else 0.0  # fio logs nothing while it ramps
+        work = StoredWorkload.of(Workload(name, rw, bs_bytes=4096, iodepth=qd, ramp_time_s=ramp))
         direction = "write" if rw is RW.RANDWRITE else "read"
         points = tuple((1000 * (i + 1), v) for i, v in enumerate(per_second))
         series = [LogSeries(round_no, name, "iops", 0, None, direction, points)]
@@ -124,7 +125,7 @@ def test_explain_has_a_burst_section(tmp_path: Path) -> None:
     assert sheet is not None
     (row,) = sheet.rows
     assert row["ceiling"] == 3000 and row["baseline"] == 1000 and row["credits"] == 25_800
-    assert row["seconds"] == 12.9 and row["bs_bytes"] == 4096
+    assert row["seconds"] == 12.9 and row["bs_bytes"] == 4096 and row["ramp_s"] == 2
     result = CliRunner().invoke(
         cli, ["explain", str(run_id), "--db", str(tmp_path / "s.db"), "--format", "json"]
     )
@@ -147,8 +148,9 @@ def test_check_puts_the_measured_burst_beside_the_catalogues_bucket(tmp_path: Pa
         run, catalogue.load((str(tmp_path / "lab.yaml"),)), CheckRequest(None, None)
     )
     assert (
-        "randwrite-4k-iops: measured 12.9 s at 3,000 IOPS, about 25,800 credits, then 1,000;"
-        " the catalogue's full bucket is 30,000 (15 s at 3,000)"
+        "randwrite-4k-iops: measured 12.9 s at 3,000 IOPS, about 25,800 credits, then 1,000"
+        " (fio's 2 s ramp before it is not in the series: at the ceiling, 4,000 more credits,"
+        " 14.9 s in all); the catalogue's full bucket is 30,000 (15 s at 3,000)"
     ) in sheet.notes
     limits = {r["test"]: r for r in sheet.document["limits"]}
     assert limits["randwrite-4k-iops"]["why"].startswith("burst: 3,000 IOPS for 12.9 s")

@@ -22,12 +22,14 @@ from volbench.specs.expectation import Expectation
 
 @dataclass(frozen=True)
 class BurstOfTest:
-    """The burst of one stored test and its block size (bytes; None: several)."""
+    """The burst of one stored test, its block size (bytes; None: several) and fio's
+    ramp time before its logged series began (s: fio logs nothing while it ramps)."""
 
     round: int
     test: str
     burst: Burst
     bs_bytes: int | None
+    ramp_s: float = 0.0
 
     def row(self) -> dict[str, float | int | str | None]:
         b = self.burst
@@ -42,16 +44,19 @@ class BurstOfTest:
             "start_s": b.start_s,
             "end_s": b.end_s,
             "bs_bytes": self.bs_bytes,
+            "ramp_s": self.ramp_s,
         }
 
 
 def run_bursts(run: RunRecord) -> list[BurstOfTest]:
     """The IOPS burst of every test of ``run`` that has one, in round order."""
-    sizes = {(r.round, r.test): r.workload.bs_bytes for r in run.results}
-    return [
-        BurstOfTest(round_no, test, burst, sizes.get((round_no, test)))
-        for (round_no, test), burst in sorted(stored_bursts(run.series).items())
-    ]
+    work = {(r.round, r.test): r.workload for r in run.results}
+    found = []
+    for key, burst in sorted(stored_bursts(run.series).items()):
+        w = work.get(key)
+        bs, ramp = (w.bs_bytes, w.ramp_time_s or 0.0) if w else (None, 0.0)
+        found.append(BurstOfTest(*key, burst, bs, ramp))
+    return found
 
 
 def _seconds(value: float | int | str | None) -> str:
@@ -105,7 +110,8 @@ def catalogue_burst_lines(e: Expectation) -> list[str]:
 
 def bucket_lines(found: Sequence[BurstOfTest], expectation: Expectation) -> list[str]:
     """``check``'s line per test that burst, in the vendor's I/O unit, beside the
-    catalogue's full bucket: (burst - baseline) x the seconds a full bucket lasts."""
+    catalogue's full bucket: (burst - baseline) x the seconds a full bucket lasts; with
+    what fio's ramp time, which it does not log, would add were it at the ceiling."""
     e = expectation
     unit = e.product.count_unit_bytes
     bucket = (
@@ -122,6 +128,12 @@ def bucket_lines(found: Sequence[BurstOfTest], expectation: Expectation) -> list
             f"{t.test}: measured {b.seconds:,.1f} s at {b.ceiling * count:,.0f} IOPS, about"
             f" {b.credits * count:,.0f} credits{counted}, then {b.baseline * count:,.0f}"
         )
+        if t.ramp_s > 0:
+            more = t.ramp_s * (b.ceiling - b.baseline) * count
+            line += (
+                f" (fio's {t.ramp_s:g} s ramp before it is not in the series: at the ceiling,"
+                f" {more:,.0f} more credits, {b.seconds + t.ramp_s:,.1f} s in all)"
+            )
         if bucket is not None:
             line += (
                 f"; the catalogue's full bucket is {bucket:,.0f} ({e.burst_seconds or 0:,.0f} s"
