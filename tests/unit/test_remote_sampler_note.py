@@ -55,8 +55,9 @@ def test_a_failed_ssh_session_is_said_with_its_reason(tmp_path: Path) -> None:
         f"no host or device samples: {SSH} is not sampled: its sampling session ended (ssh: "
         "Connection refused); the verdicts rest on fio's figures alone"
     )
-    off = explain_sheet(remote_run(tmp_path, SSH)).notes[0]
-    assert f"{SSH} was not sampled: sampling was off, or the run was stored by a volbench" in off
+    for host in (SSH, "lab://g1"):
+        off = explain_sheet(remote_run(tmp_path, host)).notes[0]
+        assert f"{host} was not sampled: sampling was off, or the run was stored by a" in off
 
 
 def test_sampled_hosts_are_named_and_the_others_say_why(tmp_path: Path) -> None:

@@ -2,9 +2,10 @@
 machine's (plans/round_watch.py) and stored with each round.
 
 For the whole run, each ``ssh://`` host gets a second ssh session running the
-sampler script (targets/remote_sampler.py), on the disk under its first target;
-a plain ``HOST[:PORT]`` runs only fio's server and has no channel to sample it
-through, which is said instead. Each round's :class:`RemoteWatch` keeps the
+sampler script (targets/remote_sampler.py), on the disk under its first target,
+and each ``lab://`` guest runs it through its shell port (lab/shell.py); a plain
+``HOST[:PORT]`` runs only fio's server and has no channel to sample it through,
+which is said instead. Each round's :class:`RemoteWatch` keeps the
 samples of the hosts of that round from its start to the reading after fio ended;
 its commit stores them as the local ones are stored (analysis/host_series.py), each
 series named after its host (``LogSeries.host``).
@@ -20,9 +21,11 @@ from volbench.analysis.host_series import fact_series, sample_series
 from volbench.errors import UsageError
 from volbench.fio.client import parse_host
 from volbench.fio.tunnel import is_ssh, parse_ssh_host, ssh_config
+from volbench.lab.place import is_lab, lab_name
+from volbench.lab.shell import shell_address
 from volbench.model import HostSample, LogSeries, Place
 from volbench.plans.round_watch import enabled
-from volbench.targets.remote_channel import SshChannel, no_channel
+from volbench.targets.remote_channel import SshChannel, TcpShell, no_channel
 from volbench.targets.remote_sampler import NOT_SAMPLED, RemoteSampler
 from volbench.targets.remote_stream import sampler_script
 
@@ -37,6 +40,9 @@ def _sampler(host: str, path: str) -> RemoteSampler | str:
         channel = SshChannel(parse_ssh_host(host), sampler_script(path), ssh_config())
         return RemoteSampler(host, channel)
     try:
+        if is_lab(host):  # the guest's shell port (volbench.lab.shell)
+            shell = TcpShell(shell_address(lab_name(host)), sampler_script(path))
+            return RemoteSampler(host, shell)
         return no_channel(parse_host(host))
     except UsageError:
         return f"volbench has no channel to sample {host}"

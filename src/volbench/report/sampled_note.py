@@ -4,8 +4,9 @@ sampled, and exactly why one was not.
 A run on this machine is sampled by plans/round_watch.py, one on other hosts by
 plans/remote_watch.py (its series named after each host). A host that was not
 sampled is one of: a plain fio server (``HOST[:PORT]``: volbench has no channel to
-it), a host whose sampling session failed (the run's stored warning ``host NAME is
-not sampled: REASON``, targets/remote_sampler.py), or a run with sampling off
+it), a host whose sampling session failed (an ssh session, a lab guest's shell: the
+run's stored warning ``host NAME is not sampled: REASON``,
+targets/remote_sampler.py), or one of a run with sampling off
 (``VOLBENCH_SAMPLER=off``) or stored by a volbench that did not sample there.
 """
 
@@ -16,6 +17,7 @@ import re
 from volbench.errors import UsageError
 from volbench.fio.client import parse_host
 from volbench.fio.tunnel import is_ssh
+from volbench.lab.place import is_lab
 from volbench.model import RunRecord
 from volbench.plans.importing import PLAN as IMPORTED
 from volbench.targets.remote_channel import no_channel
@@ -33,12 +35,12 @@ def why_not(run: RunRecord, host: str) -> str:
     found = re.search(rf"host {re.escape(host)} {re.escape(NOT_SAMPLED)}([^;]*)", run.error or "")
     if found:
         return f"{host} {NOT_SAMPLED}{found[1].strip()}"
-    if not is_ssh(host):
-        try:
-            return no_channel(parse_host(host))
-        except UsageError:
-            return f"volbench has no channel to sample {host}"
-    return f"{host} was not sampled: {OFF}"
+    if is_ssh(host) or is_lab(host):
+        return f"{host} was not sampled: {OFF}"
+    try:
+        return no_channel(parse_host(host))
+    except UsageError:
+        return f"volbench has no channel to sample {host}"
 
 
 def sampled_note(run: RunRecord) -> str:
