@@ -7,7 +7,7 @@ help text and the PTS test it comes from. The test names the record as its
 :attr:`~volbench.plans.pts.test.PtsTest.own`; the ``pts`` command's options are
 made from these declarations, and the values reach the test as its record
 (:meth:`volbench.plans.pts.options.PtsOptions.of`). Several tests may share one
-record (IOPS and Latency their matrix, ECW and DIRTH their grid).
+record (the IOPS matrix is also the Latency test's).
 """
 
 from __future__ import annotations
