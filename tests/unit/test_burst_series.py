@@ -124,3 +124,13 @@ def test_stored_series_add_jobs_and_directions() -> None:
     assert burst_of_test(series, 0, "mixed") == burst
     assert burst_of_test(series, 0, "flat") is None
     assert burst_of_test(series, 1, "mixed") is None
+
+
+def test_a_limiters_burst_is_steady_a_noisy_baseline_is_not() -> None:
+    burst = find_burst(issue_24(0.03))
+    assert burst is not None and burst.steady and burst.spread < 0.05
+    rng = random.Random(7)
+    cliff = [80_000 * (1 + rng.gauss(0, 0.02)) for _ in range(20)]
+    cliff += [20_000 * (1 + rng.gauss(0, 0.25)) for _ in range(40)]
+    found = find_burst(per_second(cliff))
+    assert found is not None and not found.steady and found.spread > 0.15

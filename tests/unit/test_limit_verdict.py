@@ -574,3 +574,20 @@ def test_no_pacing_told_for_sequential_or_large_io() -> None:
     assert verdict(large[0], Context(neighbours=(large[1],))).limit is Limit.QUEUE
     at_64k = [dataclasses.replace(t, bw_bytes_per_s=t.iops * 65536) for t in (one, deep)]
     assert verdict(at_64k[0], Context(neighbours=(at_64k[1],))).limit is Limit.RATE_LIMITER
+
+
+def test_a_burst_with_unsteady_plateaus_is_a_note_not_the_limiter() -> None:
+    """An SSD's write cliff: 80k IOPS, then 20k varying 25 % a second (garbage collection)."""
+    cliff = Burst(80_000.0, 20_000.0, 1.8e6, 30.0, 0.0, 30.0, "IOPS", 2000.0, 5000.0)
+    assert not cliff.steady and cliff.spread == 0.25
+    result = verdict(full(30_000, cpu=(25.0,)), Context(burst=cliff))
+    assert result.limit is Limit.NOT_DETERMINED
+    assert result.evidence[-1] == (
+        "burst: 80,000 IOPS for 30.0 s (about 1,800,000 I/Os above the baseline), then 20,000;"
+        " its plateaus vary 25% a second, more than a limiter's: a device's write cliff (its"
+        " cache full, garbage collection) as likely as a credit bucket"
+    )
+    steady = dataclasses.replace(cliff, baseline_noise=2000.0)
+    assert steady.steady and verdict(full(30_000), Context(burst=steady)).limit is (
+        Limit.RATE_LIMITER
+    )

@@ -52,6 +52,11 @@ still the burst (the rate fell within them)."""
 NOISE_FLOOR = 0.01
 """The least noise assumed, as a share of the baseline (a synthetic or quantised
 series can have none)."""
+LIMITER_CV = 0.10
+"""A limiter holds each plateau steady: its robust standard deviation at most this share
+of its level (AWS EBS io1/io2: within 10 % of provisioned IOPS 99.9 % of the time, the
+EBS user guide's "Provisioned IOPS SSD volumes"). An SSD after its write cliff (its
+write cache full, garbage collection at work) varies more."""
 MAD_SCALE = 1.4826
 """Median absolute deviation x this = the standard deviation of normal noise."""
 
@@ -61,7 +66,8 @@ class Burst:
     """A burst: ``ceiling`` and ``baseline`` in ``unit`` per second (medians of the two
     plateaus), ``credits`` the units done above the baseline during it (I/Os or MB),
     ``seconds`` those credits at the ceiling; ``start_s`` and ``end_s`` on the series'
-    clock (s): the burst's start and ``start_s + seconds``."""
+    clock (s): the burst's start and ``start_s + seconds``; ``ceiling_noise`` and
+    ``baseline_noise`` each plateau's robust standard deviation (``unit``/s)."""
 
     ceiling: float
     baseline: float
@@ -70,6 +76,18 @@ class Burst:
     start_s: float
     end_s: float
     unit: str = "IOPS"
+    ceiling_noise: float = 0.0
+    baseline_noise: float = 0.0
+
+    @property
+    def spread(self) -> float:
+        """The larger plateau's noise as a share of its level."""
+        return max(self.ceiling_noise / self.ceiling, self.baseline_noise / self.baseline)
+
+    @property
+    def steady(self) -> bool:
+        """Both plateaus as steady as a limiter holds them (:data:`LIMITER_CV`)."""
+        return self.spread <= LIMITER_CV
 
     @property
     def amount(self) -> str:
@@ -129,14 +147,16 @@ def find_burst(points: Sequence[tuple[float, float]], unit: str = "IOPS") -> Bur
         return None
     if sum(v > baseline + step / 2 for v in high) < min_len:  # held for a plateau's time
         return None
-    floor = NOISE_FLOOR * baseline
-    low_noise = max(_noise(low), floor)
-    if step < STEP_SIGMAS * max(_noise(high), low_noise):
+    high_noise, low_noise = _noise(high), _noise(low)
+    floor = max(low_noise, NOISE_FLOOR * baseline)
+    if step < STEP_SIGMAS * max(high_noise, floor):
         return None
     end = k
-    while end < len(values) and values[end] - baseline > TAIL_SIGMAS * low_noise:
+    while end < len(values) and values[end] - baseline > TAIL_SIGMAS * floor:
         end += 1
     credits = sum(max(0.0, v - baseline) for v in values[:end]) * window
     seconds = credits / step
     start = times[0] - window
-    return Burst(ceiling, baseline, credits, seconds, start, start + seconds, unit)
+    return Burst(
+        ceiling, baseline, credits, seconds, start, start + seconds, unit, high_noise, low_noise
+    )

@@ -30,7 +30,8 @@ other that holds is listed in ``also``):
    a neighbour with fewer jobs (same queue depth) did as well, "more jobs did not
    help" is added.
 5. rate limiter: the test's per-second series held a burst ceiling, then a lower
-   baseline (analysis/burst_series.py: a credit bucket drained); the throttle
+   baseline, both steady (analysis/burst_series.py: a credit bucket drained; a burst
+   whose plateaus vary more is a note: a device's write cliff looks so too); the throttle
    fingerprint (analysis/throttle.py) over this test and its neighbours finds a cap and
    this test is on its plateau; a QD 1 test and a deeper one of the same workload ran
    at the same IOPS (:data:`PACED_MATCH`; after a burst, its baseline) with the deeper
@@ -237,7 +238,7 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
 
 
 def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
-    found = [ctx.burst.sentence()] if ctx.burst else []
+    found = [ctx.burst.sentence()] if ctx.burst and ctx.burst.steady else []
     points = [
         throttle.Point(t.outstanding, t.iops, t.lat_mean_ns, t.name)
         for t in (test, *ctx.neighbours)
@@ -381,6 +382,13 @@ def _notes(ctx: Context, limit: Limit) -> list[str]:
     memory = _mean([s.memory_some_pct for s in ctx.host])
     if memory is not None and memory >= MEMORY_PSI_PCT:
         notes.append(f"tasks waited for memory {memory:.0f}% of the time (PSI)")
+    burst = ctx.burst
+    if burst is not None and not burst.steady:
+        notes.append(
+            f"{burst.sentence()}; its plateaus vary {burst.spread:.0%} a second, more than a"
+            " limiter's: a device's write cliff (its cache full, garbage collection) as likely"
+            " as a credit bucket"
+        )
     return notes
 
 

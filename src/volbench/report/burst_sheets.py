@@ -31,7 +31,7 @@ class BurstOfTest:
     bs_bytes: int | None
     ramp_s: float = 0.0
 
-    def row(self) -> dict[str, float | int | str | None]:
+    def row(self) -> dict[str, float | int | str | bool | None]:
         b = self.burst
         return {
             "round": self.round,
@@ -45,6 +45,8 @@ class BurstOfTest:
             "end_s": b.end_s,
             "bs_bytes": self.bs_bytes,
             "ramp_s": self.ramp_s,
+            "spread": b.spread,
+            "steady": b.steady,
         }
 
 
@@ -63,6 +65,10 @@ def _seconds(value: float | int | str | None) -> str:
     return f"{float(value or 0):,.1f} s"
 
 
+def _share(value: float | int | str | None) -> str:
+    return f"{float(value or 0):.1%}"
+
+
 COLUMNS = (
     Column("round", "Round", numeric=True),
     Column("test", "Test"),
@@ -70,6 +76,7 @@ COLUMNS = (
     Column("seconds", "At it", _seconds, numeric=True),
     Column("credits", "Above the baseline", fmt_count, numeric=True),
     Column("baseline", "Baseline after", fmt_count, numeric=True),
+    Column("spread", "Varies", _share, numeric=True),
     Column("unit", "Unit"),
 )
 
@@ -87,7 +94,8 @@ def burst_sheet(run: RunRecord, found: Sequence[BurstOfTest]) -> Sheet | None:
         notes=(
             "from fio's per-second IOPS of each test: the ceiling and the baseline after are"
             " the medians of the two plateaus, 'above the baseline' the I/Os done above it"
-            " during the burst (the credits spent), 'at it' those I/Os at the ceiling",
+            " during the burst (the credits spent), 'at it' those I/Os at the ceiling, 'varies'"
+            " the plateaus' robust standard deviation a second (a limiter's: at most 10%)",
         ),
     )
 
