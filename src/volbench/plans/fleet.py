@@ -43,7 +43,7 @@ from volbench.model import (
 from volbench.plans.execution import PlanSpec, Session
 from volbench.plans.places import check_remote_file, named_by, names_remote
 from volbench.plans.preparation import prepare_target
-from volbench.plans.remote_watch import Samplers, not_sampled, sampled, unsampled, watch_of
+from volbench.plans.remote_watch import Samplers, sampled, watching
 from volbench.plans.reporter import Reporter
 from volbench.plans.round import (
     HostsLost,
@@ -177,25 +177,10 @@ class FleetRounds:
         ioengine: str,
         workdir: Path,
     ) -> tuple[list[TestResult], str | None]:
-        """The round (:meth:`_round`), its other hosts sampled while it runs, those
-        that cannot be told once (a failed ssh session is a warning stored with the run)."""
-        for host, why in unsampled(self.fleet.samplers).items():
-            if host not in self.told:
-                self.told.add(host)
-                if isinstance(self.fleet.samplers[host], str):  # a plain fio server
-                    session.reporter.note(f"host {host} is not sampled: {why}")
-                else:
-                    session.warn(not_sampled(host, why))
-        watch = watch_of(self.fleet.samplers, self.places(round_no))
-        if watch is None or session.watch is not None:
+        """The round (:meth:`_round`), its other hosts sampled while it runs
+        (:func:`volbench.plans.remote_watch.watching`)."""
+        with watching(session, self.fleet.samplers, self.places(round_no), self.told):
             return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
-        session.watch = watch
-        watch.start()
-        try:
-            return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
-        finally:
-            watch.stop()
-            session.watch = None
 
     def _round(
         self,

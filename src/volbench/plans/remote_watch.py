@@ -24,6 +24,7 @@ from volbench.fio.tunnel import is_ssh, parse_ssh_host, ssh_config
 from volbench.lab.place import is_lab, lab_name
 from volbench.lab.shell import shell_address
 from volbench.model import HostSample, LogSeries, Place
+from volbench.plans.execution import Session
 from volbench.plans.round_watch import enabled
 from volbench.targets.remote_channel import SshChannel, TcpShell, no_channel
 from volbench.targets.remote_sampler import NOT_SAMPLED, RemoteSampler
@@ -137,3 +138,31 @@ def watch_of(samplers: Samplers, places: Sequence[Place]) -> RemoteWatch | None:
         if host in hosts and isinstance(s, RemoteSampler) and s.failure is None
     )
     return RemoteWatch(working) if working else None
+
+
+@contextlib.contextmanager
+def watching(
+    session: Session, samplers: Samplers, places: Sequence[Place], told: set[str]
+) -> Iterator[None]:
+    """The block (a round on ``places``) watched by a :class:`RemoteWatch` as
+    ``session.watch``, unless something watches it already. Hosts that give no samples
+    are told once (``told``: those told so far): a plain fio server as a note, a failed
+    session as a warning stored with the run (the limit sheets read its reason)."""
+    for host, why in unsampled(samplers).items():
+        if host not in told:
+            told.add(host)
+            if isinstance(samplers[host], str):
+                session.reporter.note(f"host {host} {NOT_SAMPLED}{why}")
+            else:
+                session.warn(not_sampled(host, why))
+    watch = watch_of(samplers, places)
+    if watch is None or session.watch is not None:
+        yield
+        return
+    session.watch = watch
+    watch.start()
+    try:
+        yield
+    finally:
+        watch.stop()
+        session.watch = None
