@@ -1,0 +1,152 @@
+"""The lab with real QEMU: a guest booted once for the module (TCG: nested KVM may
+hang here, and a CI machine may have none), its disk limited to 1,000 IOPS by QEMU's
+throttle group, measured with the real fio through the forwarded fio server; no
+qemu left after ``lab down`` or after a ``lab up`` killed with SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_harness import Volbench, finish
+
+from volbench.lab import guest as guests
+from volbench.lab.shell import run_in_guest
+
+NAME = "itest"
+
+
+def _live_qemus(lab: Path) -> list[int]:
+    """Pids of running (not zombie) qemu processes of guests under ``lab``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            arguments = guests.command_line(int(entry.name))
+            if (
+                arguments
+                and Path(arguments[0]).name.startswith("qemu-system-")
+                and any(str(lab) in a for a in arguments)
+                and guests.exists(int(entry.name))
+            ):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Volbench, Path]]:
+    """A Volbench whose lab folder is the module's own; every guest downed after."""
+    home = tmp_path_factory.mktemp("lab")
+    tool = Volbench(home / "volbench")
+    tool.env["VOLBENCH_LAB_DIR"] = str(home / "lab")
+    saved = os.environ.get("VOLBENCH_LAB_DIR")
+    os.environ["VOLBENCH_LAB_DIR"] = str(home / "lab")
+    try:
+        yield tool, home / "lab"
+    finally:
+        tool("lab", "down", "--all")
+        for pid in _live_qemus(home / "lab"):  # only if lab down failed
+            os.kill(pid, signal.SIGKILL)
+        if saved is None:
+            os.environ.pop("VOLBENCH_LAB_DIR")
+        else:
+            os.environ["VOLBENCH_LAB_DIR"] = saved
+
+
+@pytest.fixture(scope="module")
+def guest(lab: tuple[Volbench, Path]) -> guests.Guest:
+    tool, _ = lab
+    up = tool("lab", "up", NAME, "--iops-total", "1000", "--size", "256m", "--accel", "tcg")
+    assert up.returncode == 0, up.stderr
+    assert f"lab://{NAME} up:" in up.stdout
+    assert "iops-total 1,000" in up.stdout
+    assert "booting itest under tcg" in up.stderr
+    return guests.load(NAME)
+
+
+def test_guest_is_alive_and_listed(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
+    tool, _ = lab
+    assert guest.accel == "tcg"
+    assert guests.running_pid(guest.folder) == guest.pid
+    listed = tool.document("lab", "list")["guests"]
+    assert [(g["name"], g["state"], g["accel"]) for g in listed] == [(NAME, "alive", "tcg")]
+
+
+def test_shell_channel(guest: guests.Guest) -> None:
+    stats = run_in_guest(NAME, "cat /proc/diskstats")
+    assert any(line.split()[2] == "vda" for line in stats.splitlines())
+    assert run_in_guest(NAME, "hostname").strip() == f"lab-{NAME}-tcg"
+    assert run_in_guest(NAME, "cat /sys/block/vda/size").strip() == str(256 << 11)
+
+
+def test_iops_held_at_the_limit(guest: guests.Guest, tmp_path: Path) -> None:
+    """4 KiB random reads at QD 32 through fio's client: fio's own IOPS within 5%
+    of the 1,000 the throttle group allows."""
+    job = tmp_path / "randread.fio"
+    job.write_text(
+        "[randread]\nfilename=/dev/vda\nrw=randread\nbs=4k\niodepth=32\nioengine=libaio\n"
+        "direct=1\nsize=256m\ntime_based=1\nruntime=4\n"
+    )
+    done = subprocess.run(
+        ["fio", f"--client={guest.address},{guest.fio_port}", str(job), "--output-format=json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout[done.stdout.index("{") :])
+    jobs = [j for j in document["client_stats"] if j["jobname"] == "randread"]
+    iops = jobs[0]["read"]["iops"]
+    assert 950 <= iops <= 1050, iops
+
+
+def test_run_on_the_lab_place(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
+    """``run quick --hosts lab://NAME``: the guest's disk, recorded as the place
+    lab://NAME with its accelerator in the host's name, every test at the limit."""
+    tool, _ = lab
+    run = tool(
+        "run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "1s", "--ramp-time", "0",
+        "--size", "64m", "--runs-dir", str(tool.runs_dir),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    document = tool.show()
+    places = document["places"]
+    assert [p["label"] for p in places["places"]] == [f"lab://{NAME}:/dev/vda"]
+    assert [(h["address"], h["hostname"]) for h in places["hosts"]] == [
+        (f"lab://{NAME}", f"lab-{NAME}-tcg")
+    ]
+    # QEMU lets a bucket without a burst hold avg / 10 I/Os before it throttles
+    # (util/throttle.c, throttle_fix_bucket): 100 more I/Os in a 1 s test
+    iops = {r["test"]: r["iops"] for r in document["results"]}
+    assert len(iops) == 6
+    assert all(900 <= value <= 1110 for value in iops.values()), iops
+
+
+def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
+    tool, folder = lab
+    down = tool("lab", "down", NAME)
+    assert down.returncode == 0, down.stderr
+    assert not guests.exists(guest.pid)
+    assert not guest.folder.exists()
+    assert _live_qemus(folder) == []
+
+
+def test_sigkilled_lab_up_leaves_no_qemu(lab: tuple[Volbench, Path]) -> None:
+    tool, folder = lab
+    proc = tool.start("lab", "up", "killed", "--accel", "tcg", "--size", "64m")
+    deadline = time.monotonic() + 60
+    while not _live_qemus(folder) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert _live_qemus(folder), "qemu never started"
+    proc.send_signal(signal.SIGKILL)  # the volbench this test started
+    finish(proc, 10)
+    deadline = time.monotonic() + 10
+    while _live_qemus(folder) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _live_qemus(folder) == []
+    down = tool("lab", "down", "--all")
+    assert down.returncode == 0, down.stderr
+    assert "killed" in down.stdout
