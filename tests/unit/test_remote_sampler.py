@@ -173,14 +173,21 @@ def test_script_is_one_line_a_login_shell_passes_inside_quotes() -> None:
     assert "reboot" not in hostile and "s=; " in hostile  # no disk for such a path
 
 
+@pytest.mark.parametrize("where", ["file", "missing", "tmpfs"])
 @pytest.mark.parametrize("shell", ["dash", "busybox"])
-def test_script_runs_under_dash_and_busybox_sh(shell: str, tmp_path: Path) -> None:
-    """One block from the shell (busybox: with only busybox's applets on PATH), parsed:
-    the disk is the one disk_of finds for the same file here."""
+def test_script_runs_under_dash_and_busybox_sh(shell: str, where: str, tmp_path: Path) -> None:
+    """Two blocks from the shell (busybox: with only busybox's applets on PATH), parsed:
+    the disk is the one disk_of finds here for the same file, for a file fio has not
+    made yet (the folder's), and none on tmpfs."""
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed")
     target = tmp_path / "target.img"
-    target.write_bytes(b"\0" * 4096)
+    if where == "file":
+        target.write_bytes(b"\0" * 4096)
+    elif where == "tmpfs":
+        if not Path("/dev/shm").is_dir():
+            pytest.skip("no /dev/shm")
+        target = Path("/dev/shm/volbench-remote-sampler-test-missing")
     env = {"PATH": os.environ.get("PATH", "")}
     command = [shell, "-c", sampler_script(str(target), 0, 2)]
     if shell == "busybox":
@@ -194,5 +201,6 @@ def test_script_runs_under_dash_and_busybox_sh(shell: str, tmp_path: Path) -> No
     parser = StreamParser()
     found = readings(out, parser)
     assert len(found) == 2 and parser.skipped == 0 and found[1].time_s >= found[0].time_s
-    assert parser.device == disk_of(str(target))
+    expected = disk_of(str(target if where == "file" else target.parent))
+    assert parser.device == expected and (where != "tmpfs" or expected is None)
     assert (found[0].disk is None) == (parser.device is None)
