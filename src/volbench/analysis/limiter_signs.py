@@ -43,7 +43,7 @@ def _in_flight(test: MeasuredTest) -> float | None:
 
 def paced(test: MeasuredTest, ctx: Context) -> list[str]:
     """A QD 1 test and a deeper one of the same workload at the same IOPS (within
-    :data:`PACED_MATCH`; a deeper test that burst: its baseline after the burst), the
+    :data:`PACED_MATCH`; a deeper test that burst steadily: its baseline after), the
     deeper one's queue kept full (Little's law): more queue raised only latency. Random
     I/O of at most :data:`PACED_MAX_IO_BYTES` only."""
     if test.lat_mean_ns is None or test.iops <= 0 or test.sequential:
@@ -55,7 +55,7 @@ def paced(test: MeasuredTest, ctx: Context) -> list[str]:
         deeper = [n for n in ctx.neighbours if n.outstanding > 1 and _full(n)]
         pairs = [(test, n, after.get(n.name, n.iops)) for n in deeper]
     elif _full(test):
-        own = ctx.burst.baseline if ctx.burst else test.iops
+        own = ctx.burst.baseline if ctx.burst and ctx.burst.steady else test.iops
         shallow = [n for n in ctx.neighbours if n.outstanding == 1 and n.lat_mean_ns]
         pairs = [(n, test, own) for n in shallow]
     else:

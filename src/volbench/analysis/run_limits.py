@@ -136,7 +136,9 @@ def run_verdicts(
     instance's) apply to every test, beside those recorded with its round."""
     by_name = {t.measured.name: t.measured for t in tests}
     bursts = {
-        t.measured.name: t.burst.baseline for t in tests if t.burst and t.burst.unit == "IOPS"
+        t.measured.name: t.burst.baseline
+        for t in tests
+        if t.burst and t.burst.unit == "IOPS" and t.burst.steady
     }
     points = _points(tests)
     found = []
