@@ -235,3 +235,34 @@ def test_a_1_mib_sequential_request_counts_as_4_ios_of_256_kib(rw: str) -> None:
     assert "1024 KiB I/O counted as 4 x 256 KiB (AWS)" in verdict.reason
     twice = rate_verdict(_measured(1048576, 2 * read, 2 * write, rw), e)
     assert twice is not None and (twice.measured, twice.verdict) == (2000, "above")
+
+
+SPLIT_PRODUCT = """\
+products:
+  - id: lab-split
+    vendor: Lab
+    name: Split volume
+    size_unit: GiB
+    capacity: {min: 1, max: 1000}
+    rw_limits: separate
+    editions:
+      - from: 2024-01-01
+        read_iops: {expr: "33700"}
+        write_iops: {expr: "40000"}
+        throughput: {expr: "10000", unit: MB/s}
+"""
+"""Separate read and write IOPS promises: the mix's reads (33,681 IOPS) at the first."""
+
+
+def test_check_names_a_mixs_direction_at_the_promised_cap(tmp_path: Path) -> None:
+    (tmp_path / "split.yaml").write_text(SPLIT_PRODUCT)
+    cat = catalogue.load((str(tmp_path / "split.yaml"),))
+    with _stored(tmp_path, "randrw_lat_percentiles_jsonplus.json", {}) as store:
+        sheet = check_sheet(store.get_run("latest"), cat, CheckRequest("lab-split", 100))
+    (row,) = sheet.document["limits"]
+    assert row["limit"] == "rate limiter", row
+    assert row["why"] == (
+        "the reads of this mix, 33,681 IOPS of 48,097, are 100% of their own cap of 33,700"
+        " IOPS (the Lab Split volume 100 GiB volume (read limit)): a rate limiter holds the"
+        " reads"
+    )

@@ -264,7 +264,7 @@ def check_limits(
     volume = known[0].label
     for direction, iops in (("read", expectation.read_iops), ("write", expectation.write_iops)):
         if iops is not None:
-            known.append(KnownCap(f"{volume}, {direction}s", iops, None, direction))
+            known.append(KnownCap(f"{volume} ({direction} limit)", iops, None, direction))
     if caps is not None:
         known.append(KnownCap(f"the {instance or 'instance'} instance", caps.iops, caps.bw))
     latency = expectation.latency
