@@ -27,7 +27,7 @@ from volbench.analysis.timeseries import (
 from volbench.errors import UsageError
 from volbench.fio.logs import read_series
 from volbench.fio.parser import parse
-from volbench.model import RunRecord, RunSettings, RunStatus, Stall
+from volbench.model import LogSeries, RunRecord, RunSettings, RunStatus, Stall
 from volbench.plans.importing import import_file
 from volbench.report.chart import traces_values, window_chart
 from volbench.report.comparison import comparison_charts, comparison_sheet
@@ -332,3 +332,22 @@ def test_stalls_are_shaded_on_the_time_series(tmp_path: Path) -> None:
         (note,) = chart.figure["layout"]["annotations"]
         assert note["text"] == "stall: randread-4k (6 s at 0 IOPS)"
     assert "shapes" not in timeseries_charts("run1", series)[0].figure["layout"]
+
+
+def test_a_burst_is_shaded_on_the_iops_series() -> None:
+    """A test that ran at 3,000 IOPS for 12 s and 2,800 for 1 s, then at 1,000 (a
+    credit bucket drained: the lab issue's gp2-like guest) is one span on the IOPS
+    chart from the test's start for its 12.9 s at the ceiling, named with its figures;
+    the latency chart and a flat test have none."""
+    rates = [3000] * 12 + [2800] + [1000] * 27
+    burst = LogSeries(0, "randwrite-4k", "iops", 1, None, "write",
+                      tuple((1000 * (i + 1), r) for i, r in enumerate(rates)))  # fmt: skip
+    flat = dataclasses.replace(burst, test="randread-4k", direction="read",
+                               points=tuple((1000 * (i + 1), 1000) for i in range(40)))  # fmt: skip
+    latency = dataclasses.replace(burst, kind="lat", points=((1000, 980_000), (2000, 990_000)))
+    charts = {c.id: c for c in timeseries_charts("run1", [burst, flat, latency])}
+    (shape,) = charts["run1-ts-iops"].figure["layout"]["shapes"]
+    assert (shape["x0"], shape["x1"]) == (0.0, pytest.approx(12.9))
+    (note,) = charts["run1-ts-iops"].figure["layout"]["annotations"]
+    assert note["text"] == "burst: randwrite-4k 3,000 IOPS for 12.9 s (~25,800 I/Os above 1,000)"
+    assert "shapes" not in charts["run1-ts-lat"].figure["layout"]

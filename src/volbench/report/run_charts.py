@@ -12,11 +12,14 @@ MB/s = bytes/s / 10^6; latency in the unit that fits the chart (µs, ms, s = ns 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from volbench.analysis.aggregate import group_tests, place_tests
+from volbench.analysis.burst_series import Burst
 from volbench.analysis.percentiles import merge_bins
+from volbench.analysis.stored_bursts import stored_bursts
 from volbench.analysis.timeseries import (
     common_origin_ms,
     round_logs,
@@ -209,8 +212,9 @@ def timeseries_charts(
     prefix: str, series: Sequence[LogSeries], stalls: Sequence[Stall] = ()
 ) -> list[Chart]:
     """Per-second IOPS, MB/s and mean latency of every test, from fio's logs stored
-    with each round (round by round); each stall marked as a shaded span where it
-    began in its test (on fio's own clock)."""
+    with each round (round by round); on fio's own clock, each stall marked as a
+    shaded span where it began in its test, and each burst (analysis/stored_bursts.py)
+    as the span it lasted on the IOPS or MB/s chart."""
     own_clock = True
     iops: list[Series] = []
     mbps: list[Series] = []
@@ -250,50 +254,96 @@ def timeseries_charts(
                 markers=None,
                 unit=y_unit,
             )
-            charts.append(with_stalls(chart, stalls) if own_clock else chart)
+            if own_clock:
+                chart = with_spans(chart, stall_spans(stalls))
+                if key in BURST_KINDS:
+                    chart = with_spans(chart, burst_spans(stored_bursts(series, BURST_KINDS[key])))
+            charts.append(chart)
     return charts
 
 
-def with_stalls(chart: Chart, stalls: Sequence[Stall]) -> Chart:
-    """``chart`` (time since the test started on x) with each stall of a known offset
-    shaded from where it began for as long as it lasted, and named."""
-    marked = [s for s in stalls if s.test_offset_s is not None]
-    if not marked:
+@dataclass(frozen=True)
+class Span:
+    """A shaded stretch of a per-second chart (s since the test started) and its label."""
+
+    start_s: float
+    end_s: float
+    text: str
+    color: str
+
+
+def stall_spans(stalls: Sequence[Stall]) -> list[Span]:
+    """Each stall of a known offset, from where it began for as long as it lasted."""
+    return [
+        Span(s.test_offset_s, s.test_offset_s + s.seconds, STALL_TEXT.format(s=s), STALL_COLOR)
+        for s in stalls
+        if s.test_offset_s is not None
+    ]
+
+
+def burst_spans(bursts: Mapping[tuple[int, str], Burst]) -> list[Span]:
+    """Each burst from its start for its seconds at the ceiling, with its figures."""
+    return [
+        Span(
+            b.start_s,
+            b.end_s,
+            f"burst: {test} {b.ceiling:,.0f} {b.unit} for {b.seconds:.1f} s "
+            f"(~{b.credits:,.0f} {'I/Os' if b.unit == 'IOPS' else 'MB'} above "
+            f"{b.baseline:,.0f})",
+            BURST_COLOR,
+        )
+        for (_, test), b in sorted(bursts.items())
+    ]
+
+
+def with_spans(chart: Chart, spans: Sequence[Span]) -> Chart:
+    """``chart`` (time since the test started on x) with each span shaded and named."""
+    if not spans:
         return chart
     layout = dict(chart.figure["layout"])
     layout["shapes"] = [
-        {
-            "type": "rect",
-            "xref": "x",
-            "yref": "paper",
-            "x0": s.test_offset_s,
-            "x1": (s.test_offset_s or 0.0) + s.seconds,
-            "y0": 0,
-            "y1": 1,
-            "fillcolor": STALL_COLOR,
-            "opacity": 0.15,
-            "line": {"width": 0},
-        }
-        for s in marked
+        *layout.get("shapes", []),
+        *(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": span.start_s,
+                "x1": span.end_s,
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": span.color,
+                "opacity": 0.15,
+                "line": {"width": 0},
+            }
+            for span in spans
+        ),
     ]
     layout["annotations"] = [
-        {
-            "x": s.test_offset_s,
-            "y": 1,
-            "xref": "x",
-            "yref": "paper",
-            "text": f"stall: {s.test} ({s.seconds:.0f} s at 0 IOPS)",
-            "showarrow": False,
-            "xanchor": "left",
-            "yanchor": "bottom",
-            "font": {"size": 10, "color": STALL_COLOR},
-        }
-        for s in marked
+        *layout.get("annotations", []),
+        *(
+            {
+                "x": span.start_s,
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": span.text,
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "font": {"size": 10, "color": span.color},
+            }
+            for span in spans
+        ),
     ]
     return Chart(chart.id, chart.title, {**chart.figure, "layout": layout})
 
 
 STALL_COLOR = "#d62728"
+STALL_TEXT = "stall: {s.test} ({s.seconds:.0f} s at 0 IOPS)"
+BURST_COLOR = "#2ca02c"
+BURST_KINDS = {"ts-iops": "iops", "ts-mbps": "bw"}
+"""The per-second charts a burst is marked on, and the log it is found in."""
 
 
 def _xy(points: Sequence[tuple[float, float]], scale: float) -> tuple[list[float], list[float]]:
