@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from volbench.errors import UsageError
+from volbench.lab.promise import LimitChoice, promised_limits
 from volbench.lab.throttle import (
     Bucket,
     HandLimits,
@@ -16,7 +17,6 @@ from volbench.lab.throttle import (
     bucket,
     from_expectation,
     from_hand,
-    promised_limits,
 )
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect
@@ -64,6 +64,18 @@ def test_the_issues_product_bursts_15_s(tmp_path: Path) -> None:
     assert limits.iops_total.burst_seconds == pytest.approx(15.0)
     assert limits.iops_size == 262144
     assert "burst 3,000 for 15 s, 30,000 credits" in limits.text()
+
+
+def test_a_choice_is_a_product_or_hand_limits(tmp_path: Path) -> None:
+    assert LimitChoice(HandLimits(iops_total=500)).limits(1 << 30) == Limits(Bucket(500))
+    gp2 = LimitChoice(product="aws-gp2").limits(100 << 30)
+    assert gp2.iops_total == Bucket(300, 3000, 1800)
+    small = LimitChoice(product="aws-gp2").limits(10 << 30)
+    assert small.iops_total == Bucket(100, 3000, 1800)  # min 100 IOPS; 5.4 M credits
+    with pytest.raises(UsageError, match="not both"):
+        LimitChoice(HandLimits(iops_total=5), product="aws-gp2").limits(1 << 30)
+    with pytest.raises(UsageError, match="provisioned-iops"):
+        LimitChoice(product="aws-io1").limits(100 << 30)
 
 
 def test_separate_budgets_set_read_and_write_buckets() -> None:

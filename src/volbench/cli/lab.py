@@ -3,7 +3,8 @@ volumes (:mod:`volbench.lab`), places of runs as ``--hosts lab://NAME``."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -11,10 +12,13 @@ from volbench.cli import console
 from volbench.cli.options import POSITIVE_SIZE, Converted, format_option, grouped
 from volbench.cli.spec import AMOUNT, catalogue_option, provisioned_options, provisioned_values
 from volbench.errors import UsageError
-from volbench.lab import lifecycle
-from volbench.lab.throttle import HandLimits, Limits, from_hand, promised_limits
+from volbench.lab import lifecycle, monitor
+from volbench.lab.promise import LimitChoice
+from volbench.lab.throttle import HandLimits
 from volbench.report.sheet import Column, Sheet
 from volbench.units import parse_size
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _HAND = (
     "iops_total", "iops_read", "iops_write", "mbps", "mbps_read", "mbps_write",
@@ -23,18 +27,42 @@ _HAND = (
 _PROMISE = ("product", "provisioned_iops", "provisioned_mbps", "extra_performance")
 
 
-def _limits(size: int, catalogue_files: tuple[str, ...], **given: Any) -> Limits:
-    """The disk's limits: a catalogue product's at ``size``, or the hand-set ones."""
-    hand = HandLimits(**{key: given[key] for key in _HAND})
-    product = given["product"]
-    if product is None:
-        return from_hand(hand)
-    if hand != HandLimits():
-        raise UsageError("give --product or hand-set limits (--iops-total ...), not both")
+def _choice(catalogue_files: tuple[str, ...], **given: Any) -> LimitChoice:
+    """The limits asked for: a catalogue product (at the disk's size) or hand-set."""
     values = provisioned_values(
         given["provisioned_iops"], given["provisioned_mbps"], given["extra_performance"]
     )
-    return promised_limits(product, size, values, catalogue_files)
+    hand = HandLimits(**{key: given[key] for key in _HAND})
+    return LimitChoice(hand, given["product"], values, catalogue_files)
+
+
+LIMIT_OPTIONS = (
+    click.option("--iops-total", type=AMOUNT, help="IOPS reads and writes share."),
+    click.option("--iops-read", type=AMOUNT, help="Read IOPS (a budget of their own)."),
+    click.option("--iops-write", type=AMOUNT, help="Write IOPS (a budget of their own)."),
+    click.option("--mbps", type=AMOUNT, help="MB/s (10^6 B/s) reads and writes share."),
+    click.option("--mbps-read", type=AMOUNT, help="Read MB/s."),
+    click.option("--mbps-write", type=AMOUNT, help="Write MB/s."),
+    click.option("--burst-iops", type=AMOUNT, help="IOPS while the bucket has credits."),
+    click.option("--burst-credits", type=AMOUNT, help="I/Os in a full bucket."),
+    click.option(
+        "--io-unit",
+        type=Converted("size", parse_size),
+        default=None,
+        help="A larger request counts as size/unit I/Os (QEMU iops-size), e.g. 256k.",
+    ),
+    click.option("--product", default=None, help="Limits of a catalogue product at the size."),
+    provisioned_options,
+    catalogue_option,
+    grouped("choice", _choice, (*_HAND, *_PROMISE, "catalogue_files")),
+)
+
+
+def limit_options(function: F) -> F:
+    """The disk-limit options, reaching the command as one ``choice`` (LimitChoice)."""
+    for option in reversed(LIMIT_OPTIONS):
+        function = option(function)
+    return function
 
 
 @click.group("lab")
@@ -64,37 +92,29 @@ def lab() -> None:
     show_default=True,
     help="auto: KVM if the guest boots under it in time, else TCG.",
 )
-@click.option("--iops-total", type=AMOUNT, help="IOPS reads and writes share.")
-@click.option("--iops-read", type=AMOUNT, help="Read IOPS (a budget of their own).")
-@click.option("--iops-write", type=AMOUNT, help="Write IOPS (a budget of their own).")
-@click.option("--mbps", type=AMOUNT, help="MB/s (10^6 B/s) reads and writes share.")
-@click.option("--mbps-read", type=AMOUNT, help="Read MB/s.")
-@click.option("--mbps-write", type=AMOUNT, help="Write MB/s.")
-@click.option("--burst-iops", type=AMOUNT, help="IOPS while the bucket has credits.")
-@click.option("--burst-credits", type=AMOUNT, help="I/Os in a full bucket.")
-@click.option(
-    "--io-unit",
-    type=Converted("size", parse_size),
-    default=None,
-    help="A larger request counts as size/unit I/Os (QEMU iops-size), e.g. 256k.",
-)
-@click.option("--product", default=None, help="Limits of a catalogue product at --size.")
-@provisioned_options
-@catalogue_option
-@grouped("limits", _limits, (*_HAND, *_PROMISE, "catalogue_files"), shared=("size",))
-def up(name: str, size: int, kernel: str | None, accel: str, limits: Limits) -> None:
+@limit_options
+def up(name: str, size: int, kernel: str | None, accel: str, choice: LimitChoice) -> None:
     """Boot guest NAME; print where it is once fio's server in it answers."""
 
     def say(line: str) -> None:
         console.stderr.print(line)
 
-    guest = lifecycle.up(name, limits, size, kernel, accel, say)
+    guest = lifecycle.up(name, choice.limits(size), size, kernel, accel, say)
     console.stdout.print(
         f"{guest.place} up: fio at {guest.address}:{guest.fio_port}, shell at "
         f"{guest.address}:{guest.shell_port}, {guest.accel}, booted in "
         f"{guest.boot_seconds:.1f} s, disk /dev/vda {guest.disk_bytes / (1 << 30):g} GiB, "
         f"limits: {guest.limits.text()}"
     )
+
+
+@lab.command("limit")
+@click.argument("name")
+@limit_options
+def limit(name: str, choice: LimitChoice) -> None:
+    """Change running guest NAME's disk limits (every figure: an unset one is none)."""
+    guest = monitor.change_limits(name, choice)
+    console.stdout.print(f"{guest.place} limits: {guest.limits.text()}")
 
 
 COLUMNS = (

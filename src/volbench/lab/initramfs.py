@@ -18,7 +18,7 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,7 +117,7 @@ def cache_key(fio: str, busybox: str, kernel: Kernel) -> str:
     return f"{kernel.release}-{digest.hexdigest()[:16]}"
 
 
-def initramfs(kernel: Kernel) -> Path:
+def initramfs(kernel: Kernel, say: Callable[[str], None]) -> Path:
     """The initramfs for guests of ``kernel`` (built now unless cached)."""
     fio = str(Path(fio_path()).resolve())
     busybox = busybox_path()
@@ -125,6 +125,7 @@ def initramfs(kernel: Kernel) -> Path:
     path = folder / "initramfs.gz"
     if path.is_file():
         return path
+    say(f"building the initramfs for kernel {kernel.release} (once per fio and kernel)")
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".initramfs.{os.getpid()}"
     with gzip.open(partial, "wb", compresslevel=1) as out:

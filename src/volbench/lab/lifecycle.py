@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -41,6 +42,7 @@ hosts apart by address), below the 127.0.0.101.. of ssh tunnels."""
 FIO_HOST_PORT = 8765
 SHELL_HOST_PORT = 8766
 MIN_DISK = 64 << 20
+_TERMINAL = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|c)")
 
 Say = Callable[[str], None]
 
@@ -157,8 +159,7 @@ def up(
             raise UsageError(f"lab guest {name} is up: `volbench lab down {name}` first")
         shutil.rmtree(folder)
     kernel = given_kernel(kernel_path) if kernel_path else debian_kernel(say)
-    say(f"initramfs for kernel {kernel.release} (built once per fio and kernel)")
-    initrd = initramfs(kernel)
+    initrd = initramfs(kernel, say)
     folder.mkdir(parents=True)
     try:
         return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say)
@@ -213,7 +214,9 @@ def _last_line(folder: Path) -> str:
         text = (folder / guests.SERIAL).read_text(errors="replace")
     except OSError:
         return "nothing"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    text = _TERMINAL.sub("", text)  # SeaBIOS clears the screen with escape sequences
+    lines = ["".join(c for c in line if c.isprintable()).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
     return lines[-1][:200] if lines else "nothing"
 
 

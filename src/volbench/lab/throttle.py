@@ -83,6 +83,18 @@ class Limits:
             found["iops-size"] = self.iops_size
         return found
 
+    def every_property(self) -> dict[str, int]:
+        """Every figure of QEMU's ``limits``, unset ones as 0 (no limit) and lengths
+        of 1 s: what replaces a throttle group's limits whole (``qom-set`` changes only
+        the figures given)."""
+        found: dict[str, int] = {}
+        for field in fields(self):
+            if field.name == "iops_size":
+                continue
+            key = field.name.replace("_", "-")
+            found |= {key: 0, f"{key}-max": 0, f"{key}-max-length": 1}
+        return found | {"iops-size": 0} | self.properties()
+
     def text(self) -> str:
         """One line: ``iops-total 1,000 (burst 3,000 for 15 s, 30,000 credits), I/O unit
         256 KiB``; throughput in MB/s (10^6 B/s)."""
@@ -196,18 +208,3 @@ def from_expectation(promise: Expectation) -> Limits:
         write = iops(promise.write_iops if promise.write_iops is not None else promise.iops)
         return Limits(None, read, write, None, bps, bps, unit)
     return Limits(iops(promise.iops), None, None, bps, None, None, unit)
-
-
-def promised_limits(
-    product: str, disk_bytes: int, provisioned: dict[str, float], files: tuple[str, ...] = ()
-) -> Limits:
-    """The limits of catalogue ``product`` (built-in, or the user's ``files``) at the
-    size of a ``disk_bytes`` disk in the product's unit (GiB or GB), with its
-    provisioned values: :func:`from_expectation` of the catalogue's promise today."""
-    from volbench.specs import catalogue
-    from volbench.specs.expectation import expect
-
-    with catalogue.using(files):
-        found = catalogue.load().find(product)
-    unit = 1 << 30 if found.size_unit == "GiB" else 10**9
-    return from_expectation(expect(found, round(disk_bytes / unit, 3), None, provisioned))
