@@ -58,7 +58,7 @@ def test_an_unknown_guest_is_one_line(tmp_path: Path, monkeypatch: pytest.Monkey
 def launch(folder: Path, direct: bool = True) -> Launch:
     limits = Limits(iops_total=Bucket(1000, 3000, 10), iops_size=262144)
     return Launch(
-        folder, folder / "vmlinuz", folder / "initramfs.gz", folder / "disk.img", direct,
+        folder, folder / "vmlinuz", folder / "initramfs.cpio", folder / "disk.img", direct,
         "127.0.0.60", 8765, 8766, limits, "tcg", "lab-a-tcg",
     )  # fmt: skip
 

@@ -1,17 +1,18 @@
 """The guest's initramfs, built by volbench: busybox (static), this machine's own
 fio with every library ``ldd`` names and the dynamic loader, the virtio modules
-and ``/init`` (:mod:`volbench.lab.init_script`), as a gzip-compressed ``newc``
-cpio archive, the format the kernel unpacks into its root filesystem (linux
-``Documentation/driver-api/early-userspace/buffer-format.rst``).
+and ``/init`` (:mod:`volbench.lab.init_script`), as a ``newc`` cpio archive, the
+format the kernel unpacks into its root filesystem (linux
+``Documentation/driver-api/early-userspace/buffer-format.rst``). It is left
+uncompressed (88 MiB; gzip: 37 MiB): under TCG the guest's kernel took 1.2 s longer
+to boot from the gzip one (5.5 s against 4.3 s to the ready line, measured here).
 
-Built once per fio binary and kernel: ``images/KEY/initramfs.gz`` in the lab's
+Built once per fio binary and kernel: ``images/KEY/initramfs.cpio`` in the lab's
 folder, KEY a hash of fio's path, size and modification time, busybox's, and the
 kernel's release and modules.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import re
@@ -122,13 +123,13 @@ def initramfs(kernel: Kernel, say: Callable[[str], None]) -> Path:
     fio = str(Path(fio_path()).resolve())
     busybox = busybox_path()
     folder = lab_dir() / "images" / cache_key(fio, busybox, kernel)
-    path = folder / "initramfs.gz"
+    path = folder / "initramfs.cpio"
     if path.is_file():
         return path
     say(f"building the initramfs for kernel {kernel.release} (once per fio and kernel)")
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".initramfs.{os.getpid()}"
-    with gzip.open(partial, "wb", compresslevel=1) as out:
+    with partial.open("wb") as out:
         for chunk in newc(contents(fio, busybox, guest_modules(kernel.modules))):
             out.write(chunk)
     partial.rename(path)
