@@ -42,11 +42,13 @@ SWEEP = ("run", "sweep", "--rw", "randread", "--bs", "4k", "--ramp-time", "0")
 
 
 def completed(points: Sequence[tuple[float, float]]) -> float:
-    """I/Os completed over per-second (time s, IOPS) samples: each rate times the
-    time since the sample before; the first sample's span is the others' median."""
+    """I/Os completed over per-second (time s, IOPS) samples: each rate times the time
+    since the sample before. The first sample spans one tick of the sampler (from its
+    reading before the round to the next), as long as the others but the last (the
+    reading asked for when fio ended, sooner)."""
     times = [t for t, _ in points]
-    spans = [b - a for a, b in itertools.pairwise(times)] or [1.0]
-    first = statistics.median(spans)
+    spans = [b - a for a, b in itertools.pairwise(times)]
+    first = statistics.median(spans[:-1] or spans or [1.0])
     return sum(iops * span for (_, iops), span in zip(points, [first, *spans], strict=True))
 
 
@@ -114,8 +116,9 @@ def test_ssh_session_that_fails_says_why(
 @contextlib.contextmanager
 def tcp_shell(address: str) -> Iterator[tuple[tuple[str, int], list[subprocess.Popen[bytes]]]]:
     """A TCP shell on ``address``: each connection's first line is run by ``sh -c``
-    (busybox's sh where installed, as in a lab guest), its stdout the connection. The
-    shells it started are ended by their ids afterwards."""
+    (busybox's sh where installed, as in a lab guest), its stdin and stdout the
+    connection (as busybox ``nc -e`` gives them). The shells it started are ended by
+    their ids afterwards."""
     server = socket.socket()
     server.bind((address, 0))
     server.listen(4)
@@ -129,10 +132,11 @@ def tcp_shell(address: str) -> Iterator[tuple[tuple[str, int], list[subprocess.P
             except OSError:
                 return
             with conn:
-                line = conn.makefile("rb").readline(65536).decode().rstrip("\n")
-                shells.append(
-                    subprocess.Popen([*sh, "-c", line], stdin=subprocess.DEVNULL, stdout=conn)
-                )
+                line = b""
+                while not line.endswith(b"\n") and len(line) < 65536:  # no more than it
+                    line += conn.recv(1) or b"\n"
+                command = line.decode().rstrip("\n")
+                shells.append(subprocess.Popen([*sh, "-c", command], stdin=conn, stdout=conn))
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()

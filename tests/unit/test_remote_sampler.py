@@ -114,12 +114,16 @@ class PipeChannel:
     def __init__(self) -> None:
         self.read_end, self.write_end = os.pipe()
         self.closed = False
+        self.pokes = 0
 
     def open(self) -> IO[bytes]:
         return os.fdopen(self.read_end, "rb")
 
     def write(self, data: bytes) -> None:
         os.write(self.write_end, data)
+
+    def poke(self) -> None:
+        self.pokes += 1
 
     def reason(self) -> str:
         return "the test closed the pipe"
@@ -148,7 +152,7 @@ def test_sampler_keeps_the_rounds_samples_on_this_machines_clock() -> None:
     mark = sampler.mark()
     channel.write(b"x" * (MAX_LINE + 10) + b"\n" + rest[-1].encode())  # an overlong line first
     samples = sampler.end(mark)
-    assert len(samples) == 3
+    assert len(samples) == 3 and channel.pokes == 1
     assert [s.time_s for s in samples] == pytest.approx([1_700_000_000 + t - UPTIME[0]
                                                           for t in UPTIME[1:]])  # fmt: skip
     done = sum(s.iops * (t1 - t0) for s, t0, t1 in zip(samples, UPTIME, UPTIME[1:], strict=False))

@@ -88,6 +88,9 @@ class Ended:
     def open(self) -> IO[bytes]:
         return io.BytesIO(b"")
 
+    def poke(self) -> None:
+        pass
+
     def reason(self) -> str:
         return "gone"
 

@@ -10,8 +10,10 @@ the same way it already reaches that host.
 - A plain ``HOST[:PORT]`` runs only fio's server, which runs no command volbench
   could sample with: no channel (:func:`no_channel`).
 
-A channel's :meth:`open` gives the script's output as a binary stream; :meth:`reason`
-says in one line why it ended or could not start.
+A channel's :meth:`open` gives the script's output as a binary stream, :meth:`poke`
+asks it for a reading at once (a line on the script's standard input: ssh's, or the
+connection itself, as a TCP shell gives it to the command), :meth:`reason` says in
+one line why it ended or could not start.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ class Channel(Protocol):
 
     def open(self) -> IO[bytes]:
         """Start the script; its output. ChannelError (one line) when it cannot start."""
+        ...
+
+    def poke(self) -> None:
+        """Ask the script for a reading at once (a line on its input); no error."""
         ...
 
     def reason(self) -> str:
@@ -98,6 +104,13 @@ class SshChannel:
         assert self._proc.stdout is not None
         return self._proc.stdout
 
+    def poke(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.write(b"\n")
+                proc.stdin.flush()
+
     def reason(self) -> str:
         """ssh's last line on stderr, else its exit code."""
         self._errors.seek(0, os.SEEK_END)
@@ -152,6 +165,12 @@ class TcpShell:
             raise ChannelError(self._why) from error
         self._sock.settimeout(None)
         return self._sock.makefile("rb")
+
+    def poke(self) -> None:
+        sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.sendall(b"\n")
 
     def reason(self) -> str:
         return self._why

@@ -7,7 +7,8 @@ its stream, turns each pair of consecutive readings into a
 :class:`~volbench.model.HostSample` with the local sampler's own arithmetic
 (:func:`~volbench.targets.sampler.sample_between`) and keeps those of the round
 under way: :meth:`RemoteSampler.begin` when a round starts, :meth:`RemoteSampler.end`
-when it has ended (it waits for the reading after fio ended, at most a few seconds).
+when it has ended (it asks for a reading at once and waits for it, a few seconds at
+most: a reading of a block begun after fio ended).
 
 Times: a reading's clock is the host's ``/proc/uptime``; elapsed time between two
 readings is the difference of those, and sample times are put on this machine's
@@ -61,6 +62,10 @@ class RemoteSampler:
         self._offset: float | None = None
         self._last: Reading | None = None
         self._arrived = 0
+        self._begun = 0
+        """Blocks whose ``@begin`` line came so far (their files are read after it)."""
+        self._done = 0
+        """The number of the latest block (as counted in ``_begun``) that gave a reading."""
         self._round: list[HostSample] | None = None
         self._ended = False
         self._closing = False
@@ -109,6 +114,9 @@ class RemoteSampler:
                     while (rest := stream.readline(MAX_LINE + 1)) and not rest.endswith(b"\n"):
                         pass
                     continue
+                if line.startswith(b"@begin "):
+                    with self._changed:
+                        self._begun += 1
                 reading = self.parser.line(line.decode("ascii", errors="replace"))
                 if reading is not None:
                     self._take(reading)
@@ -134,6 +142,7 @@ class RemoteSampler:
             if sample is not None and self._round is not None:
                 self._round.append(sample)
             self._arrived += 1
+            self._done = self._begun
             self._changed.notify_all()
 
     def begin(self) -> None:
@@ -142,18 +151,21 @@ class RemoteSampler:
             self._round = []
 
     def mark(self) -> int:
-        """The count of readings so far (see :meth:`end`)."""
+        """The blocks begun so far (see :meth:`end`)."""
         with self._changed:
-            return self._arrived
+            return self._begun
 
     def end(self, after: int | None = None, wait: bool = True) -> tuple[HostSample, ...]:
-        """The round's samples, once a reading newer than ``after`` (a :meth:`mark`;
-        None: now) has arrived or two intervals and a second have passed (``wait``
-        False: at once)."""
+        """The round's samples, up to a reading of a block begun after ``after`` (a
+        :meth:`mark` taken once fio ended; None: now): the script is asked for one at
+        once, and waited for two intervals and a second at most (``wait`` False: not
+        at all)."""
+        if wait:
+            self._channel.poke()
         with self._changed:
-            seen = self._arrived if after is None else after
+            seen = self._begun if after is None else after
             self._changed.wait_for(
-                lambda: self._arrived > seen or self._ended,
+                lambda: self._done > seen or self._ended,
                 2 * self._interval_s + 1.0 if wait else 0.0,
             )
             found, self._round = tuple(self._round or ()), None
