@@ -126,6 +126,22 @@ def test_stored_series_add_jobs_and_directions() -> None:
     assert burst_of_test(series, 1, "mixed") is None
 
 
+def test_a_test_on_places_is_all_its_places_added_up() -> None:
+    """A run on ``--hosts`` logs each place's share as ``TEST@N``: on one place (a lab
+    guest) the test's burst is that place's; on two, the test's is their sum window by
+    window, and each place keeps its own."""
+    rates = [3000] * 12 + [2800] + [1000] * 27
+    one = [_log("randwrite-4k@1", 1, "write", rates)]
+    assert list(stored_bursts(one)) == [(0, "randwrite-4k")]
+    half = [r // 2 for r in rates]
+    two = [_log("randwrite-4k@1", 1, "write", half), _log("randwrite-4k@2", 1, "write", half)]
+    found = stored_bursts(two)
+    assert sorted(found) == [(0, "randwrite-4k"), (0, "randwrite-4k@1"), (0, "randwrite-4k@2")]
+    assert found[(0, "randwrite-4k")].ceiling == 3000
+    assert found[(0, "randwrite-4k")].credits == 25_800
+    assert found[(0, "randwrite-4k@2")].ceiling == 1500
+
+
 def test_a_limiters_burst_is_steady_a_noisy_baseline_is_not() -> None:
     burst = find_burst(issue_24(0.03))
     assert burst is not None and burst.steady and burst.spread < 0.05

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from volbench.analysis.burst_series import Burst, find_burst
 from volbench.analysis.timeseries import common_origin_ms, round_logs, shifted, summed
+from volbench.fio.logs import LogPoint
 from volbench.model import LogSeries
 
 
@@ -27,15 +28,33 @@ def stored_bursts(series: Iterable[LogSeries], kind: str = "iops") -> dict[tuple
     """The burst of every test of a run that has one, by (round, test), from its stored
     per-second logs (``store/series.py``): every job and direction added up (IOPS, or
     bandwidth in MB/s with ``kind="bw"``: fio logs KiB/s), on fio's own clock (s since
-    the test started; a run on several places: since its first window)."""
+    the test started; a run on several places: since its first window).
+
+    A run on places (``--hosts``, ``--targets``) logs each place's share of a test as
+    ``TEST@N``: the test itself is all its places added up window by window (on the
+    one clock they share, fio's ``log_unix_epoch``), which is what its verdict is
+    about; each place's own burst is kept as well when there are two or more."""
     scale, unit = (1.0, "IOPS") if kind == "iops" else (1024 / 1e6, "MB/s")
     found: dict[tuple[int, str], Burst] = {}
     for round_no, logs in round_logs(series).items():
+        tests: dict[str, list[list[LogPoint]]] = {}
+        places: dict[str, set[str]] = {}
         for (test, logged), jobs in logs.items():
             if logged != kind:
                 continue
-            jobs = shifted(jobs, common_origin_ms(jobs))
-            points = [(t, v * scale) for t, v in total_rate(summed(jobs))]
+            whole, at, place = test.rpartition("@")
+            if at and place.isdigit():
+                tests.setdefault(whole, []).extend(jobs)
+                places.setdefault(whole, set()).add(test)
+            else:
+                tests.setdefault(test, []).extend(jobs)
+        for named in places.values():
+            if len(named) > 1:
+                tests.update({t: list(logs[(t, kind)]) for t in named})
+        for test, jobs in tests.items():
+            points = [
+                (t, v * scale) for t, v in total_rate(summed(shifted(jobs, common_origin_ms(jobs))))
+            ]
             burst = find_burst(points, unit)
             if burst is not None:
                 found[(round_no, test)] = burst
