@@ -84,22 +84,27 @@ def test_shell_channel(guest: guests.Guest) -> None:
     assert run_in_guest(NAME, "cat /sys/block/vda/size").strip() == str(256 << 11)
 
 
-def test_iops_held_at_the_limit(guest: guests.Guest, tmp_path: Path) -> None:
-    """4 KiB random reads at QD 32 through fio's client: fio's own IOPS within 5%
-    of the 1,000 the throttle group allows."""
-    job = tmp_path / "randread.fio"
+def randread_iops(guest: guests.Guest, folder: Path, seconds: int) -> float:
+    """fio's own IOPS of 4 KiB random reads at QD 32 on the guest's disk, through
+    fio's client."""
+    job = folder / "randread.fio"
     job.write_text(
         "[randread]\nfilename=/dev/vda\nrw=randread\nbs=4k\niodepth=32\nioengine=libaio\n"
-        "direct=1\nsize=256m\ntime_based=1\nruntime=4\n"
+        f"direct=1\nsize=256m\ntime_based=1\nruntime={seconds}\n"
     )
     done = subprocess.run(
         ["fio", f"--client={guest.address},{guest.fio_port}", str(job), "--output-format=json"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        cwd=folder, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout[done.stdout.index("{") :])
     jobs = [j for j in document["client_stats"] if j["jobname"] == "randread"]
-    iops = jobs[0]["read"]["iops"]
+    return float(jobs[0]["read"]["iops"])
+
+
+def test_iops_held_at_the_limit(guest: guests.Guest, tmp_path: Path) -> None:
+    """fio's own IOPS within 5% of the 1,000 the throttle group allows."""
+    iops = randread_iops(guest, tmp_path, 4)
     assert 950 <= iops <= 1050, iops
 
 
@@ -123,6 +128,19 @@ def test_run_on_the_lab_place(lab: tuple[Volbench, Path], guest: guests.Guest) -
     iops = {r["test"]: r["iops"] for r in document["results"]}
     assert len(iops) == 6
     assert all(900 <= value <= 1110 for value in iops.values()), iops
+
+
+def test_limits_changed_live(
+    lab: tuple[Volbench, Path], guest: guests.Guest, tmp_path: Path
+) -> None:
+    """``lab limit`` sets the throttle group over QMP while the guest runs."""
+    tool, _ = lab
+    changed = tool("lab", "limit", NAME, "--iops-read", "500", "--iops-write", "300")
+    assert changed.returncode == 0, changed.stderr
+    assert "iops-read 500, iops-write 300" in changed.stdout
+    assert guests.load(NAME).limits.iops_total is None
+    iops = randread_iops(guest, tmp_path, 3)
+    assert 475 <= iops <= 525, iops
 
 
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
