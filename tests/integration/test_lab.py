@@ -39,9 +39,18 @@ def _live_qemus(lab: Path) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Volbench, Path]]:
-    """A Volbench whose lab folder is the module's own; every guest downed after."""
+def lab(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[Volbench, Path]]:
+    """A Volbench whose lab folder is the module's own; every guest downed after. The
+    downloaded kernel and the built initramfs are kept in pytest's cache folder
+    (.pytest_cache) for later sessions: 160 MiB and 6 s a session otherwise."""
     home = tmp_path_factory.mktemp("lab")
+    cache = request.config.cache.mkdir("volbench-lab") if request.config.cache else None
+    (home / "lab").mkdir()
+    for part in ("kernels", "images") if cache is not None else ():
+        (cache / part).mkdir(exist_ok=True)
+        (home / "lab" / part).symlink_to(cache / part)
     tool = Volbench(home / "volbench")
     tool.env["VOLBENCH_LAB_DIR"] = str(home / "lab")
     saved = os.environ.get("VOLBENCH_LAB_DIR")
