@@ -208,3 +208,43 @@ def test_script_runs_under_dash_and_busybox_sh(shell: str, where: str, tmp_path:
     expected = disk_of(str(target if where == "file" else target.parent))
     assert parser.device == expected and (where != "tmpfs" or expected is None)
     assert (found[0].disk is None) == (parser.device is None)
+
+
+@pytest.mark.parametrize("shell", ["dash", "busybox"])
+def test_a_line_on_its_input_asks_the_script_for_a_block_at_once(shell: str) -> None:
+    """With a 5 s interval, each line on the script's input brings a block within half
+    a second, however soon after a block it comes (dash has no ``read -t``: the
+    script's reader signals it); once its reader is gone, the next block ends it."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    command = [shell, "-c"] if shell == "dash" else [shell, "sh", "-c"]
+    proc = subprocess.Popen(
+        [*command, sampler_script(None, 5, 20)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    out = proc.stdout
+
+    def block() -> str:
+        lines = []
+        while not (line := out.readline().decode()).startswith("@end"):
+            assert line, "the script ended"
+            lines.append(line)
+        return "".join(lines)
+
+    try:
+        block()
+        for _ in range(10):
+            asked = time.monotonic()
+            proc.stdin.write(b"\n")
+            proc.stdin.flush()
+            assert "/proc/uptime:" in block()
+            assert time.monotonic() - asked < 0.5
+        proc.stdout.close()
+        proc.stdin.write(b"\n")  # wakes it to write to nobody
+        proc.stdin.flush()
+        assert proc.wait(timeout=3) == -13  # SIGPIPE
+    finally:
+        proc.stdin.close()  # its reader ends at the end of its input
+        if proc.poll() is None:
+            proc.kill()  # the shell this test started
+            proc.wait()

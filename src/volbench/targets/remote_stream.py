@@ -78,21 +78,27 @@ def _device_lines(path: str | None) -> str:
 
 
 def sampler_script(path: str | None, interval_s: int = 1, max_blocks: int = 7 * 86400) -> str:
-    """The script (one line, no single quote: it passes a login shell inside ``'...'``)
-    sampling the disk under ``path`` (None, or a path :data:`SAFE_PATH` refuses: no
-    disk) every ``interval_s`` seconds, ``max_blocks`` times at most. A line on its
-    standard input asks for a block at once (a reader in the background, not a child
-    of the script, signals it, SIGUSR1, whose trap ends its ``wait`` for ``sleep``:
-    POSIX, "wait"); where its input is empty it keeps to its interval. No ``!`` (csh
-    would expand it even in quotes). It ends when what reads it goes away (a write to
-    a closed pipe or socket), its reader at the end of its input."""
+    """The script (one line, no single quote and no ``!``: it passes a login shell,
+    csh too, inside ``'...'``) sampling the disk under ``path`` (None, or a path
+    :data:`SAFE_PATH` refuses: no disk) every ``interval_s`` seconds after each block,
+    ``max_blocks`` times at most, and at once for each line on its standard input.
+
+    A reader in the background (not a child of the script) sends the script SIGUSR1
+    for each line; its trap sets ``g`` and ends the script's children (the ``sleep``
+    between blocks, from ``/proc/$$/task/$$/children``: proc(5)), so the ``wait`` for
+    it ends however the signal falls: before the ``sleep`` starts (``g`` is tested
+    after), or before or during the ``wait`` (POSIX, "wait"). dash has no ``read -t``.
+    It ends when what reads it goes away (a write to a closed pipe or socket), its
+    reader at the end of its input."""
     return (
         "exec 2>/dev/null; "
         + _device_lines(path)
         + 'if [ -n "$s" ] && [ -r /sys/class/block/$s/stat ]; then echo "@device $s"; '
         'echo "@hwq $(ls /sys/class/block/$s/mq | grep -c ^[0-9])"; '
         "t=/sys/class/block/$s/stat; else echo @nodevice; t=; fi; "
-        'echo "@hz $(getconf CLK_TCK)"; trap "g=1" USR1; exec 3<&0 0</dev/null; '
+        'echo "@hz $(getconf CLK_TCK)"; '
+        'trap "g=1; z=; read z < /proc/$$/task/$$/children; kill \\$z" USR1; '
+        "exec 3<&0 0</dev/null; "
         "( (while read x <&3 && kill -USR1 $$; do :; done) >/dev/null & ); exec 3<&-; i=0; "
         f"while [ $i -lt {int(max_blocks)} ]; do g=; i=$((i+1)); f=; k=0; "
         "for x in /proc/[0-9]*; do c=; read c < $x/comm; "
@@ -100,7 +106,7 @@ def sampler_script(path: str | None, interval_s: int = 1, max_blocks: int = 7 * 
         'f="$f $x/stat $x/task/*/schedstat"; fi; done; '
         'echo "@begin $i"; grep -H "" /proc/uptime $t /proc/pressure/io /proc/pressure/memory $f; '
         'grep -H ^cpu /proc/stat; echo "@end $i" || exit 0; '
-        f'[ -n "$g" ] || {{ sleep {int(interval_s)} & wait; }}; done'
+        f'sleep {int(interval_s)} & [ -n "$g" ] || wait; done'
     )
 
 
