@@ -139,6 +139,29 @@ def test_run_on_the_lab_place(lab: tuple[Volbench, Path], guest: guests.Guest) -
     assert all(900 <= value <= 1110 for value in iops.values()), iops
 
 
+def test_sweep_on_two_guests(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
+    """``run sweep --hosts lab://A,lab://B``: two kernels, two limiters; the
+    aggregate is the sum of the places' own fio figures."""
+    tool, _ = lab
+    up = tool("lab", "up", "itest2", "--iops-total", "2000", "--size", "256m", "--accel", "tcg")
+    assert up.returncode == 0, up.stderr
+    try:
+        run = tool(
+            "run", "sweep", "--hosts", f"lab://{NAME},lab://itest2", "--rw", "randread",
+            "--iodepth", "16", "--runtime", "2s", "--ramp-time", "0", "--size", "64m",
+            "--runs-dir", str(tool.runs_dir),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    finally:
+        tool("lab", "down", "itest2")
+    rows = {row["place"]: row["iops"] for row in tool.show()["places"]["rows"]}
+    both = rows.pop("all 2 together")
+    assert both == pytest.approx(sum(rows.values()), rel=1e-6)
+    # 2 s tests: QEMU's avg / 10 allowance adds 5% (test_run_on_the_lab_place)
+    assert 950 <= rows[f"lab://{NAME}:/dev/vda"] <= 1060, rows
+    assert 1900 <= rows["lab://itest2:/dev/vda"] <= 2120, rows
+
+
 def test_limits_changed_live(
     lab: tuple[Volbench, Path], guest: guests.Guest, tmp_path: Path
 ) -> None:
