@@ -4,6 +4,7 @@ trees (v1 and v2), and samples, facts and drive readings through the store and b
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from volbench.analysis.host_series import (
     KINDS,
     fact_series,
     health_series,
+    hosts_of_rounds,
     is_host,
     round_hosts,
     sample_series,
@@ -224,3 +226,15 @@ def test_drive_reading_values_and_the_switch() -> None:
     values = health_values(reading)
     assert values["temp_c"] == 45.0 and values["smart_ok"] == 1.0 and values["pct_used"] is None
     assert enabled({}) and not enabled({"VOLBENCH_SAMPLER": "off"})
+
+
+def test_a_round_on_two_hosts_is_not_one_hosts_samples() -> None:
+    """Two hosts sampled in one round (a run on two ``--hosts``): neither host's CPU
+    and disk explain the sum, so the round has no RoundHost; each host keeps its own."""
+    one = sample_series(0, "randread", samples())
+    two = [dataclasses.replace(s, host="lab://b") for s in sample_series(0, "randread", samples())]
+    alone = [dataclasses.replace(s, round=1, host="lab://a") for s in one]
+    assert sorted(round_hosts([*one, *two, *alone])) == [1]
+    by_host = hosts_of_rounds([*one, *two, *alone])
+    assert sorted(by_host) == [(0, ""), (0, "lab://b"), (1, "lab://a")]
+    assert by_host[(0, "lab://b")].readings == round_hosts(one)[0].readings

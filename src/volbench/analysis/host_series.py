@@ -177,41 +177,57 @@ _FIELDS = {kind: name for kind, (name, _) in SAMPLE_KINDS.items()}
 
 
 def round_hosts(series: Iterable[LogSeries]) -> dict[int, RoundHost]:
-    """Every round's :class:`RoundHost` from a run's stored series (rounds without
-    host series are left out)."""
-    samples: dict[int, dict[int, dict[str, object]]] = {}
-    cpus: dict[tuple[int, int], dict[int, float]] = {}
-    facts: dict[int, dict[str, float]] = {}
-    health: dict[int, dict[str, list[tuple[int, float]]]] = {}
-    rounds: set[int] = set()
+    """Every round's :class:`RoundHost` from a run's stored series: the samples of the
+    one host the round ran on (this machine's, or one other host's: ``LogSeries.host``).
+    A round sampled on several hosts at once (a run on two ``--hosts``) is left out,
+    as are rounds without host series: one host's CPU and disk do not explain the
+    sum of several (each host's own: :func:`hosts_of_rounds`)."""
+    found: dict[int, RoundHost] = {}
+    shared: set[int] = set()
+    for (round_no, _), host in sorted(hosts_of_rounds(series).items()):
+        if round_no in found:
+            shared.add(round_no)
+        found[round_no] = host
+    return {r: h for r, h in found.items() if r not in shared}
+
+
+def hosts_of_rounds(series: Iterable[LogSeries]) -> dict[tuple[int, str], RoundHost]:
+    """Every round's :class:`RoundHost` per host it was sampled on, by (round, host
+    name; "" for this machine)."""
+    samples: dict[tuple[int, str], dict[int, dict[str, object]]] = {}
+    cpus: dict[tuple[int, str, int], dict[int, float]] = {}
+    facts: dict[tuple[int, str], dict[str, float]] = {}
+    health: dict[tuple[int, str], dict[str, list[tuple[int, float]]]] = {}
+    keys: set[tuple[int, str]] = set()
     for s in series:
         if not is_host(s):
             continue
-        rounds.add(s.round)
+        key = (s.round, s.host or "")
+        keys.add(key)
         if s.kind == "cpu":
             for t, v in s.points:
-                cpus.setdefault((s.round, t), {})[s.job] = float(v)
-                samples.setdefault(s.round, {}).setdefault(t, {})
+                cpus.setdefault((*key, t), {})[s.job] = float(v)
+                samples.setdefault(key, {}).setdefault(t, {})
         elif s.kind in _FIELDS:
             for t, v in s.points:
                 value = int(v) if s.kind == "dev_flight" else float(v)
-                samples.setdefault(s.round, {}).setdefault(t, {})[_FIELDS[s.kind]] = value
+                samples.setdefault(key, {}).setdefault(t, {})[_FIELDS[s.kind]] = value
         elif s.kind in ROUND_KINDS and s.points:
-            facts.setdefault(s.round, {})[s.kind] = float(s.points[0][1])
+            facts.setdefault(key, {})[s.kind] = float(s.points[0][1])
         elif s.kind in HEALTH_KINDS:
-            health.setdefault(s.round, {}).setdefault(s.kind, []).extend(
+            health.setdefault(key, {}).setdefault(s.kind, []).extend(
                 (t, float(v)) for t, v in s.points
             )
     found = {}
-    for round_no in sorted(rounds):
+    for key in sorted(keys):
         readings = []
-        for t, values in sorted(samples.get(round_no, {}).items()):
-            busy = cpus.get((round_no, t), {})
+        for t, values in sorted(samples.get(key, {}).items()):
+            busy = cpus.get((*key, t), {})
             shares = tuple(busy[c] for c in sorted(busy))
             readings.append(HostSample(time_s=t / 1000, cpu_busy_pct=shares, **values))  # type: ignore[arg-type]
-        found[round_no] = RoundHost(
+        found[key] = RoundHost(
             tuple(readings),
-            facts.get(round_no, {}),
-            {k: tuple(v for _, v in sorted(p)) for k, p in health.get(round_no, {}).items()},
+            facts.get(key, {}),
+            {k: tuple(v for _, v in sorted(p)) for k, p in health.get(key, {}).items()},
         )
     return found
