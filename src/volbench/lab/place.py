@@ -12,9 +12,11 @@ is an image volbench made for the guest, holding nobody's data).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
+from volbench.model import Place
 
 SCHEME = "lab://"
 DISK = "/dev/vda"
@@ -58,3 +60,13 @@ def lab_address(text: str) -> HostAddress:
             f"lab guest {guest.name} is not running: `volbench lab up {guest.name}` again"
         )
     return HostAddress(guest.address, guest.fio_port, name=guest.place)
+
+
+def guest_disks_bytes(places: Sequence[Place]) -> int | None:
+    """The active range a run takes without ``--size`` when every place is a lab
+    guest's own disk: the smallest of their disks (bytes; None otherwise)."""
+    if not places or not all(is_guest_disk(p.host, p.path) for p in places):
+        return None
+    from volbench.lab.guest import load
+
+    return min(load(lab_name(p.host or "")).disk_bytes for p in places)

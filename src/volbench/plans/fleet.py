@@ -30,6 +30,7 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.server import probe_all
 from volbench.fio.tunnel import connected as connected_hosts
 from volbench.fio.tunnel import is_ssh
+from volbench.lab.place import guest_disks_bytes
 from volbench.model import (
     FioOutput,
     HostProbe,
@@ -378,7 +379,8 @@ def prepare_fleet(
         if len(set(places)) < len(places):
             raise UsageError("two --targets name the same file or device: give it once")
         return PreparedFleet(dataclasses.replace(fleet, places=places), infos, [])
-    size = fleet.size_bytes
+    size = fleet.size_bytes if fleet.size_bytes is not None else guest_disks_bytes(fleet.places)
+    fleet = dataclasses.replace(fleet, size_bytes=size)
     if size is None:
         raise UsageError(
             "targets on other hosts need --size (the active range on each, e.g. --size 1g): "
