@@ -30,6 +30,18 @@ def test_seed_001_saturation_comes_out_as_one_sentence() -> None:
     )
 
 
+def test_flat_from_qd_1_on_is_a_limiters_pacing() -> None:
+    """A lab guest at iops-total 1,000 (QEMU's throttling), randread 4 KiB QD 1, 4, 16:
+    the same IOPS from one I/O in flight on is a limiter pacing it, not saturation."""
+    points = [point(1, 1, 1000, 0.9887), point(4, 1, 1000, 3.99), point(16, 1, 998, 16.0)]
+    assert saturation_sentence(points) == (
+        "Raising outstanding I/O from 1 (QD1x1) to 16 (QD16x1) raised mean latency from "
+        "0.99 ms to 16.00 ms at the same ~1.0k IOPS: flat from 1 I/O in flight on, a rate "
+        "limiter paces the I/O (a device that serves several I/Os at once gains from more "
+        "queue), extra queue only waits."
+    )
+
+
 def test_no_sentence_while_iops_still_grows_or_latency_barely_moves() -> None:
     assert saturation_sentence([point(1, 1, 10_000, 0.1), point(8, 1, 60_000, 0.13)]) is None
     assert saturation_sentence([point(1, 1, 10_000, 0.1), point(2, 1, 10_100, 0.15)]) is None

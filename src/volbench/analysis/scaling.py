@@ -62,7 +62,8 @@ def saturation_sentence(points: Sequence[ScalingPoint]) -> str | None:
     """One sentence when more outstanding I/O only raised latency at the same IOPS.
 
     Compares the knee with the point of most outstanding I/O whose IOPS is within
-    5% of the knee's; says nothing unless mean latency at least doubled there.
+    5% of the knee's; says nothing unless mean latency at least doubled there. Flat
+    from QD 1 on is a limiter's pacing (analysis/limiter_signs.py), else saturation.
     """
     if len(points) < 2:
         return None
@@ -80,11 +81,17 @@ def saturation_sentence(points: Sequence[ScalingPoint]) -> str | None:
     assert far.lat_mean_ns is not None
     if far.lat_mean_ns < 2 * base.lat_mean_ns:
         return None
+    why = (
+        "flat from 1 I/O in flight on, a rate limiter paces the I/O (a device that serves "
+        "several I/Os at once gains from more queue)"
+        if base.outstanding == 1
+        else "the volume is saturated there"
+    )
     return (
         f"Raising outstanding I/O from {base.outstanding} ({base.label}) to "
         f"{far.outstanding} ({far.label}) raised mean latency from "
         f"{_ms(base.lat_mean_ns)} to {_ms(far.lat_mean_ns)} at the same "
-        f"~{_k(base.iops)} IOPS: the volume is saturated there, extra queue only waits."
+        f"~{_k(base.iops)} IOPS: {why}, extra queue only waits."
     )
 
 
