@@ -12,7 +12,9 @@ from volbench.cli import console
 from volbench.cli.options import POSITIVE_SIZE, Converted, format_option, grouped
 from volbench.cli.spec import AMOUNT, catalogue_option, provisioned_options, provisioned_values
 from volbench.errors import UsageError
+from volbench.lab import backing as backings
 from volbench.lab import lifecycle, monitor
+from volbench.lab.home import check_name
 from volbench.lab.promise import LimitChoice
 from volbench.lab.throttle import HandLimits
 from volbench.report.sheet import Column, Sheet
@@ -92,14 +94,34 @@ def lab() -> None:
     show_default=True,
     help="auto: KVM if the guest boots under it in time, else TCG.",
 )
+@click.option(
+    "--backing",
+    metavar="B",
+    default=None,
+    help="Put the disk image on shared backing device B (a loop device volbench makes"
+    " once, ext4 in the lab's folder): guests on one B share its capability.",
+)
 @limit_options
-def up(name: str, size: int, kernel: str | None, accel: str, choice: LimitChoice) -> None:
+def up(
+    name: str, size: int, kernel: str | None, accel: str, backing: str | None, choice: LimitChoice
+) -> None:
     """Boot guest NAME; print where it is once fio's server in it answers."""
 
     def say(line: str) -> None:
         console.stderr.print(line)
 
-    guest = lifecycle.up(name, choice.limits(size), size, kernel, accel, say)
+    check_name(name)
+    limits = choice.limits(size)
+    disk = None
+    if backing is not None:
+        shared = backings.ensure(check_name(backing))
+        disk = shared.disk(name)
+        say(f"disk image on backing device {backing} ({shared.loop} at {shared.mount})")
+    try:
+        guest = lifecycle.up(name, limits, size, kernel, accel, say, disk)
+    finally:
+        if backing is not None:
+            backings.release_unused()  # a failed boot's own backing device
     console.stdout.print(
         f"{guest.place} up: fio at {guest.address}:{guest.fio_port}, shell at "
         f"{guest.address}:{guest.shell_port}, {guest.accel}, booted in "
@@ -146,7 +168,13 @@ def down(name: str | None, every: bool) -> None:
         raise UsageError("give a guest NAME or --all")
     if name is not None:
         ran = lifecycle.down(name)
+        backings.forget(name)
         console.stdout.print(f"lab://{name} " + ("stopped and removed" if ran else "removed"))
-        return
-    gone = lifecycle.down_all()
-    console.stdout.print(f"stopped and removed: {', '.join(gone) or 'no guest'}")
+    else:
+        gone = lifecycle.down_all()
+        for each in gone:
+            backings.forget(each)
+        console.stdout.print(f"stopped and removed: {', '.join(gone) or 'no guest'}")
+    released = backings.release_unused()
+    if released:
+        console.stdout.print(f"backing device removed: {', '.join(released)}")

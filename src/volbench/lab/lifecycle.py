@@ -25,6 +25,7 @@ from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.server import probe
 from volbench.lab import guest as guests
+from volbench.lab.backing import lab_lock, write_out
 from volbench.lab.home import guest_dir, lab_dir
 from volbench.lab.init_script import READY
 from volbench.lab.initramfs import initramfs
@@ -147,10 +148,13 @@ def up(
     kernel_path: str | None,
     accel: str,
     say: Say,
+    disk: Path | None = None,
 ) -> guests.Guest:
-    """Boot guest ``name`` with its disk (a sparse image of ``disk_bytes``) limited
-    as ``limits``; return it once fio's server in it answers. Nothing is left behind
-    when the boot fails or is interrupted (qemu ended, the folder removed)."""
+    """Boot guest ``name`` with its disk (a sparse image of ``disk_bytes``, or at
+    ``disk`` an image with every block written: on a backing device,
+    :mod:`volbench.lab.backing`) limited as ``limits``; return it once fio's server
+    in it answers. Nothing is left behind when the boot fails or is interrupted (qemu
+    ended, the folder and image removed)."""
     folder = guest_dir(name)
     if disk_bytes < MIN_DISK:
         raise UsageError(f"--size {disk_bytes}: at least 64 MiB (give a unit, e.g. 1g)")
@@ -162,9 +166,11 @@ def up(
     initrd = initramfs(kernel, say)
     folder.mkdir(parents=True)
     try:
-        return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say)
+        return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say, disk)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
+        if disk is not None:
+            disk.unlink(missing_ok=True)
         raise
 
 
@@ -177,12 +183,17 @@ def _up(
     disk_bytes: int,
     accel: str,
     say: Say,
+    written: Path | None,
 ) -> guests.Guest:
-    address = free_address()
-    (folder / "address").write_text(address)
-    disk = folder / guests.DISK
-    with disk.open("wb") as image:
-        image.truncate(disk_bytes)
+    with lab_lock("address"):  # guests booting at once take different addresses
+        address = free_address()
+        (folder / "address").write_text(address)
+    disk = written or folder / guests.DISK
+    if written is not None:
+        write_out(written, disk_bytes)
+    else:
+        with disk.open("wb") as image:
+            image.truncate(disk_bytes)
     for attempt in accelerators(accel):
         timeout = KVM_BOOT_S if attempt == "kvm" else TCG_BOOT_S
         say(f"booting {name} under {attempt} (up to {timeout:g} s)")
