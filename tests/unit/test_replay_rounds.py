@@ -21,6 +21,7 @@ from volbench.plans.qos_verify import OneStep, Tenants
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store
 from volbench.targets import cgroup
+from volbench.views import summary_for
 
 MiB = 1 << 20
 
@@ -75,6 +76,10 @@ def test_a_two_host_round_from_a_recorded_client_output(tmp_path: Path) -> None:
         assert aggregate.iops == pytest.approx(sum(e[direction]["iops"] for e in entries))
         shares = {r.hostname for r in run.results if r.test == test.name and r.place}
         assert shares == {p.label for p in places}
+    # the headline (`volbench runs`, a report's first table) is of the aggregate alone
+    headline = summary_for(run, check=False)
+    assert {row["iops"] for row in headline.table.rows} <= {r.iops for r in run.aggregate}
+    assert headline.figures
 
 
 def test_qos_tenants_together_from_recorded_outputs(tmp_path: Path) -> None:

@@ -282,8 +282,9 @@ def with_promise(table: Sheet, check: Sheet) -> Sheet:
 
 def summarise(run: RunRecord, view: PlanView, *, check: bool = True) -> Summary:
     """The summary of ``run`` as its plan's view says (``view.headline``, else a row per
-    test); ``check``: against the vendor's promise too."""
-    headline = (view.headline or generic_headline)(run)
+    test; of a run on places, of their aggregate: each place's share is its own table);
+    ``check``: against the vendor's promise too."""
+    headline = (view.headline or generic_headline)(aggregate_run(run))
     sheet, verdict = promise(run) if check else (None, None)
     # a plan's own header may say it already (PTS: its non-compliant reasons)
     said = {n for n in run_notes(run) if n.startswith("NON-COMPLIANT")} if any(
