@@ -30,7 +30,10 @@ class VerifyOptions:
     ``quiet`` tenants ask for exactly their planned IOPS (fio ``rate_iops``) while
     the others (noisy) ask for as much as their queue depth gets: isolation holds
     when the quiet ones still get what they asked for. ``nominal_sizes``: the
-    tenants' sizes are proportions, not checked against the device's capacity."""
+    tenants' sizes are proportions, not checked against the device's capacity.
+    ``guests``: each tenant is the lab guest of its name (limits in QEMU's throttle
+    group, :mod:`volbench.plans.qos_guests`); ``fit_alpha``: two more rounds measure
+    the guests' virtualisation loss (:mod:`volbench.analysis.qos_alpha`)."""
 
     duration_s: float = 3.0
     rw: RW = RW.RANDREAD
@@ -42,6 +45,8 @@ class VerifyOptions:
     destroy_data: str | None = None
     quiet: tuple[str, ...] = ()
     nominal_sizes: bool = False
+    guests: bool = False
+    fit_alpha: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,14 @@ Thin commands: parse, call one service function, render a Sheet.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import click
 
-from volbench.analysis.qos import Rates, Tenant, check_tenants, fit_alpha, make_plan
+from volbench import records
+from volbench.analysis.qos import QosPlan, Rates, Tenant, check_tenants, fit_alpha, make_plan
+from volbench.analysis.qos_alpha import guest_alpha
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import (
     VerifyOptions,
@@ -37,8 +40,8 @@ from volbench.cli.options import (
 from volbench.cli.qos_options import MEASURED, RATES, TENANT
 from volbench.cli.session import conclude, fio_session, runs_folder
 from volbench.errors import CheckFailed, UsageError
-from volbench.model import RW
-from volbench.plans import qos_capability, qos_setup
+from volbench.model import RW, RunRecord
+from volbench.plans import qos_capability, qos_guests, qos_setup
 from volbench.plans.dry_run import estimate_line
 from volbench.plans.qos_plan_file import read_plan
 from volbench.plans.qos_verify import preview, verify
@@ -63,6 +66,9 @@ nominal_option = click.option(
     "--nominal-sizes",
     is_flag=True,
     help="Tenant sizes are proportions only: not checked against the device's capacity.",
+)
+GUESTS_HELP = (
+    "Each tenant is the running lab guest of its name (limits in its QEMU throttle group)."
 )
 ALPHA = click.FloatRange(0.0, 1.0, max_open=True)
 
@@ -226,14 +232,25 @@ def fit(
 
 @qos.command("apply")
 @click.argument("plan_file", metavar="PLAN")
-@click.option(
-    "--device", type=JOB_PATH, required=True, help="Whole block device the limits apply to."
-)
+@click.option("--device", type=JOB_PATH, help="Whole block device the limits apply to.")
+@click.option("--guests", is_flag=True, help=GUESTS_HELP)
 @nominal_option
 @format_option
-def apply(plan_file: str, device: str, nominal_sizes: bool, fmt: str) -> None:
-    """Create volbench-p<plan id>-<tenant> cgroups with a plan's limits."""
-    applied = qos_setup.apply_plan(read_plan(plan_file), device, nominal=nominal_sizes)
+def apply(plan_file: str, device: str | None, guests: bool, nominal_sizes: bool, fmt: str) -> None:
+    """Create volbench-p<plan id>-<tenant> cgroups with a plan's limits (or, with
+    --guests, set them in each tenant's lab guest)."""
+    plan = read_plan(plan_file)
+    if guests:
+        if device is not None:
+            raise UsageError("give --device (cgroups) or --guests (lab guests), not both")
+        set_in = qos_guests.apply_guests(plan)
+        console.stderr.print(qos_guests.NO_WEIGHT)
+        rows = [{"tenant": n, "file": f"lab://{n} tg0", "value": v.text()} for n, v in set_in]
+        console.show(applied_sheet("QEMU throttle groups (QMP)", "-", rows), fmt)
+        return
+    if device is None:
+        raise UsageError("give --device DEV (cgroups on it) or --guests (lab guests)")
+    applied = qos_setup.apply_plan(plan, device, nominal=nominal_sizes)
     hierarchy = f"cgroup v{applied.hierarchy.version} at {applied.hierarchy.root}"
     rows = [{"tenant": w.tenant, "file": w.file, "value": w.value} for w in applied.written]
     console.show(applied_sheet(hierarchy, applied.devnum, rows), fmt)
@@ -259,7 +276,7 @@ PERCENT = Converted("percent", functools.partial(parse_number, high=100.0, what=
 
 VERIFY_OPTIONS = (
     "duration", "rw", "bs", "iodepth", "with_host", "tolerance", "ioengine", "destroy_data",
-    "quiet", "nominal_sizes",
+    "quiet", "nominal_sizes", "guests", "fit_alpha",
 )  # fmt: skip
 """The options of ``qos verify`` that make its :class:`VerifyOptions`."""
 
@@ -275,17 +292,27 @@ def verify_options(
     destroy_data: str | None,
     quiet: tuple[str, ...],
     nominal_sizes: bool,
+    guests: bool,
+    fit_alpha: bool,
 ) -> VerifyOptions:
     """How ``qos verify`` verifies, from its options."""
+    if fit_alpha and not guests:
+        raise UsageError("--fit-alpha measures lab guests: give --guests too")
     return VerifyOptions(
         duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet,
-        nominal_sizes,
+        nominal_sizes, guests, fit_alpha,
     )  # fmt: skip
 
 
 @qos.command("verify")
 @click.argument("plan_file", metavar="PLAN")
-@click.option("--device", type=JOB_PATH, required=True, help="Whole block device to verify on.")
+@click.option("--device", type=JOB_PATH, help="Whole block device to verify on.")
+@click.option("--guests", is_flag=True, help=GUESTS_HELP)
+@click.option(
+    "--fit-alpha",
+    is_flag=True,
+    help="With --guests: then the host alone and the guests without limits: alpha.",
+)
 @click.option("--duration", type=POSITIVE_DURATION, default="10s", show_default=True)
 @click.option("--with-host", is_flag=True, help="Also run the host in its reserve.")
 @click.option(
@@ -312,7 +339,7 @@ def verify_options(
 @grouped("options", verify_options, VERIFY_OPTIONS)
 def verify_command(
     plan_file: str,
-    device: str,
+    device: str | None,
     options: VerifyOptions,
     runs_dir: str | None,
     labels: tuple[tuple[str, str], ...],
@@ -322,10 +349,19 @@ def verify_command(
     product: str | None,
     hourly_cost: HourlyCost | None,
 ) -> None:
-    """Run all tenants at once in their cgroups: planned vs achieved.
+    """Run all tenants at once in their cgroups (or lab guests): planned vs achieved.
 
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
+    if options.guests:
+        if device is not None or dry_run:
+            raise UsageError(
+                "--guests verifies on the guests' backing device: no --device, --dry-run"
+            )
+        _verify_guests(plan, options, runs_dir, labels, db, fmt)
+        return
+    if device is None:
+        raise UsageError("give --device DEV (tenants in cgroups) or --guests (lab guests)")
     if dry_run:
         dry = preview(plan, device, options, runs_folder(runs_dir))
         found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
@@ -340,8 +376,35 @@ def verify_command(
         ran = verify(session, plan, device, options, dict(labels))
         conclude(ran)  # interrupted: where the run is, exit 130
         run = store.get_run(str(ran.run_id))
+    _conclude_verify(run, options, fmt)
+
+
+def _verify_guests(
+    plan: QosPlan,
+    options: VerifyOptions,
+    runs_dir: str | None,
+    labels: tuple[tuple[str, str], ...],
+    db: str | None,
+    fmt: str,
+) -> None:
+    """``qos verify --guests``: the tenants in their lab guests (and the host)."""
+    with fio_session(db, runs_dir, console.ProgressReporter()) as session:
+        ran = qos_guests.verify(session, plan, options, dict(labels))
+        conclude(ran)
+        run = session.store.get_run(str(ran.run_id))
+    _conclude_verify(run, options, fmt)
+
+
+def _conclude_verify(run: RunRecord, options: VerifyOptions, fmt: str) -> None:
+    """The verify sheet (with alpha when the run fitted it); exit 1 when a tenant is
+    off its plan."""
     outcome = check_run(run)
-    console.show(verify_sheet(outcome, run.raw_outputs), fmt)
+    sheet = verify_sheet(outcome, run.raw_outputs)
+    alpha = guest_alpha(run)
+    if alpha is not None:
+        document = {**sheet.document, "alpha": records.json_object(alpha)}
+        sheet = dataclasses.replace(sheet, document=document, notes=(*sheet.notes, alpha.line()))
+    console.show(sheet, fmt)
     if not outcome.passed:
         raise CheckFailed(
             f"a tenant is more than {options.tolerance_pct:g} % off its plan (run {outcome.run_id})"

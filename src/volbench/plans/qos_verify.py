@@ -97,6 +97,11 @@ def resume(session: Session, run: RunRecord) -> Outcome:
         )
     setup = VerifySetup.of(run)
     plan, options = setup.plan, setup.verify
+    if options.guests:
+        raise UsageError(
+            f"run {run.id} verified lab guests, whose limits it gave back when it stopped:"
+            " start a new `volbench qos verify --guests`"
+        )
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     device = run.target.path

@@ -1,0 +1,310 @@
+"""QoS tenants that are lab guests (NetEase QoS test: VMs with instance storage on
+one KVM host): each tenant of a plan is the running lab guest of its name, its
+limits set in the hypervisor, in the guest's QEMU throttle group over QMP
+(:func:`volbench.lab.monitor.set_limits`, as ``lab limit`` does), per direction
+IOPS and bytes/s as the plan says. QEMU has no proportional weight, so a plan's
+weights are not applied to guests (:data:`NO_WEIGHT`).
+
+``verify`` runs every guest's fio (a fio client per guest, its server in the guest,
+on the guest's disk) and, with ``--with-host``, the host's own fio on a file of the
+guests' shared backing device (:mod:`volbench.lab.backing`) in a cgroup holding it
+to the host reserve, all at once: one round of the run engine, each tenant's output
+a round of the store. With ``fit_alpha`` two more steps follow: the host's fio alone
+on the backing device (C), then every guest at once with its limits lifted (and the
+host in its reserve, C0): alpha, :mod:`volbench.analysis.qos_alpha`. The guests'
+limits from before are given back and the cgroup removed whatever happened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from volbench.analysis.qos import Allocation, QosPlan
+from volbench.analysis.qos_alpha import ALONE, FREE
+from volbench.analysis.qos_document import plan_document
+from volbench.analysis.qos_results import HOST, PLAN, VerifyOptions, VerifySetup
+from volbench.errors import UsageError
+from volbench.fio.client import HostAddress, HostFailure
+from volbench.fio.concurrent import ConcurrentJob
+from volbench.fio.job import JobFile, render
+from volbench.fio.runner import RawRun
+from volbench.lab import guest as lab_guests
+from volbench.lab import monitor
+from volbench.lab.backing import Backing, of_disk
+from volbench.lab.home import guest_dir
+from volbench.lab.place import DISK
+from volbench.lab.throttle import Bucket, Limits
+from volbench.model import RunSettings, TargetInfo, TestResult, Workload
+from volbench.plans.engine import Step, drive, open_run
+from volbench.plans.execution import Outcome, Session, prepare_runs_dir
+from volbench.plans.fleet import REMOTE_ENGINE
+from volbench.plans.preparation import prepare_target
+from volbench.plans.qos_setup import device_number, plan_id, tenant_limits
+from volbench.plans.round import Launched, Process, run_round
+from volbench.plans.round_status import RoundStatus
+from volbench.records import json_object
+from volbench.targets import cgroup
+
+NO_WEIGHT = (
+    "QEMU's throttle groups have no proportional weight: the plan's weights are not"
+    " applied to guests (their IOPS and bandwidth limits are)"
+)
+HOST_FILE_BYTES = 128 << 20
+"""The host tenant's fio file on the backing device."""
+
+
+def guest_limits(allocation: Allocation) -> Limits:
+    """A tenant's planned limits as a throttle group's (IOPS and bytes/s per
+    direction, rounded; 0 = no limit)."""
+    rates = allocation.limits
+    figures = (rates.read_iops, rates.write_iops, rates.read_bps, rates.write_bps)
+    read_iops, write_iops, read_bps, write_bps = (
+        Bucket(round(f)) if round(f) > 0 else None for f in figures
+    )
+    return Limits(
+        iops_read=read_iops, iops_write=write_iops, bps_read=read_bps, bps_write=write_bps
+    )
+
+
+def tenant_guests(plan: QosPlan) -> list[lab_guests.Guest]:
+    """The running lab guest of each tenant's name; UsageError naming the first missing."""
+    found = []
+    for a in plan.allocations:
+        guest = lab_guests.load(a.tenant.name)
+        if lab_guests.running_pid(guest.folder) is None:
+            raise UsageError(
+                f"lab guest {guest.name} is not running: `volbench lab up {guest.name}`"
+            )
+        found.append(guest)
+    return found
+
+
+def shared_backing(found: Sequence[lab_guests.Guest]) -> Backing:
+    """The one backing device every guest's disk is on; UsageError otherwise."""
+    backings = {g.name: of_disk(g.disk) for g in found}
+    first = next(iter(backings.values()))
+    if first is None or any(b != first for b in backings.values()):
+        names = ", ".join(backings)
+        raise UsageError(
+            f"guests {names} are not on one backing device: boot each with"
+            " `volbench lab up NAME --backing B` (the same B)"
+        )
+    return first
+
+
+def apply_guests(plan: QosPlan) -> list[tuple[str, Limits]]:
+    """Give each tenant's guest its planned limits; (guest, limits) in plan order."""
+    tenant_guests(plan)
+    applied = []
+    for a in plan.allocations:
+        applied.append((a.tenant.name, monitor.set_limits(a.tenant.name, guest_limits(a)).limits))
+    return applied
+
+
+def verify(
+    session: Session, plan: QosPlan, options: VerifyOptions, labels: Mapping[str, str]
+) -> Outcome:
+    """Apply ``plan`` to its guests and run every tenant at once (then, with
+    ``fit_alpha``, the host alone and the guests unlimited); store them."""
+    found = tenant_guests(plan)
+    shared = shared_backing(found)
+    host_path = str(shared.host_dir / "host.dat")
+    info = prepare_target(
+        host_path, options.rw.writes, session.reporter, HOST_FILE_BYTES, force=True
+    )
+    host = [limit for limit in tenant_limits(plan, options.with_host) if limit.tenant == HOST]
+    hierarchy = cgroup.find_hierarchy() if host else None
+    devnum = device_number(shared.loop)
+    prepare_runs_dir(session.runs_dir)
+    before = {g.name: g.limits for g in found}
+    written: list[cgroup.Written] = []
+    try:
+        if hierarchy is not None:
+            cgroup.require_root()
+            written = cgroup.apply(hierarchy, devnum, host, plan_id(plan))
+        apply_guests(plan)
+        session.reporter.note(NO_WEIGHT)
+        setup = VerifySetup(
+            qos_plan=plan_document(plan),
+            verify=replace(options, guests=True),
+            cgroup={"version": hierarchy.version, "root": str(hierarchy.root)} if hierarchy else {},
+            written=tuple(asdict(w) for w in written),
+            device=devnum,
+        )
+        settings = RunSettings(ioengine=REMOTE_ENGINE, options=json_object(setup))
+        run_id, workdir = open_run(session, PLAN, info, labels, settings)
+        tenants = GuestTenants(
+            {g.name: g for g in found}, hierarchy, host[0].cgroup if host else None, options
+        )
+        return drive(
+            session, run_id, Steps(_steps(plan, options, found)), info, REMOTE_ENGINE,
+            workdir, round_runner=tenants,
+        )  # fmt: skip
+    finally:
+        for name, limits in before.items():
+            if lab_guests.running_pid(guest_dir(name)) is not None:
+                monitor.set_limits(name, limits)
+        if hierarchy is not None:
+            cgroup.remove([hierarchy.path(limit.cgroup) for limit in host])
+
+
+def _steps(plan: QosPlan, options: VerifyOptions, found: Sequence[lab_guests.Guest]) -> list[Step]:
+    """The verification (every tenant, the host in its reserve), then with
+    ``fit_alpha`` the host alone and the guests without limits."""
+    names = [a.tenant.name for a in plan.allocations] + ([HOST] if options.with_host else [])
+    steps = [Step(tuple(_workload(n, options) for n in names), together=True)]
+    if not options.fit_alpha:
+        return steps
+
+    def lift() -> None:
+        for guest in found:
+            monitor.set_limits(guest.name, Limits())
+
+    return [
+        *steps,
+        Step((_workload(ALONE, options),), note="alpha: the host alone", together=True),
+        Step(
+            tuple(_workload(FREE + n, options) for n in names),
+            note="alpha: the guests without limits, all at once",
+            prepare=lift,
+            together=True,
+        ),
+    ]
+
+
+def _workload(name: str, options: VerifyOptions) -> Workload:
+    return Workload(
+        name,
+        options.rw,
+        bs_bytes=options.bs_bytes,
+        iodepth=options.iodepth,
+        runtime_s=options.duration_s,
+        ioengine=REMOTE_ENGINE,
+    )
+
+
+def tenant_of(test: str) -> str:
+    """The tenant a test's fio is of: ``free.g40`` -> ``g40``, ``alone.host`` -> ``host``."""
+    for prefix in (FREE, "alone."):
+        if test.startswith(prefix):
+            return test[len(prefix) :]
+    return test
+
+
+@dataclass
+class Steps:
+    """A course of the given steps, each run once, in order."""
+
+    steps: list[Step]
+
+    def next_step(self) -> Step | None:
+        return self.steps.pop(0) if self.steps else None
+
+    def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class GuestTenants:
+    """The engine's round runner: a step's tenants at once (:class:`GuestsLaunch`)."""
+
+    guests: Mapping[str, lab_guests.Guest]
+    hierarchy: cgroup.Hierarchy | None
+    host_group: str | None
+    options: VerifyOptions
+
+    def __call__(
+        self,
+        session: Session,
+        run_id: int,
+        round_no: int,
+        workloads: Sequence[Workload],
+        target: TargetInfo,
+        ioengine: str,
+        workdir: Path,
+    ) -> tuple[list[TestResult], str | None]:
+        session.reporter.note(f"{len(workloads)} tenants at once, logs in {workdir}")
+        launch = GuestsLaunch(self, target.path, workdir)
+        return run_round(
+            session, run_id, round_no, workloads, target, ioengine, workdir, launch=launch
+        )
+
+
+@dataclass(frozen=True)
+class GuestsLaunch:
+    """A fio per tenant, started at once: a fio client per guest (its fio server in
+    the guest, on its disk :data:`~volbench.lab.place.DISK`) and the host's own fio
+    here on ``host_path`` (in the host's cgroup, except alone); their files in
+    ``workdir/TEST``."""
+
+    tenants: GuestTenants
+    host_path: str
+    workdir: Path
+    watched: bool = False  # fio's clients print no interim documents
+    keep_going: bool = False
+    checks_logs: bool = False
+
+    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
+        return [Process((w,), self.workdir / w.name, f"tenant {w.name}") for w in workloads]
+
+    def planned_s(self, workloads: Sequence[Workload]) -> float:
+        return self.tenants.options.duration_s
+
+    def start(
+        self,
+        session: Session,
+        processes: Sequence[Process],
+        target: TargetInfo,
+        ioengine: str,
+        status: RoundStatus,
+    ) -> Launched:
+        calls = [
+            self._call(session, index, p, ioengine, status) for index, p in enumerate(processes)
+        ]
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            futures = [pool.submit(call) for call in calls]
+            done = [future.result() for future in futures]
+        raws = tuple(raw for raw, _ in done)
+        return Launched(raws, tuple(f for _, lost in done for f in lost))
+
+    def _call(
+        self, session: Session, index: int, process: Process, ioengine: str, status: RoundStatus
+    ) -> Callable[[], tuple[RawRun, tuple[HostFailure, ...]]]:
+        (workload,) = process.workloads
+        tenant = tenant_of(workload.name)
+        runner = session.runner
+        if tenant == HOST:
+            text = render(JobFile(self.host_path, process.workloads, ioengine, process.folder))
+            hierarchy, group = self.tenants.hierarchy, self.tenants.host_group
+            alone = workload.name == ALONE
+
+            def join() -> None:  # in the child, before fio runs
+                if hierarchy is not None and group is not None and not alone:
+                    cgroup.join(hierarchy, group, os.getpid())
+
+            def local() -> tuple[RawRun, tuple[HostFailure, ...]]:
+                job = ConcurrentJob(text, process.folder, join)
+                timeout = self.tenants.options.duration_s + 60
+                (raw,) = runner.run_together(
+                    [job], timeout, lambda _, d: status.on_status(index, d)
+                )
+                return raw, ()
+
+            return local
+        guest = self.tenants.guests[tenant]
+        address = HostAddress(guest.address, guest.fio_port, name=guest.place)
+        text = render(JobFile(DISK, process.workloads, ioengine, process.folder))
+
+        def remote() -> tuple[RawRun, tuple[HostFailure, ...]]:
+            done = runner.run_hosts(
+                {address: text},
+                process.folder,
+                lambda f: session.reporter.note(f"{guest.place}: {f.reason}"),
+            )
+            return done.raw, tuple(done.failures)
+
+        return remote
