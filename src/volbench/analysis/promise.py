@@ -194,8 +194,12 @@ def rate_verdict(
         if product.rw_limits == "separate":
             share = min(1 / r, 1 / (1 - r))
             reasons.append(f"separate read/write limits: {share:.2f} x cap at {r:.0%} reads")
+        elif product.rw_limits == "combined":
+            reasons.append("reads and writes share one combined limit")
         else:
-            reasons.append(f"reads and writes share one {product.rw_limits} limit")
+            reasons.append(
+                "compared as one limit reads and writes share (the catalogue does not say)"
+            )
 
     def scaled(value: float | None) -> float | None:
         return None if value is None else value * share
