@@ -27,10 +27,11 @@ from volbench.store.repository import Store
 from volbench.targets import cgroup
 
 GUESTS = ("g40", "g60", "g80")
-CAPABILITY = 3000
-"""C set by hand, IOPS: tenants get (3,000 - 750) x 40/60/80 / 180 = 500, 750, 1,000
-and the host its 750, well below what each guest serves under TCG (about 10,000
-alone, about 3,000 each with three at once on 2 cores)."""
+CAPABILITY = 1500
+"""C set by hand, IOPS: tenants get (1,500 - 300) x 40/60/80 / 180 = 267, 400, 533
+and the host its 300, well below what each guest serves under TCG (about 10,000
+alone, 1,400 to 3,200 each with three at once on 2 cores busy with other work): a
+guest whose vCPU thread waits for a core still reaches its limit."""
 
 
 def _live_qemus(lab: Path) -> list[int]:
@@ -100,7 +101,7 @@ def test_host_and_three_guests_on_one_backing_device(
     assert {backing.of_disk(guests.load(n).disk) for n in GUESTS} == {shared}
 
     planned = tool(
-        "qos", "plan", "--capability", f"iops={CAPABILITY}", "--host-reserve", "iops=750",
+        "qos", "plan", "--capability", f"iops={CAPABILITY}", "--host-reserve", "iops=300",
         *(f"--tenant={name}:{name[1:]}" for name in GUESTS), "--format", "json",
     )  # fmt: skip
     assert planned.returncode == 0, planned.stderr
@@ -110,12 +111,12 @@ def test_host_and_three_guests_on_one_backing_device(
     applied = tool("qos", "apply", str(plan), "--guests", "--format", "json")
     assert applied.returncode == 0, applied.stderr
     assert "no proportional weight" in applied.stderr
-    for name, iops in zip(GUESTS, (500, 750, 1000), strict=True):
+    for name, iops in zip(GUESTS, (267, 400, 533), strict=True):
         assert guests.load(name).limits.iops_read == Bucket(iops)
 
     verified = tool(
         "qos", "verify", str(plan), "--guests", "--with-host", "--fit-alpha",
-        "--duration", "8s", "--iodepth", "8", "--format", "json",
+        "--duration", "6s", "--iodepth", "8", "--format", "json",
     )  # fmt: skip
     print(verified.stdout, verified.stderr)
     document = json.loads(verified.stdout)
@@ -135,7 +136,7 @@ def test_host_and_three_guests_on_one_backing_device(
         by_test[result.test] = by_test.get(result.test, 0.0) + result.iops
     assert alpha["capability_iops"] == pytest.approx(by_test["alone.host"])
     assert [iops for _, iops in alpha["guests"]] == [by_test[f"free.{n}"] for n in GUESTS]
-    for name, iops in zip(GUESTS, (500, 750, 1000), strict=True):  # given back after
+    for name, iops in zip(GUESTS, (267, 400, 533), strict=True):  # given back after
         assert guests.load(name).limits.iops_read == Bucket(iops)
     hierarchy = cgroup.find_hierarchy()
     assert not hierarchy.path(host_group(read_plan(str(plan)))).exists()
