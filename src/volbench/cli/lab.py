@@ -111,6 +111,7 @@ def up(
         console.stderr.print(line)
 
     check_name(name)
+    lifecycle.check_disk_size(size)
     limits = choice.limits(size)
     disk = None
     if backing is not None:

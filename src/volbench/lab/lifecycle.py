@@ -141,6 +141,12 @@ def _end(qemu: Guarded, folder: Path) -> None:
         guests.stop(qemu.pid, folder)
 
 
+def check_disk_size(disk_bytes: int) -> None:
+    """UsageError unless a guest's disk of ``disk_bytes`` is at least :data:`MIN_DISK`."""
+    if disk_bytes < MIN_DISK:
+        raise UsageError(f"--size {disk_bytes}: at least 64 MiB (give a unit, e.g. 1g)")
+
+
 def up(
     name: str,
     limits: Limits,
@@ -156,8 +162,7 @@ def up(
     in it answers. Nothing is left behind when the boot fails or is interrupted (qemu
     ended, the folder and image removed)."""
     folder = guest_dir(name)
-    if disk_bytes < MIN_DISK:
-        raise UsageError(f"--size {disk_bytes}: at least 64 MiB (give a unit, e.g. 1g)")
+    check_disk_size(disk_bytes)
     if folder.exists():
         if guests.running_pid(folder) is not None:
             raise UsageError(f"lab guest {name} is up: `volbench lab down {name}` first")

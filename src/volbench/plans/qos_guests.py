@@ -17,35 +17,26 @@ limits from before are given back and the cgroup removed whatever happened.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 from volbench.analysis.qos import Allocation, QosPlan
 from volbench.analysis.qos_alpha import ALONE, FREE
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import HOST, PLAN, VerifyOptions, VerifySetup
 from volbench.errors import UsageError
-from volbench.fio.client import HostAddress, HostFailure
-from volbench.fio.concurrent import ConcurrentJob
-from volbench.fio.job import JobFile, render
-from volbench.fio.runner import RawRun
 from volbench.lab import guest as lab_guests
 from volbench.lab import monitor
 from volbench.lab.backing import Backing, of_disk
 from volbench.lab.home import guest_dir
-from volbench.lab.place import DISK
 from volbench.lab.throttle import Bucket, Limits
-from volbench.model import RunSettings, TargetInfo, TestResult, Workload
+from volbench.model import RunSettings, TestResult, Workload
 from volbench.plans.engine import Step, drive, open_run
 from volbench.plans.execution import Outcome, Session, prepare_runs_dir
 from volbench.plans.fleet import REMOTE_ENGINE
 from volbench.plans.preparation import prepare_target
+from volbench.plans.qos_guest_launch import GuestTenants
 from volbench.plans.qos_setup import device_number, plan_id, tenant_limits
-from volbench.plans.round import Launched, Process, run_round
-from volbench.plans.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup
 
@@ -140,9 +131,14 @@ def verify(
         tenants = GuestTenants(
             {g.name: g for g in found}, hierarchy, host[0].cgroup if host else None, options
         )
+
+        def lift() -> None:
+            for guest in found:
+                monitor.set_limits(guest.name, Limits())
+
         return drive(
-            session, run_id, Steps(_steps(plan, options, found)), info, REMOTE_ENGINE,
-            workdir, round_runner=tenants,
+            session, run_id, course(plan, options, lift), info, REMOTE_ENGINE, workdir,
+            round_runner=tenants,
         )  # fmt: skip
     finally:
         for name, limits in before.items():
@@ -152,28 +148,23 @@ def verify(
             cgroup.remove([hierarchy.path(limit.cgroup) for limit in host])
 
 
-def _steps(plan: QosPlan, options: VerifyOptions, found: Sequence[lab_guests.Guest]) -> list[Step]:
-    """The verification (every tenant, the host in its reserve), then with
-    ``fit_alpha`` the host alone and the guests without limits."""
+def course(plan: QosPlan, options: VerifyOptions, lift: Callable[[], None]) -> Steps:
+    """The verification's steps: every tenant at once (the host in its reserve), then
+    with ``fit_alpha`` the host alone and every tenant again once ``lift`` took the
+    guests' limits away."""
     names = [a.tenant.name for a in plan.allocations] + ([HOST] if options.with_host else [])
     steps = [Step(tuple(_workload(n, options) for n in names), together=True)]
-    if not options.fit_alpha:
-        return steps
-
-    def lift() -> None:
-        for guest in found:
-            monitor.set_limits(guest.name, Limits())
-
-    return [
-        *steps,
-        Step((_workload(ALONE, options),), note="alpha: the host alone", together=True),
-        Step(
-            tuple(_workload(FREE + n, options) for n in names),
-            note="alpha: the guests without limits, all at once",
-            prepare=lift,
-            together=True,
-        ),
-    ]
+    if options.fit_alpha:
+        steps += [
+            Step((_workload(ALONE, options),), note="alpha: the host alone", together=True),
+            Step(
+                tuple(_workload(FREE + n, options) for n in names),
+                note="alpha: the guests without limits, all at once",
+                prepare=lift,
+                together=True,
+            ),
+        ]
+    return Steps(steps)
 
 
 def _workload(name: str, options: VerifyOptions) -> Workload:
@@ -187,14 +178,6 @@ def _workload(name: str, options: VerifyOptions) -> Workload:
     )
 
 
-def tenant_of(test: str) -> str:
-    """The tenant a test's fio is of: ``free.g40`` -> ``g40``, ``alone.host`` -> ``host``."""
-    for prefix in (FREE, "alone."):
-        if test.startswith(prefix):
-            return test[len(prefix) :]
-    return test
-
-
 @dataclass
 class Steps:
     """A course of the given steps, each run once, in order."""
@@ -206,105 +189,3 @@ class Steps:
 
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         pass
-
-
-@dataclass(frozen=True)
-class GuestTenants:
-    """The engine's round runner: a step's tenants at once (:class:`GuestsLaunch`)."""
-
-    guests: Mapping[str, lab_guests.Guest]
-    hierarchy: cgroup.Hierarchy | None
-    host_group: str | None
-    options: VerifyOptions
-
-    def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
-    ) -> tuple[list[TestResult], str | None]:
-        session.reporter.note(f"{len(workloads)} tenants at once, logs in {workdir}")
-        launch = GuestsLaunch(self, target.path, workdir)
-        return run_round(
-            session, run_id, round_no, workloads, target, ioengine, workdir, launch=launch
-        )
-
-
-@dataclass(frozen=True)
-class GuestsLaunch:
-    """A fio per tenant, started at once: a fio client per guest (its fio server in
-    the guest, on its disk :data:`~volbench.lab.place.DISK`) and the host's own fio
-    here on ``host_path`` (in the host's cgroup, except alone); their files in
-    ``workdir/TEST``."""
-
-    tenants: GuestTenants
-    host_path: str
-    workdir: Path
-    watched: bool = False  # fio's clients print no interim documents
-    keep_going: bool = False
-    checks_logs: bool = False
-
-    def processes(self, folder: Path, workloads: Sequence[Workload]) -> list[Process]:
-        return [Process((w,), self.workdir / w.name, f"tenant {w.name}") for w in workloads]
-
-    def planned_s(self, workloads: Sequence[Workload]) -> float:
-        return self.tenants.options.duration_s
-
-    def start(
-        self,
-        session: Session,
-        processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
-        status: RoundStatus,
-    ) -> Launched:
-        calls = [
-            self._call(session, index, p, ioengine, status) for index, p in enumerate(processes)
-        ]
-        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-            futures = [pool.submit(call) for call in calls]
-            done = [future.result() for future in futures]
-        raws = tuple(raw for raw, _ in done)
-        return Launched(raws, tuple(f for _, lost in done for f in lost))
-
-    def _call(
-        self, session: Session, index: int, process: Process, ioengine: str, status: RoundStatus
-    ) -> Callable[[], tuple[RawRun, tuple[HostFailure, ...]]]:
-        (workload,) = process.workloads
-        tenant = tenant_of(workload.name)
-        runner = session.runner
-        if tenant == HOST:
-            text = render(JobFile(self.host_path, process.workloads, ioengine, process.folder))
-            hierarchy, group = self.tenants.hierarchy, self.tenants.host_group
-            alone = workload.name == ALONE
-
-            def join() -> None:  # in the child, before fio runs
-                if hierarchy is not None and group is not None and not alone:
-                    cgroup.join(hierarchy, group, os.getpid())
-
-            def local() -> tuple[RawRun, tuple[HostFailure, ...]]:
-                job = ConcurrentJob(text, process.folder, join)
-                timeout = self.tenants.options.duration_s + 60
-                (raw,) = runner.run_together(
-                    [job], timeout, lambda _, d: status.on_status(index, d)
-                )
-                return raw, ()
-
-            return local
-        guest = self.tenants.guests[tenant]
-        address = HostAddress(guest.address, guest.fio_port, name=guest.place)
-        text = render(JobFile(DISK, process.workloads, ioengine, process.folder))
-
-        def remote() -> tuple[RawRun, tuple[HostFailure, ...]]:
-            done = runner.run_hosts(
-                {address: text},
-                process.folder,
-                lambda f: session.reporter.note(f"{guest.place}: {f.reason}"),
-            )
-            return done.raw, tuple(done.failures)
-
-        return remote
