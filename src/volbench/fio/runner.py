@@ -24,10 +24,11 @@ other hosts included, runs in unit tests without fio.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import queue
-import re
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,10 +42,19 @@ from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
 from volbench.fio.ctrl_c import CtrlC, kill_group, signal_fio
 from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio, write_job
+from volbench.fio.held import Gate, Held, Started, can_hold, gated
 from volbench.fio.raw import DocumentSplitter, RawRun
+from volbench.fio.replay import ReplayRunner, job_sections
 from volbench.fio.status_stream import Item, lean_status, pump
 
-__all__ = ["DocumentSplitter", "RawRun", "ReplayRunner", "Runner", "SubprocessRunner"]
+__all__ = [
+    "DocumentSplitter",
+    "RawRun",
+    "ReplayRunner",
+    "Runner",
+    "SubprocessRunner",
+    "job_sections",
+]
 
 FailureCallback = Callable[[HostFailure], None]
 
@@ -109,6 +119,9 @@ class SubprocessRunner:
     stop_grace_s = 30.0
     abandon_s = 0.3
 
+    def __init__(self) -> None:
+        self._held: list[Held] = []
+
     def version(self) -> str:
         return fio_version()
 
@@ -122,9 +135,58 @@ class SubprocessRunner:
         on_status: StatusCallback | None = None,
         should_stop: StopCheck | None = None,
     ) -> RawRun:
+        held = next((h for h in self._held if h.is_for(job_text, workdir)), None)
+        if held is None:
+            if any(h.gate.opened_s is not None for h in self._held):
+                self.release()  # a fio let go for another job: it must not run beside this
+            workdir.mkdir(parents=True, exist_ok=True)
+            job_path = workdir / "job.fio"
+            write_job(job_path, job_text)
+            started = self._start(job_path, workdir)
+        else:  # started ahead (:meth:`follow_with`): its I/O starts at its gate
+            self._held.remove(held)
+            held.gate.open()
+            started = dataclasses.replace(held.started, started_s=held.gate.opened_s or 0.0)
+        raw = self._wait(started, on_status, should_stop)
+        if raw.output and raw.returncode == 0 and not (raw.interrupted or raw.stopped):
+            for follower in self._held[:1]:
+                follower.gate.open()  # the next round's fio starts as this one ended
+        else:
+            self.release()
+        return raw
+
+    def follow_with(self, job_text: str, workdir: Path) -> None:
+        """Start the fio of ``job_text`` in ``workdir`` now, held before its first I/O
+        (:mod:`volbench.fio.held`): the fio of the next :meth:`run` lets it go as it
+        ends well, and the :meth:`run` of the same job in ``workdir`` takes it over
+        (its output and its clock, from the gate). A fio that does not end well, or a
+        run of another job, kills it (:meth:`release`); so does the end of the step.
+        Without flock(1) nothing is started ahead."""
+        if not can_hold():
+            return
         workdir.mkdir(parents=True, exist_ok=True)
+        gate = Gate(workdir)
         job_path = workdir / "job.fio"
-        write_job(job_path, job_text)
+        write_job(job_path, gated(job_text))
+        try:
+            started = self._start(job_path, workdir)
+        except FioError:
+            gate.close()
+            raise
+        self._held.append(Held(job_text, workdir, started, gate))
+
+    def release(self) -> None:
+        """Kill every fio started ahead that no run took over (none did I/O unless let go)."""
+        held, self._held = self._held, []
+        for one in held:
+            one.gate.close()
+            kill_group(one.started.proc)
+        for one in held:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                one.started.proc.wait(timeout=self.abandon_s)
+
+    def _start(self, job_path: Path, workdir: Path) -> Started:
+        """fio started on ``job_path``, its stdout and stderr read by threads of their own."""
         command = (
             fio_path(),
             "--output-format=json+",
@@ -142,6 +204,16 @@ class SubprocessRunner:
             daemon=True,
         )
         err_thread.start()
+        return Started(proc, items, stderr_chunks, err_thread, command, started_s)
+
+    def _wait(
+        self, started: Started, on_status: StatusCallback | None, should_stop: StopCheck | None
+    ) -> RawRun:
+        """Follow fio to its end (its status documents, Ctrl-C, ``should_stop``)."""
+        proc, items, stderr_chunks, err_thread = (
+            started.proc, started.items, started.stderr_chunks, started.err_thread,
+        )  # fmt: skip
+        command, started_s = started.command, started.started_s
         out = _Stdout()
         interrupted_at: float | None = None
         stopped_at: float | None = None
@@ -240,131 +312,3 @@ class _Stdout:
                 item = items.get_nowait()
         except queue.Empty:
             return
-
-
-class ReplayRunner:
-    """Returns recorded fio outputs, one per ``run`` call.
-
-    DIR holds ``*.json`` files (fio's stdout, text around the JSON allowed). For a
-    job file, the replay takes the first unused output (file-name order) whose job
-    names are the job file's sections; when every such output was used, the last
-    one again (a recorded round stands for every later round of the same cells,
-    so a PTS run replays from one recorded output per distinct round). A job file
-    no output matches by name gets the next unused output in file-name order. The
-    job text is written to the work folder as the real runner would.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        files = sorted(p for p in directory.glob("*.json") if p.is_file())
-        if not files:
-            raise FioError(f"no recorded fio outputs (*.json) in {directory}")
-        self._files = files
-        self._used: set[Path] = set()
-        self._last: dict[tuple[str, ...], Path] = {}
-        self._names: dict[Path, tuple[str, ...]] = {}
-        self._first = files[0].read_text()
-
-    def version(self) -> str:
-        match = re.search(r'"fio version"\s*:\s*"([^"]*)"', self._first)
-        return f"{match.group(1) if match else 'unknown'} (replay)"
-
-    def engine(self, target: Path) -> str:
-        match = re.search(r'"ioengine"\s*:\s*"([^"]*)"', self._first)
-        return match.group(1) if match else "psync"
-
-    def run(
-        self,
-        job_text: str,
-        workdir: Path,
-        on_status: StatusCallback | None = None,
-        should_stop: StopCheck | None = None,
-    ) -> RawRun:
-        workdir.mkdir(parents=True, exist_ok=True)
-        write_job(workdir / "job.fio", job_text)
-        return self._replay(job_sections(job_text))
-
-    def _replay(self, sections: tuple[str, ...]) -> RawRun:
-        """The recorded output chosen for a job file's ``sections``, cut to them."""
-        path = self._choose(sections)
-        text = path.read_text()
-        splitter = DocumentSplitter()
-        for line in text.splitlines(keepends=True):
-            splitter.feed(line)
-        splitter.finish()
-        output = splitter.documents[-1] if splitter.documents else text
-        if sections and set(self._job_names(path)) > set(sections):
-            output = _only_jobs(output, sections)
-        return RawRun(
-            output=output,
-            returncode=0,
-            stderr="",
-            interrupted=False,
-            command=("replay", str(path)),
-            text="".join(splitter.text),
-        )
-
-    def run_hosts(
-        self,
-        jobs: Mapping[HostAddress, str],
-        workdir: Path,
-        on_failure: FailureCallback | None = None,
-        keep_going: bool = False,
-    ) -> ClientRun:
-        """The recorded client output whose tests are the hosts' job sections; each
-        host's job file is written as fio's client would be given it."""
-        workdir.mkdir(parents=True, exist_ok=True)
-        sections: dict[str, None] = {}
-        for index, text in enumerate(jobs.values()):
-            write_job(workdir / f"job-{index}.fio", text)
-            sections.update(dict.fromkeys(job_sections(text)))
-        raw = self._replay(tuple(sections))
-        return ClientRun(raw, ())
-
-    def run_together(
-        self, jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: TogetherStatus
-    ) -> list[RawRun]:
-        """Each job's recorded output, in order (no process starts: no hook runs)."""
-        return [self.run(job.job_text, job.workdir) for job in jobs]
-
-    def _job_names(self, path: Path) -> tuple[str, ...]:
-        """The distinct job names of a recorded output, in order (clones share one)."""
-        if path not in self._names:
-            found = _JOBNAME.findall(path.read_text())
-            self._names[path] = tuple(dict.fromkeys(n for n in found if n != "All clients"))
-        return self._names[path]
-
-    def _choose(self, sections: tuple[str, ...]) -> Path:
-        unused = [p for p in self._files if p not in self._used]
-        named = [p for p in unused if sections and self._job_names(p) == sections]
-        if named:
-            self._last[sections] = named[0]
-        elif sections in self._last:
-            return self._last[sections]
-        elif wider := [
-            p for p in self._files if sections and set(sections) < set(self._job_names(p))
-        ]:
-            return wider[0]  # several tests recorded in one fio process: this one's part
-        elif not unused:
-            raise FioError(f"replay has only {len(self._files)} recorded outputs")
-        path = named[0] if named else unused[0]
-        self._used.add(path)
-        return path
-
-
-def _only_jobs(output: str, names: tuple[str, ...]) -> str:
-    """A recorded fio document cut down to the jobs ``names`` (one test of a recording
-    of several tests in one fio process), in fio's own layout."""
-    document = json.loads(output)
-    for key in ("jobs", "client_stats"):
-        if key in document:
-            document[key] = [j for j in document[key] if j.get("jobname") in names]
-    return json.dumps(document, indent=2) + "\n"
-
-
-_SECTION = re.compile(r"^\[([^\]\n]+)\]\s*$", re.MULTILINE)
-_JOBNAME = re.compile(r'"jobname"\s*:\s*"([^"]*)"')
-
-
-def job_sections(job_text: str) -> tuple[str, ...]:
-    """The job section names of a fio job file, in order (``[global]`` excluded)."""
-    return tuple(n for n in _SECTION.findall(job_text) if n != "global")

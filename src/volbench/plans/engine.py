@@ -5,7 +5,9 @@ is committed, told of every round committed. The engine runs each test of a step
 as a fio process of its own (a round of the store, committed as it ends: a test
 fio finished is stored within about a second, whatever is killed afterwards), or
 all of a step's tests at once where the plan needs that (QoS verification's
-tenants, :attr:`Step.together`). It owns the run's heartbeat and its end:
+tenants, :attr:`Step.together`); the next test of a step is started ahead and held
+until the one before ends (:attr:`volbench.plans.execution.Session.upcoming`), so a
+step's tests run back to back. It owns the run's heartbeat and its end:
 ``completed``, ``interrupted`` (Ctrl-C, with what was cut) or ``failed`` (the
 error's one line stored, re-raised with how to continue the run). Starting a run
 and resuming one are the same loop over what the store holds.
@@ -22,6 +24,7 @@ from typing import Protocol
 
 from volbench.errors import RunFailed, StoreError, UsageError, VolbenchError
 from volbench.fio.job import planned_seconds
+from volbench.fio.runner import SubprocessRunner
 from volbench.model import RunRecord, RunSettings, RunStatus, TargetInfo, TestResult, Workload
 from volbench.plans.execution import (
     Outcome,
@@ -190,8 +193,12 @@ def _run_step(
     if shown:
         session.reporter.step_started(label, step.workloads, planned_seconds(step.workloads))
     try:
-        for workloads in batches:
-            guard.check(writes=any(w.rw.writes for w in workloads))
+        for index, workloads in enumerate(batches):
+            if not session.upcoming:  # else checked before its fio was started ahead
+                guard.check(writes=any(w.rw.writes for w in workloads))
+            session.upcoming = batches[index + 1] if index + 1 < len(batches) else ()
+            if session.upcoming:
+                guard.check(writes=any(w.rw.writes for w in session.upcoming))
             round_no = session.store.round_count(run_id)
             session.watch = watch_for(target)
             try:
@@ -207,6 +214,9 @@ def _run_step(
             if interruption:
                 return interruption
     finally:
+        session.upcoming = ()
+        if isinstance(session.runner, SubprocessRunner):  # a fio started ahead, not taken
+            session.runner.release()
         if shown:
             session.reporter.step_done(label)
     return None

@@ -95,6 +95,11 @@ class Session:
     watch: Watch | None = None
     """What watches the round under way (the engine sets it); its series are committed
     with the round (:mod:`volbench.plans.round_watch`)."""
+    upcoming: tuple[Workload, ...] = ()
+    """The tests of the round after the one under way when they are known and nothing
+    comes between the two (the engine sets it): a round on this machine starts their
+    fio ahead, held before its first I/O, and lets it go as its own fio ends
+    (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
 
     def warn(self, message: str) -> None:
         """A problem that does not stop the run: shown now, stored with the run."""

@@ -5,9 +5,13 @@ A round is one fio process on this machine (in every plan, one test:
 :mod:`volbench.plans.engine` runs the tests of a plan's steps one by one), one fio
 client for targets on other hosts, or a fio process per QoS tenant at once: each a
 :class:`Launch`, and :func:`run_round` the one path they all take. When a fio
-process ends, fio's verbatim JSON and the per-test results are committed before
-anything else runs, so a crash or a kill loses at most the test that was running;
-Ctrl-C keeps what fio measured up to it.
+process ends, fio's verbatim JSON and the per-test results are committed at once, so
+a crash or a kill loses at most the test that was running; Ctrl-C keeps what fio
+measured up to it. Where a step's next test is known (``session.upcoming``), its fio
+is started ahead, held before its first I/O, and let go as this round's fio ends well
+(:mod:`volbench.fio.held`): it runs while this round is committed, and a kill during
+that commit loses at most these two tests, which ``volbench resume`` runs again (a
+test is a result only once committed).
 """
 
 from __future__ import annotations
@@ -145,6 +149,10 @@ class LocalLaunch(OneProcess):
         job = self.layout(folder) if self.layout else JobFile(
             target.path, process.workloads, ioengine, folder
         )  # fmt: skip
+        if session.upcoming and not self.layout and isinstance(session.runner, SubprocessRunner):
+            after = folder.with_name(f"round-{int(folder.name[6:]) + 1:03d}")  # round-NNN
+            upcoming = JobFile(target.path, session.upcoming, ioengine, after)
+            session.runner.follow_with(render(upcoming), after)
         raw = session.runner.run(
             render(job), folder, functools.partial(status.on_status, 0), status.should_stop
         )
