@@ -112,6 +112,17 @@ def test_a_verification_without_alpha_is_one_step() -> None:
     assert [w.name for w in step.workloads] == ["g40"] and step.together
 
 
+def test_a_quiet_guest_asks_for_its_plan_only_while_the_others_push() -> None:
+    plan = read_plan(str(RECORDED / "plan.json"))
+    options = VerifyOptions(guests=True, fit_alpha=True, with_host=True, quiet=("g60",))
+    verified, alone, free = course(plan, options, lambda: None).steps
+    assert {w.name: w.rate_iops for w in verified.workloads} == {
+        "g40": None, "g60": 400, "g80": None, "host": None,
+    }  # fmt: skip
+    assert [w.name for w in alone.workloads] == ["alone.host"]
+    assert all(w.rate_iops is None for w in free.workloads)  # unlimited: what each gets
+
+
 def test_planned_limits_per_direction_as_a_throttle_group() -> None:
     rates = Rates(read_iops=400.4, write_iops=0, read_bps=0, write_bps=2_000_000)
     plan = make_plan(rates, Rates(), [Tenant("g40", 40), Tenant("g80", 80)])

@@ -37,6 +37,7 @@ from volbench.plans.fleet import REMOTE_ENGINE
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_guest_launch import GuestTenants
 from volbench.plans.qos_setup import device_number, plan_id, tenant_limits
+from volbench.plans.qos_verify import tenant_workload
 from volbench.records import json_object
 from volbench.targets import cgroup
 
@@ -103,6 +104,9 @@ def verify(
     ``fit_alpha``, the host alone and the guests unlimited); store them."""
     found = tenant_guests(plan)
     shared = shared_backing(found)
+    unknown = sorted(set(options.quiet) - {a.tenant.name for a in plan.allocations})
+    if unknown:
+        raise UsageError(f"--quiet {unknown[0]}: the plan has no tenant of that name")
     host_path = str(shared.host_dir / "host.dat")
     info = prepare_target(
         host_path, options.rw.writes, session.reporter, HOST_FILE_BYTES, force=True
@@ -150,10 +154,12 @@ def verify(
 
 def course(plan: QosPlan, options: VerifyOptions, lift: Callable[[], None]) -> Steps:
     """The verification's steps: every tenant at once (the host in its reserve), then
-    with ``fit_alpha`` the host alone and every tenant again once ``lift`` took the
-    guests' limits away."""
-    names = [a.tenant.name for a in plan.allocations] + ([HOST] if options.with_host else [])
-    steps = [Step(tuple(_workload(n, options) for n in names), together=True)]
+    with ``fit_alpha`` the host alone and every tenant again (as much as its queue
+    gets, quiet or not) once ``lift`` took the guests' limits away."""
+    limits = tenant_limits(plan, options.with_host)
+    names = [limit.tenant for limit in limits]
+    together = tuple(tenant_workload(limit, REMOTE_ENGINE, options) for limit in limits)
+    steps = [Step(together, together=True)]  # --quiet ones ask for their plan only
     if options.fit_alpha:
         steps += [
             Step((_workload(ALONE, options),), note="alpha: the host alone", together=True),

@@ -144,7 +144,7 @@ def _drive(
     workdir: Path,
 ) -> Outcome:
     """Every tenant at once, as the engine's one step."""
-    workloads = tuple(_workload(limit, engine, options) for limit in limits)
+    workloads = tuple(tenant_workload(limit, engine, options) for limit in limits)
     tenants = Tenants(hierarchy, limits, options.duration_s)
     return drive(
         session, run_id, OneStep(Step(workloads, together=True)), info, engine, workdir,
@@ -158,7 +158,7 @@ def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) 
     limits = tenant_limits(plan, options.with_host)
     info, notes = preview_target(device, options.rw.writes, destroy_data=options.destroy_data)
     engine, found = choose_engine(info, options.ioengine)
-    workloads = [_workload(limit, engine, options) for limit in limits]
+    workloads = [tenant_workload(limit, engine, options) for limit in limits]
     rounds = [(w.name, (w,)) for w in workloads]
     files = job_texts(rounds, info, engine, runs_dir, [w.name for w in workloads])
     cgroups = [
@@ -185,7 +185,7 @@ def _direction(limit: cgroup.Limits, rw: RW) -> tuple[int, int]:
     return (limit.write_iops, limit.write_bps) if rw.writes else (limit.read_iops, limit.read_bps)
 
 
-def _workload(limit: cgroup.Limits, engine: str, options: VerifyOptions) -> Workload:
+def tenant_workload(limit: cgroup.Limits, engine: str, options: VerifyOptions) -> Workload:
     """A tenant's workload: as much as its queue gets, or (quiet) its planned IOPS."""
     quiet = limit.tenant in options.quiet
     return Workload(
