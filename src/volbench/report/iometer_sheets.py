@@ -7,13 +7,32 @@ maximum the largest of any I/O, as IOMeter reports them.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from volbench.analysis.scaling import KNEE_FRACTION, knee, peak
 from volbench.model import RunRecord
-from volbench.report.run_sheets import MB, cache_notes, result_rows, run_document
+from volbench.report.rows import Row, documents
+from volbench.report.run_sheets import MB, ResultRow, cache_notes, result_records, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.report.sweep_sheets import sweep_points
+
+
+@dataclass(frozen=True)
+class SpecRow(Row):
+    """One access spec at one worker count: IOPS and bytes/s summed over directions
+    and workers, the mean latency over all I/Os and the largest (ns), and the IOPS
+    against one worker's (``scaling``, e.g. ``1.85x``)."""
+
+    spec: str
+    workers: int
+    outstanding_per_worker: int
+    iops: float
+    bw_bytes_per_s: float
+    bw_mb_per_s: float
+    lat_mean_ns: float | None
+    lat_max_ns: float | None
+    scaling: str | None
+
 
 COLUMNS = (
     Column("spec", "Access spec"),
@@ -28,32 +47,32 @@ COLUMNS = (
 
 def iometer_sheet(run: RunRecord) -> Sheet:
     """Rows per (spec, workers) with a note per spec on where IOPS stops growing."""
-    rows = result_rows(run)
-    by_spec: dict[str, list[dict[str, Any]]] = {}
+    rows = result_records(run)
+    by_spec: dict[str, list[ResultRow]] = {}
     for row in rows:
-        by_spec.setdefault(row["test"].rsplit(".w", 1)[0], []).append(row)
-    sheet_rows: list[dict[str, Any]] = []
+        by_spec.setdefault(row.result.test.rsplit(".w", 1)[0], []).append(row)
+    sheet_rows: list[SpecRow] = []
     notes = [f"run {run.id} · iometer · {run.status.value} · target {run.target.path}"]
     for spec, spec_rows in by_spec.items():
         measured = sweep_points(spec_rows)
         maxima: dict[str, float] = {}
-        for r in spec_rows:
-            if r.get("lat_max_ns") is not None:
-                maxima[r["test"]] = max(maxima.get(r["test"], 0.0), r["lat_max_ns"])
+        for r in (row.result for row in spec_rows):
+            if r.lat_max_ns is not None:
+                maxima[r.test] = max(maxima.get(r.test, 0.0), r.lat_max_ns)
         one = next((p.iops for p, _ in measured if p.numjobs == 1), None)
         for point, row in measured:
             sheet_rows.append(
-                {
-                    "spec": spec,
-                    "workers": point.numjobs,
-                    "outstanding_per_worker": point.iodepth,
-                    "iops": point.iops,
-                    "bw_bytes_per_s": point.bw_bytes_per_s,
-                    "bw_mb_per_s": point.bw_bytes_per_s / MB,
-                    "lat_mean_ns": point.lat_mean_ns,
-                    "lat_max_ns": maxima.get(row["test"]),
-                    "scaling": f"{point.iops / one:.2f}x" if one else None,
-                }
+                SpecRow(
+                    spec=spec,
+                    workers=point.numjobs,
+                    outstanding_per_worker=point.iodepth,
+                    iops=point.iops,
+                    bw_bytes_per_s=point.bw_bytes_per_s,
+                    bw_mb_per_s=point.bw_bytes_per_s / MB,
+                    lat_mean_ns=point.lat_mean_ns,
+                    lat_max_ns=maxima.get(row.result.test),
+                    scaling=f"{point.iops / one:.2f}x" if one else None,
+                )
             )
         points = [p for p, _ in measured]
         if len(points) > 1:
@@ -72,6 +91,6 @@ def iometer_sheet(run: RunRecord) -> Sheet:
         title=f"volbench iometer {run.id}",
         columns=COLUMNS,
         rows=tuple(sheet_rows),
-        document={**run_document(run), "specs": sheet_rows, "notes": notes},
+        document={**run_document(run), "specs": documents(sheet_rows), "notes": notes},
         notes=tuple(notes),
     )

@@ -14,10 +14,18 @@ from volbench.analysis.host_series import KINDS as HOST_UNITS
 from volbench.analysis.host_series import is_host
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.fio.logs import UNITS
-from volbench.model import LogSeries, RunRecord, StoredResult, StoredWorkload, split_cache_mode
+from volbench.model import (
+    LogSeries,
+    RunRecord,
+    Stall,
+    StoredResult,
+    StoredWorkload,
+    split_cache_mode,
+)
 from volbench.records import json_object
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.plan_view import PlanView, Report
+from volbench.report.rows import Row, documents, number, optional_number
 from volbench.report.sheet import (
     Column,
     Sheet,
@@ -53,7 +61,44 @@ def _pattern(workload: StoredWorkload) -> str:
     return f"{rw}{mixed} {'bssplit' if workload.bssplit else bs} {qd}"
 
 
-def result_rows(run: RunRecord) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ResultRow(Row):
+    """One stored result as a sheet's row: the result's own fields (all but its
+    workload), then what the row adds from the workload and the test's Little's-law
+    check. Rates: bytes/s in ``bw_bytes_per_s``, MB/s (10^6) and MiB/s (2^20) beside
+    it; latencies in ns, as fio's final JSON gives them."""
+
+    result: StoredResult
+    run_id: int
+    pattern: str
+    rw: str | None
+    bs_bytes: int | None
+    offset_bytes: int | None
+    iodepth: int | None
+    numjobs: int | None
+    bw_mb_per_s: float
+    bw_mib_per_s: float
+    outstanding_configured: int | None
+    """iodepth x numjobs (x places), None when the workload does not state both."""
+    outstanding_implied: float | None
+    """IOPS x mean total latency over the test's directions (Little's law)."""
+    little: str | None
+    """``implied / configured`` as shown."""
+    littles_law: str | None
+    """The check's verdict (``ok`` within :data:`TOLERANCE`), None when not stated."""
+
+    hidden = frozenset({"result"})
+
+    def keys_of(self) -> tuple[str, ...]:
+        return _ROW_KEYS
+
+    def __getitem__(self, key: str) -> object:
+        if key in _OWN_FIELDS:
+            return getattr(self.result, key)
+        return super().__getitem__(key)
+
+
+def result_records(run: RunRecord) -> list[ResultRow]:
     """One row per stored result, with the test's Little's-law check added.
 
     Little's law is checked per test over all its directions: implied in-flight
@@ -62,7 +107,7 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
     by_test: dict[tuple[int, str, str | None], list[StoredResult]] = {}
     for result in run.results:
         by_test.setdefault((result.round, result.test, result.hostname), []).append(result)
-    rows: list[dict[str, Any]] = []
+    rows: list[ResultRow] = []
     for results in by_test.values():
         workload = results[0].workload
         configured = results[0].outstanding_io
@@ -70,37 +115,48 @@ def result_rows(run: RunRecord) -> list[dict[str, Any]]:
         little = check(pairs, configured) if pairs else None
         stated = workload.iodepth is not None and workload.numjobs is not None
         for result in results:
-            row = {name: getattr(result, name) for name in _ROW_FIELDS}
-            row.update(
-                run_id=run.id,
-                pattern=_pattern(workload),
-                rw=workload.rw,
-                bs_bytes=workload.bs_bytes,
-                offset_bytes=workload.offset_bytes,
-                iodepth=workload.iodepth,
-                numjobs=workload.numjobs,
-                bw_mb_per_s=result.bw_bytes_per_s / MB,
-                bw_mib_per_s=result.bw_bytes_per_s / MIB,
-                outstanding_configured=configured if stated else None,
-                outstanding_implied=little.implied if little else None,
-                little=f"{little.implied:,.1f} / {configured if stated else '?'}"
-                if little
-                else None,
-                littles_law=little.verdict if little and stated else None,
+            rows.append(
+                ResultRow(
+                    result=result,
+                    run_id=run.id,
+                    pattern=_pattern(workload),
+                    rw=workload.rw,
+                    bs_bytes=workload.bs_bytes,
+                    offset_bytes=workload.offset_bytes,
+                    iodepth=workload.iodepth,
+                    numjobs=workload.numjobs,
+                    bw_mb_per_s=result.bw_bytes_per_s / MB,
+                    bw_mib_per_s=result.bw_bytes_per_s / MIB,
+                    outstanding_configured=configured if stated else None,
+                    outstanding_implied=little.implied if little else None,
+                    little=f"{little.implied:,.1f} / {configured if stated else '?'}"
+                    if little
+                    else None,
+                    littles_law=little.verdict if little and stated else None,
+                )
             )
-            rows.append(row)
     return rows
 
 
-def shown_percentile(row: Mapping[str, Any], key: str) -> float | None:
+_OWN_FIELDS = frozenset(_ROW_FIELDS)
+_ROW_KEYS = (*_ROW_FIELDS, *(f.name for f in fields(ResultRow) if f.name != "result"))
+"""A result row's keys: the stored result's fields, then the row's own."""
+
+
+def result_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """:func:`result_records` as plain dicts (the run document's ``results``)."""
+    return [row.document() for row in result_records(run)]
+
+
+def shown_percentile(row: Mapping[str, object], key: str) -> float | None:
     """A stored percentile as shown: at most the test's maximum. fio reports a json+
     bin's value, which may lie above the largest I/O (by up to a bin's width, 1/64 of
     its power of two: a p99.9 of 49.02 ms beside a maximum of 48.91 ms); the PTS
     p99.999 is capped the same way."""
-    value, top = row.get(key), row.get("lat_max_ns")
+    value, top = optional_number(row.get(key)), optional_number(row.get("lat_max_ns"))
     if value is None or top is None:
         return value
-    return min(float(value), float(top))
+    return min(value, top)
 
 
 def _capped(key: str) -> Column:
@@ -129,11 +185,12 @@ CACHE_RATIO_WARNING = 2.0
 """Buffered vs direct IOPS differing by more than this factor get a warning."""
 
 
-def cache_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+def cache_notes(rows: Sequence[ResultRow]) -> list[str]:
     """Warnings where a buffered test's IOPS differ from its direct twin's by > 2x."""
     totals: dict[str, float] = {}
     for row in rows:
-        totals[row["test"]] = totals.get(row["test"], 0.0) + float(row["iops"])
+        test = row.result.test
+        totals[test] = totals.get(test, 0.0) + row.result.iops
     notes = []
     for test, iops in totals.items():
         mode, name = split_cache_mode(test)
@@ -150,7 +207,7 @@ def cache_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
     return notes
 
 
-def run_document(run: RunRecord) -> dict[str, Any]:
+def run_document(run: RunRecord) -> dict[str, object]:
     """The stable JSON form of a run (schema ``volbench.run/1``): the run record, its
     result rows, round times, fio's raw outputs and per-second series, and the host and
     device samples taken while each round ran (``host_series``)."""
@@ -175,7 +232,7 @@ def run_document(run: RunRecord) -> dict[str, Any]:
     }
 
 
-def series_document(series: LogSeries) -> dict[str, Any]:
+def series_document(series: LogSeries) -> dict[str, object]:
     """One job's per-second log of a round, one direction, in JSON: ``points`` are
     ``[time in ms, value]`` as fio wrote them, the value in ``unit`` (IOPS, KiB/s, ns)."""
     return {
@@ -190,7 +247,7 @@ def series_document(series: LogSeries) -> dict[str, Any]:
     }
 
 
-def host_series_document(series: LogSeries) -> dict[str, Any]:
+def host_series_document(series: LogSeries) -> dict[str, object]:
     """One kind of the host and device samples stored with a round, in JSON: ``points``
     are ``[Unix time in ms, value]`` in ``unit``; ``job`` is the CPU's number for
     ``cpu`` (:mod:`volbench.analysis.host_series`)."""
@@ -206,8 +263,8 @@ def host_series_document(series: LogSeries) -> dict[str, Any]:
 
 def run_sheet(run: RunRecord) -> Sheet:
     """The results table of one run, with its status and Little's-law notes."""
-    rows = result_rows(run)
-    lat_kinds = {r["lat_kind"] for r in rows if r.get("lat_kind")}
+    rows = result_records(run)
+    lat_kinds = {r.result.lat_kind for r in rows if r.result.lat_kind}
     notes = [
         f"run {run.id} · {run.plan} · {run.status.value} · target {run.target.path}"
         f" ({format_bytes(run.target.capacity_bytes)})"
@@ -218,7 +275,8 @@ def run_sheet(run: RunRecord) -> Sheet:
     if run.error:
         notes.append(f"note: {run.error}")
     if "clat" in lat_kinds:
-        given = all(r.get("lat_total_mean_ns") is not None for r in rows if r["lat_kind"] == "clat")
+        clat = [r.result for r in rows if r.result.lat_kind == "clat"]
+        given = all(r.lat_total_mean_ns is not None for r in clat)
         law = (
             "Little's law from fio's mean total latency (lat)"
             if given
@@ -226,12 +284,12 @@ def run_sheet(run: RunRecord) -> Sheet:
         )
         notes.append(f"latency: fio completion latency (clat); {law}")
     notes += cache_notes(rows)
-    if any(r.get("littles_law") not in (None, "ok") for r in rows):
+    if any(r.littles_law not in (None, "ok") for r in rows):
         notes.append(
             "Little's law: in flight = IOPS x mean latency; flagged when it differs from "
             f"QD x jobs by more than {TOLERANCE:.0%}"
         )
-    flagged = frozenset(i for i, r in enumerate(rows) if r.get("littles_law") not in (None, "ok"))
+    flagged = frozenset(i for i, r in enumerate(rows) if r.littles_law not in (None, "ok"))
     return Sheet(
         title=f"volbench run {run.id} ({run.plan})",
         columns=RESULT_COLUMNS,
@@ -267,7 +325,7 @@ def report_for(run: RunRecord, view: PlanView) -> Report:
     if not run.stalls:
         return sheets, document
     stalls = stalls_sheet(run)
-    return [*sheets, stalls], {**document, "stalls": list(stalls.rows)}
+    return [*sheets, stalls], {**document, "stalls": documents(stalls.rows)}
 
 
 STALL_COLUMNS = (
@@ -275,19 +333,39 @@ STALL_COLUMNS = (
     Column("test", "Test"),
     Column("started_at", "Started (UTC)"),
     Column("ended_at", "Ended (UTC)"),
-    Column("seconds", "Seconds at 0 IOPS", lambda v: f"{float(v):,.1f}", numeric=True),
+    Column("seconds", "Seconds at 0 IOPS", lambda v: f"{number(v):,.1f}", numeric=True),
     Column("resolved", "I/O resumed", lambda v: "yes" if v else "no (fio ended)"),
 )
 
 
+@dataclass(frozen=True)
+class StallRow(Row):
+    """A stall as a row: the run's id, then the stall's own fields (:class:`Stall`:
+    round, test, UTC start and end, seconds at 0 IOPS, resolved...)."""
+
+    run_id: int
+    stall: Stall
+
+    def keys_of(self) -> tuple[str, ...]:
+        return _STALL_KEYS
+
+    def __getitem__(self, key: str) -> object:
+        if key not in _STALL_KEYS:
+            raise KeyError(key)
+        return self.run_id if key == "run_id" else getattr(self.stall, key)
+
+
+_STALL_KEYS = ("run_id", *(f.name for f in fields(Stall)))
+
+
 def stalls_sheet(run: RunRecord) -> Sheet:
     """The stalls of ``run``: spans of zero completions while a test had I/O outstanding."""
-    rows = tuple({"run_id": run.id, **asdict(stall)} for stall in run.stalls)
+    rows = tuple(StallRow(run.id, stall) for stall in run.stalls)
     return Sheet(
         title=f"volbench run {run.id}: stalls (0 IOPS with I/O outstanding)",
         columns=STALL_COLUMNS,
         rows=rows,
-        document={"schema": "volbench.stalls/1", "run_id": run.id, "stalls": list(rows)},
+        document={"schema": "volbench.stalls/1", "run_id": run.id, "stalls": documents(rows)},
         notes=(f"{len(rows)} stall(s); times to within fio's 1 s status interval",),
         flagged_rows=frozenset(range(len(rows))),
     )
@@ -321,6 +399,24 @@ def tests_text(tests: Sequence[str]) -> str:
 TESTS_TEXT_CHARS = 40
 
 
+@dataclass(frozen=True)
+class RunListRow(Row):
+    """A stored run in the list of runs: its record's id, plan, status and UTC times,
+    with its brief (seconds taken, tests, headline figures, verdict) where given."""
+
+    id: int
+    plan: str
+    status: str
+    started_at: str
+    ended_at: str | None
+    duration_s: float | None
+    tests: list[str] | None
+    headline: list[str] | None
+    verdict: str | None
+    target: str
+    labels: dict[str, str]
+
+
 RUN_LIST_COLUMNS = (
     Column("id", "Run", numeric=True),
     Column("plan", "Plan"),
@@ -339,19 +435,19 @@ def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None 
     long, its headline figures) where given."""
     briefs = briefs or {}
     rows = tuple(
-        {
-            "id": r.id,
-            "plan": r.plan,
-            "status": r.status.value,
-            "started_at": r.started_at,
-            "ended_at": r.ended_at,
-            "duration_s": brief.duration_s if brief else None,
-            "tests": list(brief.tests) if brief else None,
-            "headline": list(brief.figures) if brief else None,
-            "verdict": brief.verdict if brief else None,
-            "target": r.target.path,
-            "labels": dict(r.labels),
-        }
+        RunListRow(
+            id=r.id,
+            plan=r.plan,
+            status=r.status.value,
+            started_at=r.started_at,
+            ended_at=r.ended_at,
+            duration_s=brief.duration_s if brief else None,
+            tests=list(brief.tests) if brief else None,
+            headline=list(brief.figures) if brief else None,
+            verdict=brief.verdict if brief else None,
+            target=r.target.path,
+            labels=dict(r.labels),
+        )
         for r in runs
         for brief in [briefs.get(r.id)]
     )
@@ -362,5 +458,5 @@ def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None 
         title="volbench runs",
         columns=columns,
         rows=rows,
-        document={"schema": "volbench.runs/1", "runs": list(rows)},
+        document={"schema": "volbench.runs/1", "runs": documents(rows)},
     )

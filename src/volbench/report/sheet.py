@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volbench.report.rows import number
+
 Formatter = Callable[[Any], str]
+"""A cell's text from its value (the value a row holds under the column's key)."""
 
 
 @dataclass(frozen=True)
@@ -25,14 +28,17 @@ class Column:
     header: str
     format: Formatter = str
     numeric: bool = False
-    shown: Callable[[Mapping[str, Any]], Any] | None = None
+    shown: Callable[[Mapping[str, object]], object] | None = None
 
-    def value(self, row: Mapping[str, Any]) -> Any:
+    def value(self, row: Mapping[str, object]) -> object:
         return self.shown(row) if self.shown is not None else row.get(self.key)
 
 
 @dataclass(frozen=True)
 class Sheet:
+    """A table: its rows (typed rows, :class:`volbench.report.rows.Row`, or plain
+    mappings), the columns shown of them and the JSON document that stands for it."""
+
     title: str
     columns: tuple[Column, ...]
     rows: tuple[Mapping[str, Any], ...]
@@ -48,19 +54,19 @@ class Sheet:
         ]
 
 
-def fmt_count(value: Any) -> str:
+def fmt_count(value: object) -> str:
     """An I/O rate or count with thousands separators: 103812.4 -> ``103,812``."""
-    return f"{float(value):,.0f}"
+    return f"{number(value):,.0f}"
 
 
-def fmt_rate(value: Any) -> str:
+def fmt_rate(value: object) -> str:
     """A bandwidth already in MB/s or MiB/s, to 1 decimal."""
-    return f"{float(value):,.1f}"
+    return f"{number(value):,.1f}"
 
 
-def fmt_latency(value: Any) -> str:
+def fmt_latency(value: object) -> str:
     """A latency in ns as µs below 1 ms, ms below 10 s, else s."""
-    ns = float(value)
+    ns = number(value)
     if ns < 1e6:
         return f"{ns / 1e3:,.1f} µs"
     if ns < 1e10:
@@ -68,10 +74,10 @@ def fmt_latency(value: Any) -> str:
     return f"{ns / 1e9:,.1f} s"
 
 
-def fmt_duration(value: Any) -> str:
+def fmt_duration(value: object) -> str:
     """A run's length in s: ``3725`` -> ``1 h 02 min``, ``95`` -> ``1 min 35 s``,
     ``7.24`` -> ``7.2 s``."""
-    seconds = float(value)
+    seconds = number(value)
     if seconds < 60:
         return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
     minutes, secs = divmod(round(seconds), 60)
@@ -81,7 +87,7 @@ def fmt_duration(value: Any) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def fmt_labels(value: Any) -> str:
+def fmt_labels(value: object) -> str:
     if isinstance(value, Mapping):
         return " ".join(f"{k}={v}" for k, v in sorted(value.items()))
     return str(value)

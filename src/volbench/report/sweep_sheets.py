@@ -7,7 +7,7 @@ each direction's IOPS (the mean over all I/Os); p99 of the worst direction
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, replace
 
 from volbench.analysis.scaling import (
     KNEE_FRACTION,
@@ -17,40 +17,72 @@ from volbench.analysis.scaling import (
     peak,
     saturation_sentence,
 )
-from volbench.model import RunRecord, split_cache_mode
+from volbench.model import RunRecord, StoredResult, split_cache_mode
 from volbench.plans.sweep import options_from
 from volbench.report.plan_view import Headline
-from volbench.report.run_sheets import MB, cache_notes, result_rows, run_document
+from volbench.report.rows import Row, documents, number, rows_of
+from volbench.report.run_sheets import MB, ResultRow, cache_notes, result_records, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 
-def sweep_points(rows: list[dict[str, Any]]) -> list[tuple[ScalingPoint, dict[str, Any]]]:
+def sweep_points(rows: list[ResultRow]) -> list[tuple[ScalingPoint, ResultRow]]:
     """Grid points from a sweep's result rows, in run order, with their first row."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[StoredResult]] = {}
+    first: dict[str, ResultRow] = {}
     for row in rows:
-        grouped.setdefault(row["test"], []).append(row)
+        grouped.setdefault(row.result.test, []).append(row.result)
+        first.setdefault(row.result.test, row)
     points = []
-    for group in grouped.values():
-        iops = sum(r["iops"] for r in group)
-        timed = [r for r in group if r.get("lat_mean_ns") is not None]
+    for test, group in grouped.items():
+        iops = sum(r.iops for r in group)
+        timed = [(r.iops, r.lat_mean_ns) for r in group if r.lat_mean_ns is not None]
         mean = (
-            sum(r["iops"] * r["lat_mean_ns"] for r in timed) / sum(r["iops"] for r in timed)
-            if timed and sum(r["iops"] for r in timed) > 0
+            sum(rate * lat for rate, lat in timed) / sum(rate for rate, _ in timed)
+            if timed and sum(rate for rate, _ in timed) > 0
             else None
         )
-        p99s = [r["lat_p99_ns"] for r in group if r.get("lat_p99_ns") is not None]
-        mode, _ = split_cache_mode(group[0]["test"])
+        p99s = [r.lat_p99_ns for r in group if r.lat_p99_ns is not None]
+        mode, _ = split_cache_mode(test)
         point = ScalingPoint(
             tag="" if mode == "direct" else mode,
-            iodepth=int(group[0]["iodepth"]),
-            numjobs=int(group[0]["numjobs"]),
+            iodepth=_stated(first[test].iodepth, "iodepth", test),
+            numjobs=_stated(first[test].numjobs, "numjobs", test),
             iops=iops,
-            bw_bytes_per_s=sum(r["bw_bytes_per_s"] for r in group),
+            bw_bytes_per_s=sum(r.bw_bytes_per_s for r in group),
             lat_mean_ns=mean,
             lat_p99_ns=max(p99s) if p99s else None,
         )
-        points.append((point, group[0]))
+        points.append((point, first[test]))
     return points
+
+
+def _stated(value: int | None, name: str, test: str) -> int:
+    """A grid point's iodepth or numjobs, as its workload states it."""
+    if value is None:
+        raise TypeError(f"test {test} states no {name}: not a point of a grid")
+    return value
+
+
+@dataclass(frozen=True)
+class SweepPointRow(Row):
+    """One grid point of a sweep (:class:`ScalingPoint`): IOPS and bytes/s summed over
+    directions, mean latency (ns) weighted by IOPS, the worst direction's p99 (ns), the
+    first direction's Little's-law check, and what the notes call it (``mark``)."""
+
+    point: str
+    series: str
+    iodepth: int
+    numjobs: int
+    outstanding: int
+    iops: float
+    bw_bytes_per_s: float
+    bw_mb_per_s: float
+    lat_mean_ns: float | None
+    lat_p99_ns: float | None
+    little: str | None
+    outstanding_implied: float | None
+    littles_law: str | None
+    mark: str | None
 
 
 def _series_notes(
@@ -100,7 +132,7 @@ COLUMNS = (
 
 def sweep_sheet(run: RunRecord) -> Sheet:
     """The sweep table with knee, peak, saturation and latency-target notes."""
-    rows = result_rows(run)
+    rows = result_records(run)
     measured = sweep_points(rows)
     options = options_from(run.settings.options)
     target = options.latency_target_ns if options else None
@@ -120,27 +152,26 @@ def sweep_sheet(run: RunRecord) -> Sheet:
             f"find-max: peak {fmt_count(top.iops)} IOPS at {top.label} after measuring "
             f"{len(measured)} of the grid's {grid} points"
         )
-    sheet_rows = []
-    for point, row in measured:
-        sheet_rows.append(
-            {
-                "point": point.label,
-                "series": point.tag,
-                "iodepth": point.iodepth,
-                "numjobs": point.numjobs,
-                "outstanding": point.outstanding,
-                "iops": point.iops,
-                "bw_bytes_per_s": point.bw_bytes_per_s,
-                "bw_mb_per_s": point.bw_bytes_per_s / MB,
-                "lat_mean_ns": point.lat_mean_ns,
-                "lat_p99_ns": point.lat_p99_ns,
-                "little": row.get("little"),
-                "outstanding_implied": row.get("outstanding_implied"),
-                "littles_law": row.get("littles_law"),
-                "mark": ", ".join(marks.get(point.label, [])) or None,
-            }
+    sheet_rows = [
+        SweepPointRow(
+            point=point.label,
+            series=point.tag,
+            iodepth=point.iodepth,
+            numjobs=point.numjobs,
+            outstanding=point.outstanding,
+            iops=point.iops,
+            bw_bytes_per_s=point.bw_bytes_per_s,
+            bw_mb_per_s=point.bw_bytes_per_s / MB,
+            lat_mean_ns=point.lat_mean_ns,
+            lat_p99_ns=point.lat_p99_ns,
+            little=row.little,
+            outstanding_implied=row.outstanding_implied,
+            littles_law=row.littles_law,
+            mark=", ".join(marks.get(point.label, [])) or None,
         )
-    document = {**run_document(run), "points": sheet_rows, "notes": notes}
+        for point, row in measured
+    ]
+    document = {**run_document(run), "points": documents(sheet_rows), "notes": notes}
     return Sheet(
         title=f"volbench sweep {run.id}",
         columns=COLUMNS,
@@ -166,16 +197,17 @@ def sweep_headline(run: RunRecord) -> Headline:
     the shallowest one; its knee, saturation and target notes, and a rate limit the
     throttle fingerprint finds."""
     sheet = sweep_sheet(run)
-    rows = [dict(r) for r in sheet.rows if r["mark"]]
-    if sheet.rows:
-        shallowest = dict(min(sheet.rows, key=lambda r: (r["outstanding"], -r["iops"])))
-        if all(r["point"] != shallowest["point"] for r in rows):
-            rows.insert(0, {**shallowest, "mark": "shallowest queue"})
+    points = rows_of(sheet.rows, SweepPointRow)
+    rows = [r for r in points if r.mark]
+    if points:
+        shallowest = min(points, key=lambda r: (r.outstanding, -r.iops))
+        if all(r.point != shallowest.point for r in rows):
+            rows.insert(0, replace(shallowest, mark="shallowest queue"))
     table = Sheet(f"Run {run.id} at a glance: sweep", HEADLINE_COLUMNS, tuple(rows),
-                  {"rows": rows})  # fmt: skip
-    named = [r for r in rows if r["mark"] != "shallowest queue"]
-    named.sort(key=lambda r: "peak" not in r["mark"])  # the peak first
-    figures = tuple(f"{fmt_count(r['iops'])} IOPS at {r['point']} ({r['mark']})" for r in named)
+                  {"rows": documents(rows)})  # fmt: skip
+    named = [r for r in rows if r.mark and r.mark != "shallowest queue"]
+    named.sort(key=lambda r: "peak" not in (r.mark or ""))  # the peak first
+    figures = tuple(f"{fmt_count(r.iops)} IOPS at {r.point} ({r.mark})" for r in named)
     return Headline(table, figures, (*sheet.notes[1:], *throttle_notes(run)))
 
 
@@ -191,7 +223,7 @@ def throttle_notes(run: RunRecord) -> list[str]:
         return []
     return [
         f"rate-limited: {r['workload']} flat at {fmt_count(r['cap_iops'])} IOPS"
-        f" (confidence {float(r['confidence']):.2f}): {r['reason']}"
+        f" (confidence {number(r['confidence']):.2f}): {r['reason']}"
         for r in found.rows
         if r["limited"]
     ]
