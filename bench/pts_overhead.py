@@ -6,7 +6,7 @@ The issue's setup (issue 23): one loop device (an image file in a temporary fold
 IOPS test with 4k and 64k at R/W 100/0, 65/35 and 0/100, TC 4 x QD 32, ``--cell-seconds``
 cells, 5 rounds, no purge, run by
 
-* ``volbench pts iops`` of this tree (and of ``--baseline SRC``, another tree's
+* ``volbench pts iops`` of this tree (and of ``--tree NAME=SRC``: another tree's
   ``src`` folder, e.g. ``git archive COMMIT src | tar -x -C /tmp/before``), and
 * CloudHarmony's block-storage suite (``--other DIR``, a checkout of
   github.com/cloudharmony/block-storage; PHP), ``run.sh --test=iops --nopurge
@@ -19,13 +19,14 @@ outputs or the suite's ``fio-iops.json``) / wall time of the whole command; for
 volbench also / the stored run's wall time (run created -> finished). Each tool runs
 ``--repeat`` times, alternating; the medians are printed last.
 
-Usage (root): ``python bench/pts_overhead.py --other /tmp/block-storage [--baseline
-/tmp/before/src] [--repeat 3]``.
+Usage (root): ``python bench/pts_overhead.py --other /tmp/block-storage [--tree
+before=/tmp/before/src] [--repeat 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -117,14 +118,24 @@ def timed(command: list[str], group: Path, env: dict[str, str] | None = None) ->
     return wall
 
 
+def with_bytecode(tmp: Path, src: Path | None) -> dict[str, str]:
+    """The environment of a volbench command: modules compiled once into a cache of ours
+    (by a ``--dry-run`` of the command first), as an installed volbench has them (this
+    VM sets PYTHONDONTWRITEBYTECODE=1, which compiles every module again at each start:
+    about 3 s); ``src`` first on the module path when given."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return env
+
+
 def volbench(tool: str, src: Path | None, device: Path, group: Path, tmp: Path,
              cell_s: float) -> Measure:  # fmt: skip
     """``volbench pts iops`` (of ``src`` when given) on ``device``."""
     folder = Path(tempfile.mkdtemp(dir=tmp))
     db = folder / "bench.db"
-    env = dict(os.environ)
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
+    env = with_bytecode(tmp, src)
     command = [
         sys.executable, "-m", "volbench", "pts", "iops", "--target", str(device), "--no-purge",
         "--threads", "4", "--iodepth", "32", "--cell-seconds", f"{cell_s:g}",
@@ -132,6 +143,7 @@ def volbench(tool: str, src: Path | None, device: Path, group: Path, tmp: Path,
         "--max-rounds", "5", "--runs-dir", str(folder / "runs"), "--db", str(db),
         "--format", "json",
     ]  # fmt: skip
+    subprocess.run([*command, "--dry-run"], env=env, capture_output=True, check=True)  # caches
     wall = timed(command, group, env)
     with Store.open(str(db)) as store:
         run = store.get_run("latest")
@@ -172,7 +184,10 @@ def main() -> int:
     parser.add_argument("--iops", type=int, default=2000, help="cap of reads and of writes")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--other", type=Path, help="checkout of cloudharmony/block-storage")
-    parser.add_argument("--baseline", type=Path, help="another volbench tree's src folder")
+    parser.add_argument(
+        "--tree", action="append", default=[], metavar="NAME=SRC",
+        help="also run the volbench of another tree's src folder (repeatable)",
+    )  # fmt: skip
     parser.add_argument("--no-current", action="store_true", help="leave this tree's volbench out")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -187,9 +202,10 @@ def main() -> int:
         if not args.no_current:
             tools.append(lambda: volbench("volbench", None, device, group, Path(tmp),
                                           args.cell_seconds))  # fmt: skip
-        if args.baseline:
-            tools.append(lambda: volbench("volbench baseline", args.baseline, device, group,
-                                          Path(tmp), args.cell_seconds))  # fmt: skip
+        for tree in args.tree:
+            name, _, src = tree.partition("=")
+            tools.append(functools.partial(volbench, f"volbench {name}", Path(src), device,
+                                           group, Path(tmp), args.cell_seconds))  # fmt: skip
         if args.other:
             tools.append(lambda: other_suite(args.other, device, group, Path(tmp),
                                              args.cell_seconds))  # fmt: skip

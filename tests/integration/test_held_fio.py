@@ -130,3 +130,27 @@ def test_volbench_killed_holding_a_fio_leaves_no_io(tmp_path: Path, cleanup: Non
         if holder.poll() is None:
             holder.kill()
     assert not target.exists() or not target.read_bytes().strip(b"\0")
+
+
+def test_a_guess_waits_for_its_round_and_a_wrong_one_does_no_io(
+    tmp_path: Path, cleanup: None
+) -> None:
+    """Held for the next step (``let_go=False``): not let go as the fio before ends; taken
+    over by its own round, killed unused by another one."""
+    runner = SubprocessRunner()
+    target = tmp_path / "target"
+    runner.follow_with(job("guess", target), tmp_path / "round-001", let_go=False)
+    assert runner.run(job("first", tmp_path / "a", "read"), tmp_path / "round-000").output
+    time.sleep(1.0)
+    assert not target.exists() or not target.read_bytes().strip(b"\0"), "a guess ran early"
+    raw = runner.run(job("guess", target), tmp_path / "round-001")
+    assert raw.returncode == 0 and runtime_ms(raw.output) >= 990
+    assert target.read_bytes().strip(b"\0")  # it wrote once its round started
+
+    other = tmp_path / "other"
+    runner.follow_with(job("wrong", other), tmp_path / "round-003", let_go=False)
+    runner.run(job("second", tmp_path / "a", "read"), tmp_path / "round-002")
+    assert fio_processes(tmp_path / "round-003")
+    runner.run(job("third", tmp_path / "a", "read"), tmp_path / "round-003")
+    assert not fio_processes(tmp_path)
+    assert not other.exists() or not other.read_bytes().strip(b"\0")

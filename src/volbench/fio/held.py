@@ -97,6 +97,10 @@ class Held:
     workdir: Path
     started: Started
     gate: Gate
+    due: int
+    """The runner's run (counted from 0) meant to take it over."""
+    let_go: bool
+    """Opened as the run before it ends well (else only when its own run takes it)."""
 
     def is_for(self, job_text: str, workdir: Path) -> bool:
         return self.job_text == job_text and self.workdir == workdir

@@ -121,6 +121,7 @@ class SubprocessRunner:
 
     def __init__(self) -> None:
         self._held: list[Held] = []
+        self._runs = 0
 
     def version(self) -> str:
         return fio_version()
@@ -135,10 +136,10 @@ class SubprocessRunner:
         on_status: StatusCallback | None = None,
         should_stop: StopCheck | None = None,
     ) -> RawRun:
-        held = next((h for h in self._held if h.is_for(job_text, workdir)), None)
+        run, self._runs = self._runs, self._runs + 1
+        held = next((h for h in self._held if h.due == run and h.is_for(job_text, workdir)), None)
+        self._kill([h for h in self._held if h.due <= run and h is not held])  # guessed wrong
         if held is None:
-            if any(h.gate.opened_s is not None for h in self._held):
-                self.release()  # a fio let go for another job: it must not run beside this
             workdir.mkdir(parents=True, exist_ok=True)
             job_path = workdir / "job.fio"
             write_job(job_path, job_text)
@@ -149,19 +150,21 @@ class SubprocessRunner:
             started = dataclasses.replace(held.started, started_s=held.gate.opened_s or 0.0)
         raw = self._wait(started, on_status, should_stop)
         if raw.output and raw.returncode == 0 and not (raw.interrupted or raw.stopped):
-            for follower in self._held[:1]:
-                follower.gate.open()  # the next round's fio starts as this one ended
+            for follower in self._held:
+                if follower.due == run + 1 and follower.let_go:
+                    follower.gate.open()  # the next round's fio starts as this one ended
         else:
             self.release()
         return raw
 
-    def follow_with(self, job_text: str, workdir: Path) -> None:
+    def follow_with(self, job_text: str, workdir: Path, let_go: bool = True) -> None:
         """Start the fio of ``job_text`` in ``workdir`` now, held before its first I/O
-        (:mod:`volbench.fio.held`): the fio of the next :meth:`run` lets it go as it
-        ends well, and the :meth:`run` of the same job in ``workdir`` takes it over
-        (its output and its clock, from the gate). A fio that does not end well, or a
-        run of another job, kills it (:meth:`release`); so does the end of the step.
-        Without flock(1) nothing is started ahead."""
+        (:mod:`volbench.fio.held`), for the run after the next :meth:`run`: that one
+        lets it go as its fio ends well (with ``let_go``; else the gate opens when the
+        run after takes it over), and the run after takes it over (its output, and its
+        clock from the gate) when it is of the same job in ``workdir``. A fio that does
+        not end well, a run of another job, or :meth:`release` kills it. Without
+        flock(1) nothing is started ahead."""
         if not can_hold():
             return
         workdir.mkdir(parents=True, exist_ok=True)
@@ -173,11 +176,14 @@ class SubprocessRunner:
         except FioError:
             gate.close()
             raise
-        self._held.append(Held(job_text, workdir, started, gate))
+        self._held.append(Held(job_text, workdir, started, gate, self._runs + 1, let_go))
 
     def release(self) -> None:
         """Kill every fio started ahead that no run took over (none did I/O unless let go)."""
-        held, self._held = self._held, []
+        self._kill(self._held)
+
+    def _kill(self, held: list[Held]) -> None:
+        self._held = [h for h in self._held if h not in held]
         for one in held:
             one.gate.close()
             kill_group(one.started.proc)

@@ -15,6 +15,7 @@ and resuming one are the same loop over what the store holds.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -149,11 +150,12 @@ def drive(
     tests: list[TestResult] = []
     try:
         guard = Guard(local_targets(session.store.get_run(run_id, raw=False)))
-        with Heartbeat(session.store, run_id):
+        with Heartbeat(session.store, run_id), _releasing(session):
             while (step := course.next_step()) is not None:
                 if step.note:
                     session.reporter.note(step.note)
                 if step.prepare is not None:  # a purge writes, cgroups bind the device
+                    _release(session)  # a fio started ahead on a wrong guess
                     guard.check(writes=True)
                     step.prepare()
                 run = functools.partial(round_runner, session, run_id, target=target,
@@ -192,11 +194,14 @@ def _run_step(
     shown = len(batches) > 1  # one progress line for the step's tests
     if shown:
         session.reporter.step_started(label, step.workloads, planned_seconds(step.workloads))
+    ended = False
     try:
         for index, workloads in enumerate(batches):
             if not session.upcoming:  # else checked before its fio was started ahead
                 guard.check(writes=any(w.rw.writes for w in workloads))
-            session.upcoming = batches[index + 1] if index + 1 < len(batches) else ()
+            last = index + 1 == len(batches)
+            session.upcoming = _guess(course, step) if last else batches[index + 1]
+            session.upcoming_guessed = last
             if session.upcoming:
                 guard.check(writes=any(w.rw.writes for w in session.upcoming))
             round_no = session.store.round_count(run_id)
@@ -213,13 +218,35 @@ def _run_step(
             course.committed(round_no, new)
             if interruption:
                 return interruption
+        ended = True
     finally:
         session.upcoming = ()
-        if isinstance(session.runner, SubprocessRunner):  # a fio started ahead, not taken
-            session.runner.release()
+        if not ended:
+            _release(session)
         if shown:
             session.reporter.step_done(label)
     return None
+
+
+def _guess(course: Course, step: Step) -> tuple[Workload, ...]:
+    """The first test of the course's guess at its next step (its ``foreseen``, where it
+    has one): its fio is started ahead and held until its round starts."""
+    foreseen: Callable[[], tuple[Workload, ...]] | None = getattr(course, "foreseen", None)
+    return () if step.together or foreseen is None else foreseen()[:1]
+
+
+def _release(session: Session) -> None:
+    """Kill the fio started ahead that no round took over."""
+    if isinstance(session.runner, SubprocessRunner):
+        session.runner.release()
+
+
+@contextlib.contextmanager
+def _releasing(session: Session) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _release(session)
 
 
 def local_targets(run: RunRecord) -> tuple[TargetInfo, ...]:

@@ -97,9 +97,12 @@ class Session:
     with the round (:mod:`volbench.plans.round_watch`)."""
     upcoming: tuple[Workload, ...] = ()
     """The tests of the round after the one under way when they are known and nothing
-    comes between the two (the engine sets it): a round on this machine starts their
-    fio ahead, held before its first I/O, and lets it go as its own fio ends
-    (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
+    comes between the two, or guessed (the engine sets it): a round on this machine
+    starts their fio ahead, held before its first I/O, and lets it go as its own fio
+    ends (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
+    upcoming_guessed: bool = False
+    """``upcoming`` is a guess at the next step: held until its round starts (only then
+    is it known), killed if another round comes."""
 
     def warn(self, message: str) -> None:
         """A problem that does not stop the run: shown now, stored with the run."""

@@ -152,7 +152,7 @@ class LocalLaunch(OneProcess):
         if session.upcoming and not self.layout and isinstance(session.runner, SubprocessRunner):
             after = folder.with_name(f"round-{int(folder.name[6:]) + 1:03d}")  # round-NNN
             upcoming = JobFile(target.path, session.upcoming, ioengine, after)
-            session.runner.follow_with(render(upcoming), after)
+            session.runner.follow_with(render(upcoming), after, not session.upcoming_guessed)
         raw = session.runner.run(
             render(job), folder, functools.partial(status.on_status, 0), status.should_stop
         )

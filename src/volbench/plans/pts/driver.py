@@ -296,6 +296,15 @@ class PtsCourse:
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         self._pending += self._session.store.get_results(self._run_id, from_round=round_no)
 
+    def foreseen(self) -> tuple[Workload, ...]:
+        """A guess at the next step's cells, for the engine to start their fio ahead
+        (held until their round starts): a whole steady-state round is most often
+        followed by the same cells again (else the held fio is killed unused)."""
+        step = self._step
+        if step is None or step.phase != Phase.SS or self._open is not None:
+            return ()
+        return step.workloads
+
     def _purge(self, test: str) -> None:
         method = _purge_all(self._session, self._purging, self._targets, test)
         self._session.reporter.note(f"{test}: purged ({method})")
