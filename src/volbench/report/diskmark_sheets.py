@@ -7,16 +7,33 @@ MB/s = bytes/s / 10^6, as CrystalDiskMark and KDiskMark count them.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from volbench.model import RunRecord
 from volbench.plans.quick import NAME, PROFILES, QuickOptions
 from volbench.records import section
-from volbench.report.run_sheets import MB, result_rows, run_document, run_sheet
+from volbench.report.rows import Row, documents
+from volbench.report.run_sheets import MB, result_records, run_document, run_sheet
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 ROWS = tuple(dict.fromkeys((row.name.rsplit("-", 1)[0], row.label) for row in PROFILES["diskmark"]))
 """The profile's lines (its ``KEY-read``/``KEY-write`` tests, :data:`PROFILES`) and labels."""
+
+
+@dataclass(frozen=True)
+class DiskmarkRow(Row):
+    """One line of CrystalDiskMark's table: a test's read and write MB/s (10^6 B/s),
+    IOPS and mean latency (ns), None where the run has no such result."""
+
+    test: str
+    label: str
+    read_mb_s: float | None
+    read_iops: float | None
+    read_lat_ns: float | None
+    write_mb_s: float | None
+    write_iops: float | None
+    write_lat_ns: float | None
+
 
 COLUMNS = (
     Column("label", "Test"),
@@ -36,21 +53,27 @@ def is_diskmark(run: RunRecord) -> bool:
 
 def diskmark_sheet(run: RunRecord) -> Sheet:
     """CrystalDiskMark's layout of ``run``'s figures (the latest of each test)."""
-    found: dict[str, dict[str, Any]] = {r["test"]: r for r in result_rows(run)}
+    found = {r.result.test: r.result for r in result_records(run)}
     rows = []
     for name, label in ROWS:
-        shown: dict[str, Any] = {"test": name, "label": label}
-        for side in ("read", "write"):
-            result = found.get(f"{name}-{side}")
-            shown[f"{side}_mb_s"] = result["bw_bytes_per_s"] / MB if result else None
-            shown[f"{side}_iops"] = result["iops"] if result else None
-            shown[f"{side}_lat_ns"] = result["lat_mean_ns"] if result else None
-        rows.append(shown)
+        read, write = found.get(f"{name}-read"), found.get(f"{name}-write")
+        rows.append(
+            DiskmarkRow(
+                test=name,
+                label=label,
+                read_mb_s=read.bw_bytes_per_s / MB if read else None,
+                read_iops=read.iops if read else None,
+                read_lat_ns=read.lat_mean_ns if read else None,
+                write_mb_s=write.bw_bytes_per_s / MB if write else None,
+                write_iops=write.iops if write else None,
+                write_lat_ns=write.lat_mean_ns if write else None,
+            )
+        )
     return Sheet(
         title=f"volbench run {run.id} (quick, diskmark profile)",
         columns=COLUMNS,
         rows=tuple(rows),
-        document={**run_document(run), "diskmark": rows},
+        document={**run_document(run), "diskmark": documents(rows)},
         notes=(
             f"run {run.id} · {run.status.value} · target {run.target.path} · the"
             " layout of CrystalDiskMark's default profile (KDiskMark's too); MB/s = 10^6 B/s",

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from volbench.model import RunRecord
 from volbench.plans.firsttouch import PASSES
-from volbench.report.run_sheets import MB, result_rows, run_document
+from volbench.report.rows import documents
+from volbench.report.run_sheets import result_records, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 """The two reads of the same region, in order (the plan's test names)."""
@@ -33,18 +32,17 @@ def penalty_pct(first_bw: float, second_bw: float) -> float:
 
 
 def firsttouch_sheet(run: RunRecord) -> Sheet:
-    rows = {r["test"]: r for r in result_rows(run) if r["test"] in PASSES}
-    sheet_rows: list[dict[str, Any]] = [
-        {**rows[p], "bw_mb_per_s": rows[p]["bw_bytes_per_s"] / MB} for p in PASSES if p in rows
-    ]
+    rows = {r.result.test: r for r in result_records(run) if r.result.test in PASSES}
+    sheet_rows = [rows[p] for p in PASSES if p in rows]  # each with its MB/s (10^6 B/s)
     notes = [f"run {run.id} · firsttouch · {run.status.value} · target {run.target.path}"]
     penalty = None
     if len(sheet_rows) == 2:
-        penalty = penalty_pct(sheet_rows[0]["bw_bytes_per_s"], sheet_rows[1]["bw_bytes_per_s"])
+        first, second = sheet_rows
+        penalty = penalty_pct(first.result.bw_bytes_per_s, second.result.bw_bytes_per_s)
         notes.append(
             f"first-touch penalty: {penalty:.1f}% (first pass "
-            f"{fmt_rate(sheet_rows[0]['bw_mb_per_s'])} MB/s, second pass "
-            f"{fmt_rate(sheet_rows[1]['bw_mb_per_s'])} MB/s)"
+            f"{fmt_rate(first.bw_mb_per_s)} MB/s, second pass "
+            f"{fmt_rate(second.bw_mb_per_s)} MB/s)"
         )
     notes += [f"caveat: {c}" for c in CAVEATS]
     return Sheet(
@@ -53,7 +51,7 @@ def firsttouch_sheet(run: RunRecord) -> Sheet:
         rows=tuple(sheet_rows),
         document={
             **run_document(run),
-            "passes": sheet_rows,
+            "passes": documents(sheet_rows),
             "penalty_pct": penalty,
             "notes": notes,
         },
