@@ -7,37 +7,38 @@ Planned figures come from the formula C' = (C - C0) x (1 - alpha) x V' / Va
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from volbench.analysis.qos import QosPlan, Rates, error_pct
+from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
 
 MB = 1_000_000
 
 
-def fmt_pct(value: Any) -> str:
+def fmt_pct(value: object) -> str:
     """A percentage to one decimal with its sign: ``-1.3 %``."""
-    return f"{float(value):+.1f} %"
+    return f"{number(value):+.1f} %"
 
 
-def fmt_share(value: Any) -> str:
+def fmt_share(value: object) -> str:
     """A fraction as a percentage: 0.2222 -> ``22.2 %``."""
-    return f"{float(value) * 100:.1f} %"
+    return f"{number(value) * 100:.1f} %"
 
 
-def fmt_limit(value: Any) -> str:
+def fmt_limit(value: object) -> str:
     """A planned rate; 0 means not planned (no limit)."""
-    return "no limit" if float(value) == 0 else fmt_count(value)
+    return "no limit" if number(value) == 0 else fmt_count(value)
 
 
-def fmt_mb(value: Any) -> str:
-    return "no limit" if float(value) == 0 else fmt_rate(value)
+def fmt_mb(value: object) -> str:
+    return "no limit" if number(value) == 0 else fmt_rate(value)
 
 
-def _fmt_predicted(value: Any) -> str:
+def _fmt_predicted(value: object) -> str:
     """A predicted rate to one decimal (the QoS test document prints 90.2); none or 0 =
     not predicted."""
-    return "-" if value is None or float(value) == 0 else f"{float(value):,.1f}"
+    return "-" if value is None or number(value) == 0 else f"{number(value):,.1f}"
 
 
 def _rates_text(rates: Rates) -> str:
@@ -59,28 +60,61 @@ def _plan_notes(plan: QosPlan, host_label: str) -> tuple[str, ...]:
     )
 
 
-def plan_rows(plan: QosPlan) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class TenantRow(Row):
+    """One tenant of a QoS plan: its size (GiB), share of Va, limits per direction
+    (IOPS, bytes/s and MB/s; 0 = no limit) and cgroup weights (v1 and v2)."""
+
+    tenant: str
+    size_gib: float
+    share: float
+    read_iops: float
+    write_iops: float
+    read_bw_bytes_per_s: float
+    write_bw_bytes_per_s: float
+    read_mb_per_s: float
+    write_mb_per_s: float
+    weight_v1: int
+    weight_v2: int
+
+
+def plan_rows(plan: QosPlan) -> list[TenantRow]:
     return [
-        {
-            "tenant": a.tenant.name,
-            "size_gib": a.tenant.size_gib,
-            "share": a.share,
-            "read_iops": a.limits.read_iops,
-            "write_iops": a.limits.write_iops,
-            "read_bw_bytes_per_s": a.limits.read_bps,
-            "write_bw_bytes_per_s": a.limits.write_bps,
-            "read_mb_per_s": a.limits.read_bps / MB,
-            "write_mb_per_s": a.limits.write_bps / MB,
-            "weight_v1": a.weight_v1,
-            "weight_v2": a.weight_v2,
-        }
+        TenantRow(
+            tenant=a.tenant.name,
+            size_gib=a.tenant.size_gib,
+            share=a.share,
+            read_iops=a.limits.read_iops,
+            write_iops=a.limits.write_iops,
+            read_bw_bytes_per_s=a.limits.read_bps,
+            write_bw_bytes_per_s=a.limits.write_bps,
+            read_mb_per_s=a.limits.read_bps / MB,
+            write_mb_per_s=a.limits.write_bps / MB,
+            weight_v1=a.weight_v1,
+            weight_v2=a.weight_v2,
+        )
         for a in plan.allocations
     ]
 
 
+@dataclass(frozen=True)
+class PredictionRow(Row):
+    """A tenant's plan row with its predicted C' in one direction (IOPS, MB/s: None
+    when no bandwidth was given), the measured IOPS where given and the error (%)."""
+
+    planned: TenantRow
+    direction: str
+    iops: float
+    bw_mb_per_s: float | None
+    measured_iops: float | None
+    error_pct: float | None
+
+    extends = "planned"
+
+
 PLAN_COLUMNS = (
     Column("tenant", "Tenant"),
-    Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
+    Column("size_gib", "Size GiB", lambda v: f"{number(v):g}", numeric=True),
     Column("share", "Share", fmt_share, numeric=True),
     Column("read_iops", "Read IOPS", fmt_limit, numeric=True),
     Column("write_iops", "Write IOPS", fmt_limit, numeric=True),
@@ -91,7 +125,7 @@ PLAN_COLUMNS = (
 )
 
 
-def plan_sheet(plan: QosPlan, document: Mapping[str, Any]) -> Sheet:
+def plan_sheet(plan: QosPlan, document: Mapping[str, object]) -> Sheet:
     """A plan: per-tenant limits, shares and weights; ``document`` is its JSON form."""
     return Sheet(
         title="volbench QoS plan",
@@ -120,17 +154,18 @@ def predict_sheet(plan: QosPlan, measured: Mapping[str, float], direction: str =
     are given, the error."""
     rows = []
     for row in plan_rows(plan):
-        value = measured.get(row["tenant"])
-        iops = row[f"{direction}_iops"]
+        value = measured.get(row.tenant)
+        read = direction == "read"
+        iops = row.read_iops if read else row.write_iops
         rows.append(
-            {
-                **row,
-                "direction": direction,
-                "iops": iops,
-                "bw_mb_per_s": row[f"{direction}_mb_per_s"] or None,  # no bandwidth given
-                "measured_iops": value,
-                "error_pct": error_pct(iops, value) if value is not None and iops else None,
-            }
+            PredictionRow(
+                planned=row,
+                direction=direction,
+                iops=iops,
+                bw_mb_per_s=(row.read_mb_per_s if read else row.write_mb_per_s) or None,
+                measured_iops=value,
+                error_pct=error_pct(iops, value) if value is not None and iops else None,
+            )
         )
     columns = (
         *PLAN_COLUMNS[:3],
@@ -143,7 +178,11 @@ def predict_sheet(plan: QosPlan, measured: Mapping[str, float], direction: str =
         title="volbench QoS prediction",
         columns=columns,
         rows=tuple(rows),
-        document={"schema": "volbench.qos-prediction/1", "tenants": rows, "alpha": plan.alpha},
+        document={
+            "schema": "volbench.qos-prediction/1",
+            "tenants": documents(rows),
+            "alpha": plan.alpha,
+        },
         notes=(
             *_plan_notes(plan, "used by the host")[:1],
             "error = (measured - predicted) / predicted",
@@ -151,7 +190,7 @@ def predict_sheet(plan: QosPlan, measured: Mapping[str, float], direction: str =
     )
 
 
-def capped_warning(runs: Sequence[int]) -> str:
+def capped_warning(runs: Sequence[object]) -> str:
     """Why alpha from runs capped by their own plan's limits is not a loss factor."""
     listed = ", ".join(str(r) for r in runs)
     return (
@@ -161,7 +200,7 @@ def capped_warning(runs: Sequence[int]) -> str:
     )
 
 
-def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
+def fit_sheet(groups: Sequence[Mapping[str, object]]) -> Sheet:
     """Fitted alpha per measured group (``capability``, ``host_used``, ``achieved``, ``alpha``);
     a warning when runs were ``capped`` by their plan's limits."""
     columns = (
@@ -170,9 +209,9 @@ def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
         Column("host_used", "C0", fmt_count, numeric=True),
         Column("tenants", "Tenants", numeric=True),
         Column("achieved_total", "Sum C'", fmt_count, numeric=True),
-        Column("alpha", "alpha", lambda v: f"{float(v):.3f}", numeric=True),
+        Column("alpha", "alpha", lambda v: f"{number(v):.3f}", numeric=True),
     )
-    capped = [run for g in groups for run in g.get("capped", ())]
+    capped = [run for g in groups for run in _listed(g.get("capped"))]
     return Sheet(
         title="volbench QoS alpha fit",
         columns=columns,
@@ -190,7 +229,12 @@ def fit_sheet(groups: Sequence[Mapping[str, Any]]) -> Sheet:
     )
 
 
-def applied_sheet(hierarchy: str, devnum: str, written: Sequence[Mapping[str, Any]]) -> Sheet:
+def _listed(value: object) -> list[object]:
+    """A row's list of values (e.g. a fit group's capped runs), [] when it has none."""
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def applied_sheet(hierarchy: str, devnum: str, written: Sequence[Mapping[str, object]]) -> Sheet:
     """What ``qos apply`` wrote: one row per cgroup file and value."""
     return Sheet(
         title="volbench QoS applied",

@@ -7,15 +7,15 @@ per tenant); planned figures come from the plan stored with the run
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from volbench.analysis.qos_results import VerifyResult, check_run
+from volbench.analysis.qos_results import TenantCheck, VerifyResult, check_run
 from volbench.errors import FioError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
 from volbench.report.qos_sheets import MB, fmt_pct
+from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
 
 
@@ -48,19 +48,49 @@ BAR_CELLS = 20
 """Width of a planned-vs-achieved bar: 20 cells = 100 % of plan."""
 
 
-def fmt_bar(value: Any) -> str:
+def fmt_bar(value: object) -> str:
     """A ratio as a bar of eighth-blocks (20 cells = 1.0, capped at 1.5) and a percentage:
     0.97 -> ``███████████████████▍ 97 %``."""
-    ratio = max(0.0, min(float(value), 1.5))
+    ratio = max(0.0, min(number(value), 1.5))
     eighths = round(ratio * BAR_CELLS * 8)
     full, rest = divmod(eighths, 8)
     bar = "█" * full + (" ▏▎▍▌▋▊▉"[rest] if rest else "")
-    return f"{bar:<{int(1.5 * BAR_CELLS) + 1}} {float(value) * 100:.0f} %"
+    return f"{bar:<{int(1.5 * BAR_CELLS) + 1}} {number(value) * 100:.0f} %"
 
 
-def _fmt_span(value: Any) -> str:
+def _fmt_span(value: object) -> str:
+    if not isinstance(value, tuple):
+        raise TypeError(f"not a span: {value!r}")
     low, high = value
     return f"{low:,.0f} - {high:,.0f}"
+
+
+@dataclass(frozen=True)
+class VerifyRow(Row):
+    """One tenant of a verify run (:class:`TenantCheck`): planned and achieved IOPS,
+    bytes/s and MB/s, error (%), verdict, and fio's IOPS samples over time (min, max,
+    mean, stddev, count: keys only when fio gave them) with their span (min, max)."""
+
+    tenant: str
+    size_gib: float | None
+    """None for the host's own load."""
+    planned_iops: float
+    achieved_iops: float
+    achieved_bw_bytes_per_s: float
+    error_pct: float
+    ok: bool
+    role: str
+    achieved_ratio: float
+    achieved_mb_per_s: float
+    verdict: str
+    iops_min: float | None = None
+    iops_max: float | None = None
+    iops_mean: float | None = None
+    iops_stddev: float | None = None
+    iops_samples: float | None = None
+    iops_span: tuple[float, float] | None = None
+
+    optional = frozenset({"iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"})
 
 
 def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet:
@@ -68,26 +98,32 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
     (min - max of its samples, one per ``iopsavgtime``), Jain's index and isolation."""
     over_time = interval_iops(raw_outputs)
     rows = tuple(
-        {
-            **asdict(c),
-            "size_gib": c.size_gib if c.role != "host" else None,
-            "achieved_ratio": c.achieved_iops / c.planned_iops,
-            "achieved_mb_per_s": c.achieved_bw_bytes_per_s / MB,
-            "verdict": _verdict(asdict(c)),
+        VerifyRow(
+            tenant=c.tenant,
+            size_gib=c.size_gib if c.role != "host" else None,
+            planned_iops=c.planned_iops,
+            achieved_iops=c.achieved_iops,
+            achieved_bw_bytes_per_s=c.achieved_bw_bytes_per_s,
+            error_pct=c.error_pct,
+            ok=c.ok,
+            role=c.role,
+            achieved_ratio=c.achieved_iops / c.planned_iops,
+            achieved_mb_per_s=c.achieved_bw_bytes_per_s / MB,
+            verdict=_verdict(c),
             **over_time.get(c.tenant, {}),
-            "iops_span": (
+            iops_span=(
                 (over_time[c.tenant]["iops_min"], over_time[c.tenant]["iops_max"])
                 if c.tenant in over_time
                 else None
             ),
-        }
+        )
         for c in result.checks
     )
     tolerance, run_id = result.tolerance_pct, result.run_id
     columns = (
         Column("tenant", "Tenant"),
         Column("role", "Role"),
-        Column("size_gib", "Size GiB", lambda v: f"{float(v):g}", numeric=True),
+        Column("size_gib", "Size GiB", lambda v: f"{number(v):g}", numeric=True),
         Column("planned_iops", "Planned IOPS", fmt_count, numeric=True),
         Column("achieved_iops", "Achieved IOPS", fmt_count, numeric=True),
         Column("achieved_mb_per_s", "MB/s", fmt_rate, numeric=True),
@@ -103,7 +139,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
         document={
             "schema": "volbench.qos-verify/1",
             "run_id": run_id,
-            "tenants": list(rows),
+            "tenants": documents(rows),
             "jain_index": result.jain,
             "isolated": result.isolated,
             "tolerance_pct": tolerance,
@@ -116,7 +152,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
             f" `volbench export {run_id}`); over time = min - max of fio's IOPS samples"
             " (one per iopsavgtime, 500 ms by default)",
         ),
-        flagged_rows=frozenset(i for i, r in enumerate(rows) if r["verdict"] != "ok"),
+        flagged_rows=frozenset(i for i, r in enumerate(rows) if r.verdict != "ok"),
     )
 
 
@@ -134,5 +170,5 @@ def _isolation_note(result: VerifyResult) -> str:
     return f"isolation FAILED: {who} got less than {floor} of its plan, all running at once"
 
 
-def _verdict(check: Mapping[str, Any]) -> str:
-    return "ok" if check["ok"] else ("below plan" if check["error_pct"] < 0 else "above plan")
+def _verdict(check: TenantCheck) -> str:
+    return "ok" if check.ok else ("below plan" if check.error_pct < 0 else "above plan")

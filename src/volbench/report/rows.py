@@ -25,19 +25,41 @@ class Row(Mapping[str, object]):
     not part of the row (e.g. the stored result a result row is read from)."""
 
     hidden: ClassVar[frozenset[str]] = frozenset()
+    extends: ClassVar[str | None] = None
+    """The field holding the row this one extends (its keys first, then this row's
+    own; a key of both is this row's, at the first place), None for none."""
+    optional: ClassVar[frozenset[str]] = frozenset()
+    """Fields that are not keys of the row while None (figures a row has only when
+    measured, e.g. fio's IOPS samples)."""
 
     def keys_of(self) -> tuple[str, ...]:
         """The row's keys, in the order JSON and CSV write them."""
         keys = _KEYS.get(type(self))
         if keys is None:
-            names = (f.name for f in fields(self))  # type: ignore[arg-type]
-            keys = _KEYS[type(self)] = tuple(n for n in names if n not in self.hidden)
+            names = [f.name for f in fields(self)]  # type: ignore[arg-type]
+            own = [n for n in names if n not in self.hidden and n != self.extends]
+            base = self._base()
+            keys = tuple(dict.fromkeys([*(base.keys_of() if base else ()), *own]))
+            _KEYS[type(self)] = keys
+        if self.optional:
+            return tuple(k for k in keys if k not in self.optional or getattr(self, k) is not None)
         return keys
+
+    def _base(self) -> Row | None:
+        base = getattr(self, self.extends) if self.extends else None
+        if base is not None and not isinstance(base, Row):
+            raise TypeError(f"{type(self).__name__}.{self.extends} is not a Row")
+        return base
 
     def __getitem__(self, key: str) -> object:
         if key not in self.keys_of():
             raise KeyError(key)
-        return getattr(self, key)
+        if key in self.__dataclass_fields__ and key not in self.hidden:  # type: ignore[attr-defined]
+            return getattr(self, key)
+        base = self._base()
+        if base is None:
+            raise KeyError(key)
+        return base[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys_of())
