@@ -1,7 +1,11 @@
 """The lab with real QEMU: a guest booted once for the module (TCG: nested KVM may
 hang here, and a CI machine may have none), its disk limited to 1,000 IOPS by QEMU's
-throttle group, measured with the real fio through the forwarded fio server; no
-qemu left after ``lab down`` or after a ``lab up`` killed with SIGKILL."""
+throttle group, measured with the real fio through the forwarded fio server; the
+verdicts on that real limiter, its limits changed live (a burst from a full bucket,
+the limiter's pacing, one budget or two: issue 24); no qemu left after ``lab down``
+or after a ``lab up`` killed with SIGKILL. Tolerances hold on a busy 2-core machine:
+rates a TCG guest holds there (300-1,000 IOPS), QEMU's pacing exact within a percent
+or two, and the figures asserted are fio's own."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_harness import Volbench, finish
@@ -20,6 +25,17 @@ from volbench.lab import guest as guests
 from volbench.lab.shell import run_in_guest
 
 NAME = "itest"
+PRODUCT = """\
+products:
+  - id: lab-flat
+    vendor: Our lab
+    name: a 300 IOPS volume
+    size_unit: GiB
+    capacity: {min: 1, max: 1000}
+    editions:
+      - from: 2024-01-01
+        iops: {expr: "300"}
+"""
 
 
 def _live_qemus(lab: Path) -> list[int]:
@@ -111,12 +127,6 @@ def randread_iops(guest: guests.Guest, folder: Path, seconds: int) -> float:
     return float(jobs[0]["read"]["iops"])
 
 
-def test_iops_held_at_the_limit(guest: guests.Guest, tmp_path: Path) -> None:
-    """fio's own IOPS within 5% of the 1,000 the throttle group allows."""
-    iops = randread_iops(guest, tmp_path, 4)
-    assert 950 <= iops <= 1050, iops
-
-
 def test_run_on_the_lab_place(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
     """``run quick --hosts lab://NAME``: the guest's disk, recorded as the place
     lab://NAME with its accelerator in the host's name, every test at the limit."""
@@ -173,6 +183,68 @@ def test_limits_changed_live(
     assert guests.load(NAME).limits.iops_total is None
     iops = randread_iops(guest, tmp_path, 3)
     assert 475 <= iops <= 525, iops
+
+
+def _run(tool: Volbench, *args: str) -> dict[str, Any]:
+    done = tool("run", "sweep", "--hosts", f"lab://{NAME}", "--ramp-time", "0",
+                "--runs-dir", str(tool.runs_dir), *args)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return tool.document("explain", "latest")
+
+
+def test_a_burst_from_a_full_bucket(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
+    """1,000 IOPS while 4,000 credits last (5.7 s at 700 above the baseline), then 300:
+    the test's verdict is the rate limiter, with the burst's figures (a bucket set
+    anew starts full)."""
+    tool, _ = lab
+    changed = tool("lab", "limit", NAME, "--iops-total", "300", "--burst-iops", "1000",
+                   "--burst-credits", "4000")  # fmt: skip
+    assert "burst 1,000 for 6 s, 4,000 credits" in changed.stdout, changed.stderr  # 5.7 s
+    explained = _run(tool, "--rw", "randwrite", "--iodepth", "16", "--runtime", "12s")
+    (test,) = explained["tests"]
+    assert test["limit"] == "rate limiter", test
+    assert test["why"].startswith("burst: "), test
+    (burst,) = explained["bursts"]
+    assert 950 <= burst["ceiling"] <= 1030, burst
+    assert 290 <= burst["baseline"] <= 312, burst
+    assert 4000 * 0.9 <= burst["credits"] <= 4000 * 1.1, burst
+
+
+@pytest.mark.parametrize(
+    ("limits", "found", "depths", "total"),
+    [
+        (("--iops-read", "300", "--iops-write", "300"), "separate budgets", "16", (550, 650)),
+        (("--iops-total", "300"), "one combined budget", "1,16", (280, 325)),
+    ],
+)
+def test_a_mix_under_one_or_two_budgets(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    tmp_path: Path,
+    limits: tuple[str, ...],
+    found: str,
+    depths: str,
+    total: tuple[int, int],
+) -> None:
+    """A 50/50 mix at about 600 IOPS under two budgets, 300 under one, as ``check``
+    finds against the 300 IOPS product; under one budget, QD 1 and QD 16 at that one
+    rate are the limiter's pacing (the rate limiter's verdict, not the queue's)."""
+    tool, _ = lab
+    changed = tool("lab", "limit", NAME, *limits)
+    assert changed.returncode == 0, changed.stderr
+    explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
+                     "--runtime", "3s")  # fmt: skip
+    for test in explained["tests"]:
+        assert total[0] <= test["iops"] <= total[1], test  # reads + writes
+        # paced at one rate from QD 1 on (one budget); two budgets: the product's figure
+        assert test["limit"] == "rate limiter" or "," not in depths, test
+    assert len(explained["tests"]) == len(depths.split(","))
+    catalogue = tmp_path / "flat.yaml"
+    catalogue.write_text(PRODUCT, encoding="utf-8")
+    checked = tool("check", "latest", "--product", "lab-flat", "--size", "10",
+                   "--catalogue", str(catalogue), "--format", "json")  # fmt: skip
+    assert checked.returncode in (0, 1), checked.stderr
+    assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
 
 
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
