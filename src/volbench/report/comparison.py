@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.analysis.percentiles import merge_bins, percentiles_from_bins
@@ -38,7 +37,8 @@ from volbench.report.axis import latency_unit
 from volbench.report.chart import Chart, Series, bar_chart, radar_chart
 from volbench.report.document import Section
 from volbench.report.fleet_sheets import is_fleet
-from volbench.report.run_sheets import result_rows, shown_percentile
+from volbench.report.rows import Row, documents, number, optional_number, rows_of
+from volbench.report.run_sheets import ResultRow, result_records, shown_percentile
 from volbench.report.sheet import Column, Sheet, fmt_latency
 
 SCHEMA = "volbench.compare/2"
@@ -93,14 +93,15 @@ Key = tuple[str, str]
 """(test, direction)"""
 
 
-def _latest(run: RunRecord) -> dict[Key, dict[str, Any]]:
+def _latest(run: RunRecord) -> dict[Key, ResultRow]:
     """(test, direction) -> the result row of the test's last round."""
-    latest: dict[Key, dict[str, Any]] = {}
-    for row in result_rows(run):
-        if row.get("hostname") is not None:  # a place's share: the aggregate stands for it
+    latest: dict[Key, ResultRow] = {}
+    for row in result_records(run):
+        result = row.result
+        if result.hostname is not None:  # a place's share: the aggregate stands for it
             continue
-        key = (row["test"], row["direction"])
-        if key not in latest or row["round"] >= latest[key]["round"]:
+        key = (result.test, result.direction)
+        if key not in latest or result.round >= latest[key].result.round:
             latest[key] = row
     return latest
 
@@ -133,35 +134,87 @@ class _Bins:
         }
 
 
-def _ios(row: dict[str, Any]) -> float:
-    return float(row["iops"]) * float(row.get("runtime_ms") or 0) / 1000
+@dataclass(frozen=True)
+class GroupFigure:
+    """One group's figure of one metric (in the metric's JSON unit: IOPS, MB/s, µs):
+    its value, its runs' minimum, maximum and sample standard deviation, how many runs
+    gave it, what the value is (``source``: the run's own, mean of runs, all I/Os,
+    json+ bins, worst run) and its difference from the first group's (%)."""
+
+    group: str
+    value: float | None = None
+    min: float | None = None
+    max: float | None = None
+    stdev: float | None = None
+    runs: int = 0
+    source: str | None = None
+    diff_pct: float | None = None
+
+
+@dataclass(frozen=True)
+class ComparisonRow(Row):
+    """One test, direction and metric, with each group's figure: its keys are the
+    test's, then ``group_N``, ``value_N``, ``min_N``, ``max_N``, ``stdev_N``,
+    ``runs_N``, ``source_N`` of group N, and ``diff_pct_N`` beside each group after
+    the first."""
+
+    test: str
+    direction: str
+    metric: str
+    metric_key: str
+    figures: tuple[GroupFigure, ...]
+
+    def keys_of(self) -> tuple[str, ...]:
+        return tuple(self.document())
+
+    def __getitem__(self, key: str) -> object:
+        return self.document()[key]
+
+    def document(self) -> dict[str, object]:
+        row: dict[str, object] = {"test": self.test, "direction": self.direction,
+                                  "metric": self.metric, "metric_key": self.metric_key}  # fmt: skip
+        for index, f in enumerate(self.figures):
+            row.update({f"group_{index}": f.group, f"value_{index}": f.value,
+                        f"min_{index}": f.min, f"max_{index}": f.max,
+                        f"stdev_{index}": f.stdev, f"runs_{index}": f.runs,
+                        f"source_{index}": f.source})  # fmt: skip
+            if index:
+                row[f"diff_pct_{index}"] = f.diff_pct
+        return row
+
+
+def _ios(row: ResultRow) -> float:
+    return row.result.iops * float(row.result.runtime_ms or 0) / 1000
 
 
 def _figure(
-    metric: Metric, key: Key, rows: Sequence[tuple[RunRecord, dict[str, Any]]], bins: _Bins
-) -> dict[str, Any]:
+    metric: Metric, key: Key, rows: Sequence[tuple[RunRecord, ResultRow]], bins: _Bins, group: str
+) -> GroupFigure:
     """One group's figure of one metric: value, min, max, stdev, runs, and what the
     value is (``source``: the run's own, mean of runs, all I/Os, json+ bins, worst
     run)."""
 
-    def own(row: dict[str, Any]) -> float | None:
+    def own(row: ResultRow) -> float | None:
         value = (
-            shown_percentile(row, metric.key) if metric.key == "lat_p99_ns" else row.get(metric.key)
+            shown_percentile(row, metric.key)
+            if metric.key == "lat_p99_ns"
+            else optional_number(row[metric.key])
         )
-        return float(value) / metric.scale if value is not None else None
+        return value / metric.scale if value is not None else None
 
     values = [v for _, row in rows if (v := own(row)) is not None]
-    figure: dict[str, Any] = {"value": None, "min": None, "max": None, "stdev": None,
-                              "runs": len(values), "source": None}  # fmt: skip
     if not values:
-        return figure
-    figure.update(min=min(values), max=max(values))
-    if len(values) > 1:
-        figure["stdev"] = statistics.stdev(values)
+        return GroupFigure(group, runs=0)
+    spread = GroupFigure(
+        group,
+        min=min(values),
+        max=max(values),
+        stdev=statistics.stdev(values) if len(values) > 1 else None,
+        runs=len(values),
+    )
     if len(rows) == 1 or not metric.latency:
         source = "mean of runs" if len(rows) > 1 else "the run's own"
-        figure.update(value=statistics.fmean(values), source=source)
-        return figure
+        return replace(spread, value=statistics.fmean(values), source=source)
     if metric.key == "lat_mean_ns":
         timed = [(row, own(row)) for _, row in rows if own(row) is not None]
         weight = sum(_ios(row) for row, _ in timed)
@@ -170,21 +223,18 @@ def _figure(
             if weight
             else statistics.fmean(values)
         )
-        figure.update(value=value, source="all I/Os")
-        return figure
-    found = [bins.of(run, int(row["round"]), key) for run, row in rows]
+        return replace(spread, value=value, source="all I/Os")
+    found = [bins.of(run, row.result.round, key) for run, row in rows]
     if all(found):
         merged = merge_bins(*(b for b in found if b))
         p99 = percentiles_from_bins(merged, (99.0,))[99.0]
-        top = max((float(r["lat_max_ns"]) for _, r in rows if r.get("lat_max_ns") is not None),
+        top = max((float(r.result.lat_max_ns) for _, r in rows if r.result.lat_max_ns is not None),
                   default=p99)  # fmt: skip
-        figure.update(value=min(p99, top) / metric.scale, source="json+ bins")
-    else:
-        figure.update(value=max(values), source="worst run")
-    return figure
+        return replace(spread, value=min(p99, top) / metric.scale, source="json+ bins")
+    return replace(spread, value=max(values), source="worst run")
 
 
-def comparison_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
+def comparison_rows(groups: Sequence[Group]) -> list[ComparisonRow]:
     """One row per test, direction and metric: each group's value, spread and % vs the
     first group."""
     bins = _Bins()
@@ -196,62 +246,59 @@ def comparison_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
     out = []
     for key in order:
         for metric in METRICS:
-            row: dict[str, Any] = {"test": key[0], "direction": key[1],
-                                   "metric": metric.label, "metric_key": metric.key}  # fmt: skip
-            base = None
-            for index, (group, members) in enumerate(zip(groups, latest, strict=True)):
+            figures: list[GroupFigure] = []
+            for group, members in zip(groups, latest, strict=True):
                 present = [(run, rows[key]) for run, rows in members if key in rows]
-                figure = _figure(metric, key, present, bins)
-                value = figure["value"]
-                row[f"group_{index}"] = group.name
-                row[f"value_{index}"] = value
-                for name in ("min", "max", "stdev", "runs", "source"):
-                    row[f"{name}_{index}"] = figure[name]
-                if index == 0:
-                    base = value
-                else:
-                    row[f"diff_pct_{index}"] = (
-                        (value - base) / base * 100 if value is not None and base else None
-                    )
-            out.append(row)
+                figure = _figure(metric, key, present, bins, group.name)
+                base, value = (figures[0].value if figures else None), figure.value
+                if figures:
+                    diff = (value - base) / base * 100 if value is not None and base else None
+                    figure = replace(figure, diff_pct=diff)
+                figures.append(figure)
+            out.append(ComparisonRow(key[0], key[1], metric.label, metric.key, tuple(figures)))
     return out
+
+
+def _row(row: Mapping[str, object]) -> ComparisonRow:
+    if not isinstance(row, ComparisonRow):
+        raise TypeError("not a comparison row")
+    return row
 
 
 def _fmt_number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}"
 
 
-def _value_text(index: int) -> Callable[[Mapping[str, Any]], str | None]:
+def _value_text(index: int) -> Callable[[Mapping[str, object]], str | None]:
     """A group's value as shown: latency in the unit that fits (stored in µs)."""
 
-    def shown(row: Mapping[str, Any]) -> str | None:
-        value = row.get(f"value_{index}")
+    def shown(mapping: Mapping[str, object]) -> str | None:
+        row = _row(mapping)
+        value = row.figures[index].value
         if value is None:
             return None
-        return (
-            fmt_latency(value * 1e3)
-            if row["metric_key"].startswith("lat_")
-            else (_fmt_number(value))
-        )
+        return fmt_latency(value * 1e3) if row.metric_key.startswith("lat_") else _fmt_number(value)
 
     return shown
 
 
-def _spread_text(index: int) -> Callable[[Mapping[str, Any]], str | None]:
+def _spread_text(index: int) -> Callable[[Mapping[str, object]], str | None]:
     """A group's spread: its runs' minimum-maximum and the standard deviation as a
     share of the value (None for a group of one run)."""
 
-    def shown(row: Mapping[str, Any]) -> str | None:
-        low, high, n = row.get(f"min_{index}"), row.get(f"max_{index}"), row.get(f"runs_{index}")
+    def shown(mapping: Mapping[str, object]) -> str | None:
+        row = _row(mapping)
+        figure = row.figures[index]
+        low, high, n = figure.min, figure.max, figure.runs
         if low is None or high is None or not n or n < 2:
             return None
-        latency = row["metric_key"].startswith("lat_")
+        latency = row.metric_key.startswith("lat_")
         text = (
             f"{fmt_latency(low * 1e3)}-{fmt_latency(high * 1e3)}"
             if latency
             else f"{_fmt_number(low)}-{_fmt_number(high)}"
         )
-        stdev, value = row.get(f"stdev_{index}"), row.get(f"value_{index}")
+        stdev, value = figure.stdev, figure.value
         if stdev is not None and value:
             text += f" (sd {stdev / value:.0%})"
         return text
@@ -259,8 +306,8 @@ def _spread_text(index: int) -> Callable[[Mapping[str, Any]], str | None]:
     return shown
 
 
-def _fmt_pct(value: Any) -> str:
-    return f"{float(value):+.1f}%"
+def _fmt_pct(value: object) -> str:
+    return f"{number(value):+.1f}%"
 
 
 def comparison_sheet(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Sheet:
@@ -299,7 +346,7 @@ def comparison_sheet(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Sheet
         "schema": SCHEMA,
         "by": list(by),
         "groups": [{"name": g.name, "runs": [r.id for r in g.runs]} for g in groups],
-        "rows": rows,
+        "rows": documents(rows),
     }
     return Sheet("Comparison", tuple(columns), tuple(rows), document, tuple(notes))
 
@@ -307,34 +354,33 @@ def comparison_sheet(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Sheet
 def comparison_charts(sheet: Sheet) -> list[Chart]:
     """Grouped bars per metric (each group's spread as error bars) and the normalised
     radar, from the comparison rows."""
-    groups = [g["name"] for g in sheet.document["groups"]]
+    every = rows_of(sheet.rows, ComparisonRow)
+    groups = [f.group for f in every[0].figures] if every else []
     charts = []
     radar_axes: list[str] = []
     radar: list[list[float]] = [[] for _ in groups]
     for n, metric in enumerate(METRICS):
-        rows = [r for r in sheet.rows if r["metric_key"] == metric.key]
-        if not any(r.get(f"value_{i}") is not None for r in rows for i in range(len(groups))):
+        rows = [r for r in every if r.metric_key == metric.key]
+        if not any(f.value is not None for r in rows for f in r.figures):
             continue
-        categories = [f"{r['test']} {r['direction']}" for r in rows]
+        categories = [f"{r.test} {r.direction}" for r in rows]
         unit, size = (
-            latency_unit(
-                r.get(f"max_{i}") and r[f"max_{i}"] * 1e3 for r in rows for i in range(len(groups))
-            )
+            latency_unit(f.max and f.max * 1e3 for r in rows for f in r.figures)
             if metric.latency
             else (metric.label, 1.0)
         )
         factor = 1e3 / size if metric.latency else 1.0
 
-        def scaled(values: list[Any], factor: float = factor) -> list[float | None]:
+        def scaled(values: list[float | None], factor: float = factor) -> list[float | None]:
             return [v * factor if v is not None else None for v in values]
 
         series = [
             Series(
                 name,
                 categories,
-                scaled([r.get(f"value_{i}") for r in rows]),
-                low=scaled([r.get(f"min_{i}") for r in rows]),
-                high=scaled([r.get(f"max_{i}") for r in rows]),
+                scaled([r.figures[i].value for r in rows]),
+                low=scaled([r.figures[i].min for r in rows]),
+                high=scaled([r.figures[i].max for r in rows]),
             )
             for i, name in enumerate(groups)
         ]
@@ -343,7 +389,7 @@ def comparison_charts(sheet: Sheet) -> list[Chart]:
             bar_chart(f"compare-{n}", f"Comparison: {label}", series, y_title=label, unit=unit)
         )
         for row, category in zip(rows, categories, strict=True):
-            values = [row.get(f"value_{i}") for i in range(len(groups))]
+            values = [f.value for f in row.figures]
             present = [v for v in values if v is not None and v > 0]
             if len(present) != len(values):
                 continue
