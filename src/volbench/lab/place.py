@@ -12,9 +12,10 @@ is an image volbench made for the guest, holding nobody's data).
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Sequence
 
-from volbench.errors import UsageError
+from volbench.errors import TargetError, UsageError
 from volbench.fio.client import HostAddress
 from volbench.model import Place
 
@@ -70,3 +71,31 @@ def guest_disks_bytes(places: Sequence[Place]) -> int | None:
     from volbench.lab.guest import load
 
     return min(load(lab_name(p.host or "")).disk_bytes for p in places)
+
+
+def purge_guest_disk(label: str) -> str:
+    """Purge a lab guest's disk (the place ``lab://NAME:/dev/vda``) from this machine:
+    every block of its image file deallocated (``fallocate --punch-hole``, util-linux:
+    what a discard does to a file-backed virtual disk, QEMU's ``discard=unmap``), so it
+    reads as zeros and holds no data, as a purged volume does. Returns the method as
+    a run records it; TargetError for a place that is not a lab guest's disk."""
+    from volbench.lab.guest import load, running_pid
+
+    host, _, path = label.rpartition(":")
+    if not is_guest_disk(host, path):
+        raise TargetError(
+            f"volbench cannot purge {label}: purge it on its host and add --no-purge "
+            "(marked non-compliant)"
+        )
+    guest = load(lab_name(host))
+    if running_pid(guest.folder) is None:
+        raise TargetError(f"lab guest {guest.name} is not running: `volbench lab up` it again")
+    done = subprocess.run(
+        ["fallocate", "--punch-hole", "--offset", "0", "--length", str(guest.disk_bytes),
+         guest.disk],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise TargetError(f"purging {label} (its image {guest.disk}) failed: {why}")
+    return "lab image deallocated (fallocate --punch-hole)"

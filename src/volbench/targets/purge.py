@@ -74,6 +74,10 @@ def purge(
     blkdiscard run over a signature it finds (``--force``). Raises
     :class:`TargetError` with the tool's message when the asked-for method fails.
     """
+    if target.kind == "remote":  # on another host: only a lab guest's own disk
+        from volbench.lab.place import purge_guest_disk
+
+        return purge_guest_disk(target.path)
     if target.kind == "file":
         path = Path(target.path)
         try:
