@@ -9,20 +9,51 @@ total also gives its monthly cost per provisioned IOPS and per provisioned MB/s
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
+from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet
 from volbench.specs.catalogue import Product
 from volbench.specs.expectation import Expectation
 from volbench.specs.price import Total, rate_cost
 
 
-def _num(value: Any) -> str:
-    return f"{float(value):,.6g}"
+def _num(value: object) -> str:
+    return f"{number(value):,.6g}"
 
 
-def _per(value: Any) -> str:
-    return f"{float(value):,.4f}"
+def _per(value: object) -> str:
+    return f"{number(value):,.4f}"
+
+
+@dataclass(frozen=True)
+class CostLineRow(Row):
+    """One price entry applied: the entry (value, currency, unit, bounds), the
+    quantity it is applied to, the amount over the period, and its region, date,
+    status and source ids."""
+
+    item: str
+    quantity: float
+    amount: float
+    currency: str
+    billing: str
+    region: str
+    date: str
+    status: str
+    sources: str
+
+
+@dataclass(frozen=True)
+class CostTotalRow(Row):
+    """A total in one currency and billing model over the period, with its monthly
+    cost per provisioned IOPS and per MB/s (10^6 B/s), None when not known."""
+
+    item: str
+    amount: float
+    currency: str
+    billing: str
+    per_provisioned_iops: float | None
+    per_provisioned_mb_s: float | None
 
 
 def cost_sheet(
@@ -38,42 +69,42 @@ def cost_sheet(
     (the product's figures at ``size``) is known; ``missing`` says why not."""
     iops = expectation.iops if expectation else None
     mb_s = expectation.throughput_mb_s if expectation else None
-    rows: list[dict[str, Any]] = []
+    rows: list[CostLineRow | CostTotalRow] = []
     performance = [rate_cost(total, iops, mb_s) for total in totals]
     for total, per in zip(totals, performance, strict=True):
         for line in total.lines:
             p = line.price
             rows.append(
-                {
-                    "item": f"{p.value:g} {p.currency} per {p.per}"
+                CostLineRow(
+                    item=f"{p.value:g} {p.currency} per {p.per}"
                     + (f" above {p.above:g}" if p.above else "")
                     + (f" up to {p.to:g}" if p.to is not None else ""),
-                    "quantity": line.quantity,
-                    "amount": line.amount,
-                    "currency": p.currency,
-                    "billing": p.billing,
-                    "region": p.region,
-                    "date": p.date,
-                    "status": p.status,
-                    "sources": ", ".join(p.sources),
-                }
+                    quantity=line.quantity,
+                    amount=line.amount,
+                    currency=p.currency,
+                    billing=p.billing,
+                    region=p.region,
+                    date=p.date,
+                    status=p.status,
+                    sources=", ".join(p.sources),
+                )
             )
         rows.append(
-            {
-                "item": f"total ({total.billing}), per month {total.monthly:,.2f}",
-                "amount": total.amount,
-                "currency": total.currency,
-                "billing": total.billing,
-                "per_provisioned_iops": per.per_iops,
-                "per_provisioned_mb_s": per.per_mb_s,
-            }
+            CostTotalRow(
+                item=f"total ({total.billing}), per month {total.monthly:,.2f}",
+                amount=total.amount,
+                currency=total.currency,
+                billing=total.billing,
+                per_provisioned_iops=per.per_iops,
+                per_provisioned_mb_s=per.per_mb_s,
+            )
         )
     currencies = {t.currency for t in totals}
     money = currencies.pop() if len(currencies) == 1 else "currency"
     columns = (
         Column("item", "price entry"),
         Column("quantity", "quantity", _num, numeric=True),
-        Column("amount", "amount", lambda v: f"{float(v):,.4f}", numeric=True),
+        Column("amount", "amount", lambda v: f"{number(v):,.4f}", numeric=True),
         Column("currency", "currency"),
         Column("per_provisioned_iops", f"{money}/month per prov. IOPS", _per, numeric=True),
         Column("per_provisioned_mb_s", f"{money}/month per prov. MB/s", _per, numeric=True),
@@ -119,7 +150,7 @@ def cost_sheet(
             }
             for t, per in zip(totals, performance, strict=True)
         ],
-        "lines": rows,
+        "lines": documents(rows),
         "notes": list(notes),
     }
     title = f"Cost of {product.id} at {size:g} {product.size_unit} for {months:g} month(s)"

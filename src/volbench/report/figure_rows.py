@@ -7,9 +7,11 @@ source ids so each number traces back to its source document.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
+from volbench.report.rows import Row
 from volbench.specs.catalogue import Burst, Figure
 from volbench.specs.expectation import Expectation
 
@@ -31,7 +33,24 @@ def figure_basis(figure: Figure, size: float) -> str:
     return figure_text(figure)
 
 
-def burst_rows(from_date: str, label: str, burst: Burst) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class EditionRow(Row):
+    """One dated figure of a product (a formula, tier list, limit, burst or price) as
+    the catalogue states it: from when, its text and unit, status and source ids."""
+
+    from_date: str
+    edition: str
+    metric: str
+    value: str
+    unit: str
+    status: str
+    sources: str
+    quote: str
+
+    renamed: ClassVar[Mapping[str, str]] = {"from_date": "from"}
+
+
+def burst_rows(from_date: str, label: str, burst: Burst) -> list[EditionRow]:
     """The burst ceilings and bucket of one edition, each with its own source."""
     rows = []
     limits = [f"up to {burst.up_to_size:g}"] if burst.up_to_size is not None else []
@@ -48,29 +67,29 @@ def burst_rows(from_date: str, label: str, burst: Burst) -> list[dict[str, Any]]
         if metric == "burst bucket":
             unit = f"{figure.unit} (throughput unit x s)"
         rows.append(
-            {
-                "from": from_date,
-                "edition": label,
-                "metric": metric,
-                "value": figure_text(figure) + extra,
-                "unit": unit,
-                "status": figure.status,
-                "sources": ", ".join(figure.sources),
-                "quote": figure.quote,
-            }
+            EditionRow(
+                from_date,
+                label,
+                metric,
+                figure_text(figure) + extra,
+                unit,
+                figure.status,
+                ", ".join(figure.sources),
+                figure.quote,
+            )
         )
     if burst.bucket_credits is not None:
         rows.append(
-            {
-                "from": from_date,
-                "edition": label,
-                "metric": "burst bucket",
-                "value": f"{burst.bucket_credits:,.0f}",
-                "unit": "I/O credits",
-                "status": burst.status,
-                "sources": ", ".join(burst.sources),
-                "quote": burst.quote,
-            }
+            EditionRow(
+                from_date,
+                label,
+                "burst bucket",
+                f"{burst.bucket_credits:,.0f}",
+                "I/O credits",
+                burst.status,
+                ", ".join(burst.sources),
+                burst.quote,
+            )
         )
     return rows
 

@@ -6,39 +6,70 @@ One row per VM type and product set, each cap with its status and sources
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
+from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet, fmt_count
 from volbench.specs.instances import InstanceLimit
 
 
-def _num(value: Any) -> str:
-    return f"{float(value):,.6g}"
+def _num(value: object) -> str:
+    return f"{number(value):,.6g}"
+
+
+@dataclass(frozen=True)
+class InstanceRow(Row):
+    """An instance type's own limits on its volumes (:class:`InstanceLimit`): IOPS
+    and throughput (in ``unit``) at most, at baseline, per direction; burst minutes;
+    from when, status, source ids and quote. None: not stated."""
+
+    instance: str
+    vendor: str
+    products: str
+    label: str
+    iops: float | None
+    iops_baseline: float | None
+    read_iops: float | None
+    write_iops: float | None
+    throughput: float | None
+    throughput_baseline: float | None
+    read_throughput: float | None
+    write_throughput: float | None
+    unit: str
+    burst_minutes: float | None
+    from_date: str
+    status: str
+    sources: str
+    quote: str
+
+    renamed: ClassVar[Mapping[str, str]] = {"from_date": "from"}
 
 
 def instances_sheet(limits: list[InstanceLimit]) -> Sheet:
     """The instance-side limit table: one row per VM type and product set."""
     rows = tuple(
-        {
-            "instance": row.instance,
-            "vendor": row.vendor,
-            "products": ", ".join(row.products) or f"all {row.vendor}",
-            "label": row.label,
-            "iops": row.iops,
-            "iops_baseline": row.iops_baseline,
-            "read_iops": row.read_iops,
-            "write_iops": row.write_iops,
-            "throughput": row.throughput,
-            "throughput_baseline": row.throughput_baseline,
-            "read_throughput": row.read_throughput,
-            "write_throughput": row.write_throughput,
-            "unit": row.unit,
-            "burst_minutes": row.burst_minutes,
-            "from": row.from_date,
-            "status": row.status,
-            "sources": ", ".join(row.sources),
-            "quote": row.quote,
-        }
+        InstanceRow(
+            instance=row.instance,
+            vendor=row.vendor,
+            products=", ".join(row.products) or f"all {row.vendor}",
+            label=row.label,
+            iops=row.iops,
+            iops_baseline=row.iops_baseline,
+            read_iops=row.read_iops,
+            write_iops=row.write_iops,
+            throughput=row.throughput,
+            throughput_baseline=row.throughput_baseline,
+            read_throughput=row.read_throughput,
+            write_throughput=row.write_throughput,
+            unit=row.unit,
+            burst_minutes=row.burst_minutes,
+            from_date=row.from_date,
+            status=row.status,
+            sources=", ".join(row.sources),
+            quote=row.quote,
+        )
         for row in limits
     )
     columns = (
@@ -63,4 +94,4 @@ def instances_sheet(limits: list[InstanceLimit]) -> Sheet:
         " 30 min at least once per 24 h, then the baseline (A6)",
         "use with `volbench check RUN --instance TYPE`",
     )
-    return Sheet("Instance-side limits", columns, rows, {"instances": list(rows)}, notes)
+    return Sheet("Instance-side limits", columns, rows, {"instances": documents(rows)}, notes)

@@ -31,18 +31,20 @@ class Row(Mapping[str, object]):
     optional: ClassVar[frozenset[str]] = frozenset()
     """Fields that are not keys of the row while None (figures a row has only when
     measured, e.g. fio's IOPS samples)."""
+    renamed: ClassVar[Mapping[str, str]] = {}
+    """Fields whose key is another name (``from_date`` as ``from``, a Python keyword)."""
 
     def keys_of(self) -> tuple[str, ...]:
         """The row's keys, in the order JSON and CSV write them."""
         keys = _KEYS.get(type(self))
         if keys is None:
             names = [f.name for f in fields(self)]  # type: ignore[arg-type]
-            own = [n for n in names if n not in self.hidden and n != self.extends]
+            own = [self.renamed.get(n, n) for n in names if n not in self.hidden | {self.extends}]
             base = self._base()
             keys = tuple(dict.fromkeys([*(base.keys_of() if base else ()), *own]))
             _KEYS[type(self)] = keys
         if self.optional:
-            return tuple(k for k in keys if k not in self.optional or getattr(self, k) is not None)
+            return tuple(k for k in keys if k not in self.optional or self._own(k) is not None)
         return keys
 
     def _base(self) -> Row | None:
@@ -51,15 +53,22 @@ class Row(Mapping[str, object]):
             raise TypeError(f"{type(self).__name__}.{self.extends} is not a Row")
         return base
 
+    def _own(self, key: str) -> object:
+        name = next((f for f, k in self.renamed.items() if k == key), key)
+        return getattr(self, name)
+
     def __getitem__(self, key: str) -> object:
         if key not in self.keys_of():
             raise KeyError(key)
-        if key in self.__dataclass_fields__ and key not in self.hidden:  # type: ignore[attr-defined]
-            return getattr(self, key)
         base = self._base()
-        if base is None:
-            raise KeyError(key)
-        return base[key]
+        if base is not None and key in base.keys_of() and key not in self._names():
+            return base[key]
+        return self._own(key)
+
+    def _names(self) -> frozenset[str]:
+        """The keys of this row's own fields."""
+        own = self.__dataclass_fields__  # type: ignore[attr-defined]
+        return frozenset(self.renamed.get(n, n) for n in own if n not in self.hidden)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys_of())

@@ -7,9 +7,16 @@ of the figure it shows, so each number traces back to the source document.
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
 
-from volbench.report.figure_rows import add_burst_rows, burst_rows, figure_basis, figure_text
+from volbench.report.figure_rows import (
+    EditionRow,
+    add_burst_rows,
+    burst_rows,
+    figure_basis,
+    figure_text,
+)
+from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet, fmt_count
 from volbench.specs.catalogue import Product
 from volbench.specs.expectation import Expectation
@@ -22,24 +29,75 @@ def size_range(product: Product) -> str:
     return f"{product.min_size:g}-{high} {product.size_unit}"
 
 
-def _num(value: Any) -> str:
-    return f"{float(value):,.6g}" if abs(float(value)) < 1e6 else fmt_count(value)
+def _num(value: object) -> str:
+    return f"{number(value):,.6g}" if abs(number(value)) < 1e6 else fmt_count(value)
+
+
+@dataclass(frozen=True)
+class ProductRow(Row):
+    """A product of the catalogue: id, vendor, name, size range, whether reads and
+    writes share the limits, the dates of its formulas and where it comes from."""
+
+    id: str
+    vendor: str
+    name: str
+    api_name: str
+    size_range: str
+    rw_limits: str
+    editions: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class ExpectedRow(Row):
+    """One figure promised at a size: its value in ``unit``, how it was found
+    (formula, tier or source text), status and source ids."""
+
+    metric: str
+    value: float
+    unit: str
+    basis: str
+    status: str
+    sources: str
+
+
+@dataclass(frozen=True)
+class PriceRow(ExpectedRow):
+    """The monthly price at a size in one currency and billing model, with the regions
+    and dates of the price entries behind it."""
+
+    currency: str
+    billing: str
+    regions: list[str]
+    dates: list[str]
+
+
+@dataclass(frozen=True)
+class CurveRow(Row):
+    """Expected IOPS and MB/s (10^6 B/s) of a product at one size."""
+
+    product: str
+    size: float
+    size_unit: str
+    edition_from: str
+    iops: float | None
+    throughput_mb_s: float | None
 
 
 def products_sheet(products: list[Product]) -> Sheet:
     """One row per product: id, vendor, name, size range, read/write limits, and
     its origin (built-in, or the user's catalogue file)."""
     rows = tuple(
-        {
-            "id": p.id,
-            "vendor": p.vendor,
-            "name": p.name,
-            "api_name": p.api_name,
-            "size_range": size_range(p),
-            "rw_limits": p.rw_limits,
-            "editions": ", ".join(e.from_date for e in p.editions),
-            "origin": p.origin,
-        }
+        ProductRow(
+            id=p.id,
+            vendor=p.vendor,
+            name=p.name,
+            api_name=p.api_name,
+            size_range=size_range(p),
+            rw_limits=p.rw_limits,
+            editions=", ".join(e.from_date for e in p.editions),
+            origin=p.origin,
+        )
         for p in products
     )
     columns = (
@@ -51,12 +109,12 @@ def products_sheet(products: list[Product]) -> Sheet:
         Column("editions", "formulas dated"),
         Column("origin", "from"),
     )
-    return Sheet("Vendor catalogue", columns, rows, {"products": list(rows)})
+    return Sheet("Vendor catalogue", columns, rows, {"products": documents(rows)})
 
 
 def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
     """Every formula edition and price of one product, with quote and sources."""
-    rows: list[dict[str, Any]] = []
+    rows: list[EditionRow] = []
     for edition in product.editions:
         for metric, figure in (
             ("IOPS", edition.iops),
@@ -67,16 +125,16 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
             if figure is None:
                 continue
             rows.append(
-                {
-                    "from": edition.from_date,
-                    "edition": edition.label,
-                    "metric": metric,
-                    "value": figure_text(figure),
-                    "unit": figure.unit or "IOPS",
-                    "status": figure.status,
-                    "sources": ", ".join(figure.sources),
-                    "quote": figure.quote,
-                }
+                EditionRow(
+                    edition.from_date,
+                    edition.label,
+                    metric,
+                    figure_text(figure),
+                    figure.unit or "IOPS",
+                    figure.status,
+                    ", ".join(figure.sources),
+                    figure.quote,
+                )
             )
         if edition.burst is not None:
             rows += burst_rows(edition.from_date, edition.label, edition.burst)
@@ -89,31 +147,31 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
             if limit.size_above is not None:
                 bounds.append(f"only above size {limit.size_above:g}")
             rows.append(
-                {
-                    "from": edition.from_date,
-                    "edition": edition.label,
-                    "metric": f"limit {limit.variable}",
-                    "value": ", ".join(bounds),
-                    "unit": "",
-                    "status": limit.status,
-                    "sources": ", ".join(limit.sources),
-                    "quote": limit.quote,
-                }
+                EditionRow(
+                    edition.from_date,
+                    edition.label,
+                    f"limit {limit.variable}",
+                    ", ".join(bounds),
+                    "",
+                    limit.status,
+                    ", ".join(limit.sources),
+                    limit.quote,
+                )
             )
     for price in product.prices:
         rows.append(
-            {
-                "from": price.date,
-                "edition": f"price ({price.billing}, {price.region})",
-                "metric": "price",
-                "value": f"{price.value:g}"
+            EditionRow(
+                price.date,
+                f"price ({price.billing}, {price.region})",
+                "price",
+                f"{price.value:g}"
                 + (f" above {price.above:g}" if price.above else "")
                 + (f" up to {price.to:g}" if price.to is not None else ""),
-                "unit": f"{price.currency} per {price.per}",
-                "status": price.status,
-                "sources": ", ".join(price.sources),
-                "quote": price.quote,
-            }
+                f"{price.currency} per {price.per}",
+                price.status,
+                ", ".join(price.sources),
+                price.quote,
+            )
         )
     columns = (
         Column("from", "from"),
@@ -147,7 +205,7 @@ def product_sheet(product: Product, sources: dict[str, str]) -> Sheet:
         f"{product.vendor} {product.name} ({product.id})",
         columns,
         tuple(rows),
-        {**document, "figures": rows, "notes": list(notes)},
+        {**document, "figures": documents(rows), "notes": list(notes)},
         notes,
     )
 
@@ -188,24 +246,24 @@ def _price_basis(total: Total) -> str:
     return " + ".join(parts)
 
 
-def _price_rows(e: Expectation) -> list[dict[str, Any]]:
+def _price_rows(e: Expectation) -> list[PriceRow]:
     """One row per currency and billing model: the monthly price at the size."""
     rows = []
     for total in cost(e.product, e.size, 1.0, e.variables, e.as_of):
         prices = [line.price for line in total.lines]
         rows.append(
-            {
-                "metric": f"price ({total.billing})",
-                "value": total.monthly,
-                "unit": f"{total.currency}/month",
-                "basis": _price_basis(total),
-                "status": ", ".join(sorted({p.status for p in prices})),
-                "sources": ", ".join(sorted({s for p in prices for s in p.sources})),
-                "currency": total.currency,
-                "billing": total.billing,
-                "regions": sorted({p.region for p in prices}),
-                "dates": sorted({p.date for p in prices}),
-            }
+            PriceRow(
+                metric=f"price ({total.billing})",
+                value=total.monthly,
+                unit=f"{total.currency}/month",
+                basis=_price_basis(total),
+                status=", ".join(sorted({p.status for p in prices})),
+                sources=", ".join(sorted({s for p in prices for s in p.sources})),
+                currency=total.currency,
+                billing=total.billing,
+                regions=sorted({p.region for p in prices}),
+                dates=sorted({p.date for p in prices}),
+            )
         )
     return rows
 
@@ -214,14 +272,11 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
     """The promised figures of one product at one size, one row per metric."""
     e = expectation
     edition = e.edition
-    rows: list[dict[str, Any]] = []
+    rows: list[ExpectedRow] = []
 
     def add(metric: str, value: float | None, unit: str, basis: str, st: str, src: str) -> None:
         if value is not None:
-            rows.append(
-                {"metric": metric, "value": value, "unit": unit, "basis": basis}
-                | {"status": st, "sources": src}
-            )
+            rows.append(ExpectedRow(metric, value, unit, basis, st, src))
 
     if edition.iops is not None:
         add(
@@ -279,7 +334,7 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         f"{e.product.id} at {e.size:g} {e.product.size_unit}: {edition.label}"
         f" (from {edition.from_date})" + (f", {variables}" if variables else "")
     )
-    document = {
+    document: dict[str, object] = {
         "product": e.product.id,
         "size": e.size,
         "size_unit": e.product.size_unit,
@@ -297,8 +352,8 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
         "read_iops": e.read_iops,
         "write_iops": e.write_iops,
         "latency_max_ms": e.latency.max_ms if e.latency else None,
-        "prices": prices,
-        "figures": rows,
+        "prices": documents(prices),
+        "figures": documents(rows),
     }
     when = f"as of {e.as_of}" if e.as_of else "today"
     notes: tuple[str, ...] = (f"every figure is the one in force {when}",)
@@ -317,25 +372,25 @@ def expectation_sheet(expectation: Expectation) -> Sheet:
 def curve_sheet(expectations: list[Expectation]) -> Sheet:
     """Expected IOPS and throughput against size (the data of seed 000's chart)."""
     rows = tuple(
-        {
-            "product": e.product.id,
-            "size": e.size,
-            "size_unit": e.product.size_unit,
-            "edition_from": e.edition.from_date,
-            "iops": e.iops,
-            "throughput_mb_s": None
+        CurveRow(
+            product=e.product.id,
+            size=e.size,
+            size_unit=e.product.size_unit,
+            edition_from=e.edition.from_date,
+            iops=e.iops,
+            throughput_mb_s=None
             if e.throughput_bytes_per_s is None
             else e.throughput_bytes_per_s / 1e6,
-        }
+        )
         for e in expectations
     )
     columns = (
         Column("product", "product"),
-        Column("size", "size", lambda v: f"{float(v):,.0f}", numeric=True),
+        Column("size", "size", lambda v: f"{number(v):,.0f}", numeric=True),
         Column("size_unit", "unit"),
         Column("edition_from", "formula from"),
         Column("iops", "IOPS", fmt_count, numeric=True),
-        Column("throughput_mb_s", "MB/s", lambda v: f"{float(v):,.1f}", numeric=True),
+        Column("throughput_mb_s", "MB/s", lambda v: f"{number(v):,.1f}", numeric=True),
     )
     notes = ("throughput in MB/s (10^6 B/s), converted from MiB/s where the vendor uses it",)
-    return Sheet("Expected performance by size", columns, rows, {"points": list(rows)}, notes)
+    return Sheet("Expected performance by size", columns, rows, {"points": documents(rows)}, notes)
