@@ -22,7 +22,6 @@ from volbench.analysis.host_series import (
     round_hosts,
     sample_series,
 )
-from volbench.analysis.limit_evidence import DriveTemperatures
 from volbench.analysis.timeseries import round_logs
 from volbench.model import HostSample, LogSeries, RunSettings, StoredWorkload, TargetInfo
 from volbench.plans.round_watch import enabled, health_values
@@ -39,7 +38,7 @@ from volbench.targets.sampler import (
     process_load,
     queue_length,
 )
-from volbench.targets.smart import DriveHealth
+from volbench.targets.smart import DriveHealth, DriveTemperatures
 
 # --- fio's processes
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from volbench.analysis.limit_evidence import DriveTemperatures
 from volbench.targets.smart import (
     DriveHealth,
+    DriveTemperatures,
     has_smart,
     parse_nvme_id_ctrl,
     parse_nvme_smart_log,

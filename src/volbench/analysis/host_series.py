@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from volbench.analysis.limit_evidence import DriveTemperatures
 from volbench.model import HostSample, LogSeries
+from volbench.targets.smart import DriveTemperatures
 
 DIRECTION = "host"
 

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from volbench.analysis.burst_series import Burst
 from volbench.model import HostSample, JobResult, TestResult
+from volbench.targets.smart import DriveTemperatures
 
 
 @dataclass(frozen=True)
@@ -78,18 +79,6 @@ def measured_test(
         read.iops if read else 0.0,
         write.iops if write else 0.0,
     )
-
-
-@dataclass(frozen=True)
-class DriveTemperatures:
-    """The drive's temperature (°C) before and after the test, its thresholds, and
-    the thermal-management transitions it counted in between (NVMe)."""
-
-    before_c: float | None
-    after_c: float | None
-    warning_c: float | None = None
-    critical_c: float | None = None
-    throttle_events: int | None = None
 
 
 @dataclass(frozen=True)

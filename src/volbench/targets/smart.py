@@ -36,11 +36,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench.analysis.limit_evidence import DriveTemperatures
-
 SYS = Path("/sys")
 KELVIN = 273
 TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class DriveTemperatures:
+    """The drive's temperature (°C) before and after the test, its thresholds, and
+    the thermal-management transitions it counted in between (NVMe)."""
+
+    before_c: float | None
+    after_c: float | None
+    warning_c: float | None = None
+    critical_c: float | None = None
+    throttle_events: int | None = None
+
 
 Runner = Callable[[Sequence[str]], str | None]
 """Runs a command; its stdout, or None when it could not run."""
