@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import click
+
 from volbench.analysis.qos import Rates, Tenant
 from volbench.cli.options import Converted, parse_number
 from volbench.errors import UsageError
@@ -76,3 +78,13 @@ def parse_measured(text: str) -> tuple[str, float]:
 RATES = Converted("riops=N,wiops=N,rbps=SIZE,wbps=SIZE", parse_rates)
 TENANT = Converted("NAME:SIZE", parse_tenant)
 MEASURED = Converted("NAME=IOPS", parse_measured)
+
+
+nominal_option = click.option(
+    "--nominal-sizes",
+    is_flag=True,
+    help="Tenant sizes are proportions only: not checked against the device's capacity.",
+)
+GUESTS_HELP = (
+    "Each tenant is the running lab guest of its name (limits in its QEMU throttle group)."
+)

@@ -1,0 +1,184 @@
+"""``volbench qos verify``: every tenant at once, in its cgroup on one device or in its
+lab guest, planned vs achieved (the NetEase QoS test's check); with guests, alpha
+fitted from them against the host alone.
+
+A thin command: parse, call one service function, render a Sheet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import click
+
+from volbench import records
+from volbench.analysis.qos import QosPlan
+from volbench.analysis.qos_alpha import guest_alpha
+from volbench.analysis.qos_results import VerifyOptions, check_run
+from volbench.cli import console
+from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.dry_run import show as show_dry_run
+from volbench.cli.options import (
+    BLOCK_SIZE,
+    JOB_PATH,
+    POSITIVE_DURATION,
+    Converted,
+    db_option,
+    format_option,
+    grouped,
+    ioengine_option,
+    label_option,
+    parse_number,
+    runs_dir_option,
+)
+from volbench.cli.qos_options import GUESTS_HELP, nominal_option
+from volbench.cli.session import conclude, fio_session, runs_folder
+from volbench.errors import CheckFailed, UsageError
+from volbench.model import RW, RunRecord
+from volbench.plans import qos_guests
+from volbench.plans.dry_run import estimate_line
+from volbench.plans.qos_plan_file import read_plan
+from volbench.plans.qos_verify import preview, verify
+from volbench.report.qos_verify_sheets import verify_sheet
+from volbench.specs.run_cost import HourlyCost
+
+PERCENT = Converted("percent", functools.partial(parse_number, high=100.0, what="percent"))
+"""A finite share from 0 to 100 (nan and inf refused)."""
+
+
+VERIFY_OPTIONS = (
+    "duration", "rw", "bs", "iodepth", "with_host", "tolerance", "ioengine", "destroy_data",
+    "quiet", "nominal_sizes", "guests", "fit_alpha",
+)  # fmt: skip
+"""The options of ``qos verify`` that make its :class:`VerifyOptions`."""
+
+
+def verify_options(
+    duration: float,
+    rw: str,
+    bs: int,
+    iodepth: int,
+    with_host: bool,
+    tolerance: float,
+    ioengine: str | None,
+    destroy_data: str | None,
+    quiet: tuple[str, ...],
+    nominal_sizes: bool,
+    guests: bool,
+    fit_alpha: bool,
+) -> VerifyOptions:
+    """How ``qos verify`` verifies, from its options."""
+    if fit_alpha and not guests:
+        raise UsageError("--fit-alpha measures lab guests: give --guests too")
+    return VerifyOptions(
+        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet,
+        nominal_sizes, guests, fit_alpha,
+    )  # fmt: skip
+
+
+@click.command("verify")
+@click.argument("plan_file", metavar="PLAN")
+@click.option("--device", type=JOB_PATH, help="Whole block device to verify on.")
+@click.option("--guests", is_flag=True, help=GUESTS_HELP)
+@click.option(
+    "--fit-alpha",
+    is_flag=True,
+    help="With --guests: then the host alone and the guests without limits: alpha.",
+)
+@click.option("--duration", type=POSITIVE_DURATION, default="10s", show_default=True)
+@click.option("--with-host", is_flag=True, help="Also run the host in its reserve.")
+@click.option(
+    "--rw",
+    type=click.Choice([r.value for r in RW if r not in (RW.RW, RW.RANDRW)]),
+    default="randread",
+    show_default=True,
+)
+@click.option("--bs", type=BLOCK_SIZE, default="4k", show_default=True, help="Block size.")
+@click.option("--iodepth", type=click.IntRange(1, 4096), default=16, show_default=True)
+@click.option("--tolerance", type=PERCENT, default="10", show_default=True, help="Percent.")
+@ioengine_option
+@click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@runs_dir_option
+@click.option(
+    "--quiet", multiple=True, metavar="TENANT", help="Asks for its plan only (isolation check)."
+)
+@nominal_option
+@label_option
+@db_option
+@format_option
+@dry_run_option
+@cost_options
+@grouped("options", verify_options, VERIFY_OPTIONS)
+def verify_command(
+    plan_file: str,
+    device: str | None,
+    options: VerifyOptions,
+    runs_dir: str | None,
+    labels: tuple[tuple[str, str], ...],
+    db: str | None,
+    fmt: str,
+    dry_run: bool,
+    product: str | None,
+    hourly_cost: HourlyCost | None,
+) -> None:
+    """Run all tenants at once in their cgroups (or lab guests): planned vs achieved.
+
+    Exit code 1 when a tenant is more than --tolerance % off its plan."""
+    plan = read_plan(plan_file)
+    if options.guests:
+        if device is not None or dry_run:
+            raise UsageError(
+                "--guests verifies on the guests' backing device: no --device, --dry-run"
+            )
+        _verify_guests(plan, options, runs_dir, labels, db, fmt)
+        return
+    if device is None:
+        raise UsageError("give --device DEV (tenants in cgroups) or --guests (lab guests)")
+    if dry_run:
+        dry = preview(plan, device, options, runs_folder(runs_dir))
+        found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
+        show_dry_run(dry, found, "json" if fmt == "json" else "table")
+        return
+    reporter = console.ProgressReporter()
+    with fio_session(db, runs_dir, reporter) as session:
+        store = session.store
+        dry = preview(plan, device, options, session.runs_dir)
+        found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
+        reporter.note(estimate_line(dry, found))
+        ran = verify(session, plan, device, options, dict(labels))
+        conclude(ran)  # interrupted: where the run is, exit 130
+        run = store.get_run(str(ran.run_id))
+    _conclude_verify(run, options, fmt)
+
+
+def _verify_guests(
+    plan: QosPlan,
+    options: VerifyOptions,
+    runs_dir: str | None,
+    labels: tuple[tuple[str, str], ...],
+    db: str | None,
+    fmt: str,
+) -> None:
+    """``qos verify --guests``: the tenants in their lab guests (and the host)."""
+    with fio_session(db, runs_dir, console.ProgressReporter()) as session:
+        ran = qos_guests.verify(session, plan, options, dict(labels))
+        conclude(ran)
+        run = session.store.get_run(str(ran.run_id))
+    _conclude_verify(run, options, fmt)
+
+
+def _conclude_verify(run: RunRecord, options: VerifyOptions, fmt: str) -> None:
+    """The verify sheet (with alpha when the run fitted it); exit 1 when a tenant is
+    off its plan."""
+    outcome = check_run(run)
+    sheet = verify_sheet(outcome, run.raw_outputs)
+    alpha = guest_alpha(run)
+    if alpha is not None:
+        document = {**sheet.document, "alpha": records.json_object(alpha)}
+        sheet = dataclasses.replace(sheet, document=document, notes=(*sheet.notes, alpha.line()))
+    console.show(sheet, fmt)
+    if not outcome.passed:
+        raise CheckFailed(
+            f"a tenant is more than {options.tolerance_pct:g} % off its plan (run {outcome.run_id})"
+        )
