@@ -1,4 +1,5 @@
-"""``volbench run scan`` and ``volbench run filebench`` with the real fio (seed 003)."""
+"""``volbench run scan`` and ``volbench run filebench`` with the real fio (the EC2/Azure
+disk article)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def test_the_run_records_the_promise_and_ends_with_the_check(volbench: Volbench)
     for verdict in check["verdicts"]:
         assert verdict["measured"] == measured[verdict["test"]]  # fio's own figure
     assert {r["test"] for r in check["limits"]} == set(measured)
-    # seed 000's UCloud RSSD at 2,040 GB: the 4 KiB write test is below, exit 1
+    # the 2016 Aliyun/Tencent post's UCloud RSSD at 2,040 GB: the 4 KiB write test is below, exit 1
     code, out, err = _replayed(volbench, "--product", "ucloud-rssd", "--product-size", "2040")
     assert code == 1, err
     assert err.strip().splitlines()[-1].endswith("measured figure(s) below the promise")

@@ -15,7 +15,7 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
     assert (expected["iops"], expected["throughput"]) == (103800, 1140)
     assert expected["throughput_bytes_per_s"] == 1140e6
     assert {(p["currency"], p["billing"], p["value"]) for p in expected["prices"]} == {
-        ("CNY", "monthly", 0.6 * 2040)  # seed 001: 0.6 CNY per GB-month
+        ("CNY", "monthly", 0.6 * 2040)  # the UCloud RSSD post: 0.6 CNY per GB-month
     }
     old = volbench.document("spec", "expect", "aliyun-cloud-ssd", "--size", "250",
                             "--as-of", "2016-12-31")  # fmt: skip

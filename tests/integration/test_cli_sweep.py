@@ -3,7 +3,7 @@
 The blkio cgroup caps reads of the device at LIMIT IOPS, so every grid point
 must deliver ~LIMIT IOPS and, by Little's law, a mean latency of about
 outstanding / LIMIT seconds: the knee is the first point and the saturation
-sentence must say that more queue only raised latency (seed 001's finding).
+sentence must say that more queue only raised latency (the UCloud RSSD post's finding).
 """
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def test_cgroups_are_named_after_the_plan() -> None:
 
 
 def test_apply_writes_read_and_write_limits_of_a_seed_plan(tmp_path: Path) -> None:
-    # seed 004: read C=3888 C0=975, write C=156 C0=48; 40 of 180 GiB
+    # the NetEase QoS test: read C=3888 C0=975, write C=156 C0=48; 40 of 180 GiB
     plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("t40", 40), Tenant("t140", 140)])
     cgroup.apply(_v1(tmp_path), "7:3", tenant_limits(plan), plan_id(plan))
     folder = tmp_path / f"volbench-p{plan_id(plan)}-t40"

@@ -131,7 +131,7 @@ def _result(test: str, workers: int, iops: float) -> StoredResult:
 
 
 def test_seed_002_worker_table_reads_as_saturation_after_two_workers() -> None:
-    # seed 002: Azure temporary disk, 8 KiB sequential write, 1..4 workers
+    # the Azure VM disk post: Azure temporary disk, 8 KiB sequential write, 1..4 workers
     figures = {1: 8300, 2: 16300, 3: 16500, 4: 16500}
     run = RunRecord(
         id=1, plan="iometer", status=RunStatus.COMPLETED, started_at="", ended_at=None,

@@ -10,7 +10,7 @@ MS = 1_000_000  # ns
 
 
 def test_seed_001_throttled_disk_holds_the_law() -> None:
-    # seed 001: 32 jobs x QD 64 at about 104,000 IOPS and 19.66 ms mean latency
+    # the UCloud RSSD post: 32 jobs x QD 64 at about 104,000 IOPS and 19.66 ms mean latency
     result = check([(104_000, 19.66 * MS)], configured=32 * 64)
     assert result.implied == pytest.approx(2044.64)
     assert result.ratio == pytest.approx(2044.64 / 2048)

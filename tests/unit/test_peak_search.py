@@ -31,9 +31,9 @@ def search(surface, depths=DEPTHS, jobs=JOBS) -> dict[tuple[int, int], float]:  
 
 def test_finds_the_cap_with_far_fewer_points_than_the_grid() -> None:
     for surface in (
-        capped(104_000, 1_700, 60_000),  # seed 001-like: 2 jobs needed to reach the cap
+        capped(104_000, 1_700, 60_000),  # the UCloud RSSD post-like: 2 jobs needed to reach the cap
         capped(20_000, 500, 1e9),  # Azure account cap, device-bound
-        capped(5_000, 100, 1_200),  # needs many jobs (seed 002's 16 workers)
+        capped(5_000, 100, 1_200),  # needs many jobs (the Azure VM disk post's 16 workers)
     ):
         measured = search(surface)
         grid_best = max(surface(p) for p in itertools.product(DEPTHS, JOBS))

@@ -105,7 +105,7 @@ def _measured(bs: int, read: float, write: float, rw: str = "randrw") -> Measure
 
 def test_aws_ssd_counts_io_up_to_256_kib_as_one() -> None:
     """AWS counts SSD I/O up to 256 KiB as one, larger in 256 KiB units (A5, 2023);
-    seed 003's older '250 write records of 64 KB' for 1,000 IOPS (16 KiB units)
+    the EC2/Azure disk article's older '250 write records of 64 KB' for 1,000 IOPS (16 KiB units)
     is undated and not applied (CATALOGUE.md)."""
     e = expect(CAT.find("aws-io1"), 200, None, {"provisioned_iops": 2000})
     verdict = rate_verdict(_measured(65536, 2000, 0, "randread"), e)
@@ -165,7 +165,7 @@ def test_tencent_50_50_mix_reaching_twice_the_cap_is_separate_budgets() -> None:
 
 def test_seed_000_aliyun_mix_sharing_the_cap_is_one_combined_budget() -> None:
     e = expect(CAT.find("aliyun-cloud-efficiency"), 400, "2016-12-31")
-    assert e.iops == 3000  # min(1000 + 6 x 400, 3000), seed 000
+    assert e.iops == 3000  # min(1000 + 6 x 400, 3000), the 2016 Aliyun/Tencent post
     finding = combined_finding(_measured(4096, 1490, 1480), e) or ""
     assert "reads + writes 2,970 IOPS ~ the 3,000 cap: one combined budget" in finding
 

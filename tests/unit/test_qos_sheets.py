@@ -50,7 +50,7 @@ def test_plan_sheet_csv_has_the_formula_figures() -> None:
     header, first, second = export(plan_sheet(plan, plan_document(plan)), "csv").decode().split()
     rows = [dict(zip(header.split(","), r.split(","), strict=True)) for r in (first, second)]
     assert float(rows[0]["read_iops"]) == pytest.approx(2913 / 3)
-    assert float(rows[0]["write_iops"]) == pytest.approx(108 / 3)  # seed 004: 156 - 48
+    assert float(rows[0]["write_iops"]) == pytest.approx(108 / 3)  # the NetEase QoS test: 156 - 48
     assert float(rows[1]["share"]) == pytest.approx(2 / 3)
 
 

@@ -1,4 +1,4 @@
-"""Knee, saturation sentence and latency target on hand-made and seed 001 points."""
+"""Knee, saturation sentence and latency target on hand-made and the UCloud RSSD post points."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def point(qd: int, jobs: int, iops: float, mean_ms: float, p99_ms: float = 0.0) 
 
 
 def test_seed_001_saturation_comes_out_as_one_sentence() -> None:
-    # seed 001: 32-core host, rssd 2040 GB, randread 4k QD64: 1 job vs 32 jobs
+    # the UCloud RSSD post: 32-core host, rssd 2040 GB, randread 4k QD64: 1 job vs 32 jobs
     points = [point(64, 1, 104_000, 0.61530), point(64, 32, 104_000, 19.68328)]
     assert saturation_sentence(points) == (
         "Raising outstanding I/O from 64 (QD64x1) to 2048 (QD64x32) raised mean latency "

@@ -6,7 +6,7 @@ rate (IOPS) times the mean time each I/O spends in the system (fio's total
 latency ``lat``, submission to completion). With fio keeping iodepth x numjobs
 I/Os queued, the implied figure should match the configured one. Much fewer in
 flight means the host did not keep the queue full (CPU- or submission-bound);
-seed 001's 32 jobs x QD 64 at 104k IOPS and ~19.7 ms (104,000 x 0.0197 = 2,048)
+the UCloud RSSD post's 32 jobs x QD 64 at 104k IOPS and ~19.7 ms (104,000 x 0.0197 = 2,048)
 shows the law holding on a throttled disk: more queue only adds latency.
 """
 

@@ -20,7 +20,7 @@ Pure functions over stored result rows and an :class:`Expectation`.
 - Mixed read/write tests: with a combined limit the reads and writes share the
   cap; with separate limits each direction may reach it, so a mix of read share
   r reaches ``min(cap / r, cap / (1 - r))`` in total (twice the cap at 50/50:
-  seed 000's Tencent finding).
+  the 2016 Aliyun/Tencent post's Tencent finding).
 - QD 1 tests are checked for latency against the stated maximum.
 - Verdict: ratio = measured / expected; ``meets`` within 0.9-1.1, ``below``
   under 0.9 (AWS promises 90% of provisioned performance, catalogue A2/A8),
@@ -307,8 +307,8 @@ def combined_finding(test: Measured, expectation: Expectation) -> str | None:
     IOPS are counted in the vendor's units (``io_count``). Only figures at the
     cap say anything (within the meets band, 0.9-1.1 x cap): separate when the
     busier direction is at the cap and the sum is above it (at 50/50, each
-    direction at the cap: about twice the cap in total, seed 000's Tencent);
-    combined when the sum is at the cap (seed 000's Aliyun). When the busier
+    direction at the cap: about twice the cap in total, the 2016 Aliyun/Tencent post's Tencent);
+    combined when the sum is at the cap (the 2016 Aliyun/Tencent post's Aliyun). When the busier
     direction alone is above the cap, the volume was not throttled at the
     promised figure and neither can be concluded; the finding says so. Other
     figures (below the cap, or a sum above it with neither direction at it)

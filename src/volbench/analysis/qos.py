@@ -1,4 +1,4 @@
-"""The host-side QoS model of seed 004: per-tenant I/O allocations proportional to size.
+"""The host-side QoS model of the NetEase QoS test: per-tenant I/O allocations proportional to size.
 
 Seed 004 ("云主机实例存储QoS性能测试", tests 3 and 4) gives each tenant (a VM with
 instance storage) an I/O capability
@@ -9,7 +9,7 @@ where C is the device's capability, C0 what the host actually uses of its
 reserve, V' the tenant's storage size, Va the sum of the sizes of the running
 tenants, and alpha the virtualisation loss factor. Capabilities are in IOPS or
 bytes/s (the formula is the same for both), and reads and writes are planned
-separately (seed 004 measured C = 3888 IOPS reading but 156 writing); sizes in
+separately (the NetEase QoS test measured C = 3888 IOPS reading but 156 writing); sizes in
 any one unit (only the ratio V'/Va matters; volbench uses GiB).
 
 All functions here are pure.
@@ -68,7 +68,7 @@ class Rates:
 
 @dataclass(frozen=True)
 class Tenant:
-    """A tenant (seed 004: a VM) and its storage size V' in GiB."""
+    """A tenant (the NetEase QoS test: a VM) and its storage size V' in GiB."""
 
     name: str
     size_gib: float
@@ -114,7 +114,7 @@ class QosPlan:
 
 
 def allocation(capability: float, used: float, alpha: float, size: float, total: float) -> float:
-    """C' = (C - C0) x (1 - alpha) x V' / Va (seed 004, test 3 and test 4 formula).
+    """C' = (C - C0) x (1 - alpha) x V' / Va (the NetEase QoS test, test 3 and test 4 formula).
 
     ``capability`` C and ``used`` C0 in IOPS or bytes/s; ``size`` V' and ``total``
     Va in the same size unit. Returns C' in the unit of C.
@@ -175,7 +175,7 @@ def make_plan(
     unplanned (its allocations are 0 = no limit).
 
     Each tenant gets C' by :func:`allocation` for each figure (read and write IOPS
-    and bandwidth), with C0 = the host reserve of that figure (seed 004: the reserve
+    and bandwidth), with C0 = the host reserve of that figure (the NetEase QoS test: the reserve
     the host is limited to when QoS is on).
     """
     capability = capability if isinstance(capability, Rates) else Rates.both(*capability)
@@ -229,7 +229,7 @@ def make_plan(
 
 
 def fit_alpha(capability: float, used: float, achieved: Sequence[float]) -> float:
-    """The loss factor alpha from one concurrent measurement (seed 004, test 4).
+    """The loss factor alpha from one concurrent measurement (the NetEase QoS test, test 4).
 
     ``achieved`` holds the measured C' of every running tenant (all of them: Va is
     the sum of their sizes, so sum V'/Va = 1). Summing the formula over

@@ -206,7 +206,7 @@ def measurement(run: RunRecord) -> Measurement:
 
 def fit_groups(measurements: Sequence[Measurement]) -> list[dict[str, object]]:
     """alpha per (direction, number of tenants), pooled over the runs of each group:
-    alpha = 1 - sum(C') / sum(C - C0) (the ratio of totals of seed 004's formula).
+    alpha = 1 - sum(C') / sum(C - C0) (the ratio of totals of the NetEase QoS test's formula).
     ``capped`` lists the group's runs whose tenants all got their planned limits."""
     groups: dict[tuple[str, int], list[Measurement]] = {}
     for m in measurements:

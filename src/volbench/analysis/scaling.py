@@ -3,7 +3,7 @@
 Pure functions over measured points. Outstanding I/O = iodepth x numjobs (what
 fio keeps in flight). With Little's law (L = IOPS x W), once a volume is
 saturated every extra outstanding I/O only adds waiting time: IOPS stays flat
-while mean latency grows in proportion to the outstanding I/O (seed 001: QD 64 x
+while mean latency grows in proportion to the outstanding I/O (the UCloud RSSD post: QD 64 x
 32 jobs gave the same 104k IOPS as QD 64 x 1, at 19.7 ms instead of 0.6 ms).
 """
 

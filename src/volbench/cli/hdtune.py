@@ -1,4 +1,5 @@
-"""HD Tune-style tests (seed 003): ``run scan``, ``run filebench``, ``run firsttouch``."""
+"""HD Tune-style tests (the EC2/Azure disk article): ``run scan``, ``run filebench``,
+``run firsttouch``."""
 
 from __future__ import annotations
 

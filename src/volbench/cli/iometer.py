@@ -1,4 +1,5 @@
-"""``volbench run iometer``: IOMeter-style access specs with 1..N workers (seed 002)."""
+"""``volbench run iometer``: IOMeter-style access specs with 1..N workers (the Azure
+VM disk post)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cache modes (seed 002's host cache): direct I/O, buffered I/O, or both.
+"""Cache modes (the Azure VM disk post's host cache): direct I/O, buffered I/O, or both.
 
 Buffered workloads (fio ``direct=0``) go through the host's page cache; their
 names carry the prefix ``buffered.`` so that every stored result says how it

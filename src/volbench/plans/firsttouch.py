@@ -1,4 +1,4 @@
-"""First-touch penalty (seed 003): read a region twice, at the same offsets.
+"""First-touch penalty (the EC2/Azure disk article): read a region twice, at the same offsets.
 
 Volumes restored from a snapshot (AWS EBS, and others that load blocks lazily)
 serve the first read of each block from the snapshot store: AWS documents up to

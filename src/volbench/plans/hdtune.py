@@ -1,4 +1,4 @@
-"""HD Tune-style tests (seed 003): the surface scan and the file benchmark.
+"""HD Tune-style tests (the EC2/Azure disk article): the surface scan and the file benchmark.
 
 Scan (HD Tune "Benchmark"): sequential reads in ``zones`` equal zones across the
 whole target (each zone read from its start for ``zone_seconds`` or until its
@@ -6,7 +6,7 @@ end), then the access time (mean latency of random 4 KiB reads at QD 1 over the
 whole range) and the burst rate (the first 64 KiB read over and over: what the
 device serves from its cache). Read-only: allowed on any device.
 
-File benchmark (HD Tune "File Benchmark", seed 003's table): sequential read and
+File benchmark (HD Tune "File Benchmark", the EC2/Azure disk article's table): sequential read and
 write, 4 KiB random read and write at QD 1 and at QD 32.
 """
 

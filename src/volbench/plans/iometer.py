@@ -1,4 +1,4 @@
-"""IOMeter-style access specifications and worker scaling (seed 002).
+"""IOMeter-style access specifications and worker scaling (the Azure VM disk post).
 
 An access specification is IOMeter's unit of workload: transfer size, % read,
 % random and I/O alignment. Each IOMeter worker is one fio job (``numjobs``)

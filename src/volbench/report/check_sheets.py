@@ -173,7 +173,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     name, size = subject(run, request)
     product = catalogue.find(name)
     vendor_unit = product.count_unit_bytes
-    if request.count_unit_bytes is not None:  # e.g. seed 003's older 16 KiB AWS rule
+    if request.count_unit_bytes is not None:  # the EC2/Azure disk article's 16 KiB AWS rule
         product = dataclasses.replace(product, count_unit_bytes=request.count_unit_bytes)
     provisioned = {**run_promise.provisioned(run.labels), **(request.provisioned or {})}
     expectation = expect(product, size, request.as_of, provisioned)

@@ -24,8 +24,8 @@ GENERATOR = '<meta name="generator" content="volbench publish">'
 """Marks an index page volbench wrote (publishing again replaces such a page only)."""
 
 FIRST_KEYS = ("vendor", "product", "size_gib", "size", "plan")
-"""Label keys shown first (the ones seed 000's comparisons group by), then the others
-in alphabetical order."""
+"""Label keys shown first (the ones the 2016 Aliyun/Tencent post's comparisons group by),
+then the others in alphabetical order."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A formula is an arithmetic expression over numbers and named variables
 (``size``, ``provisioned_iops``, ``iops`` ...) with ``+ - * /``, parentheses,
 ``min(...)`` and ``max(...)``, e.g. ``min(1800 + 50 * size, 1200000)`` (UCloud
-RSSD, seed 001). It is parsed with :mod:`ast` and only those node types are
+RSSD, the UCloud RSSD post). It is parsed with :mod:`ast` and only those node types are
 walked: no names other than the given variables, no attributes, no other calls,
 so no code can run.
 """
