@@ -151,7 +151,7 @@ class GroupFigure:
     diff_pct: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ComparisonRow(Row):
     """One test, direction and metric, with each group's figure: its keys are the
     test's, then ``group_N``, ``value_N``, ``min_N``, ``max_N``, ``stdev_N``,

@@ -26,7 +26,7 @@ def _per(value: object) -> str:
     return f"{number(value):,.4f}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CostLineRow(Row):
     """One price entry applied: the entry (value, currency, unit, bounds), the
     quantity it is applied to, the amount over the period, and its region, date,
@@ -43,7 +43,7 @@ class CostLineRow(Row):
     sources: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CostTotalRow(Row):
     """A total in one currency and billing model over the period, with its monthly
     cost per provisioned IOPS and per MB/s (10^6 B/s), None when not known."""

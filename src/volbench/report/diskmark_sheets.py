@@ -20,7 +20,7 @@ ROWS = tuple(dict.fromkeys((row.name.rsplit("-", 1)[0], row.label) for row in PR
 """The profile's lines (its ``KEY-read``/``KEY-write`` tests, :data:`PROFILES`) and labels."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DiskmarkRow(Row):
     """One line of CrystalDiskMark's table: a test's read and write MB/s (10^6 B/s),
     IOPS and mean latency (ns), None where the run has no such result."""

@@ -33,7 +33,7 @@ def figure_basis(figure: Figure, size: float) -> str:
     return figure_text(figure)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class EditionRow(Row):
     """One dated figure of a product (a formula, tier list, limit, burst or price) as
     the catalogue states it: from when, its text and unit, status and source ids."""

@@ -16,7 +16,7 @@ from volbench.report.run_sheets import MB, result_records, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ZoneRow(Row):
     """One zone of a surface scan: where it starts (bytes, GiB of 2^30, % of the
     target) and its sequential read rate (bytes/s, and MB/s of 10^6)."""

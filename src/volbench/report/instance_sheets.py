@@ -19,7 +19,7 @@ def _num(value: object) -> str:
     return f"{number(value):,.6g}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InstanceRow(Row):
     """An instance type's own limits on its volumes (:class:`InstanceLimit`): IOPS
     and throughput (in ``unit``) at most, at baseline, per direction; burst minutes;

@@ -17,7 +17,7 @@ from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rat
 from volbench.report.sweep_sheets import sweep_points
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SpecRow(Row):
     """One access spec at one worker count: IOPS and bytes/s summed over directions
     and workers, the mean latency over all I/Os and the largest (ns), and the IOPS

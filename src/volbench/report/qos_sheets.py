@@ -60,7 +60,7 @@ def _plan_notes(plan: QosPlan, host_label: str) -> tuple[str, ...]:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TenantRow(Row):
     """One tenant of a QoS plan: its size (GiB), share of Va, limits per direction
     (IOPS, bytes/s and MB/s; 0 = no limit) and cgroup weights (v1 and v2)."""
@@ -97,7 +97,7 @@ def plan_rows(plan: QosPlan) -> list[TenantRow]:
     ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PredictionRow(Row):
     """A tenant's plan row with its predicted C' in one direction (IOPS, MB/s: None
     when no bandwidth was given), the measured IOPS where given and the error (%)."""

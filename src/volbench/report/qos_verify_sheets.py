@@ -65,7 +65,7 @@ def _fmt_span(value: object) -> str:
     return f"{low:,.0f} - {high:,.0f}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class VerifyRow(Row):
     """One tenant of a verify run (:class:`TenantCheck`): planned and achieved IOPS,
     bytes/s and MB/s, error (%), verdict, and fio's IOPS samples over time (min, max,

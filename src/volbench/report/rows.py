@@ -20,7 +20,8 @@ _KEYS: dict[type[Row], tuple[str, ...]] = {}
 
 
 class Row(Mapping[str, object]):
-    """The base of a sheet's typed rows (each a frozen dataclass): its fields, in
+    """The base of a sheet's typed rows (each a frozen dataclass, ``eq=False``: a row
+    equals any mapping of the same keys and values, a plain dict too): its fields, in
     declared order, are the row's keys; ``hidden`` fields are the record's own and
     not part of the row (e.g. the stored result a result row is read from)."""
 

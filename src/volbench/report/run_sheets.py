@@ -61,7 +61,7 @@ def _pattern(workload: StoredWorkload) -> str:
     return f"{rw}{mixed} {'bssplit' if workload.bssplit else bs} {qd}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ResultRow(Row):
     """One stored result as a sheet's row: the result's own fields (all but its
     workload), then what the row adds from the workload and the test's Little's-law
@@ -338,7 +338,7 @@ STALL_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StallRow(Row):
     """A stall as a row: the run's id, then the stall's own fields (:class:`Stall`:
     round, test, UTC start and end, seconds at 0 IOPS, resolved...)."""
@@ -399,7 +399,7 @@ def tests_text(tests: Sequence[str]) -> str:
 TESTS_TEXT_CHARS = 40
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunListRow(Row):
     """A stored run in the list of runs: its record's id, plan, status and UTC times,
     with its brief (seconds taken, tests, headline figures, verdict) where given."""

@@ -33,7 +33,7 @@ def _num(value: object) -> str:
     return f"{number(value):,.6g}" if abs(number(value)) < 1e6 else fmt_count(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProductRow(Row):
     """A product of the catalogue: id, vendor, name, size range, whether reads and
     writes share the limits, the dates of its formulas and where it comes from."""
@@ -48,7 +48,7 @@ class ProductRow(Row):
     origin: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExpectedRow(Row):
     """One figure promised at a size: its value in ``unit``, how it was found
     (formula, tier or source text), status and source ids."""
@@ -61,7 +61,7 @@ class ExpectedRow(Row):
     sources: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PriceRow(ExpectedRow):
     """The monthly price at a size in one currency and billing model, with the regions
     and dates of the price entries behind it."""
@@ -72,7 +72,7 @@ class PriceRow(ExpectedRow):
     dates: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CurveRow(Row):
     """Expected IOPS and MB/s (10^6 B/s) of a product at one size."""
 

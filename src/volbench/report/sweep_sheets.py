@@ -63,7 +63,7 @@ def _stated(value: int | None, name: str, test: str) -> int:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SweepPointRow(Row):
     """One grid point of a sweep (:class:`ScalingPoint`): IOPS and bytes/s summed over
     directions, mean latency (ns) weighted by IOPS, the worst direction's p99 (ns), the
