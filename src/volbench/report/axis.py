@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TypeGuard
 
 LATENCY_UNITS: dict[str, float] = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
 """A latency unit's size in ns."""
@@ -76,12 +76,14 @@ DATA_TICKS_AT_MOST = 12
 """A log axis of at most this many distinct values is ticked at each of them."""
 
 
-def log_axis(values: Iterable[Any], unit: str = "", *, at_values: bool = False) -> dict[str, Any]:
+def log_axis(
+    values: Iterable[object], unit: str = "", *, at_values: bool = False
+) -> dict[str, object]:
     """Plotly settings of a log axis over ``values``: ticks at decades (and at 2 and 5
     times them when the data span less than two decades), or at the values
     themselves (``at_values``, when there are few); each labelled in full."""
     present = sorted({float(v) for v in values if _positive(v)})
-    settings: dict[str, Any] = {"type": "log", "minor": {"showgrid": False, "ticks": ""}}
+    settings: dict[str, object] = {"type": "log", "minor": {"showgrid": False, "ticks": ""}}
     if not present:
         return settings
     if at_values and len(present) <= DATA_TICKS_AT_MOST:
@@ -106,7 +108,7 @@ def nice_ticks(low: float, high: float) -> list[float]:
     return [round(t, 12) for t in ticks if start <= t <= end]
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 

@@ -8,7 +8,6 @@ import json
 import re
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from volbench.errors import UsageError
 from volbench.report.sheet import Sheet
@@ -26,7 +25,7 @@ def exporter(name: str) -> Callable[[Exporter], Exporter]:
     return register
 
 
-def _json_default(value: Any) -> Any:
+def _json_default(value: object) -> object:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
@@ -39,7 +38,7 @@ def to_json(sheet: Sheet) -> bytes:
     token = uuid.uuid4().hex
     lines: list[str] = []
 
-    def fold(value: Any) -> Any:
+    def fold(value: object) -> object:
         if isinstance(value, dict):
             return {key: fold(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
@@ -54,14 +53,14 @@ def to_json(sheet: Sheet) -> bytes:
     return (text + "\n").encode()
 
 
-def _numbers(value: Any) -> bool:
+def _numbers(value: object) -> bool:
     """A number, or a list of numbers (bools are not numbers here)."""
     if isinstance(value, list | tuple):
         return all(_number(item) for item in value)
     return _number(value)
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

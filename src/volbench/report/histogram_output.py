@@ -14,8 +14,6 @@ another name as well (its entries share one latency kind, chosen over all of the
 from __future__ import annotations
 
 import json
-from typing import Any
-
 from volbench.fio.document import load
 from volbench.fio.parser import ALL_CLIENTS, parse
 from volbench.model import FioOutput
@@ -23,7 +21,7 @@ from volbench.model import FioOutput
 _LISTS = ("jobs", "client_stats")
 
 
-def _has_bins(entry: dict[str, Any]) -> bool:
+def _has_bins(entry: dict[str, object]) -> bool:
     """Whether any direction of ``entry`` holds a latency block with json+ bins."""
     return any(
         isinstance(block, dict)
@@ -39,7 +37,7 @@ def histogram_output(raw: str, lines: int) -> FioOutput:
     entries = [e for key in _LISTS if isinstance(doc.get(key), list) for e in doc[key]]
     if any(not isinstance(e, dict) for e in entries):
         return parse(raw)  # refused there, with where
-    kept: set[Any] = set()
+    kept: set[object] = set()
     for entry in entries:
         if len(kept) == lines:
             break
