@@ -57,17 +57,20 @@ LAB = {  # test: (QD, IOPS, mean latency in ns, per-second IOPS)
     "randread-4k-iops": (64, 1000.0, 64e6, [1000] * 40),
     "randwrite-4k-latency": (1, 1000.0, 0.98e6, [1000] * 40),
     "randread-4k-latency": (1, 1000.0, 0.98e6, [1000] * 40),
+    "randwrite-16k-throughput": (64, 1000.0, 64e6, [1000] * 40),
+    "randread-16k-throughput": (64, 1000.0, 64e6, [1000] * 40),
 }
 
 
-def _as_lab(test: model.TestResult, iops: float, lat_ns: float) -> model.TestResult:
-    """``test`` with its one busy direction at ``iops`` and mean latency ``lat_ns``."""
+def _as_lab(test: model.TestResult, iops: float, lat_ns: float, bs: int) -> model.TestResult:
+    """``test`` with its one busy direction at ``iops`` of ``bs`` bytes and mean latency
+    ``lat_ns``."""
     directions = {}
     for name, d in test.directions.items():
         if d.iops > 0:
             latency = d.latency and dataclasses.replace(d.latency, mean_ns=lat_ns)
             d = dataclasses.replace(
-                d, iops=iops, bw_bytes_per_s=iops * 4096, latency=latency, lat_mean_ns=lat_ns
+                d, iops=iops, bw_bytes_per_s=iops * bs, latency=latency, lat_mean_ns=lat_ns
             )
         directions[name] = d
     return dataclasses.replace(test, directions=directions)
@@ -87,11 +90,12 @@ def lab_run(tmp_path: Path) -> tuple[Store, int]:
         one = {**document, "jobs": [j for j in document["jobs"] if j["jobname"] == name]}
         rw = RW.RANDWRITE if name.startswith("randwrite") else RW.RANDREAD
         ramp = 2.0 if round_no == 0 else 0.0  # fio logs nothing while it ramps
-        work = StoredWorkload.of(Workload(name, rw, bs_bytes=4096, iodepth=qd, ramp_time_s=ramp))
+        bs = 16384 if "16k" in name else 4096
+        work = StoredWorkload.of(Workload(name, rw, bs_bytes=bs, iodepth=qd, ramp_time_s=ramp))
         direction = "write" if rw is RW.RANDWRITE else "read"
         points = tuple((1000 * (i + 1), v) for i, v in enumerate(per_second))
         series = [LogSeries(round_no, name, "iops", 0, None, direction, points)]
-        test = _as_lab(tests[name], iops, lat)
+        test = _as_lab(tests[name], iops, lat, bs)
         store.add_round(run_id, round_no, json.dumps(one), [test], {name: work}, series=series)
     return store, run_id
 
@@ -112,6 +116,13 @@ def test_show_names_the_burst_and_the_limiter_pacing(tmp_path: Path) -> None:
         assert rows[name]["limit"] == "rate limiter", rows[name]
         assert rows[name]["why"].startswith("QD 1 gave 1,000 IOPS and QD 64 x 1 job the same")
     assert "after its burst" in rows["randwrite-4k-latency"]["why"]
+    for size, paced in (("randwrite-16k-throughput", "randwrite-4k-iops"),
+                        ("randread-16k-throughput", "randread-4k-iops")):  # fmt: skip
+        assert rows[size]["limit"] == "rate limiter", rows[size]
+        assert rows[size]["why"] == (
+            f"the same 1,000 IOPS as {paced} (4 KiB, paced by a rate limiter at ~1,000 IOPS)"
+            " at 16 KiB per I/O, QD 64 x 1 job: the limiter counts I/Os, not bytes"
+        )
     assert not any("saturated" in e for e in rows["randread-4k-iops"]["evidence"])
 
 

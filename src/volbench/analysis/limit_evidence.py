@@ -124,6 +124,9 @@ class Context:
     read_again: MeasuredTest | None = None
     burst: Burst | None = None
     after_bursts: tuple[tuple[str, float], ...] = ()
+    paced_sizes: tuple[tuple[MeasuredTest, float], ...] = ()
+    """The same workload at the same queue but other block sizes whose pacing by a
+    limiter the run showed (QD 1 and deeper at one rate), with that rate (IOPS)."""
 
 
 class Limit(StrEnum):

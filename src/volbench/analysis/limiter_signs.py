@@ -62,7 +62,7 @@ def paced(test: MeasuredTest, ctx: Context) -> list[str]:
         pairs = []
     same = [(one, deep, rate) for one, deep, rate in pairs if _same(one.iops, rate)]
     if not same:
-        return []
+        return sized(test, ctx)
     one, deep, rate = max(same, key=lambda p: p[1].outstanding)
     burst = " after its burst" if rate != deep.iops else ""
     return [
@@ -72,6 +72,29 @@ def paced(test: MeasuredTest, ctx: Context) -> list[str]:
         f" {rate:,.0f} IOPS): a rate limiter paces the I/O at ~{one.iops:,.0f} IOPS, more"
         " queue only waits longer for it"
     ]
+
+
+def sized(test: MeasuredTest, ctx: Context) -> list[str]:
+    """The same rate as the same workload at another block size that a limiter was
+    shown to pace (:attr:`Context.paced_sizes`), at the same queue, kept full: the
+    bytes per I/O changed and the I/O rate did not, so I/Os, not bytes, are counted
+    and capped. (A disk seeking between random I/Os also keeps its IOPS across small
+    sizes, but it gains from the queue, so it is never shown paced.)"""
+    if not _full(test):
+        return []
+    for other, rate in ctx.paced_sizes:
+        if _same(rate, test.iops) and other.iops > 0:
+            mine, theirs = test.bw_bytes_per_s / test.iops, other.bw_bytes_per_s / other.iops
+            return [
+                f"the same {test.iops:,.0f} IOPS as {other.name} ({_kib(theirs)}, paced by a"
+                f" rate limiter at ~{rate:,.0f} IOPS) at {_kib(mine)} per I/O, {test.label}:"
+                " the limiter counts I/Os, not bytes"
+            ]
+    return []
+
+
+def _kib(size: float) -> str:
+    return f"{size / 1024:,.0f} KiB"
 
 
 def _full(test: MeasuredTest) -> bool:

@@ -11,6 +11,7 @@ Pure: the caller gives each test's :class:`FactsOfTest`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from volbench.analysis.burst_series import Burst
 from volbench.analysis.host_series import RoundHost
 from volbench.analysis.limit_evidence import Context, KnownCap, MeasuredTest, Verdict
 from volbench.analysis.limit_verdict import verdict
+from volbench.analysis.limiter_signs import paced
 from volbench.model import BUFFERED_PREFIX
 
 Family = tuple[object, ...]
@@ -142,6 +144,7 @@ def run_verdicts(
     }
     points = _points(tests)
     found = []
+    contexts: list[Context] = []
     for test in tests:
         name = test.measured.name
         twin = (
@@ -163,5 +166,35 @@ def run_verdicts(
             burst=test.burst,
             after_bursts=tuple((n.name, bursts[n.name]) for n in around if n.name in bursts),
         )
+        contexts.append(context)
+    paced_at = _paced_sizes(tests, contexts)
+    for test, context in zip(tests, contexts, strict=True):
+        sizes = tuple(
+            (other, rate)
+            for other, rate in paced_at.get(_sized_key(test), ())
+            if other.name != test.measured.name
+        )
+        context = dataclasses.replace(context, paced_sizes=sizes) if sizes else context
         found.append(TestVerdict(test, verdict(test.measured, context), context))
+    return found
+
+
+def _sized_key(test: FactsOfTest) -> tuple[object, ...]:
+    """A test's workload and queue, its block size left out."""
+    family = list(test.family)
+    family[1] = None  # the block size (report/limit_sheets._family)
+    return (*family, test.measured.iodepth, test.measured.numjobs)
+
+
+def _paced_sizes(
+    tests: Sequence[FactsOfTest], contexts: Sequence[Context]
+) -> dict[tuple[object, ...], list[tuple[MeasuredTest, float]]]:
+    """The tests a limiter was shown to pace (:func:`limiter_signs.paced`), with the
+    rate (a burst's baseline after it), by workload and queue without the block size."""
+    found: dict[tuple[object, ...], list[tuple[MeasuredTest, float]]] = {}
+    for test, context in zip(tests, contexts, strict=True):
+        if paced(test.measured, context):
+            burst = test.burst
+            rate = burst.baseline if burst and burst.steady else test.measured.iops
+            found.setdefault(_sized_key(test), []).append((test.measured, rate))
     return found
