@@ -181,8 +181,9 @@ def run_verdicts(
 
 def _sized_key(test: FactsOfTest) -> tuple[object, ...]:
     """A test's workload and queue, its block size left out."""
-    family = list(test.family)
-    family[1] = None  # the block size (report/limit_sheets._family)
+    family = list(test.family)  # (rw, block size, ...): report/limit_sheets._family
+    if len(family) > 1:
+        family[1] = None
     return (*family, test.measured.iodepth, test.measured.numjobs)
 
 
