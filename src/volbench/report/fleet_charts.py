@@ -4,28 +4,27 @@ test, and the aggregate against the sum of what each place did alone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 from volbench.report.chart import Chart, Series, bar_chart
+from volbench.report.fleet_sheets import PlaceRow
+from volbench.report.rows import rows_of
 from volbench.report.sheet import Sheet
 
 
-def _category(row: Mapping[str, Any]) -> str:
-    return f"{row['test']} {row['direction']}"
+def _category(row: PlaceRow) -> str:
+    return f"{row.test} {row.direction}"
 
 
 def place_charts(prefix: str, sheet: Sheet) -> list[Chart]:
     """IOPS per test and place (the aggregate as "all N together"); with figures
     alone (``--solo``), the aggregate beside the sum of the places alone."""
-    rows: Sequence[Mapping[str, Any]] = sheet.rows
+    rows = rows_of(sheet.rows, PlaceRow)
     if not rows:
         return []
-    places: dict[str, list[Mapping[str, Any]]] = {}
+    places: dict[str, list[PlaceRow]] = {}
     for row in rows:
-        places.setdefault(str(row["place"]), []).append(row)
+        places.setdefault(row.place, []).append(row)
     shares = [
-        Series(place, [_category(r) for r in chosen], [float(r["iops"]) for r in chosen])
+        Series(place, [_category(r) for r in chosen], [float(r.iops) for r in chosen])
         for place, chosen in places.items()
     ]
     charts = [
@@ -36,10 +35,10 @@ def place_charts(prefix: str, sheet: Sheet) -> list[Chart]:
     alone: dict[str, float] = {}
     together: dict[str, float] = {}
     for row in rows:
-        if row.get("alone_iops") is not None:
-            alone[_category(row)] = alone.get(_category(row), 0.0) + float(row["alone_iops"])
-        elif str(row["place"]).startswith("all "):
-            together[_category(row)] = float(row["iops"])
+        if row.alone_iops is not None:
+            alone[_category(row)] = alone.get(_category(row), 0.0) + float(row.alone_iops)
+        elif row.place.startswith("all "):
+            together[_category(row)] = float(row.iops)
     tests = [t for t in together if t in alone]
     if tests:
         charts.append(

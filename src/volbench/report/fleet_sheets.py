@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from volbench.analysis.shared_limit import SharedLimit, shared_limits
 from volbench.model import HostProbe, RunRecord, StoredResult
 from volbench.records import json_object
+from volbench.report.rows import Row, documents
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
 SOLO_PREFIX = "solo."  # as volbench.plans.fleet writes it
@@ -55,22 +56,43 @@ def _alone(results: Sequence[StoredResult]) -> dict[tuple[str, str, str], float]
     }
 
 
-def _row(result: StoredResult, place: str, alone: float | None) -> dict[str, Any]:
-    return {
-        "round": result.round,
-        "test": result.test,
-        "direction": result.direction,
-        "place": place,
-        "iops": result.iops,
-        "bw_bytes_per_s": result.bw_bytes_per_s,
-        "bw_mb_per_s": result.bw_bytes_per_s / MB,
-        "lat_mean_ns": result.lat_mean_ns,
-        "lat_p99_ns": result.lat_p99_ns,
-        "lat_max_ns": result.lat_max_ns,
-        "jobs": result.jobs,
-        "alone_iops": alone,
-        "share_of_alone_pct": 100.0 * result.iops / alone if alone else None,
-    }
+@dataclass(frozen=True, eq=False)
+class PlaceRow(Row):
+    """A test's result on one place (or all together): IOPS, bytes/s and MB/s (10^6
+    B/s), mean, p99 and maximum latency (ns), fio's job count, and IOPS measured on
+    the place alone with the share of it reached together (%), None when not measured."""
+
+    round: int
+    test: str
+    direction: str
+    place: str
+    iops: float
+    bw_bytes_per_s: float
+    bw_mb_per_s: float
+    lat_mean_ns: float | None
+    lat_p99_ns: float | None
+    lat_max_ns: float | None
+    jobs: int
+    alone_iops: float | None
+    share_of_alone_pct: float | None
+
+
+def _row(result: StoredResult, place: str, alone: float | None) -> PlaceRow:
+    return PlaceRow(
+        round=result.round,
+        test=result.test,
+        direction=result.direction,
+        place=place,
+        iops=result.iops,
+        bw_bytes_per_s=result.bw_bytes_per_s,
+        bw_mb_per_s=result.bw_bytes_per_s / MB,
+        lat_mean_ns=result.lat_mean_ns,
+        lat_p99_ns=result.lat_p99_ns,
+        lat_max_ns=result.lat_max_ns,
+        jobs=result.jobs,
+        alone_iops=alone,
+        share_of_alone_pct=100.0 * result.iops / alone if alone else None,
+    )
 
 
 def findings(run: RunRecord) -> list[SharedLimit]:
@@ -114,7 +136,7 @@ def fleet_sheet(run: RunRecord) -> Sheet:
     places = [p.label for p in run.settings.places]
     order = {label: index for index, label in enumerate(places)}
     alone = _alone(run.results)
-    rows: list[dict[str, Any]] = []
+    rows: list[PlaceRow] = []
     for result in run.results:
         if result.test.startswith(SOLO_PREFIX):
             continue
@@ -152,7 +174,7 @@ def fleet_sheet(run: RunRecord) -> Sheet:
         "schema": "volbench.places/1",
         "places": [json_object(p) for p in run.settings.places],
         "hosts": [json_object(h) for h in run.settings.hosts],
-        "rows": rows,
+        "rows": documents(rows),
         "shared_limits": [
             {
                 "test": f.test,
