@@ -591,3 +591,22 @@ def test_a_burst_with_unsteady_plateaus_is_a_note_not_the_limiter() -> None:
     assert steady.steady and verdict(full(30_000), Context(burst=steady)).limit is (
         Limit.RATE_LIMITER
     )
+
+
+def test_a_vendors_io_unit_counts_a_large_request_as_several() -> None:
+    """1 MiB sequential reads at 250 requests/s against a 1,000 IOPS volume that counts
+    256 KiB as one I/O (AWS's unit; a lab guest with QEMU's iops-size 256k): 4 I/Os per
+    request, 1,000 as the volume counts them, its cap. fio's bandwidth / IOPS is a little
+    over 1 MiB (its averages): the block size asked for is what counts."""
+    seq = MeasuredTest("seq1m", 249.6, 262_144_000, 16e6, 4, 1, (4.0,), True, 249.6, 0.0,
+                       sequential=True, bs_bytes=1 << 20)  # fmt: skip
+    cap = KnownCap("the volume", 1000.0, None, unit_bytes=256 * 1024)
+    assert cap.counted(seq) == (pytest.approx(998.4), 4)
+    found = verdict(seq, Context(caps=(cap,)))
+    assert found.limit is Limit.RATE_LIMITER
+    assert found.evidence[0] == (
+        "998 IOPS (4 I/Os per request as it counts) is 100% of the volume's cap of 1,000 IOPS"
+    )
+    assert verdict(seq, Context(caps=(KnownCap("the volume", 1000.0),))).limit is not (
+        Limit.RATE_LIMITER
+    )

@@ -12,6 +12,7 @@ A :class:`Verdict` names the :class:`Limit` with its evidence.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -39,6 +40,8 @@ class MeasuredTest:
     read_iops: float | None = None
     write_iops: float | None = None
     sequential: bool = False
+    bs_bytes: int | None = None
+    """The block size the test asked for (None: not known; bandwidth / IOPS then)."""
 
     def direction_iops(self, direction: str) -> float | None:
         """The IOPS of ``direction`` ("read" or "write"), None when not known apart."""
@@ -91,6 +94,15 @@ class KnownCap:
     iops: float | None = None
     bw_bytes_per_s: float | None = None
     direction: str | None = None
+    unit_bytes: int | None = None
+    """The vendor counts an I/O of up to this many bytes as one (AWS: 256 KiB): a larger
+    request counts as ``ceil(size / unit)`` I/Os against :attr:`iops`."""
+
+    def counted(self, test: MeasuredTest) -> tuple[float, int]:
+        """``test``'s IOPS as this cap counts them, and I/Os per request."""
+        size = test.bs_bytes or (test.bw_bytes_per_s / test.iops if test.iops > 0 else 0.0)
+        count = max(1, math.ceil(size / self.unit_bytes - 1e-9)) if self.unit_bytes else 1
+        return test.iops * count, count
 
 
 @dataclass(frozen=True)

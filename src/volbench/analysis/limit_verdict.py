@@ -251,13 +251,19 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
     for cap in ctx.caps:
         if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
             continue  # a mix's directions: :func:`direction_caps`; another direction's cap
+        iops, count = cap.counted(test)
         for value, limit, unit, scale in (
-            (test.iops, cap.iops, "IOPS", 1.0),
+            (iops, cap.iops, "IOPS", 1.0),
             (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
         ):
             if limit and (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
+                each = (
+                    f" ({count} I/Os per request as it counts)"
+                    if unit == "IOPS" and count > 1
+                    else ""
+                )
                 found.append(
-                    f"{value / scale:,.0f} {unit} is {value / limit:.0%} of {cap.label}'s"
+                    f"{value / scale:,.0f} {unit}{each} is {value / limit:.0%} of {cap.label}'s"
                     f" cap of {limit / scale:,.0f} {unit}"
                 )
             elif limit and value < limit:

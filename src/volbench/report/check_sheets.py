@@ -259,12 +259,17 @@ def check_limits(
             f"the {product.vendor} {product.name} {expectation.size:g} {product.size_unit} volume",
             expectation.iops,
             expectation.throughput_bytes_per_s,
+            unit_bytes=product.count_unit_bytes,
         )
     ]
     volume = known[0].label
     for direction, iops in (("read", expectation.read_iops), ("write", expectation.write_iops)):
         if iops is not None:
-            known.append(KnownCap(f"{volume} ({direction} limit)", iops, None, direction))
+            known.append(
+                KnownCap(
+                    f"{volume} ({direction} limit)", iops, None, direction, product.count_unit_bytes
+                )
+            )
     if caps is not None:
         known.append(KnownCap(f"the {instance or 'instance'} instance", caps.iops, caps.bw))
     latency = expectation.latency

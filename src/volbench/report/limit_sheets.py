@@ -64,6 +64,7 @@ def _measured(results: Sequence[StoredResult], cpu: tuple[float, ...]) -> Measur
         read_iops=sum(r.iops for r in results if r.direction == "read"),
         write_iops=sum(r.iops for r in results if r.direction == "write"),
         sequential=work.rw in SEQUENTIAL,
+        bs_bytes=work.bs_bytes,
     )
 
 
