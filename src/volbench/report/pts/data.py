@@ -10,16 +10,16 @@ fio output (merged bucket by bucket, never averaged).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from volbench.analysis.percentiles import merge_bins
 from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict
 from volbench.fio.parser import parse
-from volbench.model import RunRecord
+from volbench.model import JobResult, RunRecord
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.options import PtsSetup
 from volbench.plans.pts.test import Cell, StoredRound
+from volbench.report.rows import documents
 from volbench.report.sheet import Column, Sheet
 
 MB = 1_000_000
@@ -35,7 +35,7 @@ class PtsData:
         self.options = self.setup.options
         self.active = self.setup.active_bytes
         self.rounds = state.stored_rounds(run.results, self.options, self.active)
-        self._parsed: dict[int, Any] = {}
+        self._parsed: dict[int, Sequence[JobResult]] = {}
 
     def history(self, test: str, phase: str | None = None) -> list[StoredRound]:
         return [r for r in self.rounds if r.test == test and (phase is None or r.phase == phase)]
@@ -68,7 +68,7 @@ def average(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def micro_s(value: Any) -> float | None:
+def micro_s(value: float | None) -> float | None:
     """A time in ns as µs (None stays None)."""
     return float(value) / US if value is not None else None
 
@@ -78,12 +78,19 @@ def runtime_s(cell: Cell) -> float:
     return float(max((r.runtime_ms for r in cell.results), default=0.0)) / 1000
 
 
-def sheet(title: str, columns: tuple[Column, ...], rows: list[dict[str, Any]], notes: Any) -> Sheet:
+def sheet(
+    title: str,
+    columns: tuple[Column, ...],
+    rows: Sequence[Mapping[str, object]],
+    notes: Iterable[str],
+) -> Sheet:
     """A PTS table: its JSON document is the title and the rows."""
-    return Sheet(title, columns, tuple(rows), {"title": title, "rows": rows}, tuple(notes))
+    return Sheet(
+        title, columns, tuple(rows), {"title": title, "rows": documents(rows)}, tuple(notes)
+    )
 
 
-def with_document(table: Sheet, **extra: Any) -> Sheet:
+def with_document(table: Sheet, **extra: object) -> Sheet:
     """``table`` with more keys in its JSON document."""
     document = {**table.document, **extra}
     return Sheet(table.title, table.columns, table.rows, document, table.notes)
