@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from volbench.model import RunRecord
 from volbench.report.chart import Chart
 from volbench.report.document import Section
 from volbench.report.sheet import Sheet
 
-Report = tuple[list[Sheet], Mapping[str, Any]]
+Report = tuple[list[Sheet], Mapping[str, object]]
 """Several sheets and the one JSON document that stands for all of them."""
 
 SheetBuilder = Callable[[RunRecord], Sheet]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from volbench.plans.pts.cells import MixCell, block_size_label
 from volbench.report.chart import Chart, Series, line_chart
@@ -26,7 +25,7 @@ def iops_sheet(data: PtsData) -> Sheet:
     mixes = data.options.mixes
     rows = []
     for bs in data.options.block_sizes:
-        row: dict[str, Any] = {"bs_bytes": bs, "block_size": format_block_size(bs)}
+        row: dict[str, object] = {"bs_bytes": bs, "block_size": format_block_size(bs)}
         for mix in mixes:
             key = str(MixCell(mix, bs))
             row[f"iops_{mix}"] = average([r.cells[key].iops for r in window if key in r.cells])

@@ -9,8 +9,6 @@ stored, MB/s = bytes/s / 10^6, µs = ns / 10^3, GB = bytes / 10^9 (as in the tab
 
 from __future__ import annotations
 
-from typing import Any
-
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.model import RunRecord
 from volbench.plans.pts import catalog
@@ -47,7 +45,7 @@ def pts_sheets(run: RunRecord) -> list[Sheet]:
     return sheets
 
 
-def pts_document(run: RunRecord) -> dict[str, Any]:
+def pts_document(run: RunRecord) -> dict[str, object]:
     """The stable JSON form of a PTS report (schema ``volbench.pts/1``)."""
     data = PtsData(run)
     return {

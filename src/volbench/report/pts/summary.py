@@ -4,7 +4,8 @@ the PTS test header (purge, preconditioning, TC/QD, cache)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TypedDict
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.model import RunRecord
@@ -14,6 +15,7 @@ from volbench.report.pts.data import PtsData
 from volbench.report.pts.header import header_notes
 from volbench.report.pts.page import Figure
 from volbench.report.pts.pages import page_for
+from volbench.report.rows import Row, documents
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.units import format_seconds
 
@@ -57,22 +59,40 @@ def steady_text(data: PtsData, test: str) -> str:
     return f"NOT achieved ({len(ss)} rounds)"
 
 
+class FigureEntry(TypedDict):
+    """A headline figure as the JSON lists it: name, value in ``unit``, and as shown."""
+
+    name: str
+    value: float | None
+    unit: str
+    label: str
+
+
+@dataclass(frozen=True, eq=False)
+class TestHeadlineRow(Row):
+    """A PTS test at a glance: its page's title, headline figures and steady state."""
+
+    test: str
+    figures: list[FigureEntry]
+    steady_state: str
+
+
 def pts_headline(run: RunRecord) -> Headline:
     """A row per headline figure of each test the run has rounds of."""
     data = PtsData(run)
-    rows: list[dict[str, Any]] = []
+    rows: list[TestHeadlineRow] = []
     for test in data.options.tests:
         if not data.history(test):
             continue
         page = page_for(test)
         found = [
-            {"name": f.name, "value": f.value, "unit": f.unit,
-             "label": f"{f.name}: {figure_text(f)}"}
+            FigureEntry(name=f.name, value=f.value, unit=f.unit,
+                        label=f"{f.name}: {figure_text(f)}")
             for f in page.headline(page.sheets(data), data)
         ]  # fmt: skip
         steady = steady_text(data, test)
-        rows.append({"test": page.title, "figures": found, "steady_state": steady})
-    table = Sheet(f"Run {run.id} at a glance: PTS", COLUMNS, tuple(rows), {"rows": rows})
-    listed = [(r["test"], f) for r in rows for f in r["figures"] if f["value"] is not None]
+        rows.append(TestHeadlineRow(page.title, found, steady))
+    table = Sheet(f"Run {run.id} at a glance: PTS", COLUMNS, tuple(rows), {"rows": documents(rows)})
+    listed = [(r.test, f) for r in rows for f in r.figures if f["value"] is not None]
     figures = tuple(f"{test} {f['label']}" for test, f in listed[:FIGURES_LISTED])
     return Headline(table, figures, header_notes(run))
