@@ -33,7 +33,9 @@ class Row(Mapping[str, object]):
     """Fields that are not keys of the row while None (figures a row has only when
     measured, e.g. fio's IOPS samples)."""
     renamed: ClassVar[Mapping[str, str]] = {}
-    """Fields whose key is another name (``from_date`` as ``from``, a Python keyword)."""
+    """Fields whose key is another name (``from_date`` as ``from``, a Python keyword;
+    ``round_values`` as ``values``: a field never takes a mapping's method names, keys,
+    values, items, get)."""
 
     def keys_of(self) -> tuple[str, ...]:
         """The row's keys, in the order JSON and CSV write them."""

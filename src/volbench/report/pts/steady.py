@@ -4,7 +4,9 @@ table of every tracking variable's window, the convergence and window charts."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS, Window
 from volbench.plans.pts import catalog
@@ -12,6 +14,7 @@ from volbench.plans.pts.cells import parse_cell
 from volbench.plans.pts.test import FIGURES as CELL_ATTRIBUTES
 from volbench.report.chart import Chart, Series, line_chart, window_chart
 from volbench.report.pts.data import PtsData, average, sheet
+from volbench.report.rows import Row, number
 from volbench.report.sheet import Column, Sheet
 
 FIGURE_UNITS = {"iops": ("IOPS", 1.0), "bw": ("MB/s", 1e6), "lat": ("µs", 1e3)}
@@ -36,19 +39,19 @@ def cell_label(cell: str) -> str:
     return parsed.label if parsed is not None else cell
 
 
-def figure_text(value: Any) -> str:
+def figure_text(value: object) -> str:
     """A figure with thousands separators and no exponent: ``60410.3`` -> ``60,410``,
     ``27.31`` -> ``27.3``, ``0.0123`` -> ``0.0123``."""
-    number = float(value)
-    size = abs(number)
-    if size >= 100 or number == 0:
-        return f"{number:,.0f}"
+    figure = number(value)
+    size = abs(figure)
+    if size >= 100 or figure == 0:
+        return f"{figure:,.0f}"
     decimals = min(6, 2 - math.floor(math.log10(size)))
-    return f"{number:,.{decimals}f}"
+    return f"{figure:,.{decimals}f}"
 
 
-def _pct(value: Any) -> str:
-    return f"{float(value):.1f}%"
+def _pct(value: object) -> str:
+    return f"{number(value):.1f}%"
 
 
 def not_evaluated(rounds: int) -> str:
@@ -82,38 +85,69 @@ def window_text(name: str, w: Window) -> str:
     )
 
 
-def _row(test: str, name: str, rounds: str, values: list[float], **fields: Any) -> dict[str, Any]:
-    return {"test": test, "variable": name, "label": variable_label(name), "rounds": rounds,
-            "values": values, **fields}  # fmt: skip
+@dataclass(frozen=True, eq=False)
+class SteadyRow(Row):
+    """One tracking variable's steady-state window: the rounds and their values, the
+    average, fit line (slope per round, intercept) and both excursions (% of the
+    average), in fio's units (IO/s, bytes/s, ns), then the same in the table's ``unit``
+    (IOPS, MB/s, µs)."""
+
+    test: str
+    variable: str
+    label: str
+    rounds: str
+    round_values: list[float]
+    average: float | None
+    slope: float | None
+    intercept: float | None
+    data_excursion_pct: float | None
+    slope_excursion_pct: float | None
+    steady: str
+    unit: str
+    average_in_unit: float | None
+    slope_in_unit: float | None
+    intercept_in_unit: float | None
+
+    renamed: ClassVar[Mapping[str, str]] = {"round_values": "values"}  # Mapping.values stays
+
+
+def _row(
+    test: str,
+    name: str,
+    rounds: str,
+    values: list[float],
+    fit: tuple[float | None, float | None, float | None],
+    excursions: tuple[float | None, float | None],
+    steady: str,
+) -> SteadyRow:
+    """A row, its figures also in the unit the table prints (the raw ones stay)."""
+    unit, divisor = FIGURE_UNITS.get(name.rsplit(" ", 1)[-1], ("", 1.0))
+    shown = [value / divisor if value is not None else None for value in fit]
+    return SteadyRow(
+        test, name, variable_label(name), rounds, values, *fit, *excursions, steady, unit, *shown
+    )
 
 
 def steady_state_sheet(data: PtsData) -> Sheet:
     """Every tracking variable's window: average, fit line and both excursions."""
-    rows: list[dict[str, Any]] = []
+    rows: list[SteadyRow] = []
     for test in (t for t in catalog.tests_of(data.options) if t.steady_state):
         verdict = data.verdict(test.name)
         ss = data.history(test.name, "ss")
         if not verdict.windows and ss:  # fewer rounds than a window: the rounds there are
             for name, values in test.tracking(ss).items():
                 rows.append(_row(
-                    test.name, name, f"1-{len(values)}", values, average=average(values),
-                    slope=None, intercept=None, data_excursion_pct=None,
-                    slope_excursion_pct=None,
-                    steady=not_evaluated(len(values)).removeprefix("steady state "),
+                    test.name, name, f"1-{len(values)}", values, (average(values), None, None),
+                    (None, None), not_evaluated(len(values)).removeprefix("steady state "),
                 ))  # fmt: skip
         for name, w in verdict.windows.items():
             rows.append(_row(
                 test.name, name, f"{w.rounds[0] + 1}-{w.rounds[-1] + 1}", list(w.values),
-                average=w.average, slope=w.slope, intercept=w.intercept,
-                data_excursion_pct=100 * w.data_excursion / w.average if w.average else None,
-                slope_excursion_pct=100 * w.slope_excursion / w.average if w.average else None,
-                steady="yes" if w.steady else "NOT achieved",
+                (w.average, w.slope, w.intercept),
+                (100 * w.data_excursion / w.average if w.average else None,
+                 100 * w.slope_excursion / w.average if w.average else None),
+                "yes" if w.steady else "NOT achieved",
             ))  # fmt: skip
-    for row in rows:  # what the table prints: in the figure's unit (the raw ones stay)
-        unit, divisor = FIGURE_UNITS.get(str(row["variable"]).rsplit(" ", 1)[-1], ("", 1.0))
-        row["unit"] = unit
-        for key in ("average", "slope", "intercept"):
-            row[f"{key}_in_unit"] = row[key] / divisor if row[key] is not None else None
     columns = (
         Column("test", "Test"),
         Column("label", "Tracking variable"),
