@@ -14,6 +14,7 @@ another name as well (its entries share one latency kind, chosen over all of the
 from __future__ import annotations
 
 import json
+
 from volbench.fio.document import load
 from volbench.fio.parser import ALL_CLIENTS, parse
 from volbench.model import FioOutput
