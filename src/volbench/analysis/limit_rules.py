@@ -1,0 +1,307 @@
+"""Limit rules: the tests that name what set a test's figure, one function a limit.
+
+Each rule takes the test's figures and its context and returns the evidence
+sentences when it holds, none when it does not; :data:`RULES` lists them in the
+order that decides (see :mod:`volbench.analysis.limit_verdict` for the verdict and
+the meaning of each rule). The thresholds below are the rules' cut-offs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from volbench.analysis import littles_law, scaling, throttle
+from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest
+from volbench.analysis.limiter_signs import CAP_MATCH, direction_caps, paced
+
+STALL_S = 5.0
+"""Seconds of device samples without a completion (requests in flight) that make a
+stall: the stall watch's own 5 s (fio/stall.py, issue 6)."""
+CACHE_GAP = 2.0
+"""A buffered test at this multiple of its direct twin was served by the page cache."""
+FIRST_TOUCH_GAP = 1.5
+"""A second read of the same region at this multiple of the first: the first paid for
+first access (a third lower or more)."""
+JOB_CPU_PCT = 90.0
+"""A fio job at this share of one core (usr + sys) has no CPU left ("near 100 %")."""
+QUOTA_SHARE = 0.9
+"""fio's jobs at this share of their cgroup's CPU quota (cores) are held by it."""
+HOST_CPU_PCT = 90.0
+"""All CPUs busy this much on average: the host has no CPU left."""
+THROTTLED_PCT = 25.0
+"""The CPU quota throttled fio's cgroup in this share of its periods (a quarter of them
+ran into the quota): it held fio back."""
+WAIT_SHARE = 0.5
+"""fio's threads waited for a CPU at least as long as they ran (wait / (run + wait))."""
+RUNNABLE_SHARE = 0.5
+"""fio's threads wanted a CPU (running or waiting) at least this share of the time per
+job: a job that mostly sleeps (waiting for its I/O) is not held by the CPU, however long
+each of its few wake-ups waits."""
+IDLE_MIN_PCT = 40.0
+"""longhorn/kbench README: CPU idleness "should be at least 40%" in latency tests."""
+ABOVE_DEVICE_SHARE = 0.25
+"""The device saw at most this share of fio's in-flight I/Os: the rest waited above it."""
+CPU_STARVED_SHARE = 0.25
+"""fio's threads waiting for a CPU over this share of their runnable time reap
+completions late: I/Os then wait in fio, not in a limiter."""
+DEVICE_BUSY_PCT = 95.0
+"""io_ticks share that counts as a device busy all the time (iostat's %util ~100)."""
+MEMORY_PSI_PCT = 10.0
+"""PSI memory some avg10 worth a note: tasks stalled on memory that share of time."""
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:,.0f} µs" if ns < 1e6 else f"{ns / 1e6:,.2f} ms"
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.fmean(known) if known else None
+
+
+def _in_flight(test: MeasuredTest) -> float | None:
+    if test.lat_mean_ns is None:
+        return None
+    return littles_law.implied_outstanding([(test.iops, test.lat_mean_ns)])
+
+
+def _stall(test: MeasuredTest, ctx: Context) -> list[str]:
+    if test.iops <= 0:
+        return ["fio completed no I/O in the test"]
+    if ctx.stall_s > 0:
+        return [f"0 IOPS for {ctx.stall_s:,.0f} s with I/O outstanding (fio's stall watch)"]
+    run, longest = 0, 0
+    for s in ctx.host:
+        run = run + 1 if s.iops == 0 and (s.in_flight or 0) > 0 else 0
+        longest = max(longest, run)
+    if longest >= STALL_S:
+        return [f"the device completed nothing for {longest} s with requests in flight"]
+    return []
+
+
+def _cache(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    twin = ctx.direct_twin
+    if not test.direct and twin and twin.iops > 0 and test.iops >= CACHE_GAP * twin.iops:
+        found.append(
+            f"buffered {test.iops:,.0f} IOPS vs {twin.iops:,.0f} direct"
+            f" ({test.iops / twin.iops:,.1f}x): the page cache served it, not the device"
+        )
+    again = ctx.read_again
+    first = test.bw_bytes_per_s
+    if again and first > 0 and again.bw_bytes_per_s >= FIRST_TOUCH_GAP * first:
+        found.append(
+            f"the same region read again gave {again.bw_bytes_per_s / 1e6:,.1f} MB/s,"
+            f" {again.bw_bytes_per_s / first:,.1f}x this first read's {first / 1e6:,.1f} MB/s:"
+            " a first-touch penalty (blocks initialized or fetched on first access)"
+        )
+    low = ctx.min_latency_ns
+    if low and test.lat_mean_ns is not None and test.lat_mean_ns < low:
+        found.append(
+            f"mean latency {_us(test.lat_mean_ns)} is below the {_us(low)} this kind of"
+            " target can give: a cache answered"
+        )
+    return found
+
+
+def _thermal(test: MeasuredTest, ctx: Context) -> list[str]:
+    t = ctx.temperatures
+    if t is None:
+        return []
+    found = []
+    if t.throttle_events:
+        found.append(f"the drive counted {t.throttle_events} thermal throttling transitions")
+    start = t.warning_c if t.warning_c is not None else t.critical_c
+    if start is not None and t.after_c is not None and t.after_c >= start:
+        since = f"from {t.before_c:.0f} °C " if t.before_c is not None else ""
+        found.append(
+            f"temperature went {since}to {t.after_c:.0f} °C, in the drive's throttling"
+            f" range (from {start:.0f} °C)"
+        )
+    return found
+
+
+def _fio_load(ctx: Context) -> tuple[float, float] | None:
+    """(mean cores fio's processes used, mean threads of them waiting for a CPU) over
+    the samples that measured fio; None when none did."""
+    measured = [
+        (s.fio_cpu_cores, s.fio_wait_threads)
+        for s in ctx.host
+        if s.fio_cpu_cores is not None and s.fio_wait_threads is not None
+    ]
+    if not measured:
+        return None
+    return statistics.fmean(c for c, _ in measured), statistics.fmean(w for _, w in measured)
+
+
+def _starved(load: tuple[float, float], test: MeasuredTest, share: float) -> bool:
+    """fio's threads wanted a CPU (:data:`RUNNABLE_SHARE` per job) and waited for one
+    ``share`` of that time."""
+    runnable = load[0] + load[1]
+    wanted = runnable >= RUNNABLE_SHARE * max(1, test.numjobs)
+    return wanted and runnable > 0 and load[1] / runnable >= share
+
+
+def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    jobs = test.job_cpu_pct
+    if jobs and max(jobs) >= JOB_CPU_PCT:
+        who = (
+            f"fio's {len(jobs)} job" if len(jobs) == 1 else f"the busiest of fio's {len(jobs)} jobs"
+        )
+        found.append(f"{who} used {max(jobs):.0f}% of a core: add --numjobs, or a larger instance")
+    quota = ctx.cpu_quota_cores
+    load = _fio_load(ctx)
+    if quota and jobs and sum(jobs) / 100 >= QUOTA_SHARE * quota:
+        found.append(
+            f"fio's jobs used {sum(jobs) / 100:.2f} cores, {sum(jobs) / quota:.0f}% of the"
+            f" {quota:g}-core CPU quota of their cgroup"
+        )
+    elif quota and ctx.throttled_pct is not None and ctx.throttled_pct >= THROTTLED_PCT:
+        used = f"; fio's processes used {load[0]:.2f} cores" if load else ""
+        found.append(
+            f"the {quota:g}-core CPU quota of fio's cgroup throttled it in"
+            f" {ctx.throttled_pct:.0f}% of its scheduling periods (cpu.stat){used}"
+        )
+    busy = _mean([_mean(s.cpu_busy_pct) for s in ctx.host])
+    if busy is not None and busy >= HOST_CPU_PCT:
+        if load is None:
+            found.append(f"all CPUs were {busy:.0f}% busy on average")
+        elif _starved(load, test, WAIT_SHARE):
+            found.append(
+                f"all CPUs were {busy:.0f}% busy on average and fio's threads waited for a"
+                f" CPU {load[1] / (load[0] + load[1]):.0%} of the time they could run"
+                f" ({load[1]:,.2f} threads waiting, {load[0]:,.2f} cores running; schedstat)"
+            )
+    fewer = [n for n in ctx.neighbours if n.iodepth == test.iodepth and n.numjobs < test.numjobs]
+    if found and fewer:
+        base = max(fewer, key=lambda n: n.iops)
+        if test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
+            found.append(
+                f"more jobs did not help: {base.numjobs} gave {base.iops:,.0f} IOPS,"
+                f" {test.numjobs} gave {test.iops:,.0f}"
+            )
+    return found
+
+
+def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = [ctx.burst.sentence()] if ctx.burst and ctx.burst.steady else []
+    points = [
+        throttle.Point(t.outstanding, t.iops, t.lat_mean_ns, t.name)
+        for t in (test, *ctx.neighbours)
+        if t.lat_mean_ns is not None
+    ]
+    shape = throttle.fingerprint(points) if len(points) >= 3 else None
+    if shape and shape.limited and test.outstanding in {p.outstanding for p in shape.plateau}:
+        found.append(shape.reason)
+    unmet = []
+    for cap in ctx.caps:
+        if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
+            continue  # a mix's directions: :func:`direction_caps`; another direction's cap
+        iops, count = cap.counted(test)
+        for value, limit, unit, scale in (
+            (iops, cap.iops, "IOPS", 1.0),
+            (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
+        ):
+            if limit and (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
+                each = (
+                    f" ({count} I/Os per request as it counts)"
+                    if unit == "IOPS" and count > 1
+                    else ""
+                )
+                found.append(
+                    f"{value / scale:,.0f} {unit}{each} is {value / limit:.0%} of {cap.label}'s"
+                    f" cap of {limit / scale:,.0f} {unit}"
+                )
+            elif limit and value < limit:
+                unmet.append(
+                    f"{cap.label} caps it at {limit / scale:,.0f} {unit}"
+                    f" ({value / limit:.0%} reached)"
+                )
+    found += paced(test, ctx) + direction_caps(test, ctx)
+    fio_flight = _in_flight(test) or 0.0
+    averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
+    device_flight = _mean(averaged) if averaged else _mean([s.in_flight for s in ctx.host])
+    busy = _mean([s.device_busy_pct for s in ctx.host])
+    waited = device_flight is not None and device_flight <= ABOVE_DEVICE_SHARE * fio_flight
+    load = _fio_load(ctx)  # fio short of CPU reaps completions late: they wait in fio
+    starved = load is not None and _starved(load, test, CPU_STARVED_SHARE)
+    if (
+        test.direct
+        and fio_flight >= 2
+        and waited
+        and busy is not None
+        and busy < 50
+        and not starved
+    ):
+        found.append(
+            f"fio kept {fio_flight:,.1f} I/Os in flight but the device saw {device_flight:,.1f}"
+            f" (busy {busy:.0f}%): they waited above it, in a limiter such as a blkio cgroup"
+        )
+    return [*found, *unmet] if found else []
+
+
+def _queue(test: MeasuredTest, ctx: Context) -> list[str]:
+    found = []
+    implied = _in_flight(test)
+    if implied is not None and littles_law.LittleCheck(implied, test.outstanding).ratio < (
+        1 - littles_law.TOLERANCE
+    ):
+        found.append(
+            f"fio kept {implied:,.1f} of {test.outstanding} configured I/Os in flight (Little's"
+            f" law: {test.iops:,.0f} IOPS x {_us(test.lat_mean_ns or 0)}): the engine or the"
+            " submitting threads did not keep the queue full"
+        )
+    if test.outstanding == 1 and test.lat_mean_ns:
+        found.append(
+            f"1 I/O in flight at a time: IOPS = 1 / latency ({_us(test.lat_mean_ns)} ->"
+            f" {test.iops:,.0f}); this test measures latency, more queue depth raises IOPS"
+        )
+    deeper = [n for n in ctx.neighbours if n.outstanding > test.outstanding]
+    after = dict(ctx.after_bursts)  # a burst raised the average, not the queue
+    better = [
+        n
+        for n in deeper
+        if after.get(n.name, n.iops) > (1 + scaling.SAME_IOPS_TOLERANCE) * test.iops
+    ]
+    if better:
+        top = max(better, key=lambda n: n.iops)
+        found.append(
+            f"more queue raised IOPS: {top.label} gave {top.iops:,.0f}"
+            f" (+{top.iops / test.iops - 1:.0%})"
+        )
+    points = [
+        scaling.ScalingPoint(t.iodepth, t.numjobs, t.iops, t.bw_bytes_per_s, t.lat_mean_ns, None)
+        for t in (test, *ctx.neighbours)
+    ]
+    sentence = scaling.saturation_sentence(points) if len(points) > 1 else None
+    if sentence and test.outstanding > scaling.knee(points).outstanding and not better:
+        found.append(sentence)
+    return found
+
+
+def _device(test: MeasuredTest, ctx: Context) -> list[str]:
+    busy = _mean([s.device_busy_pct for s in ctx.host])
+    shallower = [n for n in ctx.neighbours if n.outstanding < test.outstanding and n.lat_mean_ns]
+    if busy is None or busy < DEVICE_BUSY_PCT or not shallower or test.lat_mean_ns is None:
+        return []
+    base = min(shallower, key=lambda n: n.outstanding)
+    rise = test.lat_mean_ns / (base.lat_mean_ns or 1)
+    if rise <= 1 or test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
+        return []
+    return [
+        f"the device was busy {busy:.0f}% of the time; from {base.label} to {test.label}"
+        f" latency rose {rise:,.1f}x and IOPS {test.iops / base.iops - 1:+.0%}, with no flat top"
+    ]
+
+
+RULES = (
+    (Limit.STALL, _stall),
+    (Limit.CACHE, _cache),
+    (Limit.DEVICE_THERMAL, _thermal),
+    (Limit.HOST_CPU, _host_cpu),
+    (Limit.RATE_LIMITER, _rate_limiter),
+    (Limit.QUEUE, _queue),
+    (Limit.DEVICE, _device),
+)
