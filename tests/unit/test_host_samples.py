@@ -27,17 +27,17 @@ from volbench.model import HostSample, LogSeries, RunSettings, StoredWorkload, T
 from volbench.plans.round_watch import enabled, health_values
 from volbench.store.repository import Store
 from volbench.targets import cgroup_limits as cg
-from volbench.targets.sampler import (
+from volbench.targets.kernel_counters import (
     TICKS_PER_S,
     DiskStat,
     ProcessTimes,
-    Sampler,
     descendants,
     parse_process_ticks,
     parse_schedstat,
     process_load,
     queue_length,
 )
+from volbench.targets.sampler import Sampler
 from volbench.targets.smart import DriveHealth, DriveTemperatures
 
 # --- fio's processes

@@ -16,9 +16,10 @@ from typing import IO
 
 import pytest
 
+from volbench.targets.kernel_counters import disk_of
 from volbench.targets.remote_sampler import RemoteSampler
 from volbench.targets.remote_stream import MAX_BLOCK_LINES, MAX_LINE, StreamParser, sampler_script
-from volbench.targets.sampler import Reading, disk_of, sample_between
+from volbench.targets.sampler import Reading, sample_between
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "remote_sampler"
 RECORDED = (FIXTURES / "loop_randread_500iops.txt").read_text()

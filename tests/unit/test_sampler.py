@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from volbench.model import HostSample
-from volbench.targets.sampler import (
+from volbench.targets.kernel_counters import (
     CpuTimes,
     DiskStat,
     Pressure,
-    Sampler,
     completion_rate,
     count_hw_queues,
     cpu_busy_pct,
@@ -26,6 +25,7 @@ from volbench.targets.sampler import (
     parse_proc_stat,
     read_hw_queues,
 )
+from volbench.targets.sampler import Sampler
 
 STAT_BEFORE = """cpu  300 0 100 1500 100 0 0 0 0 0
 cpu0 100 0 50 800 50 0 0 0 0 0

@@ -25,7 +25,8 @@ from typing import Protocol
 from volbench.analysis.host_series import fact_series, health_series, sample_series
 from volbench.model import HostSample, LogSeries, TargetInfo
 from volbench.targets import cgroup_limits, smart
-from volbench.targets.sampler import Sampler, disk_of
+from volbench.targets.kernel_counters import disk_of
+from volbench.targets.sampler import Sampler
 
 SWITCH = "VOLBENCH_SAMPLER"
 _NO_HEALTH: set[str] = set()

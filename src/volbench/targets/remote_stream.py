@@ -32,16 +32,16 @@ import re
 from dataclasses import dataclass, field
 
 from volbench.fio.remote_path import SAFE_PATH
-from volbench.targets.sampler import (
+from volbench.targets.kernel_counters import (
     Pressure,
     ProcessTimes,
-    Reading,
     parse_disk_stat,
     parse_pressure,
     parse_proc_stat,
     parse_process_ticks,
     parse_schedstat,
 )
+from volbench.targets.sampler import Reading
 
 MAX_LINE = 4096
 """Bytes a line may hold (a /proc/stat cpu line is under 200)."""
