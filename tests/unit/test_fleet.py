@@ -16,7 +16,7 @@ from volbench.fio.parser import parse
 from volbench.fio.server import parse_identity, server_command
 from volbench.model import RW, Place, Workload
 from volbench.plans.execution import PlanSpec
-from volbench.plans.fleet import Fleet, schedule
+from volbench.plans.fleet_spec import Fleet, schedule
 from volbench.plans.places import places_from, read_hosts_file
 
 FLEET = "fleet_client_server_jsonplus.txt"

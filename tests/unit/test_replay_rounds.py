@@ -16,7 +16,9 @@ from volbench.fio.runner import ReplayRunner
 from volbench.model import RW, Place, RunSettings, RunStatus, TargetInfo, Workload
 from volbench.plans.engine import Step, drive, execute, open_run
 from volbench.plans.execution import PlanSpec, Session
-from volbench.plans.fleet import Fleet, FleetRounds, fleet_settings, fleet_target
+from volbench.plans.fleet import FleetRounds
+from volbench.plans.fleet_preparation import fleet_settings, fleet_target
+from volbench.plans.fleet_spec import Fleet
 from volbench.plans.qos_verify import OneStep, Tenants
 from volbench.plans.reporter import NullReporter
 from volbench.store.repository import Store

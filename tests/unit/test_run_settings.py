@@ -28,7 +28,7 @@ from volbench.model import (
 )
 from volbench.plans import sweep
 from volbench.plans.capture import CaptureSetup
-from volbench.plans.fleet import stored_fleet
+from volbench.plans.fleet_preparation import stored_fleet
 from volbench.plans.pts.options import PtsSetup, build
 from volbench.records import RecordError
 from volbench.store import schema

@@ -18,7 +18,7 @@ from volbench.fio.tunnel import (
     remote_script,
     ssh_command,
 )
-from volbench.plans.fleet import Fleet
+from volbench.plans.fleet_spec import Fleet
 from volbench.plans.places import places_from
 
 

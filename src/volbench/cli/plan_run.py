@@ -37,9 +37,7 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.engine import execute
 from volbench.plans.execution import PlanSpec, prepare_runs_dir
-from volbench.plans.fleet import (
-    Fleet,
-)
+from volbench.plans.fleet_spec import Fleet
 from volbench.plans.placement import placed
 from volbench.plans.places import places_from
 from volbench.specs import catalogue

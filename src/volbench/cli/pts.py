@@ -38,7 +38,7 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.dry_run_pts import pts_preview
 from volbench.plans.execution import Outcome
-from volbench.plans.fleet import Fleet
+from volbench.plans.fleet_spec import Fleet
 from volbench.plans.placement import placed
 from volbench.plans.places import places_from
 from volbench.plans.pts import catalog, driver

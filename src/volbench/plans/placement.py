@@ -19,15 +19,9 @@ from pathlib import Path
 from volbench.fio.runner import Runner
 from volbench.model import RunSettings, TargetInfo
 from volbench.plans.execution import PlanSpec, RoundRunner
-from volbench.plans.fleet import (
-    REMOTE_ENGINE,
-    Fleet,
-    FleetRounds,
-    PreparedFleet,
-    connected,
-    prepare_fleet,
-    schedule,
-)
+from volbench.plans.fleet import FleetRounds
+from volbench.plans.fleet_preparation import PreparedFleet, prepare_fleet
+from volbench.plans.fleet_spec import REMOTE_ENGINE, Fleet, connected, schedule
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
 from volbench.plans.round import run_round

@@ -33,7 +33,7 @@ from volbench.lab.throttle import Bucket, Limits
 from volbench.model import RunSettings, TestResult, Workload
 from volbench.plans.engine import Step, drive, open_run
 from volbench.plans.execution import Outcome, Session, prepare_runs_dir
-from volbench.plans.fleet import REMOTE_ENGINE
+from volbench.plans.fleet_spec import REMOTE_ENGINE
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_guest_launch import GuestTenants
 from volbench.plans.qos_setup import device_number, plan_id, tenant_limits

@@ -24,7 +24,7 @@ from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
 from volbench.plans import kinds, qos_verify
 from volbench.plans.engine import local_targets, proceed, recorded_engine
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session
-from volbench.plans.fleet import stored_fleet
+from volbench.plans.fleet_preparation import stored_fleet
 from volbench.plans.kinds import Resumes
 from volbench.plans.placement import Placement, placed
 from volbench.plans.pts import driver

@@ -1,0 +1,104 @@
+"""A fleet: the places a plan runs on at once (local targets, or targets on other
+hosts through fio's client/server mode), and which rounds run on each place alone
+(``solo``). :mod:`volbench.plans.fleet` runs its rounds."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from volbench.errors import FioError, UsageError
+from volbench.fio.client import HostAddress, parse_host
+from volbench.fio.tunnel import connected as connected_hosts
+from volbench.fio.tunnel import is_ssh
+from volbench.model import (
+    Place,
+    Workload,
+)
+from volbench.plans.execution import PlanSpec
+from volbench.plans.remote_watch import Samplers, sampled
+
+REMOTE_ENGINE = "libaio"
+"""ioengine on other hosts unless ``--ioengine`` says otherwise (fio has it on every Linux)."""
+
+SOLO_PREFIX = "solo."
+"""Per-place results of a place running alone carry this before the test name."""
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The places of a multi-target run and how to treat a host that fails.
+
+    ``size_bytes`` is the active range on each target (fio's ``size``): needed for
+    remote targets, which volbench cannot inspect. ``endpoints``: where fio's client
+    reaches each host named in the places, ``samplers``: each such host's sampler or
+    why it has none (both set by :func:`connected`).
+    """
+
+    places: tuple[Place, ...]
+    keep_going: bool = False
+    solo: bool = False
+    size_bytes: int | None = None
+    endpoints: Mapping[str, HostAddress] = field(default_factory=dict, compare=False)
+    samplers: Samplers = field(default_factory=dict, compare=False)
+
+    def address(self, host: str) -> HostAddress:
+        """Where fio's client reaches ``host`` (a place's host name)."""
+        if host in self.endpoints:
+            return self.endpoints[host]
+        if is_ssh(host):
+            raise FioError(f"{host} is not connected (volbench opens ssh hosts before a run)")
+        return parse_host(host)
+
+    @property
+    def remote(self) -> bool:
+        return any(p.host is not None for p in self.places)
+
+    def check_stall_policy(self, abort_on_stall: bool) -> None:
+        """UsageError for ``--abort-on-stall`` on other hosts: nothing watches them
+        (fio's client mode sends no interim figures)."""
+        if abort_on_stall and self.remote:
+            raise UsageError(
+                "--abort-on-stall cannot watch targets on other hosts (fio's client mode "
+                "sends no interim figures): leave it out for --hosts runs"
+            )
+
+    def hosts(self) -> list[HostAddress]:
+        """The distinct hosts, in the order their places were given."""
+        seen: dict[str, HostAddress] = {}
+        for place in self.places:
+            if place.host is not None and place.host not in seen:
+                seen[place.host] = self.address(place.host)
+        return list(seen.values())
+
+
+@contextlib.contextmanager
+def connected(fleet: Fleet) -> Iterator[Fleet]:
+    """The fleet with a way to reach every host for the block: ``ssh://`` hosts
+    through SSH tunnels (:mod:`volbench.fio.tunnel`), each sampled through a second
+    session (:mod:`volbench.plans.remote_watch`), all closed however the block ends."""
+    names = list(dict.fromkeys(p.host for p in fleet.places if p.host is not None))
+    with connected_hosts(names) as addresses, sampled(fleet.places) as samplers:
+        endpoints = dict(zip(names, addresses, strict=True))
+        yield dataclasses.replace(fleet, endpoints=endpoints, samplers=samplers)
+
+
+def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Place, ...]]]:
+    """The plan as the fleet runs it, and the places of the rounds that are not run
+    on every place: with ``solo``, each fixed round once on each place alone, its
+    tests renamed ``solo.TEST``, then on all places together."""
+    plan = plan.one_test_per_round()  # as execute() runs it: round numbers line up
+    if not fleet.solo or len(fleet.places) < 2:
+        return plan, {}
+    rounds: list[tuple[Workload, ...]] = []
+    alone: dict[int, tuple[Place, ...]] = {}
+    for workloads in plan.rounds:
+        for place in fleet.places:
+            alone[len(rounds)] = (place,)
+            rounds.append(
+                tuple(dataclasses.replace(w, name=SOLO_PREFIX + w.name) for w in workloads)
+            )
+        rounds.append(workloads)
+    return dataclasses.replace(plan, rounds=tuple(rounds)), alone
