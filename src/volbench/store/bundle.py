@@ -55,7 +55,8 @@ from volbench.model import LogSeries, RunRecord, RunStatus, TracePart
 from volbench.records import RecordError, json_object
 from volbench.store import rows
 from volbench.store.bundle_figures import check_figures
-from volbench.store.bundle_reader import AGAIN, BundleError, Reader, kind, no_constant, shown
+from volbench.store.bundle_reader import Reader
+from volbench.store.bundle_values import AGAIN, BundleError, kind, no_constant, shown
 from volbench.store.repository import Store
 
 __all__ = [
