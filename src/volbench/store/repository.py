@@ -10,10 +10,8 @@ The database connection is made by :mod:`volbench.store.database`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from types import TracebackType
-from typing import Any, Self
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -22,12 +20,10 @@ from sqlalchemy.pool import StaticPool
 from volbench.errors import StoreError
 from volbench.model import (
     LogSeries,
-    RoundTimes,
     RunRecord,
     RunSettings,
     RunStatus,
     Stall,
-    StoredResult,
     StoredWorkload,
     TestResult,
     TracePart,
@@ -42,13 +38,12 @@ from volbench.store.database import (
     one_line,
     redact,
 )
+from volbench.store.run_queries import RunQueries
 from volbench.store.schema import rounds, runs
-from volbench.store.series import log_series, series_rows
-from volbench.store.traces import read_parts, trace_rows
+from volbench.store.series import series_rows
+from volbench.store.traces import trace_rows
 
 __all__ = ["Store", "default_data_dir"]
-
-_NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
 
 
 def _require_store(engine: Engine, name: str) -> None:
@@ -62,12 +57,8 @@ def _require_store(engine: Engine, name: str) -> None:
             )
 
 
-class Store:
+class Store(RunQueries):
     """A result store on SQLite or PostgreSQL; use :meth:`open` to get one."""
-
-    def __init__(self, engine: Engine) -> None:
-        """Wrap an engine whose database is already at the latest schema version."""
-        self._engine = engine
 
     @classmethod
     def open(cls, url: str | None = None, create: bool = True) -> Store:
@@ -96,26 +87,6 @@ class Store:
             engine.dispose()
             raise
         return cls(engine)
-
-    @property
-    def url(self) -> str:
-        """The database URL for display, password masked."""
-        return display_url(self._engine.url)
-
-    def close(self) -> None:
-        """Release all connections."""
-        self._engine.dispose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def create_run(
         self,
@@ -343,136 +314,11 @@ class Store:
                 .values(heartbeat_at=rows.timestamp(None))
             )
 
-    def running_owner(self, ref: str | int) -> str | None:
-        """Who still runs run ``ref`` (e.g. ``pid 12 on host``), or None when nothing
-        does: it is finished, or its process is gone."""
-        with self._begin() as conn:
-            run_id = self._resolve(conn, ref)
-            row = conn.execute(
-                sa.select(runs.c.status, runs.c.owner, runs.c.heartbeat_at).where(
-                    runs.c.id == run_id
-                )
-            ).one()
-        found = owner.Owner.parse(row.owner)
-        if row.status != RunStatus.RUNNING.value or not owner.alive(found, row.heartbeat_at):
-            return None
-        return found.describe() if found else "another volbench"
-
-    def resolve(self, ref: str | int) -> int:
-        """The id of run ``ref``: a run id or ``latest`` (the newest started run)."""
-        with self._begin() as conn:
-            return self._resolve(conn, ref)
-
-    def get_run(self, ref: str | int, *, raw: bool = True) -> RunRecord:
-        """A run with its labels, results (by round, then as stored), raw outputs and
-        per-second series (``raw=False``: without outputs and series, the bulk of a
-        run's size; see :meth:`round_count`)."""
-        with self._begin() as conn:
-            run_id = self._resolve(conn, ref)
-            row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).one()
-            outputs = (
-                conn.execute(
-                    sa.select(rounds.c.raw_json)
-                    .where(rounds.c.run_id == run_id)
-                    .order_by(rounds.c.round)
-                )
-                .scalars()
-                .all()
-                if raw
-                else ()
-            )
-            stored = self._results(conn, run_id)
-            times = conn.execute(
-                sa.select(
-                    rounds.c.round, rounds.c.started_at, rounds.c.ended_at, rounds.c.committed_at
-                )
-                .where(rounds.c.run_id == run_id)
-                .order_by(rounds.c.round)
-            ).all()
-            stalls = conn.execute(
-                sa.select(schema.stalls)
-                .where(schema.stalls.c.run_id == run_id)
-                .order_by(schema.stalls.c.started_at, schema.stalls.c.id)
-            ).all()
-            table = schema.series
-            series = (
-                conn.execute(
-                    sa.select(table).where(table.c.run_id == run_id).order_by(table.c.id)
-                ).all()
-                if raw
-                else ()
-            )
-            return rows.run_record(
-                row,
-                self._labels(conn, [run_id]).get(run_id, {}),
-                results=stored,
-                raw_outputs=tuple(outputs),
-                rounds=tuple(RoundTimes(*t) for t in times),
-                stalls=tuple(rows.stall(r) for r in stalls),
-                series=tuple(s for r in series for s in log_series(r)),
-                trace=read_parts(conn, run_id) if raw else (),
-            )
-
     def add_trace(self, run_id: int, parts: Sequence[TracePart]) -> None:
         """Store a capture run's trace (:mod:`volbench.store.traces`), all parts at once."""
         if parts:
             with self._begin(write=True) as conn:
                 conn.execute(schema.traces.insert(), trace_rows(run_id, parts))
-
-    def get_results(self, ref: str | int, from_round: int = 0) -> tuple[StoredResult, ...]:
-        """The result rows of a run's rounds ``from_round`` on (by round, then as stored),
-        without the run or fio's raw outputs: what a loop over rounds reads after each."""
-        with self._begin() as conn:
-            return self._results(conn, self._resolve(conn, ref), from_round)
-
-    def round_count(self, ref: str | int) -> int:
-        """How many rounds of a run are committed (``len(get_run(ref).raw_outputs)``)."""
-        with self._begin() as conn:
-            run_id = self._resolve(conn, ref)
-            count = sa.select(sa.func.count()).select_from(rounds).where(rounds.c.run_id == run_id)
-            return int(conn.execute(count).scalar_one())
-
-    def list_runs(
-        self,
-        labels: Mapping[str, str] | None = None,
-        plan: str | None = None,
-        status: RunStatus | str | None = None,
-        limit: int | None = None,
-    ) -> list[RunRecord]:
-        """Runs newest first, without results or raw outputs.
-
-        Filters combine: every given label ``key=value`` must match, and the plan
-        and status if given.
-        """
-        conditions: list[sa.ColumnElement[bool]] = []
-        table = schema.labels
-        for key, value in (labels or {}).items():
-            conditions.append(
-                runs.c.id.in_(
-                    sa.select(table.c.run_id).where(table.c.key == key, table.c.value == value)
-                )
-            )
-        if plan is not None:
-            conditions.append(runs.c.plan == plan)
-        wanted = RunStatus(status) if status is not None else None
-        # a stored `running` run may be `interrupted` (its process is gone): decided
-        # per run after reading, so those two are filtered (and limited) here
-        live = (RunStatus.RUNNING, RunStatus.INTERRUPTED)
-        if wanted in live:
-            conditions.append(runs.c.status.in_([s.value for s in live]))
-        elif wanted is not None:
-            conditions.append(runs.c.status == wanted.value)
-        query = sa.select(runs).where(*conditions).order_by(*_NEWEST_FIRST)
-        if wanted not in live:
-            query = query.limit(limit)
-        with self._begin() as conn:
-            found = conn.execute(query).all()
-            ids = sa.select(query.subquery().c.id)
-            by_run = self._labels(conn, ids)
-            records = [rows.run_record(row, by_run.get(row.id, {})) for row in found]
-        if wanted in live:
-            records = [r for r in records if r.status is wanted][:limit]
-        return records
 
     def set_labels(
         self, ref: str | int, labels: Mapping[str, str], remove: Sequence[str] = ()
@@ -497,68 +343,3 @@ class Store:
             run_id = self._resolve(conn, ref)
             conn.execute(runs.delete().where(runs.c.id == run_id))
         return run_id
-
-    @contextmanager
-    def _begin(self, write: bool = False) -> Iterator[Connection]:
-        """One transaction, committed on success; database errors become StoreError.
-
-        On SQLite a ``write`` transaction starts with ``BEGIN IMMEDIATE``: a deferred
-        transaction that reads first and then writes gets SQLITE_BUSY at once, without
-        waiting out the busy timeout, whenever another connection (e.g. a second
-        volbench command opening the store) holds the write lock at that moment.
-        """
-        try:
-            with self._engine.connect() as conn:
-                if write:
-                    conn.execution_options(**{migrations.SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-                with conn.begin():
-                    yield conn
-        except sa.exc.DBAPIError as exc:
-            raise StoreError(f"result store {self.url}: {one_line(exc)}") from exc
-
-    @staticmethod
-    def _results(conn: Connection, run_id: int, from_round: int = 0) -> tuple[StoredResult, ...]:
-        table = schema.results
-        found = conn.execute(
-            sa.select(table)
-            .where(table.c.run_id == run_id, table.c.round >= from_round)
-            .order_by(table.c.round, table.c.id)
-        )
-        return tuple(rows.stored_result(r) for r in found)
-
-    def _resolve(self, conn: Connection, ref: str | int) -> int:
-        """The id of an existing run: ``latest`` or a run id."""
-        text = str(ref).strip()
-        if text.lower() == "latest":
-            newest = conn.execute(sa.select(runs.c.id).order_by(*_NEWEST_FIRST).limit(1))
-            run_id = newest.scalar()
-            if run_id is None:
-                raise StoreError(f"no runs in {self.url} yet")
-            return int(run_id)
-        try:
-            run_id = int(text)
-        except ValueError:
-            raise StoreError(f"not a run: {text!r} (give a run id or latest)") from None
-        self._status(conn, run_id)
-        return run_id
-
-    def _status(self, conn: Connection, run_id: int) -> RunStatus:
-        """The status of run ``run_id``; StoreError if there is no such run."""
-        status = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).scalar()
-        if status is None:
-            raise StoreError(f"no run {run_id} in {self.url} (see volbench runs)")
-        return RunStatus(status)
-
-    @staticmethod
-    def _labels(
-        conn: Connection, run_ids: sa.Select[Any] | Sequence[int]
-    ) -> dict[int, dict[str, str]]:
-        """Labels of the given runs (a list of ids or a query for them), by run id."""
-        table = schema.labels
-        found = conn.execute(
-            sa.select(table).where(table.c.run_id.in_(run_ids)).order_by(table.c.key)
-        )
-        by_run: dict[int, dict[str, str]] = {}
-        for row in found:
-            by_run.setdefault(row.run_id, {})[row.key] = row.value
-        return by_run
