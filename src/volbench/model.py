@@ -14,7 +14,58 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from volbench.fio_results import (
+    DirectionResult as DirectionResult,
+)
+from volbench.fio_results import (
+    DiskUtil as DiskUtil,
+)
+from volbench.fio_results import (
+    FioOutput as FioOutput,
+)
+from volbench.fio_results import (
+    IopsSamples as IopsSamples,
+)
+from volbench.fio_results import (
+    JobResult as JobResult,
+)
+from volbench.fio_results import (
+    LatencyStats as LatencyStats,
+)
 from volbench.records import json_object, structure
+from volbench.testbed import (  # re-exported: where a run ran
+    HostInfo as HostInfo,
+)
+from volbench.testbed import (
+    HostProbe as HostProbe,
+)
+from volbench.testbed import (
+    Place as Place,
+)
+from volbench.testbed import (
+    PlaceRecord as PlaceRecord,
+)
+from volbench.testbed import (
+    TargetIdentity as TargetIdentity,
+)
+from volbench.testbed import (
+    TargetInfo as TargetInfo,
+)
+from volbench.timeline import (  # re-exported: a run over time
+    HostSample as HostSample,
+)
+from volbench.timeline import (
+    LogSeries as LogSeries,
+)
+from volbench.timeline import (
+    RoundTimes as RoundTimes,
+)
+from volbench.timeline import (
+    Stall as Stall,
+)
+from volbench.timeline import (
+    TracePart as TracePart,
+)
 
 T = TypeVar("T")
 
@@ -116,112 +167,6 @@ class Workload:
 
 
 @dataclass(frozen=True)
-class LatencyStats:
-    """Latency of one direction, in nanoseconds.
-
-    ``kind`` says which fio latency this is: ``lat`` (submission to completion,
-    fio's total latency) or ``clat`` (completion latency only). ``bins`` is the
-    json+ histogram: bin value in ns -> I/O count; empty when fio gave none.
-    ``percentiles_ns`` maps a percentile (e.g. 99.9) to its value in ns.
-    """
-
-    kind: str
-    min_ns: float
-    max_ns: float
-    mean_ns: float
-    stddev_ns: float
-    samples: int  # 0 = unknown (fio 2.1 prints no N)
-    percentiles_ns: dict[float, float] = field(default_factory=dict)
-    bins: dict[int, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class IopsSamples:
-    """fio's own IOPS samples of one direction: one per ``iopsavgtime`` window
-    (500 ms by default); fio's ``iops_min/max/mean/stddev/samples``."""
-
-    min: float
-    max: float
-    mean: float
-    stddev: float
-    samples: int
-
-
-@dataclass(frozen=True)
-class DirectionResult:
-    """What fio measured in one direction (read, write or trim) of one job."""
-
-    direction: str
-    io_bytes: int
-    runtime_ms: float
-    iops: float
-    bw_bytes_per_s: float
-    total_ios: int
-    latency: LatencyStats | None
-    iops_samples: IopsSamples | None = None
-    lat_mean_ns: float | None = None
-    """fio's mean total latency (``lat_ns``/``lat`` ``mean``: submission to completion)
-    in ns, whichever kind ``latency`` holds (Little's law needs it); None when fio gave
-    none."""
-
-    @property
-    def active(self) -> bool:
-        return self.total_ios > 0 or self.io_bytes > 0
-
-
-@dataclass(frozen=True)
-class JobResult:
-    """One entry of fio's ``jobs`` (or ``client_stats``) list."""
-
-    name: str
-    groupid: int
-    directions: dict[str, DirectionResult]
-    usr_cpu_pct: float
-    sys_cpu_pct: float
-    runtime_ms: float
-    error: int = 0
-    hostname: str | None = None
-    options: dict[str, str] = field(default_factory=dict)
-    port: int | None = None  # the fio server's port (client/server output)
-    elapsed_s: int | None = None  # fio's ``elapsed``: s since fio started, rounded up
-    job_start_ms: int | None = None  # fio's ``job_start`` (fio >= 3.36): ms since the epoch
-
-
-@dataclass(frozen=True)
-class DiskUtil:
-    """fio's ``disk_util`` entry for one block device."""
-
-    name: str
-    util_pct: float
-    read_ios: int
-    write_ios: int
-    hostname: str | None = None
-
-
-@dataclass(frozen=True)
-class FioOutput:
-    """Everything volbench reads from one fio JSON output.
-
-    ``jobs`` holds local jobs or, for client/server output, one entry per host
-    job (with ``hostname``); ``all_clients`` is fio's own "All clients"
-    aggregate when present. ``client_options`` holds the global options fio echoed
-    for each server (``HOST:PORT``) when it lists them apart (fio >= 3.39 with several
-    servers). Times are fio's: ``timestamp_s``/``timestamp_ms`` when it wrote the output
-    (a local run's end; a client/server run's start), ``time`` the same as local text.
-    """
-
-    fio_version: str
-    timestamp_s: int
-    jobs: tuple[JobResult, ...]
-    all_clients: tuple[JobResult, ...] = ()
-    disk_util: tuple[DiskUtil, ...] = ()
-    global_options: dict[str, str] = field(default_factory=dict)
-    client_options: dict[str, dict[str, str]] = field(default_factory=dict)
-    timestamp_ms: int | None = None
-    time: str | None = None
-
-
-@dataclass(frozen=True)
 class TestResult:
     """One test of a plan (one stonewall group of fio jobs), merged across jobs.
 
@@ -245,149 +190,6 @@ class TestResult:
     @property
     def bw_bytes_per_s(self) -> float:
         return sum(d.bw_bytes_per_s for d in self.directions.values())
-
-
-@dataclass(frozen=True)
-class TargetIdentity:
-    """What a target is, not what it is called: checked again before every round and
-    on resume (:mod:`volbench.targets.identity`), so a path that comes to name
-    something else (a re-pointed link, a loop device attached to another image, a
-    file replaced) is never written.
-
-    ``path`` is the canonical absolute path (every link resolved) and the one fio
-    is given. ``number`` is ``MAJOR:MINOR``: a block device's own number, or the
-    number of the filesystem holding a file, whose ``inode`` is set. ``diskseq``
-    (Linux 5.15+: a number the kernel gives each new medium, counted up when a loop
-    device is attached again) and ``boot`` (``/proc/sys/kernel/random/boot_id``)
-    tell a device apart within one boot; ``source`` is what names it across boots
-    (a WWID or serial, a loop device's backing file and offset, a dm/md UUID).
-    """
-
-    path: str
-    kind: str  # "block" or "file"
-    number: str
-    capacity_bytes: int
-    inode: int | None = None
-    diskseq: int | None = None
-    boot: str | None = None
-    source: str | None = None
-
-
-@dataclass(frozen=True)
-class TargetInfo:
-    """What volbench knows about the thing it measures."""
-
-    path: str
-    kind: str  # "file" or "block"
-    capacity_bytes: int
-    logical_block_bytes: int | None = None
-    physical_block_bytes: int | None = None
-    rotational: bool | None = None
-    model: str | None = None
-    scheduler: str | None = None
-    write_cache: str | None = None
-    device: str | None = None  # the block device a file lives on
-    filesystem: str | None = None
-    created_by_volbench: bool = False
-    identity: TargetIdentity | None = None
-    """None: a remote target, an imported run, or a run stored by an older volbench."""
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any], what: str = "target") -> TargetInfo:
-        """A stored target back (what a record leaves out reads as unknown: path "",
-        kind "unknown", 0 bytes); :class:`volbench.records.RecordError` naming
-        ``what`` when a value does not fit."""
-        return structure({**_UNKNOWN_TARGET, **record}, cls, what)
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where one share of a multi-target run runs: a target on this machine
-    (``host`` None) or on a host running ``fio --server`` (``HOST`` or ``HOST:PORT``).
-
-    Per-place results are stored with ``hostname`` = :attr:`label`; the run's own
-    (aggregate) results have none.
-    """
-
-    host: str | None
-    path: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.host}:{self.path}" if self.host else self.path
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    hostname: str
-    cpu_count: int
-    cpu_model: str
-    memory_bytes: int
-    kernel: str
-    fio_version: str
-    os: str = ""
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any], what: str = "host") -> HostInfo:
-        """A stored host back (what a record leaves out reads as unknown or 0);
-        :class:`volbench.records.RecordError` naming ``what`` when a value does not fit."""
-        return structure({**_UNKNOWN_HOST, **record}, cls, what)
-
-
-_UNKNOWN_TARGET: Mapping[str, Any] = {"path": "", "kind": "unknown", "capacity_bytes": 0}
-_UNKNOWN_HOST: Mapping[str, Any] = {
-    "hostname": "unknown", "cpu_count": 0, "cpu_model": "unknown", "memory_bytes": 0,
-    "kernel": "unknown", "fio_version": "unknown",
-}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class RoundTimes:
-    """When one committed round ran: ISO 8601 UTC to the second. ``started_at`` is when
-    volbench started fio, ``ended_at`` fio's own end time (its output's timestamp);
-    None for rounds stored before volbench kept them, or imported."""
-
-    round: int
-    started_at: str | None
-    ended_at: str | None
-    committed_at: str
-
-
-@dataclass(frozen=True)
-class TracePart:
-    """One stored part of a capture run's block I/O trace (:mod:`volbench.trace.codec`):
-    its first request's issue time in ns, how many requests it holds, the packed data."""
-
-    first_ns: int
-    ios: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class HostProbe:
-    """What one host running ``fio --server`` answered: its identity, or why it did
-    not answer (:func:`volbench.fio.server.probe`); ``seconds`` the answer took."""
-
-    address: str
-    answers: bool
-    seconds: float
-    hostname: str | None = None
-    os: str | None = None
-    arch: str | None = None
-    fio_version: str | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class PlaceRecord:
-    """One place of a run on several targets at once, as recorded with it: its label
-    (``HOST:PATH`` or the path), the host (None: this machine), the path there (None:
-    not stated, e.g. an imported fio client output) and its target as prepared."""
-
-    label: str
-    host: str | None = None
-    path: str | None = None
-    target: TargetInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -626,86 +428,3 @@ class StoredResult:
         places an aggregate ran on (its workload's ``places``, 1 when not recorded)."""
         per_place = (self.workload.iodepth or 1) * (self.workload.numjobs or 1)
         return per_place * (self.workload.places if self.place is None else 1)
-
-
-@dataclass(frozen=True)
-class Stall:
-    """A span of ``seconds`` with zero I/O completions while test ``test`` of round
-    ``round`` was running with I/O outstanding (fio's status documents, 1 s apart).
-
-    ``started_at``/``ended_at`` are ISO-8601 UTC wall-clock times: the last status
-    that showed progress (or fio's start) and the first that showed it again (or
-    when fio ended). ``resolved`` is False when fio ended, or was stopped, while
-    still stalled. ``test_offset_s`` is where the stall began in seconds since the
-    test started (fio's ``job_runtime``), for marking charts; None when unknown.
-    """
-
-    round: int
-    test: str
-    started_at: str
-    ended_at: str
-    seconds: float
-    resolved: bool
-    test_offset_s: float | None = None
-
-
-@dataclass(frozen=True)
-class LogSeries:
-    """One of fio's per-second logs of a committed round, one direction of it.
-
-    ``points`` are (time in ms, value) as fio wrote them (fio HOWTO, "Log File
-    Formats"), in the file's order; each value is the average over fio's
-    ``log_avg_msec`` window ending at that time, in the unit of ``kind``: ``iops``
-    I/O per second, ``bw`` KiB/s, ``lat`` / ``clat`` / ``slat`` (total, completion,
-    submission latency) ns. Times are ms since the job started, or Unix-epoch ms
-    (fio ``log_unix_epoch``: runs on several places at once, one clock for all).
-    ``test`` is the log's name: the test's (``TEST@N`` for place N of a run on
-    several places); ``job`` fio's number of the job (one log per job and clone);
-    ``host`` the host fio's client received the log from (client/server runs).
-    """
-
-    round: int
-    test: str
-    kind: str
-    job: int
-    host: str | None
-    direction: str
-    points: tuple[tuple[int, int | float], ...]
-
-
-@dataclass(frozen=True)
-class HostSample:
-    """One second of the host and device, from two readings ``interval`` apart.
-
-    ``time_s`` is the clock at the second reading (Unix seconds by default);
-    ``cpu_busy_pct`` each CPU's busy share (%); the device fields are None without a
-    device: busy share (%), requests in flight at the second reading, reads plus
-    writes completed per second, and requests in flight on average over the second
-    (``queue_length``); PSI avg10 (%) None where the kernel has no PSI.
-    The ``fio_`` fields are None when no child process (fio) ran through the second:
-    CPU cores its processes used, its busiest thread's share of a core (%: a job, or
-    a kernel worker of io_uring), and how many
-    of its threads waited for a CPU on average (run-queue time / elapsed).
-    """
-
-    time_s: float
-    cpu_busy_pct: tuple[float, ...]
-    device_busy_pct: float | None = None
-    in_flight: int | None = None
-    iops: float | None = None
-    memory_some_pct: float | None = None
-    memory_full_pct: float | None = None
-    io_some_pct: float | None = None
-    io_full_pct: float | None = None
-    fio_cpu_cores: float | None = None
-    fio_busiest_pct: float | None = None
-    fio_wait_threads: float | None = None
-    queue_length: float | None = None
-
-    @property
-    def fio_wait_share(self) -> float | None:
-        """Share of fio's runnable time spent waiting for a CPU (0..1)."""
-        if self.fio_cpu_cores is None or self.fio_wait_threads is None:
-            return None
-        runnable = self.fio_cpu_cores + self.fio_wait_threads
-        return self.fio_wait_threads / runnable if runnable > 0 else 0.0
