@@ -2,7 +2,9 @@
 
 Units are in the field names: ``_bytes``, ``_ns``, ``_ms``, ``_s``, ``_pct``,
 ``_per_s``. Bandwidth is always bytes per second; the presentation layer turns
-it into MB/s (10^6) and MiB/s (2^20).
+it into MB/s (10^6) and MiB/s (2^20). fio's output records, where a run ran and a
+run over time are in :mod:`volbench.fio_results`, :mod:`volbench.testbed` and
+:mod:`volbench.timeline`, re-exported here.
 """
 
 from __future__ import annotations
@@ -14,58 +16,24 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from volbench.fio_results import (
-    DirectionResult as DirectionResult,
-)
-from volbench.fio_results import (
-    DiskUtil as DiskUtil,
-)
-from volbench.fio_results import (
-    FioOutput as FioOutput,
-)
-from volbench.fio_results import (
-    IopsSamples as IopsSamples,
-)
-from volbench.fio_results import (
-    JobResult as JobResult,
-)
-from volbench.fio_results import (
-    LatencyStats as LatencyStats,
-)
+from volbench.fio_results import DirectionResult as DirectionResult
+from volbench.fio_results import DiskUtil as DiskUtil
+from volbench.fio_results import FioOutput as FioOutput
+from volbench.fio_results import IopsSamples as IopsSamples
+from volbench.fio_results import JobResult as JobResult
+from volbench.fio_results import LatencyStats as LatencyStats
 from volbench.records import json_object, structure
-from volbench.testbed import (  # re-exported: where a run ran
-    HostInfo as HostInfo,
-)
-from volbench.testbed import (
-    HostProbe as HostProbe,
-)
-from volbench.testbed import (
-    Place as Place,
-)
-from volbench.testbed import (
-    PlaceRecord as PlaceRecord,
-)
-from volbench.testbed import (
-    TargetIdentity as TargetIdentity,
-)
-from volbench.testbed import (
-    TargetInfo as TargetInfo,
-)
-from volbench.timeline import (  # re-exported: a run over time
-    HostSample as HostSample,
-)
-from volbench.timeline import (
-    LogSeries as LogSeries,
-)
-from volbench.timeline import (
-    RoundTimes as RoundTimes,
-)
-from volbench.timeline import (
-    Stall as Stall,
-)
-from volbench.timeline import (
-    TracePart as TracePart,
-)
+from volbench.testbed import HostInfo as HostInfo
+from volbench.testbed import HostProbe as HostProbe
+from volbench.testbed import Place as Place
+from volbench.testbed import PlaceRecord as PlaceRecord
+from volbench.testbed import TargetIdentity as TargetIdentity
+from volbench.testbed import TargetInfo as TargetInfo
+from volbench.timeline import HostSample as HostSample
+from volbench.timeline import LogSeries as LogSeries
+from volbench.timeline import RoundTimes as RoundTimes
+from volbench.timeline import Stall as Stall
+from volbench.timeline import TracePart as TracePart
 
 T = TypeVar("T")
 
