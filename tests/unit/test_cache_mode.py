@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from volbench.errors import UsageError
@@ -31,15 +33,10 @@ def test_modes_rewrite_the_rounds() -> None:
 
 
 def test_warning_only_beyond_twice_the_direct_figure() -> None:
-    rows = [
-        {"test": "a", "iops": 10_000.0},
-        {"test": "buffered.a", "iops": 90_000.0},
-        {"test": "b", "iops": 10_000.0},
-        {"test": "buffered.b", "iops": 19_000.0},
-        {"test": "c", "iops": 10_000.0},
-        {"test": "buffered.c", "iops": 4_000.0},
-    ]
-    notes = cache_notes(rows)
+    figures = [("a", 10_000.0), ("buffered.a", 90_000.0), ("b", 10_000.0),
+               ("buffered.b", 19_000.0), ("c", 10_000.0), ("buffered.c", 4_000.0)]  # fmt: skip
+    rows = [SimpleNamespace(result=SimpleNamespace(test=t, iops=i)) for t, i in figures]
+    notes = cache_notes(rows)  # type: ignore[arg-type]
     assert len(notes) == 2
     assert notes[0].startswith("warning: a buffered 90,000 IOPS vs direct 10,000 IOPS (9.0x)")
     assert "(0.4x)" in notes[1] and notes[1].startswith("warning: c buffered")
