@@ -303,7 +303,7 @@ def test_a_mix_with_its_reads_at_their_own_cap_names_the_direction(
         reads = [e for e in mixed["evidence"] if e.startswith("the reads of this mix, ")]
         assert all(e.endswith(": a rate limiter holds the reads") for e in reads)
         assert any("of their own cap of 1,000 IOPS (fio's cgroup, read limit" in e for e in reads)
-        assert mixed["iops"] * 0.65 <= 1.05 * 1000
+        assert mixed["iops"] * 0.65 <= 1.1 * 1000  # 65% of the total: the nominal read share
         told_alone += any(f"(the read-only test {alone}, reads alone)" in e for e in reads)
     assert told_alone, at_cap  # the run's read-only cell (its last round) tells it too
 
