@@ -51,7 +51,7 @@ def wait_for(check: Callable[[], bool], seconds: float) -> bool:
 @needs_fio
 def test_fio_jobs_end_when_volbench_is_killed(volbench: Volbench, tmp_path: Path) -> None:
     args = volbench.quick_args(tmp_path / "scratch.img", "--numjobs", "2")
-    args = tuple("20s" if a in ("1s", "500ms") else a for a in args)  # --runtime: long enough to kill
+    args = tuple("20s" if a in ("1s", "500ms") else a for a in args)  # runtime: long enough
     proc = volbench.start(*args)
     try:
         assert wait_for(lambda: len(fio_processes(tmp_path)) > 0, 30), "fio never started"
