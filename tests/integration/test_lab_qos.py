@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from cli_harness import Volbench, finish
+from test_lab import _live_qemus
 
 from volbench.lab import backing
 from volbench.lab import guest as guests
@@ -32,22 +33,6 @@ CAPABILITY = 1500
 and the host its 300, well below what each guest serves under TCG (about 10,000
 alone, 1,400 to 3,200 each with three at once on 2 cores busy with other work): a
 guest whose vCPU thread waits for a core still reaches its limit."""
-
-
-def _live_qemus(lab: Path) -> list[int]:
-    """Pids of running qemu processes of guests under ``lab``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            arguments = guests.command_line(int(entry.name))
-            if (
-                arguments
-                and Path(arguments[0]).name.startswith("qemu-system-")
-                and any(str(lab) in a for a in arguments)
-                and guests.exists(int(entry.name))
-            ):
-                found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture
