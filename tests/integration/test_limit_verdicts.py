@@ -293,8 +293,9 @@ def test_a_mix_with_its_reads_at_their_own_cap_names_the_direction(
     )
     assert result.exit_code == 0, (result.output, result.exception)
     rows = json.loads(result.stdout)["tests"]
-    # each round's cell; one the loaded machine held under the cap is not the cap's
-    at_cap = [r for r in rows if ".65-35." in r["test"] and r["iops"] * 0.65 >= 900]
+    # each round's cell whose reads fio counted at the cap (a 1 s cell of a random mix
+    # has a read share near 65%, not exactly; the loaded machine can hold one under)
+    at_cap = [r for r in rows if ".65-35." in r["test"] and 900 <= (r["read_iops"] or 0) <= 1100]
     assert len(at_cap) >= 3, [(r["test"], r["round"], r["iops"]) for r in rows]
     alone = next(r["test"] for r in rows if ".100-0." in r["test"])
     told_alone = 0
@@ -302,8 +303,10 @@ def test_a_mix_with_its_reads_at_their_own_cap_names_the_direction(
         assert mixed["limit"] == "rate limiter", mixed
         reads = [e for e in mixed["evidence"] if e.startswith("the reads of this mix, ")]
         assert all(e.endswith(": a rate limiter holds the reads") for e in reads)
-        assert any("of their own cap of 1,000 IOPS (fio's cgroup, read limit" in e for e in reads)
-        assert mixed["iops"] * 0.65 <= 1.1 * 1000  # 65% of the total: the nominal read share
+        assert any(
+            "of their own cap of 1,000 IOPS (fio's cgroup, read limit" in e for e in reads
+        ), mixed
+        assert mixed["read_iops"] <= 1.1 * 1000
         told_alone += any(f"(the read-only test {alone}, reads alone)" in e for e in reads)
     assert told_alone, at_cap  # the run's read-only cell (its last round) tells it too
 

@@ -205,7 +205,7 @@ def test_the_throttle_fingerprint_names_the_cap() -> None:
 
 
 @pytest.mark.parametrize(
-    ("iops", "held"), [(93_420, True), (93_000, False), (108_990, True), (109_100, False)]
+    ("iops", "held"), [(93_420, True), (93_000, False), (114_180, True), (114_200, False)]
 )
 def test_a_known_cap_boundaries(iops: float, held: bool) -> None:
     cap = KnownCap("the UCloud RSSD 2,040 GB volume", iops=103_800)

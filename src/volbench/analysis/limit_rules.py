@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from volbench.analysis import littles_law, scaling, throttle
 from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest
-from volbench.analysis.limiter_signs import CAP_MATCH, direction_caps, paced
+from volbench.analysis.limiter_signs import direction_caps, meets, paced
 
 STALL_S = 5.0
 """Seconds of device samples without a completion (requests in flight) that make a
@@ -204,7 +204,7 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
             (iops, cap.iops, "IOPS", 1.0),
             (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
         ):
-            if limit and (1 - CAP_MATCH) * limit <= value <= (1 + CAP_MATCH / 2) * limit:
+            if limit and meets(value, limit):
                 each = (
                     f" ({count} I/Os per request as it counts)"
                     if unit == "IOPS" and count > 1

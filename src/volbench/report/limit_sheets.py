@@ -173,6 +173,8 @@ def limit_rows(found: Sequence[TestVerdict]) -> list[dict[str, Any]]:
                 "round": item.facts.round,
                 "test": measured.name,
                 "iops": measured.iops,
+                "read_iops": measured.read_iops,
+                "write_iops": measured.write_iops,
                 "bw_bytes_per_s": measured.bw_bytes_per_s,
                 "lat_mean_ns": measured.lat_mean_ns,
                 "iodepth": measured.iodepth,
