@@ -12,6 +12,7 @@ from volbench.errors import UsageError
 from volbench.model import StoredResult, StoredWorkload, TargetInfo
 from volbench.plans.pts import catalog, driver, state
 from volbench.plans.pts.estimate import estimate, estimate_note, format_duration, remaining
+from volbench.plans.pts.iops import Matrix
 from volbench.plans.pts.options import (
     PtsOptions,
     build,
@@ -82,7 +83,7 @@ def test_reduced_matrix_is_non_compliant_and_options_round_trip() -> None:
         ("iops",), "enterprise", block_sizes=parse_block_sizes("64k,4k"),
         mixes=parse_mixes("0/100,100/0"), cell_seconds=2.0,
     )  # fmt: skip
-    assert options.block_sizes == (65536, 4096) and options.mixes == (100, 0)
+    assert options.of(Matrix).block_sizes == (65536, 4096) and options.of(Matrix).mixes == (100, 0)
     assert len(options.non_compliant_reasons) == 3
     assert _stored(options) == options
     assert PtsOptions(tests=("iops",)).non_compliant_reasons == ()
@@ -217,7 +218,7 @@ def test_remaining_time_shrinks_as_rounds_commit_and_is_zero_when_done() -> None
 def test_4k_logical_blocks_leave_out_half_kib_cells_before_anything_runs() -> None:
     zram = TargetInfo("/dev/zram0", "block", 64 * MiB, logical_block_bytes=4096)
     options = driver.fit_target(build(("iops", "latency", "ecw"), "enterprise"), zram, None)
-    assert options.block_sizes == (1048576, 131072, 65536, 32768, 16384, 8192, 4096)
+    assert options.of(Matrix).block_sizes == (1048576, 131072, 65536, 32768, 16384, 8192, 4096)
     iops, latency = (catalog.ss_cells(options, ACTIVE, t) for t in ("iops", "latency"))
     assert len(iops) == 7 * 7 and len(latency) == 3 * 2
     assert all(w.bs_bytes % 4096 == 0 for w in (*iops, *latency))
@@ -243,7 +244,8 @@ def test_4k_logical_blocks_leave_out_half_kib_cells_before_anything_runs() -> No
     default = driver.fit_target(
         build(("iops",), "enterprise"), replace(zram, logical_block_bytes=512), None
     )
-    assert default.block_sizes[-1] == 512 and driver.non_compliant_reasons(default, zram) == []
+    assert default.of(Matrix).block_sizes[-1] == 512
+    assert driver.non_compliant_reasons(default, zram) == []
 
 
 def test_rounds_numbered_without_gaps_after_cuts_and_never_beyond_the_limit() -> None:

@@ -1,6 +1,7 @@
-"""The PTS tests are listed in two tables that must agree: the test objects the driver
-runs (:data:`volbench.plans.pts.catalog.TESTS`, whose names the command takes) and
-the report pages (:data:`volbench.report.pts.pages.PAGES`). Each test's own options
+"""The PTS tests are listed once (:data:`volbench.plans.pts.catalog.TESTS`, whose names
+the command takes) and each has a report page (the ``PAGES`` of a module of
+:mod:`volbench.report.pts`, found by :func:`volbench.report.pts.pages.all_pages`): a
+test without a page, or a page of no test, fails here. Each test's own options
 are declared by its record; the ``pts`` command and the stored runs are made from
 those declarations. A test added to one table and not the other, or an option
 declared twice, fails here, not in a user's run."""
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 
 from volbench.cli.pts import pts
 from volbench.plans.pts import catalog, declared, options
-from volbench.report.pts.pages import PAGES, page_for
+from volbench.report.pts.pages import all_pages, page_for
 
 
 def test_every_test_the_command_takes_is_run_and_has_a_page() -> None:
@@ -21,8 +22,9 @@ def test_every_test_the_command_takes_is_run_and_has_a_page() -> None:
     assert names == ("iops", "throughput-1024k", "throughput-128k", "latency", "wsat", "hir",
                      "xsr", "ecw", "dirth")  # fmt: skip
     legacy = catalog.LEGACY.name  # old runs' one throughput test: run and shown, not chosen
-    assert [page.test for page in PAGES if page.test != legacy] == list(names)  # same order
+    assert [page.test for page in all_pages() if page.test != legacy] == list(names)  # same order
     assert page_for(legacy).test == legacy
+    assert sorted(page.test for page in all_pages()) == sorted(t.name for t in catalog.TESTS)
     for name in names:
         assert catalog.by_name(name).name == name
         assert page_for(name).test == name

@@ -1,4 +1,4 @@
-"""A PTS test is its plan module, its report page and their lines in the two tables
+"""A PTS test is its plan module, its report page module and its line in the catalog
 (CONTRIBUTING.md). A toy test added here, with an option of its own, is taken by the
 ``pts`` command (its option in the help under the test, its dry run), runs through
 the PTS driver from recorded fio outputs, stores its option with the run and shows
@@ -110,7 +110,8 @@ class ToyPage(BasePage):
 @pytest.fixture
 def toy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(catalog, "TESTS", (*catalog.TESTS, TOY))
-    monkeypatch.setattr(pages, "PAGES", (*pages.PAGES, ToyPage()))
+    found = pages.all_pages()  # its page module's PAGES, as the package's would be found
+    monkeypatch.setattr(pages, "all_pages", lambda: (*found, ToyPage()))
 
 
 def test_the_command_takes_the_toy_and_its_option(toy: None, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from volbench.model import (
 from volbench.plans import sweep
 from volbench.plans.capture import CaptureSetup
 from volbench.plans.fleet_preparation import stored_fleet
+from volbench.plans.pts.iops import Matrix
 from volbench.plans.pts.options import PtsSetup, build
 from volbench.records import RecordError
 from volbench.store import schema
@@ -134,8 +135,9 @@ def test_pts_fleet_verify_and_capture_settings_as_the_volbench_before_wrote_them
     pts_record = {
         "tests": ["iops"], "profile": "enterprise", "threads": 4, "iodepth": 32,
         "active_range_pct": 100, "cell_seconds": 2.0, "max_rounds": 25,
-        "wsat_max_rounds": 1440, "block_sizes": list(options.block_sizes),
-        "mixes": list(options.mixes), "toio_grid": [], "hir_cycles": 360, "xsr_cells": 60,
+        "wsat_max_rounds": 1440, "block_sizes": list(options.of(Matrix).block_sizes),
+        "mixes": list(options.of(Matrix).mixes), "toio_grid": [], "hir_cycles": 360,
+        "xsr_cells": 60,
         "purge": True, "ioengine": None, "logical_block_bytes": 512,
     }  # fmt: skip
     pts = _run("pts", {

@@ -112,7 +112,7 @@ COMMANDS = {
     ),
     "pts": (
         "volbench.cli.pts:pts",
-        "SNIA PTS: TEST is iops, throughput, latency, wsat, hir,...",
+        "SNIA PTS, the Performance Test Specification: TEST is...",
     ),
     "pts-report": (
         "volbench.cli.pts:pts_report",

@@ -127,7 +127,7 @@ class Costing:
     hourly_cost: HourlyCost | None
 
 
-HELP = """SNIA PTS: TEST is {tests}.
+HELP = """SNIA PTS, the Performance Test Specification: TEST is {tests}.
 
 Each test purges, preconditions and runs rounds until steady state (at most
 25); every round is committed, and `volbench resume RUN` continues a run.

@@ -20,20 +20,10 @@ from volbench.plans.dry_run import FIO_START_S, DryRun, job_texts
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.estimate import estimate
 from volbench.plans.pts.options import PtsOptions
-from volbench.plans.pts.test import Phase
 from volbench.units import format_bytes
 
 UNKNOWN_SPEED = 1e15
 """A write speed so high that size-based writes take no time (bytes/s)."""
-
-
-def _repeats(options: PtsOptions, phase: Phase) -> tuple[int, int]:
-    """How often a phase's round runs: (at least, at most)."""
-    if phase == Phase.SS:
-        return WINDOW_ROUNDS, options.max_rounds
-    if phase == Phase.RUN:
-        return 1, options.wsat_max_rounds
-    return 1, 1
 
 
 def pts_preview(
@@ -51,7 +41,7 @@ def pts_preview(
     for test in catalog.tests_of(options):
         for phase in test.phases:
             for index, cells in enumerate(test.phase_rounds(options, active, phase)):
-                at_least, at_most = _repeats(options, phase)
+                at_least, at_most = test.repeats(options, phase)
                 low += at_least * len(cells)
                 high += at_most * len(cells)
                 rounds += [

@@ -5,7 +5,7 @@ cannot run.
 
 A test is one object in a module of its own (:class:`.test.PtsTest`, with the
 options it declares); adding one is its module, a line in :data:`TESTS`, and its
-report page with a line in :data:`volbench.report.pts.pages.PAGES`. Everything
+report page (a module of :mod:`volbench.report.pts` that lists it as ``PAGES``). Everything
 here reads :data:`TESTS` when asked (a test may add a toy test to it).
 """
 

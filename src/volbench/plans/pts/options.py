@@ -26,14 +26,11 @@ from volbench.plans.pts.declared import OwnOptions
 
 # Each test's matrix, parser or names, also here for callers of before (bench, report).
 from volbench.plans.pts.demand import parse_grid as parse_grid
-from volbench.plans.pts.hir import HirOptions
 from volbench.plans.pts.iops import IOPS_BLOCK_SIZES as IOPS_BLOCK_SIZES
 from volbench.plans.pts.iops import IOPS_MIXES as IOPS_MIXES
-from volbench.plans.pts.iops import Matrix
 from volbench.plans.pts.iops import parse_block_sizes as parse_block_sizes
 from volbench.plans.pts.iops import parse_mixes as parse_mixes
 from volbench.plans.pts.throughput import THROUGHPUT_TESTS as THROUGHPUT_TESTS
-from volbench.plans.pts.wsat import WsatOptions
 from volbench.records import converter
 from volbench.units import MiB
 
@@ -145,23 +142,6 @@ class PtsOptions:
     def fitting(self, sizes: Sequence[int]) -> tuple[int, ...]:
         """The block sizes of ``sizes`` the target can do: multiples of its logical block."""
         return tuple(s for s in sizes if s % self.logical_block_bytes == 0)
-
-    # What report pages and the dry run read by name (each test reads its record).
-    @property
-    def block_sizes(self) -> tuple[int, ...]:
-        return self.of(Matrix).block_sizes
-
-    @property
-    def mixes(self) -> tuple[int, ...]:
-        return self.of(Matrix).mixes
-
-    @property
-    def hir_cycles(self) -> int:
-        return self.of(HirOptions).cycles
-
-    @property
-    def wsat_max_rounds(self) -> int:
-        return self.of(WsatOptions).max_rounds
 
 
 _common_out = make_dict_unstructure_fn(PtsOptions, converter, own=override(omit=True))

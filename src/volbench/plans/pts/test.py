@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from volbench.analysis.steady_state import Verdict, assess
+from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict, assess
 from volbench.model import StoredResult, Workload
 from volbench.plans.pts.declared import OwnOptions
 
@@ -163,6 +163,9 @@ class PtsTest(Protocol):
     def fitting(self, options: PtsOptions) -> Fitting:
         """What the target's logical block size changed in it."""
 
+    def repeats(self, options: PtsOptions, phase: Phase) -> tuple[int, int]:
+        """How often a round of ``phase`` runs: (at least, at most) (the dry run)."""
+
 
 FIGURES = {"iops": "iops", "bw": "bw_bytes_per_s", "lat": "lat_mean_ns"}
 """Tracked figure -> the :class:`Cell` attribute it reads."""
@@ -211,3 +214,7 @@ class BaseTest:
 
     def fitting(self, options: PtsOptions) -> Fitting:
         return Fitting()
+
+    def repeats(self, options: PtsOptions, phase: Phase) -> tuple[int, int]:
+        """A steady-state round: from a window's rounds to ``--max-rounds``; others once."""
+        return (WINDOW_ROUNDS, options.max_rounds) if phase == Phase.SS else (1, 1)

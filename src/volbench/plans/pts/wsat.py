@@ -112,6 +112,10 @@ class Wsat(BaseTest):
         fastest = min(longest, max(round_s, WSAT_CAPACITY_MULTIPLE * active / speed))
         return purge_s + fastest, purge_s + longest
 
+    def repeats(self, options: PtsOptions, phase: Phase) -> tuple[int, int]:
+        """Samples: one to ``--wsat-max-rounds``."""
+        return (1, options.of(WsatOptions).max_rounds) if phase == Phase.RUN else (1, 1)
+
     def describe(self, step: Round, options: PtsOptions) -> str:
         return (
             f"{step.test}: sample {step.index + 1} of at most "

@@ -114,4 +114,5 @@ class EcwPage(BasePage):
         return demand_headline(sheets)
 
 
-ECW_PAGE = EcwPage()
+PAGES = (EcwPage(),)
+"""This module's page (:mod:`.pages` finds it)."""

@@ -149,4 +149,5 @@ class DirthPage(BasePage):
         return charts
 
 
-DIRTH_PAGE = DirthPage()
+PAGES = (DirthPage(),)
+"""This module's page (:mod:`.pages` finds it)."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from volbench.plans.pts.cells import WaitCell, parse_cell_as
-from volbench.plans.pts.hir import HIR_CONTINUOUS_S, HIR_WRITE_S
+from volbench.plans.pts.hir import HIR_CONTINUOUS_S, HIR_WRITE_S, HirOptions
 from volbench.report.chart import Chart, Series, line_chart
 from volbench.report.pts.data import PtsData, average, sheet
 from volbench.report.pts.page import BasePage, Figure
@@ -28,11 +28,11 @@ def hir_sheet(data: PtsData) -> Sheet:
         name = next(n for n in r.cells if n.endswith("-cycles"))
         wait = parse_cell_as(WaitCell, name).wait_s
         cycles, cont = r.cells[name], r.cells[str(WaitCell(wait, "cont"))]
-        write_s = data.options.hir_cycles * HIR_WRITE_S * scale
+        write_s = data.options.of(HirOptions).cycles * HIR_WRITE_S * scale
         rows.append(
             {
                 "wait_s": wait * scale,
-                "cycles": data.options.hir_cycles,
+                "cycles": data.options.of(HirOptions).cycles,
                 "cycle_iops": cycles.iops,
                 "write_period_iops": cycles.io_bytes / 4096 / write_s,
                 "continuous_iops": cont.iops,
@@ -96,4 +96,5 @@ class HirPage(BasePage):
         ]  # fmt: skip
 
 
-HIR_PAGE = HirPage()
+PAGES = (HirPage(),)
+"""This module's page (:mod:`.pages` finds it)."""

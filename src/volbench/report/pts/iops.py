@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from volbench.plans.pts.cells import MixCell, block_size_label
+from volbench.plans.pts.iops import Matrix
 from volbench.report.chart import Chart, Series, line_chart
 from volbench.report.heatmap import heatmap_chart
 from volbench.report.pts.data import PtsData, average, sheet
@@ -22,9 +23,9 @@ TRACKED_CELLS = ((0, 4096), (65, 65536), (100, 1048576))
 
 def iops_sheet(data: PtsData) -> Sheet:
     window = data.window("iops")
-    mixes = data.options.mixes
+    mixes = data.options.of(Matrix).mixes
     rows = []
-    for bs in data.options.block_sizes:
+    for bs in data.options.of(Matrix).block_sizes:
         row: dict[str, object] = {"bs_bytes": bs, "block_size": format_block_size(bs)}
         for mix in mixes:
             key = str(MixCell(mix, bs))
@@ -41,7 +42,7 @@ def iops_charts(sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Cha
     """IOPS vs block size (a line per R/W mix, log axes, ticked at the block sizes) and
     the bs x mix matrix as a heatmap with every figure written in its cell."""
     rows = sheets[0].rows
-    mixes = data.options.mixes
+    mixes = data.options.of(Matrix).mixes
     lines = [
         Series(f"R/W {m}/{100 - m}", [r["bs_bytes"] / 1024 for r in rows],
                [r[f"iops_{m}"] for r in rows])
@@ -78,7 +79,7 @@ class IopsPage(BasePage):
         """The IOPS of the tracking variables the matrix has (R/W 0/100 4 KiB, 65/35
         64 KiB, 100/0 1024 KiB: PTS 2.0.2) and the matrix's highest."""
         cells = {(m, r["bs_bytes"]): r[f"iops_{m}"] for r in sheets[0].rows
-                 for m in data.options.mixes}  # fmt: skip
+                 for m in data.options.of(Matrix).mixes}  # fmt: skip
         figures = [
             Figure(f"R/W {m}/{100 - m}, {block_size_label(bs)}", cells[m, bs], "IOPS")
             for m, bs in TRACKED_CELLS
@@ -95,8 +96,10 @@ class IopsPage(BasePage):
         self, data: PtsData, cells: Sequence[str], tracked: list[str]
     ) -> list[str]:
         """Every block size at the tracked write mix (0/100), as the spec plots it."""
-        mix = "0-100" if 0 in data.options.mixes else f"{data.options.mixes[0]}-"
+        mixes = data.options.of(Matrix).mixes
+        mix = "0-100" if 0 in mixes else f"{mixes[0]}-"
         return [c for c in cells if c.startswith(mix)]
 
 
-IOPS_PAGE = IopsPage()
+PAGES = (IopsPage(),)
+"""This module's page (:mod:`.pages` finds it)."""

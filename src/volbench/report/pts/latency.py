@@ -102,4 +102,5 @@ class LatencyPage(BasePage):
         return list(cells)
 
 
-LATENCY_PAGE = LatencyPage()
+PAGES = (LatencyPage(),)
+"""This module's page (:mod:`.pages` finds it)."""

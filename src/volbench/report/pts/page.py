@@ -1,5 +1,5 @@
 """What a test's report page is: the :class:`TestPage` protocol each module of this
-package implements for its test (:data:`.pages.PAGES` lists them)."""
+package implements for its test (its module's ``PAGES``: :mod:`.pages` finds them)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The PTS report of a run: its tables (a page per test, from :data:`.pages.PAGES`),
+"""The PTS report of a run: its tables (a page per test, from :mod:`.pages`),
 the steady-state table, every stored cell; the stable JSON form; the HTML/PDF
 sections (header, charts, tables per test).
 

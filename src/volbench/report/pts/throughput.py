@@ -76,5 +76,6 @@ class ThroughputPage(BasePage):
         return [bar_chart(f"{prefix}-bars", title, series, y_title="MB/s", unit="MB/s")]
 
 
-THROUGHPUT_PAGES = tuple(ThroughputPage(test) for test in (*THROUGHPUT_TESTS, "throughput"))
+PAGES = tuple(ThroughputPage(test) for test in (*THROUGHPUT_TESTS, "throughput"))
+"""This module's pages, one per block size and the legacy test's (:mod:`.pages` finds them)."""
 """``throughput-1024k``, ``throughput-128k`` and the legacy ``throughput``."""

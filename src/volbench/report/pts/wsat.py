@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volbench.plans.pts.wsat import WSAT_CAPACITY_MULTIPLE
+from volbench.plans.pts.wsat import WSAT_CAPACITY_MULTIPLE, WsatOptions
 from volbench.report.chart import Chart, Series, line_chart
 from volbench.report.pts.data import PtsData, runtime_s, sheet, with_document
 from volbench.report.pts.page import BasePage, Figure
@@ -38,7 +38,8 @@ def wsat_sheet(data: PtsData) -> Sheet:
     target = WSAT_CAPACITY_MULTIPLE * data.active
     notes = (
         f"4 KiB random write until {target / 1e9:,.2f} GB (4 x active range) are written, "
-        f"at most {data.options.wsat_max_rounds} samples of {data.options.cell_seconds:g} s "
+        f"at most {data.options.of(WsatOptions).max_rounds} samples of"
+        f" {data.options.cell_seconds:g} s "
         "(the last one cut short to end at the target)",
         *wsat_written_notes(data, written, len(rows)),
     )
@@ -57,7 +58,7 @@ def wsat_written_notes(data: PtsData, written: int, samples: int) -> tuple[str, 
                 "past 4 x active range",)  # fmt: skip
     if written == target:
         return (f"{total}: stopped at 4 x active range",)
-    if samples >= data.options.wsat_max_rounds:
+    if samples >= data.options.of(WsatOptions).max_rounds:
         return (f"{total}: stopped at the limit of {samples} samples, short of 4 x active range",)
     return (f"{total} so far",)
 
@@ -101,7 +102,8 @@ class WsatPage(BasePage):
 
     def header_fields(self, data: PtsData) -> list[tuple[str, str]]:
         samples = len(data.history(self.test, "run"))
-        return [("Samples", f"{samples} (at most {data.options.wsat_max_rounds})")]
+        return [("Samples", f"{samples} (at most {data.options.of(WsatOptions).max_rounds})")]
 
 
-WSAT_PAGE = WsatPage()
+PAGES = (WsatPage(),)
+"""This module's page (:mod:`.pages` finds it)."""

@@ -104,4 +104,5 @@ class XsrPage(BasePage):
         return [Figure("recovery time", sheets[0].document.get("recovery_s"), "s")]
 
 
-XSR_PAGE = XsrPage()
+PAGES = (XsrPage(),)
+"""This module's page (:mod:`.pages` finds it)."""
