@@ -45,8 +45,8 @@ def sweep_points(rows: list[ResultRow]) -> list[tuple[ScalingPoint, ResultRow]]:
         mode, _ = split_cache_mode(test)
         point = ScalingPoint(
             tag="" if mode == "direct" else mode,
-            iodepth=_stated(first[test].iodepth, "iodepth", test),
-            numjobs=_stated(first[test].numjobs, "numjobs", test),
+            iodepth=_as_fio_ran(first[test].iodepth),
+            numjobs=_as_fio_ran(first[test].numjobs),
             iops=iops,
             bw_bytes_per_s=sum(r.bw_bytes_per_s for r in group),
             lat_mean_ns=mean,
@@ -56,11 +56,11 @@ def sweep_points(rows: list[ResultRow]) -> list[tuple[ScalingPoint, ResultRow]]:
     return points
 
 
-def _stated(value: int | None, name: str, test: str) -> int:
-    """A grid point's iodepth or numjobs, as its workload states it."""
-    if value is None:
-        raise TypeError(f"test {test} states no {name}: not a point of a grid")
-    return value
+def _as_fio_ran(value: int | None) -> int:
+    """A point's iodepth or numjobs as its workload states it; one where it states none
+    (a result imported from a job file without them): fio's default for both is 1
+    (fio HOWTO, "iodepth=int" and "numjobs=int")."""
+    return 1 if value is None else value
 
 
 @dataclass(frozen=True, eq=False)
