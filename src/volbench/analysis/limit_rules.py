@@ -55,7 +55,7 @@ def _us(ns: float) -> str:
     return f"{ns / 1e3:,.0f} µs" if ns < 1e6 else f"{ns / 1e6:,.2f} ms"
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
+def mean_of(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.fmean(known) if known else None
 
@@ -164,7 +164,7 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
             f"the {quota:g}-core CPU quota of fio's cgroup throttled it in"
             f" {ctx.throttled_pct:.0f}% of its scheduling periods (cpu.stat){used}"
         )
-    busy = _mean([_mean(s.cpu_busy_pct) for s in ctx.host])
+    busy = mean_of([mean_of(s.cpu_busy_pct) for s in ctx.host])
     if busy is not None and busy >= HOST_CPU_PCT:
         if load is None:
             found.append(f"all CPUs were {busy:.0f}% busy on average")
@@ -222,8 +222,8 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
     found += paced(test, ctx) + direction_caps(test, ctx)
     fio_flight = _in_flight(test) or 0.0
     averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
-    device_flight = _mean(averaged) if averaged else _mean([s.in_flight for s in ctx.host])
-    busy = _mean([s.device_busy_pct for s in ctx.host])
+    device_flight = mean_of(averaged) if averaged else mean_of([s.in_flight for s in ctx.host])
+    busy = mean_of([s.device_busy_pct for s in ctx.host])
     waited = device_flight is not None and device_flight <= ABOVE_DEVICE_SHARE * fio_flight
     load = _fio_load(ctx)  # fio short of CPU reaps completions late: they wait in fio
     starved = load is not None and _starved(load, test, CPU_STARVED_SHARE)
@@ -282,7 +282,7 @@ def _queue(test: MeasuredTest, ctx: Context) -> list[str]:
 
 
 def _device(test: MeasuredTest, ctx: Context) -> list[str]:
-    busy = _mean([s.device_busy_pct for s in ctx.host])
+    busy = mean_of([s.device_busy_pct for s in ctx.host])
     shallower = [n for n in ctx.neighbours if n.outstanding < test.outstanding and n.lat_mean_ns]
     if busy is None or busy < DEVICE_BUSY_PCT or not shallower or test.lat_mean_ns is None:
         return []

@@ -62,14 +62,14 @@ listed in ``also``):
 from __future__ import annotations
 
 from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest, Verdict
-from volbench.analysis.limit_rules import IDLE_MIN_PCT, MEMORY_PSI_PCT, RULES, _mean
+from volbench.analysis.limit_rules import IDLE_MIN_PCT, MEMORY_PSI_PCT, RULES, mean_of
 
 
 def _open_questions(test: MeasuredTest, ctx: Context) -> list[str]:
     seen = []
     if test.job_cpu_pct:
         seen.append(f"fio's busiest job used {max(test.job_cpu_pct):.0f}% of a core")
-    busy = _mean([s.device_busy_pct for s in ctx.host])
+    busy = mean_of([s.device_busy_pct for s in ctx.host])
     if busy is not None:
         seen.append(f"the device was busy {busy:.0f}% of the time")
     todo = []
@@ -85,13 +85,13 @@ def _open_questions(test: MeasuredTest, ctx: Context) -> list[str]:
 
 def _notes(ctx: Context, limit: Limit) -> list[str]:
     notes = []
-    busy = _mean([_mean(s.cpu_busy_pct) for s in ctx.host])
+    busy = mean_of([mean_of(s.cpu_busy_pct) for s in ctx.host])
     if busy is not None and 100 - busy < IDLE_MIN_PCT and limit is not Limit.HOST_CPU:
         notes.append(
             f"CPUs were {100 - busy:.0f}% idle, under the {IDLE_MIN_PCT:.0f}% kbench asks"
             " for latency figures: CPU waits may be in the latency"
         )
-    memory = _mean([s.memory_some_pct for s in ctx.host])
+    memory = mean_of([s.memory_some_pct for s in ctx.host])
     if memory is not None and memory >= MEMORY_PSI_PCT:
         notes.append(f"tasks waited for memory {memory:.0f}% of the time (PSI)")
     burst = ctx.burst

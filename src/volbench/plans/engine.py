@@ -303,7 +303,7 @@ def execute(
     The settings record the planned tests (``planned``, one fio process each) and
     whether more are chosen from results (``adaptive``), so ``volbench resume`` can
     continue the run (:mod:`volbench.plans.resumption`); ``places`` the targets of a
-    run on several at once (:attr:`volbench.plans.fleet.PreparedFleet.settings`).
+    run on several at once (:attr:`volbench.plans.fleet_preparation.PreparedFleet.settings`).
     """
     engine = ioengine or session.runner.engine(Path(target.path))
     settings = dataclasses.replace(

@@ -52,7 +52,7 @@ class Placement:
 
     def rounds(self, plan: PlanSpec) -> Rounds:
         """``plan`` as the places run it (with ``--solo``: each fixed round first on each
-        place alone, :func:`volbench.plans.fleet.schedule`) and how its rounds run."""
+        place alone, :func:`volbench.plans.fleet_spec.schedule`) and how its rounds run."""
         if self.fleet is None:
             return Rounds(plan, run_round)
         plan, alone = schedule(plan, self.fleet.fleet)

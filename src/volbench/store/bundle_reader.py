@@ -32,7 +32,7 @@ from volbench.model import (
     TargetInfo,
     TracePart,
 )
-from volbench.store.bundle_values import _INT32, _INT64, _UINT32, ValueReader, kind, shown
+from volbench.store.bundle_values import INT32_MAX, INT64_MAX, UINT32_MAX, ValueReader, kind, shown
 from volbench.trace.codec import unpack_part
 
 _FINISHED = {s.value for s in RunStatus if s is not RunStatus.RUNNING}
@@ -86,7 +86,7 @@ class Reader(ValueReader):
             for i, s in enumerate(self.items(run, "series", at))
         )
         return RunRecord(
-            id=self.integer(run.get("id", 0), f"{at}.id", 0, _INT64),
+            id=self.integer(run.get("id", 0), f"{at}.id", 0, INT64_MAX),
             plan=self.text(run["plan"], f"{at}.plan", 200, empty=False),
             status=RunStatus(status),
             started_at=self.time(run["started_at"], f"{at}.started_at"),
@@ -113,7 +113,7 @@ class Reader(ValueReader):
         item = self.mapping(value, at)
         self.keys(item, at, {"round", "committed_at", "fio_output"}, {"started_at", "ended_at"})
         times = RoundTimes(
-            round=self.integer(item["round"], f"{at}.round", 0, _INT32),
+            round=self.integer(item["round"], f"{at}.round", 0, INT32_MAX),
             started_at=self.optional(item.get("started_at"), f"{at}.started_at", self.time),
             ended_at=self.optional(item.get("ended_at"), f"{at}.ended_at", self.time),
             committed_at=self.time(item["committed_at"], f"{at}.committed_at"),
@@ -131,9 +131,9 @@ class Reader(ValueReader):
             if name == "workload":
                 values[name] = self.workload(field_value, where)
             elif name in ("round", "jobs"):
-                values[name] = self.integer(field_value, where, 0, _INT32)
+                values[name] = self.integer(field_value, where, 0, INT32_MAX)
             elif name == "io_bytes":
-                values[name] = self.integer(field_value, where, 0, _INT64)
+                values[name] = self.integer(field_value, where, 0, INT64_MAX)
             elif name == "test":
                 values[name] = self.text(field_value, where, 200)
             elif name == "direction":
@@ -159,12 +159,12 @@ class Reader(ValueReader):
         if not isinstance(pairs, list) or not all(
             isinstance(p, list)
             and len(p) == 2
-            and all(type(n) is int and 0 <= n <= _INT64 for n in p)
+            and all(type(n) is int and 0 <= n <= INT64_MAX for n in p)
             for p in pairs
         ):
             self.damaged(f"{at}.bssplit", "is not a list of [block size, percent] pairs")
         places = record.get("places", 1)
-        if type(places) is not int or not 1 <= places <= _INT32:
+        if type(places) is not int or not 1 <= places <= INT32_MAX:
             self.damaged(f"{at}.places", f"is {shown(places)}, not a number of places")
         workload = StoredWorkload.from_record(record)
         if workload.record() != {**workload.record(), **record}:
@@ -177,7 +177,7 @@ class Reader(ValueReader):
         self.keys(item, at, {"round", "test", "started_at", "ended_at", "seconds", "resolved"},
                   {"test_offset_s"})  # fmt: skip
         return Stall(
-            round=self.integer(item["round"], f"{at}.round", 0, _INT32),
+            round=self.integer(item["round"], f"{at}.round", 0, INT32_MAX),
             test=self.text(item["test"], f"{at}.test", 200),
             started_at=self.time(item["started_at"], f"{at}.started_at"),
             ended_at=self.time(item["ended_at"], f"{at}.ended_at"),
@@ -191,7 +191,7 @@ class Reader(ValueReader):
     def series(self, value: Any, at: str, rounds: Collection[int]) -> LogSeries:
         item = self.mapping(value, at)
         self.keys(item, at, {"round", "test", "kind", "job", "direction", "points"}, {"host"})
-        round_no = self.integer(item["round"], f"{at}.round", 0, _INT32)
+        round_no = self.integer(item["round"], f"{at}.round", 0, INT32_MAX)
         self.known_round(round_no, f"{at}.round", rounds)
         points = item["points"]
         if not isinstance(points, list):
@@ -201,9 +201,9 @@ class Reader(ValueReader):
                 type(point) is list
                 and len(point) == 2
                 and type(point[0]) is int
-                and -_INT64 <= point[0] <= _INT64
+                and -INT64_MAX <= point[0] <= INT64_MAX
                 and (
-                    (type(point[1]) is int and -_INT64 <= point[1] <= _INT64)
+                    (type(point[1]) is int and -INT64_MAX <= point[1] <= INT64_MAX)
                     or (type(point[1]) is float and math.isfinite(point[1]))
                 )
             ):
@@ -211,13 +211,13 @@ class Reader(ValueReader):
                     f"{at}.points[{index}]",
                     f"is {shown(point)}, not [time in ms, value] (64-bit integers or a number)",
                 )
-        if len(points) > _INT32:
+        if len(points) > INT32_MAX:
             self.damaged(f"{at}.points", "holds more points than a store keeps in one log")
         return LogSeries(
             round=round_no,
             test=self.text(item["test"], f"{at}.test", 200),
             kind=self.text(item["kind"], f"{at}.kind", 10),
-            job=self.integer(item["job"], f"{at}.job", 0, _UINT32),
+            job=self.integer(item["job"], f"{at}.job", 0, UINT32_MAX),
             host=self.optional(item.get("host"), f"{at}.host", self.text, 255),
             direction=self.text(item["direction"], f"{at}.direction", 10),
             points=tuple((t, v) for t, v in points),
@@ -233,8 +233,8 @@ class Reader(ValueReader):
         except (binascii.Error, StoreError) as exc:
             self.damaged(f"{at}.data", f"is not a packed trace part ({exc})")
         return TracePart(
-            first_ns=self.integer(item["first_ns"], f"{at}.first_ns", 0, _INT64),
-            ios=self.integer(item["ios"], f"{at}.ios", 0, _INT32),
+            first_ns=self.integer(item["first_ns"], f"{at}.first_ns", 0, INT64_MAX),
+            ios=self.integer(item["ios"], f"{at}.ios", 0, INT32_MAX),
             data=data,
         )
 

@@ -20,9 +20,10 @@ T = TypeVar("T")
 
 AGAIN = "export the runs again with `volbench export RUN... -o FILE.vbundle`"
 _DAMAGED = f"the bundle is damaged or was changed after volbench wrote it: {AGAIN}"
-_INT32 = 2**31 - 1
-_INT64 = 2**63 - 1
-_UINT32 = 2**32 - 1
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+UINT32_MAX = 2**32 - 1
+"""The largest values a bundle's integers may take (the store's SQL integer columns)."""
 _MAX_NESTING = 64
 
 
@@ -92,7 +93,7 @@ class ValueReader:
                 self._storable(item, where)
             elif isinstance(item, float) and not math.isfinite(item):
                 self.damaged(where, "is a number beyond what JSON can hold")
-            elif type(item) is int and not -_INT64 - 1 <= item <= _INT64:
+            elif type(item) is int and not -INT64_MAX - 1 <= item <= INT64_MAX:
                 self.damaged(where, f"{shown(item)} is beyond a 64-bit integer")
         return found
 
@@ -131,7 +132,7 @@ class ValueReader:
 
     def number(self, value: Any, at: str) -> float:
         if type(value) is int:
-            if abs(value) > _INT64:
+            if abs(value) > INT64_MAX:
                 self.damaged(at, f"{shown(value)} is beyond the numbers a store keeps")
             return float(value)
         if type(value) is not float:

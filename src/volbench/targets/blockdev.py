@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 
 from volbench.errors import TargetError
+from volbench.targets.kernel_file import kernel_value
 
 SYS_CLASS_BLOCK = Path("/sys/class/block")
 SYS_DEV_BLOCK = Path("/sys/dev/block")
@@ -26,14 +27,6 @@ MOUNTINFO = Path("/proc/self/mountinfo")
 SWAPS = Path("/proc/swaps")
 
 DevNum = tuple[int, int]
-
-
-def _read(path: Path) -> str | None:
-    """The stripped text of a sysfs/procfs file, or None when it is absent."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
 
 
 def unescape(field: str) -> str:
@@ -91,7 +84,7 @@ def parse_mountinfo(text: str) -> list[Mount]:
 
 def read_mounts() -> list[Mount]:
     """The mounts of this process's mount namespace."""
-    return parse_mountinfo(_read(MOUNTINFO) or "")
+    return parse_mountinfo(kernel_value(MOUNTINFO) or "")
 
 
 def parse_swaps(text: str) -> list[str]:
@@ -102,7 +95,7 @@ def parse_swaps(text: str) -> list[str]:
 
 def read_swaps() -> list[str]:
     """Active swap areas, as listed in /proc/swaps."""
-    return parse_swaps(_read(SWAPS) or "")
+    return parse_swaps(kernel_value(SWAPS) or "")
 
 
 def path_devnum(path: str) -> DevNum | None:
@@ -164,7 +157,7 @@ class BlockDevice:
     @cached_property
     def devnum(self) -> DevNum:
         """major:minor from sysfs ``dev``."""
-        major, _, minor = (_read(self.sysfs / "dev") or "0:0").partition(":")
+        major, _, minor = (kernel_value(self.sysfs / "dev") or "0:0").partition(":")
         return (int(major), int(minor))
 
     @property
@@ -209,7 +202,7 @@ class BlockDevice:
     def backing(self) -> BlockDevice | None:
         """The block device a loop device reads and writes (``losetup /dev/loopN
         /dev/X``), or None (a loop device over a file, or not a loop device)."""
-        path = _read(self.disk.sysfs / "loop" / "backing_file")
+        path = kernel_value(self.disk.sysfs / "loop" / "backing_file")
         if not path:
             return None
         num = path_devnum(path.removesuffix(" (deleted)"))
@@ -251,10 +244,10 @@ class BlockDevice:
     @property
     def capacity_bytes(self) -> int:
         """Size in bytes: sysfs ``size`` is always in 512-byte sectors."""
-        return int(_read(self.sysfs / "size") or "0") * 512
+        return int(kernel_value(self.sysfs / "size") or "0") * 512
 
     def _queue(self, attr: str) -> str | None:
-        return _read(self.disk.sysfs / "queue" / attr)
+        return kernel_value(self.disk.sysfs / "queue" / attr)
 
     @property
     def logical_block_bytes(self) -> int | None:
@@ -289,23 +282,23 @@ class BlockDevice:
 
     @property
     def read_only(self) -> bool:
-        return _read(self.sysfs / "ro") == "1"
+        return kernel_value(self.sysfs / "ro") == "1"
 
     @property
     def model(self) -> str | None:
         """Vendor model, or what a virtual device stands on (loop file, dm name)."""
         disk = self.disk.sysfs
-        model = _read(disk / "device" / "model")
+        model = kernel_value(disk / "device" / "model")
         if model:
-            vendor = _read(disk / "device" / "vendor")
+            vendor = kernel_value(disk / "device" / "vendor")
             return f"{vendor} {model}" if vendor and vendor not in model else model
-        backing = _read(disk / "loop" / "backing_file")
+        backing = kernel_value(disk / "loop" / "backing_file")
         if backing:
             return f"loop: {backing}"
-        dm_name = _read(disk / "dm" / "name")
+        dm_name = kernel_value(disk / "dm" / "name")
         if dm_name:
             return f"device-mapper: {dm_name}"
-        level = _read(disk / "md" / "level")
+        level = kernel_value(disk / "md" / "level")
         if level:
             return f"md: {level}"
         return None

@@ -22,14 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from volbench.targets.kernel_file import kernel_text
+
 PROC_SELF = Path("/proc/self")
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
 
 
 def parse_membership(text: str) -> dict[str, str]:
@@ -83,9 +78,9 @@ class Hierarchies:
 
 def hierarchies(proc_self: Path = PROC_SELF, mounts_text: str | None = None) -> Hierarchies:
     """This process's cgroup directories (``proc_self``: whose /proc to read)."""
-    membership = parse_membership(_read(proc_self / "cgroup") or "")
+    membership = parse_membership(kernel_text(proc_self / "cgroup") or "")
     mounts = parse_mounts(
-        mounts_text if mounts_text is not None else _read(proc_self / "mounts") or ""
+        mounts_text if mounts_text is not None else kernel_text(proc_self / "mounts") or ""
     )
     dirs, roots = {}, {}
     for controller, path in membership.items():
@@ -123,12 +118,12 @@ def cpu_quota(found: Hierarchies) -> CpuQuota | None:
     """The smallest CPU quota on this process's cgroup path (None: no quota)."""
     best: CpuQuota | None = None
     for group in found.path_up("cpu"):
-        quota = _number(_read(group / "cpu.cfs_quota_us"))
-        period = _number(_read(group / "cpu.cfs_period_us"))
+        quota = _number(kernel_text(group / "cpu.cfs_quota_us"))
+        period = _number(kernel_text(group / "cpu.cfs_period_us"))
         if quota and quota > 0 and period and (best is None or quota / period < best.cores):
             best = CpuQuota(quota / period, group, 1)
     for group in found.path_up(""):
-        words = (_read(group / "cpu.max") or "").split()
+        words = (kernel_text(group / "cpu.max") or "").split()
         if len(words) == 2 and words[0].isdigit() and words[1].isdigit() and int(words[1]) > 0:
             cores = int(words[0]) / int(words[1])
             if best is None or cores < best.cores:
@@ -148,7 +143,7 @@ class CpuStat:
 
 def cpu_stat(quota: CpuQuota, found: Hierarchies) -> CpuStat | None:
     """The counters of ``quota``'s cgroup now (None when it cannot be read)."""
-    stat = _stat(_read(quota.group / "cpu.stat"))
+    stat = _stat(kernel_text(quota.group / "cpu.stat"))
     if "nr_periods" not in stat:
         return None
     usage: int | None = None
@@ -158,9 +153,9 @@ def cpu_stat(quota: CpuQuota, found: Hierarchies) -> CpuStat | None:
         same = quota.group / "cpuacct.usage"
         relative = quota.group.relative_to(found.roots["cpu"]) if "cpu" in found.roots else None
         other = found.roots.get("cpuacct")
-        usage = _number(_read(same))
+        usage = _number(kernel_text(same))
         if usage is None and other is not None and relative is not None:
-            usage = _number(_read(other / relative / "cpuacct.usage"))
+            usage = _number(kernel_text(other / relative / "cpuacct.usage"))
     return CpuStat(stat["nr_periods"], stat.get("nr_throttled", 0), usage)
 
 
@@ -197,12 +192,12 @@ def io_caps(devnum: str, found: Hierarchies) -> IoCaps:
     caps: dict[str, int | None] = dict.fromkeys(_V2_KEYS.values())
     for group in found.path_up("blkio"):
         for field, name in _V1_FILES:
-            for line in (_read(group / name) or "").splitlines():
+            for line in (kernel_text(group / name) or "").splitlines():
                 key, _, value = line.partition(" ")
                 if key == devnum and value.strip().isdigit():
                     caps[field] = _smaller(caps[field], int(value))
     for group in found.path_up(""):
-        for line in (_read(group / "io.max") or "").splitlines():
+        for line in (kernel_text(group / "io.max") or "").splitlines():
             words = line.split()
             if not words or words[0] != devnum:
                 continue
@@ -215,5 +210,5 @@ def io_caps(devnum: str, found: Hierarchies) -> IoCaps:
 
 def device_number(device: str, sys_root: Path = Path("/sys")) -> str | None:
     """``MAJ:MIN`` of a block device by its sysfs name (``sda``), None when unknown."""
-    text = _read(sys_root / "class" / "block" / device / "dev")
+    text = kernel_text(sys_root / "class" / "block" / device / "dev")
     return text.strip() if text else None

@@ -8,17 +8,11 @@ import socket
 from pathlib import Path
 
 from volbench.model import HostInfo
+from volbench.targets.kernel_file import kernel_text
 
 CPUINFO = Path("/proc/cpuinfo")
 MEMINFO = Path("/proc/meminfo")
 OS_RELEASE_FILES = (Path("/etc/os-release"), Path("/usr/lib/os-release"))
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def parse_cpu_model(cpuinfo: str) -> str:
@@ -58,12 +52,12 @@ def parse_os_release(text: str) -> str:
 
 def collect_host(fio_version: str) -> HostInfo:
     """Describe this machine: hostname, CPUs, memory, kernel and OS."""
-    os_name = next((parse_os_release(t) for p in OS_RELEASE_FILES if (t := _read(p))), "")
+    os_name = next((parse_os_release(t) for p in OS_RELEASE_FILES if (t := kernel_text(p))), "")
     return HostInfo(
         hostname=socket.gethostname(),
         cpu_count=os.cpu_count() or 1,
-        cpu_model=parse_cpu_model(_read(CPUINFO)),
-        memory_bytes=parse_mem_total(_read(MEMINFO)),
+        cpu_model=parse_cpu_model(kernel_text(CPUINFO) or ""),
+        memory_bytes=parse_mem_total(kernel_text(MEMINFO) or ""),
         kernel=platform.release(),
         fio_version=fio_version,
         os=os_name or f"{platform.system()} {platform.release()}",

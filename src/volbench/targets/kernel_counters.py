@@ -37,19 +37,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from volbench.targets.kernel_file import kernel_text
+
 PROC = Path("/proc")
 SYS = Path("/sys")
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 MAX_PROCESSES = 4096
 """Descendants read at most per sample (fio starts one process per job)."""
-
-
-def _read(path: Path) -> str | None:
-    try:
-        with open(path, encoding="ascii", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -195,7 +189,7 @@ def children(pid: int, proc_root: Path = PROC) -> list[int]:
     except OSError:
         return found
     for tid in tasks:
-        text = _read(proc_root / str(pid) / "task" / tid / "children")
+        text = kernel_text(proc_root / str(pid) / "task" / tid / "children")
         found += [int(v) for v in (text or "").split() if v.isdigit()]
     return found
 
@@ -242,7 +236,7 @@ class ProcessTimes:
 
 def read_process(pid: int, proc_root: Path = PROC) -> ProcessTimes | None:
     """:class:`ProcessTimes` of ``pid`` now; None when it is gone."""
-    ticks = parse_process_ticks(_read(proc_root / str(pid) / "stat") or "")
+    ticks = parse_process_ticks(kernel_text(proc_root / str(pid) / "stat") or "")
     if ticks is None:
         return None
     threads = {}
@@ -251,7 +245,9 @@ def read_process(pid: int, proc_root: Path = PROC) -> ProcessTimes | None:
     except OSError:
         tasks = []
     for tid in tasks:
-        found = parse_schedstat(_read(proc_root / str(pid) / "task" / tid / "schedstat") or "")
+        found = parse_schedstat(
+            kernel_text(proc_root / str(pid) / "task" / tid / "schedstat") or ""
+        )
         if found is not None and tid.isdigit():
             threads[int(tid)] = found
     return ProcessTimes(ticks, threads)

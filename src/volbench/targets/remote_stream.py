@@ -16,7 +16,7 @@ prints, once a second, the files the local sampler reads (targets/sampler.py):
 each line prefixed with its file by ``grep -H``. Before the first block it prints
 ``@device NAME`` (the whole disk under the target: a device's own major:minor, a
 file's filesystem ``st_dev`` through ``/sys/dev/block/MAJ:MIN``, a partition's
-parent, as :func:`volbench.targets.sampler.disk_of` resolves it) or ``@nodevice``,
+parent, as :func:`volbench.targets.kernel_counters.disk_of` resolves it) or ``@nodevice``,
 ``@hwq N`` (its blk-mq hardware queues) and ``@hz N`` (``getconf CLK_TCK``; USER_HZ
 is 100 where it says nothing). The clock of a block is the host's
 ``/proc/uptime`` (proc(5): seconds since boot, 10 ms resolution).

@@ -27,7 +27,6 @@ from volbench.targets.kernel_counters import (
     DiskStat,
     Pressure,
     ProcessTimes,
-    _read,
     completion_rate,
     cpu_busy_pct,
     descendants,
@@ -40,6 +39,7 @@ from volbench.targets.kernel_counters import (
     read_hw_queues,
     read_process,
 )
+from volbench.targets.kernel_file import kernel_text
 
 INTERVAL_S = 1.0
 
@@ -125,7 +125,7 @@ class Sampler:
         return tuple(self._samples)
 
     def _pressure(self, resource: str) -> Pressure | None:
-        text = _read(self._proc / "pressure" / resource)
+        text = kernel_text(self._proc / "pressure" / resource)
         return parse_pressure(text) if text else None
 
     def _read_processes(self) -> dict[int, ProcessTimes]:
@@ -142,8 +142,8 @@ class Sampler:
         """Read now; the sample since the previous reading (None for the first one,
         or when the clock did not advance)."""
         now = self._clock()
-        cpus = parse_proc_stat(_read(self._proc / "stat") or "")
-        text = _read(self._stat) if self._stat else None
+        cpus = parse_proc_stat(kernel_text(self._proc / "stat") or "")
+        text = kernel_text(self._stat) if self._stat else None
         disk = parse_disk_stat(text) if text else None
         processes = self._read_processes()
         memory, io = self._pressure("memory"), self._pressure("io")

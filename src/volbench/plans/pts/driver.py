@@ -195,7 +195,7 @@ def begin(
     The estimate uses a short measured 128 KiB sequential write (before the purge;
     on several targets at once, of the first local one; none on other hosts).
     With ``places`` every round runs on all of them at once (``target`` is their
-    record, :func:`volbench.plans.fleet.fleet_target`) and each is purged.
+    record, :func:`volbench.plans.fleet_preparation.fleet_target`) and each is purged.
     Block sizes the target cannot do are left out first (:func:`fit_target`).
     """
     options = fit_target(options, target, places)
