@@ -71,7 +71,11 @@ def test_a_held_fio_starts_as_the_one_before_it_ends(tmp_path: Path, cleanup: No
     raw_a = runner.run(first, tmp_path / "round-000")
     raw_b = runner.run(second, tmp_path / "round-001")
     assert raw_a.returncode == 0 and raw_b.returncode == 0, raw_b.stderr
-    assert "exec_prerun" in (tmp_path / "round-001" / "job.fio").read_text()
+    # fio's output says it ran at the gate; the folder is left as an unheld fio leaves
+    # it: its job file runs the same jobs by hand, no gate files, no prerun output
+    assert "exec_prerun" in json.dumps(document(raw_b.output)["global options"])
+    assert (tmp_path / "round-001" / "job.fio").read_text() == second
+    assert sorted(p.name for p in (tmp_path / "round-001").iterdir()) == ["job.fio"]
     assert runtime_ms(raw_b.output) >= 990  # its whole runtime, counted from the gate
     started_b = end_ms(raw_b.output) - runtime_ms(raw_b.output)
     assert started_b >= end_ms(raw_a.output) - 20, "the held fio ran before the first ended"

@@ -25,12 +25,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from volbench.fio.executable import write_job
 from volbench.fio.status_stream import Item
 
 GATE_LOCK = "gate.lock"
 GATE_OPEN = "gate.open"
 PRERUN = f"exec_prerun=flock -s {GATE_LOCK} test -e {GATE_OPEN}"
 """The job option each job of a held fio runs before its first I/O (in fio's folder)."""
+PRERUN_OUTPUT = "*.prerun.txt"
+"""What fio writes of each job's ``exec_prerun`` into its folder: ``JOB.prerun.txt``
+(fio's backend.c, exec_string)."""
 
 
 def can_hold() -> bool:
@@ -104,3 +108,13 @@ class Held:
 
     def is_for(self, job_text: str, workdir: Path) -> bool:
         return self.job_text == job_text and self.workdir == workdir
+
+    def tidy(self) -> None:
+        """Once its fio has ended: its folder as a fio started in its turn leaves it,
+        the job file without the gate (fio run by hand on it runs the same jobs), no
+        gate files, no prerun output."""
+        for name in (GATE_LOCK, GATE_OPEN):
+            (self.workdir / name).unlink(missing_ok=True)
+        for output in self.workdir.glob(PRERUN_OUTPUT):
+            output.unlink(missing_ok=True)
+        write_job(self.workdir / "job.fio", self.job_text)

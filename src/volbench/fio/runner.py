@@ -149,6 +149,8 @@ class SubprocessRunner:
             held.gate.open()
             started = dataclasses.replace(held.started, started_s=held.gate.opened_s or 0.0)
         raw = self._wait(started, on_status, should_stop)
+        if held is not None:
+            held.tidy()
         if raw.output and raw.returncode == 0 and not (raw.interrupted or raw.stopped):
             for follower in self._held:
                 if follower.due == run + 1 and follower.let_go:
@@ -190,6 +192,7 @@ class SubprocessRunner:
         for one in held:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 one.started.proc.wait(timeout=self.abandon_s)
+            one.tidy()
 
     def _start(self, job_path: Path, workdir: Path) -> Started:
         """fio started on ``job_path``, its stdout and stderr read by threads of their own."""
