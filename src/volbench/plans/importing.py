@@ -29,7 +29,6 @@ from volbench.model import (
 )
 from volbench.plans import capture
 from volbench.plans.imported_output import read_output
-from volbench.plans.profile_record import stored_profile
 from volbench.store import bundle
 from volbench.store.repository import Store
 
@@ -150,16 +149,6 @@ def import_file(store: Store, path: Path, labels: Mapping[str, str]) -> int:
     return store_import(store, read_import(path), labels)
 
 
-def _check_run(run: RunRecord, check: Callable[[RunRecord], object]) -> None:
-    """A bundled run checked before anything is stored: its plan's options (``check``)
-    and, of a capture run, the workload profile its sheets read
-    (:func:`volbench.plans.profile_record.stored_profile`: a profile lacking a field
-    imported, then ``show``, ``report`` and ``workload`` raised KeyError)."""
-    check(run)
-    if run.plan == capture.NAME:
-        stored_profile(run)
-
-
 def import_path(
     store: Store,
     path: Path,
@@ -169,12 +158,13 @@ def import_path(
     """What ``volbench import`` calls for each file: a volbench bundle
     (:func:`volbench.store.bundle.recognise`) gives each of its runs, added or already
     stored (:func:`volbench.store.bundle.import_bundle`, each first checked by
-    ``check``, :func:`volbench.plans.kinds.check_setup`, and :func:`_check_run`);
+    ``check``, :func:`volbench.plans.kinds.check_setup`: a capture run's workload
+    profile too, :func:`volbench.plans.profile_record.stored_profile`);
     blkparse's text of a blktrace capture is a captured workload
     (:func:`volbench.plans.capture.import_blkparse`);
     anything else is one fio output, imported as one run (:func:`import_file`)."""
     if bundle.recognise(path):
-        return bundle.import_bundle(store, path, labels, lambda run: _check_run(run, check))
+        return bundle.import_bundle(store, path, labels, check)
     if capture.recognise(path):
         return [bundle.Received(capture.import_blkparse(store, path, labels).run_id, added=True)]
     return [bundle.Received(import_file(store, path, labels), added=True)]

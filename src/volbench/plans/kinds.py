@@ -29,6 +29,7 @@ from volbench.plans import (
     sweep,
 )
 from volbench.plans.execution import PlanSpec
+from volbench.plans.profile_record import stored_profile
 from volbench.plans.pts import options as pts
 from volbench.records import section
 
@@ -96,7 +97,7 @@ KINDS: Mapping[str, PlanKind] = MappingProxyType(
         qos_results.PLAN: PlanKind(Resumes.TOGETHER, setup=qos_results.VerifySetup.of),
         qos_capability.NAME: PlanKind(),
         importing.PLAN: PlanKind(Resumes.NEVER),
-        capture.NAME: PlanKind(Resumes.NEVER, setup=_whole(capture.CaptureSetup)),
+        capture.NAME: PlanKind(Resumes.NEVER, setup=stored_profile),
         replay.NAME: PlanKind(setup=_section(replay.NAME, replay.ReplayOptions)),
     }
 )
