@@ -25,6 +25,7 @@ from volbench.analysis.host_series import (
 from volbench.analysis.timeseries import round_logs
 from volbench.model import HostSample, LogSeries, RunSettings, StoredWorkload, TargetInfo
 from volbench.plans.round_watch import enabled, health_values
+from volbench.report.run_sheets import run_document
 from volbench.store.repository import Store
 from volbench.targets import cgroup_limits as cg
 from volbench.targets.kernel_counters import (
@@ -237,3 +238,26 @@ def test_a_round_on_two_hosts_is_not_one_hosts_samples() -> None:
     by_host = hosts_of_rounds([*one, *two, *alone])
     assert sorted(by_host) == [(0, ""), (0, "lab://b"), (1, "lab://a")]
     assert by_host[(0, "lab://b")].readings == round_hosts(one)[0].readings
+
+
+def test_the_run_document_names_the_host_of_each_sample_series(tmp_path: Path) -> None:
+    """``host_series`` in the run's JSON says which host each series was sampled on: as
+    stored with the samples (None: the machine volbench ran on)."""
+    here = sample_series(0, "randread", samples())
+    there = [dataclasses.replace(s, host="lab://b") for s in here]
+    with Store.open(str(tmp_path / "s.db")) as store:
+        target = TargetInfo("/dev/x", "block", 1 << 30)
+        run_id = store.create_run("quick", target, {"hostname": "h"}, {}, RunSettings())
+        store.add_round(run_id, 0, "{}", [], {"randread": StoredWorkload()},
+                        series=[*here, *there])  # fmt: skip
+        document = run_document(store.get_run(run_id))
+    found = document["host_series"]
+    assert isinstance(found, list) and len(found) == 2 * len(here)
+    assert sorted((s["host"] or "", s["kind"], s["job"]) for s in found) == sorted(
+        (s.host or "", s.kind, s.job) for s in [*here, *there]
+    )
+    cpu = next(s for s in found if s["host"] == "lab://b" and s["kind"] == "cpu" and s["job"] == 1)
+    assert cpu == {
+        "round": 0, "test": "randread", "kind": "cpu", "unit": "% busy", "job": 1,
+        "host": "lab://b", "points": [[1_000_000, 70.0], [1_001_000, 70.0], [1_002_000, 70.0]],
+    }  # fmt: skip

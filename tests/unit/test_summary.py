@@ -14,7 +14,8 @@ from volbench.model import RunRecord
 from volbench.plans.importing import import_file
 from volbench.report.axis import duration_text, latency_unit, log_axis, tick_text
 from volbench.report.chart import PALETTE, Series, bar_chart, line_chart
-from volbench.report.run_sheets import run_sheet, runs_sheet, shown_percentile
+from volbench.report.run_list import runs_sheet
+from volbench.report.run_sheets import run_sheet, shown_percentile
 from volbench.report.sheet import fmt_count, fmt_latency
 from volbench.store.repository import Store
 from volbench.views import report_document, summary_for

@@ -14,7 +14,7 @@ from volbench.errors import UsageError
 from volbench.model import RunStatus
 from volbench.plans.importing import import_path
 from volbench.plans.kinds import check_setup
-from volbench.report.run_sheets import runs_sheet
+from volbench.report.run_list import runs_sheet
 from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store

@@ -16,7 +16,7 @@ from html import escape
 
 from volbench import __version__
 from volbench.report.html import NO_ICON
-from volbench.report.run_sheets import tests_text
+from volbench.report.run_list import tests_text
 from volbench.report.sheet import fmt_duration
 from volbench.report.summary import Summary
 

@@ -1,4 +1,6 @@
-"""Sheets of stored runs: one run's results, and the list of runs.
+"""Sheets of a stored run: its results table, and its report and JSON document
+(with its stalls, :mod:`volbench.report.stall_sheets`; the list of runs is
+:mod:`volbench.report.run_list`).
 
 Every figure comes from a stored result row, itself taken from fio's final
 JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
@@ -10,31 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from volbench.analysis.host_series import KINDS as HOST_UNITS
 from volbench.analysis.host_series import is_host
 from volbench.analysis.littles_law import TOLERANCE, check
-from volbench.fio.logs import UNITS
-from volbench.model import (
-    LogSeries,
-    RunRecord,
-    Stall,
-    StoredResult,
-    StoredWorkload,
-    split_cache_mode,
-)
+from volbench.model import RunRecord, StoredResult, StoredWorkload, split_cache_mode
 from volbench.records import json_object
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.plan_view import PlanView, Report
-from volbench.report.rows import Row, documents, number, optional_number
-from volbench.report.sheet import (
-    Column,
-    Sheet,
-    fmt_count,
-    fmt_duration,
-    fmt_labels,
-    fmt_latency,
-    fmt_rate,
-)
+from volbench.report.rows import Row, documents, optional_number
+from volbench.report.series_documents import host_series_document, series_document
+from volbench.report.sheet import Column, Sheet, fmt_count, fmt_labels, fmt_latency, fmt_rate
+from volbench.report.stall_sheets import stalls_sheet
 from volbench.units import format_block_size, format_bytes
 
 RUN_DOCUMENT_SCHEMA = "volbench.run/1"
@@ -232,35 +219,6 @@ def run_document(run: RunRecord) -> dict[str, object]:
     }
 
 
-def series_document(series: LogSeries) -> dict[str, object]:
-    """One job's per-second log of a round, one direction, in JSON: ``points`` are
-    ``[time in ms, value]`` as fio wrote them, the value in ``unit`` (IOPS, KiB/s, ns)."""
-    return {
-        "round": series.round,
-        "test": series.test,
-        "kind": series.kind,
-        "unit": UNITS.get(series.kind, ""),
-        "job": series.job,
-        "host": series.host,
-        "direction": series.direction,
-        "points": [list(point) for point in series.points],
-    }
-
-
-def host_series_document(series: LogSeries) -> dict[str, object]:
-    """One kind of the host and device samples stored with a round, in JSON: ``points``
-    are ``[Unix time in ms, value]`` in ``unit``; ``job`` is the CPU's number for
-    ``cpu`` (:mod:`volbench.analysis.host_series`)."""
-    return {
-        "round": series.round,
-        "test": series.test,
-        "kind": series.kind,
-        "unit": HOST_UNITS.get(series.kind, ""),
-        "job": series.job,
-        "points": [list(point) for point in series.points],
-    }
-
-
 def run_sheet(run: RunRecord) -> Sheet:
     """The results table of one run, with its status and Little's-law notes."""
     rows = result_records(run)
@@ -326,137 +284,3 @@ def report_for(run: RunRecord, view: PlanView) -> Report:
         return sheets, document
     stalls = stalls_sheet(run)
     return [*sheets, stalls], {**document, "stalls": documents(stalls.rows)}
-
-
-STALL_COLUMNS = (
-    Column("round", "Round", numeric=True),
-    Column("test", "Test"),
-    Column("started_at", "Started (UTC)"),
-    Column("ended_at", "Ended (UTC)"),
-    Column("seconds", "Seconds at 0 IOPS", lambda v: f"{number(v):,.1f}", numeric=True),
-    Column("resolved", "I/O resumed", lambda v: "yes" if v else "no (fio ended)"),
-)
-
-
-@dataclass(frozen=True, eq=False)
-class StallRow(Row):
-    """A stall as a row: the run's id, then the stall's own fields (:class:`Stall`:
-    round, test, UTC start and end, seconds at 0 IOPS, resolved...)."""
-
-    run_id: int
-    stall: Stall
-
-    def keys_of(self) -> tuple[str, ...]:
-        return _STALL_KEYS
-
-    def __getitem__(self, key: str) -> object:
-        if key not in _STALL_KEYS:
-            raise KeyError(key)
-        return self.run_id if key == "run_id" else getattr(self.stall, key)
-
-
-_STALL_KEYS = ("run_id", *(f.name for f in fields(Stall)))
-
-
-def stalls_sheet(run: RunRecord) -> Sheet:
-    """The stalls of ``run``: spans of zero completions while a test had I/O outstanding."""
-    rows = tuple(StallRow(run.id, stall) for stall in run.stalls)
-    return Sheet(
-        title=f"volbench run {run.id}: stalls (0 IOPS with I/O outstanding)",
-        columns=STALL_COLUMNS,
-        rows=rows,
-        document={"schema": "volbench.stalls/1", "run_id": run.id, "stalls": documents(rows)},
-        notes=(f"{len(rows)} stall(s); times to within fio's 1 s status interval",),
-        flagged_rows=frozenset(range(len(rows))),
-    )
-
-
-@dataclass(frozen=True)
-class RunBrief:
-    """What a list of runs shows of a run beyond its record
-    (:meth:`volbench.report.summary.Summary.brief`)."""
-
-    tests: tuple[str, ...]
-    duration_s: float | None
-    figures: tuple[str, ...]
-    """Headline figures, the first one shown in the table."""
-    verdict: str | None = None
-    """Against the vendor's promise, when the run's labels name a product."""
-
-
-def tests_text(tests: Sequence[str]) -> str:
-    """Which tests, in at most about 40 characters: ``iops, latency`` or
-    ``randwrite-4k-iops, randread-4k-iops +4 more``."""
-    shown: list[str] = []
-    for test in tests:
-        if shown and len(", ".join([*shown, test])) > TESTS_TEXT_CHARS:
-            break
-        shown.append(test)
-    more = len(tests) - len(shown)
-    return ", ".join(shown) + (f" +{more} more" if more else "")
-
-
-TESTS_TEXT_CHARS = 40
-
-
-@dataclass(frozen=True, eq=False)
-class RunListRow(Row):
-    """A stored run in the list of runs: its record's id, plan, status and UTC times,
-    with its brief (seconds taken, tests, headline figures, verdict) where given."""
-
-    id: int
-    plan: str
-    status: str
-    started_at: str
-    ended_at: str | None
-    duration_s: float | None
-    tests: list[str] | None
-    headline: list[str] | None
-    verdict: str | None
-    target: str
-    labels: dict[str, str]
-
-
-RUN_LIST_COLUMNS = (
-    Column("id", "Run", numeric=True),
-    Column("plan", "Plan"),
-    Column("status", "Status"),
-    Column("started_at", "Started"),
-    Column("duration_s", "Took", fmt_duration, numeric=True),
-    Column("tests", "Tests", tests_text),
-    Column("headline", "Headline", lambda v: v[0] if v else "-"),
-    Column("target", "Target"),
-    Column("labels", "Labels", fmt_labels),
-)
-
-
-def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None = None) -> Sheet:
-    """The list of stored runs, newest first: with each run's brief (which tests, how
-    long, its headline figures) where given."""
-    briefs = briefs or {}
-    rows = tuple(
-        RunListRow(
-            id=r.id,
-            plan=r.plan,
-            status=r.status.value,
-            started_at=r.started_at,
-            ended_at=r.ended_at,
-            duration_s=brief.duration_s if brief else None,
-            tests=list(brief.tests) if brief else None,
-            headline=list(brief.figures) if brief else None,
-            verdict=brief.verdict if brief else None,
-            target=r.target.path,
-            labels=dict(r.labels),
-        )
-        for r in runs
-        for brief in [briefs.get(r.id)]
-    )
-    columns = RUN_LIST_COLUMNS if briefs else tuple(
-        c for c in RUN_LIST_COLUMNS if c.key not in ("duration_s", "tests", "headline")
-    )  # fmt: skip
-    return Sheet(
-        title="volbench runs",
-        columns=columns,
-        rows=rows,
-        document={"schema": "volbench.runs/1", "runs": documents(rows)},
-    )

@@ -26,7 +26,8 @@ from volbench.plans.pts.options import PtsSetup
 from volbench.report.fleet_sheets import aggregate_run
 from volbench.report.limit_sheets import limit_rows, limits
 from volbench.report.plan_view import Headline, PlanView
-from volbench.report.run_sheets import RunBrief, result_rows, shown_percentile, tests_text
+from volbench.report.run_list import RunBrief, tests_text
+from volbench.report.run_sheets import result_rows, shown_percentile
 from volbench.report.sheet import (
     Column,
     Sheet,
