@@ -26,9 +26,10 @@ from dataclasses import dataclass
 
 from volbench import __version__
 from volbench.model import RunRecord
-from volbench.report.comparison import comparison_section, group_runs
+from volbench.report.comparison import comparison_section
 from volbench.report.contents import report_document
 from volbench.report.document import Document, Section
+from volbench.report.group_figures import group_runs
 from volbench.report.html import render_html
 from volbench.report.plan_view import PlanView
 from volbench.report.publish_index import Comparison, IndexEntry, index_page
