@@ -16,13 +16,20 @@ then the same colours dashed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from volbench.report.axis import LATENCY_UNITS, log_axis, number_text, spans_decades, value_text
 
 Number = float | int
+
+Plotly = dict[str, Any]
+"""plotly.js's own JSON (a figure, its layout, an axis, a trace): plotly's keys, to any
+depth, which plotly does not type; nowhere else in the report is a value untyped."""
+
+Category = str | float
+"""An x value: a category's name (a test, a block size's text) or a number."""
 
 PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -45,7 +52,7 @@ class Chart:
 
     id: str
     title: str
-    figure: Mapping[str, Any]
+    figure: Plotly
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ class Series:
     ``low``/``high``: a spread around each ``y`` (min and max), drawn as error bars."""
 
     name: str
-    x: Sequence[Any]
+    x: Sequence[Category]
     y: Sequence[Number | None]
     low: Sequence[Number | None] | None = None
     high: Sequence[Number | None] | None = None
@@ -68,10 +75,10 @@ def dash(index: int) -> str:
     return DASHES[(index // len(PALETTE)) % len(DASHES)]
 
 
-def base_layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+def base_layout(title: str, x_title: str, y_title: str, **extra: object) -> Plotly:
     """plotly's layout of a chart: title, axis titles, legend above, margins; ``meta``
     (plotly keeps it and draws nothing) holds the units the values are in."""
-    layout: dict[str, Any] = {
+    layout: Plotly = {
         "title": {"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"},
         "xaxis": {"title": {"text": x_title}, "automargin": True},
         "yaxis": {"title": {"text": y_title}, "automargin": True},
@@ -106,7 +113,7 @@ def _less(a: Number | None, b: Number | None) -> float | None:
     return float(a) - float(b) if a is not None and b is not None else None
 
 
-def _errors(s: Series) -> dict[str, Any]:
+def _errors(s: Series) -> Plotly:
     if s.low is None or s.high is None:
         return {}
     plus = [_less(h, y) for h, y in zip(s.high, s.y, strict=True)]
@@ -146,7 +153,7 @@ def bar_chart(
         for i, s in enumerate(series)
     ]
     tops = [h for s in series for h in (s.high or s.y) if h is not None]
-    yaxis: dict[str, Any] = (
+    yaxis: Plotly = (
         log_axis([*values, *tops], unit) if log else {"type": "linear", "rangemode": "tozero"}
     )
     if not log and tops:  # room above the tallest bar for its label
@@ -208,7 +215,7 @@ class Mark:
     """A point a chart names: the knee of a sweep, its peak, the best point under a
     latency target."""
 
-    x: Any
+    x: Category
     y: float
     text: str
 
@@ -237,7 +244,7 @@ def with_marks(chart: Chart, marks: Sequence[Mark], *, name: str = "marked") -> 
     return Chart(chart.id, chart.title, {"data": [*chart.figure["data"], stars], "layout": layout})
 
 
-def _at(value: Any, log: bool) -> Any:
+def _at(value: Category, log: bool) -> Category:
     return math.log10(value) if log and isinstance(value, int | float) and value > 0 else value
 
 
@@ -359,7 +366,7 @@ TEMPLATE_KEYS = frozenset({"hovertemplate", "texttemplate"})
 other string of a figure may come from a user's file (a job or product name)."""
 
 
-def plain_figure(value: Any) -> Any:
+def plain_figure(value: object) -> object:
     """A figure with every string but its templates written as plain text for plotly,
     which reads a subset of HTML in names, labels and titles (``<a href>`` becomes a
     live link, plotly.js ``svg_text_utils``): ``&``, ``<`` and ``>`` as entities,
@@ -374,7 +381,7 @@ def plain_figure(value: Any) -> Any:
     return value
 
 
-def traces_values(chart: Chart) -> dict[str, list[Any]]:
+def traces_values(chart: Chart) -> dict[str, list[Number | None]]:
     """Each named trace's y values (tests compare them with the stored results)."""
     return {
         str(t.get("name")): list(t.get("y", t.get("r", [])))

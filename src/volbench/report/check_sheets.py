@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from volbench.analysis.limit_evidence import KnownCap
 from volbench.analysis.promise import Verdict, check, measured_tests
@@ -19,7 +18,8 @@ from volbench.analysis.run_limits import run_verdicts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
 from volbench.report.burst_sheets import bucket_lines, catalogue_burst_lines, run_bursts
-from volbench.report.limit_sheets import facts_of, limit_rows
+from volbench.report.limit_sheets import LimitRow, facts_of, limit_rows
+from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
 from volbench.specs import run_promise
@@ -67,24 +67,43 @@ def subject(run: RunRecord, request: CheckRequest) -> tuple[str, float]:
     return product, size
 
 
-def _num(value: Any) -> str:
-    return f"{float(value):,.1f}" if float(value) >= 100 else f"{float(value):,.3g}"
+def _num(value: object) -> str:
+    return f"{number(value):,.1f}" if number(value) >= 100 else f"{number(value):,.3g}"
 
 
 def _money(value: float | None, currency: str, per: str) -> str | None:
     return None if value is None else f"{value:,.4f} {currency}/month per {per}"
 
 
+@dataclass(frozen=True, eq=False)
+class PriceRow(Row):
+    """Price/performance in one currency and billing model: the monthly cost, the
+    promised and measured IOPS and MB/s (10^6 bytes/s), and the monthly cost per each
+    (None: no such figure)."""
+
+    currency: str
+    billing: str
+    monthly: float
+    promised_iops: float | None
+    promised_mb_s: float | None
+    measured_iops: float | None
+    measured_mb_s: float | None
+    per_promised_iops: float | None
+    per_promised_mb_s: float | None
+    per_measured_iops: float | None
+    per_measured_mb_s: float | None
+
+
 def price_performance(
     expectation: Expectation, measured_iops: float | None, measured_mb_s: float | None
-) -> tuple[list[str], list[dict[str, Any]]]:
+) -> tuple[list[str], list[PriceRow]]:
     """Notes and JSON rows of price/performance, one per currency and billing
     model: monthly cost per promised IOPS and MB/s (the expectation at the
     size) and per measured IOPS and MB/s: the best IOPS of the IOPS-bound
     deep-queue tests, the best MB/s of the throughput-bound ones (None: no such
     test; a 4 KiB IOPS test says nothing of the price per MB/s)."""
     notes: list[str] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[PriceRow] = []
     e = expectation
     for total in cost(e.product, e.size, 1.0, e.variables, e.as_of):
         promised = rate_cost(total, expectation.iops, expectation.throughput_mb_s)
@@ -104,19 +123,19 @@ def price_performance(
         sources = sorted({s for line in total.lines for s in line.price.sources})
         notes.append(", ".join(p for p in parts if p) + f" [src {', '.join(sources)}]")
         rows.append(
-            {
-                "currency": c,
-                "billing": total.billing,
-                "monthly": total.monthly,
-                "promised_iops": promised.iops,
-                "promised_mb_s": promised.mb_s,
-                "measured_iops": measured_iops,
-                "measured_mb_s": measured_mb_s,
-                "per_promised_iops": promised.per_iops,
-                "per_promised_mb_s": promised.per_mb_s,
-                "per_measured_iops": measured.per_iops,
-                "per_measured_mb_s": measured.per_mb_s,
-            }
+            PriceRow(
+                currency=c,
+                billing=total.billing,
+                monthly=total.monthly,
+                promised_iops=promised.iops,
+                promised_mb_s=promised.mb_s,
+                measured_iops=measured_iops,
+                measured_mb_s=measured_mb_s,
+                per_promised_iops=promised.per_iops,
+                per_promised_mb_s=promised.per_mb_s,
+                per_measured_iops=measured.per_iops,
+                per_measured_mb_s=measured.per_mb_s,
+            )
         )
     return notes, rows
 
@@ -191,14 +210,14 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         (t.bw_bytes_per_s / 1e6 for t in deep if bound.get(t.test) == "MB/s"), default=None
     )
     price_notes, price_rows = price_performance(expectation, best_iops, best_mb_s)
-    rows = tuple(_row(v) for v in verdicts)
+    rows = tuple(VerdictRow.of(v) for v in verdicts)
     columns = (
         Column("test", "test"),
         Column("metric", "metric"),
         Column("expected", "expected", _num, numeric=True),
         Column("measured", "measured", _num, numeric=True),
         Column("unit", "unit"),
-        Column("ratio", "ratio", lambda v: f"{float(v):.2f}", numeric=True),
+        Column("ratio", "ratio", lambda v: f"{number(v):.2f}", numeric=True),
         Column("verdict", "verdict"),
         Column("reason", "reason"),
     )
@@ -234,12 +253,12 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         "edition": edition.label,
         "edition_from": edition.from_date,
         "instance": request.instance,
-        "verdicts": list(rows),
+        "verdicts": documents(rows),
         "findings": findings,
         "not_compared": skipped,
         "notes": list(notes),
-        "price_performance": price_rows,
-        "limits": limit_rows,
+        "price_performance": documents(price_rows),
+        "limits": documents(limit_rows),
         "passed": not flagged,
     }
     if bursts:
@@ -250,7 +269,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
 
 def check_limits(
     run: RunRecord, expectation: Expectation, caps: InstanceCaps | None, instance: str | None
-) -> tuple[list[str], list[dict[str, Any]]]:
+) -> tuple[list[str], list[LimitRow]]:
     """What limited each test, with the volume's promised figures (and the instance's
     caps) as limits it could meet: notes (one per test) and the JSON rows."""
     product = expectation.product
@@ -275,21 +294,25 @@ def check_limits(
     latency = expectation.latency
     low = latency.min_ms * 1e6 / 2 if latency and latency.min_ms else None
     rows = limit_rows(run_verdicts(facts_of(run), known, low))
-    notes = [
-        f"{r['test']}: {limit_phrase(str(r['limit']))}" + (f" ({r['why']})" if r["why"] else "")
-        for r in rows
-    ]
+    notes = [f"{r.test}: {limit_phrase(r.limit)}" + (f" ({r.why})" if r.why else "") for r in rows]
     return notes, rows
 
 
-def _row(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "test": verdict.test,
-        "metric": verdict.metric,
-        "expected": verdict.expected,
-        "measured": verdict.measured,
-        "unit": verdict.unit,
-        "ratio": verdict.ratio,
-        "verdict": verdict.verdict,
-        "reason": verdict.reason,
-    }
+@dataclass(frozen=True, eq=False)
+class VerdictRow(Row):
+    """A checked metric of a test as a row (:class:`volbench.analysis.promise.Verdict`):
+    the expected and measured figures in ``unit``, measured / expected, the verdict
+    (meets, below, above) and why."""
+
+    test: str
+    metric: str
+    expected: float
+    measured: float
+    unit: str
+    ratio: float
+    verdict: str
+    reason: str
+
+    @classmethod
+    def of(cls, v: Verdict) -> VerdictRow:
+        return cls(v.test, v.metric, v.expected, v.measured, v.unit, v.ratio, v.verdict, v.reason)

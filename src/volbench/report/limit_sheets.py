@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 import statistics
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypedDict
 
 from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limit_evidence import KnownCap, MeasuredTest
@@ -24,6 +25,7 @@ from volbench.fio.job_cpu import job_cpu
 from volbench.model import RunRecord, StoredResult, StoredWorkload
 from volbench.plans.firsttouch import PASSES
 from volbench.report.fleet_sheets import aggregate_run
+from volbench.report.rows import Row, documents, number
 from volbench.report.sampled_note import sampled_note
 from volbench.report.sheet import Column, Sheet, fmt_count
 
@@ -139,7 +141,29 @@ def limits(run: RunRecord, caps: Sequence[KnownCap] = ()) -> list[TestVerdict]:
     return run_verdicts(facts_of(run), caps)
 
 
-def _host_figures(host: RoundHost | None) -> dict[str, Any]:
+class HostFigures(TypedDict, total=False):
+    """The host and device figures of a test's round, as its JSON row nests them (none
+    for a round without host samples): means over the samples, CPU and device busy in
+    %, in-flight requests, fio's cores and threads waiting for a CPU, memory pressure
+    in % (PSI ``some``), the cgroup's CPU quota in cores and share of periods throttled
+    in %, the device's hardware queues, its ``cap_*`` facts, the drive's °C."""
+
+    samples: int
+    cpu_busy_pct: float | None
+    device_busy_pct: float | None
+    device_in_flight: float | None
+    fio_cpu_cores: float | None
+    fio_wait_threads: float | None
+    memory_pressure_pct: float | None
+    cpu_quota_cores: float | None
+    quota_throttled_pct: float | None
+    hw_queues: float | None
+    caps: dict[str, float]
+    temperature_before_c: float | None
+    temperature_after_c: float | None
+
+
+def _host_figures(host: RoundHost | None) -> HostFigures:
     """The host and device figures of a test's round (means over its samples)."""
     if host is None:
         return {}
@@ -162,43 +186,70 @@ def _host_figures(host: RoundHost | None) -> dict[str, Any]:
     }
 
 
-def limit_rows(found: Sequence[TestVerdict]) -> list[dict[str, Any]]:
-    """One JSON-ready row per test: its figures, verdict, evidence and samples."""
+@dataclass(frozen=True, eq=False)
+class LimitRow(Row):
+    """A test's limit verdict as a row: fio's figures of the test (IOPS, bytes/s, mean
+    latency in ns, queue, each job's CPU in %), the limit, its evidence (``why``: the
+    first sentence), other limits also seen, the host figures of its round and three
+    of them again at the top (CPUs and device busy in %, fio's cores)."""
+
+    round: int
+    test: str
+    iops: float
+    read_iops: float | None
+    write_iops: float | None
+    bw_bytes_per_s: float
+    lat_mean_ns: float | None
+    iodepth: int
+    numjobs: int
+    job_cpu_pct: list[float]
+    limit: str
+    evidence: list[str]
+    why: str | None
+    also: list[str]
+    host: HostFigures
+    cpu_busy_pct: float | None
+    device_busy_pct: float | None
+    fio_cpu_cores: float | None
+
+
+def limit_rows(found: Sequence[TestVerdict]) -> list[LimitRow]:
+    """One row per test: its figures, verdict, evidence and samples."""
     rows = []
     for item in found:
         measured = item.facts.measured
         figures = _host_figures(item.facts.host)
         rows.append(
-            {
-                "round": item.facts.round,
-                "test": measured.name,
-                "iops": measured.iops,
-                "read_iops": measured.read_iops,
-                "write_iops": measured.write_iops,
-                "bw_bytes_per_s": measured.bw_bytes_per_s,
-                "lat_mean_ns": measured.lat_mean_ns,
-                "iodepth": measured.iodepth,
-                "numjobs": measured.numjobs,
-                "job_cpu_pct": list(measured.job_cpu_pct),
-                "limit": item.verdict.limit.value,
-                "evidence": list(item.verdict.evidence),
-                "why": item.verdict.evidence[0] if item.verdict.evidence else None,
-                "also": [limit.value for limit in item.verdict.also],
-                "host": figures,
-                "cpu_busy_pct": figures.get("cpu_busy_pct"),
-                "device_busy_pct": figures.get("device_busy_pct"),
-                "fio_cpu_cores": figures.get("fio_cpu_cores"),
-            }
+            LimitRow(
+                round=item.facts.round,
+                test=measured.name,
+                iops=measured.iops,
+                read_iops=measured.read_iops,
+                write_iops=measured.write_iops,
+                bw_bytes_per_s=measured.bw_bytes_per_s,
+                lat_mean_ns=measured.lat_mean_ns,
+                iodepth=measured.iodepth,
+                numjobs=measured.numjobs,
+                job_cpu_pct=list(measured.job_cpu_pct),
+                limit=item.verdict.limit.value,
+                evidence=list(item.verdict.evidence),
+                why=item.verdict.evidence[0] if item.verdict.evidence else None,
+                also=[limit.value for limit in item.verdict.also],
+                host=figures,
+                cpu_busy_pct=figures.get("cpu_busy_pct"),
+                device_busy_pct=figures.get("device_busy_pct"),
+                fio_cpu_cores=figures.get("fio_cpu_cores"),
+            )
         )
     return rows
 
 
-def _pct(value: Any) -> str:
-    return f"{float(value):.0f}%"
+def _pct(value: object) -> str:
+    return f"{number(value):.0f}%"
 
 
-def _cores(value: Any) -> str:
-    return f"{float(value):.2f}"
+def _cores(value: object) -> str:
+    return f"{number(value):.2f}"
 
 
 SUMMARY_COLUMNS = (
@@ -213,8 +264,8 @@ SUMMARY_COLUMNS = (
 )
 
 
-def _document(run: RunRecord, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    return {"schema": LIMITS_SCHEMA, "run": run.id, "tests": list(rows)}
+def _document(run: RunRecord, rows: Sequence[LimitRow]) -> dict[str, object]:
+    return {"schema": LIMITS_SCHEMA, "run": run.id, "tests": documents(rows)}
 
 
 def _sampled_note(run: RunRecord) -> str:
@@ -230,7 +281,7 @@ def limits_sheet(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Sheet | None:
     return Sheet(
         title=f"volbench run {run.id}: what limited each test",
         columns=SUMMARY_COLUMNS,
-        rows=tuple(rows),
+        rows=tuple(documents(rows)),  # plain, as the run's JSON lists them (views.report_for)
         document=_document(run, rows),
         notes=(
             _sampled_note(run),
@@ -248,24 +299,30 @@ EXPLAIN_COLUMNS = (
 )
 
 
+@dataclass(frozen=True, eq=False)
+class EvidenceLine(Row):
+    """A line of ``volbench explain``'s table: a sentence of a test's evidence, the
+    test's round, name, IOPS and limit on its first line only (``""`` below it)."""
+
+    round: int | str
+    test: str
+    iops: float | str
+    limit: str
+    evidence: str
+
+
 def explain_sheet(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Sheet:
     """Every test's verdict with all its evidence, a line of the table per sentence
     (``volbench explain``); the JSON has one row per test."""
     rows = limit_rows(limits(run, caps))
-    lines: list[dict[str, Any]] = []
+    lines: list[EvidenceLine] = []
     for row in rows:
-        also = [f"also seen: {', '.join(row['also'])}"] if row["also"] else []
-        for index, sentence in enumerate([*row["evidence"], *also]):
-            first = index == 0
-            lines.append(
-                {
-                    "round": row["round"] if first else "",
-                    "test": row["test"] if first else "",
-                    "iops": row["iops"] if first else "",
-                    "limit": row["limit"] if first else "",
-                    "evidence": sentence,
-                }
-            )
+        also = [f"also seen: {', '.join(row.also)}"] if row.also else []
+        for index, sentence in enumerate([*row.evidence, *also]):
+            if index == 0:
+                lines.append(EvidenceLine(row.round, row.test, row.iops, row.limit, sentence))
+            else:
+                lines.append(EvidenceLine("", "", "", "", sentence))
     notes = [_sampled_note(run)]
     if not rows:
         notes.append(f"run {run.id} has no stored test results")

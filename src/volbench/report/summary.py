@@ -16,7 +16,7 @@ import datetime as dt
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from volbench.analysis.limit_evidence import Limit
 from volbench.errors import VolbenchError
@@ -24,10 +24,11 @@ from volbench.model import RunRecord
 from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsSetup
 from volbench.report.fleet_sheets import aggregate_run
-from volbench.report.limit_sheets import limit_rows, limits
+from volbench.report.limit_sheets import LimitRow, limit_rows, limits
 from volbench.report.plan_view import Headline, PlanView
+from volbench.report.rows import documents, rows_of
 from volbench.report.run_list import RunBrief, tests_text
-from volbench.report.run_sheets import result_rows, shown_percentile
+from volbench.report.run_sheets import ResultRow, result_records, shown_percentile
 from volbench.report.sheet import (
     Column,
     Sheet,
@@ -37,6 +38,9 @@ from volbench.report.sheet import (
     fmt_latency,
     fmt_rate,
 )
+
+if TYPE_CHECKING:
+    from volbench.specs.catalogue import Catalogue
 
 SCHEMA = "volbench.summary/1"
 
@@ -71,7 +75,7 @@ class Summary:
         """What ``volbench runs`` shows of the run beside its record."""
         return RunBrief(self.tests, self.duration_s, self.figures, self.verdict)
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> dict[str, object]:
         """The summary in JSON (schema ``volbench.summary/1``)."""
         return {
             "schema": SCHEMA,
@@ -104,12 +108,12 @@ def duration_s(run: RunRecord) -> float | None:
     return (end - start).total_seconds() if end is not None else None
 
 
-def latest_rows(run: RunRecord) -> list[dict[str, Any]]:
+def latest_rows(run: RunRecord) -> list[ResultRow]:
     """The result rows of each test's last round (a run's own, not a place's share)."""
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in result_rows(aggregate_run(run)):
-        key = (row["test"], row["direction"])
-        if key not in latest or row["round"] >= latest[key]["round"]:
+    latest: dict[tuple[str, str], ResultRow] = {}
+    for row in result_records(aggregate_run(run)):
+        key = (row.result.test, row.result.direction)
+        if key not in latest or row.result.round >= latest[key].result.round:
             latest[key] = row
     return list(latest.values())
 
@@ -131,23 +135,25 @@ def generic_headline(run: RunRecord) -> Headline:
     the highest IOPS, the highest MB/s and the lowest latency at QD 1, each with its
     test."""
     rows = latest_rows(run)
+    plain = documents(rows)  # the summary's JSON lists the headline table's rows
     table = Sheet(
         f"Run {run.id} at a glance",
         GENERIC_COLUMNS,
-        tuple(rows),
-        {"rows": rows},
+        tuple(plain),
+        {"rows": plain},
     )
     return Headline(table, headline_figures(rows))
 
 
-def headline_figures(rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+def headline_figures(rows: Sequence[ResultRow]) -> tuple[str, ...]:
     """The highest IOPS and MB/s of a test (its directions summed) and the lowest mean
     latency of a test at one outstanding I/O."""
     iops: dict[str, float] = {}
     bw: dict[str, float] = {}
     for row in rows:
-        iops[row["test"]] = iops.get(row["test"], 0.0) + float(row["iops"])
-        bw[row["test"]] = bw.get(row["test"], 0.0) + float(row["bw_bytes_per_s"])
+        test = row.result.test
+        iops[test] = iops.get(test, 0.0) + float(row.result.iops)
+        bw[test] = bw.get(test, 0.0) + float(row.result.bw_bytes_per_s)
     figures = []
     if iops and max(iops.values()) > 0:
         test = max(iops, key=lambda t: iops[t])
@@ -156,11 +162,13 @@ def headline_figures(rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
         test = max(bw, key=lambda t: bw[t])
         figures.append(f"{fmt_rate(bw[test] / 1e6)} MB/s ({test})")
     qd1 = [
-        r for r in rows if r.get("outstanding_configured") == 1 and r.get("lat_mean_ns") is not None
+        (r.result.lat_mean_ns, r.result.test)
+        for r in rows
+        if r.outstanding_configured == 1 and r.result.lat_mean_ns is not None
     ]
     if qd1:
-        best = min(qd1, key=lambda r: r["lat_mean_ns"])
-        figures.append(f"{fmt_latency(best['lat_mean_ns'])} at QD 1 ({best['test']})")
+        lat, test = min(qd1, key=lambda pair: pair[0])
+        figures.append(f"{fmt_latency(lat)} at QD 1 ({test})")
     return tuple(figures)
 
 
@@ -175,14 +183,14 @@ def limit_lines(run: RunRecord) -> tuple[str, ...]:
     None for a record read without its rounds' outputs (a list of runs)."""
     if not run.raw_outputs:
         return ()
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[LimitRow]] = {}
     for row in limit_rows(limits(run)):
-        groups.setdefault(str(row["limit"]), []).append(row)
+        groups.setdefault(row.limit, []).append(row)
     lines = []
     for limit, rows in groups.items():
-        names = [str(r["test"]) for r in rows[:LIMIT_TESTS_SHOWN]]
+        names = [r.test for r in rows[:LIMIT_TESTS_SHOWN]]
         more = f" and {len(rows) - len(names)} more" if len(rows) > len(names) else ""
-        why = f": {rows[0]['why']}" if rows[0]["why"] else ""
+        why = f": {rows[0].why}" if rows[0].why else ""
         tests = ", ".join(names) + more
         if limit == Limit.NOT_DETERMINED:
             lines.append(f"limit not determined for {tests}{why}")
@@ -218,7 +226,7 @@ def run_notes(run: RunRecord) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _catalogue() -> Any:
+def _catalogue() -> Catalogue:
     """The catalogue with the ``--catalogue`` files of the command running
     (:func:`volbench.specs.catalogue.using`), read once per set of files."""
     from volbench.specs import catalogue
@@ -227,7 +235,7 @@ def _catalogue() -> Any:
 
 
 @functools.cache
-def _loaded(files: tuple[str, ...]) -> Any:
+def _loaded(files: tuple[str, ...]) -> Catalogue:
     from volbench.specs import catalogue
 
     return catalogue.load(files)
@@ -240,21 +248,21 @@ def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
     product = run.labels.get("product")
     if product is None or not (run.labels.get("size_gib") or run.labels.get("size")):
         return None, None
-    from volbench.report.check_sheets import CheckRequest, check_sheet
+    from volbench.report.check_sheets import CheckRequest, VerdictRow, check_sheet
 
     try:
         sheet = check_sheet(run, _catalogue(), CheckRequest(None, None))
     except VolbenchError as exc:
         return None, f"not checked against {product}: {exc}"
-    verdicts = [str(v["verdict"]) for v in sheet.document["verdicts"]]
+    checked = rows_of(sheet.rows, VerdictRow)
+    verdicts = [r.verdict for r in checked]
     counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("meets", "above", "below"))
     subject = sheet.title.split(" vs ", 1)[1]
     line = f"vs {subject}: {len(verdicts)} figure(s) checked: {counts}"
-    below = [r for r in sheet.rows if r["verdict"] == "below"]
+    below = [r for r in checked if r.verdict == "below"]
     if below:
         line += "; below: " + "; ".join(
-            f"{r['test']} {r['metric']} {fmt_count(r['measured'])} of "
-            f"{fmt_count(r['expected'])} {r['unit']}"
+            f"{r.test} {r.metric} {fmt_count(r.measured)} of {fmt_count(r.expected)} {r.unit}"
             for r in below
         )
     return sheet, line
@@ -264,18 +272,20 @@ def with_promise(table: Sheet, check: Sheet) -> Sheet:
     """``table`` with a column saying, for each of its tests the check compared, how
     the measured figure stands against the promised one (``3,000 IOPS: above (7.69x)``,
     ``latency read 10 ms: meets``)."""
+    from volbench.report.check_sheets import VerdictRow
+
     found: dict[str, list[str]] = {}
-    for row in check.rows:
-        if row["unit"] in ("IOPS", "MB/s"):
-            text = f"{fmt_count(row['expected'])} {row['unit']}: {row['verdict']}"
-            text += f" ({row['ratio']:.2f}x)"
+    for row in rows_of(check.rows, VerdictRow):
+        if row.unit in ("IOPS", "MB/s"):
+            text = f"{fmt_count(row.expected)} {row.unit}: {row.verdict} ({row.ratio:.2f}x)"
         else:
-            text = f"{row['metric']} {row['expected']:g} {row['unit']}: {row['verdict']}"
-        found.setdefault(str(row["test"]), []).append(text)
+            text = f"{row.metric} {row.expected:g} {row.unit}: {row.verdict}"
+        found.setdefault(row.test, []).append(text)
     if not any(r.get("test") in found for r in table.rows):
         return table
-    rows = tuple({**r, "promise": "; ".join(found.get(str(r.get("test")), []))} for r in table.rows)
-    flagged = frozenset(i for i, r in enumerate(rows) if ": below" in r["promise"])
+    promised = ["; ".join(found.get(str(r.get("test")), [])) for r in table.rows]
+    rows = tuple({**r, "promise": text} for r, text in zip(table.rows, promised, strict=True))
+    flagged = frozenset(i for i, text in enumerate(promised) if ": below" in text)
     columns = (*table.columns, Column("promise", "Promised: verdict"))
     return Sheet(table.title, columns, rows, {**table.document, "rows": list(rows)}, table.notes,
                  table.flagged_rows | flagged)  # fmt: skip
