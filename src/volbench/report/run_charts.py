@@ -12,9 +12,9 @@ MB/s = bytes/s / 10^6; latency in the unit that fits the chart (µs, ms, s = ns 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.analysis.burst_series import Burst
@@ -36,7 +36,8 @@ from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.histogram_output import histogram_output
 from volbench.report.ladder import ladder_chart
 from volbench.report.plan_view import PlanView
-from volbench.report.run_sheets import report_for, result_rows, shown_percentile
+from volbench.report.run_sheets import ResultRow, report_for, result_records, shown_percentile
+from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
 from volbench.units import format_bytes
 
@@ -78,58 +79,63 @@ def run_header(run: RunRecord) -> tuple[tuple[str, str], ...]:
     return tuple(fields)
 
 
-def _category(row: dict[str, Any], duplicated: set[str]) -> str:
-    return f"{row['test']} (round {row['round']})" if row["test"] in duplicated else row["test"]
+def _category(row: ResultRow, duplicated: set[str]) -> str:
+    test = row.result.test
+    return f"{test} (round {row.result.round})" if test in duplicated else test
 
 
-def _duplicated(rows: Sequence[dict[str, Any]]) -> set[str]:
+def _duplicated(rows: Sequence[ResultRow]) -> set[str]:
     rounds: dict[str, set[int]] = {}
     for row in rows:
-        rounds.setdefault(row["test"], set()).add(row["round"])
+        rounds.setdefault(row.result.test, set()).add(row.result.round)
     return {t for t, r in rounds.items() if len(r) > 1}
 
 
-def rate_charts(prefix: str, rows: Sequence[dict[str, Any]]) -> list[Chart]:
+def rate_charts(prefix: str, rows: Sequence[ResultRow]) -> list[Chart]:
     """IOPS and MB/s bars per test, one series per direction."""
     duplicated = _duplicated(rows)
-    directions = sorted({r["direction"] for r in rows})
+    directions = sorted({r.result.direction for r in rows})
 
-    def series(key: str, scale: float) -> list[Series]:
+    def series(figure: Callable[[ResultRow], float], scale: float) -> list[Series]:
         out = []
         for direction in directions:
-            chosen = [r for r in rows if r["direction"] == direction]
+            chosen = [r for r in rows if r.result.direction == direction]
             out.append(
                 Series(
                     direction,
                     [_category(r, duplicated) for r in chosen],
-                    [float(r[key]) / scale for r in chosen],
+                    [float(figure(r)) / scale for r in chosen],
                 )
             )
         return out
 
     return [
         bar_chart(
-            f"{prefix}-iops", "IOPS per test", series("iops", 1), y_title="IOPS", unit="IOPS"
+            f"{prefix}-iops",
+            "IOPS per test",
+            series(lambda r: r.result.iops, 1),
+            y_title="IOPS",
+            unit="IOPS",
         ),
         bar_chart(
             f"{prefix}-mbps",
             "MB/s per test",
-            series("bw_bytes_per_s", MB),
+            series(lambda r: r.result.bw_bytes_per_s, MB),
             y_title="MB/s",
             unit="MB/s",
         ),
     ]
 
 
-def percentile_chart(prefix: str, rows: Sequence[dict[str, Any]]) -> Chart | None:
+def percentile_chart(prefix: str, rows: Sequence[ResultRow]) -> Chart | None:
     """Latency percentiles p50..p99.99 of every test and direction as a ladder (a
     column of markers per test, log axis), each capped at the test's maximum."""
     duplicated = _duplicated(rows)
-    timed = [r for r in rows if r.get("lat_p50_ns") is not None]
+    timed = [r for r in rows if r.result.lat_p50_ns is not None]
     if not timed:
         return None
     unit, size = latency_unit(shown_percentile(r, key) for r in timed for _, key in PERCENTILES)
-    categories = [f"{_category(r, duplicated)} {r['direction']}" for r in timed]
+    categories = [f"{_category(r, duplicated)} {r.result.direction}" for r in timed]
     levels = [
         (label, [_scaled(shown_percentile(r, key), size) for r in timed])
         for label, key in PERCENTILES
@@ -354,7 +360,7 @@ def fio_run_charts(run: RunRecord) -> list[Chart]:
     """Every generic chart whose data exists for ``run`` (of a run on several places
     at once: the aggregate's, then each place's share)."""
     prefix = f"run{run.id}"
-    rows = result_rows(aggregate_run(run))
+    rows = result_records(aggregate_run(run))
     charts = rate_charts(prefix, rows) if rows else []
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
     if is_fleet(run):
@@ -362,7 +368,16 @@ def fio_run_charts(run: RunRecord) -> list[Chart]:
     return charts + timeseries_charts(prefix, run.series, run.stalls)
 
 
-def summary_parts(summary: Summary) -> dict[str, Any]:
+class SummaryParts(TypedDict):
+    """The fields of a run's first :class:`Section` its summary fills."""
+
+    lead: tuple[Sheet, ...]
+    verdicts: tuple[str, ...]
+    notes: tuple[str, ...]
+    summary: bool
+
+
+def summary_parts(summary: Summary) -> SummaryParts:
     """What a run's first section says first: the headline table (with the promised
     figures), the verdict lines (promise, then what limited the tests), the notes
     (knee, throttle, stalls, non-compliance)."""

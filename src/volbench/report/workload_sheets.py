@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from volbench.analysis.workload_profile import HOT_SHARES, QD_PERCENTILE, size_label
 from volbench.model import RunRecord
@@ -19,6 +19,7 @@ from volbench.plans.profile_record import StoredProfile, stored_profile
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
 from volbench.report.document import Section
 from volbench.report.plan_view import Report
+from volbench.report.rows import Row, number
 from volbench.report.run_charts import run_header
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency
 from volbench.units import format_bytes
@@ -30,11 +31,53 @@ SOURCE = (
 )
 
 
-def _pct(value: Any) -> str:
-    return f"{float(value):.1f}%"
+def _pct(value: object) -> str:
+    return f"{number(value):.1f}%"
 
 
-def _summary_rows(run: RunRecord, p: StoredProfile) -> list[dict[str, Any]]:
+@dataclass(frozen=True, eq=False)
+class ProfileLine(Row):
+    """A line of the workload's summary: a figure's name and its value as shown."""
+
+    figure: str
+    value: str
+
+
+@dataclass(frozen=True, eq=False)
+class PatternLine(Row):
+    """An access pattern's share of requests in %, captured and as the synthetic job
+    issues it; ``other`` (the rest of the patterns) has no access, op or size."""
+
+    pattern: str
+    access: str | None
+    op: str | None
+    size_bytes: int | None
+    share_pct: float
+    fitted_pct: float
+
+    optional = frozenset({"access", "op", "size_bytes"})
+
+
+@dataclass(frozen=True, eq=False)
+class SizeLine(Row):
+    """A block size of a direction: its requests and their share of all (%)."""
+
+    op: str
+    size_bytes: int
+    count: int
+    size: str
+    share_pct: float
+
+
+@dataclass(frozen=True, eq=False)
+class OptionLine(Row):
+    """An option of the synthetic fio job and its value as fio reads it."""
+
+    option: str
+    value: str
+
+
+def _summary_rows(run: RunRecord, p: StoredProfile) -> list[ProfileLine]:
     capture = run.setup(CaptureSetup).capture
     counts = p.counts
     seq = p.sequential_by_op
@@ -62,34 +105,31 @@ def _summary_rows(run: RunRecord, p: StoredProfile) -> list[dict[str, Any]]:
         rows.append(("Events lost", f"{p.lost:,} (the kernel's trace buffer was full)"))
     if p.before:
         rows.append(("Issued before", f"{p.before:,} completions of earlier requests"))
-    return [{"figure": k, "value": v} for k, v in rows]
+    return [ProfileLine(k, v) for k, v in rows]
 
 
-def _pattern_rows(p: StoredProfile) -> list[dict[str, Any]]:
+def _pattern_rows(p: StoredProfile) -> list[PatternLine]:
     rows = []
     for pattern in p.patterns:
-        share = p.share_of(pattern)
-        rows.append({"pattern": pattern.label.rsplit(" ", 1)[0], **dataclasses.asdict(share)})
-    other = max(0.0, 100.0 - sum(r["share_pct"] for r in rows))
+        s = p.share_of(pattern)
+        name = pattern.label.rsplit(" ", 1)[0]
+        rows.append(PatternLine(name, s.access, s.op, s.size_bytes, s.share_pct, s.fitted_pct))
+    other = max(0.0, 100.0 - sum(r.share_pct for r in rows))
     if other >= 0.05:
-        fitted = max(0.0, 100.0 - sum(r["fitted_pct"] for r in rows))
-        rows.append({"pattern": "other", "share_pct": other, "fitted_pct": fitted})
+        fitted = max(0.0, 100.0 - sum(r.fitted_pct for r in rows))
+        rows.append(PatternLine("other", None, None, None, other, fitted))
     return rows
 
 
-def _size_rows(p: StoredProfile) -> list[dict[str, Any]]:
+def _size_rows(p: StoredProfile) -> list[SizeLine]:
     total = sum(s.count for s in p.sizes) or 1
     return [
-        {
-            **dataclasses.asdict(s),
-            "size": size_label(s.size_bytes),
-            "share_pct": 100.0 * s.count / total,
-        }
+        SizeLine(s.op, s.size_bytes, s.count, size_label(s.size_bytes), 100.0 * s.count / total)
         for s in p.sizes
     ]
 
 
-def _synthetic_rows(p: StoredProfile) -> list[dict[str, Any]]:
+def _synthetic_rows(p: StoredProfile) -> list[OptionLine]:
     s = p.synthetic
 
     def split(pairs: Sequence[Sequence[int]]) -> str:
@@ -104,7 +144,7 @@ def _synthetic_rows(p: StoredProfile) -> list[dict[str, Any]]:
         ("iodepth", str(s.iodepth)),
         ("size", str(s.span_bytes)),
     ]
-    return [{"option": k, "value": v} for k, v in rows]
+    return [OptionLine(k, v) for k, v in rows]
 
 
 def workload_report(run: RunRecord) -> Report:
