@@ -12,12 +12,10 @@ MB/s = bytes/s / 10^6; latency in the unit that fits the chart (µs, ms, s = ns 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import TypedDict
 
 from volbench.analysis.aggregate import group_tests, place_tests
-from volbench.analysis.burst_series import Burst
 from volbench.analysis.percentiles import merge_bins
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.analysis.timeseries import (
@@ -30,6 +28,7 @@ from volbench.analysis.timeseries import (
 from volbench.model import LogSeries, RunRecord, Stall
 from volbench.report.axis import latency_unit, spans_decades
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
+from volbench.report.chart_spans import burst_spans, stall_spans, with_spans
 from volbench.report.document import Section
 from volbench.report.fleet_charts import place_charts
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
@@ -268,86 +267,6 @@ def timeseries_charts(
     return charts
 
 
-@dataclass(frozen=True)
-class Span:
-    """A shaded stretch of a per-second chart (s since the test started) and its label."""
-
-    start_s: float
-    end_s: float
-    text: str
-    color: str
-
-
-def stall_spans(stalls: Sequence[Stall]) -> list[Span]:
-    """Each stall of a known offset, from where it began for as long as it lasted."""
-    return [
-        Span(s.test_offset_s, s.test_offset_s + s.seconds, STALL_TEXT.format(s=s), STALL_COLOR)
-        for s in stalls
-        if s.test_offset_s is not None
-    ]
-
-
-def burst_spans(bursts: Mapping[tuple[int, str], Burst]) -> list[Span]:
-    """Each burst from its start for its seconds at the ceiling, with its figures."""
-    return [
-        Span(
-            b.start_s,
-            b.end_s,
-            f"burst: {test} {b.ceiling:,.0f} {b.unit} for {b.seconds:.1f} s "
-            f"(~{b.credits:,.0f} {'I/Os' if b.unit == 'IOPS' else 'MB'} above "
-            f"{b.baseline:,.0f})",
-            BURST_COLOR,
-        )
-        for (_, test), b in sorted(bursts.items())
-    ]
-
-
-def with_spans(chart: Chart, spans: Sequence[Span]) -> Chart:
-    """``chart`` (time since the test started on x) with each span shaded and named."""
-    if not spans:
-        return chart
-    layout = dict(chart.figure["layout"])
-    layout["shapes"] = [
-        *layout.get("shapes", []),
-        *(
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "paper",
-                "x0": span.start_s,
-                "x1": span.end_s,
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": span.color,
-                "opacity": 0.15,
-                "line": {"width": 0},
-            }
-            for span in spans
-        ),
-    ]
-    layout["annotations"] = [
-        *layout.get("annotations", []),
-        *(
-            {
-                "x": span.start_s,
-                "y": 1,
-                "xref": "x",
-                "yref": "paper",
-                "text": span.text,
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "font": {"size": 10, "color": span.color},
-            }
-            for span in spans
-        ),
-    ]
-    return Chart(chart.id, chart.title, {**chart.figure, "layout": layout})
-
-
-STALL_COLOR = "#d62728"
-STALL_TEXT = "stall: {s.test} ({s.seconds:.0f} s at 0 IOPS)"
-BURST_COLOR = "#2ca02c"
 BURST_KINDS = {"ts-iops": "iops", "ts-mbps": "bw"}
 """The per-second charts a burst is marked on, and the log it is found in."""
 
