@@ -4,6 +4,8 @@ each is 2,000 IOPS with 64 outstanding, not 1,000 at 32, nor 4,000)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from volbench.analysis.promise import measured_tests
 from volbench.model import (
     HostInfo,
@@ -15,7 +17,9 @@ from volbench.model import (
     StoredWorkload,
     TargetInfo,
 )
+from volbench.report.run_sheets import report_for
 from volbench.report.throttle_sheets import points_by_workload
+from volbench.views import view
 
 WORKLOAD = StoredWorkload(rw="randread", bs_bytes=4096, iodepth=32, numjobs=1, places=2)
 
@@ -53,3 +57,21 @@ def test_check_reads_the_aggregate() -> None:
 def test_fingerprint_reads_the_aggregate() -> None:
     ((point,),) = points_by_workload([RUN]).values()
     assert point.iops == 2000 and point.outstanding == 64
+
+
+def test_one_place_has_no_table_of_its_own() -> None:
+    """A run on one place (``--hosts lab://a``): its rows are the run's, so the report
+    shows the run's table once, with what the places sheet says of the place in its
+    notes, and keeps the places document in the JSON."""
+    one = dataclasses.replace(
+        RUN,
+        target=TargetInfo("a", "fleet", 0),
+        settings=RunSettings(places=(PlaceRecord("/a"),)),
+        results=(_row(1000, None), _row(1000, "/a")),
+    )
+    sheets, document = report_for(one, view(one.plan))
+    assert [s.title for s in sheets if "places at once" in s.title] == []
+    assert "places: 1 = /a" in sheets[0].notes
+    assert [row["place"] for row in document["places"]["rows"]] == ["all 1 together", "/a"]
+    two_sheets, _ = report_for(RUN, view(RUN.plan))
+    assert any(s.title == "run 1: 2 places at once" for s in two_sheets)

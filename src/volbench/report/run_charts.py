@@ -282,7 +282,7 @@ def fio_run_charts(run: RunRecord) -> list[Chart]:
     rows = result_records(aggregate_run(run))
     charts = rate_charts(prefix, rows) if rows else []
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
-    if is_fleet(run):
+    if len(run.settings.places) > 1:  # one place's charts are the run's own
         charts += place_charts(prefix, fleet_sheet(run))
     return charts + timeseries_charts(prefix, run.series, run.stalls)
 

@@ -9,7 +9,7 @@ JSON (kept verbatim beside it). MB/s = bytes/s / 10^6; MiB/s = bytes/s / 2^20.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from volbench.analysis.host_series import is_host
@@ -279,7 +279,12 @@ def report_for(run: RunRecord, view: PlanView) -> Report:
         document = {**run_document(run), **document}
     if is_fleet(run):  # each place's share beside the aggregate
         places = fleet_sheet(run)
-        sheets, document = [*sheets, places], {**document, "places": places.document}
+        document = {**document, "places": places.document}
+        if len(run.settings.places) > 1:
+            sheets = [*sheets, places]
+        else:  # one place's rows are the run's own: only what it says of the place
+            first, *rest = sheets
+            sheets = [replace(first, notes=(*first.notes, *places.notes)), *rest]
     if not run.stalls:
         return sheets, document
     stalls = stalls_sheet(run)
