@@ -7,10 +7,13 @@ from __future__ import annotations
 import io
 
 import pytest
+from recorded import fixture_text
 from rich.console import Console
 
+from volbench.analysis.aggregate import group_tests
 from volbench.cli import console
 from volbench.fio.live import LiveSample
+from volbench.fio.parser import parse
 from volbench.model import RW, Workload
 from volbench.report.sheet import Column, Sheet
 
@@ -92,3 +95,24 @@ def test_a_long_sheet_is_printed_as_plain_aligned_columns() -> None:
     assert lines[0] == "long"
     assert lines[1] == "  Test      IOPS"
     assert lines[2:] == ["  [b]job-0     0", "! [b]job-1  1000", "  [b]job-2  2000"]
+
+
+def test_a_finished_round_shows_fios_result_not_its_last_status(
+    captured: dict[str, io.StringIO],
+) -> None:
+    """The last status fio printed (34,845 IOPS a second before the end of a 6 s test)
+    is not its result (51,672 IOPS over the test): a round's finished line shows fio's
+    result from the parsed output, as the tables do."""
+    test = parse(fixture_text("quick/round-000.json"))
+    (result,) = [t for t in group_tests(test) if t.name == "randread-4k-iops"]
+    reporter = console.ProgressReporter()
+    try:
+        workload = Workload(result.name, RW.RANDREAD, bs_bytes=4096, runtime_s=1)
+        reporter.round_started(0, [workload], 1.0)
+        reporter.sample(LiveSample(result.name, 12_345.0, 50_565_120.0, 50_000.0, 1.0))
+        reporter.round_done(0, [result])
+    finally:
+        reporter.close()
+    last = captured["stderr"].getvalue().rstrip().splitlines()[-1]
+    assert "round 0 done" in last and f"{result.iops:,.0f} IOPS" in last, last
+    assert "12,345" not in last

@@ -174,8 +174,7 @@ class ProgressReporter:
     def sample(self, sample: LiveSample) -> None:
         if self._task is None:
             return
-        lat = fmt_latency(sample.lat_mean_ns) if sample.lat_mean_ns is not None else "-"
-        live = f"{fmt_count(sample.iops)} IOPS  {sample.bw_bytes_per_s / 1e6:,.1f} MB/s  {lat}"
+        live = _figures(sample.iops, sample.bw_bytes_per_s, sample.lat_mean_ns)
         self._progress.update(
             self._task,
             description=sample.job,
@@ -197,7 +196,8 @@ class ProgressReporter:
             return
         task, count = self._step
         total = self._progress.tasks[-1].total
-        self._progress.update(task, completed=total, description=f"{label}: {count} tests done")
+        done = f"{label}: {count} tests done"  # the last test's live figures are not the step's
+        self._progress.update(task, completed=total, description=done, live="")
         self._progress.stop()  # leaves the step's finished bar printed, once
         self._progress.remove_task(task)
         self._step = None
@@ -210,6 +210,8 @@ class ProgressReporter:
             total = self._progress.tasks[-1].total
             done = f"round {round_no} done: {self._name}"
             self._progress.update(self._task, completed=total, description=done)
+            if tests:  # fio's result, not its last status
+                self._progress.update(self._task, live=_final(tests))
         self._progress.stop()  # leaves the round's finished bar printed, once
         if self._task is not None:  # not drawn again with the next round's bar
             self._progress.remove_task(self._task)
@@ -224,3 +226,19 @@ class ProgressReporter:
             self._prep.stop()
             self._prep = None
         self._progress.stop()
+
+
+def _figures(iops: float, bw_bytes_per_s: float, lat_mean_ns: float | None) -> str:
+    """The figures a round's line shows: IOPS, MB/s, mean latency."""
+    lat = fmt_latency(lat_mean_ns) if lat_mean_ns is not None else "-"
+    return f"{fmt_count(iops)} IOPS  {bw_bytes_per_s / 1e6:,.1f} MB/s  {lat}"
+
+
+def _final(tests: Sequence[TestResult]) -> str:
+    """A finished round's figures from fio's result: IOPS and bytes/s summed over its
+    tests' directions, the mean latency (of the kind fio gave) weighted by IOPS."""
+    directions = [d for t in tests for d in t.directions.values() if d.iops > 0]
+    timed = [(d.iops, d.latency.mean_ns) for d in directions if d.latency is not None]
+    weight = sum(iops for iops, _ in timed)
+    lat = sum(iops * ns for iops, ns in timed) / weight if weight > 0 else None
+    return _figures(sum(d.iops for d in directions), sum(d.bw_bytes_per_s for d in directions), lat)
