@@ -119,6 +119,7 @@ def test_host_and_three_guests_on_one_backing_device(
     by_test: dict[str, float] = {}
     for result in run.results:  # fio's own figures, as stored
         by_test[result.test] = by_test.get(result.test, 0.0) + result.iops
+    assert {r.test for r in run.aggregate} >= {*GUESTS, "host"}  # the run's own, not shares
     assert alpha["capability_iops"] == pytest.approx(by_test["alone.host"])
     assert [iops for _, iops in alpha["guests"]] == [by_test[f"free.{n}"] for n in GUESTS]
     for name, iops in zip(GUESTS, (267, 400, 533), strict=True):  # given back after
