@@ -39,7 +39,7 @@ from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
 from volbench.report.pts.summary import pts_headline
-from volbench.report.qos_verify_sheets import run_verify_sheet
+from volbench.report.qos_verify_sheets import run_verify_sheet, verify_headline
 from volbench.report.summary import Summary, summarise
 from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
 from volbench.report.workload_sheets import workload_report, workload_sections
@@ -57,7 +57,9 @@ VIEWS: Mapping[str, PlanView] = MappingProxyType(
             sections=pts_sections,
             headline=pts_headline,
         ),
-        qos_results.PLAN: PlanView(sheet=run_verify_sheet, charts=qos_verify_charts),
+        qos_results.PLAN: PlanView(
+            sheet=run_verify_sheet, charts=qos_verify_charts, headline=verify_headline
+        ),
         qos_capability.NAME: PlanView(),
         importing.PLAN: PlanView(),
         capture.NAME: PlanView(report=workload_report, sections=workload_sections),

@@ -21,6 +21,8 @@ from volbench.model import (
     TargetInfo,
 )
 from volbench.report.qos_sheets import fit_sheet
+from volbench.report.summary import summarise
+from volbench.views import view
 
 
 def _result(test: str, iops: float, direction: str = "read") -> StoredResult:
@@ -158,3 +160,15 @@ def test_rates_per_direction_and_for_both() -> None:
     assert parse_rates("wiops=156,iops=3888") == Rates(3888, 156, 0, 0)  # per direction wins
     with pytest.raises(UsageError, match="riops="):
         parse_rates("xiops=3")
+
+
+def test_the_list_of_runs_says_how_many_tenants_got_their_plan() -> None:
+    """A verification's headline is its tenants against their plan, not the highest
+    IOPS of its steps (with --fit-alpha: the host alone, no tenant's figure)."""
+    planned = {"t40": 2913 * 40 / 180, "t60": 2913 * 60 / 180, "t80": 2913 * 80 / 180}
+    run = _run(3, {"t40": planned["t40"] * 0.5, "t60": planned["t60"], "t80": planned["t80"]})
+    summary = summarise(run, view(run.plan), check=False)
+    jain = check_run(run).jain
+    assert summary.figures == (f"2 of 3 tenants within 10 % of plan, Jain {jain:.3f}",)
+    assert summary.table.title == "Run 3 at a glance: QoS verify"
+    assert any(n.startswith("isolation FAILED") for n in summary.notes)

@@ -7,6 +7,7 @@ per tenant); planned figures come from the plan stored with the run
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from volbench.analysis.qos_results import TenantCheck, VerifyResult, check_run
 from volbench.errors import FioError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
+from volbench.report.plan_view import Headline
 from volbench.report.qos_sheets import MB, fmt_pct
 from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_rate
@@ -159,6 +161,23 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
 def run_verify_sheet(run: RunRecord) -> Sheet:
     """The sheet of a stored QoS verify run (read with its raw outputs)."""
     return verify_sheet(check_run(run), run.raw_outputs)
+
+
+def verify_headline(run: RunRecord) -> Headline:
+    """What a report and the list of runs say first of a QoS verification: how many
+    tenants got their plan, Jain's index and isolation (not the highest IOPS of its
+    steps: with ``--fit-alpha`` that is the host alone, no tenant's figure)."""
+    sheet = run_verify_sheet(run)
+    table = dataclasses.replace(sheet, title=f"Run {run.id} at a glance: QoS verify")
+    result = check_run(run)
+    if not result.checks:
+        return Headline(table, ())
+    within = sum(check.ok for check in result.checks)
+    figure = (
+        f"{within} of {len(result.checks)} tenants within {result.tolerance_pct:g} % of"
+        f" plan, Jain {result.jain:.3f}"
+    )
+    return Headline(table, (figure,), (_isolation_note(result),))
 
 
 def _isolation_note(result: VerifyResult) -> str:
