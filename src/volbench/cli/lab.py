@@ -155,6 +155,8 @@ COLUMNS = (
 @format_option
 def list_(fmt: str) -> None:
     """The lab's guests: alive or dead, where, and their disk's limits."""
+    for line in monitor.reclaim():  # a killed verify's guests: their own limits first
+        console.stderr.print(line)
     rows = tuple(vars(row) for row in lifecycle.listing())
     document = {"schema": "volbench.lab/1", "guests": list(rows)}
     console.show(Sheet("lab guests", COLUMNS, rows, document), fmt)

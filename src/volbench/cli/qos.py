@@ -28,6 +28,7 @@ from volbench.cli.qos_options import GUESTS_HELP, MEASURED, RATES, TENANT, nomin
 from volbench.cli.qos_verify import verify_command
 from volbench.cli.session import fio_session
 from volbench.errors import UsageError
+from volbench.lab import monitor
 from volbench.plans import qos_capability, qos_guests, qos_setup
 from volbench.plans.qos_plan_file import read_plan
 from volbench.report.qos_sheets import (
@@ -218,6 +219,8 @@ def apply(plan_file: str, device: str | None, guests: bool, nominal_sizes: bool,
     if guests:
         if device is not None:
             raise UsageError("give --device (cgroups) or --guests (lab guests), not both")
+        for line in monitor.reclaim():  # a killed verify's guests: their own limits first
+            console.stderr.print(line)
         set_in = qos_guests.apply_guests(plan)
         console.stderr.print(qos_guests.NO_WEIGHT)
         rows = [{"tenant": n, "file": f"lab://{n} tg0", "value": v.text()} for n, v in set_in]

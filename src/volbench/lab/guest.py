@@ -28,6 +28,17 @@ DISK = "disk.img"
 
 
 @dataclass(frozen=True)
+class Lent:
+    """A guest's own disk limits while a process holds others on it (``qos verify``
+    sets the plan's, then none for the alpha fit): given back when that process ends,
+    or by the next volbench that finds it gone (killed): ``holder`` is it, as
+    :meth:`volbench.store.owner.Owner.text`."""
+
+    limits: Limits
+    holder: str
+
+
+@dataclass(frozen=True)
 class Guest:
     """One guest: its name, where fio's server (``fio_port``) and the shell channel
     (``shell_port``, :mod:`volbench.lab.shell`) are forwarded on this machine
@@ -46,6 +57,8 @@ class Guest:
     kernel: str
     boot_seconds: float
     pid: int
+    lent: Lent | None = None
+    """Its own limits while a process holds others on it (None: ``limits`` are its own)."""
 
     @property
     def folder(self) -> Path:

@@ -20,6 +20,7 @@ from volbench.errors import UsageError
 from volbench.lab import guest as guests
 from volbench.lab.promise import LimitChoice
 from volbench.lab.throttle import Limits
+from volbench.store.owner import Owner, alive, current
 
 GROUP = "tg0"
 """The throttle group of the guest's disk (:func:`volbench.lab.machine.qemu_command`)."""
@@ -75,5 +76,49 @@ def set_limits(name: str, limits: Limits) -> guests.Guest:
 
 def change_limits(name: str, choice: LimitChoice) -> guests.Guest:
     """``lab limit``: the limits asked for (a product's at the guest's disk size, or
-    hand-set) given to running guest ``name``."""
-    return set_limits(name, choice.limits(guests.load(name).disk_bytes))
+    hand-set) given to running guest ``name``; they are its own from now on."""
+    changed = set_limits(name, choice.limits(guests.load(name).disk_bytes))
+    own = dataclasses.replace(changed, lent=None)
+    guests.save(own)
+    return own
+
+
+def lend(name: str) -> None:
+    """Record guest ``name``'s limits as its own, held by this process, before it
+    sets others (the first holder's record stays: those are the guest's own)."""
+    guest = guests.load(name)
+    if guest.lent is None:
+        guests.save(dataclasses.replace(guest, lent=guests.Lent(guest.limits, current().text())))
+
+
+def give_back(name: str) -> Limits | None:
+    """Give running guest ``name`` its own limits back (None: none were lent)."""
+    lent = guests.load(name).lent
+    if lent is None:
+        return None
+    guests.save(dataclasses.replace(set_limits(name, lent.limits), lent=None))
+    return lent.limits
+
+
+def reclaim() -> list[str]:
+    """Every running guest whose limits a process that is gone still holds (a
+    ``qos verify`` killed: its guests left at the plan's limits, or none) gets its
+    own back; a line for each."""
+    said = []
+    for name in guests.names():
+        try:
+            guest = guests.load(name)
+        except UsageError:
+            continue
+        if guest.lent is None or guests.running_pid(guest.folder) is None:
+            continue
+        holder = Owner.parse(guest.lent.holder)
+        if holder is not None and alive(holder, None):
+            continue
+        limits = give_back(name)
+        who = holder.describe() if holder is not None else "a volbench"
+        said.append(
+            f"{guest.place}: its own limits given back ({limits.text() if limits else '-'}):"
+            f" {who}, which had changed them, is gone"
+        )
+    return said

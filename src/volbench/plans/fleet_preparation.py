@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from volbench.errors import FioError, UsageError
 from volbench.fio.server import probe_all
-from volbench.lab.place import guest_disks_bytes
+from volbench.lab import monitor
+from volbench.lab.place import guest_disks_bytes, is_lab
 from volbench.model import (
     HostProbe,
     Place,
@@ -115,6 +116,9 @@ def prepare_fleet(
         if len(set(places)) < len(places):
             raise UsageError("two --targets name the same file or device: give it once")
         return PreparedFleet(dataclasses.replace(fleet, places=places), infos, [])
+    if any(is_lab(p.host or "") for p in fleet.places):  # a killed verify's guests
+        for line in monitor.reclaim():
+            reporter.note(line)
     size = fleet.size_bytes if fleet.size_bytes is not None else guest_disks_bytes(fleet.places)
     fleet = dataclasses.replace(fleet, size_bytes=size)
     if size is None:

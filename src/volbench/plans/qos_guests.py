@@ -102,6 +102,8 @@ def verify(
 ) -> Outcome:
     """Apply ``plan`` to its guests and run every tenant at once (then, with
     ``fit_alpha``, the host alone and the guests unlimited); store them."""
+    for line in monitor.reclaim():  # a killed verify's guests: their own limits first
+        session.reporter.note(line)
     found = tenant_guests(plan)
     shared = shared_backing(found)
     unknown = sorted(set(options.quiet) - {a.tenant.name for a in plan.allocations})
@@ -115,12 +117,13 @@ def verify(
     hierarchy = cgroup.find_hierarchy() if host else None
     devnum = device_number(shared.loop)
     prepare_runs_dir(session.runs_dir)
-    before = {g.name: g.limits for g in found}
     written: list[cgroup.Written] = []
     try:
         if hierarchy is not None:
             cgroup.require_root()
             written = cgroup.apply(hierarchy, devnum, host, plan_id(plan))
+        for guest in found:  # given back below, or by the next volbench if this one is killed
+            monitor.lend(guest.name)
         apply_guests(plan)
         session.reporter.note(NO_WEIGHT)
         setup = VerifySetup(
@@ -145,9 +148,9 @@ def verify(
             round_runner=tenants,
         )  # fmt: skip
     finally:
-        for name, limits in before.items():
-            if lab_guests.running_pid(guest_dir(name)) is not None:
-                monitor.set_limits(name, limits)
+        for guest in found:
+            if lab_guests.running_pid(guest_dir(guest.name)) is not None:
+                monitor.give_back(guest.name)
         if hierarchy is not None:
             cgroup.remove([hierarchy.path(limit.cgroup) for limit in host])
 
