@@ -144,9 +144,13 @@ def test_run_on_the_lab_place(lab: tuple[Volbench, Path], guest: guests.Guest) -
     ]
     # QEMU lets a bucket without a burst hold avg / 10 I/Os before it throttles
     # (util/throttle.c, throttle_fix_bucket): 100 more I/Os in a 1 s test
+    # (a QD 1 test waits on each I/O's round trip through the emulated guest: on a busy
+    # machine TCG's one vCPU can hold it under the limit, never over it)
     iops = {r["test"]: r["iops"] for r in document["results"]}
     assert len(iops) == 6
-    assert all(900 <= value <= 1110 for value in iops.values()), iops
+    deep = {test: value for test, value in iops.items() if "latency" not in test}
+    assert len(deep) == 4 and all(900 <= value <= 1110 for value in deep.values()), iops
+    assert all(value <= 1110 for value in iops.values()), iops
 
 
 def test_sweep_on_two_guests(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
