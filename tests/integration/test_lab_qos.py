@@ -101,7 +101,8 @@ def test_host_and_three_guests_on_one_backing_device(
 
     verified = tool(
         "qos", "verify", str(plan), "--guests", "--with-host", "--fit-alpha",
-        "--duration", "6s", "--iodepth", "8", "--format", "json",
+        "--duration", "6s", "--iodepth", "8", "--runs-dir", str(tool.runs_dir),
+        "--format", "json",
     )  # fmt: skip
     print(verified.stdout, verified.stderr)
     document = json.loads(verified.stdout)
