@@ -167,9 +167,9 @@ def verify_headline(run: RunRecord) -> Headline:
     """What a report and the list of runs say first of a QoS verification: how many
     tenants got their plan, Jain's index and isolation (not the highest IOPS of its
     steps: with ``--fit-alpha`` that is the host alone, no tenant's figure)."""
-    sheet = run_verify_sheet(run)
-    table = dataclasses.replace(sheet, title=f"Run {run.id} at a glance: QoS verify")
     result = check_run(run)
+    sheet = verify_sheet(result, run.raw_outputs)
+    table = dataclasses.replace(sheet, title=f"Run {run.id} at a glance: QoS verify")
     if not result.checks:
         return Headline(table, ())
     within = sum(check.ok for check in result.checks)
