@@ -102,7 +102,9 @@ def verify(
 ) -> Outcome:
     """Apply ``plan`` to its guests and run every tenant at once (then, with
     ``fit_alpha``, the host alone and the guests unlimited); store them."""
-    for line in monitor.reclaim():  # a killed verify's guests: their own limits first
+    # a killed verification's guests get their own limits back before this one lends
+    # them (lend keeps a record it finds: a stale one would then never be given back)
+    for line in monitor.reclaim():
         session.reporter.note(line)
     found = tenant_guests(plan)
     shared = shared_backing(found)
