@@ -4,7 +4,7 @@ evidence in numbers taken from the samples stored with the run (issue 15):
 - fio on a zram device in a cgroup with a CPU quota of half a core: host CPU, naming
   the quota and how often it throttled fio; without the quota: not host CPU (QD 1:
   queue);
-- a numjobs sweep 1..4 on zram under a one-core quota: host CPU at every point, and
+- a numjobs sweep 1..4 on zram under a half-core quota: host CPU at every point, and
   from 2 jobs on "more jobs did not help" (the UCloud RSSD post's 2-core vs 16-core
   story on one machine);
 - a loop device capped by a blkio cgroup: rate limiter, naming the cap;
@@ -176,23 +176,24 @@ def test_a_half_core_quota_is_host_cpu_and_without_it_not(
     assert free["host"]["cpu_quota_cores"] is None
 
 
-def test_more_jobs_under_a_one_core_quota_do_not_help(
+def test_more_jobs_under_a_half_core_quota_do_not_help(
     volbench: Volbench, zram: str, groups: Groups
 ) -> None:
     """Synchronous jobs (psync, as IOMeter's workers): one job is one thread that does
-    its I/O itself on zram, a core's worth; more jobs share the same core."""
+    its I/O itself on zram, a core's worth; more jobs share the same half core. Half a
+    core, not one: a job that wants a whole core runs into it in every period however
+    busy the machine (the cgroup's CPU weight is the largest), where under a one-core
+    quota one job on a busy machine may use less than its core and never be held."""
     group = groups("cpu")
-    (group / "cpu.cfs_quota_us").write_text("100000")  # one core
+    (group / "cpu.cfs_quota_us").write_text("50000")  # per 100 ms: half a core
     points = ("--ioengine", "psync", "--iodepth", "1", "--numjobs", "1..4")
     run_in(volbench, [group], *sweep(zram, *points, "--runtime", "1s", "--ramp-time", "0"))
     found = explained(volbench)
     assert list(found) == ["qd1-jobs1", "qd1-jobs2", "qd1-jobs3", "qd1-jobs4"]
     assert {row["limit"] for row in found.values()} == {"host CPU"}, found
-    assert all("1-core CPU quota" in " ".join(row["evidence"]) for row in found.values())
+    assert all("0.5-core CPU quota" in " ".join(row["evidence"]) for row in found.values())
+    assert all(row["host"]["cpu_quota_cores"] == 0.5 for row in found.values())
     one = found["qd1-jobs1"]["evidence"]
-    assert one[0].startswith("fio's 1 job used ") and one[0].endswith(
-        "% of a core: add --numjobs, or a larger instance"
-    )
     assert not any("did not help" in e for e in one)
     # As fio measured them: on a busy machine another process's CPU use can cost the
     # smaller points more than 5%, and then the verdict must not say it.
@@ -232,7 +233,7 @@ def test_the_page_cache_and_one_io_at_a_time(volbench: Volbench, loop_device: Lo
     direct, cached = found["qd1-jobs1"], found["buffered.qd1-jobs1"]
     assert direct["limit"] == "queue", direct
     assert direct["evidence"][0].startswith("1 I/O in flight at a time: IOPS = 1 / latency")
-    assert cached["limit"] == "cache", cached
+    assert cached["limit"] == "cache", (cached["iops"], direct["iops"], cached["evidence"])
     ratio = cached["iops"] / direct["iops"]
     assert cached["evidence"][0] == (
         f"buffered {cached['iops']:,.0f} IOPS vs {direct['iops']:,.0f} direct"
