@@ -54,7 +54,10 @@ def test_fio_jobs_end_when_volbench_is_killed(volbench: Volbench, tmp_path: Path
     args = tuple("20s" if a in ("1s", "500ms") else a for a in args)  # runtime: long enough
     proc = volbench.start(*args)
     try:
-        assert wait_for(lambda: len(fio_processes(tmp_path)) > 0, 30), "fio never started"
+        # the round's fio (its job file is in the runs folder): the engine probe before it
+        # names the target alone, and ends in a moment
+        rounds = volbench.runs_dir
+        assert wait_for(lambda: len(fio_processes(rounds)) > 0, 30), "fio never started"
         time.sleep(0.5)  # the jobs are running (forked ones would exist by now)
         # two jobs, one process: nothing outlives fio even when fio itself is SIGKILLed
         assert len(fio_processes(tmp_path)) == 1, fio_processes(tmp_path)

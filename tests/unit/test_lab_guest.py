@@ -15,6 +15,7 @@ import pytest
 from volbench.errors import UsageError
 from volbench.lab import guest as guests
 from volbench.lab import lifecycle
+from volbench.lab.machine import Launch
 from volbench.lab.throttle import Bucket, Limits
 
 
@@ -104,3 +105,46 @@ def test_accelerators(lab: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lifecycle.os, "access", lambda path, mode: False)
     (lab / "accel.json").unlink()
     assert lifecycle.accelerators("auto") == ["tcg"]
+
+
+def test_a_forwarded_port_taken_meanwhile_boots_on_another_address(
+    lab: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two lab folders (two VOLBENCH_LAB_DIRs) choose an address at once: the one
+    whose qemu finds its port taken boots on the next free address."""
+    folder = lab / "guests" / "g1"
+    folder.mkdir(parents=True)
+    tried: list[str] = []
+
+    def boot(launch: Launch, timeout_s: float) -> tuple[None, float]:
+        tried.append(launch.address)
+        if len(tried) == 1:
+            raise UsageError(
+                "qemu ended during the boot: qemu-system-x86_64: -netdev user: Could not set"
+                f" up host forwarding rule 'tcp:{launch.address}:8766-10.0.2.15:8766'"
+            )
+        return None, 1.0
+
+    monkeypatch.setattr(lifecycle, "_boot", boot)
+    monkeypatch.setattr(lifecycle, "_free", lambda address: True)
+    first = lifecycle._reserve(folder)
+    launch = Launch(folder, Path("k"), Path("i"), Path("d"), True, first, 8765, 8766,
+                    Limits(), "tcg", "lab-g1-tcg")  # fmt: skip
+    booted, address = lifecycle._boot_on_a_free_address(launch, 1.0)
+    assert booted == (None, 1.0)
+    assert tried == [first, address] and address != first
+    assert (folder / "address").read_text() == address
+
+
+def test_another_boot_failure_is_not_retried(lab: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = lab / "guests" / "g1"
+    folder.mkdir(parents=True)
+
+    def boot(launch: Launch, timeout_s: float) -> None:
+        raise UsageError("qemu ended during the boot: no message")
+
+    monkeypatch.setattr(lifecycle, "_boot", boot)
+    launch = Launch(folder, Path("k"), Path("i"), Path("d"), True, "127.0.0.60", 8765, 8766,
+                    Limits(), "tcg", "lab-g1-tcg")  # fmt: skip
+    with pytest.raises(UsageError, match="no message"):
+        lifecycle._boot_on_a_free_address(launch, 1.0)

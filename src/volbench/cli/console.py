@@ -26,6 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from volbench import output_file
 from volbench.errors import UsageError
 from volbench.fio.live import LiveSample
 from volbench.model import TestResult, Workload
@@ -111,8 +112,7 @@ def write_output(data: bytes, path: str | None) -> None:
         sys.stdout.flush()
         return
     assert path is not None
-    with open(path, "wb") as handle:
-        handle.write(data)
+    output_file.write_bytes(path, data, "the output file")
     click.echo(f"wrote {path} ({len(data):,} bytes)", err=True)
 
 

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from volbench import output_file
 from volbench.errors import FioError, UsageError
 from volbench.fio.bounds import (
     MAX_BLOCK_SIZE,
@@ -189,6 +190,18 @@ def parse_positive_duration(text: str) -> float:
     return seconds
 
 
+def parse_output_file(text: str) -> str:
+    """A file to write (``-``: standard output): never a device, a link or in /dev."""
+    return text if text == "-" else str(output_file.check_file(text, "the output file"))
+
+
+def parse_output_folder(text: str) -> str:
+    """A folder to write (made if new): never on the filesystem of devices."""
+    return str(output_file.check_folder(text, "the output folder"))
+
+
+OUTPUT_FILE = Converted("file", parse_output_file)
+OUTPUT_FOLDER = Converted("folder", parse_output_folder)
 SIZE = Converted("size", parse_size)
 DURATION = Converted("duration", parse_duration)
 POSITIVE_SIZE = Converted("size", parse_positive_size)

@@ -10,8 +10,12 @@ import click
 
 from volbench.fio.job_text import check_value
 from volbench.plans.places import read_hosts_file
+from volbench.text_file import read_text
+from volbench.units import MiB
 
 F = TypeVar("F", bound=Callable[..., Any])
+HOSTS_FILE_LIMIT = MiB
+"""A hosts file is a list of host names: 1 MiB holds tens of thousands."""
 
 PLACE_OPTIONS = (
     click.option(
@@ -58,7 +62,7 @@ def given(
     lists, ``--hosts-file``), in the order given."""
     hosts = _split(host_lists)
     if hosts_file:
-        hosts += read_hosts_file(Path(hosts_file).read_text())
+        hosts += read_hosts_file(read_text(Path(hosts_file), HOSTS_FILE_LIMIT, "host list"))
     targets = [
         check_value("--target", value, path=True) for value in [*target, *_split(target_lists)]
     ]

@@ -15,6 +15,7 @@ from volbench.cli.check import promise_options, show_run
 from volbench.cli.dry_run import checked_cost_options, costs, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
+    OUTPUT_FILE,
     POSITIVE_SIZE,
     db_option,
     grouped,
@@ -248,7 +249,9 @@ pts = pts_command()
 @click.command("pts-report")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
-@click.option("-o", "--output", default=None, help="File to write (json, csv, markdown).")
+@click.option(
+    "-o", "--output", type=OUTPUT_FILE, default=None, help="File to write (json, csv, markdown)."
+)
 @db_option
 def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> None:
     """The PTS report of a run: result tables per test and the steady-state windows."""

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from volbench import output_file
 from volbench.cli import console
-from volbench.cli.options import LABEL, db_option
+from volbench.cli.options import LABEL, OUTPUT_FOLDER, db_option
 from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus
@@ -58,7 +59,9 @@ def _bundles() -> Bundles:
     multiple=True,
     help="The runs with this KEY=VALUE (repeatable: every one must match).",
 )
-@click.option("-o", "--output", required=True, metavar="DIR", help="The folder to write.")
+@click.option(
+    "-o", "--output", type=OUTPUT_FOLDER, required=True, metavar="DIR", help="The folder to write."
+)
 @click.option(
     "--by",
     "groupings",
@@ -101,8 +104,9 @@ def command(
         files = site_files(runs, view, by, _bundles())
     for name, data in files.items():
         path = folder / name
+        output_file.check_folder(path.parent, "the site's folder")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        output_file.write_bytes(path, data, "a page of the site")
     if running:
         console.stderr.print(f"left out run {', '.join(map(str, running))}: still running")
     pages = sum(1 for name in files if name.startswith("compare/"))

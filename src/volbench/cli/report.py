@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from volbench.cli import console
-from volbench.cli.options import db_option, format_option
+from volbench.cli.options import OUTPUT_FILE, db_option, format_option
 from volbench.cli.spec import catalogue_option
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_sheet
@@ -33,7 +33,9 @@ by_option = click.option(
 
 @click.command("report")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("-o", "--output", required=True, help="FILE.html (interactive) or FILE.pdf.")
+@click.option(
+    "-o", "--output", type=OUTPUT_FILE, required=True, help="FILE.html (interactive) or FILE.pdf."
+)
 @by_option
 @catalogue_option
 @db_option
@@ -57,7 +59,13 @@ def report(
 @click.command("compare")
 @click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
 @by_option
-@click.option("-o", "--output", default=None, help="Also write it as a report: FILE.html|.pdf.")
+@click.option(
+    "-o",
+    "--output",
+    type=OUTPUT_FILE,
+    default=None,
+    help="Also write it as a report: FILE.html|.pdf.",
+)
 @catalogue_option
 @db_option
 @format_option

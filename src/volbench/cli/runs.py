@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from volbench.cli import console
-from volbench.cli.options import LABEL, db_option, format_option, label_option
+from volbench.cli.options import LABEL, OUTPUT_FILE, db_option, format_option, label_option
 from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunStatus
@@ -77,7 +77,9 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     " with -o FILE, whatever its name); json (the default on stdout, fio's raw output"
     " included), csv or markdown: one run's results, to read.",
 )
-@click.option("-o", "--output", default=None, help="File to write (default: stdout).")
+@click.option(
+    "-o", "--output", type=OUTPUT_FILE, default=None, help="File to write (default: stdout)."
+)
 @db_option
 def export_run(
     run_refs: tuple[str, ...], fmt: str | None, output: str | None, db: str | None

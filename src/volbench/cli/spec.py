@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from volbench.cli import console
-from volbench.cli.options import Converted, format_option, parse_number
+from volbench.cli.options import OUTPUT_FILE, Converted, format_option, parse_number
 from volbench.errors import CheckFailed, UsageError
 from volbench.report.cost_sheets import cost_sheet
 from volbench.report.formats import check_output_name, render_document
@@ -225,7 +225,9 @@ def spec_curve(
 
 @command.command("plot")
 @curve_options
-@click.option("-o", "--output", required=True, help="FILE.html (interactive) or FILE.pdf.")
+@click.option(
+    "-o", "--output", type=OUTPUT_FILE, required=True, help="FILE.html (interactive) or FILE.pdf."
+)
 def spec_plot(
     products: tuple[str, ...],
     max_size: float,

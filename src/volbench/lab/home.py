@@ -14,6 +14,7 @@ from pathlib import Path
 
 import platformdirs
 
+from volbench import output_file
 from volbench.errors import UsageError
 
 ENV_VAR = "VOLBENCH_LAB_DIR"
@@ -24,8 +25,10 @@ def lab_dir() -> Path:
     """The lab's folder (not created here)."""
     given = os.environ.get(ENV_VAR)
     if given:
-        return Path(given).expanduser().absolute()
-    return Path(platformdirs.user_data_dir("volbench")) / "lab"
+        return output_file.check_folder(given, f"the lab's folder ({ENV_VAR})")
+    return output_file.check_folder(
+        Path(platformdirs.user_data_dir("volbench")) / "lab", "the lab's folder (XDG_DATA_HOME)"
+    )
 
 
 def guests_dir() -> Path:

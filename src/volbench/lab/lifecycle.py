@@ -11,6 +11,7 @@ remembered for the machine's boot (``/proc/sys/kernel/random/boot_id``) in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -93,9 +94,10 @@ def _free(address: str) -> bool:
     return True
 
 
-def free_address() -> str:
-    """A loopback address no guest uses, where fio's and the shell's ports are free."""
-    taken = _taken()
+def free_address(tried: frozenset[str] = frozenset()) -> str:
+    """A loopback address no guest uses, where fio's and the shell's ports are free
+    (none of ``tried``)."""
+    taken = _taken() | tried
     for address in ADDRESSES:
         if address not in taken and _free(address):
             return address
@@ -190,9 +192,7 @@ def _up(
     say: Say,
     written: Path | None,
 ) -> guests.Guest:
-    with lab_lock("address"):  # guests booting at once take different addresses
-        address = free_address()
-        (folder / "address").write_text(address)
+    address = _reserve(folder)
     disk = written or folder / guests.DISK
     if written is not None:
         write_out(written, disk_bytes)
@@ -206,7 +206,7 @@ def _up(
             folder, kernel.image, initrd, disk, supports_direct(disk), address,
             FIO_HOST_PORT, SHELL_HOST_PORT, limits, attempt, f"lab-{name}-{attempt}",
         )  # fmt: skip
-        booted = _boot(launch, timeout)
+        booted, address = _boot_on_a_free_address(launch, timeout)
         if booted is None:
             if attempt == "kvm":
                 _remember_tcg()
@@ -222,6 +222,36 @@ def _up(
         qemu.detach()
         return guest
     raise UsageError(f"lab guest {name} did not boot (its console said: {_last_line(folder)})")
+
+
+FORWARD_REFUSED = "Could not set up host forwarding rule"
+"""QEMU's words when a forwarded port is taken: a guest of another lab folder (another
+VOLBENCH_LAB_DIR) took the same address between the choice and qemu's start."""
+ADDRESS_TRIES = 5
+
+
+def _reserve(folder: Path, tried: frozenset[str] = frozenset()) -> str:
+    with lab_lock("address"):  # guests booting at once take different addresses
+        address = free_address(tried)
+        (folder / "address").write_text(address)
+    return address
+
+
+def _boot_on_a_free_address(
+    launch: Launch, timeout_s: float
+) -> tuple[tuple[Guarded, float] | None, str]:
+    """:func:`_boot`, on another free address when the chosen one's ports were taken
+    meanwhile (up to :data:`ADDRESS_TRIES` addresses); the address booted on."""
+    tried: set[str] = set()
+    while True:
+        try:
+            return _boot(launch, timeout_s), launch.address
+        except UsageError as exc:
+            if FORWARD_REFUSED not in str(exc) or len(tried) + 1 >= ADDRESS_TRIES:
+                raise
+        tried.add(launch.address)
+        address = _reserve(launch.folder, frozenset(tried))
+        launch = dataclasses.replace(launch, address=address)
 
 
 def _last_line(folder: Path) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from volbench import output_file
 from volbench.errors import (
     RunFailed,
     UsageError,
@@ -133,6 +134,7 @@ def prepare_runs_dir(runs_dir: Path) -> None:
     is recorded: a refusal is one line (UsageError) and nothing is stored. Only the
     default folder (in volbench's data folder) is made with its parents: a runs folder
     elsewhere must be in a folder that exists (a typo must not make folders under /)."""
+    output_file.check_folder(runs_dir, "the runs folder (--runs-dir)")
     default = runs_dir == default_data_dir() / "runs"
     if not default and not runs_dir.exists() and not runs_dir.parent.exists():
         raise UsageError(

@@ -31,7 +31,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
-from volbench.errors import StoreError
+from volbench import output_file
+from volbench.errors import StoreError, UsageError
 from volbench.store.migrations import SQLITE_BEGIN_OPTION
 
 ENV_VAR = "VOLBENCH_DB"
@@ -44,8 +45,11 @@ _SQLITE_BEGIN_MODES = frozenset({"", "DEFERRED", "IMMEDIATE", "EXCLUSIVE"})
 
 
 def default_data_dir() -> Path:
-    """volbench's directory in the user's data directory (not created here)."""
-    return Path(platformdirs.user_data_dir("volbench"))
+    """volbench's directory in the user's data directory (not created here); refused
+    in one line when it would be on the filesystem of devices (``XDG_DATA_HOME=/dev``)."""
+    return output_file.check_folder(
+        Path(platformdirs.user_data_dir("volbench")), "volbench's data folder (XDG_DATA_HOME)"
+    )
 
 
 def default_path() -> Path:
@@ -189,6 +193,10 @@ def _sqlite_engine(url: sa.URL, serializer: Any, create: bool = True) -> Engine:
             raise StoreError(
                 f"cannot open result store {display_url(url)}: no directory {path.parent} {_HINT}"
             )
+        try:
+            output_file.check_resolved(path, "the result store")
+        except UsageError as exc:
+            raise StoreError(f"{exc} {_HINT}") from None
     engine = sa.create_engine(
         url,
         json_serializer=serializer,

@@ -209,6 +209,19 @@ class BlockDevice:
         return None if num is None else BlockDevice.from_devnum(num)
 
     @property
+    def backing_file(self) -> str | None:
+        """What a loop device reads and writes, a file or a device (the kernel's path,
+        without its " (deleted)" mark), or None for a device that is no loop device."""
+        path = kernel_value(self.disk.sysfs / "loop" / "backing_file")
+        return path.removesuffix(" (deleted)") if path else None
+
+    @property
+    def loop_offset(self) -> int:
+        """Where a loop device starts in its backing, bytes (``losetup -o``)."""
+        text = kernel_value(self.disk.sysfs / "loop" / "offset")
+        return int(text) if text and text.isdigit() else 0
+
+    @property
     def loops(self) -> tuple[BlockDevice, ...]:
         """Loop devices whose backing is this very device (not a partition of it):
         loop does not register as a holder in sysfs, so they are found from each loop

@@ -13,6 +13,16 @@ Rules (DESIGN.md, "Safety"), checked in this order for a block device:
    signature (or has kernel-known partitions) is refused unless
    ``--destroy-data`` names exactly this device (same real path).
 
+Stacked devices are checked downward too, to the bottom of the stack (a loop device's
+backing device, a dm or md device's slaves): writing the target writes them. A loop
+device does not claim what it is backed by, so the kernel lets another loop device,
+or a mount through one, use the same bytes. Rule 2 holds for every device below and
+for every other loop device over the same backing file or device (another user of
+those bytes: mounted or not, it is refused). Rule 3 holds for a loop device at an
+offset (``losetup -o``): its backing's own signature (a filesystem that spans the
+backing) is not at the loop device's start, so it is checked on the backing, and
+``--destroy-data`` must name the backing.
+
 A regular file volbench did not create is refused unless ``force``; a missing
 file is fine (volbench will create it), except under ``/dev`` or on a devtmpfs.
 Reads never need this check. Paths are resolved first (relative parts, ``..``,
@@ -34,7 +44,7 @@ import stat
 
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
-from volbench.targets.blockdev import BlockDevice, read_mounts, root_devices
+from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, read_mounts, root_devices
 from volbench.targets.identity import check_same
 from volbench.targets.scratch import check_file_overwrite
 from volbench.targets.signature import describe_contents
@@ -106,8 +116,9 @@ def check_round(info: TargetInfo, writes: bool) -> None:
 
 
 def _check_in_use(path: str, device: BlockDevice) -> None:
-    """Rules 1 and 2 of the module docstring."""
-    if device.stack() & root_devices():
+    """Rules 1 and 2 of the module docstring, on the device and downward."""
+    stack = device.stack()
+    if stack & root_devices():
         raise TargetError(
             f"refusing to write {path}: it holds the root filesystem / "
             f"(volbench never writes to it)"
@@ -115,6 +126,52 @@ def _check_in_use(path: str, device: BlockDevice) -> None:
     in_use = _in_use(path, device)
     if in_use:
         raise TargetError(f"refusing to write {path}: {in_use}")
+    disks = {BlockDevice(name).disk.name for name in stack}  # a partition's own loop device
+    ours = stack | disks | {user.name for _, user in device.users()}
+    for below in sorted(stack - {device.name}):
+        lower = BlockDevice(below)
+        used = _in_use(lower.path, lower, ours)
+        if used:
+            raise TargetError(
+                f"refusing to write {path}: it is stacked on {lower.path}, and"
+                f" {used.replace('it ', f'{lower.path} ', 1)}"
+            )
+    for loop in (BlockDevice(name) for name in sorted(stack)):
+        twin = _same_backing_file(loop, ours)
+        if twin is not None:
+            file, other = twin
+            mounted = [m.mountpoint for _, m in other.mounts()]
+            where = f", mounted on {mounted[0]}" if mounted else ""
+            raise TargetError(
+                f"refusing to write {path}: its backing file {file} is also behind"
+                f" {other.path}{where} (another user of the same bytes: unmount it and"
+                f" losetup -d {other.path} first)"
+            )
+
+
+def _same_backing_file(loop: BlockDevice, ours: set[str]) -> tuple[str, BlockDevice] | None:
+    """(the file, another loop device over it) when ``loop`` is backed by a regular
+    file that a loop device outside ``ours`` is backed by too (the same inode)."""
+    file = loop.backing_file
+    if not file:
+        return None
+    try:
+        mine = os.stat(file)
+    except OSError:
+        return None
+    if not stat.S_ISREG(mine.st_mode):
+        return None
+    for name in sorted(os.listdir(SYS_CLASS_BLOCK)):
+        if not name.startswith("loop") or name in ours or BlockDevice(name).is_partition:
+            continue
+        other = BlockDevice(name).backing_file
+        try:
+            theirs = os.stat(other) if other else None
+        except OSError:
+            continue
+        if theirs is not None and (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino):
+            return file, BlockDevice(name)
+    return None
 
 
 def _check_block_device(path: str, destroy_data: str | None) -> None:
@@ -122,7 +179,8 @@ def _check_block_device(path: str, destroy_data: str | None) -> None:
     _check_in_use(path, device)
     if device.read_only:
         raise TargetError(f"cannot write {path}: the device is read-only")
-    named = destroy_data is not None and canonical(destroy_data) == path
+    backings = _check_offset_backings(path, device, destroy_data)
+    named = destroy_data is not None and canonical(destroy_data) in {path, *backings}
     if named:
         return
     contents = _contents(path, device)
@@ -139,12 +197,39 @@ def _check_block_device(path: str, destroy_data: str | None) -> None:
         )
 
 
+def _check_offset_backings(path: str, device: BlockDevice, destroy_data: str | None) -> set[str]:
+    """Rule 3 downward: every loop device of the stack that starts at an offset into
+    its backing, whose own signature (at the backing's start) it does not show. The
+    backings' real paths: ``--destroy-data`` may name one of them."""
+    found: set[str] = set()
+    for loop in (BlockDevice(name) for name in sorted(device.stack())):
+        backing, offset = loop.backing_file, loop.loop_offset
+        if not backing or offset == 0:
+            continue
+        found.add(canonical(backing))
+        if destroy_data is not None and canonical(destroy_data) == canonical(backing):
+            continue
+        contents = describe_contents(backing)
+        if contents:
+            via = "it is" if loop.name == device.name else f"{loop.path}, below it, is"
+            raise TargetError(
+                f"refusing to write {path}: {via} a loop device at offset {offset:,} bytes"
+                f" into {backing}, which holds {contents} (use --destroy-data={backing} to"
+                " overwrite it)"
+            )
+    return found
+
+
 def _whose(device: BlockDevice, part: BlockDevice) -> str:
     return "it" if part == device else f"its partition {part.path}"
 
 
-def _in_use(path: str, device: BlockDevice) -> str | None:
-    """Why the running system uses ``device`` (a phrase), or None when nothing does."""
+def _in_use(
+    path: str, device: BlockDevice, ours: frozenset[str] | set[str] = frozenset()
+) -> str | None:
+    """Why the running system uses ``device`` (a phrase), or None when nothing does.
+    ``ours``: the target's own stack when ``device`` lies under it (its users there
+    are the target's way down, and the kernel's exclusive claim is theirs too)."""
     mounts = device.mounts()
     if mounts:
         part = mounts[0][0]
@@ -153,7 +238,7 @@ def _in_use(path: str, device: BlockDevice) -> str | None:
     swaps = device.swaps()
     if swaps:
         return f"{_whose(device, swaps[0])} is used as swap (swapoff {swaps[0].path} first)"
-    users = device.users()
+    users = [(below, above) for below, above in device.users() if above.name not in ours]
     for below, above in users:  # a mount anywhere above says the most
         mounted = above.mounts()
         if mounted:
@@ -169,6 +254,8 @@ def _in_use(path: str, device: BlockDevice) -> str | None:
             f"md or device-mapper; release it first, e.g. losetup -d, vgchange -an, "
             f"mdadm --stop or dmsetup remove)"
         )
+    if ours:
+        return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
     except OSError as exc:

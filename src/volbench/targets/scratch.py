@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from volbench import __version__
+from volbench import __version__, output_file
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
 from volbench.targets.blockdev import BlockDevice, read_mounts
@@ -105,7 +105,7 @@ def _write_marker(path: Path, fd: int, marker: Marker) -> None:
     data = json.dumps(asdict(marker), indent=1).encode()
     sidecar = sidecar_path(path)
     tmp = sidecar.with_name(sidecar.name + ".tmp")
-    tmp.write_bytes(data)
+    output_file.write_new(tmp, data, "the scratch file's side file")
     os.replace(tmp, sidecar)
     with contextlib.suppress(OSError):  # no user xattrs here: the sidecar suffices
         os.setxattr(fd, MARKER_XATTR, data)
