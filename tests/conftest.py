@@ -17,6 +17,8 @@ from typing import Protocol
 
 import pytest
 
+from loops import losetup as losetup_retrying
+
 MiB = 1024 * 1024
 
 
@@ -94,9 +96,7 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
             setup(image)
         cmd = [losetup, "-f", "--show", "--direct-io=on"]
         cmd += ["-P"] if partitions else []
-        proc = subprocess.run(
-            [*cmd, str(image)], capture_output=True, text=True, check=False, timeout=60
-        )
+        proc = losetup_retrying([*cmd, str(image)])
         if proc.returncode != 0:
             pytest.skip(f"cannot attach a loop device: {proc.stderr.strip()}")
         device = proc.stdout.strip()

@@ -129,6 +129,11 @@ def open_new(path: str | Path, what: str) -> BinaryIO:
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # made a link since check_file
             _refuse_kind(stat.S_IFLNK, given, what)
+        if exc.errno == errno.ENOENT and not given.parent.is_dir():
+            raise UsageError(
+                f"cannot write {what} {given}: its folder {given.parent} does not exist"
+                " (create it first)"
+            ) from None
         raise UsageError(f"cannot write {what} {given}: {exc.strerror}") from exc
     try:
         _refuse_kind(os.fstat(fd).st_mode, given, what)  # swapped since check_file

@@ -280,7 +280,8 @@ def test_import_errors(early_errors: dict[str, Case]) -> None:
 def test_export_to_missing_directory(early_errors: dict[str, Case]) -> None:
     home = early_errors["export-no-dir"].volbench.home
     assert _line(early_errors, "export-no-dir") == (
-        f"volbench: error: No such file or directory: {home}/no-such-dir/run.json"
+        f"volbench: error: cannot write the output file {home}/no-such-dir/run.json: its"
+        f" folder {home}/no-such-dir does not exist (create it first)"
     )
 
 

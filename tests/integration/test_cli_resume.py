@@ -47,9 +47,13 @@ PLANS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 SEED = 20261124
 
 
-def _start(volbench: Volbench, plan: str, target: Path) -> tuple[subprocess.Popen[str], int]:
+def _start(
+    volbench: Volbench, plan: str, target: Path, *extra: str
+) -> tuple[subprocess.Popen[str], int]:
     args, tests = PLANS[plan]
-    proc = volbench.start(*args, "--target", str(target), "--runs-dir", str(volbench.runs_dir))
+    proc = volbench.start(
+        *args, "--target", str(target), "--runs-dir", str(volbench.runs_dir), *extra
+    )
     return proc, len(tests)
 
 
@@ -151,7 +155,8 @@ def test_fio_killed_keeps_the_finished_tests_then_resumed(
 def test_a_live_run_is_not_resumed_and_a_completed_one_says_so(
     volbench: Volbench, tmp_path: Path
 ) -> None:
-    proc, _ = _start(volbench, "sweep", tmp_path / "scratch.img")
+    # 3 s tests: the run outlives the resume command's start on a busy machine
+    proc, _ = _start(volbench, "sweep", tmp_path / "scratch.img", "--runtime", "3s")
     try:
         assert wait_for(lambda: _committed(volbench) >= 1, 60)
         live = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from loops import losetup
 from volbench.errors import TargetError
 from volbench.targets.blockdev import BlockDevice, root_devices
 from volbench.targets.safety import check_write_allowed
@@ -244,7 +245,9 @@ def test_inspect_matches_blockdev(loop_device: Loop, system_tool: Tool) -> None:
 def loop_over(backing: str, offset: int) -> Iterator[str]:
     """A loop device over ``backing`` (a file or a device this test made) starting
     ``offset`` bytes in; detached after, and only it."""
-    device = _run("losetup", "-f", "--show", "-o", str(offset), backing)
+    attached = losetup(["losetup", "-f", "--show", "-o", str(offset), backing])
+    assert attached.returncode == 0, attached.stderr
+    device = attached.stdout.strip()
     try:
         yield device
     finally:

@@ -25,6 +25,7 @@ from cli_harness import Volbench, error_line, finish
 from test_cli_kill import fio_processes, wait_for
 from test_cli_qos_cgroup import TENANTS, _plan, own_cgroups
 
+from loops import losetup
 from volbench.errors import VolbenchError
 from volbench.store.repository import Store
 
@@ -62,9 +63,7 @@ def attached(image: Path, *options: str, device: str | None = None) -> Iterator[
     """``losetup [options] DEVICE|-f IMAGE`` for the block, detached again only if it
     is still ours."""
     where = [device] if device else ["-f", "--show"]
-    proc = subprocess.run(
-        ["losetup", *options, *where, str(image)], capture_output=True, text=True, check=False
-    )
+    proc = losetup(["losetup", *options, *where, str(image)])
     if proc.returncode != 0:
         pytest.skip(f"cannot attach {image}: {proc.stderr.strip()}")
     name = device or proc.stdout.strip()

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.analysis.qos_document import plan_document
-from volbench.analysis.qos_results import TenantCheck, VerifyResult
+from volbench.analysis.qos_results import PLAN as QOS_VERIFY
+from volbench.analysis.qos_results import (
+    TenantCheck,
+    VerifyOptions,
+    VerifyResult,
+    VerifySetup,
+    check_run,
+)
+from volbench.cli.main import cli
+from volbench.errors import UsageError
+from volbench.model import RW, RunSettings, RunStatus, TargetInfo
+from volbench.records import json_object
 from volbench.report.chart import traces_values
 from volbench.report.export import export
 from volbench.report.plan_charts import qos_verify_charts
 from volbench.report.qos_sheets import plan_sheet
-from volbench.report.qos_verify_sheets import fmt_bar, interval_iops, verify_sheet
+from volbench.report.qos_verify_sheets import (
+    fmt_bar,
+    interval_iops,
+    run_verify_sheet,
+    verify_sheet,
+)
+from volbench.store.repository import Store
+from volbench.views import view
 
 
 def test_bar_length_follows_the_ratio() -> None:
@@ -88,3 +108,26 @@ def test_predict_never_prints_a_bandwidth_it_was_not_given() -> None:
     given = make_plan(Rates.both(4000, 400e6), Rates(), [Tenant("a", 100)], 0.5)
     assert "read 4,000 IOPS / 400.0 MB/s" in predict_sheet(given, {}).notes[0]
     assert predict_sheet(given, {}).document["tenants"][0]["bw_mb_per_s"] == pytest.approx(200)
+
+
+def test_a_verification_killed_before_any_result_is_listed(tmp_path: Path) -> None:
+    """A ``qos verify`` killed before its first tenant's output was stored: ``runs``,
+    ``show`` and its headline say so, where they ended in "has no stored tenant results"."""
+    plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("a", 40), Tenant("b", 80)])
+    options = VerifyOptions(rw=RW.RANDREAD, bs_bytes=4096, tolerance_pct=10.0)
+    settings = RunSettings(options=json_object(VerifySetup(plan_document(plan), options)))
+    db = str(tmp_path / "v.db")
+    with Store.open(db) as store:
+        run_id = store.create_run(QOS_VERIFY, TargetInfo("/dev/x", "block", 1 << 30), {}, {},
+                                  settings)  # fmt: skip
+        store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+        run = store.get_run(str(run_id))
+    assert view(QOS_VERIFY).headline is not None
+    headline = view(QOS_VERIFY).headline(run)
+    assert headline.figures == ()
+    assert "no tenant's results were stored" in " ".join(run_verify_sheet(run).notes)
+    for command in (["runs"], ["show", str(run_id)]):
+        done = CliRunner().invoke(cli, [*command, "--db", db])
+        assert done.exit_code == 0, (done.output, done.exception)
+    with pytest.raises(UsageError, match=f"run {run_id} has no stored tenant results"):
+        check_run(run)

@@ -149,8 +149,18 @@ def _achieved(run: RunRecord) -> dict[str, tuple[float, float]]:
 
 
 def check_run(run: RunRecord) -> VerifyResult:
+    """:func:`verify_result` of a run that stored at least one tenant's results; a
+    one-line UsageError for one that did not (stopped before its first)."""
+    result = verify_result(run)
+    if not result.checks:
+        raise UsageError(f"run {run.id} has no stored tenant results")
+    return result
+
+
+def verify_result(run: RunRecord) -> VerifyResult:
     """Planned vs achieved for every tenant (and the host) of a stored verify run, in
-    the direction it drove (read limits for reads, write limits for writes)."""
+    the direction it drove (read limits for reads, write limits for writes); no checks
+    for a run killed before any tenant's output was stored."""
     setup = VerifySetup.of(run)
     plan, options, achieved = setup.plan, setup.verify, _achieved(run)
     bs_bytes, tolerance = options.bs_bytes, options.tolerance_pct
@@ -171,12 +181,10 @@ def check_run(run: RunRecord) -> VerifyResult:
         role = "host" if size == 0 else ("quiet" if name in quiet else "noisy")
         ok = abs(error) <= tolerance
         checks.append(TenantCheck(name, size, planned, iops, bw, error, ok, role))
-    if not checks:
-        raise UsageError(f"run {run.id} has no stored tenant results")
     ratios = [c.achieved_iops / c.planned_iops for c in checks if c.role != "host"]
     guarded = [c for c in checks if c.role == "quiet"] or [c for c in checks if c.role != "host"]
     floor = 1 - tolerance / 100
-    isolated = all(c.achieved_iops >= floor * c.planned_iops for c in guarded)
+    isolated = bool(guarded) and all(c.achieved_iops >= floor * c.planned_iops for c in guarded)
     jain = jain_index(ratios) if ratios else 1.0
     return VerifyResult(run.id, tuple(checks), jain, isolated, tolerance)
 

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -39,7 +39,9 @@ from volbench.plans.execution import (
 from volbench.plans.round import run_round
 from volbench.plans.round_watch import watch_for
 from volbench.store.heartbeat import Heartbeat
+from volbench.targets.hold import Hold
 from volbench.targets.host import collect_host
+from volbench.targets.identity import check_same
 from volbench.targets.safety import check_round
 
 
@@ -150,13 +152,14 @@ def drive(
     tests: list[TestResult] = []
     try:
         guard = Guard(local_targets(session.store.get_run(run_id, raw=False)))
-        with Heartbeat(session.store, run_id), _releasing(session):
+        with Heartbeat(session.store, run_id), _releasing(session), guard.hold:
             while (step := course.next_step()) is not None:
                 if step.note:
                     session.reporter.note(step.note)
                 if step.prepare is not None:  # a purge writes, cgroups bind the device
                     _release(session)  # a fio started ahead on a wrong guess
                     guard.check(writes=True)
+                    guard.release()  # blkdiscard opens the device exclusively itself
                     step.prepare()
                 run = functools.partial(round_runner, session, run_id, target=target,
                                         ioengine=engine, workdir=workdir)  # fmt: skip
@@ -261,13 +264,23 @@ class Guard:
     """The run's targets on this machine, checked before every round and purge
     (:func:`volbench.targets.safety.check_round`): a target that is no longer what
     the run started on, or a device the running system took in the meantime, stops
-    the run before fio opens it."""
+    the run before fio opens it. A block device checked for writing is held open
+    exclusively from then on (:mod:`volbench.targets.hold`): the kernel refuses a
+    mount or mkfs of it while fio writes, until :meth:`release`."""
 
     targets: tuple[TargetInfo, ...]
+    hold: Hold = field(default_factory=Hold)
 
     def check(self, writes: bool) -> None:
         for info in self.targets:
             check_round(info, writes)
+            if writes and info.identity is not None:
+                self.hold.take(info.identity)
+                check_same(info.identity)  # what the path names is still what is held
+
+    def release(self) -> None:
+        """Give the devices back (a purge's own tool claims the device: blkdiscard)."""
+        self.hold.release()
 
 
 def _end(

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volbench.analysis.qos_results import TenantCheck, VerifyResult, check_run
+from volbench.analysis.qos_results import TenantCheck, VerifyResult, verify_result
 from volbench.errors import FioError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord
@@ -160,14 +160,14 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
 
 def run_verify_sheet(run: RunRecord) -> Sheet:
     """The sheet of a stored QoS verify run (read with its raw outputs)."""
-    return verify_sheet(check_run(run), run.raw_outputs)
+    return verify_sheet(verify_result(run), run.raw_outputs)
 
 
 def verify_headline(run: RunRecord) -> Headline:
     """What a report and the list of runs say first of a QoS verification: how many
     tenants got their plan, Jain's index and isolation (not the highest IOPS of its
     steps: with ``--fit-alpha`` that is the host alone, no tenant's figure)."""
-    result = check_run(run)
+    result = verify_result(run)  # a run killed before any result: no figures
     sheet = verify_sheet(result, run.raw_outputs)
     table = dataclasses.replace(sheet, title=f"Run {run.id} at a glance: QoS verify")
     if not result.checks:
@@ -181,6 +181,8 @@ def verify_headline(run: RunRecord) -> Headline:
 
 
 def _isolation_note(result: VerifyResult) -> str:
+    if not result.checks:
+        return "no tenant's results were stored: the run stopped before its first"
     quiet = [c.tenant for c in result.checks if c.role == "quiet"]
     who = f"quiet tenant {', '.join(quiet)} beside noisy ones" if quiet else "every tenant"
     floor = f"{100 - result.tolerance_pct:g} %"

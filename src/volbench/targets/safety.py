@@ -45,6 +45,7 @@ import stat
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
 from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, read_mounts, root_devices
+from volbench.targets.hold import held_here
 from volbench.targets.identity import check_same
 from volbench.targets.scratch import check_file_overwrite
 from volbench.targets.signature import describe_contents
@@ -254,7 +255,7 @@ def _in_use(
             f"md or device-mapper; release it first, e.g. losetup -d, vgchange -an, "
             f"mdadm --stop or dmsetup remove)"
         )
-    if ours:
+    if ours or held_here("{}:{}".format(*device.devnum)):  # the claim is this run's own
         return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
