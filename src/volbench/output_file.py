@@ -145,6 +145,21 @@ def open_new(path: str | Path, what: str) -> BinaryIO:
     return os.fdopen(fd, "wb")
 
 
+def fio_folder(folder: Path) -> Path:
+    """A folder fio writes its job's files into (a round's: job file, per-second logs,
+    output), made if new. fio follows links when it creates its logs, so a link put
+    where the folder or one of its files goes is removed first, never followed: a log
+    planted as a link to a device would otherwise receive fio's log text."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISLNK(os.lstat(folder).st_mode):
+            folder.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(folder):
+        if entry.is_symlink():
+            os.unlink(entry.path)
+    return folder
+
+
 def write_bytes(path: str | Path, data: bytes, what: str) -> None:
     """Write ``data`` to the file ``path`` by :func:`open_new`'s rules."""
     with open_new(path, what) as handle:

@@ -6,10 +6,12 @@ again after. Loop devices over image files only."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from cli_harness import Volbench, finish
@@ -53,3 +55,66 @@ def test_a_device_being_written_cannot_be_formatted(
         done = finish(proc)
     assert done.returncode == 0, done.stderr
     assert _claim(device) == 0  # given back at the run's end
+
+
+def _pts(volbench: Volbench, target: str, *args: str) -> subprocess.Popen[str]:
+    return volbench.start(
+        "pts", "iops", "--target", target, "--block-sizes", "4k", "--mixes", "100/0,0/100",
+        "--cell-seconds", "1s", "--max-rounds", "5", "--threads", "1", "--iodepth", "4",
+        "--runs-dir", str(volbench.runs_dir), *args,
+    )  # fmt: skip
+
+
+def _wait_for_round(volbench: Volbench, proc: subprocess.Popen[str], number: int) -> None:
+    deadline = time.monotonic() + 120
+    while not list(volbench.runs_dir.glob(f"*/round-{number:03d}/job.fio")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+        time.sleep(0.02)
+
+
+def test_mkfs_during_a_pts_run_is_refused_and_the_run_goes_on(
+    volbench: Volbench, loop_device: Callable[..., str], system_tool: Callable[[str], str]
+) -> None:
+    """A colleague's ``mkfs.ext4`` of the blank device a PTS run measures, during its
+    cells (one held ahead of the next): refused by the kernel, the run completes."""
+    device = loop_device(64)
+    proc = _pts(volbench, device)
+    try:
+        _wait_for_round(volbench, proc, 2)
+        mkfs = subprocess.run(
+            [system_tool("mkfs.ext4"), "-q", "-F", device], capture_output=True, text=True
+        )
+        assert mkfs.returncode != 0 and "in use" in mkfs.stderr, mkfs.stderr
+    finally:
+        done = finish(proc, 300)
+    assert done.returncode == 0, done.stderr
+    assert _claim(device) == 0
+
+
+def test_a_file_swapped_for_a_device_during_a_pts_cell_is_not_written(
+    volbench: Volbench, loop_device: Callable[..., str], system_tool: Callable[[str], str]
+) -> None:
+    """The PTS file target replaced by a link to an ext4 device while a cell runs and
+    the next is held at its gate: the gate stays shut (checked just before), the run
+    stops in one line, the device is unchanged. (Before, the held cell opened the
+    target at its gate unchecked and wrote 16 MiB to the device.)"""
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(16, setup=lambda image: subprocess.run(
+        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
+    image = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file").read_text().strip()
+    before = hashlib.sha256(Path(image).read_bytes()).hexdigest()
+    target = volbench.home / "pts.img"
+    proc = _pts(volbench, str(target), "--size", "16m", "--no-purge")
+    try:
+        _wait_for_round(volbench, proc, 3)  # a cell runs, the next is held ahead
+        swapped = volbench.home / "swap.tmp"
+        swapped.symlink_to(device)
+        os.replace(swapped, target)
+    finally:
+        done = finish(proc, 300)
+    assert done.returncode != 0, done.stdout
+    # the refusal at the gate; or, when the swap came while the held fio was still
+    # setting up its file, fio's own failure on what it found there (no I/O either)
+    said = done.stderr
+    assert "no longer what the run started on" in said or "failed with error" in said, said
+    assert hashlib.sha256(Path(image).read_bytes()).hexdigest() == before

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from test_cli_kill import fio_processes, wait_for
 
+from volbench.errors import TargetError
 from volbench.fio.runner import SubprocessRunner
 
 pytestmark = [
@@ -109,6 +110,7 @@ def test_a_fio_failing_lets_no_held_fio_go(tmp_path: Path, cleanup: None) -> Non
 HOLDER = """
 import sys, time
 from pathlib import Path
+from volbench.errors import TargetError
 from volbench.fio.runner import SubprocessRunner
 runner = SubprocessRunner()
 runner.follow_with(sys.argv[1], Path(sys.argv[2]))
@@ -158,3 +160,28 @@ def test_a_guess_waits_for_its_round_and_a_wrong_one_does_no_io(
     runner.run(job("third", tmp_path / "a", "read"), tmp_path / "round-003")
     assert not fio_processes(tmp_path)
     assert not other.exists() or not other.read_bytes().strip(b"\0")
+
+
+def test_a_held_fio_whose_target_fails_its_check_is_not_let_go(
+    tmp_path: Path, cleanup: None
+) -> None:
+    """The target is checked again just before the gate opens early (the PTS cell
+    after the one running): a refusal keeps the gate shut, no I/O is done, and the
+    round that takes it over (checked first by the engine) decides."""
+    runner = SubprocessRunner()
+    target = tmp_path / "target"
+    checks: list[str] = []
+
+    def refuse() -> None:
+        checks.append("checked")
+        raise TargetError(f"target {target} is no longer what the run started on")
+
+    runner.follow_with(job("held", target), tmp_path / "round-001", check=refuse)
+    assert runner.run(job("first", tmp_path / "a", "read"), tmp_path / "round-000").output
+    assert checks == ["checked"]
+    time.sleep(1.0)
+    assert fio_processes(tmp_path / "round-001"), "the held fio should still wait"
+    assert not target.exists() or not target.read_bytes().strip(b"\0"), "it was let go"
+    runner.release()
+    assert wait_for(lambda: not fio_processes(tmp_path), 5)
+    assert not target.exists() or not target.read_bytes().strip(b"\0")

@@ -82,3 +82,21 @@ def test_a_file_given_as_a_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_bytes(b"")
     with pytest.raises(UsageError, match="is not a folder"):
         output_file.check_folder(tmp_path / "file", "the runs folder")
+
+
+def test_a_fio_folder_keeps_no_planted_link(tmp_path: Path) -> None:
+    """fio's logs follow links: a link planted in a round's folder (or as the folder)
+    is removed before fio runs there, its target untouched."""
+    target = tmp_path / "precious"
+    target.write_bytes(b"data")
+    folder = tmp_path / "round-002"
+    folder.mkdir()
+    (folder / "randread_iops.1.log").symlink_to(target)
+    (folder / "keep.txt").write_bytes(b"mine")
+    assert output_file.fio_folder(folder) == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["keep.txt"]
+    linked = tmp_path / "round-003"
+    linked.symlink_to(tmp_path / "elsewhere")
+    output_file.fio_folder(linked)
+    assert linked.is_dir() and not linked.is_symlink()
+    assert target.read_bytes() == b"data"

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +106,9 @@ class Held:
     """The runner's run (counted from 0) meant to take it over."""
     let_go: bool
     """Opened as the run before it ends well (else only when its own run takes it)."""
+    check: Callable[[], None] | None = None
+    """The target's check, made again just before the gate opens early: one that raises
+    keeps the gate shut (its own run, checked before it, opens it or ends the run)."""
 
     def is_for(self, job_text: str, workdir: Path) -> bool:
         return self.job_text == job_text and self.workdir == workdir

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from volbench.errors import FioError
+from volbench.errors import FioError, VolbenchError
 from volbench.fio.client import ClientRun, ClientRunner, HostAddress, HostFailure
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
@@ -46,6 +46,7 @@ from volbench.fio.held import Gate, Held, Started, can_hold, gated
 from volbench.fio.raw import DocumentSplitter, RawRun
 from volbench.fio.replay import ReplayRunner, job_sections
 from volbench.fio.status_stream import Item, lean_status, pump
+from volbench.output_file import fio_folder
 
 __all__ = [
     "DocumentSplitter",
@@ -140,7 +141,7 @@ class SubprocessRunner:
         held = next((h for h in self._held if h.due == run and h.is_for(job_text, workdir)), None)
         self._kill([h for h in self._held if h.due <= run and h is not held])  # guessed wrong
         if held is None:
-            workdir.mkdir(parents=True, exist_ok=True)
+            fio_folder(workdir)
             job_path = workdir / "job.fio"
             write_job(job_path, job_text)
             started = self._start(job_path, workdir)
@@ -153,23 +154,31 @@ class SubprocessRunner:
             held.tidy()
         if raw.output and raw.returncode == 0 and not (raw.interrupted or raw.stopped):
             for follower in self._held:
-                if follower.due == run + 1 and follower.let_go:
+                if follower.due == run + 1 and follower.let_go and _still_allowed(follower):
                     follower.gate.open()  # the next round's fio starts as this one ended
         else:
             self.release()
         return raw
 
-    def follow_with(self, job_text: str, workdir: Path, let_go: bool = True) -> None:
+    def follow_with(
+        self,
+        job_text: str,
+        workdir: Path,
+        let_go: bool = True,
+        check: Callable[[], None] | None = None,
+    ) -> None:
         """Start the fio of ``job_text`` in ``workdir`` now, held before its first I/O
         (:mod:`volbench.fio.held`), for the run after the next :meth:`run`: that one
         lets it go as its fio ends well (with ``let_go``; else the gate opens when the
         run after takes it over), and the run after takes it over (its output, and its
         clock from the gate) when it is of the same job in ``workdir``. A fio that does
         not end well, a run of another job, or :meth:`release` kills it. Without
-        flock(1) nothing is started ahead."""
+        flock(1) nothing is started ahead. ``check`` (the target's safety check) runs
+        again just before the gate opens early: the target is checked right before each
+        fio's I/O, not one test earlier."""
         if not can_hold():
             return
-        workdir.mkdir(parents=True, exist_ok=True)
+        fio_folder(workdir)
         gate = Gate(workdir)
         job_path = workdir / "job.fio"
         write_job(job_path, gated(job_text))
@@ -178,7 +187,7 @@ class SubprocessRunner:
         except FioError:
             gate.close()
             raise
-        self._held.append(Held(job_text, workdir, started, gate, self._runs + 1, let_go))
+        self._held.append(Held(job_text, workdir, started, gate, self._runs + 1, let_go, check))
 
     def release(self) -> None:
         """Kill every fio started ahead that no run took over (none did I/O unless let go)."""
@@ -291,6 +300,19 @@ class SubprocessRunner:
         self, jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: TogetherStatus
     ) -> list[RawRun]:
         return run_concurrently(jobs, timeout_s, on_status)
+
+
+def _still_allowed(follower: Held) -> bool:
+    """The held fio's target passes its check again (none given: nothing to check). A
+    refusal keeps its gate shut: the round that takes it over is checked first and
+    ends the run there, after this round's results are committed."""
+    if follower.check is None:
+        return True
+    try:
+        follower.check()
+    except VolbenchError:
+        return False
+    return True
 
 
 @dataclass

@@ -200,13 +200,16 @@ def _run_step(
     ended = False
     try:
         for index, workloads in enumerate(batches):
-            if not session.upcoming:  # else checked before its fio was started ahead
-                guard.check(writes=any(w.rw.writes for w in workloads))
+            # checked again even when its fio was started ahead: a held fio's gate
+            # opens only at its round, or after the check just before (upcoming_check)
+            guard.check(writes=any(w.rw.writes for w in workloads))
             last = index + 1 == len(batches)
             session.upcoming = _guess(course, step) if last else batches[index + 1]
             session.upcoming_guessed = last
+            writes = any(w.rw.writes for w in session.upcoming)
+            session.upcoming_check = functools.partial(guard.check, writes=writes)
             if session.upcoming:
-                guard.check(writes=any(w.rw.writes for w in session.upcoming))
+                guard.check(writes=writes)
             round_no = session.store.round_count(run_id)
             session.watch = watch_for(target)
             try:
@@ -224,6 +227,7 @@ def _run_step(
         ended = True
     finally:
         session.upcoming = ()
+        session.upcoming_check = None
         if not ended:
             _release(session)
         if shown:

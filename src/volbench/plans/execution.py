@@ -102,6 +102,9 @@ class Session:
     starts their fio ahead, held before its first I/O, and lets it go as its own fio
     ends (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
     upcoming_guessed: bool = False
+    upcoming_check: Callable[[], None] | None = None
+    """The targets' check of the upcoming test, made again just before its fio's gate
+    opens (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
     """``upcoming`` is a guess at the next step: held until its round starts (only then
     is it known), killed if another round comes."""
 

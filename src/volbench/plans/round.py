@@ -32,6 +32,7 @@ from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, SubprocessRunner
 from volbench.fio.stall import stall_reason, utc_text
 from volbench.model import FioOutput, StoredWorkload, TargetInfo, TestResult, Workload
+from volbench.output_file import fio_folder
 from volbench.plans.execution import RUNS_DIR_HINT, Session
 from volbench.plans.round_status import RoundStatus
 
@@ -152,7 +153,9 @@ class LocalLaunch(OneProcess):
         if session.upcoming and not self.layout and isinstance(session.runner, SubprocessRunner):
             after = folder.with_name(f"round-{int(folder.name[6:]) + 1:03d}")  # round-NNN
             upcoming = JobFile(target.path, session.upcoming, ioengine, after)
-            session.runner.follow_with(render(upcoming), after, not session.upcoming_guessed)
+            session.runner.follow_with(
+                render(upcoming), after, not session.upcoming_guessed, session.upcoming_check
+            )
         raw = session.runner.run(
             render(job), folder, functools.partial(status.on_status, 0), status.should_stop
         )
@@ -194,7 +197,7 @@ def run_round(
     folder = workdir / f"round-{round_no:03d}"
     processes = launch.processes(folder, workloads)
     for process in processes:
-        process.folder.mkdir(parents=True, exist_ok=True)
+        fio_folder(process.folder)
     status = RoundStatus(
         session.reporter,
         session.stall,
