@@ -373,3 +373,44 @@ def test_remote_device_paths_are_normalised_and_links_checked_on_the_host(
     relative = error_line(volbench(*write, "--target", "dev/x"), 2)
     assert "needs an absolute path" in relative
     assert hashlib.sha256(image.read_bytes()).hexdigest() == before
+
+
+def test_a_remote_file_re_pointed_at_a_device_mid_run_is_not_written(
+    volbench: Volbench,
+    fio_server: StartServer,
+    loop_device: Callable[..., str],
+    system_tool: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    """A remote file target (``--force``) replaced by a link to an ext4 device while
+    the run's first round writes it (fio has the file open): the host's own fio checks
+    the path again before each round that writes, so the run stops at the next one in
+    one line and the device is unchanged (before, the next rounds wrote the device and
+    the run "completed"). A swap between that check and fio's open on the host is the
+    window that remains: nothing on this machine can hold a remote file open."""
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
+    name = os.path.basename(device)
+    image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+    before = hashlib.sha256(image.read_bytes()).hexdigest()
+    a = fio_server("127.0.0.2")
+    target = tmp_path / "remote.dat"
+    proc = volbench.start(
+        "run", "sweep", "--rw", "randwrite", "--bs", "4k", "--iodepth", "1,2",
+        "--runtime", "4s", "--ramp-time", "0", "--hosts", a.host, "--target",
+        f"{a.host}:{target}", "--size", "4m", "--force", "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not list(volbench.runs_dir.glob("*/round-000/job-0.fio")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.02)
+        time.sleep(2)  # round 0's fio has its file open: it writes that file to its end
+        swapped = tmp_path / "swap.tmp"
+        swapped.symlink_to(device)
+        os.replace(swapped, target)
+    finally:
+        done = finish(proc)
+    line = error_line(done, 2)
+    assert f"refusing to write {a.host}:{target}: on that host it is a device or a link" in line
+    assert hashlib.sha256(image.read_bytes()).hexdigest() == before

@@ -37,6 +37,7 @@ from volbench.plans.execution import Session
 from volbench.plans.fleet_preparation import PreparedFleet as PreparedFleet
 from volbench.plans.fleet_spec import REMOTE_ENGINE as REMOTE_ENGINE
 from volbench.plans.fleet_spec import Fleet
+from volbench.plans.places import check_remote_file
 from volbench.plans.remote_watch import watching
 from volbench.plans.round import (
     HostsLost,
@@ -105,6 +106,10 @@ class FleetRounds:
         places = self.places(round_no)
         if not places:
             raise FioError(f"round {round_no}: no host is left to run it")
+        if any(w.rw.writes for w in workloads):
+            for place in places:  # checked by the host's own fio again: nothing holds it
+                if place in self.fleet.checked_files:
+                    check_remote_file(place, self.fleet.address(place.host or ""))
         extra = {"log_unix_epoch": "1"}
         if self.fleet.size_bytes is not None:
             extra["size"] = str(self.fleet.size_bytes)

@@ -152,5 +152,6 @@ def prepare_fleet(
     written_files = [p for p in places if not p.path.startswith("/dev/")] if writes else []
     for place in written_files:  # devices: --destroy-data named them (above)
         check_remote_file(place, fleet.address(place.host or ""))
+    fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))
     infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
     return PreparedFleet(fleet, infos, probes)

@@ -34,7 +34,7 @@ class Fleet:
     ``size_bytes`` is the active range on each target (fio's ``size``): needed for
     remote targets, which volbench cannot inspect. ``endpoints``: where fio's client
     reaches each host named in the places, ``samplers``: each such host's sampler or
-    why it has none (both set by :func:`connected`).
+    why it has none (both set by :func:`connected`); ``checked_files``: see there.
     """
 
     places: tuple[Place, ...]
@@ -43,6 +43,10 @@ class Fleet:
     size_bytes: int | None = None
     endpoints: Mapping[str, HostAddress] = field(default_factory=dict, compare=False)
     samplers: Samplers = field(default_factory=dict, compare=False)
+    checked_files: tuple[Place, ...] = field(default=(), compare=False)
+    """Remote file targets written (checked by the host's own fio when the run starts,
+    :func:`volbench.plans.places.check_remote_file`): checked there again before each
+    round that writes, as nothing on this machine can hold them open."""
 
     def address(self, host: str) -> HostAddress:
         """Where fio's client reaches ``host`` (a place's host name)."""

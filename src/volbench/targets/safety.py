@@ -41,10 +41,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import Path
 
 from volbench.errors import TargetError
 from volbench.model import TargetInfo
-from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, read_mounts, root_devices
+from volbench.output_file import on_device_filesystem
+from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, root_devices
 from volbench.targets.hold import held_here
 from volbench.targets.identity import check_same
 from volbench.targets.scratch import check_file_overwrite
@@ -92,13 +94,12 @@ def check_write_allowed(path: str, destroy_data: str | None = None, force: bool 
 
 
 def _on_devtmpfs(folder: str) -> bool:
-    """Whether ``folder`` is on a devtmpfs (where device nodes live, not files)."""
+    """Whether ``folder`` is on the filesystem of devices (where device nodes live, not
+    files): :func:`volbench.output_file.on_device_filesystem`."""
     try:
-        dev = os.stat(folder).st_dev
+        return on_device_filesystem(Path(folder))
     except OSError:
         return False
-    number = (os.major(dev), os.minor(dev))
-    return any(m.dev == number and m.fstype == "devtmpfs" for m in read_mounts())
 
 
 def check_round(info: TargetInfo, writes: bool) -> None:
