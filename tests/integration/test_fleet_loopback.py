@@ -414,3 +414,32 @@ def test_a_remote_file_re_pointed_at_a_device_mid_run_is_not_written(
     line = error_line(done, 2)
     assert f"refusing to write {a.host}:{target}: on that host it is a device or a link" in line
     assert hashlib.sha256(image.read_bytes()).hexdigest() == before
+
+
+def test_a_remote_write_fio_refused_fails_the_run(
+    volbench: Volbench,
+    fio_server: StartServer,
+    loop_device: Callable[..., str],
+    system_tool: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    """A device mounted on the host, named with --destroy-data: the host's fio refuses
+    it (allow_mounted_write=0) with error 0 and no I/O. The run fails in one line with
+    fio's words, where it was stored as "completed" with 0 IOPS."""
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
+    where = tmp_path / "mnt"
+    where.mkdir()
+    subprocess.run([system_tool("mount"), device, str(where)], check=True)
+    try:
+        a = fio_server("127.0.0.2")
+        done = volbench(
+            *SWEEP[:3], "randwrite", "--hosts", a.host, "--target", f"{a.host}:{device}",
+            f"--destroy-data={a.host}:{device}", "--size", "4m",
+            "--runs-dir", str(volbench.runs_dir),
+        )  # fmt: skip
+    finally:
+        subprocess.run([system_tool("umount"), str(where)], check=False)
+    line = error_line(done, 3)
+    assert "did no I/O at all" in line and "appears mounted" in line, line
+    assert _stored(volbench).status is RunStatus.FAILED

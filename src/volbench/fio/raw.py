@@ -29,12 +29,14 @@ class RawRun:
     @property
     def last_error_line(self) -> str:
         """fio's last two lines on stderr joined in one (fio often says what failed,
-        then that it failed), else its last informational line on stdout."""
+        then that it failed), else its last informational line on stdout: one of fio's
+        own messages (``fio: ...``, as a server's come, after the host's name) first."""
         errors = [line.strip() for line in self.stderr.splitlines() if line.strip()]
         if errors:
             return "; ".join(errors[-2:])
         notes = [line.strip() for line in self.text.splitlines() if line.strip()]
-        return notes[-1] if notes else ""
+        said = [line for line in notes if "fio: " in line]
+        return (said or notes or [""])[-1]
 
 
 class DocumentSplitter:

@@ -266,13 +266,18 @@ def run_round(
     return tests, f"interrupted by the user{during}"
 
 
+def _did_io(test: TestResult) -> bool:
+    return any(d.active for d in test.directions.values())
+
+
 def _failures(process: Process, raw: RawRun, failed: Sequence[TestResult]) -> list[str]:
-    """Why a fio process that printed its output failed: a job's error, else its exit code."""
+    """Why a fio process that printed its output failed: a job's error (or a job that
+    did no I/O at all: fio refused it, as fio's server does a mounted device, with
+    error 0), else its exit code."""
     if failed:
-        return [
-            f"{process.fio} job {failed[0].name} failed with error {failed[0].error}: "
-            f"{raw.last_error_line or 'see the job log'}"
-        ]
+        first = failed[0]
+        why = f"failed with error {first.error}" if first.error else "did no I/O at all"
+        return [f"{process.fio} job {first.name} {why}: {raw.last_error_line or 'see the job log'}"]
     if raw.returncode != 0:
         return [
             f"{process.fio} failed with exit code {raw.returncode}: "
@@ -348,7 +353,9 @@ def commit_round(
     output = parse(raw.output)
     tests, shares = split(output)
     failed = [t for t in [*tests, *shares] if t.error]
-    tests = [t for t in tests if any(d.active for d in t.directions.values())]
+    if not (raw.interrupted or raw.stopped):  # a job fio refused: error 0, no I/O at all
+        failed += [t for t in [*tests, *shares] if not t.error and not _did_io(t)]
+    tests = [t for t in tests if _did_io(t)]
     cut = cut_short([*tests, *shares], workloads) if raw.interrupted or raw.stopped else set()
     cut |= set(also_cut)
     tests = [t for t in tests if t.name not in cut]
