@@ -11,9 +11,7 @@ limit while the other test worker ran fio), so the module first measures what th
 guest does with no limit, here and now (:func:`capacity`), and each test sets its
 limits at a fraction of that (:func:`share`): the limiter binds, not the guest. The
 figures and the limits chosen are in the run's summary (tests/measured.py). The
-guests' QEMU runs with the largest CPU weight (cpu_favour.py): a QD 1 test on a guest
-whose one vCPU waits behind CPU hogs lost 8% of a 300 IOPS pace. The figures asserted
-are fio's own; QEMU paces within a percent or two.
+figures asserted are fio's own; QEMU paces within a percent or two.
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ from typing import Any
 
 import pytest
 from cli_harness import Volbench, finish
-from cpu_favour import Favour, favoured
 
 from measured import record
 from volbench.lab import guest as guests
@@ -105,23 +102,14 @@ def lab(
 
 
 @pytest.fixture(scope="module")
-def favour() -> Iterator[Favour]:
-    """The module's guests run with the largest CPU weight (tests/integration/cpu_favour.py)."""
-    with favoured() as move:
-        yield move
-
-
-@pytest.fixture(scope="module")
-def guest(lab: tuple[Volbench, Path], favour: Favour) -> guests.Guest:
+def guest(lab: tuple[Volbench, Path]) -> guests.Guest:
     tool, _ = lab
     up = tool("lab", "up", NAME, "--iops-total", "1000", "--size", "256m", "--accel", "tcg")
     assert up.returncode == 0, up.stderr
     assert f"lab://{NAME} up:" in up.stdout
     assert "iops-total 1,000" in up.stdout
     assert "booting itest under tcg" in up.stderr
-    booted = guests.load(NAME)
-    favour(booted.pid)
-    return booted
+    return guests.load(NAME)
 
 
 def test_guest_is_alive_and_listed(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
@@ -247,7 +235,6 @@ def test_sweep_on_two_guests(
     lab: tuple[Volbench, Path],
     guest: guests.Guest,
     capacity: Capacity,
-    favour: Favour,
     request: pytest.FixtureRequest,
 ) -> None:
     """``run sweep --hosts lab://A,lab://B``: two kernels, two limiters; the
@@ -262,7 +249,6 @@ def test_sweep_on_two_guests(
     up = tool("lab", "up", "itest2", "--iops-total", str(second), "--size", "256m",
               "--accel", "tcg")  # fmt: skip
     assert up.returncode == 0, up.stderr
-    favour(guests.load("itest2").pid)
     try:
         run = tool(
             "run", "sweep", "--hosts", f"lab://{NAME},lab://itest2", "--rw", "randread",
@@ -298,6 +284,16 @@ def test_limits_changed_live(
     assert guests.load(NAME).limits.iops_total is None
     (iops,) = fio_iops(guest, tmp_path, {"r": "rw=randread\nbs=4k\niodepth=32"}, 3).values()
     assert 0.95 * read <= iops <= 1.05 * read, iops
+
+
+def _one_held_back(explained: dict[str, Any], total: int) -> bool:
+    """A QD 1 test more than 5% under ``total`` IOPS (the limiter's pace): a TCG
+    guest whose one vCPU waited behind other work for longer than QEMU's bucket holds
+    (a tenth of a second of I/O) falls behind at QD 1 only; once is luck, twice a
+    guest too slow for the test."""
+    return any(
+        t["test"].startswith("qd1-") and t["iops"] < 0.95 * total for t in explained["tests"]
+    )
 
 
 def _run(tool: Volbench, *args: str) -> dict[str, Any]:
@@ -369,9 +365,13 @@ def test_a_mix_under_one_or_two_budgets(
     limits(request, capacity, ", ".join(f"{o.removeprefix('--')} {budget:,}" for o in given))
     changed = tool("lab", "limit", NAME, *(part for pair in chosen for part in pair))
     assert changed.returncode == 0, changed.stderr
+    total = budgets * budget  # reads + writes; QEMU's allowance adds 3% in 3 s
     explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
                      "--runtime", "3s")  # fmt: skip
-    total = budgets * budget  # reads + writes; QEMU's allowance adds 3% in 3 s
+    if _one_held_back(explained, total):  # the guest's one vCPU waited, not its I/O
+        record(request, f"QD 1 under {total:,} IOPS on a busy machine: measured again")
+        explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
+                         "--runtime", "3s")  # fmt: skip
     for test in explained["tests"]:
         assert 0.92 * total <= test["iops"] <= 1.08 * total, test
         # paced at one rate from QD 1 on (one budget); two budgets: the product's figure

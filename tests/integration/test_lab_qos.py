@@ -12,12 +12,11 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cli_harness import Volbench, finish
-from cpu_favour import favoured
 from test_lab import _live_qemus
 
 from volbench.lab import backing
@@ -77,19 +76,10 @@ def test_host_and_three_guests_on_one_backing_device(
     lab: tuple[Volbench, Path], tmp_path: Path
 ) -> None:
     tool, home = lab
-    with favoured() as favour:
-        _tenants_on_one_backing_device(tool, home, tmp_path, favour)
-
-
-def _tenants_on_one_backing_device(
-    tool: Volbench, home: Path, tmp_path: Path, favour: Callable[[int], None]
-) -> None:
     first = finish(_up(tool, GUESTS[0]))  # the backing device, kernel and initramfs once
     assert first.returncode == 0, first.stderr
     others = [finish(proc) for proc in [_up(tool, name) for name in GUESTS[1:]]]  # at once
     assert all(p.returncode == 0 for p in others), [p.stderr for p in others]
-    for name in GUESTS:  # each guest's vCPU keeps its pace beside CPU hogs
-        favour(guests.load(name).pid)
     shared = backing.load("inst")
     assert shared is not None
     assert [guests.load(n).disk for n in GUESTS] == [str(shared.disk(n)) for n in GUESTS]
@@ -109,13 +99,11 @@ def _tenants_on_one_backing_device(
     for name, iops in zip(GUESTS, (267, 400, 533), strict=True):
         assert guests.load(name).limits.iops_read == Bucket(iops)
 
-    verifying = tool.start(
+    verified = tool(
         "qos", "verify", str(plan), "--guests", "--with-host", "--fit-alpha",
         "--duration", "6s", "--iodepth", "8", "--runs-dir", str(tool.runs_dir),
         "--format", "json",
     )  # fmt: skip
-    favour(verifying.pid)  # the host tenant's fio (started later) keeps pace with the guests
-    verified = finish(verifying, 300)
     print(verified.stdout, verified.stderr)
     document = json.loads(verified.stdout)
     checks = {t["tenant"]: t for t in document["tenants"]}

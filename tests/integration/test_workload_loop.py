@@ -12,6 +12,7 @@ removes (checked: no ``volbench-`` instance is left).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,7 +26,8 @@ from cli_harness import Volbench, finish
 
 from volbench.plans.capture import CaptureSetup, find_capture
 from volbench.store.repository import Store
-from volbench.trace.tracefs import INSTANCE_PREFIX, mounted_tracefs
+from volbench.targets.blockdev import read_mounts
+from volbench.trace.tracefs import EVENTS, INSTANCE_PREFIX, mounted_tracefs
 
 pytestmark = [
     pytest.mark.root,
@@ -63,18 +65,23 @@ def _sizes(profile: dict[str, Any]) -> dict[tuple[str, int], int]:
 
 
 def _capture_while(
-    volbench: Volbench, device: str, name: str, seconds: float, load: list[str]
+    volbench: Volbench, device: str, name: str, load: list[str]
 ) -> subprocess.CompletedProcess[str]:
-    """Capture ``device`` for ``seconds`` while ``volbench *load`` runs (started once the
-    trace is on)."""
-    capture = volbench.start("capture", "--device", device, "--duration", f"{seconds}s",
-                             "-o", name, "--runs-dir", str(volbench.runs_dir))  # fmt: skip
-    time.sleep(1.5)
+    """Capture ``device`` while ``volbench *load`` runs: started once the trace is on,
+    the capture ended with Ctrl-C once it is done (a fixed window missed a replay that
+    a busy machine started late)."""
+    capture = _capture(volbench, device, name, 120)
     loaded = volbench(*load, timeout=60)
     assert loaded.returncode == 0, loaded.stderr
-    done = finish(capture, 60)
-    assert done.returncode == 0, done.stderr
+    _stop(capture)
     return loaded
+
+
+def _stop(capture: subprocess.Popen[str]) -> None:
+    """End a capture with Ctrl-C (it keeps what it traced) and check it stored it."""
+    capture.send_signal(signal.SIGINT)  # the capture this test started
+    done = finish(capture, 60)
+    assert done.returncode == 130 and "stored workload" in done.stderr, done.stderr
 
 
 def _no_instances_left() -> None:
@@ -83,16 +90,41 @@ def _no_instances_left() -> None:
         assert not [p for p in (root / "instances").iterdir() if p.name.startswith(INSTANCE_PREFIX)]
 
 
+def _capture(volbench: Volbench, device: str, name: str, seconds: float) -> subprocess.Popen[str]:
+    """``capture`` of ``device`` started, returned once its trace is on: every block
+    event of its tracefs instance enabled (a fixed wait of 1.5 s started the load before
+    that on a busy machine, and the capture missed the first requests)."""
+    capture = volbench.start("capture", "--device", device, "--duration", f"{seconds}s",
+                             "-o", name, "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not _tracing() and time.monotonic() < deadline:
+        assert capture.poll() is None, capture.stderr
+        time.sleep(0.05)
+    return capture
+
+
+def _tracing() -> bool:
+    """A capture's instance in a tracefs mounted here (the system's, or the one a
+    capture mounts for itself) has every block event it traces enabled."""
+    roots = [Path(m.mountpoint) for m in read_mounts() if m.fstype == "tracefs"]
+    instances = [i for root in roots if (root / "instances").is_dir()
+                 for i in (root / "instances").iterdir()]  # fmt: skip
+    for instance in instances:
+        if instance.name.startswith(INSTANCE_PREFIX):
+            enabled = [instance / "events" / "block" / event / "enable" for event in EVENTS]
+            with contextlib.suppress(OSError):
+                if all(path.read_text().strip() == "1" for path in enabled):
+                    return True
+    return False
+
+
 def test_capture_characterise_replay(loop_device: Any, volbench: Volbench) -> None:
     source, other = loop_device(64), loop_device(64)
-    capture = volbench.start("capture", "--device", source, "--duration", "4s", "-o", "known",
-                             "--runs-dir", str(volbench.runs_dir))  # fmt: skip
-    time.sleep(1.5)  # the trace is on within a second
+    capture = _capture(volbench, source, "known", 120)
     fio = _fio(source, 1.5)
     out, err = fio.communicate(timeout=60)
     assert fio.returncode == 0, err
-    done = finish(capture, 60)
-    assert done.returncode == 0, done.stderr
+    _stop(capture)
     _no_instances_left()
     job = json.loads(out)["jobs"][0]
     shown = volbench("workload", "known", "--format", "json")
@@ -115,7 +147,7 @@ def test_capture_characterise_replay(loop_device: Any, volbench: Volbench) -> No
     # the exact replay on the other device: the same requests (fio's counts, and what
     # a capture of the replay saw: the block layer of this test device merges nothing)
     Path(f"/sys/block/{Path(other).name}/queue/nomerges").write_text("2")
-    replay = _capture_while(volbench, other, "replayed", 6, [
+    replay = _capture_while(volbench, other, "replayed", [
         "run", "replay", "--workload", "known", "--target", other, "--as-fast-as-possible",
         "--runs-dir", str(volbench.runs_dir), "--format", "json",
     ])  # fmt: skip
@@ -131,7 +163,7 @@ def test_capture_characterise_replay(loop_device: Any, volbench: Volbench) -> No
     assert others <= 0.01 * sum(known.values())
 
     # the synthetic job's run, captured, matches the captured mix within 3 points
-    _capture_while(volbench, other, "synthetic", 5, [
+    _capture_while(volbench, other, "synthetic", [
         "run", "replay", "--workload", "known", "--target", other, "--synthetic",
         "--duration", "1500ms", "--runs-dir", str(volbench.runs_dir),
     ])  # fmt: skip
@@ -146,11 +178,9 @@ def test_replay_with_writes_refuses_a_protected_device(
     loop_device: Any, volbench: Volbench, system_tool: Any
 ) -> None:
     source = loop_device(32)
-    capture = volbench.start("capture", "--device", source, "--duration", "2500ms", "-o",
-                             "writes", "--runs-dir", str(volbench.runs_dir))  # fmt: skip
-    time.sleep(1.5)
+    capture = _capture(volbench, source, "writes", 120)
     _fio(source, 0.5).communicate(timeout=60)
-    assert finish(capture, 60).returncode == 0
+    _stop(capture)
     mkfs = system_tool("mkfs.ext4")
     protected = loop_device(32, setup=lambda image: subprocess.run(
         [mkfs, "-q", "-F", str(image)], check=True))  # fmt: skip
@@ -179,9 +209,7 @@ def test_capture_of_a_read_only_partition_ends_on_ctrl_c(
         if not Path(part).exists():  # kernels without a partition parser for loop devices
             subprocess.run([partx, "-a", disk], check=True)
         assert Path(f"/sys/class/block/{Path(part).name}/ro").read_text().strip() == "1"
-        capture = volbench.start("capture", "--device", part, "--duration", "60s", "-o", "ro",
-                                 "--runs-dir", str(volbench.runs_dir))  # fmt: skip
-        time.sleep(1.5)
+        capture = _capture(volbench, part, "ro", 60)
         reader = subprocess.run(
             ["fio", "--name=r", f"--filename={part}", "--rw=randread", "--bs=4k",
              "--direct=1", "--readonly", "--runtime=1", "--time_based", "--output-format=json"],
