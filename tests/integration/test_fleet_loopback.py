@@ -96,6 +96,27 @@ def fio_server(tmp_path: Path) -> Iterator[StartServer]:
         server.kill()
 
 
+@dataclass(frozen=True)
+class Protected:
+    """A loop device holding ext4 (a colleague's data), and its image's checksum."""
+
+    device: str
+    image: Path
+    checksum: str
+
+    def unchanged(self) -> bool:
+        return hashlib.sha256(self.image.read_bytes()).hexdigest() == self.checksum
+
+
+@pytest.fixture
+def ext4_device(loop_device: Callable[..., str], system_tool: Callable[[str], str]) -> Protected:
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
+    name = os.path.basename(device)
+    image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+    return Protected(device, image, hashlib.sha256(image.read_bytes()).hexdigest())
+
+
 def _stored(volbench: Volbench, ref: str = "latest") -> RunRecord:
     with Store.open(str(volbench.db)) as store:
         return store.get_run(ref)
@@ -342,21 +363,13 @@ def test_pts_rounds_on_two_hosts(
 
 
 def test_remote_device_paths_are_normalised_and_links_checked_on_the_host(
-    volbench: Volbench,
-    fio_server: StartServer,
-    loop_device: Callable[..., str],
-    system_tool: Callable[[str], str],
-    tmp_path: Path,
+    volbench: Volbench, fio_server: StartServer, ext4_device: Protected, tmp_path: Path
 ) -> None:
     """A loop device holding ext4, named on a host (fio's server on loopback) as
     ``/./dev/loopN``, ``//dev/loopN``, for every host, and through a link: every write
     is refused (a device path after normalisation needs --destroy-data naming it; a
     link is found by the host's own fio) and the device's image is unchanged."""
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
-    name = os.path.basename(device)
-    image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
-    before = hashlib.sha256(image.read_bytes()).hexdigest()
+    device, name = ext4_device.device, os.path.basename(ext4_device.device)
     link = tmp_path / "link"
     link.symlink_to(device)
     a = fio_server("127.0.0.2")
@@ -372,15 +385,11 @@ def test_remote_device_paths_are_normalised_and_links_checked_on_the_host(
     assert f"{a.host}:{link}: on that host it is a device or a link" in under
     relative = error_line(volbench(*write, "--target", "dev/x"), 2)
     assert "needs an absolute path" in relative
-    assert hashlib.sha256(image.read_bytes()).hexdigest() == before
+    assert ext4_device.unchanged()
 
 
 def test_a_remote_file_re_pointed_at_a_device_mid_run_is_not_written(
-    volbench: Volbench,
-    fio_server: StartServer,
-    loop_device: Callable[..., str],
-    system_tool: Callable[[str], str],
-    tmp_path: Path,
+    volbench: Volbench, fio_server: StartServer, ext4_device: Protected, tmp_path: Path
 ) -> None:
     """A remote file target (``--force``) replaced by a link to an ext4 device while
     the run's first round writes it (fio has the file open): the host's own fio checks
@@ -388,11 +397,7 @@ def test_a_remote_file_re_pointed_at_a_device_mid_run_is_not_written(
     one line and the device is unchanged (before, the next rounds wrote the device and
     the run "completed"). A swap between that check and fio's open on the host is the
     window that remains: nothing on this machine can hold a remote file open."""
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
-    name = os.path.basename(device)
-    image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
-    before = hashlib.sha256(image.read_bytes()).hexdigest()
+    device = ext4_device.device
     a = fio_server("127.0.0.2")
     target = tmp_path / "remote.dat"
     proc = volbench.start(
@@ -413,21 +418,20 @@ def test_a_remote_file_re_pointed_at_a_device_mid_run_is_not_written(
         done = finish(proc)
     line = error_line(done, 2)
     assert f"refusing to write {a.host}:{target}: on that host it is a device or a link" in line
-    assert hashlib.sha256(image.read_bytes()).hexdigest() == before
+    assert ext4_device.unchanged()
 
 
 def test_a_remote_write_fio_refused_fails_the_run(
     volbench: Volbench,
     fio_server: StartServer,
-    loop_device: Callable[..., str],
+    ext4_device: Protected,
     system_tool: Callable[[str], str],
     tmp_path: Path,
 ) -> None:
     """A device mounted on the host, named with --destroy-data: the host's fio refuses
     it (allow_mounted_write=0) with error 0 and no I/O. The run fails in one line with
     fio's words, where it was stored as "completed" with 0 IOPS."""
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)]))
+    device = ext4_device.device
     where = tmp_path / "mnt"
     where.mkdir()
     subprocess.run([system_tool("mount"), device, str(where)], check=True)
