@@ -128,15 +128,13 @@ def _check_in_use(path: str, device: BlockDevice) -> None:
     in_use = _in_use(path, device)
     if in_use:
         raise TargetError(f"refusing to write {path}: {in_use}")
-    disks = {BlockDevice(name).disk.name for name in stack}  # a partition's own loop device
-    ours = stack | disks | {user.name for _, user in device.users()}
+    ours = stack | {BlockDevice(name).disk.name for name in stack}  # a partition's disk
     for below in sorted(stack - {device.name}):
         lower = BlockDevice(below)
-        used = _in_use(lower.path, lower, ours)
+        used = _in_use(lower.path, lower, ours, me=lower.path)
         if used:
             raise TargetError(
-                f"refusing to write {path}: it is stacked on {lower.path}, and"
-                f" {used.replace('it ', f'{lower.path} ', 1)}"
+                f"refusing to write {path}: it is stacked on {lower.path}, and {used}"
             )
     for loop in (BlockDevice(name) for name in sorted(stack)):
         twin = _same_backing_file(loop, ours)
@@ -222,37 +220,41 @@ def _check_offset_backings(path: str, device: BlockDevice, destroy_data: str | N
     return found
 
 
-def _whose(device: BlockDevice, part: BlockDevice) -> str:
-    return "it" if part == device else f"its partition {part.path}"
+def _whose(device: BlockDevice, part: BlockDevice, me: str) -> str:
+    """``me`` (the device, as the message names it) or its partition ``part``."""
+    if part == device:
+        return me
+    return f"{'its' if me == 'it' else me + chr(39) + 's'} partition {part.path}"
 
 
 def _in_use(
-    path: str, device: BlockDevice, ours: frozenset[str] | set[str] = frozenset()
+    path: str, device: BlockDevice, ours: frozenset[str] | set[str] = frozenset(), me: str = "it"
 ) -> str | None:
-    """Why the running system uses ``device`` (a phrase), or None when nothing does.
-    ``ours``: the target's own stack when ``device`` lies under it (its users there
-    are the target's way down, and the kernel's exclusive claim is theirs too)."""
+    """Why the running system uses ``device`` (a phrase naming it ``me``), or None when
+    nothing does. ``ours``: the target's own stack when ``device`` lies under it (its
+    users there are the target's way down, and the kernel's exclusive claim is theirs
+    too)."""
     mounts = device.mounts()
     if mounts:
         part = mounts[0][0]
         places = ", ".join(dict.fromkeys(m.mountpoint for d, m in mounts if d == part))
-        return f"{_whose(device, part)} is mounted on {places} (unmount it first)"
+        return f"{_whose(device, part, me)} is mounted on {places} (unmount it first)"
     swaps = device.swaps()
     if swaps:
-        return f"{_whose(device, swaps[0])} is used as swap (swapoff {swaps[0].path} first)"
+        return f"{_whose(device, swaps[0], me)} is used as swap (swapoff {swaps[0].path} first)"
     users = [(below, above) for below, above in device.users() if above.name not in ours]
     for below, above in users:  # a mount anywhere above says the most
         mounted = above.mounts()
         if mounted:
             return (
-                f"{mounted[0][0].path}, stacked on {_whose(device, below)}, is mounted on "
+                f"{mounted[0][0].path}, stacked on {_whose(device, below, me)}, is mounted on "
                 f"{mounted[0][1].mountpoint} (unmount it and release {above.path} first)"
             )
     if users:
         below = users[0][0]
         names = ", ".join(a.name for b, a in users if b == below)
         return (
-            f"{_whose(device, below)} is held by {names} (a loop device backed by it, LVM, "
+            f"{_whose(device, below, me)} is held by {names} (a loop device backed by it, LVM, "
             f"md or device-mapper; release it first, e.g. losetup -d, vgchange -an, "
             f"mdadm --stop or dmsetup remove)"
         )
