@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from cli_harness import Volbench, in_cgroup
 
+from measured import record
+
 BLKIO = Path("/sys/fs/cgroup/blkio")
 Loop = Callable[..., str]
 CAP_IOPS = 500
@@ -76,17 +78,30 @@ def _sweep_in(volbench: Volbench, group: Path, device: str, *options: str) -> st
     return str(json.loads(proc.stdout)["id"])
 
 
+SWEEPS = {
+    "randread 4k": ("--rw", "randread"),
+    "randwrite 4k": ("--rw", "randwrite"),
+    "randrw 4k 50/50": ("--rw", "randrw", "--rwmixread", "50"),
+}
+"""The three sweeps, by the fingerprint's name of their workload."""
+
+
 def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
-    volbench: Volbench, throttled: tuple[str, Path]
+    volbench: Volbench, throttled: tuple[str, Path], request: pytest.FixtureRequest
 ) -> None:
     device, group = throttled
-    runs = [
-        _sweep_in(volbench, group, device, "--rw", "randread"),
-        _sweep_in(volbench, group, device, "--rw", "randwrite"),
-        _sweep_in(volbench, group, device, "--rw", "randrw", "--rwmixread", "50"),
-    ]
-    document = volbench.document("fingerprint", *runs)
+    runs = {name: _sweep_in(volbench, group, device, *args) for name, args in SWEEPS.items()}
+    document = volbench.document("fingerprint", *runs.values())
     by_workload = {w["workload"]: w for w in document["workloads"]}
+    # 1 s per depth: a depth held back by other work on a busy machine (a plateau point
+    # more than 5% low) leaves no plateau; once is luck, twice a fault
+    again = [name for name, found in by_workload.items() if not found["limited"]]
+    for name in again:
+        record(request, f"{name} not found limited on a busy machine: measured again")
+        runs[name] = _sweep_in(volbench, group, device, *SWEEPS[name])
+    if again:
+        document = volbench.document("fingerprint", *runs.values())
+        by_workload = {w["workload"]: w for w in document["workloads"]}
     for name in ("randread 4k", "randwrite 4k"):
         found = by_workload[name]
         assert found["depths"] == "1 4 16 32"
@@ -94,9 +109,10 @@ def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
         assert abs(found["cap_iops"] - CAP_IOPS) <= 0.05 * CAP_IOPS, document
     # blkio v1 throttles reads and writes with separate budgets
     assert any("separate budgets" in f for f in document["findings"]), document
+    first = runs["randread 4k"]
     check = volbench(
         "check",
-        runs[0],
+        first,
         "--product",
         "aws-io1",
         "--size",
@@ -113,7 +129,7 @@ def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
     # a volume provisioned at 1,000 IOPS on a t3.micro (500 IOPS baseline, 11,800 for
     # 30 min a day, A6): the instance's baseline is what to expect, and named
     burst = volbench.document(
-        "check", runs[0], "--product", "aws-io1", "--size", "100",
+        "check", first, "--product", "aws-io1", "--size", "100",
         "--provisioned-iops", "1000", "--instance", "t3.micro",
     )  # fmt: skip
     assert {v["verdict"] for v in burst["verdicts"]} == {"meets"}, burst["verdicts"]
