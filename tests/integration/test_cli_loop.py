@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from cli_harness import QUICK_TESTS, Volbench, fio_documents, only_error_line, raw_jobs, run_all
 
+from volbench.fio.job_text import opened_file
+
 MiB = 1 << 20
 EXT4_MAGIC_OFFSET = 1024 + 0x38
 """Offset of ``s_magic`` (0xEF53, little endian) in an ext2/3/4 image."""
@@ -66,7 +68,10 @@ def _assert_completed_on(
     assert document["target"]["capacity_bytes"] == 48 * MiB
     assert [r["test"] for r in document["results"]] == list(QUICK_TESTS)
     assert all(r["iops"] > 0 for r in document["results"])
-    assert {raw["global options"]["filename"] for raw in fio_documents(document)} == {device}
+    # fio opened the device volbench checked and held, through its descriptor
+    opened = [raw["global options"] for raw in fio_documents(document)]
+    assert {opened_file(o) for o in opened} == {device}
+    assert all(o["filename"].startswith("/proc/") for o in opened)
     assert {j["job options"]["size"] for j in raw_jobs(document)} == {str(32 * MiB)}
     assert volbench.stored()["id"] == document["id"]
 

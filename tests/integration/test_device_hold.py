@@ -118,3 +118,41 @@ def test_a_file_swapped_for_a_device_during_a_pts_cell_is_not_written(
     said = done.stderr
     assert "no longer what the run started on" in said or "failed with error" in said, said
     assert hashlib.sha256(Path(image).read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.15, 0.3])
+def test_a_file_swapped_as_its_round_starts_is_not_written(
+    volbench: Volbench,
+    loop_device: Callable[..., str],
+    system_tool: Callable[[str], str],
+    delay_s: float,
+) -> None:
+    """A file target replaced by a link to an ext4 device when a round's job file
+    appears, then ``delay_s`` later (the window between the check and fio's open was
+    0.1-0.4 s): fio opens the file the run checked and holds (/proc/PID/fd/N), never
+    the device; the next round's check stops the run in one line. (Before, the round
+    wrote 8 MiB to the device.)"""
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(16, setup=lambda image: subprocess.run(
+        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
+    image = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file").read_text().strip()
+    before = hashlib.sha256(Path(image).read_bytes()).hexdigest()
+    target = volbench.home / "scratch.img"
+    proc = volbench.start(
+        "run", "sweep", "--target", str(target), "--rw", "randwrite", "--iodepth", "1,2,4",
+        "--runtime", "1s", "--ramp-time", "0", "--size", "16m",
+        "--runs-dir", str(volbench.runs_dir),
+    )  # fmt: skip
+    try:
+        _wait_for_round(volbench, proc, 1)
+        time.sleep(delay_s)
+        swapped = volbench.home / "swap.tmp"
+        swapped.symlink_to(device)
+        os.replace(swapped, target)
+    finally:
+        done = finish(proc, 120)
+    assert done.returncode != 0, done.stdout
+    assert "no longer what the run started on" in done.stderr, done.stderr
+    assert hashlib.sha256(Path(image).read_bytes()).hexdigest() == before
+    (job,) = volbench.runs_dir.glob("*/round-001/job.fio")
+    assert f"description=volbench target: {target}" in job.read_text()

@@ -24,7 +24,7 @@ import pytest
 from cli_harness import Volbench
 
 from volbench.cli.main import main
-from volbench.fio.job_text import split_filenames
+from volbench.fio.job_text import opened_file
 
 pytestmark = [
     pytest.mark.root,
@@ -238,5 +238,4 @@ def test_safe_odd_paths_still_run_and_fio_opens_exactly_them(
     assert run["target"]["path"] == str(odd)
     assert odd.stat().st_size == 16 << 20
     fio_output = json.loads(run["fio_outputs"][0])
-    named = fio_output["global options"]["filename"]
-    assert split_filenames(named) == (str(odd),)
+    assert opened_file(fio_output["global options"]) == str(odd)

@@ -27,6 +27,7 @@ from test_cli_qos_cgroup import TENANTS, _plan, own_cgroups
 
 from loops import losetup
 from volbench.errors import VolbenchError
+from volbench.fio.job_text import opened_file
 from volbench.store.repository import Store
 
 __all__ = ["own_cgroups"]  # a fixture used by name below
@@ -117,9 +118,11 @@ def test_relative_targets_from_a_deep_folder_stay_where_they_point(
     made = {top / "dev" / name, top / "dev" / f"{name}x"}
     assert all(p.is_file() and p.stat().st_size == 8 << 20 for p in made)
     for job in volbench.runs_dir.rglob("job*.fio"):  # every job file names them alone
-        names = {line.split("=", 1)[1] for line in job.read_text().splitlines()
-                 if line.startswith("filename=")}  # fmt: skip
-        assert names <= {str(p) for p in made}, job
+        options = [line.split("=", 1) for line in job.read_text().splitlines()]
+        named = [o[1] for o in options if o[0] == "filename" and not o[1].startswith("/proc/")]
+        held = [opened_file({"filename": "/proc/1/fd/3", o[0]: o[1]}) for o in options
+                if o[0] == "description"]  # fmt: skip
+        assert {*named, *held} <= {str(p) for p in made}, job
 
 
 def test_a_loop_device_stacked_on_the_target_is_seen(
@@ -185,7 +188,8 @@ def test_a_link_re_pointed_between_rounds_writes_nothing_new(
     assert done.returncode == 0, done.stderr
     assert _sha(image) == before
     jobs = list(volbench.runs_dir.rglob("job*.fio"))
-    assert len(jobs) == 4 and all(f"filename={scratch}\n" in j.read_text() for j in jobs)
+    held = f"description=volbench target: {scratch}\n"  # fio's filename: volbench's hold
+    assert len(jobs) == 4 and all(held in j.read_text() for j in jobs)
 
 
 def test_a_file_replaced_between_rounds_stops_the_run(volbench: Volbench, tmp_path: Path) -> None:

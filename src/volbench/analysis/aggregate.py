@@ -15,6 +15,7 @@ from volbench.analysis.percentiles import (
     merge_bins,
     percentiles_from_bins,
 )
+from volbench.fio.job_text import opened_file
 from volbench.model import DirectionResult, FioOutput, JobResult, LatencyStats, TestResult
 
 
@@ -171,11 +172,11 @@ def group_tests(output: FioOutput) -> list[TestResult]:
 def place_label(job: JobResult) -> str | None:
     """Where a job of a multi-target run ran, as :attr:`volbench.model.Place.label`:
     ``HOST:PATH`` (client/server), ``PATH`` (local), from fio's hostname and the
-    job's own ``filename`` option (unescaped); None when the job names no file."""
-    path = job.options.get("filename")
+    file the job opened (:func:`~volbench.fio.job_text.opened_file`); None when the
+    job names no file."""
+    path = opened_file(job.options)
     if path is None:
         return job.hostname
-    path = path.replace("\\:", ":")
     return f"{job.hostname}:{path}" if job.hostname else path
 
 

@@ -9,7 +9,7 @@ random data, as SNIA PTS requires of the data pattern.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from volbench.fio.job_text import (
     check_key,
     check_value,
     escape_filename,
+    held_description,
     job_files,
     read_job,
 )
@@ -49,6 +50,9 @@ class JobFile:
     extra_global: dict[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] = ()
     log_tags: tuple[str, ...] = ()
+    held: tuple[tuple[str, str], ...] = ()
+    """Files above given as a descriptor's path (``/proc/PID/fd/N``, held by volbench
+    while it runs), each with the target's own path (named in ``description=``)."""
 
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
@@ -229,9 +233,13 @@ def render(job: JobFile) -> str:
     """
     if not job.workloads:
         raise UsageError("a job file needs at least one workload")
-    lines = ["; written by volbench", "[global]"]
+    lines = ["; written by volbench"]
+    if job.held:
+        lines.append("; /proc/PID/fd/N: the target volbench holds open (by hand: its path)")
+    held = dict(job.held)
+    lines.append("[global]")
     if not job.targets:
-        lines.append(f"filename={escape_filename(job.filename)}")
+        lines += _file_lines(job.filename, held)
     lines += ["group_reporting=0", "lat_percentiles=1", "thread"]
     if job.log_dir is not None:
         lines.append(f"log_avg_msec={LOG_AVG_MSEC}")
@@ -250,7 +258,7 @@ def render(job: JobFile) -> str:
             if index > 0 and place == 0:
                 lines.append("stonewall")
             if target is not None:
-                lines.append(f"filename={escape_filename(target)}")
+                lines += _file_lines(target, held)
             for key, option in workload_options(workload, job.ioengine):
                 lines.append(key if option is None else f"{key}={check_value(key, option)}")
             if workload.read_iolog is not None:  # the iolog's files are replaced by the target
@@ -267,6 +275,16 @@ def render(job: JobFile) -> str:
     text = "\n".join(lines) + "\n"
     _prove_files(text, job)
     return text
+
+
+def _file_lines(name: str, held: Mapping[str, str]) -> list[str]:
+    """``filename=`` for one target; for a descriptor volbench holds, also the target's
+    path in ``description=`` (:func:`~volbench.fio.job_text.held_description`), which
+    fio's output gives back with the job's options."""
+    lines = [f"filename={escape_filename(name)}"]
+    if name in held:
+        lines.append(f"description={held_description(held[name])}")
+    return lines
 
 
 def _prove_files(text: str, job: JobFile) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from volbench.errors import UsageError
@@ -88,6 +89,30 @@ def escape_filename(path: str) -> str:
     """A path as fio's ``filename=`` takes it: fio splits names at ``:`` unless escaped
     as ``\\:`` (fio HOWTO, "filename"), and /dev/disk/by-path names contain colons."""
     return check_value("file name", path, path=True).replace(":", "\\:")
+
+
+HELD_PREFIX = "volbench target: "
+"""How ``description=`` names the target behind a held descriptor."""
+
+_HELD_FILE = re.compile(r"/proc/\d+/fd/\d+\Z")
+
+
+def held_description(path: str) -> str:
+    """The ``description=`` of a job given a descriptor volbench holds for ``path``."""
+    return HELD_PREFIX + check_value("file name", path, path=True)
+
+
+def opened_file(options: Mapping[str, str]) -> str | None:
+    """The file a job of fio's output opened, from its options: ``filename`` as fio
+    reads it (``\\:`` unescaped), or, where that is a descriptor volbench held
+    (``/proc/PID/fd/N``), the target its ``description`` names; None: no file named."""
+    name = options.get("filename")
+    if name is None:
+        return None
+    described = options.get("description", "")
+    if _HELD_FILE.match(name) and described.startswith(HELD_PREFIX):
+        return described[len(HELD_PREFIX) :]
+    return name.replace("\\:", ":")
 
 
 def split_filenames(value: str) -> tuple[str, ...]:

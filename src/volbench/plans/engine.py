@@ -268,9 +268,11 @@ class Guard:
     """The run's targets on this machine, checked before every round and purge
     (:func:`volbench.targets.safety.check_round`): a target that is no longer what
     the run started on, or a device the running system took in the meantime, stops
-    the run before fio opens it. A block device checked for writing is held open
-    exclusively from then on (:mod:`volbench.targets.hold`): the kernel refuses a
-    mount or mkfs of it while fio writes, until :meth:`release`."""
+    the run before fio opens it. From then on each is held open
+    (:mod:`volbench.targets.hold`), until :meth:`release`: a block device checked for
+    writing exclusively (the kernel refuses a mount or mkfs of it while fio writes), a
+    file always; fio reaches what is held through the holding descriptor
+    (:func:`~volbench.targets.hold.reach`), whatever its path names by then."""
 
     targets: tuple[TargetInfo, ...]
     hold: Hold = field(default_factory=Hold)
@@ -278,9 +280,10 @@ class Guard:
     def check(self, writes: bool) -> None:
         for info in self.targets:
             check_round(info, writes)
-            if writes and info.identity is not None:
-                self.hold.take(info.identity)
-                check_same(info.identity)  # what the path names is still what is held
+            identity = info.identity
+            if identity is not None and (writes or identity.kind == "file"):
+                self.hold.take(identity)
+                check_same(identity)  # what the path names is still what is held
 
     def release(self) -> None:
         """Give the devices back (a purge's own tool claims the device: blkdiscard)."""

@@ -50,6 +50,7 @@ from volbench.plans.round import (
     run_round,
 )
 from volbench.plans.round_status import RoundStatus
+from volbench.targets.hold import reach, reached
 
 
 @dataclass
@@ -117,9 +118,10 @@ class FleetRounds:
         def layout(shares: Sequence[Place]) -> JobLayout:
             # logs NAME@N, N the place's number in the run, on the Unix-epoch clock
             tags = tuple(str(self.fleet.places.index(p) + 1) for p in shares)
-            paths = tuple(p.path for p in shares)
+            paths = tuple(_fio_path(p) for p in shares)
+            held = reached(p.path for p in shares if p.host is None)
             return lambda log_dir: JobFile(
-                "", tuple(workloads), ioengine, log_dir, extra, paths, tags
+                "", tuple(workloads), ioengine, log_dir, extra, paths, tags, held
             )
 
         # fio names a client's jobs by the address alone: back to volbench's labels
@@ -193,6 +195,12 @@ class HostsLaunch(OneProcess):
         )
         self.lost.extend((self.round_no, f) for f in done.failures)
         return Launched((done.raw,), done.failures)
+
+
+def _fio_path(place: Place) -> str:
+    """The path fio is given for the place: on this machine, the checked target held
+    open (:func:`volbench.targets.hold.reach`)."""
+    return reach(place.path) if place.host is None else place.path
 
 
 def _fio_label(fleet: Fleet, place: Place) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 from volbench.analysis.aggregate import group_tests, merge_jobs, place_tests
 from volbench.errors import ParseError
 from volbench.fio.document import LONG_LONG_MAX
+from volbench.fio.job_text import opened_file
 from volbench.fio.options import workload_record
 from volbench.fio.parser import client_key
 from volbench.model import (
@@ -288,8 +289,9 @@ def _target(
 
 
 def _file(options: dict[str, str]) -> str:
-    """fio's ``filename``, prefixed with ``directory`` when relative (fio HOWTO)."""
-    name, folder = options["filename"], options.get("directory")
+    """The file fio opened (:func:`~volbench.fio.job_text.opened_file`), prefixed with
+    ``directory`` when relative (fio HOWTO)."""
+    name, folder = opened_file(options) or options["filename"], options.get("directory")
     return f"{folder.rstrip('/')}/{name}" if folder and not name.startswith("/") else name
 
 

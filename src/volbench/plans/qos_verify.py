@@ -46,6 +46,7 @@ from volbench.plans.round import Launched, Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup
+from volbench.targets.hold import reach, reached
 
 
 def verify(
@@ -272,12 +273,13 @@ class TenantsLaunch:
         status: RoundStatus,
     ) -> Launched:
         jobs = []
+        path, held = reach(target.path), reached((target.path,))  # the checked file itself
         for limit, process in zip(self.limits, processes, strict=True):
 
             def join(group: str = limit.cgroup) -> None:  # runs in the child, before exec
                 cgroup.join(self.hierarchy, group, os.getpid())
 
-            text = render(JobFile(target.path, process.workloads, ioengine, process.folder))
+            text = render(JobFile(path, process.workloads, ioengine, process.folder, held=held))
             jobs.append(ConcurrentJob(text, process.folder, join))
         raws = session.runner.run_together(jobs, self.duration_s + 60, status.on_status)
         return Launched(tuple(raws))

@@ -35,6 +35,7 @@ from volbench.model import FioOutput, StoredWorkload, TargetInfo, TestResult, Wo
 from volbench.output_file import fio_folder
 from volbench.plans.execution import RUNS_DIR_HINT, Session
 from volbench.plans.round_status import RoundStatus
+from volbench.targets.hold import reach, reached
 
 Split = Callable[[FioOutput], tuple[list[TestResult], list[TestResult]]]
 """A round's fio output -> (the run's tests, rows stored beside them: each place's
@@ -147,12 +148,13 @@ class LocalLaunch(OneProcess):
     ) -> Launched:
         (process,) = processes
         folder = process.folder
+        path, held = reach(target.path), reached((target.path,))  # the checked file itself
         job = self.layout(folder) if self.layout else JobFile(
-            target.path, process.workloads, ioengine, folder
+            path, process.workloads, ioengine, folder, held=held
         )  # fmt: skip
         if session.upcoming and not self.layout and isinstance(session.runner, SubprocessRunner):
             after = folder.with_name(f"round-{int(folder.name[6:]) + 1:03d}")  # round-NNN
-            upcoming = JobFile(target.path, session.upcoming, ioengine, after)
+            upcoming = JobFile(path, session.upcoming, ioengine, after, held=held)
             session.runner.follow_with(
                 render(upcoming), after, not session.upcoming_guessed, session.upcoming_check
             )
