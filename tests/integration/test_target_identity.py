@@ -281,3 +281,47 @@ def test_a_device_swapped_before_resume_is_refused(
         assert f"target {device} is no longer what the run started on: it was block" in line
         assert f"loop over {blank}" in line and f"loop over {image}" in line
     assert _sha(image) == before
+
+
+def test_a_device_attached_again_resumes_with_same_volume(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    """A sweep on a loop device is killed; the device is detached and attached again
+    over the same image (a new diskseq): ``resume`` is refused and names
+    ``--same-volume``, which then finishes the run and says so in its note. Another
+    image of the same size is not taken as the same volume."""
+    device = loop_device(32)
+    proc = volbench.start(*PLANS["sweep"](volbench, device, tmp_path))
+    try:
+        assert wait_for(lambda: _stored_rounds(volbench) >= 1, 120), proc.stderr
+        fio = fio_processes(volbench.runs_dir)
+        proc.kill()
+        for pid in fio:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        finish(proc, 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert wait_for(lambda: not fio_processes(volbench.runs_dir), 30)
+    image = _image(device)
+    other = tmp_path / "other.img"
+    other.write_bytes(b"\0" * (32 << 20))
+    subprocess.run(["losetup", "-d", device], check=True)
+    time.sleep(0.2)
+    with attached(other, device=device):
+        refused = volbench("resume", "latest", "--same-volume", "--runs-dir",
+                           str(volbench.runs_dir))  # fmt: skip
+        assert "it cannot be the same volume" in error_line(refused, 2)
+    time.sleep(0.2)
+    with attached(image, device=device):
+        resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+        line = error_line(resumed, 2)
+        assert "no longer what the run started on" in line and "--same-volume" in line
+        resumed = volbench("resume", "latest", "--same-volume", "--runs-dir",
+                           str(volbench.runs_dir), "--format", "json")  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr
+    run = volbench.stored()
+    assert run["status"] == "completed"
+    assert "the same volume, as --same-volume said" in (run["error"] or ""), run["error"]
+    assert [r["test"] for r in run["results"]] == ["qd1-jobs1", "qd2-jobs1", "qd4-jobs1"]

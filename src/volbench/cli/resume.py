@@ -22,6 +22,13 @@ from volbench.targets.purge import METHODS
 @runs_dir_option
 @stall_options
 @db_option
+@click.option(
+    "--same-volume",
+    is_flag=True,
+    help="The target was attached again or reconnected (a new device number or diskseq)"
+    " and is the volume the run started on: record it as it is now and go on (same kind"
+    " and size only; said in the run's note).",
+)
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 @catalogue_option
 def command(
@@ -34,6 +41,7 @@ def command(
     stall_seconds: float,
     abort_on_stall: bool,
     db: str | None,
+    same_volume: bool,
     fmt: str,
     catalogue_files: tuple[str, ...],
 ) -> None:
@@ -47,4 +55,5 @@ def command(
         catalogue.using(catalogue_files),
         fio_session(db, runs_dir, PtsReporter(), stall=stall, create=False) as session,
     ):
-        finish(session.store, resume(session, run_ref, purging, destroy_data, force), fmt)
+        outcome = resume(session, run_ref, purging, destroy_data, force, same_volume)
+        finish(session.store, outcome, fmt)

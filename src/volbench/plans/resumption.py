@@ -14,11 +14,12 @@ verification runs its tenants again together; :func:`resume` serves every plan.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from volbench.analysis.aggregate import group_tests, place_tests
-from volbench.errors import UsageError
+from volbench.errors import TargetError, UsageError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
 from volbench.plans import kinds, qos_verify
@@ -30,6 +31,7 @@ from volbench.plans.placement import Placement, placed
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import PtsSetup
 from volbench.plans.round import run_round
+from volbench.targets.identity import describe, identify, same
 from volbench.targets.safety import check_round
 
 
@@ -93,6 +95,7 @@ def resume(
     purging: driver.PurgeSettings,
     destroy_data: Sequence[str] = (),
     force: bool = False,
+    same_volume: bool = False,
 ) -> Outcome:
     """Continue the stored run ``run_ref`` (an id or ``latest``) from its last committed
     work, the way its plan's row of :data:`volbench.plans.kinds.KINDS` says: a PTS run
@@ -102,7 +105,9 @@ def resume(
     cannot be rebuilt, or its target changed (TargetError: not the same file or device,
     :mod:`volbench.targets.identity`; UsageError: size; PTS: logical block size). The
     target is prepared as for a new run (safety checks: ``destroy_data``, ``force``);
-    a run on several places at once reconnects them all, tunnels open until it ends."""
+    a run on several places at once reconnects them all, tunnels open until it ends.
+    ``same_volume``: a target whose identity changed is recorded as it is now, when its
+    kind and size are those the run started on (:func:`_same_volume`)."""
     store = session.store
     record = store.get_run(run_ref, raw=False)
     if record.status is RunStatus.COMPLETED:
@@ -112,12 +117,55 @@ def resume(
         raise UsageError(
             f"run {record.id} is still running ({owner}): stop it first, then resume it"
         )
+    if same_volume:
+        record = _same_volume(session, record)
     for info in local_targets(record):  # before anything touches it (purge, cgroups)
-        check_round(info, writes=False)
+        try:
+            check_round(info, writes=False)
+        except TargetError as exc:
+            if "no longer what the run started on" not in str(exc):
+                raise
+            raise TargetError(
+                f"{exc}. If it is the same volume attached again (a new device number or"
+                f" diskseq), `volbench resume {record.id} --same-volume` goes on with it"
+            ) from exc
     if record.settings.solo:
         raise UsageError(f"run {record.id} measured targets alone (--solo): start it again")
     how = Resuming(purging, tuple(destroy_data), force)
     return _RESUMERS[kinds.kind(record.plan).resumes](session, record, how)
+
+
+def _same_volume(session: Session, record: RunRecord) -> RunRecord:
+    """``record`` with its target recorded as the path names it now, on the user's word
+    that it is the same volume (a device removed and attached again gets a new diskseq,
+    a reconnected disk a new number). Refused in one line unless the run has one target
+    on this machine, of the same kind and size, and with the same source where both
+    name one (a WWID or serial, a loop device's backing file and offset): a different
+    source is a different volume. The change is said now and stored with the run's end."""
+    then = record.target.identity
+    if record.settings.places or then is None:
+        raise UsageError(
+            f"run {record.id}: --same-volume takes a run on one target on this machine"
+        )
+    now = identify(then.path)
+    if same(then, now):
+        return record
+    other_source = bool(now.source and then.source and now.source != then.source)
+    if other_source or (now.kind, now.capacity_bytes) != (then.kind, then.capacity_bytes):
+        raise UsageError(
+            f"run {record.id}: {then.path} is now {describe(now)}, not the same kind,"
+            f" size and source as {describe(then)}: it cannot be the same volume (start a"
+            " new run)"
+        )
+    target = dataclasses.replace(record.target, identity=now)
+    session.store.retarget_run(record.id, target)
+    said = (
+        f"target {then.path} recorded again as {describe(now)} (was {describe(then)}):"
+        " the same volume, as --same-volume said"
+    )
+    session.reporter.note(f"run {record.id}: {said}")
+    session.warn(said)
+    return dataclasses.replace(record, target=target)
 
 
 @contextlib.contextmanager

@@ -302,6 +302,17 @@ class Store(RunQueries):
                 )
             )
 
+    def retarget_run(self, run_id: int, target: Any) -> None:
+        """Record ``target`` (a :class:`TargetInfo`) as the target of a run that is not
+        completed: ``volbench resume --same-volume``, the user's word that the volume
+        re-attached under a new device number or diskseq is the one the run started on."""
+        with self._begin(write=True) as conn:
+            if self._status(conn, run_id) is RunStatus.COMPLETED:
+                raise StoreError(f"run {run_id} is completed: its target stays as measured")
+            conn.execute(
+                runs.update().where(runs.c.id == run_id).values(target=rows.as_dict(target))
+            )
+
     def heartbeat(self, run_id: int) -> None:
         """Refresh the heartbeat of a run this process owns (:mod:`volbench.store.owner`).
         An in-memory store (one connection, shared) has no other reader: nothing to do."""
