@@ -47,6 +47,10 @@ RUN_COMMANDS = {
         "volbench.cli.hdtune:firsttouch",
         "Read a never-read region twice: the initialization...",
     ),
+    "limits": (
+        "volbench.cli.limits:command",
+        "What limits this volume: IOPS and MB/s caps per direction...",
+    ),
     "replay": (
         "volbench.cli.workload:replay_command",
         "Replay a captured workload on a target: the exact trace...",

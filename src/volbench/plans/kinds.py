@@ -23,6 +23,7 @@ from volbench.plans import (
     hdtune,
     importing,
     iometer,
+    limits,
     qos_capability,
     quick,
     replay,
@@ -71,6 +72,14 @@ def _find_max_again(settings: RunSettings) -> PlanSpec:
     return sweep.find_max_plan(options)
 
 
+def _limits_again(settings: RunSettings) -> PlanSpec:
+    """A limits experiment from its recorded options."""
+    options = section(settings.options, limits.NAME, limits.LimitsOptions)
+    if options is None:
+        raise UsageError("its limits options were not recorded: start it again")
+    return limits.plan(options)
+
+
 @dataclass(frozen=True)
 class PlanKind:
     """A plan's row of the table."""
@@ -99,6 +108,9 @@ KINDS: Mapping[str, PlanKind] = MappingProxyType(
         importing.PLAN: PlanKind(Resumes.NEVER),
         capture.NAME: PlanKind(Resumes.NEVER, setup=stored_profile),
         replay.NAME: PlanKind(setup=_section(replay.NAME, replay.ReplayOptions)),
+        limits.NAME: PlanKind(
+            rebuild=_limits_again, setup=_section(limits.NAME, limits.LimitsOptions)
+        ),
     }
 )
 """Every plan volbench creates runs of, by name (read-only)."""

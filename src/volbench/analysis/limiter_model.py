@@ -1,0 +1,272 @@
+"""A volume's limiter, fitted from a designed experiment (:mod:`volbench.plans.limits`).
+
+Clouds and hypervisors limit a volume with a few knobs, each a cap on a rate: IOPS and
+bytes per second, for reads, for writes or for both together, I/Os larger than a unit
+counted as several (QEMU's ``iops-size``: proportionally; the AWS EBS user guide, "I/O
+characteristics and monitoring": a 256 KiB unit, larger I/Os counted as several), and a
+burst above them while credits last. What one test measures fits many of them; the
+experiment measures where they differ, and this module reads the answer off:
+
+* **an IOPS cap** per direction: 4 KiB IOPS flat over a queue-depth ladder while the
+  latency grows as Little's law says for a fixed rate
+  (:func:`volbench.analysis.throttle.fingerprint`); where IOPS keep rising, no cap
+  binds and the highest figure is the device's own ceiling;
+* **a bytes cap**: over a request-size ladder at the deep queue, MB/s flat at the
+  sizes beyond the IOPS cap's reach;
+* **an I/O unit** of ``u`` bytes under an IOPS cap ``C`` acts exactly as a bytes cap of
+  ``C x u`` when counted proportionally: the model names the unit when the bytes cap is
+  ``C`` times a power of two (within :data:`UNIT_MATCH`) and the IOPS start falling
+  there; a size between units (e.g. 384 KiB over a 256 KiB unit) tells a unit counted
+  rounded up (``ceil(size / u)`` I/Os) from a proportional one;
+* **one budget or two**: a 50/50 mix at the deep queue does, in all, the one cap its
+  directions share, or twice the lower of two separate caps (fio keeps the mix at 50/50,
+  so the slower direction paces both).
+
+Pure functions over :class:`Probe` records; each figure keeps the tests it rests on and
+its spread (the plateau's relative standard error, or the measured scatter).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from volbench.analysis.throttle import Point, fingerprint
+
+KIB = 1024
+SAME = 0.05
+"""Two rates within 5 % are the same rate: a limiter's own window (blkio's 100 ms
+slices, QEMU's leaky bucket) and a busy machine's scheduling move a 2-10 s figure by a
+few percent."""
+UNIT_MATCH = 0.03
+"""A bytes cap within 3 % of the IOPS cap times a power of two is read as an I/O unit."""
+UNITS = tuple(KIB << k for k in range(2, 11))
+"""I/O units looked for: 4 KiB to 1 MiB, powers of two."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One test of the experiment: ``direction`` "read", "write" or "mix" (50/50),
+    request size (bytes), outstanding I/O (iodepth x jobs), the IOPS fio measured of
+    each direction and the mean latency (ns, IOPS-weighted)."""
+
+    name: str
+    direction: str
+    bs_bytes: int
+    outstanding: int
+    read_iops: float
+    write_iops: float
+    lat_mean_ns: float
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.iops * self.bs_bytes
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A fitted figure, its relative spread (0.02: +-2 %) and the tests it rests on."""
+
+    value: float
+    spread: float
+    tests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """An I/O unit: requests above ``bytes`` count as several I/Os, ``rounded`` up to
+    whole units (AWS) or in proportion (QEMU); ``rounded`` None: the sizes measured
+    cannot tell (all were whole units)."""
+
+    bytes: int
+    rounded: bool | None
+
+
+@dataclass(frozen=True)
+class DirectionModel:
+    """What limits one direction (reads or writes)."""
+
+    iops_cap: Figure | None
+    """The IOPS cap at 4 KiB (None: none binds; see ``ceiling``)."""
+    ceiling: Figure | None
+    """No IOPS cap found: the highest IOPS the ladder reached (the device's own, or more)."""
+    bytes_cap: Figure | None
+    """Bytes per second the size ladder levelled at (None: none found)."""
+    unit: Unit | None
+    latency_floor: Figure | None
+    """Mean latency (ns) at QD 1."""
+    paced_at_qd1: bool
+    """QD 1 already ran at the cap: its latency is the limiter's pacing, not the device's."""
+
+
+@dataclass(frozen=True)
+class LimiterModel:
+    """The fitted limiter of a volume, per direction, and whether they share budgets
+    (None: not determined); ``open`` says what the experiment could not settle."""
+
+    read: DirectionModel
+    write: DirectionModel
+    shared_iops: bool | None
+    shared_bytes: bool | None
+    open: tuple[str, ...]
+
+
+def _ladder(probes: Sequence[Probe], direction: str, bs: int) -> list[Probe]:
+    return sorted(
+        (p for p in probes if p.direction == direction and p.bs_bytes == bs),
+        key=lambda p: p.outstanding,
+    )
+
+
+def deepest(probes: Sequence[Probe], direction: str) -> int | None:
+    """The deepest outstanding I/O of ``direction``'s 4 KiB ladder (None: no ladder)."""
+    ladder = _ladder(probes, direction, 4 * KIB)
+    return ladder[-1].outstanding if ladder else None
+
+
+def _figure(values: Sequence[float], tests: Sequence[str]) -> Figure:
+    mean = statistics.fmean(values)
+    spread = statistics.stdev(values) / math.sqrt(len(values)) / mean if len(values) > 1 else 0.0
+    return Figure(mean, spread, tuple(tests))
+
+
+def _iops(probes: Sequence[Probe], direction: str) -> tuple[Figure | None, Figure | None]:
+    """(the IOPS cap, else the ceiling) of ``direction``'s 4 KiB queue-depth ladder."""
+    ladder = _ladder(probes, direction, 4 * KIB)
+    if not ladder:
+        return None, None
+    found = fingerprint([Point(p.outstanding, p.iops, p.lat_mean_ns, p.name) for p in ladder])
+    if found.limited and found.cap_iops:
+        plateau = found.plateau
+        return _figure([p.iops for p in plateau], [p.source for p in plateau]), None
+    top = max(ladder, key=lambda p: p.iops)
+    return None, Figure(top.iops, 0.0, (top.name,))
+
+
+def _sizes(probes: Sequence[Probe], direction: str, outstanding: int) -> list[Probe]:
+    """The size ladder at the deep queue, 4 KiB first."""
+    return sorted(
+        (p for p in probes if p.direction == direction and p.outstanding == outstanding),
+        key=lambda p: p.bs_bytes,
+    )
+
+
+def _bytes_and_unit(
+    sizes: Sequence[Probe], cap: Figure | None
+) -> tuple[Figure | None, Unit | None]:
+    """The bytes cap the size ladder levels at, and the I/O unit it is, if one."""
+    if len(sizes) < 2:
+        return None, None
+    base = sizes[0].iops if cap is None else cap.value
+    beyond = [p for p in sizes if p.iops < (1 - SAME) * base]  # past the IOPS cap's reach
+    if not beyond:
+        return None, None
+    # the largest sizes whose MB/s agree: the level a bytes cap holds
+    level = [beyond[-1]]
+    for probe in reversed(beyond[:-1]):
+        mean = statistics.fmean(p.bytes_per_s for p in [*level, probe])
+        if all(abs(p.bytes_per_s - mean) <= SAME * mean for p in [*level, probe]):
+            level.append(probe)
+        else:
+            break
+    rounded = _rounded_unit(sizes, cap)
+    if rounded is not None:  # the IOPS cap counting whole units: no bytes cap seen
+        return None, rounded
+    if len(level) < 2:
+        return None, None
+    figure = _figure([p.bytes_per_s for p in level], [p.name for p in level])
+    return figure, _unit(figure.value, cap)
+
+
+def _unit(bytes_cap: float, cap: Figure | None) -> Unit | None:
+    """The power-of-two unit ``u`` with ``cap x u`` = ``bytes_cap`` (proportional)."""
+    if cap is None:
+        return None
+    size = bytes_cap / cap.value
+    for unit in UNITS:
+        if abs(size - unit) <= UNIT_MATCH * unit:
+            return Unit(unit, None)
+    return None
+
+
+def _rounded_unit(sizes: Sequence[Probe], cap: Figure | None) -> Unit | None:
+    """A unit counted rounded up: a size between whole units did ``cap / ceil(size / u)``
+    IOPS where the sizes of whole units did ``cap x u`` bytes per second."""
+    if cap is None:
+        return None
+    for unit in UNITS:
+        whole = [p for p in sizes if p.bs_bytes > unit and p.bs_bytes % unit == 0]
+        between = [p for p in sizes if p.bs_bytes > unit and p.bs_bytes % unit]
+        if not whole or not between:
+            continue
+        fits = all(
+            abs(p.iops - cap.value * unit / p.bs_bytes) <= SAME * p.iops for p in whole
+        ) and all(
+            abs(p.iops - cap.value / math.ceil(p.bs_bytes / unit)) <= SAME * p.iops
+            and abs(p.iops - cap.value * unit / p.bs_bytes) > SAME * p.iops
+            for p in between
+        )
+        if fits:
+            return Unit(unit, True)
+    return None
+
+
+def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
+    cap, ceiling = _iops(probes, direction)
+    deep = deepest(probes, direction)
+    sizes = _sizes(probes, direction, deep) if deep is not None else []
+    bytes_cap, unit = _bytes_and_unit(sizes, cap)
+    if unit is not None and unit.rounded is None and len(sizes) > 1:
+        between = [p for p in sizes if p.bs_bytes > unit.bytes and p.bs_bytes % unit.bytes]
+        if between:  # a size between units kept to the proportional count
+            unit = Unit(unit.bytes, False)
+    qd1 = [p for p in _ladder(probes, direction, 4 * KIB) if p.outstanding == 1]
+    floor = Figure(qd1[0].lat_mean_ns, 0.0, (qd1[0].name,)) if qd1 else None
+    paced = bool(qd1 and cap and abs(qd1[0].iops - cap.value) <= SAME * cap.value)
+    return DirectionModel(cap, ceiling, bytes_cap, unit, floor, paced)
+
+
+def _shared(
+    mix: Sequence[Probe], read: Figure | None, write: Figure | None, per_byte: bool
+) -> bool | None:
+    """One budget (True) or two (False) from a 50/50 mix at the deep queue: in all it
+    does the one cap, or twice the lower of two; None when neither fits."""
+    if not mix or read is None or write is None:
+        return None
+    probe = mix[-1]
+    done = probe.bytes_per_s if per_byte else probe.iops
+    one = statistics.fmean([read.value, write.value])
+    two = 2 * min(read.value, write.value)
+    if abs(read.value - write.value) > 2 * SAME * one:  # two caps of their own
+        return False if abs(done - two) <= 2 * SAME * two else None
+    if abs(done - one) <= 2 * SAME * one:
+        return True
+    if abs(done - two) <= 2 * SAME * two:
+        return False
+    return None
+
+
+def fit(probes: Sequence[Probe]) -> LimiterModel:
+    """The limiter model of the experiment's ``probes`` (see the module's docstring)."""
+    read, write = _direction(probes, "read"), _direction(probes, "write")
+    deep = max((p.outstanding for p in probes if p.direction == "mix"), default=None)
+    mixes = sorted(
+        (p for p in probes if p.direction == "mix" and p.outstanding == deep),
+        key=lambda p: p.bs_bytes,
+    )
+    small = [p for p in mixes if p.bs_bytes == 4 * KIB]
+    large = [p for p in mixes if p.bs_bytes > 4 * KIB]
+    shared_iops = _shared(small, read.iops_cap, write.iops_cap, per_byte=False)
+    shared_bytes = _shared(large, read.bytes_cap, write.bytes_cap, per_byte=True)
+    questions = []
+    if read.iops_cap and write.iops_cap and shared_iops is None:
+        questions.append("whether reads and writes share one IOPS budget")
+    if read.bytes_cap and write.bytes_cap and shared_bytes is None:
+        questions.append("whether reads and writes share one MB/s budget")
+    return LimiterModel(read, write, shared_iops, shared_bytes, tuple(questions))

@@ -1,0 +1,232 @@
+"""``volbench run limits``: the experiment that finds what limits a volume.
+
+A careful engineer does not infer a volume's limiter from the points a plan happened to
+run; she measures where the candidate limiters differ
+(:mod:`volbench.analysis.limiter_model` reads the answer). The tests, each a fio process
+of its own, chosen one at a time from what the earlier ones measured:
+
+1. the latency floor: 4 KiB random reads, then writes, at QD 1;
+2. a queue-depth ladder at 4 KiB per direction (QD 4, 16, 64, 256) until IOPS stop
+   rising: a cap keeps them flat while latency grows by 1/cap per queued I/O;
+3. a request-size ladder at that deep queue per direction (16 KiB, 64 KiB, 256 KiB,
+   1 MiB), to tell an IOPS cap from a bytes cap and find an I/O unit; 384 KiB too
+   when 256 KiB still ran at the IOPS cap (between 256 KiB units: rounded up or not);
+   it stops once two sizes past the IOPS cap agree in MB/s;
+4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two) and, where both
+   directions met a bytes cap, at the largest size (one MB/s budget or two).
+
+The budget (``--budget``) bounds the plan: each test takes ``runtime + ramp``; a test
+that would not fit is not run, and the model says what stayed open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit
+from volbench.errors import UsageError
+from volbench.model import RW, TestResult, Workload
+from volbench.plans.execution import PlanSpec
+from volbench.records import json_object
+
+NAME = "limits"
+LADDER = (4, 16, 64, 256)
+"""Queue depths of the 4 KiB ladder after QD 1."""
+SIZES = (16 * KIB, 64 * KIB, 256 * KIB, 1024 * KIB)
+"""The request-size ladder at the deep queue (after 4 KiB)."""
+BETWEEN = 384 * KIB
+"""A size between 256 KiB units (the AWS EBS unit): rounded up it counts 2, else 1.5."""
+DIRECTIONS = {"read": RW.RANDREAD, "write": RW.RANDWRITE, "mix": RW.RANDRW}
+
+
+@dataclass(frozen=True)
+class LimitsOptions:
+    """The experiment's settings: its time budget and each test's time (s), the
+    target's size to use (bytes, None: all) and the fio engine (None: the usual)."""
+
+    budget_s: float = 600.0
+    runtime_s: float = 10.0
+    ramp_time_s: float = 1.0
+    size_bytes: int | None = None
+    ioengine: str | None = None
+
+    @property
+    def test_s(self) -> float:
+        return self.runtime_s + self.ramp_time_s
+
+
+def per_test_runtime(budget_s: float) -> float:
+    """Each test's runtime for a budget: about 24 tests fit (the ladders of a volume
+    that levels early take fewer), 2 to 10 s each (s)."""
+    return float(min(10.0, max(2.0, round(budget_s / 24 - 1.0))))
+
+
+@dataclass(frozen=True)
+class Next:
+    """The next test: what it measures (direction, request size in bytes, queue depth)."""
+
+    direction: str
+    bs_bytes: int
+    iodepth: int
+
+
+def probe_name(direction: str, bs_bytes: int, outstanding: int) -> str:
+    """``read-4k-qd16``: the test's name says what it measures."""
+    return f"{direction}-{bs_bytes // KIB}k-qd{outstanding}"
+
+
+_NAME = re.compile(r"^(read|write|mix)-(\d{1,7})k-qd(\d{1,5})\Z")
+
+
+def parse_name(name: str) -> Next | None:
+    """What a test of the experiment measured, from its name (None: not one of them)."""
+    match = _NAME.match(name)
+    if not match:
+        return None
+    return Next(match.group(1), int(match.group(2)) * KIB, int(match.group(3)))
+
+
+def probes(tests: Sequence[TestResult]) -> list[Probe]:
+    """The experiment's tests as :class:`Probe` records (other tests are left out)."""
+    found = []
+    for test in tests:
+        parsed = parse_name(test.name)
+        if parsed is None or test.iops <= 0:
+            continue
+        timed = [d for d in test.directions.values() if d.iops > 0 and d.lat_mean_ns]
+        lat = sum(d.iops * (d.lat_mean_ns or 0.0) for d in timed)
+        read, write = test.directions.get("read"), test.directions.get("write")
+        found.append(
+            Probe(
+                test.name,
+                parsed.direction,
+                parsed.bs_bytes,
+                parsed.iodepth,
+                read.iops if read else 0.0,
+                write.iops if write else 0.0,
+                lat / sum(d.iops for d in timed) if timed else 0.0,
+            )
+        )
+    return found
+
+
+def _flat(one: Probe, other: Probe) -> bool:
+    return abs(one.iops - other.iops) <= SAME * max(one.iops, other.iops)
+
+
+def _ladder_next(done: Sequence[Probe], direction: str) -> Next | None:
+    """The next depth of ``direction``'s 4 KiB ladder; None once IOPS stopped rising
+    over three depths or more (or the ladder's end)."""
+    ladder = sorted(
+        (p for p in done if p.direction == direction and p.bs_bytes == 4 * KIB),
+        key=lambda p: p.outstanding,
+    )
+    depths = [p.outstanding for p in ladder]
+    if 1 not in depths:
+        return Next(direction, 4 * KIB, 1)
+    if len(ladder) >= 3 and _flat(ladder[-1], ladder[-2]):
+        return None
+    for depth in LADDER:
+        if depth not in depths:
+            return Next(direction, 4 * KIB, depth)
+    return None
+
+
+def _sizes_next(done: Sequence[Probe], direction: str) -> Next | None:
+    """The next size of ``direction``'s ladder at its deep queue."""
+    deep = deepest(done, direction)
+    if deep is None:
+        return None
+    sizes = sorted(
+        (p for p in done if p.direction == direction and p.outstanding == deep),
+        key=lambda p: p.bs_bytes,
+    )
+    base = sizes[0].iops
+    beyond = [p for p in sizes[1:] if p.iops < (1 - SAME) * base]
+    if len(beyond) >= 2:
+        last, before = beyond[-1], beyond[-2]
+        mean = (last.bytes_per_s + before.bytes_per_s) / 2
+        if abs(last.bytes_per_s - before.bytes_per_s) <= SAME * mean:
+            return None  # a bytes level two sizes agree on
+    measured = {p.bs_bytes for p in sizes}
+    for size in SIZES:
+        if size not in measured:
+            return Next(direction, size, deep)
+    at_256k = next((p for p in sizes if p.bs_bytes == 256 * KIB), None)
+    if BETWEEN not in measured and at_256k is not None and at_256k.iops >= (1 - SAME) * base:
+        return Next(direction, BETWEEN, deep)
+    return None
+
+
+def _mix_next(done: Sequence[Probe]) -> Next | None:
+    depths = [d for d in (deepest(done, "read"), deepest(done, "write")) if d is not None]
+    if not depths:
+        return None
+    deep = max(depths)
+    mixed = {p.bs_bytes for p in done if p.direction == "mix"}
+    if 4 * KIB not in mixed:
+        return Next("mix", 4 * KIB, deep)
+    large = _common_large_size(done)
+    if large is not None and large not in mixed:
+        return Next("mix", large, deep)
+    return None
+
+
+def _common_large_size(done: Sequence[Probe]) -> int | None:
+    """The largest size both directions ran past their IOPS cap (a bytes level)."""
+    model = fit(done)
+    if model.read.bytes_cap is None or model.write.bytes_cap is None:
+        return None
+    sizes = [
+        {p.bs_bytes for p in done if p.direction == d and p.bs_bytes > 4 * KIB}
+        for d in ("read", "write")
+    ]
+    common = sizes[0] & sizes[1]
+    return max(common) if common else None
+
+
+def next_test(done: Sequence[Probe]) -> Next | None:
+    """The experiment's next test from what ``done`` measured (None: it is over)."""
+    return (
+        _ladder_next(done, "read")
+        or _ladder_next(done, "write")
+        or _sizes_next(done, "read")
+        or _sizes_next(done, "write")
+        or _mix_next(done)
+    )
+
+
+def workload(options: LimitsOptions, test: Next) -> Workload:
+    return Workload(
+        probe_name(test.direction, test.bs_bytes, test.iodepth),
+        DIRECTIONS[test.direction],
+        bs_bytes=test.bs_bytes,
+        rwmixread_pct=50 if test.direction == "mix" else None,
+        iodepth=test.iodepth,
+        ioengine=options.ioengine,
+        size_bytes=options.size_bytes,
+        runtime_s=options.runtime_s,
+        ramp_time_s=options.ramp_time_s,
+    )
+
+
+def plan(options: LimitsOptions) -> PlanSpec:
+    """The experiment as an adaptive plan: each next test chosen from the results, until
+    the answer is clear or the budget would be spent."""
+    if options.test_s > options.budget_s:
+        raise UsageError(
+            f"a budget of {options.budget_s:g} s fits no test of {options.test_s:g} s:"
+            " give a larger --budget"
+        )
+
+    def next_round(tests: Sequence[TestResult]) -> tuple[Workload, ...] | None:
+        done = probes(tests)
+        spent = sum(1 for t in tests if _NAME.match(t.name)) * options.test_s
+        test = next_test(done)
+        if test is None or spent + options.test_s > options.budget_s:
+            return None
+        return (workload(options, test),)
+
+    return PlanSpec(NAME, rounds=(), options={NAME: json_object(options)}, next_round=next_round)
