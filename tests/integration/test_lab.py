@@ -303,12 +303,20 @@ def test_run_on_the_lab_place(
     limits(request, capacity, f"iops-total {limit:,}")
     changed = tool("lab", "limit", NAME, "--iops-total", str(limit))
     assert changed.returncode == 0, changed.stderr
-    run = tool(
-        "run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "1s", "--ramp-time", "0",
-        "--size", "64m", "--runs-dir", str(tool.runs_dir),
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    document = tool.show()
+
+    def quick() -> dict[str, Any]:
+        run = tool(
+            "run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "1s", "--ramp-time", "0",
+            "--size", "64m", "--runs-dir", str(tool.runs_dir),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        return tool.show()
+
+    document = quick()
+    held = [r for r in document["results"] if "latency" not in r["test"]]
+    if any(r["iops"] < 0.9 * limit for r in held):  # the guest's vCPU waited, not its I/O
+        record(request, f"a deep test under {limit:,} IOPS on a busy machine: measured again")
+        document = quick()
     places = document["places"]
     assert [p["label"] for p in places["places"]] == [f"lab://{NAME}:/dev/vda"]
     assert [(h["address"], h["hostname"]) for h in places["hosts"]] == [
@@ -381,13 +389,11 @@ def test_limits_changed_live(
 
 
 def _one_held_back(explained: dict[str, Any], total: int) -> bool:
-    """A QD 1 test more than 5% under ``total`` IOPS (the limiter's pace): a TCG
-    guest whose one vCPU waited behind other work for longer than QEMU's bucket holds
-    (a tenth of a second of I/O) falls behind at QD 1 only; once is luck, twice a
-    guest too slow for the test."""
-    return any(
-        t["test"].startswith("qd1-") and t["iops"] < 0.95 * total for t in explained["tests"]
-    )
+    """A test more than 5% under ``total`` IOPS (the limiter's pace): a TCG guest whose
+    one vCPU waited behind other work for longer than QEMU's bucket holds (a tenth of a
+    second of I/O) falls behind, at QD 1 most often; once is luck, twice a guest too
+    slow for the test."""
+    return any(t["iops"] < 0.95 * total for t in explained["tests"])
 
 
 def _run(tool: Volbench, *args: str) -> dict[str, Any]:
@@ -462,14 +468,17 @@ def test_a_mix_under_one_or_two_budgets(
     total = budgets * budget  # reads + writes; QEMU's allowance adds 3% in 3 s
     explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
                      "--runtime", "3s")  # fmt: skip
-    if _one_held_back(explained, total):  # the guest's one vCPU waited, not its I/O
-        record(request, f"QD 1 under {total:,} IOPS on a busy machine: measured again")
+    paced = "," in depths  # one budget: QD 1 and QD 16 at its one rate
+    if _one_held_back(explained, total) or (
+        paced and any(t["limit"] != "rate limiter" for t in explained["tests"])
+    ):  # the guest's one vCPU waited, not its I/O
+        record(request, f"a test off {total:,} IOPS on a busy machine: measured again")
         explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
                          "--runtime", "3s")  # fmt: skip
     for test in explained["tests"]:
         assert 0.92 * total <= test["iops"] <= 1.08 * total, test
         # paced at one rate from QD 1 on (one budget); two budgets: the product's figure
-        assert test["limit"] == "rate limiter" or "," not in depths, test
+        assert test["limit"] == "rate limiter" or not paced, test
     assert len(explained["tests"]) == len(depths.split(","))
     catalogue = tmp_path / "flat.yaml"
     catalogue.write_text(PRODUCT.format(iops=budget), encoding="utf-8")
