@@ -19,8 +19,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import pwd
+import secrets
+import shutil
 import signal
+import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -78,23 +83,30 @@ def lab(
 ) -> Iterator[tuple[Volbench, Path]]:
     """A Volbench whose lab folder is the module's own; every guest downed after. The
     downloaded kernel and the built initramfs are kept in pytest's cache folder
-    (.pytest_cache) for later sessions: 160 MiB and 6 s a session otherwise."""
+    (.pytest_cache) for later sessions: 160 MiB and 6 s a session otherwise.
+
+    The lab folder is made as a user would have it, 0755 in a folder every user may
+    enter (pytest's own temporary folder is 0700): volbench must close it itself."""
     home = tmp_path_factory.mktemp("lab")
     cache = request.config.cache.mkdir("volbench-lab") if request.config.cache else None
-    (home / "lab").mkdir()
+    open_parent = Path(tempfile.mkdtemp(prefix="volbench-lab-"))
+    open_parent.chmod(0o755)
+    lab_folder = open_parent / "lab"
+    lab_folder.mkdir(mode=0o755)
     for part in ("kernels", "images") if cache is not None else ():
         (cache / part).mkdir(exist_ok=True)
-        (home / "lab" / part).symlink_to(cache / part)
+        (lab_folder / part).symlink_to(cache / part)
     tool = Volbench(home / "volbench")
-    tool.env["VOLBENCH_LAB_DIR"] = str(home / "lab")
+    tool.env["VOLBENCH_LAB_DIR"] = str(lab_folder)
     saved = os.environ.get("VOLBENCH_LAB_DIR")
-    os.environ["VOLBENCH_LAB_DIR"] = str(home / "lab")
+    os.environ["VOLBENCH_LAB_DIR"] = str(lab_folder)
     try:
-        yield tool, home / "lab"
+        yield tool, lab_folder
     finally:
         tool("lab", "down", "--all")
-        for pid in _live_qemus(home / "lab"):  # only if lab down failed
+        for pid in _live_qemus(lab_folder):  # only if lab down failed
             os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(open_parent, ignore_errors=True)
         if saved is None:
             os.environ.pop("VOLBENCH_LAB_DIR")
         else:
@@ -125,6 +137,88 @@ def test_shell_channel(guest: guests.Guest) -> None:
     assert any(line.split()[2] == "vda" for line in stats.splitlines())
     assert run_in_guest(NAME, "hostname").strip() == f"lab-{NAME}-tcg"
     assert run_in_guest(NAME, "cat /sys/block/vda/size").strip() == str(256 << 11)
+
+
+PROBE = """
+import json, os, socket, sys
+lab, folder, disk, address, port, key = sys.argv[1:]
+found = {}
+for name, path in (("lab", lab), ("folder", folder), ("disk", disk),
+                   ("key", os.path.join(folder, "shell.key")),
+                   ("record", os.path.join(folder, "guest.json"))):
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            open(path, "rb").close()
+        found[name] = "read"
+    except PermissionError:
+        found[name] = "denied"
+for name, lines in (("no key", "touch /tmp/breach; echo breach\\n"),
+                    ("a guessed key", key + "\\ntouch /tmp/breach; echo breach\\n")):
+    with socket.create_connection((address, int(port)), timeout=10) as sock:
+        sock.sendall(lines.encode())
+        got = b""
+        while data := sock.recv(4096):
+            got += data
+    found[name] = got.decode(errors="replace")
+print(json.dumps(found))
+"""
+"""What another local user tries: reading the lab's folder, the guest's folder, its disk,
+key and record, and running a command through the guest's shell without the key and
+with a guessed one."""
+
+
+@pytest.fixture
+def other_user() -> Iterator[pwd.struct_passwd]:
+    """A local user made for the test (``volbench-test-*``, no home, no shell), removed
+    after, whatever the test did."""
+    if os.geteuid() != 0:
+        pytest.skip("making a local user needs root")
+    name = f"volbench-test-{secrets.token_hex(4)}"
+    made = subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)
+
+
+def test_another_user_cannot_reach_the_guest_shell_or_read_its_disk(
+    lab: tuple[Volbench, Path], guest: guests.Guest, other_user: pwd.struct_passwd
+) -> None:
+    """Issue 31, item 5: another local user connects to the guest's shell port but runs
+    nothing there, and can read neither the guest's disk nor its key; every folder of
+    the lab is 0700 and every file 0600 (the lab folder made 0755 is closed)."""
+    _, folder = lab
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    assert python is not None
+    done = subprocess.run(
+        [python, "-c", PROBE, str(folder), str(guest.folder), guest.disk, guest.address,
+         str(guest.shell_port), secrets.token_hex(32)],
+        user=other_user.pw_uid, group=other_user.pw_gid, extra_groups=[], cwd="/",
+        env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found == {
+        "lab": "denied", "folder": "denied", "disk": "denied", "key": "denied",
+        "record": "denied", "no key": "", "a guessed key": "",
+    }  # fmt: skip
+    assert run_in_guest(NAME, "ls /tmp/breach 2>/dev/null; echo checked") == "checked\n"
+    assert run_in_guest(NAME, "echo ran") == "ran\n"  # volbench itself, with the key
+    for path in folder.rglob("*"):
+        if path.is_symlink() or path.relative_to(folder).parts[0] in ("kernels", "images"):
+            continue  # the kernel and initramfs: public packages, in pytest's cache
+        mode = path.lstat().st_mode
+        assert stat.S_IMODE(mode) & 0o077 == 0, path  # nothing for group or others
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):  # (qemu's QMP socket is 0700)
+            assert stat.S_IMODE(mode) == (0o700 if stat.S_ISDIR(mode) else 0o600), path
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(guest.disk).stat().st_mode) == 0o600
 
 
 def fio_iops(
@@ -209,12 +303,20 @@ def test_run_on_the_lab_place(
     limits(request, capacity, f"iops-total {limit:,}")
     changed = tool("lab", "limit", NAME, "--iops-total", str(limit))
     assert changed.returncode == 0, changed.stderr
-    run = tool(
-        "run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "1s", "--ramp-time", "0",
-        "--size", "64m", "--runs-dir", str(tool.runs_dir),
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    document = tool.show()
+
+    def quick() -> dict[str, Any]:
+        run = tool(
+            "run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "1s", "--ramp-time", "0",
+            "--size", "64m", "--runs-dir", str(tool.runs_dir),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        return tool.show()
+
+    document = quick()
+    held = [r for r in document["results"] if "latency" not in r["test"]]
+    if any(r["iops"] < 0.9 * limit for r in held):  # the guest's vCPU waited, not its I/O
+        record(request, f"a deep test under {limit:,} IOPS on a busy machine: measured again")
+        document = quick()
     places = document["places"]
     assert [p["label"] for p in places["places"]] == [f"lab://{NAME}:/dev/vda"]
     assert [(h["address"], h["hostname"]) for h in places["hosts"]] == [
@@ -287,13 +389,11 @@ def test_limits_changed_live(
 
 
 def _one_held_back(explained: dict[str, Any], total: int) -> bool:
-    """A QD 1 test more than 5% under ``total`` IOPS (the limiter's pace): a TCG
-    guest whose one vCPU waited behind other work for longer than QEMU's bucket holds
-    (a tenth of a second of I/O) falls behind at QD 1 only; once is luck, twice a
-    guest too slow for the test."""
-    return any(
-        t["test"].startswith("qd1-") and t["iops"] < 0.95 * total for t in explained["tests"]
-    )
+    """A test more than 5% under ``total`` IOPS (the limiter's pace): a TCG guest whose
+    one vCPU waited behind other work for longer than QEMU's bucket holds (a tenth of a
+    second of I/O) falls behind, at QD 1 most often; once is luck, twice a guest too
+    slow for the test."""
+    return any(t["iops"] < 0.95 * total for t in explained["tests"])
 
 
 def _run(tool: Volbench, *args: str) -> dict[str, Any]:
@@ -368,14 +468,17 @@ def test_a_mix_under_one_or_two_budgets(
     total = budgets * budget  # reads + writes; QEMU's allowance adds 3% in 3 s
     explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
                      "--runtime", "3s")  # fmt: skip
-    if _one_held_back(explained, total):  # the guest's one vCPU waited, not its I/O
-        record(request, f"QD 1 under {total:,} IOPS on a busy machine: measured again")
+    paced = "," in depths  # one budget: QD 1 and QD 16 at its one rate
+    if _one_held_back(explained, total) or (
+        paced and any(t["limit"] != "rate limiter" for t in explained["tests"])
+    ):  # the guest's one vCPU waited, not its I/O
+        record(request, f"a test off {total:,} IOPS on a busy machine: measured again")
         explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
                          "--runtime", "3s")  # fmt: skip
     for test in explained["tests"]:
         assert 0.92 * total <= test["iops"] <= 1.08 * total, test
         # paced at one rate from QD 1 on (one budget); two budgets: the product's figure
-        assert test["limit"] == "rate limiter" or "," not in depths, test
+        assert test["limit"] == "rate limiter" or not paced, test
     assert len(explained["tests"]) == len(depths.split(","))
     catalogue = tmp_path / "flat.yaml"
     catalogue.write_text(PRODUCT.format(iops=budget), encoding="utf-8")

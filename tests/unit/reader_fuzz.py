@@ -40,6 +40,7 @@ from reader_inputs import (
     gen_spec_toml,
     gen_tracepoints,
 )
+from trace_inputs import gen_trace_times
 
 SECONDS_PER_INPUT = 10.0
 MEMORY_BYTES = 1 << 30
@@ -93,13 +94,23 @@ def _trace_used(trace: Any) -> None:
     characterise(trace)
 
 
-def read_blkparse(path: Path) -> None:
+def blkparse_trace(path: Path) -> Any:
+    """The trace of ``path`` as ``volbench import`` reads it."""
     from volbench.trace import blkparse_text
 
     with path.open(errors="replace") as lines:
         found = blkparse_text.events_by_device(lines)
     device = blkparse_text.pick_device(found, str(path))
-    _trace_used(blkparse_text.build(found[device]))
+    return blkparse_text.build(found[device])
+
+
+def read_blkparse(path: Path) -> None:
+    _trace_used(blkparse_trace(path))
+
+
+def read_trace_times(path: Path) -> None:
+    """Either text, by the name :func:`trace_inputs.gen_trace_times` gave it."""
+    (read_blkparse if path.name == "trace.txt" else read_tracepoints)(path)
 
 
 def read_tracepoints(path: Path) -> None:
@@ -147,6 +158,7 @@ READERS: dict[str, tuple[Callable[..., Any], Callable[..., None]]] = {
     "qos_plan": (gen_qos_plan, read_qos_plan),
     "blkparse": (gen_blkparse, read_blkparse),
     "tracepoints": (gen_tracepoints, read_tracepoints),
+    "trace_times": (gen_trace_times, read_trace_times),
     "cli": (gen_cli, read_cli),
 }
 
@@ -212,5 +224,43 @@ def main(kind: str, seed: str, count: int, folder: Path) -> None:
     out.flush()
 
 
+def measure_large(path: Path) -> None:
+    """Read the blkparse file ``path`` as :func:`read_blkparse` does, under the same
+    address-space limit, and print (one JSON line) the outcome, the requests read,
+    the seconds and this process's resident memory before reading and at its peak."""
+    import volbench.analysis.workload_profile
+    import volbench.trace.blkparse_text
+    import volbench.trace.codec  # noqa: F401 (loaded before the memory is measured)
+
+    requests: list[int] = []
+
+    def read_counted(given: Path) -> None:
+        trace = blkparse_trace(given)
+        requests.append(len(trace))
+        _trace_used(trace)
+
+    before = _resident_bytes()
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    start = time.perf_counter()
+    result = outcome(read_counted, path)
+    record = {
+        "outcome": result,
+        "requests": requests[0] if requests else 0,
+        "seconds": round(time.perf_counter() - start, 2),
+        "before_rss_bytes": before,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    sys.stdout.write(json.dumps(record) + "\n")
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory now (``/proc/self/statm``, in pages)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+    if sys.argv[1] == "large":
+        measure_large(Path(sys.argv[2]))
+    else:
+        main(sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))

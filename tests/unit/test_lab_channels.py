@@ -1,6 +1,7 @@
 """The clients of a guest's two channels, against servers speaking their protocols:
-the shell channel (one line in, the command's output until the guest closes) and
-QEMU's monitor (QMP: greeting, qmp_capabilities, one command)."""
+the shell channel (the key's line and the command's line in, the command's output
+until the guest closes) and QEMU's monitor (QMP: greeting, qmp_capabilities, one
+command)."""
 
 from __future__ import annotations
 
@@ -14,54 +15,57 @@ import pytest
 
 from volbench.errors import FioError, UsageError
 from volbench.lab.monitor import execute
-from volbench.lab.shell import run_at
+from volbench.lab.shell import Shell, run_at
 from volbench.lab.throttle import Bucket, Limits
+
+KEY = "k" * 64
 
 
 @pytest.fixture
-def shell_server() -> Iterator[Callable[[bool], tuple[str, int]]]:
-    """A loopback server answering each connection with ``ran: LINE`` (and closing,
-    unless told to hang)."""
+def shell_server() -> Iterator[Callable[[bool], Shell]]:
+    """A loopback server answering each connection with ``ran: LINE`` after the key's
+    line (and closing, unless told to hang)."""
     sockets: list[socket.socket] = []
 
-    def start(close: bool) -> tuple[str, int]:
+    def start(close: bool) -> Shell:
         server = socket.create_server(("127.0.0.1", 0))
         sockets.append(server)
 
         def serve() -> None:
             conn, _ = server.accept()
             sockets.append(conn)
-            line = conn.makefile("rb").readline()
-            conn.sendall(b"ran: " + line)
+            stream = conn.makefile("rb")
+            key, line = stream.readline(), stream.readline()
+            conn.sendall(b"ran: " + line if key == f"{KEY}\n".encode() else b"no key")
             if close:
                 conn.close()
 
         threading.Thread(target=serve, daemon=True).start()
         host, port = server.getsockname()[:2]
-        return str(host), int(port)
+        return Shell((str(host), int(port)), KEY)
 
     yield start
     for sock in sockets:
         sock.close()
 
 
-def test_shell_channel_protocol(shell_server: Callable[[bool], tuple[str, int]]) -> None:
+def test_shell_channel_protocol(shell_server: Callable[[bool], Shell]) -> None:
     assert run_at(shell_server(True), "cat /proc/diskstats") == "ran: cat /proc/diskstats\n"
 
 
-def test_shell_channel_timeout(shell_server: Callable[[bool], tuple[str, int]]) -> None:
+def test_shell_channel_timeout(shell_server: Callable[[bool], Shell]) -> None:
     with pytest.raises(FioError, match=r"no answer in 0\.5 s"):
         run_at(shell_server(False), "sleep 10", timeout_s=0.5)
 
 
 def test_shell_channel_refusals() -> None:
     with pytest.raises(UsageError, match="one line"):
-        run_at(("127.0.0.1", 9), "a\nb")
+        run_at(Shell(("127.0.0.1", 9), KEY), "a\nb")
     free = socket.create_server(("127.0.0.1", 0))
     port = free.getsockname()[1]
     free.close()
     with pytest.raises(FioError, match=r"the guest shell at 127\.0\.0\.1"):
-        run_at(("127.0.0.1", port), "true")
+        run_at(Shell(("127.0.0.1", port), KEY), "true")
 
 
 def fake_qmp(path: Path, answers: list[dict[str, object]]) -> list[dict[str, object]]:

@@ -126,12 +126,17 @@ def test_guest_modules_from_a_kernel_folder(tmp_path: Path) -> None:
         "virtio_ring": "",
         "virtio_pci": "virtio,virtio_ring",
         "virtio_blk": "virtio",
+        "qemu_fw_cfg": "",
     }.items():
         (drivers / f"{name}.ko").write_bytes(elf_module({"depends": needs}))
     (tmp_path / "modules.builtin").write_text("kernel/drivers/net/virtio_net.ko\n")
     found = [m.name for m in guest_modules(tmp_path)]
-    assert found == ["virtio_ring", "virtio", "virtio_pci", "virtio_blk"]
+    assert found == ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "qemu_fw_cfg"]
     assert guest_modules(None) == []
     (tmp_path / "modules.builtin").write_text("")
     with pytest.raises(UsageError, match="virtio_net"):
+        guest_modules(tmp_path)
+    (drivers / "qemu_fw_cfg.ko").unlink()  # no key for the shell channel: refused
+    (tmp_path / "modules.builtin").write_text("kernel/drivers/net/virtio_net.ko\n")
+    with pytest.raises(UsageError, match="has no qemu_fw_cfg"):
         guest_modules(tmp_path)

@@ -1,15 +1,16 @@
 """Fuzzing every reader of user files and option values (issue 22), each batch in a
 child process limited to 1 GiB of address space, each input to 10 s.
 
-The readers are in :mod:`reader_fuzz`, the inputs in :mod:`reader_inputs`: user
-catalogue YAML, IOMeter spec TOML, QoS plan documents, blkparse and tracepoint text,
-and option values through the command line (``run sweep/iometer --dry-run``,
-``spec expect/curve``, ``cost``, ``qos fit/plan/predict``). An input fails the test
+The readers are in :mod:`reader_fuzz`, the inputs in :mod:`reader_inputs` and
+:mod:`trace_inputs`: user catalogue YAML, IOMeter spec TOML, QoS plan documents,
+blkparse and tracepoint text (also with far, negative and backward times), and option
+values through the command line (``run sweep/iometer --dry-run``, ``spec
+expect/curve``, ``cost``, ``qos fit/plan/predict``). An input fails the test
 when it ends in anything but a one-line error of exit code 2 (or a click usage
 error), when a command prints ``nan`` or ``inf``, when it takes over 10 s, or when
 its process needs more than 1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).
 
-CI reads :data:`COUNTS` (10,000 inputs, two children at a time: 9-27 s on the 2-core
+CI reads :data:`COUNTS` (10,300 inputs, two children at a time: 9-32 s on the 2-core
 development machine) with seed :data:`SEED`; ``VOLBENCH_FUZZ_SEED`` picks another
 seed and ``VOLBENCH_FUZZ_SCALE=N`` multiplies the counts. A failure names the kind,
 seed and index: ``python tests/unit/reader_fuzz.py KIND SEED INDEX+1 DIR`` makes it
@@ -37,6 +38,7 @@ COUNTS = {
     "qos_plan": 1500,
     "blkparse": 1500,
     "tracepoints": 1500,
+    "trace_times": 300,
 }
 CHILD_TIMEOUT_S = 600.0
 """A child that has not finished by then hangs (each input has its own 10 s timer)."""
@@ -103,6 +105,8 @@ def test_no_reader_ends_in_a_traceback_a_hang_or_a_blow_up(tmp_path: Path) -> No
         kind: sum(r.get("outcome") == "refused" for r in lines) for kind, lines in records.items()
     }
     assert all(refused.values()), f"a kind whose inputs were never refused tests nothing: {refused}"
+    sane = [r for r in records["trace_times"] if r.get("what", "").startswith("sane")]
+    assert sane and all(r["outcome"] == "ok" for r in sane), "a day's trace must be read"
 
 
 def test_the_harness_fails_what_it_must() -> None:
@@ -123,3 +127,37 @@ def test_the_harness_fails_what_it_must() -> None:
     assert "not a finite" in reader_fuzz.outcome(lambda _: reader_fuzz._finite(float("inf")), None)
     command = ["qos", "fit", "--capability", "100", "--measured", "a=1"]
     assert reader_fuzz.outcome(reader_fuzz.read_cli, command) == "ok"
+
+
+LARGE_REQUESTS = 500_000
+"""A million events: a D and a C line a request (68 MB of blkparse text)."""
+LARGE_BYTES_PER_REQUEST = 600
+"""The bound on the reader's memory growth a request. Reading keeps 26 bytes an event
+(52 a request), the pairing 41 bytes a request and, for each request waiting for its
+completion (here all of them at once), a dict entry of about 120; the profile then
+takes about 300 bytes a request, once the events are gone: about 330 at the peak,
+measured 166 MB for this file. The reader of Nov 2026 took 1,360 a request (680 MB;
+a million requests ended in MemoryError under the 1 GiB limit)."""
+
+
+def test_a_million_event_blkparse_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """Regression (issue 31): 127 MB of blkparse text of a million I/Os ended in
+    MemoryError in the pairing of its events. A million events, every request waiting
+    at once, are read, paired, profiled and packed as the fuzz does (child process,
+    1 GiB of address space) in bounded memory growth."""
+    from trace_inputs import write_large_blkparse
+
+    path = tmp_path / "large.txt"
+    write_large_blkparse(path, LARGE_REQUESTS)
+    child = subprocess.run(
+        [sys.executable, reader_fuzz.__file__, "large", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT_S,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    found = json.loads(child.stdout.splitlines()[-1])
+    grown = found["peak_rss_bytes"] - found["before_rss_bytes"]
+    print(f"{LARGE_REQUESTS:,} requests in {found['seconds']} s, {grown / 2**20:.0f} MiB more")
+    assert found["outcome"] == "ok" and found["requests"] == LARGE_REQUESTS
+    assert grown < LARGE_BYTES_PER_REQUEST * LARGE_REQUESTS

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from recorded import FIO_FIXTURES
 
 from volbench.cli.main import main
 from volbench.errors import StoreError
@@ -177,3 +178,47 @@ def test_the_store_named_in_output_has_no_password() -> None:
 def test_redaction_keeps_messages_without_passwords() -> None:
     assert database.redact("connection refused", "postgresql://u@h/vb") == "connection refused"
     assert database.redact("x pa/ss y", "postgresql://u:pa/ss@h/vb") == "x *** y"
+
+
+NOT_LOCATIONS = [
+    "host=127.0.0.1 port=1 user=u password=S3cret dbname=vb",  # libpq's keyword string
+    "password=S3cret",
+    "  dbname = vb   password = 'S3cret with blanks'",
+    "host=h password=S3cret://x dbname=vb",  # a '://' inside a value
+    "dbname=vb user=u password=S3cret:x@h",
+    "/srv/store password=S3cret",
+    "postgresql:/u:S3cret@127.0.0.1:1/vb",  # a URL without its '//'
+    "postgresql:u:S3cret@127.0.0.1/vb",
+    "u:S3cret@127.0.0.1/vb",  # without its scheme
+]
+
+
+@pytest.mark.parametrize("location", NOT_LOCATIONS)
+def test_a_libpq_keyword_string_is_refused_without_showing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    location: str,
+) -> None:  # fmt: skip
+    """Regression (issue 31, item 5): `--db "host=... password=S dbname=..."` was a SQLite
+    path: the error printed the password and `import` made a file named after it."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match="not shown") as error:
+        Store.open(location)
+    assert "S3cret" not in str(error.value)
+    fio_output = str(FIO_FIXTURES / "randread_json.json")
+    for args in (("runs", "--db", location), ("import", fio_output, "--db", location)):
+        code, out, err = _main(monkeypatch, capsys, *args)
+        assert (code, out) == (2, "") and err.count("\n") == 1, err
+        assert "S3cret" not in err and "postgresql://USER:PASSWORD@HOST:PORT/DB" in err, err
+    monkeypatch.setenv(database.ENV_VAR, location)
+    code, out, err = _main(monkeypatch, capsys, "import", fio_output)
+    assert code == 2 and "S3cret" not in out + err and "not shown" in err, err
+    assert _listing(tmp_path) == []  # no file named after it
+
+
+def test_a_path_holding_equals_signs_is_still_a_path(tmp_path: Path) -> None:
+    for path in (tmp_path / "a=b.db", tmp_path / "x y" / "c=d.db"):
+        path.parent.mkdir(exist_ok=True)
+        Store.open(str(path)).close()
+        assert path.is_file()
+    Store.open(f"sqlite:///{tmp_path}/run 2 id=1.db").close()  # the way for any name
+    assert (tmp_path / "run 2 id=1.db").is_file()

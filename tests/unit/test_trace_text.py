@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from volbench.errors import UsageError
 from volbench.model import TracePart
 from volbench.plans.capture import CaptureSetup
 from volbench.trace import blkparse_text, codec
+from volbench.trace.clock import MAX_SPAN_S
 from volbench.trace.events import FLUSH, READ, TRIM, WRITE, TraceBuilder, op_of
 from volbench.trace.tracepoint_text import parse_tracepoints
 
@@ -176,3 +178,114 @@ def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> Non
         assert capture.find_capture(store, "latest").id == run.id
         with pytest.raises(Exception, match="no captured workload 'other'"):
             capture.find_capture(store, "other")
+
+
+FAR = """\
+  8,0    3        1     0.000000000   697  D  WS 3414123 + 8 [kjournald]
+  8,0    0        1     999999999.000000000     0  C  WS 3414123 + 8 [0]
+"""
+
+
+def test_a_completion_a_billion_seconds_after_its_dispatch_is_one_line(tmp_path: Path) -> None:
+    """Regression (issue 31): this two-line trace made the profile allocate a row for
+    each of its 999,999,999 seconds (23.8 GB, then the kernel killed it)."""
+    path = tmp_path / "far.txt"
+    path.write_text(FAR)
+    with path.open() as lines, pytest.raises(UsageError) as caught:
+        blkparse_text.events_by_device(lines)
+    assert str(caught.value) == (
+        f"{path} line 2: the trace would span 999,999,999 s (line 1 to line 2), beyond"
+        " 604,800 s (7 days): check the file's times, or split it (blkparse -w START:END)"
+        " and import each part"
+    )
+
+
+def test_a_day_long_trace_is_profiled() -> None:
+    """A quiet device traced for a day (or a week, the limit) reads and profiles."""
+    from volbench.analysis.workload_profile import characterise
+
+    for span_s in (86_400, MAX_SPAN_S):
+        lines = [BLKPARSE_D.format(time="0.000000000", sector=8, count=8),
+                 BLKPARSE_D.format(time=f"{span_s}.000000000", sector=64, count=8)]  # fmt: skip
+        trace = blkparse_text.build(blkparse_text.events_by_device(lines)[(8, 0)])
+        assert trace.duration_ns == span_s * 10**9
+        assert len(characterise(trace).per_second) == span_s
+
+
+@pytest.mark.parametrize(
+    ("times", "message"),
+    [
+        (("0.5", "-3.000000000"), "line 2: time -3.000000000 is negative"),
+        (("5000.0", "4989.999999999"), "line 2: time 4989.999999999 s is 10 s before line 1's"),
+        (("3600.0", "3600.5", "0.25"), "line 3: time 0.250000000 s is 3,600 s before line 2's"),
+        (("1.0", "604801.000000001"), "line 2: the trace would span 604,800 s (line 1 to"),
+        (("9.0", "0.0", "604808.5"), "line 3: the trace would span 604,808 s (line 2 to line 3)"),
+    ],
+)
+def test_times_no_kernel_prints_are_one_line(times: tuple[str, ...], message: str) -> None:
+    """A negative time, a step back beyond the CPUs' clocks (two traces joined), and
+    a span beyond a week are refused naming the lines (issue 31)."""
+    lines = [BLKPARSE_D.format(time=t, sector=8 * i, count=8) for i, t in enumerate(times)]
+    with pytest.raises(UsageError, match=re.escape(message)):
+        blkparse_text.events_by_device(lines)
+
+
+def test_times_a_little_out_of_order_are_sorted() -> None:
+    """What CPUs' clocks leave out of order (up to 10 s back) is sorted, not refused."""
+    lines = [BLKPARSE_D.format(time=t, sector=s, count=8)
+             for t, s in (("20.0", 8), ("10.000000001", 16), ("25.0", 24))]  # fmt: skip
+    trace = blkparse_text.build(blkparse_text.events_by_device(lines)[(8, 0)])
+    assert list(trace.offset_bytes) == [16 * 512, 8 * 512, 24 * 512]
+    assert list(trace.issue_ns) == [0, 9_999_999_999, 14_999_999_999]
+
+
+def test_tracepoint_times_are_checked() -> None:
+    lines = TRACEPOINTS.splitlines()
+    lines[4] = lines[4].replace("12715.802762", "999912715.802762")
+    with pytest.raises(UsageError, match="line 5: the trace would span 999,900,000 s"):
+        parse_tracepoints(lines)
+
+
+def test_a_file_of_more_devices_than_traced_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blkparse_text, "MAX_DEVICES", 2)
+    lines = [BLKPARSE_D.format(time="0.1", sector=8, count=8).replace("8,0", f"8,{minor}")
+             for minor in (0, 16, 32)]  # fmt: skip
+    with pytest.raises(UsageError, match="line 3: more than 2 devices traced"):
+        blkparse_text.events_by_device(lines)
+
+
+def test_queue_events_count_until_the_device_dispatches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """blkparse prints Q, G, I, D and C for each request; volbench keeps D and C, so
+    the event limit counts those (a million requests of real blkparse text read)."""
+    monkeypatch.setattr(blkparse_text, "MAX_EVENTS", 4)
+
+    def requests(count: int) -> list[str]:
+        return [
+            f"  8,0  0  {i}  0.{10 * i + step:09d}  697  {action}  R {8 * i} + 8 [fio]"
+            for i in range(count)
+            for step, action in enumerate("QGIDC")
+        ]
+
+    found = blkparse_text.events_by_device(requests(2))
+    assert len(found[(8, 0)]) == 4 and found[(8, 0)].issues == 4
+    assert list(blkparse_text.build(found[(8, 0)]).latency_ns) == [1, 1]
+    with pytest.raises(UsageError, match="more than 4 events"):
+        blkparse_text.events_by_device(requests(3))
+
+
+def test_requests_waiting_on_one_sector_complete_in_issue_order() -> None:
+    builder = TraceBuilder()
+    for time_ns in (0, 10, 20):
+        builder.issue(time_ns, WRITE, 8, 4096)
+    builder.issue(30, READ, 8, 4096)  # another kind on the same sector
+    for time_ns in (100, 200):
+        builder.complete(time_ns, WRITE, 8)
+    builder.issue(300, WRITE, 8, 4096)
+    for time_ns in (400, 500, 600):  # the last: none waits (issued before the trace)
+        builder.complete(time_ns, WRITE, 8)
+    builder.complete(700, READ, 8)
+    builder.complete(800, READ, 8)
+    trace = builder.build()
+    assert trace.ops == "WWWRW"
+    assert list(trace.latency_ns) == [100, 190, 380, 670, 200]
+    assert trace.before == 2 and trace.duration_ns == 800

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from array import array
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +144,30 @@ def test_a_million_requests_characterise_in_seconds() -> None:
 def test_longest_pause() -> None:
     rows = [(0, 100, 0, 4096, "R"), (50, 100, 8192, 4096, "R"), (2_000_000_150, 100, 0, 4096, "W")]
     assert characterise(_trace(rows, 3_000_000_000)).longest_idle_s == pytest.approx(2.0)
+
+
+def test_a_trace_longer_than_a_week_is_refused_before_its_rows_are_made() -> None:
+    """Regression (issue 31): the per-second rows of a trace lasting 999,999,999 s took
+    23.8 GB. However a trace comes (a stored one, a bundle's), its length is checked."""
+    from volbench.errors import UsageError
+    from volbench.trace.clock import MAX_SPAN_NS
+
+    rows = [(0, 100, 0, 4096, "R")]
+    assert len(characterise(_trace(rows, MAX_SPAN_NS)).per_second) == 604_800
+    for duration_ns in (MAX_SPAN_NS + 1, 999_999_999 * 10**9, -1):
+        with pytest.raises(UsageError, match=r"beyond the 604,800 s \(7 days\)"):
+            characterise(_trace(rows, duration_ns))
+
+
+def test_a_capture_longer_than_a_trace_may_span_is_refused_first(tmp_path: Path) -> None:
+    from volbench.errors import UsageError
+    from volbench.plans.capture import capture_device
+    from volbench.store.repository import Store
+
+    with Store.open(str(tmp_path / "v.db")) as store, pytest.raises(UsageError) as caught:
+        capture_device(store, "/dev/no-such-disk", 8 * 86_400.0, "week", {}, tmp_path / "s")
+    assert (
+        str(caught.value)
+        == "a capture lasts at most 604,800 s (7 days), not 691,200 s: capture in parts"
+    )
+    assert not (tmp_path / "s").exists()

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import math
 import operator
+from array import array
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from volbench.errors import UsageError
+from volbench.trace.clock import MAX_SPAN_NS, MAX_SPAN_S
 from volbench.trace.events import FLUSH, OPS, READ, TRIM, WRITE, IoTrace
 from volbench.units import KiB, MiB
 
@@ -175,7 +178,7 @@ def _queue_depth(trace: IoTrace) -> tuple[dict[int, int], list[float], int, int]
     )
     events.sort()
     seconds = max(1, math.ceil(end / 1e9))
-    area = [0.0] * seconds
+    area = array("d", bytes(8 * seconds))
     at: dict[int, int] = {}
     depth = highest = idle = 0
     last = 0
@@ -284,7 +287,14 @@ def _patterns(shares: dict[tuple[str, str, int], float]) -> tuple[Pattern, ...]:
 
 
 def characterise(trace: IoTrace) -> WorkloadProfile:
-    """The profile of ``trace`` (see the module docstring)."""
+    """The profile of ``trace`` (see the module docstring); a :class:`UsageError` when
+    it lasts longer than :data:`~volbench.trace.clock.MAX_SPAN_NS` (its per-second
+    series take a row a second)."""
+    if not 0 <= trace.duration_ns <= MAX_SPAN_NS:
+        raise UsageError(
+            f"the trace lasts {trace.duration_ns / 1e9:,.0f} s, beyond the {MAX_SPAN_S:,} s"
+            " (7 days) a workload profile covers: split it and import each part"
+        )
     ops = trace.ops
     counts = {name: ops.count(op) for op, name in OPS.items()}
     data = [i for i, op in enumerate(ops) if op != FLUSH]
@@ -312,11 +322,11 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
     high = max((trace.offset_bytes[i] + size_col[i] for i in data), default=0)
     region = region_bytes(high - low)
     seconds = max(1, math.ceil(trace.duration_ns / 1e9))
-    per_second = [[0, 0, 0] for _ in range(seconds)]
+    per_second = [array("q", bytes(8 * seconds)) for _ in range(3)]  # reads, writes, other
     column = {READ: 0, WRITE: 1, TRIM: 2, FLUSH: 2}
     by_second = Counter(zip((t // 1_000_000_000 for t in trace.issue_ns), ops, strict=True))
     for (second, letter), count in by_second.items():
-        per_second[min(seconds - 1, second)][column[letter]] += count
+        per_second[column[letter]][min(seconds - 1, second)] += count
     rw = counts["read"] + counts["write"]
     duration_s = trace.duration_ns / 1e9
     return WorkloadProfile(
@@ -351,7 +361,7 @@ def characterise(trace: IoTrace) -> WorkloadProfile:
         patterns=_patterns(shares),
         pattern_shares=shares,
         latency=_latency(trace),
-        per_second=tuple((r, w, o) for r, w, o in per_second),
+        per_second=tuple(zip(*per_second, strict=True)),
         qd_per_second=tuple(qd_seconds),
         before=trace.before,
         lost=trace.lost,

@@ -4,13 +4,16 @@ Everything printed here is literal text: run labels, file names, targets, fio jo
 names and error messages come from users and files, so rich's markup (``[bold]``,
 ``[/]``) and emoji codes (``:smile:``) are switched off on both consoles and in
 every progress column. Styles are given as ``style=`` arguments, never in the text.
+Both consoles show the control characters of what they print as escapes
+(:func:`volbench.visible_text.visible_lines`, ``ESC`` as ``\\x1b``): the only codes
+that reach the terminal are the styles and cursor moves rich itself adds.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import click
@@ -19,12 +22,15 @@ from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from volbench import output_file
 from volbench.errors import UsageError
@@ -32,17 +38,45 @@ from volbench.fio.live import LiveSample
 from volbench.model import TestResult, Workload
 from volbench.report.export import export
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency
+from volbench.visible_text import visible, visible_lines
+
+
+class VisibleConsole(Console):
+    """A rich console whose text shows its control characters as escapes, line breaks
+    kept: every string as rich reads it (before rich drops some of them, BEL or CR),
+    and every segment of text as it is written out, which also holds the text rich
+    objects were given directly (a progress column's); rich's own control segments,
+    the cursor moves of a live display, pass as they are."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(visible_lines(text), **options)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(visible_lines(segment.text), segment.style)
+            for segment in buffer
+        )
+
 
 # Tables are wide; when stdout is a file or pipe, do not wrap them at 80 columns.
-stdout = Console(
+stdout = VisibleConsole(
     highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 200
 )
-stderr = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
+stderr = VisibleConsole(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
+
+
+class _LiteralColumn(TextColumn):
+    """A progress column whose text (a job or file name) is shown literally: no markup,
+    its control characters as escapes (rich would drop some of them, BEL or CR)."""
+
+    def render(self, task: Task) -> Text:
+        text = visible(self.text_format.format(task=task))
+        return Text(text, style=self.style, justify=self.justify)
 
 
 def _text_column(template: str) -> TextColumn:
     """A progress column whose text (a job or file name) is shown literally."""
-    return TextColumn(template, markup=False)
+    return _LiteralColumn(template, markup=False)
 
 
 def show(sheet: Sheet, fmt: str) -> None:
@@ -55,14 +89,14 @@ def show(sheet: Sheet, fmt: str) -> None:
         sys.stdout.write(plain_table(sheet))
         sys.stdout.flush()
     else:
-        table = Table(title=sheet.title, title_justify="left")
+        table = Table(title=visible(sheet.title), title_justify="left")
         for column in sheet.columns:
-            table.add_column(column.header, justify="right" if column.numeric else "left")
+            table.add_column(visible(column.header), justify="right" if column.numeric else "left")
         for index, cells in enumerate(sheet.cells()):
             table.add_row(*cells, style="bold yellow" if index in sheet.flagged_rows else None)
         stdout.print(table)
     for note in sheet.notes:
-        stdout.print(note, style="dim")
+        stdout.print(visible(note), style="dim")
 
 
 PLAIN_ROWS = 2_000
@@ -72,7 +106,7 @@ about 0.65 ms a row (22 s for the 20,000 tests of a large import, BENCHMARKS.md)
 
 def plain_table(sheet: Sheet) -> str:
     """``sheet`` as aligned text columns under its title, a flagged row marked ``!``."""
-    rows = [tuple(c.header for c in sheet.columns), *sheet.cells()]
+    rows = [tuple(visible(c.header) for c in sheet.columns), *sheet.cells()]
     widths = [max(len(row[i]) for row in rows) for i in range(len(sheet.columns))]
 
     def line(cells: Sequence[str], mark: str) -> str:
@@ -84,7 +118,7 @@ def plain_table(sheet: Sheet) -> str:
 
     flagged = sheet.flagged_rows
     body = "".join(line(cells, "!" if i in flagged else " ") for i, cells in enumerate(rows[1:]))
-    return f"{sheet.title}\n{line(rows[0], ' ')}{body}"
+    return f"{visible(sheet.title)}\n{line(rows[0], ' ')}{body}"
 
 
 def show_report(
@@ -113,7 +147,7 @@ def write_output(data: bytes, path: str | None) -> None:
         return
     assert path is not None
     output_file.write_bytes(path, data, "the output file")
-    click.echo(f"wrote {path} ({len(data):,} bytes)", err=True)
+    click.echo(visible(f"wrote {path} ({len(data):,} bytes)"), err=True)
 
 
 class ProgressReporter:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import unicodedata
 from typing import TYPE_CHECKING
 
 import click
@@ -18,6 +17,7 @@ import click
 from volbench import __version__
 from volbench.cli.lazy import LazyGroup
 from volbench.errors import VolbenchError
+from volbench.visible_text import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -158,17 +158,6 @@ def run() -> None:
     """Run a test plan against a target (a file or a block device)."""
 
 
-def one_line(message: str) -> str:
-    """``message`` with every line break and control character shown as its escape
-    (``\\n``, ``\\x00``): an error is one line, whatever text the user gave."""
-    return "".join(
-        char.encode("unicode_escape").decode("ascii")
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
-        else char
-        for char in message
-    )
-
-
 def _stderr() -> Console:
     """The error stream (rich is imported only when there is something to print)."""
     from volbench.cli import console
@@ -195,7 +184,7 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except VolbenchError as exc:
-        _stderr().print(f"volbench: error: {one_line(str(exc))}", markup=False, highlight=False)
+        _stderr().print(f"volbench: error: {visible(str(exc))}", markup=False, highlight=False)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:  # click's form of KeyboardInterrupt
         if received:
@@ -209,7 +198,7 @@ def main() -> None:
     except click.UsageError as exc:  # one line, like every other error
         hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
         _stderr().print(
-            f"volbench: error: {one_line(exc.format_message())}{hint}",
+            f"volbench: error: {visible(exc.format_message())}{hint}",
             markup=False,
             highlight=False,
         )
@@ -225,7 +214,7 @@ def main() -> None:
         sys.exit(130)
     except OSError as exc:
         _stderr().print(
-            "volbench: error: " + one_line(f"{exc.strerror or exc}: {exc.filename or ''}"),
+            "volbench: error: " + visible(f"{exc.strerror or exc}: {exc.filename or ''}"),
             markup=False,
             highlight=False,
         )

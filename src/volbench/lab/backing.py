@@ -28,7 +28,7 @@ from pathlib import Path
 
 from volbench import records
 from volbench.errors import UsageError
-from volbench.lab.home import check_name, lab_dir
+from volbench.lab.home import check_name, lab_dir, private_file, private_folder, write_private
 
 IMAGE_BYTES = 4 << 30
 """The backing image's size (sparse: only what the guests' images use takes room)."""
@@ -67,8 +67,8 @@ def backings_dir() -> Path:
 @contextlib.contextmanager
 def lab_lock(what: str) -> Iterator[None]:
     """An exclusive lock of the lab's folder for ``what`` (``lab up`` runs at once)."""
-    lab_dir().mkdir(parents=True, exist_ok=True)
-    with (lab_dir() / f".{what}.lock").open("a") as handle:
+    private_folder(lab_dir())
+    with private_file(lab_dir() / f".{what}.lock", append=True) as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -129,19 +129,20 @@ def ensure(name: str) -> Backing:
         if found is not None:
             _remove(found)
         folder = backings_dir() / check_name(name)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         image, mount = folder / "device.img", folder / "mnt"
-        with image.open("wb") as handle:
+        with private_file(image) as handle:
             handle.truncate(IMAGE_BYTES)
         loop = _run("losetup", "-f", "--show", "--direct-io=on", str(image))
         backing = Backing(name, str(image), loop, str(mount))
-        (folder / RECORD).write_text(json.dumps(records.json_object(backing), indent=1))
+        write_private(folder / RECORD, json.dumps(records.json_object(backing), indent=1))
         try:
             _run("mkfs.ext4", "-q", "-F", "-L", f"vb-{name}"[:16], loop)
-            mount.mkdir(exist_ok=True)
+            private_folder(mount)
             _run("mount", loop, str(mount))
-            backing.disks.mkdir(exist_ok=True)
-            backing.host_dir.mkdir(exist_ok=True)
+            private_folder(mount)  # the new filesystem's root (mkfs makes it 0755)
+            private_folder(backing.disks)
+            private_folder(backing.host_dir)
         except BaseException:
             _remove(backing)
             raise
@@ -152,7 +153,7 @@ def write_out(path: Path, size: int) -> None:
     """A disk image of ``size`` bytes with every block written (reads of a sparse or
     fallocated file never reach the device, instance storage's do)."""
     zeros = bytes(CHUNK)
-    with path.open("wb") as handle:
+    with private_file(path) as handle:
         for offset in range(0, size, CHUNK):
             handle.write(zeros[: min(CHUNK, size - offset)])
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from volbench import records
 from volbench.errors import UsageError
-from volbench.lab.home import check_name, guest_dir, guests_dir
+from volbench.lab.home import check_name, guest_dir, guests_dir, write_private
 from volbench.lab.throttle import Limits
 
 RECORD = "guest.json"
@@ -71,10 +71,10 @@ class Guest:
 
 
 def save(guest: Guest) -> None:
-    """Write ``guest.json`` in the guest's folder."""
+    """Write ``guest.json`` in the guest's folder (its owner's alone)."""
     path = guest.folder / RECORD
     partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(records.json_object(guest), indent=1))
+    write_private(partial, json.dumps(records.json_object(guest), indent=1))
     partial.replace(path)
 
 

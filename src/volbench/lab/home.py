@@ -3,7 +3,15 @@ data directory (``~/.local/share/volbench/lab`` on Linux).
 
     kernels/debian/    the extracted ``linux-image-*`` package (never installed)
     images/KEY/        a built initramfs, keyed by the fio binary and the kernel
-    guests/NAME/       one guest: guest.json, qemu.pid, serial.log, qmp.sock, disk.img
+    guests/NAME/       one guest: guest.json, qemu.pid, serial.log, qmp.sock, disk.img,
+                       shell.key (the key its shell channel asks for, lab/shell.py)
+
+The lab's files are its owner's alone: every folder is made 0700 and every file 0600
+as it is created (``mkdir``/``open`` with that mode, so there is no moment with wider
+permissions; qemu's own files are made under ``umask 077``, lab/machine.py), and a
+folder or file an older volbench left wider is narrowed when it is next used. The
+guests' disks hold what runs wrote, and the shell key lets its holder run commands
+as root in the guest.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import BinaryIO
 
 import platformdirs
 
@@ -19,6 +28,8 @@ from volbench.errors import UsageError
 
 ENV_VAR = "VOLBENCH_LAB_DIR"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,30}\Z")
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
 
 
 def lab_dir() -> Path:
@@ -50,3 +61,40 @@ def check_name(name: str) -> str:
 def guest_dir(name: str) -> Path:
     """The folder of guest ``name`` (checked; not created here)."""
     return guests_dir() / check_name(name)
+
+
+def private_folder(path: Path) -> Path:
+    """``path``, the lab's folder or a folder in it, made (with every folder between
+    them) so that only its owner can open it (:data:`FOLDER_MODE`); a folder that
+    exists with other permissions is given that mode."""
+    root = lab_dir()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    parts = path.relative_to(root).parts
+    for depth in range(len(parts) + 1):
+        folder = root.joinpath(*parts[:depth])
+        try:
+            folder.mkdir(mode=FOLDER_MODE)
+        except FileExistsError:
+            if folder.stat().st_mode & 0o777 != FOLDER_MODE:
+                os.chmod(folder, FOLDER_MODE)  # made by an older volbench, or by the user
+    return path
+
+
+def private_file(path: Path, append: bool = False) -> BinaryIO:
+    """``path`` opened for writing (emptied, or at its end when ``append``), made so
+    that only its owner can read it (:data:`FILE_MODE`, from its creation on)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
+            os.fchmod(fd, FILE_MODE)  # a file an older volbench made
+        return os.fdopen(fd, "ab" if append else "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (:func:`private_file`)."""
+    with private_file(path) as handle:
+        handle.write(text.encode())

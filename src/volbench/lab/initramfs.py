@@ -7,8 +7,9 @@ uncompressed (88 MiB; gzip: 37 MiB): under TCG the guest's kernel took 1.2 s lon
 to boot from the gzip one (5.5 s against 4.3 s to the ready line, measured here).
 
 Built once per fio binary and kernel: ``images/KEY/initramfs.cpio`` in the lab's
-folder, KEY a hash of fio's path, size and modification time, busybox's, and the
-kernel's release and modules.
+folder, KEY a hash of fio's path, size and modification time, busybox's, the
+kernel's release and modules, and the scripts. It holds no secret: each guest's shell
+key reaches it through QEMU at boot (lab/shell.py).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from pathlib import Path
 
 from volbench.errors import UsageError
 from volbench.fio.executable import fio_path
-from volbench.lab.home import lab_dir
-from volbench.lab.init_script import HANDLER, SHELL_HANDLER, init_script
+from volbench.lab.home import lab_dir, private_file, private_folder
+from volbench.lab.init_script import HANDLER, init_script, shell_handler
 from volbench.lab.kernel import Kernel
-from volbench.lab.kernel_modules import GuestModule, guest_modules
+from volbench.lab.kernel_modules import NEEDED, GuestModule, guest_modules
 
 BUSYBOX = "/bin/busybox"
 _LDD_PATH = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
@@ -89,7 +90,7 @@ def contents(fio: str, busybox: str, modules: Sequence[GuestModule]) -> list[Ent
     entries.append(
         Entry("init", stat.S_IFREG | 0o755, init_script([m.name for m in modules]).encode())
     )
-    entries.append(Entry(HANDLER.lstrip("/"), stat.S_IFREG | 0o755, SHELL_HANDLER.encode()))
+    entries.append(Entry(HANDLER.lstrip("/"), stat.S_IFREG | 0o755, shell_handler().encode()))
     entries += [Entry(f"lib/modules/{m.name}.ko", stat.S_IFREG | 0o644, m.elf) for m in modules]
     entries.append(Entry("usr/bin/fio", stat.S_IFREG | 0o755, Path(fio).read_bytes()))
     entries += [_file(p) for p in paths[1:]]
@@ -110,8 +111,10 @@ def busybox_path() -> str:
 
 
 def cache_key(fio: str, busybox: str, kernel: Kernel) -> str:
-    """The key of a built initramfs: what goes into it, by path, size and mtime."""
+    """The key of a built initramfs: what goes into it, by path, size and mtime, and
+    the scripts volbench writes into it (a changed script is a new initramfs)."""
     digest = hashlib.sha256(f"{kernel.release}|{kernel.modules}".encode())
+    digest.update(f"|{init_script(NEEDED)}|{shell_handler()}".encode())
     for path in (fio, busybox):
         info = os.stat(path)
         digest.update(f"|{path}|{info.st_size}|{info.st_mtime_ns}".encode())
@@ -127,9 +130,9 @@ def initramfs(kernel: Kernel, say: Callable[[str], None]) -> Path:
     if path.is_file():
         return path
     say(f"building the initramfs for kernel {kernel.release} (once per fio and kernel)")
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     partial = folder / f".initramfs.{os.getpid()}"
-    with partial.open("wb") as out:
+    with private_file(partial) as out:
         for chunk in newc(contents(fio, busybox, guest_modules(kernel.modules))):
             out.write(chunk)
     partial.rename(path)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import UsageError
-from volbench.lab.home import lab_dir
+from volbench.lab.home import lab_dir, private_folder
 
 METAPACKAGE = "linux-image-amd64"
 _DEPENDS = re.compile(r"^\s*Depends:\s*(linux-image-[0-9][^\s<>]*)", re.MULTILINE)
@@ -98,7 +98,7 @@ def debian_kernel(say: Callable[[str], None]) -> Kernel:
             return kernel
     package = package_name()
     say(f"downloading {package} (apt-get download) into {kernels}")
-    kernels.mkdir(parents=True, exist_ok=True)
+    private_folder(kernels)
     with tempfile.TemporaryDirectory(dir=kernels, prefix=".download-") as work:
         folder = Path(work)
         _run(["apt-get", "download", package], cwd=folder)

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from volbench.errors import UsageError
 
-NEEDED = ("virtio_pci", "virtio_blk", "virtio_net")
-"""The drivers of the guest's disk (virtio-blk-pci) and network (virtio-net-pci)."""
+NEEDED = ("virtio_pci", "virtio_blk", "virtio_net", "qemu_fw_cfg")
+"""The drivers of the guest's disk (virtio-blk-pci) and network (virtio-net-pci), and
+of QEMU's firmware configuration, through which the guest gets its shell channel's
+key (``CONFIG_FW_CFG_SYSFS=m`` on Debian)."""
 
 
 def module_name(path: str) -> str:
@@ -103,7 +105,7 @@ def guest_modules(modules_dir: Path | None) -> list[GuestModule]:
     if missing:
         raise UsageError(
             f"the kernel in {modules_dir} has no {', '.join(missing)} (neither a module nor"
-            " built in): give --kernel of a kernel with virtio drivers"
+            " built in): give --kernel of a kernel with virtio drivers and qemu_fw_cfg"
         )
     elves: dict[str, bytes] = {}
     needs: dict[str, tuple[str, ...]] = {}

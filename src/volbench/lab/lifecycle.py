@@ -27,11 +27,12 @@ from volbench.fio.client import HostAddress
 from volbench.fio.server import probe
 from volbench.lab import guest as guests
 from volbench.lab.backing import lab_lock, write_out
-from volbench.lab.home import guest_dir, lab_dir
+from volbench.lab.home import guest_dir, lab_dir, private_file, private_folder, write_private
 from volbench.lab.init_script import READY
 from volbench.lab.initramfs import initramfs
 from volbench.lab.kernel import Kernel, debian_kernel, given_kernel
 from volbench.lab.machine import Guarded, Launch
+from volbench.lab.shell import make_key
 from volbench.lab.throttle import Limits
 
 KVM_BOOT_S = 20.0
@@ -71,7 +72,7 @@ def accelerators(wanted: str) -> list[str]:
 
 
 def _remember_tcg() -> None:
-    (lab_dir() / "accel.json").write_text(json.dumps({_boot_id(): "tcg"}))
+    write_private(private_folder(lab_dir()) / "accel.json", json.dumps({_boot_id(): "tcg"}))
 
 
 def _taken() -> set[str]:
@@ -171,7 +172,7 @@ def up(
         shutil.rmtree(folder)
     kernel = given_kernel(kernel_path) if kernel_path else debian_kernel(say)
     initrd = initramfs(kernel, say)
-    folder.mkdir(parents=True)
+    private_folder(folder)
     try:
         return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say, disk)
     except BaseException:
@@ -193,11 +194,12 @@ def _up(
     written: Path | None,
 ) -> guests.Guest:
     address = _reserve(folder)
+    make_key(folder)  # the shell channel's, for this boot (lab/shell.py)
     disk = written or folder / guests.DISK
     if written is not None:
         write_out(written, disk_bytes)
     else:
-        with disk.open("wb") as image:
+        with private_file(disk) as image:
             image.truncate(disk_bytes)
     for attempt in accelerators(accel):
         timeout = KVM_BOOT_S if attempt == "kvm" else TCG_BOOT_S
@@ -233,7 +235,7 @@ ADDRESS_TRIES = 5
 def _reserve(folder: Path, tried: frozenset[str] = frozenset()) -> str:
     with lab_lock("address"):  # guests booting at once take different addresses
         address = free_address(tried)
-        (folder / "address").write_text(address)
+        write_private(folder / "address", address)
     return address
 
 

@@ -4,10 +4,12 @@
 qemu starts under a guard shell of its own session (Ctrl-C goes to volbench alone,
 which ends qemu itself)::
 
-    sh -c 'exec 3<&0 </dev/null; "$@" 3<&- >/dev/null & echo $!; read -r x <&3;
+    sh -c 'umask 077; exec 3<&0 </dev/null; "$@" 3<&- >/dev/null & echo $!; read -r x <&3;
            [ "$x" = detach ] || kill -TERM $!' volbench-lab-guard qemu-system-x86_64 ...
 
-The guard reads volbench's pipe: once the guest answers, volbench writes
+The guard sets ``umask 077`` first, so that what qemu makes in the guest's folder (its
+pidfile, the serial console's log, the QMP socket) is its owner's alone from the start
+(lab/home.py). The guard reads volbench's pipe: once the guest answers, volbench writes
 ``detach`` and the guard exits, leaving qemu to live on (``lab down`` ends it later
 by its pidfile). If volbench ends first, however it ends (an error, Ctrl-C, SIGKILL),
 the pipe closes without ``detach`` and the guard sends qemu SIGTERM. (A
@@ -23,14 +25,16 @@ from pathlib import Path
 
 from volbench.errors import UsageError
 from volbench.lab.guest import PIDFILE, QMP, SERIAL
-from volbench.lab.init_script import FIO_PORT, GUEST_ADDRESS, SHELL_PORT
+from volbench.lab.home import private_file
+from volbench.lab.init_script import FIO_PORT, GUEST_ADDRESS, KEY_NAME, SHELL_PORT
+from volbench.lab.shell import KEY_FILE
 from volbench.lab.throttle import Limits
 
 QEMU = "qemu-system-x86_64"
 MEMORY_MIB = 512
 """The guest's memory: the initramfs (about 90 MiB unpacked) and fio's buffers."""
 GUARD = (
-    'exec 3<&0 </dev/null; "$@" 3<&- >/dev/null & echo $!; read -r x <&3; '
+    'umask 077; exec 3<&0 </dev/null; "$@" 3<&- >/dev/null & echo $!; read -r x <&3; '
     '[ "$x" = detach ] || kill -TERM $! 2>/dev/null'
 )
 DETACH = b"detach\n"
@@ -68,7 +72,9 @@ def qemu_command(launch: Launch) -> list[str]:
     """qemu's arguments: no default devices, serial console to a file, the disk as a
     raw image behind a throttle filter of group ``tg0`` on a virtio-blk-pci device,
     user-mode networking (no access to the host's networks: ``restrict=on``) with
-    fio's and the shell's ports forwarded from ``address``, a QMP socket."""
+    fio's and the shell's ports forwarded from ``address``, a QMP socket, and the
+    shell channel's key as a firmware configuration file (read by qemu from the key's
+    file in the folder: the key itself is in no command line)."""
     folder = launch.folder
     throttle = ",".join(f"x-{key}={value}" for key, value in launch.limits.properties().items())
     forward = ",".join(
@@ -99,6 +105,8 @@ def qemu_command(launch: Launch) -> list[str]:
         _checked(launch.initrd),
         "-append",
         f"console=ttyS0 panic=-1 quiet volbench.hostname={launch.hostname}",
+        "-fw_cfg",
+        f"name={KEY_NAME},file={_checked(folder / KEY_FILE)}",
         "-netdev",
         f"user,id=net0,restrict=on,{forward}",
         "-device",
@@ -122,7 +130,7 @@ class Guarded:
 
     def __init__(self, launch: Launch) -> None:
         self.log = launch.folder / "qemu.log"
-        with self.log.open("wb") as log:
+        with private_file(self.log) as log:
             try:
                 self.guard = subprocess.Popen(
                     ["sh", "-c", GUARD, "volbench-lab-guard", *qemu_command(launch)],

@@ -29,6 +29,7 @@ from volbench.targets.host import collect_host
 from volbench.targets.target import inspect
 from volbench.trace import blkparse_text, codec
 from volbench.trace.capture import Captured, Tick, capture
+from volbench.trace.clock import MAX_SPAN_S
 from volbench.trace.events import IoTrace
 
 NAME = "capture"
@@ -144,8 +145,15 @@ def capture_device(
     scratch: Path,
     tick: Tick | None = None,
 ) -> StoredCapture:
-    """Trace ``device`` for ``duration_s`` and store it as capture ``name``."""
+    """Trace ``device`` for ``duration_s`` and store it as capture ``name``; a
+    :class:`UsageError` before tracing when the capture would be longer than a trace
+    may span (:data:`~volbench.trace.clock.MAX_SPAN_S`)."""
     check_name(name)
+    if duration_s > MAX_SPAN_S:
+        raise UsageError(
+            f"a capture lasts at most {MAX_SPAN_S:,} s (7 days), not {duration_s:,.0f} s:"
+            " capture in parts"
+        )
     target = inspect(device)  # sysfs only: the device is not opened
     captured = capture(device, duration_s, scratch, tick)
     details = CaptureDetails(
@@ -186,10 +194,11 @@ def import_blkparse(
     except OSError as exc:
         raise UsageError(f"cannot import {path}: {exc.strerror or exc}") from None
     device = blkparse_text.pick_device(found, str(path))
-    trace = blkparse_text.build(found[device])
+    others = ", ".join(f"{a},{b}" for a, b in sorted(found) if (a, b) != device)
+    trace = blkparse_text.build(found.pop(device))
+    found.clear()  # the events, read into the trace: their memory is the profile's
     notes = [f"imported from blkparse output {path.name}"]
-    if len(found) > 1:
-        others = ", ".join(f"{a},{b}" for a, b in sorted(found) if (a, b) != device)
+    if others:
         notes.append(f"the file also traces {others}: kept {device[0]},{device[1]}")
     details = CaptureDetails(
         name,

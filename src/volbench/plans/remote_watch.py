@@ -3,9 +3,9 @@ machine's (plans/round_watch.py) and stored with each round.
 
 For the whole run, each ``ssh://`` host gets a second ssh session running the
 sampler script (targets/remote_sampler.py), on the disk under its first target,
-and each ``lab://`` guest runs it through its shell port (lab/shell.py); a plain
-``HOST[:PORT]`` runs only fio's server and has no channel to sample it through,
-which is said instead. Each round's :class:`RemoteWatch` keeps the
+and each ``lab://`` guest runs it through its shell port, with the guest's key
+(lab/shell.py); a plain ``HOST[:PORT]`` runs only fio's server and has no channel to
+sample it through, which is said instead. Each round's :class:`RemoteWatch` keeps the
 samples of the hosts of that round from its start to the reading after fio ended;
 its commit stores them as the local ones are stored (analysis/host_series.py), each
 series named after its host (``LogSeries.host``).
@@ -22,7 +22,7 @@ from volbench.errors import UsageError
 from volbench.fio.client import parse_host
 from volbench.fio.tunnel import is_ssh, parse_ssh_host, ssh_config
 from volbench.lab.place import is_lab, lab_name
-from volbench.lab.shell import shell_address
+from volbench.lab.shell import shell_of
 from volbench.model import HostSample, LogSeries, Place
 from volbench.plans.execution import Session
 from volbench.plans.round_watch import enabled
@@ -42,7 +42,8 @@ def _sampler(host: str, path: str) -> RemoteSampler | str:
         return RemoteSampler(host, channel)
     try:
         if is_lab(host):  # the guest's shell port (volbench.lab.shell)
-            shell = TcpShell(shell_address(lab_name(host)), sampler_script(path))
+            guest = shell_of(lab_name(host))
+            shell = TcpShell(guest.address, sampler_script(path), guest.key)
             return RemoteSampler(host, shell)
         return no_channel(parse_host(host))
     except UsageError:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from volbench.errors import UsageError
 from volbench.report.sheet import Sheet
+from volbench.visible_text import visible
 
 Exporter = Callable[[Sheet], bytes]
 
@@ -66,22 +67,30 @@ def _number(value: object) -> bool:
 
 @exporter("csv")
 def to_csv(sheet: Sheet) -> bytes:
-    """Every raw field of every row (base units: bytes/s, ns), header first."""
+    """Every raw field of every row (base units: bytes/s, ns), header first; text with
+    its control characters shown as escapes (:func:`volbench.visible_text.visible`;
+    lists and mappings as JSON, which escapes them itself)."""
     keys: list[str] = []
     for row in sheet.rows:
         keys += [k for k in row if k not in keys]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=keys, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=[visible(k) for k in keys], lineterminator="\n")
     writer.writeheader()
     for row in sheet.rows:
-        writer.writerow(
-            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
-        )
+        writer.writerow({visible(k): _csv_field(v) for k, v in row.items()})
     return buffer.getvalue().encode()
 
 
+def _csv_field(value: object) -> object:
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return visible(value) if isinstance(value, str) else value
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    """A Markdown table cell (or list item): its control characters shown as escapes,
+    ``|`` escaped."""
+    return visible(text).replace("|", "\\|")
 
 
 @exporter("markdown")
@@ -89,7 +98,7 @@ def to_markdown(sheet: Sheet) -> bytes:
     """A GitHub-flavoured Markdown table with the sheet's notes below it."""
     headers = [c.header for c in sheet.columns]
     align = ["---:" if c.numeric else "---" for c in sheet.columns]
-    lines = [f"## {sheet.title}", ""]
+    lines = [f"## {visible(sheet.title)}", ""]
     lines.append("| " + " | ".join(_md_cell(h) for h in headers) + " |")
     lines.append("| " + " | ".join(align) + " |")
     for cells in sheet.cells():

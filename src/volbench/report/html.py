@@ -9,15 +9,16 @@ between sections: the PDF renderer prints exactly that page.
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Sequence
-from html import escape
 
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
 from volbench.report.chart import plain_figure
 from volbench.report.document import Document, Section
 from volbench.report.sheet import Sheet
+from volbench.visible_text import visible
 
 STYLE = """
 body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 24px; color: #222; }
@@ -68,6 +69,12 @@ SCRIPT = """
 
 NO_ICON = '<link rel="icon" href="data:,">'
 """An empty icon, so a browser asks no server for /favicon.ico."""
+
+
+def escape(text: str, quote: bool = True) -> str:
+    """Text from outside in a page: its control characters shown as escapes
+    (:func:`volbench.visible_text.visible`), then HTML's special characters escaped."""
+    return html.escape(visible(text), quote)
 
 
 def _json_script(value: object) -> str:

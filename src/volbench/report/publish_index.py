@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
 from volbench import __version__
-from volbench.report.html import NO_ICON
+from volbench.report.html import NO_ICON, escape
 from volbench.report.run_list import tests_text
 from volbench.report.sheet import fmt_duration
 from volbench.report.summary import Summary

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volbench.report.rows import number
+from volbench.visible_text import visible
 
 Formatter = Callable[[Any], str]
 """A cell's text from its value (the value a row holds under the column's key)."""
@@ -47,9 +48,14 @@ class Sheet:
     flagged_rows: frozenset[int] = field(default_factory=frozenset)
 
     def cells(self) -> list[list[str]]:
-        """The human-readable cells, row by row."""
+        """The human-readable cells, row by row, each one line with its control
+        characters shown as escapes (:func:`volbench.visible_text.visible`: a job name
+        from a file is printed, never obeyed)."""
         return [
-            [c.format(c.value(row)) if c.value(row) is not None else "-" for c in self.columns]
+            [
+                visible(c.format(c.value(row))) if c.value(row) is not None else "-"
+                for c in self.columns
+            ]
             for row in self.rows
         ]
 

@@ -1,7 +1,10 @@
 """Where the result store lives and how to connect to it.
 
 A store location is a plain file path, ``sqlite:///FILE`` or
-``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB`` (served by psycopg 3). Without
+``postgresql://USER[:PASSWORD]@HOST[:PORT]/DB`` (served by psycopg 3); what looks
+like database settings but is neither (a libpq keyword string ``host=H
+password=P dbname=D``, a URL without its ``//``, ``USER:PASSWORD@HOST`` without a
+scheme) is refused without being shown, not taken as a file name. Without
 one, ``$VOLBENCH_DB`` is used, else ``volbench.db`` in the user's data directory
 (created if missing). Every failure to connect is a one-line
 :class:`~volbench.errors.StoreError` that ends with how to choose another store.
@@ -42,6 +45,13 @@ _MASK = "***"
 _PG_CONNECT_TIMEOUT_S = 10
 _SQLITE_BUSY_TIMEOUT_S = 30.0
 _SQLITE_BEGIN_MODES = frozenset({"", "DEFERRED", "IMMEDIATE", "EXCLUSIVE"})
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_KEYWORDS = re.compile(r"(?:\A|\s)[A-Za-z_][A-Za-z0-9_]*\s*=|(?i:password\s*=)")
+"""libpq's ``keyword=value`` settings (libpq "Connection Strings"): a pair at the start
+or after a blank, or a password anywhere."""
+_ALMOST_URL = re.compile(r"(?i)(?:postgres(?:ql)?|sqlite)[a-z0-9+]*:(?!//)|[^/\s:@]+:[^/\s@]*@")
+"""A database URL without its ``//`` (``postgresql:/h/db``), or its ``USER:PASSWORD@``
+without the scheme before it."""
 
 
 def default_data_dir() -> Path:
@@ -75,6 +85,7 @@ def resolve_url(url: str | None, create: bool = True) -> sa.URL:
         except OSError as exc:
             raise StoreError(f"cannot open result store {path}: {exc.strerror} {_HINT}") from exc
         return sa.URL.create("sqlite", database=str(path))
+    _check_form(text)
     if "://" not in text:
         return sa.URL.create("sqlite", database=str(Path(text).expanduser().absolute()))
     try:
@@ -103,6 +114,26 @@ def resolve_url(url: str | None, create: bool = True) -> sa.URL:
         f"cannot open result store {_mask(text)}: volbench keeps results in SQLite or"
         " PostgreSQL (use a file path, sqlite:///FILE or postgresql://USER@HOST/DB)"
     )
+
+
+def _check_form(text: str) -> None:
+    """StoreError, without ``text`` (it may hold a password), unless a store location
+    is a URL or looks like a file path: a libpq keyword string or a URL missing part of
+    its form would otherwise be a SQLite file named after it, printed and created."""
+    if _URL.match(text):
+        return
+    if _KEYWORDS.search(text):
+        raise StoreError(
+            "cannot open result store: a libpq keyword string (KEY=VALUE ..., not shown) is"
+            " no store location: give postgresql://USER:PASSWORD@HOST:PORT/DB, sqlite:///FILE"
+            f" or a file path {_HINT}"
+        )
+    if _ALMOST_URL.match(text):
+        raise StoreError(
+            "cannot open result store: a database URL without its scheme or '//' (not shown):"
+            " give postgresql://USER:PASSWORD@HOST:PORT/DB, sqlite:///FILE or a file path"
+            f" {_HINT}"
+        )
 
 
 def display_url(url: sa.URL) -> str:

@@ -6,7 +6,8 @@ the same way it already reaches that host.
   running ``sh -c 'SCRIPT'``; it ends when volbench closes it (ssh ends, sshd closes
   the session, the script's next write fails).
 - A TCP shell (a lab guest's second forwarded port on 127.0.0.x): connect, send the
-  script as one line, read what it prints until the connection closes.
+  guest's key as one line and the script as one line, read what it prints until the
+  connection closes.
 - A plain ``HOST[:PORT]`` runs only fio's server, which runs no command volbench
   could sample with: no channel (:func:`no_channel`).
 
@@ -143,14 +144,16 @@ class SshChannel:
 
 
 class TcpShell:
-    """The script through a TCP shell at ``address`` (host, port): one line sent, its
+    """The script through a TCP shell at ``address`` (host, port): ``key``'s line
+    (none when empty: the shell asks for none), then the script's line sent, its
     output read until the connection closes."""
 
-    def __init__(self, address: tuple[str, int], script: str) -> None:
-        if "\n" in script:
-            raise ValueError("the sampler script must be one line")
+    def __init__(self, address: tuple[str, int], script: str, key: str = "") -> None:
+        if "\n" in script or "\n" in key:
+            raise ValueError("the sampler script and the key must be one line each")
         self.address = address
         self.script = script
+        self.key = key
         self._sock: socket.socket | None = None
         self._why = "the shell closed the connection"
 
@@ -158,7 +161,8 @@ class TcpShell:
         host, port = self.address
         try:
             self._sock = socket.create_connection(self.address, timeout=CONNECT_S)
-            self._sock.sendall(self.script.encode() + b"\n")
+            key = f"{self.key}\n" if self.key else ""
+            self._sock.sendall(f"{key}{self.script}\n".encode())
         except OSError as error:
             self._why = f"shell at {host}:{port}: {error.strerror or error}"
             self.close()

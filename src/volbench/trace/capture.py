@@ -87,7 +87,7 @@ def capture(
                 run.stop()
             with text.open(errors="replace") as lines:
                 found = blkparse_text.events_by_device(lines)
-            events = found.get((major, minor), [])
+            events = found.get((major, minor), blkparse_text.DeviceEvents())
             trace = blkparse_text.build(events)
             return Captured(device, major, minor, BLKTRACE, _timed(trace, waited),
                             started, waited, cut)  # fmt: skip

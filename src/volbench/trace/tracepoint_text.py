@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 
 from volbench.errors import UsageError
+from volbench.trace.clock import EventClock
 from volbench.trace.events import (
     MAX_EVENTS,
     IoTrace,
@@ -28,7 +29,7 @@ from volbench.trace.events import (
 )
 
 _EVENT = re.compile(
-    r" (\d+)\.(\d+): block_rq_(issue|complete): (\d+),(\d+) (\S+) (?:\d+ )?\(.*?\) (\d+) \+ (\d+)"
+    r" (-?\d+)\.(\d+): block_rq_(issue|complete): (\d+),(\d+) (\S+) (?:\d+ )?\(.*?\) (\d+) \+ (\d+)"
 )
 _LOST = re.compile(r"\[LOST (\d+) EVENTS\]")
 
@@ -36,11 +37,13 @@ _LOST = re.compile(r"\[LOST (\d+) EVENTS\]")
 def feed(builder: TraceBuilder, lines: Iterable[str], device: tuple[int, int] | None) -> int:
     """Add the events of ``lines`` on ``device`` (major, minor; None: any) to
     ``builder``; return how many lines were events. Lines and numbers are bounded as
-    :func:`~volbench.trace.events.event_numbers` says; at most
+    :func:`~volbench.trace.events.event_numbers` says, times checked by an
+    :class:`~volbench.trace.clock.EventClock`; at most
     :data:`~volbench.trace.events.MAX_EVENTS` events."""
     events = 0
     search = _EVENT.search
     source = getattr(lines, "name", "trace text")
+    clock = EventClock(source)
     for number, line in numbered_lines(lines):
         match = search(line)
         if match is None:
@@ -52,6 +55,7 @@ def feed(builder: TraceBuilder, lines: Iterable[str], device: tuple[int, int] | 
         time_ns, found, first, count = event_numbers(
             f"{source} line {number}", seconds, fraction, (major, minor), sector, sectors
         )
+        clock.check(time_ns, number)
         if device is not None and found != device:
             continue
         op = op_of(rwbs, count)
