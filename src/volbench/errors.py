@@ -1,7 +1,8 @@
 """The errors volbench reports to users: one line each, with an exit code.
 
 Exit codes follow the command-line conventions in DESIGN.md: 1 the measured
-thing failed its check, 2 bad usage or input, 3 the run itself failed.
+thing failed its check, 2 bad usage or input, 3 the run itself failed; any other
+exception is a bug, exit 70 (:data:`volbench.cli.main.INTERNAL_ERROR`).
 """
 
 from __future__ import annotations

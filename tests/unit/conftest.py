@@ -76,3 +76,14 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     else:
         with scratch_pg_database(PG_URL) as url:
             yield url
+
+
+@pytest.fixture
+def other_db_url(db_url: str, tmp_path: Path) -> Iterator[str]:
+    """A second, empty store on ``db_url``'s database: another SQLite file, or another
+    scratch PostgreSQL database (for moving runs between two stores)."""
+    if db_url.startswith("postgresql"):
+        with scratch_pg_database(PG_URL) as url:
+            yield url
+    else:
+        yield str(tmp_path / "other.db")

@@ -2,11 +2,12 @@
 
 A :class:`Mutator` turns one fixture's text into a broken or hostile variant, chosen
 by a seeded :class:`random.Random`: truncation, byte flips, numbers replaced in the
-text (-1, -5000, 1e300, 2**70, NaN, Infinity, ...), and changes to the decoded JSON
-(values replaced or scaled, type swaps, key deletions, deep nesting, json+ bins with
-bad keys or a changed ``FIO_IO_U_PLAT_BITS``, percentiles out of order, clones whose
-latency blocks differ). Every mutation describes itself, so a failure can be
-reproduced from the seed and the description.
+text (-1, -5000, 1e300, 2**70, 400-digit numbers, NaN, Infinity, ...), and changes to
+the decoded JSON (values replaced or scaled, type swaps, key deletions, deep nesting,
+json+ bins with bad keys or a changed ``FIO_IO_U_PLAT_BITS``, percentiles out of order,
+clones whose latency blocks differ, texts and keys at and beyond the store's bounds,
+times before fio's first release, far ahead or out of order). Every mutation
+describes itself, so a failure can be reproduced from the seed and the description.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ TEXT_NUMBERS = (
     str(2**63),
     str(-(2**63) - 1),
     "9" * 5000,
+    "1" + "0" * 399,
+    "-" + "9" * 400,
+    "1" + "0" * 399 + ".5",
+    str(2**64),
     "NaN",
     "Infinity",
     "-Infinity",
@@ -50,6 +55,8 @@ VALUES: tuple[Any, ...] = (
     -(2**70),
     2**63 - 1,
     2**62,
+    10**399,
+    -(10**399),
     float("nan"),
     float("inf"),
     float("-inf"),
@@ -69,6 +76,28 @@ VALUES: tuple[Any, ...] = (
     {"a": 1},
 )
 """Values put in place of a decoded value (type swaps and impossible numbers)."""
+
+LENGTHS = (127, 200, 201, 255, 256, 1000, 1001, 8192, 8193, 65_536, 65_537, 1_000_000)
+"""Lengths of texts written over a string or a key: at and beyond each of the store's
+bounds (:mod:`volbench.store.limits`) and far beyond."""
+
+TIMES_S = (0, 5, 1_104_537_599, 1_104_537_600, 1_700_000_000, 4_102_444_800, 253_402_300_799)
+"""Times (s since 1970) written over a time: 1970, just before and at 2005-01-01 (fio's
+first release), 2023, 2100, the last second of year 9999."""
+
+ISO_TIMES = (
+    "0001-01-01T00:00:00+00:00",
+    "1970-01-01T00:00:00+00:00",
+    "2004-12-31T23:59:59+00:00",
+    "2005-01-01T00:00:00+00:00",
+    "2010-06-01T12:00:00+02:00",
+    "2100-01-01T00:00:00+00:00",
+    "9999-12-31T23:59:59+00:00",
+)
+"""ISO 8601 times written over a bundle's times (the same bounds)."""
+
+_CLOCK_KEYS = {"timestamp": 1, "timestamp_ms": 1000, "job_start": 1000, "elapsed": 1}
+"""fio's time fields and their unit per second."""
 
 BAD_KEYS = ("abc", "-5", "1e5", "", "99999999999999999999999", "NaN", "1.5", " 7", "٣", "inf")
 PLAT_BITS = (-1, 0, 5, 7, 64, 2**31, 10**6, -(10**6), 2**62)
@@ -245,6 +274,45 @@ class Mutator:
         table[key] = self.rng.choice((0, 1, 10**12, 2**63 - 1, -1, 5.5))
         return f"percentile {path} {key!r}={table[key]!r}"
 
+    def long_text(self, doc: Any, marks: dict[str, str]) -> str:
+        """A string (a job name, host, option, label, test...) or a key made long."""
+        length = self.rng.choice(LENGTHS)
+        text = self.rng.choice(("x", "é", "名")) * length
+        path = self._path(doc, lambda v: isinstance(v, str))
+        if path is not None and self.rng.random() < 0.8:
+            _set(doc, path, text)
+            return f"long text {path} {length}"
+        path = self._path(doc, lambda v: isinstance(v, dict))
+        if path is None:
+            return "long text: nothing"
+        _get(doc, path)[text] = self.rng.choice(("v", 1, "x" * length))
+        return f"long key {path} {length}"
+
+    def clock(self, doc: Any, marks: dict[str, str]) -> str:
+        """A time made one fio cannot have printed or a store cannot hold (before 2005,
+        far ahead), or two times put out of order (a start after its end)."""
+        path = self._path(
+            doc,
+            lambda v: isinstance(v, str) and v[:2] in ("19", "20") and "T" in v[:12],
+        )
+        if path is not None and self.rng.random() < 0.5:  # a bundle's ISO times
+            value = self.rng.choice(ISO_TIMES)
+            _set(doc, path, value)
+            return f"clock {path} = {value}"
+        paths = [p for p in self.paths if p and p[-1] in _CLOCK_KEYS and _exists(doc, p)]
+        if not paths:
+            return "clock: nothing"
+        path = self.rng.choice(paths)
+        unit = _CLOCK_KEYS[str(path[-1])]
+        if path[-1] == "elapsed":
+            seconds = self.rng.choice((0, 1, 10**6, 10**9, 2 * 10**9))
+        else:
+            seconds = self.rng.choice(TIMES_S)
+        _set(doc, path, seconds * unit)
+        if self.rng.random() < 0.3 and isinstance(doc, dict):
+            doc.pop(self.rng.choice(("timestamp", "timestamp_ms")), None)
+        return f"clock {path} = {seconds * unit}"
+
     def clone(self, doc: Any, marks: dict[str, str]) -> str:
         """A copy of a job whose latency blocks lose their distribution (a clone that
         reports another latency kind), sometimes in another group or on another host."""
@@ -295,4 +363,6 @@ TREE_STEPS: tuple[Callable[[Mutator, Any, dict[str, str]], str], ...] = (
     Mutator.bad_bin,
     Mutator.percentile,
     Mutator.clone,
+    Mutator.long_text,
+    Mutator.clock,
 )

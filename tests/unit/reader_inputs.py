@@ -211,11 +211,46 @@ _RUN_VALUES = {
 """Option values of a form of their own (any other option gets a number's text)."""
 
 
+def run_ref(rng: random.Random) -> str:
+    """A RUN: the stored run (1, latest), one not stored, or any number's text (beyond
+    64 bits, 400 digits, negative, not a number)."""
+    pick = rng.random()
+    if pick < 0.3:
+        return rng.choice(("1", "latest", " 1 ", "LATEST", "2", str(2**63 - 1), str(2**63)))
+    return number_text(rng)
+
+
+def long_label(rng: random.Random) -> str:
+    """A label whose key or value is at, beyond or far beyond what the store keeps."""
+    key_length, value_length = rng.choice(((1, 1000), (1, 1001), (200, 5), (201, 5), (5, 10**6)))
+    return "k" * key_length + "=" + rng.choice(("v", "é")) * value_length
+
+
+def gen_store_cli(rng: random.Random) -> list[str]:
+    """A command over the store (holding run 1, an imported fio output) naming a RUN
+    or a label: ``show``, ``export``, ``explain``, ``check``, ``compare``, ``label``,
+    ``runs --label``, ``fingerprint``, ``pts-report``, ``qos fit``."""
+    ref = run_ref(rng)
+    # fmt: off
+    return rng.choice((
+        ["show", ref], ["export", ref, "--format", "csv"], ["explain", ref], ["check", ref],
+        ["compare", "1", ref, "--format", "json"], ["label", ref, "a=b"],
+        ["runs", "--label", long_label(rng)], ["fingerprint", ref], ["pts-report", ref],
+        ["qos", "fit", ref], ["label", "1", long_label(rng)], ["export", "1", ref, "-o", "-"],
+    ))
+    # fmt: on
+
+
 def gen_cli(rng: random.Random, folder: Path) -> tuple[list[str], str]:
     target = str(folder / "no-such-target.img")
     run = ["--dry-run", "--target", target, "--size", "8m"]
     n = number_text
-    kind = rng.choice(("sweep", "iometer", "expect", "curve", "cost", "fit", "plan", "predict"))
+    kind = rng.choice(
+        ("sweep", "iometer", "expect", "curve", "cost", "fit", "plan", "predict", "store")
+    )
+    if kind == "store":
+        args = gen_store_cli(rng)
+        return args, " ".join(a[:30] for a in args[:12])
     # fmt: off
     if kind == "sweep":
         args = ["run", "sweep", *run, *_options(rng, (

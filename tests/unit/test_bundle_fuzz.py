@@ -7,7 +7,9 @@ with per-second series of two hosts (test_bundle.py's), and a captured workload
 imported from blkparse output (its trace and profile). Each mutation takes one of
 them, changes its document with :class:`mutation.Mutator` (values replaced, scaled or
 of another type, keys deleted, deep nesting, truncation, numbers replaced in the
-text, byte flips), sometimes mutates a round's fio output inside it the same way,
+text, byte flips; numbers beyond 64 bits and of 400 digits, texts and keys at and
+beyond the store's bounds, times out of fio's lifetime or out of order), sometimes
+mutates a round's fio output inside it the same way,
 and writes it gzip-compressed (and then sometimes flipped or cut) or plain. It is
 imported by :func:`volbench.plans.importing.import_path` with the plans' checks
 (what the ``import`` command calls) into a real SQLite store.
@@ -15,12 +17,14 @@ imported by :func:`volbench.plans.importing.import_path` with the plans' checks
 Every outcome must be a one-line :class:`~volbench.errors.VolbenchError` of exit
 code 2 with nothing stored (no run, round, result, series or trace row), or an
 import whose stored runs hold only possible figures
-(:func:`test_import_fuzz.impossible`), whose raw outputs parse and whose sheets
-``show`` and ``report`` build (:func:`volbench.views.report_for`). Any other
-exception fails the test, and so does any input taking more than
-:data:`SECONDS_PER_INPUT`.
+(:func:`test_import_fuzz.impossible`) and times (:func:`test_import_fuzz.impossible_times`:
+within fio's lifetime, never ending before they start), whose raw outputs parse, whose
+sheets ``show`` and ``report`` build (:func:`volbench.views.report_for`) and which
+travel again: exported and imported into an empty store, equal
+(:func:`test_import_fuzz.round_trip`). Any other exception fails the test, and so
+does any input taking more than :data:`SECONDS_PER_INPUT`.
 
-CI runs :data:`MUTATIONS` = 2,000 with seed :data:`SEED` (about 25 s on the 2-core
+CI runs :data:`MUTATIONS` = 2,000 with seed :data:`SEED` (about 35 s on the 2-core
 development machine); ``VOLBENCH_FUZZ_MUTATIONS=N`` runs N and
 ``VOLBENCH_FUZZ_SEED`` another seed.
 """
@@ -44,7 +48,7 @@ import pytest
 from mutation import Mutator
 from recorded import FIO_FIXTURES
 from test_bundle import BLKPARSE, _failed_run
-from test_import_fuzz import impossible
+from test_import_fuzz import impossible, impossible_times, round_trip
 
 from volbench.errors import VolbenchError
 from volbench.fio.parser import parse
@@ -109,10 +113,15 @@ def _mutated(rng: random.Random, text: str, mutator: Mutator) -> tuple[bytes, st
     return data, "; ".join(done)
 
 
-def _problems(store: Store, received: list[bundle.Received]) -> Iterator[str]:
-    """What is wrong with the runs an import added (see the module docstring)."""
+def _problems(
+    store: Store, received: list[bundle.Received], empty: Store, path: Path
+) -> Iterator[str]:
+    """What is wrong with the runs an import added (see the module docstring); each
+    travels through ``empty`` (a bundle written to ``path``)."""
     for item in received:
         run = store.get_run(str(item.run_id))
+        yield from impossible_times(run)
+        yield from round_trip(run, empty, path)
         for raw in run.raw_outputs:
             if run.results:
                 parse(raw)  # raises if a stored output with results does not parse
@@ -138,13 +147,13 @@ def alarm() -> Iterator[None]:
 
 def test_recorded_bundles_import_with_possible_figures(bundles: list[str], tmp_path: Path) -> None:
     """The checks accept every unmutated bundle (no false alarms)."""
-    with Store.open(str(tmp_path / "valid.db")) as store:
+    with Store.open(str(tmp_path / "valid.db")) as store, Store.open("sqlite://") as empty:
         for number, text in enumerate(bundles):
             path = tmp_path / f"{number}.vbundle"
             path.write_bytes(gzip.compress(text.encode()))
             received = import_path(store, path, {}, check_setup)
             assert [r.added for r in received] == [True]
-            assert list(_problems(store, received)) == []
+            assert list(_problems(store, received, empty, tmp_path / "again.vbundle")) == []
 
 
 def test_bundle_fuzz(bundles: list[str], tmp_path: Path, alarm: None) -> None:
@@ -154,7 +163,9 @@ def test_bundle_fuzz(bundles: list[str], tmp_path: Path, alarm: None) -> None:
     outcome: Counter[str] = Counter()
     problems: list[str] = []
     target = tmp_path / "mutant.vbundle"
-    with Store.open(str(db)) as store:
+    again = tmp_path / "again.vbundle"
+    # the empty store in memory: SQLite as on disk, without a sync per transaction
+    with Store.open(str(db)) as store, Store.open("sqlite://") as empty:
         for number in range(MUTATIONS):
             text, mutator = rng.choice(mutators)
             data, what = _mutated(rng, text, mutator)
@@ -164,7 +175,7 @@ def test_bundle_fuzz(bundles: list[str], tmp_path: Path, alarm: None) -> None:
             signal.alarm(SECONDS_PER_INPUT)
             try:
                 received = import_path(store, target, {}, check_setup)
-                found = list(_problems(store, received))
+                found = list(_problems(store, received, empty, again))
             except TooLong:
                 outcome["too long"] += 1
                 problems.append(f"#{number} {what}: over {SECONDS_PER_INPUT} s")

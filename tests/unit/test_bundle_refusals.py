@@ -183,7 +183,7 @@ MUTATIONS: dict[str, tuple[Callable[[Document], Any], str]] = {
     ),
     "long label key": (
         lambda d: _second(d)["labels"].update({"k" * 201: "v"}),
-        "runs[1].labels (a key) is 201 characters long, more than the store's 200",
+        "runs[1].labels (a key) is 201 characters long, more than the store keeps (200)",
     ),
     "deep settings": (
         lambda d: _second(d)["settings"].update(deep=json.loads("[" * 80 + "]" * 80)),

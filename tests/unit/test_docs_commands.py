@@ -57,6 +57,10 @@ ENDS = frozenset({"|", ">", ">>", "<", ";", "&&", "||", "&", "2>&1"})
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*\Z")
 """``NAME=value`` before a command: an environment variable for it."""
 
+PLACEHOLDER_VALUES = {"RUN": "latest", "<RUN>": "latest"}
+"""A value each placeholder of a checked type stands for (a RUN is an id or ``latest``,
+checked where it is parsed)."""
+
 MINIMUM_LINES = 100
 """The documentation shows more command lines than this: fewer found means the
 extraction broke, not that the docs shrank that much."""
@@ -166,7 +170,7 @@ def value_rejection(args: tuple[str, ...]) -> str | None:
         return None
     command: click.Command = cli
     path = ["volbench"]
-    rest = list(args)
+    rest = [PLACEHOLDER_VALUES.get(arg, arg) for arg in args]
     while isinstance(command, click.Group) and rest:
         sub = command.get_command(click.Context(command, info_name=path[-1]), rest[0])
         if sub is None:

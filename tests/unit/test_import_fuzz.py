@@ -5,22 +5,28 @@ a file and imported by :func:`volbench.plans.importing.import_file` (what the
 ``import`` command calls) into a real SQLite store. Every outcome must be either a
 refusal -- a one-line :class:`UsageError` naming the file, with nothing stored (no
 run, round or result row) -- or an import whose every stored figure is one fio can
-produce (:func:`impossible`). Any other exception fails the test.
+produce (:func:`impossible`), whose times make sense (:func:`impossible_times`: within
+fio's lifetime, never ending before they start) and which travels: exported as a
+bundle and imported into an empty store, it reads back equal but for its id
+(:func:`round_trip`). Any other exception fails the test.
 
-CI runs :data:`MUTATIONS` = 2,000 with seed :data:`SEED` (about 20 s on the 2-core
-development machine); ``VOLBENCH_FUZZ_MUTATIONS=N`` runs N (and
+The mutations (:mod:`mutation`) include numbers beyond 64 bits and of 400 digits,
+texts and keys at and beyond the store's bounds, and times out of fio's lifetime or
+out of order. CI runs :data:`MUTATIONS` = 2,000 with seed :data:`SEED` (about 30 s on
+the 2-core development machine); ``VOLBENCH_FUZZ_MUTATIONS=N`` runs N (and
 ``VOLBENCH_FUZZ_SEED`` another seed). Longer runs are reported in BENCHMARKS.md
 ("import fuzzing").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import random
 import sqlite3
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mutation import Mutator
@@ -31,6 +37,8 @@ from volbench.fio.document import LONG_LONG_MAX
 from volbench.fio.parser import MAX_CPU_PCT, MAX_IOPS, parse
 from volbench.model import RunRecord, RunStatus, StoredResult
 from volbench.plans.importing import import_file
+from volbench.store import bundle
+from volbench.store.limits import EARLIEST, latest
 from volbench.store.repository import Store
 
 SEED = int(os.environ.get("VOLBENCH_FUZZ_SEED", "20261124"))
@@ -97,18 +105,42 @@ def impossible(result: StoredResult) -> list[str]:
     ]
 
 
+def impossible_times(run: RunRecord) -> list[str]:
+    """What is wrong with a stored run's times (run, rounds, stalls): not ISO 8601 with
+    a zone, outside fio's lifetime (2005 to now and a day), or a span that ends before
+    it starts."""
+    found = []
+    spans = [("run", run.started_at, run.ended_at)]
+    spans += [(f"round {r.round}", r.started_at, r.ended_at) for r in run.rounds]
+    spans += [(f"stall {s.test[:20]}", s.started_at, s.ended_at) for s in run.stalls]
+    last = latest(datetime.now(UTC))
+    for what, start, end in spans:
+        stamps: list[datetime] = []
+        for value in (start, end):
+            try:
+                stamp = datetime.fromisoformat(value) if value is not None else None
+            except ValueError:
+                found.append(f"{what}: {value!r} is not an ISO 8601 time")
+                continue
+            if stamp is None:
+                continue
+            if stamp.utcoffset() is None:
+                found.append(f"{what}: {value!r} has no zone")
+            elif not EARLIEST <= stamp <= last:
+                found.append(f"{what}: {value!r} is outside fio's lifetime")
+            else:
+                stamps.append(stamp)
+        if len(stamps) == 2 and stamps[1] < stamps[0]:
+            found.append(f"{what}: ends {end} before it starts {start}")
+    return found
+
+
 def impossible_run(run: RunRecord) -> list[str]:
-    """What is wrong with a stored imported run: its status, its times (ISO 8601 UTC,
-    1970 to 9999), its raw JSON (which the reports parse again) and every result row."""
+    """What is wrong with a stored imported run: its status, its times
+    (:func:`impossible_times`), its raw JSON (which the reports parse again) and every
+    result row."""
     found = [] if run.status is RunStatus.COMPLETED else [f"status {run.status}"]
-    for name, value in (("started_at", run.started_at), ("ended_at", run.ended_at)):
-        try:
-            stamp = datetime.fromisoformat(value) if value is not None else None
-        except ValueError:
-            stamp = None
-            found.append(f"{name} {value!r} is not an ISO 8601 time")
-        if stamp is not None and not (stamp.tzinfo and stamp.year >= 1970):
-            found.append(f"{name} {value!r} is not a UTC time since fio's epoch")
+    found += impossible_times(run)
     if len(run.raw_outputs) != 1:
         found.append(f"{len(run.raw_outputs)} raw outputs")
     else:
@@ -116,6 +148,24 @@ def impossible_run(run: RunRecord) -> list[str]:
     for result in run.results:
         found.extend(impossible(result))
     return found
+
+
+def round_trip(run: RunRecord, empty: Store, path: Path) -> list[str]:
+    """What differs when ``run`` is exported as a bundle (written to ``path``) and
+    imported into the store ``empty`` (empty again afterwards): nothing, or the
+    one-line refusal of a bundle volbench wrote."""
+    path.write_bytes(bundle.dump([run]))
+    try:
+        (received,) = bundle.import_bundle(empty, path, {})
+    except UsageError as exc:
+        return [f"its bundle is refused: {exc}"]
+    try:
+        moved = empty.get_run(received.run_id)
+        if moved != dataclasses.replace(run, id=moved.id):
+            return ["the run read back from its bundle differs"]
+        return []
+    finally:
+        empty.delete_run(received.run_id)
 
 
 def _rows(db: Path) -> list[int]:
@@ -128,11 +178,28 @@ def _rows(db: Path) -> list[int]:
 
 
 def test_recorded_outputs_import_with_possible_figures(tmp_path: Path) -> None:
-    """The checker accepts every unmutated fixture (no false alarms)."""
-    with Store.open(str(tmp_path / "valid.db")) as store:
+    """The checker accepts every unmutated fixture (no false alarms), and each travels
+    through a bundle into an empty store and back."""
+    valid, empty_db = str(tmp_path / "valid.db"), str(tmp_path / "empty.db")
+    with Store.open(valid) as store, Store.open(empty_db) as empty:
         for name in FIXTURES:
-            run_id = import_file(store, FIO_FIXTURES / name, {})
-            assert impossible_run(store.get_run(run_id)) == [], name
+            run = store.get_run(import_file(store, FIO_FIXTURES / name, {}))
+            assert impossible_run(run) == [], name
+            assert round_trip(run, empty, tmp_path / "run.vbundle") == [], name
+
+
+def test_the_time_checks_find_what_they_must(tmp_path: Path) -> None:
+    """A run ending before it starts, in year 1 or without a zone is impossible."""
+    with Store.open(str(tmp_path / "valid.db")) as store:
+        run = store.get_run(import_file(store, FIO_FIXTURES / FIXTURES[0], {}))
+    start, end = "2020-01-02T00:00:00+00:00", "2020-01-01T00:00:00+00:00"
+    assert impossible_times(dataclasses.replace(run, started_at=start, ended_at=end)) == [
+        f"run: ends {end} before it starts {start}"
+    ]
+    far = dataclasses.replace(run, started_at="0001-01-01T00:00:00+00:00")
+    assert impossible_times(far) == ["run: '0001-01-01T00:00:00+00:00' is outside fio's lifetime"]
+    naive = dataclasses.replace(run, started_at="2020-01-01T00:00:00")
+    assert impossible_times(naive) == ["run: '2020-01-01T00:00:00' has no zone"]
 
 
 def test_import_fuzz(tmp_path: Path) -> None:
@@ -142,7 +209,9 @@ def test_import_fuzz(tmp_path: Path) -> None:
     outcome: Counter[str] = Counter()
     problems: list[str] = []
     target = tmp_path / "mutant.json"
-    with Store.open(str(db)) as store:
+    moved = tmp_path / "moved.vbundle"
+    # the empty store in memory: SQLite as on disk, without a sync per transaction
+    with Store.open(str(db)) as store, Store.open("sqlite://") as empty:
         for number in range(MUTATIONS):
             data, what = rng.choice(mutators).mutate()
             target.write_bytes(data)
@@ -161,9 +230,9 @@ def test_import_fuzz(tmp_path: Path) -> None:
                 problems.append(f"#{number} {what}: {type(exc).__name__}: {exc!s:.200}")
             else:
                 outcome["imported"] += 1
-                problems.extend(
-                    f"#{number} {what}: {p}" for p in impossible_run(store.get_run(run_id))
-                )
+                run = store.get_run(run_id)
+                found = impossible_run(run) + round_trip(run, empty, moved)
+                problems.extend(f"#{number} {what}: {p}" for p in found)
     print(f"seed {SEED}: {MUTATIONS} mutations, {dict(outcome)}")
     assert problems == [], f"{len(problems)} problems, first: {problems[:5]}"
     assert outcome["imported"] > MUTATIONS // 20  # the mutations leave many files importable

@@ -10,6 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -296,28 +297,44 @@ def test_numbers_beyond_what_fio_or_a_time_holds_are_refused(
     assert message.endswith(".".join(str(k) for k in path).replace(".0.", "[0]."))
 
 
-def test_a_start_before_1970_is_refused(tmp_path: Path) -> None:
-    """fio's timestamp less its elapsed, or its ``time`` alone, before the epoch (a
-    datetime before year 1 raised ValueError)."""
+def test_a_time_before_fios_first_release_is_refused(tmp_path: Path) -> None:
+    """fio's timestamp, its timestamp less its elapsed, or its ``time`` alone, before
+    2005 (issue 31: a small ``timestamp_ms`` was stored as a run ending before it
+    started; before issue 31 the bound was 1970, where a datetime before year 1 raised
+    ValueError)."""
     doc = _plain()
     doc.update(timestamp_ms=1_000, timestamp=1)
-    doc["jobs"][0]["elapsed"] = 5
-    assert "job 'randread' ran 5 s (its elapsed) before fio's timestamp" in _refused(tmp_path, doc)
+    assert _refused(tmp_path, doc).endswith(
+        "1000 ms (1970-01-01T00:00:01+00:00) is before 2005-01-01, the year of fio's first"
+        " release: not a time fio ran at (its machine's clock was not set, or the file was"
+        " changed) at timestamp_ms"
+    )
+    doc.update(timestamp_ms=1_262_304_000_000, timestamp=1_262_304_000)  # 2010-01-01
+    doc["jobs"][0]["elapsed"] = 6 * 365 * 86_400
+    assert (
+        "job 'randread', which ran 189216000 s (its elapsed) before fio's timestamp, started"
+        " then (2004-01-03T00:00:00+00:00) is before 2005-01-01" in _refused(tmp_path, doc)
+    )
     del doc["timestamp_ms"], doc["timestamp"]
     doc["time"] = "Mon Jan  1 00:00:00 0001"
-    assert _refused(tmp_path, doc).endswith(
-        "'Mon Jan  1 00:00:00 0001' is before 1970 (fio prints its clock) at time"
-    )
+    assert _refused(tmp_path, doc).endswith("was changed) at time")
 
 
-def test_the_last_second_of_year_9999_imports(tmp_path: Path) -> None:
+def test_a_time_after_now_and_a_day_is_refused(tmp_path: Path) -> None:
+    """Issue 31: the last second of year 9999 imported (a run of the future); a clock
+    a few hours ahead (a local time read as UTC) still imports."""
     doc = _plain()
     doc.update(timestamp_ms=253_402_300_799_999, timestamp=253_402_300_799)
+    message = _refused(tmp_path, doc)
+    assert "(9999-12-31T23:59:59+00:00) is after " in message
+    assert message.endswith("(now and a day): not a time fio ran at (its machine's clock was"
+                            " not set, or the file was changed) at timestamp_ms")  # fmt: skip
+    ahead = int(time.time()) + 12 * 3600
+    doc.update(timestamp_ms=ahead * 1000, timestamp=ahead)
     run_id = _import(tmp_path, doc)
     with Store.open(str(tmp_path / "store.db")) as store:
         run = store.get_run(run_id)
-    assert run.ended_at == "9999-12-31T23:59:59+00:00"
-    assert run.started_at == "9999-12-31T23:59:57+00:00"  # less fio's elapsed of 2 s
+    assert run.started_at < run.ended_at  # less fio's elapsed of 2 s
 
 
 def test_option_values_beyond_the_stores_64_bits_are_left_out(tmp_path: Path) -> None:

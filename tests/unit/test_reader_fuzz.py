@@ -5,7 +5,10 @@ The readers are in :mod:`reader_fuzz`, the inputs in :mod:`reader_inputs` and
 :mod:`trace_inputs`: user catalogue YAML, IOMeter spec TOML, QoS plan documents,
 blkparse and tracepoint text (also with far, negative and backward times), and option
 values through the command line (``run sweep/iometer --dry-run``, ``spec
-expect/curve``, ``cost``, ``qos fit/plan/predict``). An input fails the test
+expect/curve``, ``cost``, ``qos fit/plan/predict``, and the commands naming a RUN or a
+label over a store holding one run: ``show``, ``export``, ``label``, ``compare``,
+``runs --label``...; run ids and numbers beyond 64 bits or of 400 digits, labels at
+and beyond the store's bounds). An input fails the test
 when it ends in anything but a one-line error of exit code 2 (or a click usage
 error), when a command prints ``nan`` or ``inf``, when it takes over 10 s, or when
 its process needs more than 1 GiB (the child's ``RLIMIT_AS``: a MemoryError, or the child dies).

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from volbench.cli import console
-from volbench.cli.options import POSITIVE_SIZE, db_option, format_option
+from volbench.cli.options import POSITIVE_SIZE, RUN, db_option, format_option
 from volbench.cli.spec import (
     AMOUNT,
     DATE,
@@ -88,7 +88,7 @@ def _below(flagged: frozenset[int]) -> str:
 
 
 @click.command("check")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @click.option("--product", default=None, help="Catalogue product (default: the run's label).")
 @click.option("--size", type=AMOUNT, default=None, help="Size in the product's unit (GiB/GB).")
 @click.option("--as-of", type=DATE, default=None, help="Promise valid at this date.")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import click
 
 from volbench.cli import console
-from volbench.cli.options import db_option, format_option
+from volbench.cli.options import RUN, db_option, format_option
 from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.limit_sheets import explain_sheet
 from volbench.store.repository import Store
 
 
 @click.command("explain")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @db_option
 @format_option
 def command(run_ref: str, db: str | None, fmt: str) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from volbench.cli import console
-from volbench.cli.options import db_option, format_option
+from volbench.cli.options import RUN, db_option, format_option
 from volbench.report.throttle_sheets import fingerprint_sheet
 from volbench.store.repository import Store
 
 
 @click.command("fingerprint")
-@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True, type=RUN)
 @db_option
 @format_option
 def command(run_refs: tuple[str, ...], db: str | None, fmt: str) -> None:

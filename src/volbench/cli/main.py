@@ -1,8 +1,9 @@
 """The ``volbench`` command: the explicit list of commands, and the entry point.
 
 Exit codes (DESIGN.md): 0 success, 1 the measured thing failed its check,
-2 bad usage or input, 3 the run itself failed. Errors are one line, never a
-traceback. Every command lives in a module of its own and is imported only when it
+2 bad usage or input, 3 the run itself failed, :data:`INTERNAL_ERROR` (70) a bug in
+volbench. Errors are one line, never a traceback; only a bug prints one, for its
+report. Every command lives in a module of its own and is imported only when it
 runs (:mod:`volbench.cli.lazy`): ``volbench --version`` and ``--help`` import none.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import traceback
 from typing import TYPE_CHECKING
 
 import click
@@ -21,6 +23,10 @@ from volbench.visible_text import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+INTERNAL_ERROR = 70
+"""The exit code of an unexpected error, a bug in volbench: ``EX_SOFTWARE`` of BSD's
+sysexits.h ("an internal software error"), never 1 (a check failed), 2 or 3."""
 
 RUN_COMMANDS = {
     "quick": (
@@ -171,7 +177,8 @@ def main() -> None:
     SIGTERM and SIGHUP are handled like Ctrl-C: the first one raises KeyboardInterrupt
     in the command, so its cleanup runs (fio stopped, the run stored as interrupted,
     cgroups removed), then volbench exits with 128 + the signal's number (143 for
-    SIGTERM). Further ones are ignored while that cleanup runs."""
+    SIGTERM). Further ones are ignored while that cleanup runs. Any other exception is
+    a bug: its traceback, then one line saying so, exit :data:`INTERNAL_ERROR`."""
     received: list[int] = []
 
     def terminate(signum: int, _frame: object) -> None:
@@ -219,3 +226,13 @@ def main() -> None:
             highlight=False,
         )
         sys.exit(2)
+    except Exception as exc:  # a bug: its traceback is what a report needs
+        traceback.print_exc()
+        what = visible(f"{type(exc).__name__}: {exc}")
+        _stderr().print(
+            f"volbench: internal error (a bug in volbench, exit {INTERNAL_ERROR}):"
+            f" {what[:300]}; please report it with the traceback above",
+            markup=False,
+            highlight=False,
+        )
+        sys.exit(INTERNAL_ERROR)

@@ -25,6 +25,7 @@ from volbench.fio.job import check_engine
 from volbench.fio.job_text import control_problem, value_problem
 from volbench.fio.stall import DEFAULT_SECONDS
 from volbench.report.export import EXPORTERS
+from volbench.store.limits import LABEL_KEY_CHARS, LABEL_VALUE_CHARS, RUN_ID_MAX, run_number
 from volbench.units import parse_size, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -114,13 +115,37 @@ def _count(part: str, text: str, maximum: int) -> int:
 
 
 def parse_label(text: str) -> tuple[str, str]:
+    """A label ``key=value``: a key of 1 to :data:`~volbench.store.limits.LABEL_KEY_CHARS`
+    characters and a value of at most :data:`~volbench.store.limits.LABEL_VALUE_CHARS`
+    (what the store keeps and a bundle carries), blanks around each taken off."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise UsageError(f"invalid label {shown(text)}: use key=value, e.g. vendor=aliyun")
     problem = control_problem(text)
     if problem:
         raise UsageError(f"invalid label {shown(text)}: it {problem}")
-    return key.strip(), value.strip()
+    key, value = key.strip(), value.strip()
+    for part, limit, what in ((key, LABEL_KEY_CHARS, "key"), (value, LABEL_VALUE_CHARS, "value")):
+        if len(part) > limit:
+            raise UsageError(
+                f"invalid label {shown(text)}: its {what} is {len(part):,} characters long,"
+                f" at most {limit:,} (what the store keeps): shorten it"
+            )
+    return key, value
+
+
+def parse_run_ref(text: str) -> str:
+    """A RUN: ``latest`` or a run id from 1 to :data:`~volbench.store.limits.RUN_ID_MAX`
+    (2^63 - 1, the store's 64-bit ids), checked before any store is opened."""
+    if text.strip().lower() == "latest":
+        return "latest"
+    number = run_number(text)
+    if number is None:
+        raise UsageError(
+            f"invalid run {shown(text)}: give a run id (a whole number from 1 to"
+            f" {RUN_ID_MAX:,}) or latest; see volbench runs"
+        )
+    return str(number)
 
 
 def parse_job_path(text: str) -> str:
@@ -212,6 +237,7 @@ IODEPTHS = Converted("list", partial(parse_count_list, maximum=MAX_IODEPTH))
 JOB_COUNTS = Converted("list", partial(parse_count_list, maximum=MAX_NUMJOBS))
 """Job (worker) counts: each 1..4,096, fio's most jobs."""
 LABEL = Converted("key=value", parse_label)
+RUN = Converted("RUN", parse_run_ref)
 JOB_PATH = Converted("path", parse_job_path)
 ENGINE = Converted("engine", parse_engine)
 

@@ -17,6 +17,7 @@ from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     OUTPUT_FILE,
     POSITIVE_SIZE,
+    RUN,
     db_option,
     grouped,
     ioengine_option,
@@ -247,7 +248,7 @@ pts = pts_command()
 
 
 @click.command("pts-report")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @click.option("--format", "fmt", type=click.Choice(PTS_FORMATS), default="table")
 @click.option(
     "-o", "--output", type=OUTPUT_FILE, default=None, help="File to write (json, csv, markdown)."

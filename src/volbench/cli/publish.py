@@ -8,7 +8,7 @@ import click
 
 from volbench import output_file
 from volbench.cli import console
-from volbench.cli.options import LABEL, OUTPUT_FOLDER, db_option
+from volbench.cli.options import LABEL, OUTPUT_FOLDER, RUN, db_option
 from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus
@@ -51,7 +51,7 @@ def _bundles() -> Bundles:
 
 
 @click.command("publish")
-@click.argument("run_refs", metavar="[RUN...]", nargs=-1)
+@click.argument("run_refs", metavar="[RUN...]", nargs=-1, type=RUN)
 @click.option(
     "--label",
     "labels",

@@ -20,6 +20,7 @@ from volbench.cli import console
 from volbench.cli.options import (
     JOB_PATH,
     POSITIVE_DURATION,
+    RUN,
     db_option,
     format_option,
     runs_dir_option,
@@ -138,7 +139,9 @@ def plan(
 @click.option(
     "--measured", type=MEASURED, multiple=True, help="NAME=IOPS measured: adds the error."
 )
-@click.option("--run", "run_ref", metavar="RUN", help="Take the measured IOPS from a verify run.")
+@click.option(
+    "--run", "run_ref", metavar="RUN", type=RUN, help="Take the measured IOPS from a verify run."
+)
 @db_option
 @format_option
 def predict(
@@ -166,7 +169,7 @@ def predict(
 
 
 @qos.command("fit")
-@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@click.argument("runs", nargs=-1, metavar="[RUN]...", type=RUN)
 @click.option("--capability", type=click.FloatRange(0, min_open=True), help="C, IOPS.")
 @click.option("--host-used", type=click.FloatRange(0), default=0.0, help="C0, IOPS.")
 @click.option("--measured", type=MEASURED, multiple=True, help="NAME=IOPS of every tenant.")

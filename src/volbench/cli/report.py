@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from volbench.cli import console
-from volbench.cli.options import OUTPUT_FILE, db_option, format_option
+from volbench.cli.options import OUTPUT_FILE, RUN, db_option, format_option
 from volbench.cli.spec import catalogue_option
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_sheet
@@ -32,7 +32,7 @@ by_option = click.option(
 
 
 @click.command("report")
-@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True, type=RUN)
 @click.option(
     "-o", "--output", type=OUTPUT_FILE, required=True, help="FILE.html (interactive) or FILE.pdf."
 )
@@ -57,7 +57,7 @@ def report(
 
 
 @click.command("compare")
-@click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
+@click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True, type=RUN)
 @by_option
 @click.option(
     "-o",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from volbench.cli.options import db_option, runs_dir_option, stall_options, write_options
+from volbench.cli.options import RUN, db_option, runs_dir_option, stall_options, write_options
 from volbench.cli.pts import PTS_FORMATS, PtsReporter, finish, purge_settings
 from volbench.cli.session import fio_session
 from volbench.cli.spec import catalogue_option
@@ -15,7 +15,7 @@ from volbench.targets.purge import METHODS
 
 
 @click.command("resume")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @click.option("--purge", "purge_method", type=click.Choice(METHODS), default="auto")
 @click.option("--ata-password", default=None, help="For --purge ata-secure-erase.")
 @write_options

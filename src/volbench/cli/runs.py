@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 from volbench.cli import console
-from volbench.cli.options import LABEL, OUTPUT_FILE, db_option, format_option, label_option
+from volbench.cli.options import (
+    LABEL,
+    OUTPUT_FILE,
+    RUN,
+    db_option,
+    format_option,
+    label_option,
+)
 from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunStatus
@@ -50,7 +57,7 @@ def runs(
 
 
 @click.command("show")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @catalogue_option
 @db_option
 @format_option
@@ -67,7 +74,7 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
 
 
 @click.command("export")
-@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True, type=RUN)
 @click.option(
     "--format",
     "fmt",
@@ -163,7 +170,7 @@ def _received(name: str, received: bundle.Received) -> str:
 
 
 @click.command("label")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @click.argument("labels", metavar="KEY=VALUE...", type=LABEL, nargs=-1)
 @click.option("--remove", multiple=True, metavar="KEY", help="Remove this label (repeatable).")
 @db_option
@@ -181,7 +188,7 @@ def label(
 
 
 @click.command("delete")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", type=RUN)
 @click.option("--yes", is_flag=True, help="Do not ask.")
 @db_option
 def delete(run_ref: str, yes: bool, db: str | None) -> None:

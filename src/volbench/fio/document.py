@@ -153,8 +153,9 @@ def _plain(container: dict[str, Any] | list[Any], depth: int, strings: bool) -> 
     if kind is str and type(high) is str:
         return not strings or all(_plain_string(value) for value in values)
     if kind in _NUMBERS and type(high) in _NUMBERS:
+        # integers first: math.isfinite of one beyond a double raises OverflowError
         return LONG_LONG_MIN <= low <= high <= LONG_LONG_MAX or (
-            math.isfinite(low) and math.isfinite(high) and _finite_ints(values)
+            _finite_ints(values) and math.isfinite(low) and math.isfinite(high)
         )
     for value in values:
         kind = type(value)

@@ -11,11 +11,12 @@ finiteness of every number were already checked by :mod:`volbench.fio.document`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from volbench.errors import ParseError
 from volbench.fio.document import path
+from volbench.store.limits import OPTION_CHARS
 
 
 def _kind(value: Any) -> str:
@@ -85,13 +86,20 @@ class Fields:
             )
         return float(value)
 
-    def text(self, key: str) -> str | None:
-        """A string field; None when missing."""
+    def text(self, key: str, limit: int = OPTION_CHARS) -> str | None:
+        """A string field of at most ``limit`` characters (default: what volbench keeps
+        of any text fio prints, :data:`~volbench.store.limits.OPTION_CHARS`); None when
+        missing."""
         value = self._obj.get(key)
         if value is None and key not in self._obj:
             return None
         if not isinstance(value, str):
             raise self._wrong(key, "a string")
+        if len(value) > limit:
+            raise ParseError(
+                f"a string of {len(value):,} characters, more than volbench keeps ({limit:,})",
+                self.at(key),
+            )
         return value
 
     def child(self, key: str) -> Fields | None:
@@ -117,14 +125,24 @@ class Fields:
         return [Fields(item, (trail, index)) for index, item in enumerate(value)]
 
     def strings(self, key: str) -> dict[str, str]:
-        """An object of strings (``job options``); empty when missing."""
+        """An object of strings (``job options``, :meth:`options`); empty when missing."""
         fields = self.child(key)
-        if fields is None:
-            return {}
-        for name, value in fields._obj.items():
+        return {} if fields is None else fields.options()
+
+    def options(self, skip: Collection[str] = ()) -> dict[str, str]:
+        """This object's fields but ``skip`` as fio options: strings, each name and value
+        of at most :data:`~volbench.store.limits.OPTION_CHARS` characters (fio reads job
+        files in lines of at most that, parse.h ``OPT_LEN_MAX``); a longer one (only a
+        command line can give it) is left out, as not stated."""
+        found = {}
+        for name, value in self._obj.items():
+            if name in skip:
+                continue
             if not isinstance(value, str):
-                raise fields._wrong(name, "a string")
-        return dict(fields._obj)
+                raise self._wrong(name, "a string")
+            if len(name) <= OPTION_CHARS and len(value) <= OPTION_CHARS:
+                found[name] = value
+        return found
 
     def items(self) -> list[tuple[str, Any]]:
         return list(self._obj.items())

@@ -26,6 +26,11 @@ versions, strict about what no fio version can print:
   at most :data:`MAX_EPOCH_S` (the last second of year 9999, as far as an ISO 8601 time
   of four-digit years and Python's ``datetime`` go), a port at most 65,535 (TCP), a
   group id and an error number within fio's C ``unsigned int`` and ``int``.
+* Text: a job's name at most :data:`~volbench.store.limits.NAME_CHARS` characters (fio
+  keeps 127 bytes of it, stat.h ``FIO_JOBNAME_SIZE``), a host name at most
+  :data:`~volbench.store.limits.HOSTNAME_CHARS`, any other string at most
+  :data:`~volbench.store.limits.OPTION_CHARS` (what the store keeps); an option value
+  longer than that is left out (:meth:`volbench.fio.fields.Fields.options`).
 * Missing fields read as zero (or ``None`` for a latency block); a field present with
   the wrong type, a negative or impossible value is refused
   (:mod:`volbench.fio.fields`, :mod:`volbench.fio.latency`, :func:`_check_rates`).
@@ -50,6 +55,7 @@ from volbench.model import (
     JobResult,
     LatencyStats,
 )
+from volbench.store.limits import HOSTNAME_CHARS, NAME_CHARS
 
 ALL_CLIENTS = "All clients"
 """``jobname`` of fio's aggregate entry in ``client_stats``."""
@@ -120,11 +126,9 @@ def _global_options(doc: Fields) -> tuple[dict[str, str], dict[str, dict[str, st
         return doc.strings("global options"), {}
     per_client: dict[str, dict[str, str]] = {}
     for item in doc.children("global options"):
-        options = {
-            name: item.text(name) or "" for name, _ in item.items() if name not in _CLIENT_INFO
-        }
+        options = item.options(skip=_CLIENT_INFO)
         port = _at_most(item, "port", MAX_PORT, "a TCP port") if item.has("port") else None
-        per_client[client_key(item.text("hostname"), port)] = options
+        per_client[client_key(item.text("hostname", HOSTNAME_CHARS), port)] = options
     return {}, per_client
 
 
@@ -143,7 +147,7 @@ def _at_most(fields: Fields, key: str, limit: int, what: str) -> int:
 def _group(entry: Fields, name: str) -> tuple[bool, int, str]:
     """Entries that may be merged: one reporting group (fio's "All clients" apart)."""
     groupid = _at_most(entry, "groupid", MAX_GROUPID, "fio's unsigned int")
-    return (entry.text("jobname") == ALL_CLIENTS, groupid, name)
+    return (entry.text("jobname", NAME_CHARS) == ALL_CLIENTS, groupid, name)
 
 
 def _kinds(entries: list[Fields]) -> Kinds:
@@ -189,14 +193,14 @@ def _job(entry: Fields, kinds: Kinds) -> JobResult:
     if runtime_ms == 0.0:
         runtime_ms = elapsed * 1000.0
     return JobResult(
-        name=entry.text("jobname") or "",
+        name=entry.text("jobname", NAME_CHARS) or "",
         groupid=_at_most(entry, "groupid", MAX_GROUPID, "fio's unsigned int"),
         directions=directions,
         usr_cpu_pct=entry.number("usr_cpu", limit=MAX_CPU_PCT),
         sys_cpu_pct=entry.number("sys_cpu", limit=MAX_CPU_PCT),
         runtime_ms=runtime_ms,
         error=_at_most(entry, "error", MAX_ERROR, "fio's int"),
-        hostname=entry.text("hostname"),
+        hostname=entry.text("hostname", HOSTNAME_CHARS),
         options=entry.strings("job options"),
         port=_at_most(entry, "port", MAX_PORT, "a TCP port") if entry.has("port") else None,
         elapsed_s=elapsed if entry.has("elapsed") else None,
@@ -303,5 +307,5 @@ def _disk_util(entry: Fields) -> DiskUtil:
         util_pct=entry.number("util", limit=100.0),
         read_ios=entry.count("read_ios"),
         write_ios=entry.count("write_ios"),
-        hostname=entry.text("hostname") or None,
+        hostname=entry.text("hostname", HOSTNAME_CHARS) or None,
     )

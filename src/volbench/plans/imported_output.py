@@ -15,8 +15,13 @@
   entries state the same, and ``rw`` only when the directions fio reports fit it (with
   ``group_reporting`` fio echoes the first job's options for a whole group).
 * Target: the files (``filename``, else ``directory``) and the largest ``size`` the
-  options state, the devices fio reports (``disk_util``); ioengine(s) as stated.
-* Times (:func:`times`): fio's own, never the import's where the file states one.
+  options state, the devices fio reports (``disk_util``); ioengine(s) as stated. A list
+  of files, devices, hosts or engines is kept to ``TEXT_CHARS`` (65,536 characters,
+  :mod:`volbench.store.limits`): those that fit, then ``...(N more)``.
+* Text: names and places within what the store keeps (``NAME_CHARS``,
+  ``HOSTNAME_CHARS``), with ``-gGROUP`` and ``:PORT``; else a ParseError.
+* Times (:func:`times`): fio's own, never the import's where the file states one;
+  within fio's lifetime and in order, else a ParseError naming the field.
 * Notes, stored with the run and printed: where the output yields no result, and why.
 """
 
@@ -24,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,13 @@ from volbench.model import (
     StoredWorkload,
     TargetInfo,
     TestResult,
+)
+from volbench.plans.imported_times import times
+from volbench.store.limits import (
+    HOSTNAME_CHARS,
+    NAME_CHARS,
+    TEXT_CHARS,
+    joined,
 )
 
 ALL_CLIENTS = "all-clients"
@@ -86,26 +97,40 @@ def options_of(output: FioOutput, job: JobResult) -> dict[str, str]:
 
 
 def _distinct_names(jobs: Sequence[JobResult]) -> list[JobResult]:
-    """Jobs whose name several reporting groups use renamed ``NAME-gGROUP``."""
+    """Jobs whose name several reporting groups use renamed ``NAME-gGROUP``; a name
+    that would then be longer than the store keeps (``NAME_CHARS``) is a ParseError."""
     groups: dict[str, set[int]] = {}
     for job in jobs:
         groups.setdefault(job.name, set()).add(job.groupid)
-    return [
-        dataclasses.replace(job, name=f"{job.name}-g{job.groupid}")
-        if len(groups[job.name]) > 1
-        else job
-        for job in jobs
-    ]
+    named = []
+    for job in jobs:
+        if len(groups[job.name]) > 1:
+            job = dataclasses.replace(job, name=f"{job.name}-g{job.groupid}")
+            if len(job.name) > NAME_CHARS:
+                raise ParseError(
+                    f"job name {job.name[:40]!r}... of {len(job.name):,} characters with its"
+                    f" group (-g{job.groupid}), more than the store keeps ({NAME_CHARS})"
+                )
+        named.append(job)
+    return named
 
 
 def _places(jobs: Sequence[JobResult]) -> dict[tuple[str | None, int | None], str]:
-    """Each server's place label: its host, or ``HOST:PORT`` where servers share a host."""
+    """Each server's place label: its host, or ``HOST:PORT`` where servers share a host;
+    one longer than the store keeps (``HOSTNAME_CHARS``) is a ParseError."""
     servers = list(dict.fromkeys((j.hostname, j.port) for j in jobs if j.hostname))
     hosts = [host for host, _ in servers]
-    return {
+    labels: dict[tuple[str | None, int | None], str] = {
         (host, port): host if hosts.count(host) == 1 or port is None else f"{host}:{port}"
         for host, port in servers
     }
+    for label in labels.values():
+        if len(label) > HOSTNAME_CHARS:
+            raise ParseError(
+                f"server {label[:40]!r}... (host and port) is {len(label):,} characters"
+                f" long, more than the store keeps for a place ({HOSTNAME_CHARS})"
+            )
+    return labels
 
 
 def _common(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -245,7 +270,7 @@ def read_output(output: FioOutput, source: Path) -> ImportedOutput:
     engines = sorted({o["ioengine"] for o in options if o.get("ioengine")})
     started, ended, how = times(output)
     settings = RunSettings(
-        ioengine=", ".join(engines) or None,
+        ioengine=joined(engines, TEXT_CHARS, ", ") or None,
         places=tuple(PlaceRecord(p, p) for p in places) if len(places) > 1 else (),
         options={
             "source": str(source),
@@ -277,14 +302,14 @@ def _target(
     the devices fio reports."""
     files = sorted({_file(o) for o in options if o.get("filename")})
     folders = sorted({o["directory"] for o in options if o.get("directory")})
-    path = ",".join(files or folders) or f"(from {source.name})"
+    path = joined(files or folders) or f"(from {source.name})"
     sizes = [w.size_bytes for w in workloads if w.size_bytes]
     devices = list(dict.fromkeys(d.name for d in output.disk_util if d.name))
     return TargetInfo(
         path=path,
         kind="imported",
         capacity_bytes=max(sizes, default=0),
-        device=",".join(devices) or None,
+        device=joined(devices) or None,
     )
 
 
@@ -297,69 +322,13 @@ def _file(options: dict[str, str]) -> str:
 
 def _host(output: FioOutput, places: Sequence[str]) -> HostInfo:
     return HostInfo(
-        hostname=",".join(places) or "unknown",
+        hostname=joined(places) or "unknown",
         cpu_count=0,
         cpu_model="unknown",
         memory_bytes=0,
         kernel="unknown",
         fio_version=output.fio_version,
     )
-
-
-def _iso(ms: float) -> str:
-    """ISO 8601 UTC of ``ms`` since the epoch: 0 to :data:`volbench.fio.parser.MAX_EPOCH_MS`,
-    as the parser and :func:`times` bound every time they give."""
-    return datetime.fromtimestamp(ms / 1000.0, UTC).isoformat(timespec="seconds")
-
-
-def times(output: FioOutput) -> tuple[str | None, str | None, str]:
-    """(start, end, where they come from) as fio states them, ISO 8601 UTC; None where
-    the output states none.
-
-    fio writes ``timestamp`` (s) and ``timestamp_ms`` when it prints a local run's
-    output, at its end (stat.c ``__show_run_stats``), and a client/server run's when
-    it starts the servers (client.c ``fio_start_all_clients``). Start: the earliest
-    ``job_start`` (fio >= 3.36, ms since the epoch); else a local run's end less its
-    longest ``elapsed`` (s since fio started, rounded up: to within a second); else a
-    client/server run's ``timestamp``. ``time`` (local time of an unstated zone) is
-    read as UTC only when the output has no ``timestamp`` (fio has printed both since
-    fio 2.2.5).
-    """
-    clients = any(j.hostname for j in output.jobs) or bool(output.all_clients)
-    stamp_ms: float | None = output.timestamp_ms
-    if stamp_ms is None and output.timestamp_s:
-        stamp_ms = output.timestamp_s * 1000.0
-    note = "fio's timestamp"
-    if stamp_ms is None and output.time:
-        try:
-            parsed = datetime.strptime(" ".join(output.time.split()), "%a %b %d %H:%M:%S %Y")
-        except ValueError:
-            parsed = None
-        if parsed is not None:
-            stamp_ms = parsed.replace(tzinfo=UTC).timestamp() * 1000.0
-            note = "fio's time (its local time, read as UTC: the output states no zone)"
-            if stamp_ms < 0:
-                raise ParseError(f"{output.time!r} is before 1970 (fio prints its clock)", "time")
-    starts = [j.job_start_ms for j in output.jobs if j.job_start_ms]
-    elapsed = [j for j in output.jobs if j.elapsed_s is not None]
-    end = None if clients or stamp_ms is None else _iso(stamp_ms)
-    if starts:
-        return _iso(min(starts)), end, "start: fio's job_start; end: " + note
-    if clients and stamp_ms is not None:
-        return _iso(stamp_ms), None, f"start: {note} (client/server: when fio started)"
-    if stamp_ms is not None and elapsed:
-        longest = max(elapsed, key=lambda j: j.elapsed_s or 0)
-        start_ms = stamp_ms - 1000.0 * (longest.elapsed_s or 0)
-        if start_ms < 0:
-            raise ParseError(
-                f"job {longest.name!r} ran {longest.elapsed_s} s (its elapsed) before"
-                f" {note} ({stamp_ms / 1000.0:.0f} s since 1970): it started before 1970"
-            )
-        start = _iso(start_ms)
-        return start, end, f"start: {note} less fio's elapsed (to 1 s); end: {note}"
-    if stamp_ms is not None:
-        return None, end, f"start: not stated; end: {note}"
-    return None, None, "not stated: the times shown are the import's"
 
 
 def _notes(output: FioOutput, tests: Sequence[TestResult]) -> list[str]:

@@ -16,6 +16,7 @@ from volbench.fio.remote_path import is_plain_path
 from volbench.fio.tunnel import host_name, is_ssh
 from volbench.lab.place import DISK, is_guest_disk, is_lab
 from volbench.model import Place
+from volbench.store.limits import HOSTNAME_CHARS
 from volbench.targets.safety import canonical
 
 
@@ -36,7 +37,7 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
     (:data:`volbench.lab.place.DISK`). Raises UsageError with what to change.
     """
     if not hosts:
-        return tuple(dict.fromkeys(Place(None, canonical(path)) for path in targets))
+        return _kept(tuple(dict.fromkeys(Place(None, canonical(path)) for path in targets)))
     addresses = {host_name(h): h for h in hosts}
     if len(addresses) < len(hosts):
         raise UsageError("a host is given twice in --hosts / --hosts-file")
@@ -63,7 +64,24 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
             f"no target for host {', '.join(missing)}: give --target HOST:PATH or a PATH "
             "for every host"
         )
-    return tuple(dict.fromkeys(places))
+    return _kept(tuple(dict.fromkeys(places)))
+
+
+def _kept(places: tuple[Place, ...]) -> tuple[Place, ...]:
+    """``places``, checked to fit the store: each share of a run on several places (or
+    on a host) is stored under its label (``HOST:PATH``, or the path), at most
+    :data:`~volbench.store.limits.HOSTNAME_CHARS` characters; UsageError before anything
+    runs for a longer one."""
+    if len(places) == 1 and places[0].host is None:
+        return places  # one local target: its results are the run's own
+    for place in places:
+        if len(place.label) > HOSTNAME_CHARS:
+            raise UsageError(
+                f"--target {place.label[:60]}...: a place's name (HOST:PATH) is"
+                f" {len(place.label):,} characters long, more than the store keeps for one"
+                f" ({HOSTNAME_CHARS}): use a target of a shorter path"
+            )
+    return places
 
 
 def remote_path(path: str) -> str:

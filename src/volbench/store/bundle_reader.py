@@ -2,7 +2,8 @@
 
 :class:`Reader` checks every value of a bundle's run against what a store can hold
 and volbench can have written (types, ranges of the store's columns, finite numbers,
-text a database keeps, rounds that exist, known fields only) and builds the
+text a database keeps within the store's bounds (:mod:`volbench.store.limits`), times
+within fio's lifetime and in order, rounds that exist, known fields only) and builds the
 :class:`~volbench.model.RunRecord` the store will give back. The first value that
 fails is a :class:`BundleError`: one line naming the file, the JSON path and what
 to do.
@@ -33,6 +34,13 @@ from volbench.model import (
     TracePart,
 )
 from volbench.store.bundle_values import INT32_MAX, INT64_MAX, UINT32_MAX, ValueReader, kind, shown
+from volbench.store.limits import (
+    HOSTNAME_CHARS,
+    LABEL_KEY_CHARS,
+    LABEL_VALUE_CHARS,
+    NAME_CHARS,
+    TEXT_CHARS,
+)
 from volbench.trace.codec import unpack_part
 
 _FINISHED = {s.value for s in RunStatus if s is not RunStatus.RUNNING}
@@ -63,8 +71,8 @@ class Reader(ValueReader):
             self.damaged(f"{at}.status", f"is {shown(status)}, not one of {sorted(_FINISHED)}")
         labels = self.mapping(run["labels"], f"{at}.labels")
         for key, value in labels.items():
-            self.text(key, f"{at}.labels (a key)", 200, empty=False)
-            self.text(value, f"{at}.labels.{key}", 1000)
+            self.text(key, f"{at}.labels (a key)", LABEL_KEY_CHARS, empty=False)
+            self.text(value, f"{at}.labels.{key}", LABEL_VALUE_CHARS)
         round_list = [
             self.round(r, f"{at}.rounds[{i}]") for i, r in enumerate(self.items(run, "rounds", at))
         ]
@@ -85,17 +93,20 @@ class Reader(ValueReader):
             self.series(s, f"{at}.series[{i}]", numbers)
             for i, s in enumerate(self.items(run, "series", at))
         )
+        started_at = self.time(run["started_at"], f"{at}.started_at")
+        ended_at = self.optional(run.get("ended_at"), f"{at}.ended_at", self.time)
+        self.in_order(started_at, ended_at, f"{at}.ended_at")
         return RunRecord(
             id=self.integer(run.get("id", 0), f"{at}.id", 0, INT64_MAX),
-            plan=self.text(run["plan"], f"{at}.plan", 200, empty=False),
+            plan=self.text(run["plan"], f"{at}.plan", NAME_CHARS, empty=False),
             status=RunStatus(status),
-            started_at=self.time(run["started_at"], f"{at}.started_at"),
-            ended_at=self.optional(run.get("ended_at"), f"{at}.ended_at", self.time),
+            started_at=started_at,
+            ended_at=ended_at,
             target=self.typed(run["target"], f"{at}.target", TargetInfo.from_record),
             host=self.typed(run["host"], f"{at}.host", HostInfo.from_record),
             labels=labels,
             settings=self.typed(run["settings"], f"{at}.settings", RunSettings.from_record),
-            error=self.optional(run.get("error"), f"{at}.error", self.text),
+            error=self.optional(run.get("error"), f"{at}.error", self.text, TEXT_CHARS),
             non_compliant=self.boolean(run.get("non_compliant", False), f"{at}.non_compliant"),
             results=results,
             raw_outputs=tuple(raw for _, raw in round_list),
@@ -118,6 +129,7 @@ class Reader(ValueReader):
             ended_at=self.optional(item.get("ended_at"), f"{at}.ended_at", self.time),
             committed_at=self.time(item["committed_at"], f"{at}.committed_at"),
         )
+        self.in_order(times.started_at, times.ended_at, f"{at}.ended_at")
         return times, self.text(item["fio_output"], f"{at}.fio_output")
 
     def result(self, value: Any, at: str, rounds: Collection[int]) -> StoredResult:
@@ -135,7 +147,7 @@ class Reader(ValueReader):
             elif name == "io_bytes":
                 values[name] = self.integer(field_value, where, 0, INT64_MAX)
             elif name == "test":
-                values[name] = self.text(field_value, where, 200)
+                values[name] = self.text(field_value, where, NAME_CHARS)
             elif name == "direction":
                 values[name] = self.text(field_value, where, 10)
                 if values[name] not in DIRECTIONS:
@@ -143,7 +155,7 @@ class Reader(ValueReader):
             elif name == "lat_kind":
                 values[name] = self.optional(field_value, where, self.text, 10)
             elif name == "hostname":
-                values[name] = self.optional(field_value, where, self.text, 255)
+                values[name] = self.optional(field_value, where, self.text, HOSTNAME_CHARS)
             elif name in ("iops", "bw_bytes_per_s", "runtime_ms", "usr_cpu_pct", "sys_cpu_pct"):
                 values[name] = self.number(field_value, where)
             else:  # the latency figures, None where not measured
@@ -176,11 +188,14 @@ class Reader(ValueReader):
         item = self.mapping(value, at)
         self.keys(item, at, {"round", "test", "started_at", "ended_at", "seconds", "resolved"},
                   {"test_offset_s"})  # fmt: skip
+        started_at = self.time(item["started_at"], f"{at}.started_at")
+        ended_at = self.time(item["ended_at"], f"{at}.ended_at")
+        self.in_order(started_at, ended_at, f"{at}.ended_at")
         return Stall(
             round=self.integer(item["round"], f"{at}.round", 0, INT32_MAX),
-            test=self.text(item["test"], f"{at}.test", 200),
-            started_at=self.time(item["started_at"], f"{at}.started_at"),
-            ended_at=self.time(item["ended_at"], f"{at}.ended_at"),
+            test=self.text(item["test"], f"{at}.test", NAME_CHARS),
+            started_at=started_at,
+            ended_at=ended_at,
             seconds=self.number(item["seconds"], f"{at}.seconds"),
             resolved=self.boolean(item["resolved"], f"{at}.resolved"),
             test_offset_s=self.optional(
@@ -215,10 +230,10 @@ class Reader(ValueReader):
             self.damaged(f"{at}.points", "holds more points than a store keeps in one log")
         return LogSeries(
             round=round_no,
-            test=self.text(item["test"], f"{at}.test", 200),
+            test=self.text(item["test"], f"{at}.test", NAME_CHARS),
             kind=self.text(item["kind"], f"{at}.kind", 10),
             job=self.integer(item["job"], f"{at}.job", 0, UINT32_MAX),
-            host=self.optional(item.get("host"), f"{at}.host", self.text, 255),
+            host=self.optional(item.get("host"), f"{at}.host", self.text, HOSTNAME_CHARS),
             direction=self.text(item["direction"], f"{at}.direction", 10),
             points=tuple((t, v) for t, v in points),
         )

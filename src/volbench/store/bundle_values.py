@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar
 from volbench.errors import UsageError
 from volbench.records import RecordError
 from volbench.store import rows
+from volbench.store.limits import TEXT_CHARS, order_problem, stored_time_problem, too_long
 
 T = TypeVar("T")
 
@@ -86,11 +87,13 @@ class ValueReader:
             if isinstance(item, dict):
                 for key, inner in item.items():
                     self._storable(key, f"{where} (a key)")
+                    self._within(key, f"{where} (a key)", TEXT_CHARS)
                     stack.append((inner, f"{where}.{key}", depth + 1))
             elif isinstance(item, list):
                 stack += [(inner, f"{where}[{i}]", depth + 1) for i, inner in enumerate(item)]
             elif isinstance(item, str):
                 self._storable(item, where)
+                self._within(item, where, TEXT_CHARS)
             elif isinstance(item, float) and not math.isfinite(item):
                 self.damaged(where, "is a number beyond what JSON can hold")
             elif type(item) is int and not -INT64_MAX - 1 <= item <= INT64_MAX:
@@ -108,11 +111,18 @@ class ValueReader:
     def text(self, value: Any, at: str, limit: int | None = None, empty: bool = True) -> str:
         if not isinstance(value, str):
             self.damaged(at, f"is {kind(value)}, not text")
-        if limit is not None and len(value) > limit:
-            self.damaged(at, f"is {len(value)} characters long, more than the store's {limit}")
+        if limit is not None:
+            self._within(value, at, limit)
         if not empty and not value:
             self.damaged(at, "is empty")
         return self._storable(value, at)
+
+    def _within(self, value: str, at: str, limit: int) -> None:
+        """Refuse a text longer than the store keeps (:mod:`volbench.store.limits`):
+        volbench writes none (it refuses them at the input), so the bundle was changed."""
+        problem = too_long(value, limit)
+        if problem:
+            self.damaged(at, problem)
 
     def _storable(self, value: str, at: str) -> str:
         if "\x00" in value:
@@ -147,11 +157,30 @@ class ValueReader:
         return value
 
     def time(self, value: Any, at: str) -> str:
+        """An ISO 8601 time with a zone, as stored (UTC), within fio's lifetime."""
         text = self.text(value, at, 40)
         try:
-            return rows.timestamp(text)
+            stored = rows.timestamp(text)
         except ValueError:
             self.damaged(at, f"is {shown(text)}, not an ISO 8601 time with a time zone")
+        problem = stored_time_problem(stored)
+        if problem:
+            self.fail(
+                at,
+                f"{stored} {problem}: no fio ran then, and no store keeps it (a bundle"
+                " changed, or a store's clock not set: give it the time the run had)",
+            )
+        return stored
+
+    def in_order(self, started: str | None, ended: str | None, at: str) -> None:
+        """Refuse a span (stored times) that ends before it starts."""
+        problem = order_problem(started, ended)
+        if problem:
+            self.fail(
+                at,
+                f"says the span {problem}: no store keeps that (a bundle changed, or a run"
+                " an older volbench imported so: give it an end from its start on)",
+            )
 
     def run_uuid(self, value: Any, at: str) -> str:
         text = self.text(value, at, 36)

@@ -29,7 +29,7 @@ from volbench.model import (
     TracePart,
 )
 from volbench.records import json_object
-from volbench.store import migrations, owner, rows, schema
+from volbench.store import admission, migrations, owner, rows, schema
 from volbench.store.database import (
     connect,
     default_data_dir,
@@ -38,6 +38,7 @@ from volbench.store.database import (
     one_line,
     redact,
 )
+from volbench.store.limits import NAME_CHARS
 from volbench.store.run_queries import RunQueries
 from volbench.store.schema import rounds, runs
 from volbench.store.series import series_rows
@@ -104,20 +105,27 @@ class Store(RunQueries):
         ``target`` and ``host`` are :class:`TargetInfo` and :class:`HostInfo` (or
         dicts); ``settings`` holds the plan and its options (its ``options`` must be
         JSON-able: dataclasses, enums, tuples and sets are converted). ``started_at`` (ISO
-        8601 with a time zone) is for imports; by default it is now.
+        8601 with a time zone) is for imports; by default it is now. What the store
+        cannot keep (:mod:`volbench.store.admission`: a text too long, a start outside
+        fio's lifetime, e.g. this machine's clock not set) is a StoreError.
         """
+        started = rows.timestamp(started_at)
         values = {
             "plan": plan,
             "status": RunStatus.RUNNING.value,
             "owner": owner.current().text(),
             "heartbeat_at": rows.timestamp(None),
-            "started_at": rows.timestamp(started_at),
+            "started_at": started,
             "target": rows.as_dict(target),
             "host": rows.as_dict(host),
             "settings": settings.record(),
             "non_compliant": non_compliant,
             "uuid": str(uuid.uuid4()),
         }
+        admission.text(plan, NAME_CHARS, f"the plan name {plan[:40]!r}")
+        admission.labels(labels)
+        admission.texts({k: values[k] for k in ("target", "host", "settings")}, "the run")
+        admission.time(started, "the run's start (this machine's clock?)")
         with self._begin(write=True) as conn:
             run_id = int(
                 conn.execute(runs.insert().values(values).returning(runs.c.id)).scalar_one()
@@ -140,6 +148,8 @@ class Store(RunQueries):
             for record in records:
                 if record.status is RunStatus.RUNNING or not record.uuid:
                     raise ValueError(f"run {record.uuid or record.id}: a running run or no uuid")
+                admission.record(record)
+                admission.labels(labels or {})
                 found = conn.execute(sa.select(runs.c.id).where(runs.c.uuid == record.uuid))
                 had = found.scalar()
                 if had is not None:
@@ -217,7 +227,8 @@ class Store(RunQueries):
         per test and active direction (``workloads`` maps test name to its workload
         description), and fio's per-second ``series`` of the round (packed,
         :mod:`volbench.store.series`; their own ``round`` must be ``round_no``).
-        Committed when this returns.
+        Committed when this returns. Times outside fio's lifetime are not kept, an end
+        before the start is the start (:func:`volbench.store.admission.round_times`).
         """
         new_rows = [
             row
@@ -228,6 +239,11 @@ class Store(RunQueries):
         ]
         if any(s.round != round_no for s in series):
             raise ValueError(f"series of another round given with round {round_no}")
+        admission.results(new_rows)
+        admission.series(series)
+        started_at, ended_at = admission.round_times(
+            rows.optional_timestamp(started_at), rows.optional_timestamp(ended_at)
+        )
         packed = series_rows(run_id, series)
         with self._begin(write=True) as conn:
             status = self._status(conn, run_id)
@@ -240,8 +256,8 @@ class Store(RunQueries):
                 rounds.insert().values(
                     run_id=run_id,
                     round=round_no,
-                    started_at=rows.optional_timestamp(started_at),
-                    ended_at=rows.optional_timestamp(ended_at),
+                    started_at=started_at,
+                    ended_at=ended_at,
                     raw_json=raw_json,
                     committed_at=rows.now(),
                 )
@@ -255,6 +271,7 @@ class Store(RunQueries):
         """Store the stalls seen in a run (committed when this returns; any run status)."""
         if not found:
             return
+        admission.stalls(found)
         with self._begin(write=True) as conn:
             self._status(conn, run_id)
             conn.execute(schema.stalls.insert(), [rows.stall_row(run_id, s) for s in found])
@@ -267,18 +284,27 @@ class Store(RunQueries):
         *,
         ended_at: str | None = None,
     ) -> None:
-        """Mark a running run completed, failed or interrupted (with an error message)."""
+        """Mark a running run completed, failed or interrupted (with an error message).
+        ``ended_at`` (default now) outside fio's lifetime is a StoreError; before the
+        run's start, it is the start (:func:`volbench.store.admission.ended_at`)."""
         status = RunStatus(status)
         if status is RunStatus.RUNNING:
             raise ValueError("finish_run needs a final status, not running")
+        ended = rows.timestamp(ended_at)
+        admission.time(ended, f"run {run_id}'s end (this machine's clock?)")
         with self._begin(write=True) as conn:
             current = self._status(conn, run_id)
             if current is not RunStatus.RUNNING:
                 raise StoreError(f"run {run_id} is already {current}")
+            started = conn.execute(sa.select(runs.c.started_at).where(runs.c.id == run_id))
             conn.execute(
                 runs.update()
                 .where(runs.c.id == run_id)
-                .values(status=status.value, error=error, ended_at=rows.timestamp(ended_at))
+                .values(
+                    status=status.value,
+                    error=admission.message(error),
+                    ended_at=admission.ended_at(started.scalar_one(), ended),
+                )
             )
 
     def reopen_run(self, run_id: int) -> None:
@@ -336,6 +362,7 @@ class Store(RunQueries):
     ) -> int:
         """Set (add or replace) ``labels`` on a run and remove the keys ``remove``."""
         table = schema.labels
+        admission.labels(labels)
         with self._begin(write=True) as conn:
             run_id = self._resolve(conn, ref)
             keys = [*labels, *remove]

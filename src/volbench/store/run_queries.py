@@ -26,6 +26,7 @@ from volbench.store.database import (
     display_url,
     one_line,
 )
+from volbench.store.limits import RUN_ID_MAX, run_number
 from volbench.store.schema import rounds, runs
 from volbench.store.series import log_series
 from volbench.store.traces import read_parts
@@ -222,16 +223,22 @@ class RunQueries:
             if run_id is None:
                 raise StoreError(f"no runs in {self.url} yet")
             return int(run_id)
-        try:
-            run_id = int(text)
-        except ValueError:
-            raise StoreError(f"not a run: {text!r} (give a run id or latest)") from None
+        run_id = run_number(text)
+        if run_id is None:
+            raise StoreError(
+                f"not a run: {text[:40]!r} (give a run id, 1 to {RUN_ID_MAX:,}, or latest;"
+                " see volbench runs)"
+            )
         self._status(conn, run_id)
         return run_id
 
     def _status(self, conn: Connection, run_id: int) -> RunStatus:
-        """The status of run ``run_id``; StoreError if there is no such run."""
-        status = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).scalar()
+        """The status of run ``run_id``; StoreError if there is no such run. The id is
+        bound as a BIGINT: PostgreSQL's ``runs.id`` is an INTEGER (32 bits), and an id
+        given as one refuses any beyond it ("integer out of range") instead of finding
+        no run."""
+        given = sa.literal(run_id, sa.BigInteger)
+        status = conn.execute(sa.select(runs.c.status).where(runs.c.id == given)).scalar()
         if status is None:
             raise StoreError(f"no run {run_id} in {self.url} (see volbench runs)")
         return RunStatus(status)

@@ -33,6 +33,10 @@ moves it to another (:mod:`volbench.store.bundle`).
 Deleting a run cascades to its labels, rounds, results, series, stalls and traces
 (SQLite needs ``PRAGMA foreign_keys=ON`` on every connection; the repository sets it).
 
+Text columns are as long as :mod:`volbench.store.limits` bounds their values (a name
+200 characters, a label key 200 and value 1,000, a place 255), the bounds every write
+and every reader of outside input checks: a change of one is a change of the schema.
+
 Every change here needs a numbered migration in :mod:`volbench.store.migrations`;
 ``tests/unit/test_migrations.py`` checks that a migrated database matches these
 definitions.
@@ -41,6 +45,13 @@ definitions.
 from __future__ import annotations
 
 import sqlalchemy as sa
+
+from volbench.store.limits import (
+    HOSTNAME_CHARS,
+    LABEL_KEY_CHARS,
+    LABEL_VALUE_CHARS,
+    NAME_CHARS,
+)
 
 metadata = sa.MetaData()
 
@@ -51,7 +62,7 @@ runs = sa.Table(
     "runs",
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("plan", sa.String(200), nullable=False),
+    sa.Column("plan", sa.String(NAME_CHARS), nullable=False),
     sa.Column("status", sa.String(20), nullable=False),
     sa.Column("started_at", sa.String(40), nullable=False),
     sa.Column("ended_at", sa.String(40), nullable=True),
@@ -78,8 +89,8 @@ labels = sa.Table(
         sa.ForeignKey("runs.id", ondelete="CASCADE"),
         primary_key=True,
     ),
-    sa.Column("key", sa.String(200), primary_key=True),
-    sa.Column("value", sa.String(1000), nullable=False),
+    sa.Column("key", sa.String(LABEL_KEY_CHARS), primary_key=True),
+    sa.Column("value", sa.String(LABEL_VALUE_CHARS), nullable=False),
 )
 
 rounds = sa.Table(
@@ -104,7 +115,7 @@ results = sa.Table(
     sa.Column("id", _BigId, primary_key=True, autoincrement=True),
     sa.Column("run_id", sa.Integer, nullable=False),
     sa.Column("round", sa.Integer, nullable=False),
-    sa.Column("test", sa.String(200), nullable=False),
+    sa.Column("test", sa.String(NAME_CHARS), nullable=False),
     sa.Column("direction", sa.String(10), nullable=False),
     sa.Column("workload", sa.JSON, nullable=False),
     sa.Column("iops", sa.Double, nullable=False),
@@ -124,7 +135,7 @@ results = sa.Table(
     sa.Column("usr_cpu_pct", sa.Double, nullable=False),
     sa.Column("sys_cpu_pct", sa.Double, nullable=False),
     sa.Column("jobs", sa.Integer, nullable=False),
-    sa.Column("hostname", sa.String(255), nullable=True),
+    sa.Column("hostname", sa.String(HOSTNAME_CHARS), nullable=True),
     sa.Column("lat_total_mean_ns", sa.Double, nullable=True),  # version 8
     sa.ForeignKeyConstraint(
         ["run_id", "round"],
@@ -140,7 +151,7 @@ stalls = sa.Table(
     sa.Column("id", _BigId, primary_key=True, autoincrement=True),
     sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     sa.Column("round", sa.Integer, nullable=False),
-    sa.Column("test", sa.String(200), nullable=False),
+    sa.Column("test", sa.String(NAME_CHARS), nullable=False),
     sa.Column("started_at", sa.String(40), nullable=False),
     sa.Column("ended_at", sa.String(40), nullable=False),
     sa.Column("seconds", sa.Double, nullable=False),
@@ -154,9 +165,9 @@ series = sa.Table(
     sa.Column("id", _BigId, primary_key=True, autoincrement=True),
     sa.Column("run_id", sa.Integer, nullable=False),
     sa.Column("round", sa.Integer, nullable=False),
-    sa.Column("test", sa.String(200), nullable=False),
+    sa.Column("test", sa.String(NAME_CHARS), nullable=False),
     sa.Column("kind", sa.String(10), nullable=False),
-    sa.Column("host", sa.String(255), nullable=True),
+    sa.Column("host", sa.String(HOSTNAME_CHARS), nullable=True),
     sa.Column("direction", sa.String(10), nullable=False),
     sa.Column("samples", sa.Integer, nullable=False),
     sa.Column("data", sa.LargeBinary, nullable=False),
