@@ -20,6 +20,7 @@ import json
 import math
 import os
 import pwd
+import random
 import secrets
 import shutil
 import signal
@@ -486,6 +487,104 @@ def test_a_mix_under_one_or_two_budgets(
                    "--catalogue", str(catalogue), "--format", "json")  # fmt: skip
     assert checked.returncode in (0, 1), checked.stderr
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
+
+
+LIMIT_SHAPES = ("total", "separate", "bytes", "separate bytes", "unit", "burst")
+"""The knobs of QEMU's throttle group a draw sets: IOPS shared or per direction, MB/s
+shared or per direction beside them, an I/O unit (``iops-size``), a burst on a shared
+budget."""
+LIMITS_DRAWS = 3
+
+
+def _draw(shape: str, draw: random.Random, top: int) -> tuple[list[str], dict[str, float]]:
+    """The ``lab limit`` options of one draw and what the fit must find: IOPS caps
+    (read, write), MB/s caps (bytes/s), the unit (bytes), the burst (ceiling, credits).
+    A MB/s cap is 24,000 to 48,000 bytes an I/O of the IOPS cap: 16 KiB to 64 KiB in the
+    size ladder, and off every power of two (where a cap and a unit are the same limit)."""
+    iops = [share(top * draw.uniform(0.4, 1.0), top) for _ in range(2)]
+    per_io = [draw.choice([24_000, 40_000, 48_000]) for _ in range(2)]
+    mbps = [round(i * b / 1e6, 1) for i, b in zip(iops, per_io, strict=True)]
+    if shape == "total":
+        return ["--iops-total", str(iops[0])], {"read": iops[0], "write": iops[0], "shared": 1}
+    if shape == "separate":
+        options = ["--iops-read", str(iops[0]), "--iops-write", str(iops[1])]
+        return options, {"read": iops[0], "write": iops[1], "shared": 0}
+    if shape == "bytes":
+        options = ["--iops-total", str(iops[0]), "--mbps", str(mbps[0])]
+        return options, {"read": iops[0], "write": iops[0], "shared": 1,
+                         "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[0] * 1e6}  # fmt: skip
+    if shape == "separate bytes":
+        options = ["--iops-read", str(iops[0]), "--iops-write", str(iops[1]),
+                   "--mbps-read", str(mbps[0]), "--mbps-write", str(mbps[1])]  # fmt: skip
+        return options, {"read": iops[0], "write": iops[1], "shared": 0,
+                         "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[1] * 1e6}  # fmt: skip
+    if shape == "unit":
+        unit = draw.choice([8, 16, 32]) * 1024
+        options = ["--iops-total", str(iops[0]), "--io-unit", f"{unit // 1024}k"]
+        return options, {"read": iops[0], "write": iops[0], "shared": 1, "unit": unit}
+    base = share(0.3 * iops[0], top)
+    credits = BURST_LENGTH * iops[0]
+    options = ["--iops-total", str(base), "--burst-iops", str(iops[0]),
+               "--burst-credits", str(credits)]  # fmt: skip
+    return options, {"read": base, "write": base, "shared": 1, "ceiling": iops[0],
+                     "credits": credits}  # fmt: skip
+
+
+def _fitted(document: dict[str, Any], wanted: dict[str, float]) -> list[str]:
+    """What the fitted model in ``document`` gets wrong of ``wanted`` (none: all right)."""
+    model, burst, wrong = document["model"], document["burst"], []
+
+    def near(found: float | None, value: float, within: float, what: str) -> None:
+        if found is None or abs(found - value) > within * value:
+            wrong.append(f"{what} {found} for {value}")
+
+    for direction in ("read", "write"):
+        cap = model[direction]["iops_cap"]
+        near(cap and cap["value"], wanted[direction], 0.05, f"{direction} IOPS cap")
+        if f"{direction}_bytes" in wanted:
+            got = model[direction]["bytes_cap"]
+            near(got and got["value"], wanted[f"{direction}_bytes"], 0.05, f"{direction} MB/s")
+    if "unit" in wanted and (model["read"]["unit"] or {}).get("bytes") != wanted["unit"]:
+        wrong.append(f"unit {model['read']['unit']} for {wanted['unit']}")
+    if model["shared_iops"] is not bool(wanted["shared"]):
+        wrong.append(f"shared IOPS {model['shared_iops']}")
+    if "ceiling" in wanted:
+        near(burst and burst["ceiling"], wanted["ceiling"], 0.05, "burst ceiling")
+        near(burst and burst["credits"], wanted["credits"], 0.10, "burst credits")
+    return wrong
+
+
+def test_limits_of_random_draws(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    capacity: Capacity,
+    request: pytest.FixtureRequest,
+) -> None:
+    """``run limits`` on limits drawn at random (a new seed each run, in the summary;
+    ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within 5 %, the unit
+    exact, one budget or two right, the burst's ceiling within 5 % and its bucket within
+    10 %. A draw a busy machine held off is drawn once more with the same limits."""
+    tool, _ = lab
+    seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
+    draw = random.Random(seed)
+    top = share(DEEP_SHARE * capacity.deep, 1500)
+    for shape in draw.sample(LIMIT_SHAPES, LIMITS_DRAWS):
+        options, wanted = _draw(shape, draw, top)
+        limits(request, capacity, f"seed {seed}, {shape}: {' '.join(options)}")
+        wrong = ["not run"]
+        for _ in range(2):  # once is luck, twice a fault
+            lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
+            changed = tool("lab", "limit", NAME, *options)
+            assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr
+            run = tool("run", "limits", "--hosts", f"lab://{NAME}", "--budget", "90s",
+                       "--runtime", "1s", "--ramp-time", "1s",
+                       "--runs-dir", str(tool.runs_dir))  # fmt: skip
+            assert run.returncode == 0, run.stderr
+            wrong = _fitted(tool.show(), wanted)
+            if not wrong:
+                break
+            record(request, f"seed {seed}, {shape}: {'; '.join(wrong)}: measured again")
+        assert not wrong, (seed, shape, options, wrong)
 
 
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:

@@ -40,8 +40,14 @@ SAME = 0.05
 """Two rates within 5 % are the same rate: a limiter's own window (blkio's 100 ms
 slices, QEMU's leaky bucket) and a busy machine's scheduling move a 2-10 s figure by a
 few percent."""
-UNIT_MATCH = 0.03
-"""A bytes cap within 3 % of the IOPS cap times a power of two is read as an I/O unit."""
+UNIT_MATCH = 0.01
+"""A bytes cap within 1 % of the IOPS cap times a power of two (or within three times the
+two figures' spreads, when larger) is read as an I/O unit: counted in proportion, both
+are the same limit to every workload. A cap set in MB/s, 24 MB/s beside 3,000 IOPS on a
+QEMU guest (both figures within 0.1 %), is 8,000 B an I/O: 2.3 % off 8 KiB, a cap."""
+UNIT_SPREAD = 0.10
+"""The first size past an IOPS cap within 10 % of ``cap x u`` bytes a second names the
+unit ``u`` when no bytes level shows it (the powers of two lie a factor of 2 apart)."""
 UNITS = tuple(KIB << k for k in range(2, 11))
 """I/O units looked for: 4 KiB to 1 MiB, powers of two."""
 
@@ -179,18 +185,37 @@ def _bytes_and_unit(
     if rounded is not None:  # the IOPS cap counting whole units: no bytes cap seen
         return None, rounded
     if len(level) < 2:
-        return None, None
+        return None, _unit_from_first(sizes, beyond, cap)
     figure = _figure([p.bytes_per_s for p in level], [p.name for p in level])
-    return figure, _unit(figure.value, cap)
+    return figure, _unit(figure, cap)
 
 
-def _unit(bytes_cap: float, cap: Figure | None) -> Unit | None:
-    """The power-of-two unit ``u`` with ``cap x u`` = ``bytes_cap`` (proportional)."""
+def _unit_from_first(
+    sizes: Sequence[Probe], beyond: Sequence[Probe], cap: Figure | None
+) -> Unit | None:
+    """A unit seen where no bytes level is: the IOPS cap's reach ends at the first size
+    up, which ran at ``cap x u / size`` for a power of two ``u`` (within
+    :data:`UNIT_SPREAD`), and the MB/s of the larger sizes do not rise above it. QEMU's
+    bucket holds a tenth of a second of units (util/throttle.c): a request of more units
+    waits for it to drain, so larger requests fall below ``cap x u`` bytes a second."""
+    if cap is None or len(sizes) < 2 or not beyond or beyond[0] is not sizes[1]:
+        return None
+    first = beyond[0]
+    if any(p.bytes_per_s > (1 + SAME) * first.bytes_per_s for p in beyond[1:]):
+        return None
+    size = first.bytes_per_s / cap.value
+    return next((Unit(u, None) for u in UNITS if abs(size - u) <= UNIT_SPREAD * u), None)
+
+
+def _unit(bytes_cap: Figure, cap: Figure | None) -> Unit | None:
+    """The power-of-two unit ``u`` with ``cap x u`` = ``bytes_cap`` (proportional), within
+    :data:`UNIT_MATCH` or three times the two figures' own spreads, the larger."""
     if cap is None:
         return None
-    size = bytes_cap / cap.value
+    size = bytes_cap.value / cap.value
+    tolerance = max(UNIT_MATCH, 3 * (bytes_cap.spread + cap.spread))
     for unit in UNITS:
-        if abs(size - unit) <= UNIT_MATCH * unit:
+        if abs(size - unit) <= tolerance * unit:
             return Unit(unit, None)
     return None
 
@@ -217,11 +242,32 @@ def _rounded_unit(sizes: Sequence[Probe], cap: Figure | None) -> Unit | None:
     return None
 
 
+def _held_over_size(cap: Figure, sizes: Sequence[Probe], bytes_cap: Figure | None) -> bool:
+    """Whether the 4 KiB plateau ``cap`` is a limiter's and not the device's own ceiling:
+    Little's law holds for both (any server kept busy), but a cap counts I/Os, so the
+    next size up runs at the same IOPS, or at a bytes level that starts right there (a
+    bytes cap or an I/O unit), and the MB/s stop rising there; a device that spends its
+    time per I/O does fewer I/Os of 16 KiB while its MB/s keep rising."""
+    if len(sizes) < 2:
+        return True  # no size ladder: the plateau stands, and the card says so
+    first = sizes[1]
+    if abs(first.iops - cap.value) <= SAME * cap.value:
+        return True
+    if bytes_cap is not None and first.name in bytes_cap.tests:
+        return True
+    # past the cap's reach a limiter's MB/s stop rising; a device's go on
+    return len(sizes) > 2 and sizes[2].bytes_per_s <= (1 + SAME) * first.bytes_per_s
+
+
 def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
     cap, ceiling = _iops(probes, direction)
     deep = deepest(probes, direction)
     sizes = _sizes(probes, direction, deep) if deep is not None else []
     bytes_cap, unit = _bytes_and_unit(sizes, cap)
+    if cap is not None and unit is None and not _held_over_size(cap, sizes, bytes_cap):
+        ceiling = Figure(cap.value, cap.spread, cap.tests)  # the device's own
+        cap = None
+        bytes_cap, unit = _bytes_and_unit(sizes, None)
     if unit is not None and unit.rounded is None and len(sizes) > 1:
         between = [p for p in sizes if p.bs_bytes > unit.bytes and p.bs_bytes % unit.bytes]
         if between:  # a size between units kept to the proportional count

@@ -154,7 +154,10 @@ def plan_preview(
     if plan.next_round is not None:
         more = _adaptive_bound(plan, len(tests))
         per_test = low / len(files) if files else 0.0
-        if more:
+        if plan.budget is not None:  # its own bound, each test's time its own
+            high = plan.budget[1] + FIO_START_S * plan.budget[0]
+            processes += more
+        elif more:
             high = low + more * per_test
             processes += more
         extra.append(
@@ -176,7 +179,10 @@ def plan_preview(
 
 
 def _adaptive_bound(plan: PlanSpec, known: int) -> int:
-    """How many more tests an adaptive sweep may run: the rest of its grid."""
+    """How many more tests an adaptive plan may run: within its budget, or the rest of
+    a sweep's grid."""
+    if plan.budget is not None:
+        return max(0, plan.budget[0] - known)
     options = options_from(plan.options)
     if options is None:
         return 0

@@ -45,6 +45,9 @@ class PlanSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     non_compliant: bool = False
     next_round: NextRound | None = None
+    budget: tuple[int, float] | None = None
+    """An adaptive plan bounded by time: at most this many tests, in at most this many
+    seconds of fio runtime (``run limits --budget``)."""
 
     @property
     def planned_s(self) -> float:

@@ -5,6 +5,10 @@ run; she measures where the candidate limiters differ
 (:mod:`volbench.analysis.limiter_model` reads the answer). The tests, each a fio process
 of its own, chosen one at a time from what the earlier ones measured:
 
+0. a burst probe: 4 KiB random reads at QD 32 from the rested volume, long enough to
+   see a bucket empty (the first seconds at a ceiling, then the baseline: the series
+   fio logs each second, :mod:`volbench.analysis.burst_series`); the tests after it
+   run on the emptied bucket, and a test that burst again counts at its baseline;
 1. the latency floor: 4 KiB random reads, then writes, at QD 1;
 2. a queue-depth ladder at 4 KiB per direction (QD 4, 16, 64, 256) until IOPS stop
    rising: a cap keeps them flat while latency grows by 1/cap per queued I/O;
@@ -38,7 +42,9 @@ SIZES = (16 * KIB, 64 * KIB, 256 * KIB, 1024 * KIB)
 """The request-size ladder at the deep queue (after 4 KiB)."""
 BETWEEN = 384 * KIB
 """A size between 256 KiB units (the AWS EBS unit): rounded up it counts 2, else 1.5."""
-DIRECTIONS = {"read": RW.RANDREAD, "write": RW.RANDWRITE, "mix": RW.RANDRW}
+DIRECTIONS = {"read": RW.RANDREAD, "write": RW.RANDWRITE, "mix": RW.RANDRW, "burst": RW.RANDREAD}
+BURST_QD = 32
+"""The burst probe's queue: deep enough for any ceiling a guest or a cloud volume bursts to."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,12 @@ class LimitsOptions:
     @property
     def test_s(self) -> float:
         return self.runtime_s + self.ramp_time_s
+
+    @property
+    def burst_s(self) -> float:
+        """The burst probe's runtime: four tests' time, at least 12 s, at most a quarter
+        of the budget (s). A bucket that outlasts it is seen as a ceiling held to its end."""
+        return min(max(4 * self.test_s, 12.0), self.budget_s / 4)
 
 
 def per_test_runtime(budget_s: float) -> float:
@@ -77,7 +89,7 @@ def probe_name(direction: str, bs_bytes: int, outstanding: int) -> str:
     return f"{direction}-{bs_bytes // KIB}k-qd{outstanding}"
 
 
-_NAME = re.compile(r"^(read|write|mix)-(\d{1,7})k-qd(\d{1,5})\Z")
+_NAME = re.compile(r"^(read|write|mix|burst)-(\d{1,7})k-qd(\d{1,5})\Z")
 
 
 def parse_name(name: str) -> Next | None:
@@ -189,6 +201,8 @@ def _common_large_size(done: Sequence[Probe]) -> int | None:
 
 def next_test(done: Sequence[Probe]) -> Next | None:
     """The experiment's next test from what ``done`` measured (None: it is over)."""
+    if not done:
+        return Next("burst", 4 * KIB, BURST_QD)
     return (
         _ladder_next(done, "read")
         or _ladder_next(done, "write")
@@ -199,6 +213,7 @@ def next_test(done: Sequence[Probe]) -> Next | None:
 
 
 def workload(options: LimitsOptions, test: Next) -> Workload:
+    burst = test.direction == "burst"  # from the first second: the ceiling is there
     return Workload(
         probe_name(test.direction, test.bs_bytes, test.iodepth),
         DIRECTIONS[test.direction],
@@ -207,26 +222,38 @@ def workload(options: LimitsOptions, test: Next) -> Workload:
         iodepth=test.iodepth,
         ioengine=options.ioengine,
         size_bytes=options.size_bytes,
-        runtime_s=options.runtime_s,
-        ramp_time_s=options.ramp_time_s,
+        runtime_s=options.burst_s if burst else options.runtime_s,
+        ramp_time_s=0.0 if burst else options.ramp_time_s,
     )
 
 
 def plan(options: LimitsOptions) -> PlanSpec:
     """The experiment as an adaptive plan: each next test chosen from the results, until
     the answer is clear or the budget would be spent."""
-    if options.test_s > options.budget_s:
+    least = options.burst_s + 3 * options.test_s  # the burst probe and a ladder's start
+    if least > options.budget_s:
         raise UsageError(
-            f"a budget of {options.budget_s:g} s fits no test of {options.test_s:g} s:"
-            " give a larger --budget"
+            f"a budget of {options.budget_s:g} s is shorter than the experiment's first"
+            f" tests ({least:g} s): give a larger --budget, or a shorter --runtime"
         )
 
     def next_round(tests: Sequence[TestResult]) -> tuple[Workload, ...] | None:
         done = probes(tests)
-        spent = sum(1 for t in tests if _NAME.match(t.name)) * options.test_s
+        ours = [w for t in tests if (w := parse_name(t.name)) is not None]
+        spent = sum(options.burst_s if w.direction == "burst" else options.test_s for w in ours)
         test = next_test(done)
-        if test is None or spent + options.test_s > options.budget_s:
+        if test is None:
             return None
-        return (workload(options, test),)
+        chosen = workload(options, test)
+        if spent + chosen.duration_s > options.budget_s:
+            return None
+        return (chosen,)
 
-    return PlanSpec(NAME, rounds=(), options={NAME: json_object(options)}, next_round=next_round)
+    most = 1 + int((options.budget_s - options.burst_s) // options.test_s)
+    return PlanSpec(
+        NAME,
+        rounds=(),
+        options={NAME: json_object(options)},
+        next_round=next_round,
+        budget=(most, options.budget_s),
+    )

@@ -6,8 +6,11 @@ the last round of each test)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
+from volbench.analysis.burst_series import Burst
 from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
+from volbench.analysis.stored_bursts import stored_bursts
 from volbench.model import RunRecord, StoredResult
 from volbench.plans.limits import parse_name
 from volbench.report.sheet import Column, Sheet
@@ -15,8 +18,10 @@ from volbench.report.sheet import Column, Sheet
 MB = 1e6
 
 
-def stored_probes(run: RunRecord) -> list[Probe]:
-    """The experiment's tests of ``run`` as probes (directions of a test added up)."""
+def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
+    """The experiment's tests of ``run`` as probes (directions of a test added up); a
+    test that burst steadily (``bursts``, by round and test) counts at its baseline
+    after the burst, its directions in their measured proportion."""
     newest: dict[str, int] = {}
     for row in run.aggregate:
         newest[row.test] = max(newest.get(row.test, row.round), row.round)
@@ -32,8 +37,10 @@ def stored_probes(run: RunRecord) -> list[Probe]:
         if parsed is None or iops <= 0 or not timed:
             continue
         lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
-        read = sum(r.iops for r in rows if r.direction == "read")
-        write = sum(r.iops for r in rows if r.direction == "write")
+        burst = bursts.get((newest[name], name))
+        scale = burst.baseline / iops if burst is not None and burst.steady else 1.0
+        read = scale * sum(r.iops for r in rows if r.direction == "read")
+        write = scale * sum(r.iops for r in rows if r.direction == "write")
         found.append(
             Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat)
         )
@@ -57,12 +64,14 @@ def _rows(name: str, model: DirectionModel) -> list[dict[str, object]]:
     ceiling = model.ceiling
     add("IOPS, no cap met", ceiling, f"{ceiling.value:,.0f} IOPS or more" if ceiling else "")
     limit = model.bytes_cap
-    add("MB/s cap", limit, f"{limit.value / MB:,.1f} MB/s" if limit else "")
+    level = "MB/s cap" if cap is not None else "MB/s levelled at (a cap, or the device's)"
+    add(level, limit, f"{limit.value / MB:,.1f} MB/s" if limit else "")
     if model.unit is not None and cap is not None:
-        how = {True: "counted rounded up", False: "counted in proportion", None: "counted"}
+        how = {True: "counted rounded up", False: "counted in proportion", None: "in proportion"}
+        same = ", the same limit as the MB/s cap" if limit is not None else ""
         rows.append({
             "figure": f"{name} I/O unit",
-            "value": f"{model.unit.bytes // KIB} KiB, {how[model.unit.rounded]}",
+            "value": f"{model.unit.bytes // KIB} KiB, {how[model.unit.rounded]}{same}",
             "spread": "exact",
             "tests": ", ".join(cap.tests),
         })  # fmt: skip
@@ -82,22 +91,47 @@ def _budgets(model: LimiterModel) -> list[str]:
     return notes
 
 
+def _probe_burst(bursts: Mapping[tuple[int, str], Burst]) -> tuple[str, Burst] | None:
+    """The burst probe's burst (its test's name with it), if it had one."""
+    return next(
+        ((key[1], burst) for key, burst in bursts.items() if key[1].startswith("burst-")), None
+    )
+
+
+def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
+    if found is None:
+        return []
+    name, burst = found
+    spread = f"±{burst.spread:.1%}"
+    return [
+        {"figure": "burst ceiling", "value": f"{burst.ceiling:,.0f} IOPS", "spread": spread,
+         "tests": name},
+        {"figure": "burst length", "value": f"{burst.seconds:,.1f} s from rest",
+         "spread": "±1 s", "tests": name},
+        {"figure": "burst credits", "value": f"{burst.credits:,.0f} I/Os above the baseline",
+         "spread": spread, "tests": name},
+        {"figure": "baseline after the burst", "value": f"{burst.baseline:,.0f} IOPS",
+         "spread": spread, "tests": name},
+    ]  # fmt: skip
+
+
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
-    model = fit(stored_probes(run))
-    rows = _rows("read", model.read) + _rows("write", model.write)
+    bursts = stored_bursts(run.series)
+    model = fit(stored_probes(run, bursts))
+    burst = _probe_burst(bursts)
+    rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model)
-    if model.read.unit is not None and model.read.bytes_cap is not None:
-        notes.append(
-            "an I/O unit counted in proportion and a MB/s cap of the IOPS cap x the unit"
-            " limit every workload alike: either describes this volume"
-        )
     columns = (
         Column("figure", "Figure"),
         Column("value", "Fitted"),
         Column("spread", "Spread"),
         Column("tests", "Rests on"),
     )
-    document = {"run": run.id, "model": dataclasses.asdict(model)}
+    document = {
+        "run": run.id,
+        "model": dataclasses.asdict(model),
+        "burst": dataclasses.asdict(burst[1]) if burst else None,
+    }
     return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
