@@ -15,9 +15,9 @@ experiment measures where they differ, and this module reads the answer off:
   sizes beyond the IOPS cap's reach;
 * **an I/O unit** of ``u`` bytes under an IOPS cap ``C`` acts exactly as a bytes cap of
   ``C x u`` when counted proportionally: the model names the unit when the bytes cap is
-  ``C`` times a power of two (within :data:`UNIT_MATCH`) and the IOPS start falling
-  there; a size between units (e.g. 384 KiB over a 256 KiB unit) tells a unit counted
-  rounded up (``ceil(size / u)`` I/Os) from a proportional one;
+  ``C`` times a power of two (within :data:`UNIT_SPREAD`); a size between units (e.g.
+  384 KiB over a 256 KiB unit) tells a unit counted rounded up (``ceil(size / u)``
+  I/Os) from a proportional one;
 * **one budget or two**: a 50/50 mix at the deep queue does, in all, the one cap its
   directions share, or twice the lower of two separate caps (fio keeps the mix at 50/50,
   so the slower direction paces both).
@@ -40,14 +40,11 @@ SAME = 0.05
 """Two rates within 5 % are the same rate: a limiter's own window (blkio's 100 ms
 slices, QEMU's leaky bucket) and a busy machine's scheduling move a 2-10 s figure by a
 few percent."""
-UNIT_MATCH = 0.01
-"""A bytes cap within 1 % of the IOPS cap times a power of two (or within three times the
-two figures' spreads, when larger) is read as an I/O unit: counted in proportion, both
-are the same limit to every workload. A cap set in MB/s, 24 MB/s beside 3,000 IOPS on a
-QEMU guest (both figures within 0.1 %), is 8,000 B an I/O: 2.3 % off 8 KiB, a cap."""
 UNIT_SPREAD = 0.10
-"""The first size past an IOPS cap within 10 % of ``cap x u`` bytes a second names the
-unit ``u`` when no bytes level shows it (the powers of two lie a factor of 2 apart)."""
+"""A bytes cap within 10 % of the IOPS cap times a power of two ``u`` is also read as an
+I/O unit of ``u`` (the powers of two lie a factor of 2 apart; QEMU's figures past the
+cap vary by up to 6 % in a 1 s test). A cap set in MB/s may fall there by chance (24 MB/s
+beside 3,000 IOPS: 8,000 B an I/O); counted in proportion the two are the same limit."""
 UNITS = tuple(KIB << k for k in range(2, 11))
 """I/O units looked for: 4 KiB to 1 MiB, powers of two."""
 
@@ -166,58 +163,48 @@ def _sizes(probes: Sequence[Probe], direction: str, outstanding: int) -> list[Pr
 def _bytes_and_unit(
     sizes: Sequence[Probe], cap: Figure | None
 ) -> tuple[Figure | None, Unit | None]:
-    """The bytes cap the size ladder levels at, and the I/O unit it is, if one."""
+    """The bytes cap past the IOPS cap's reach, and the I/O unit it is, if one.
+
+    A limiter's MB/s are highest right past the IOPS cap and level or falling after:
+    QEMU's bucket holds a tenth of a second of bytes or units (util/throttle.c), and a
+    queue of larger requests waits for it to drain, so 1 MiB requests may fall a fifth
+    below the cap. The cap is read off the sizes within :data:`SAME` of the first one
+    past the IOPS cap. A device's MB/s keep rising with size instead; where they level
+    at the largest sizes, that level is the device's own bandwidth (no unit)."""
     if len(sizes) < 2:
         return None, None
     base = sizes[0].iops if cap is None else cap.value
     beyond = [p for p in sizes if p.iops < (1 - SAME) * base]  # past the IOPS cap's reach
     if not beyond:
         return None, None
-    # the largest sizes whose MB/s agree: the level a bytes cap holds
-    level = [beyond[-1]]
+    rounded = _rounded_unit(sizes, cap)
+    if rounded is not None:  # the IOPS cap counting whole units: no bytes cap seen
+        return None, rounded
+    first = beyond[0]
+    if cap is not None and all(p.bytes_per_s <= (1 + SAME) * first.bytes_per_s for p in beyond):
+        near = [p for p in beyond if p.bytes_per_s >= (1 - SAME) * first.bytes_per_s]
+        figure = _figure([p.bytes_per_s for p in near], [p.name for p in near])
+        return figure, _unit(figure, cap)
+    level = [beyond[-1]]  # the largest sizes whose MB/s agree
     for probe in reversed(beyond[:-1]):
         mean = statistics.fmean(p.bytes_per_s for p in [*level, probe])
         if all(abs(p.bytes_per_s - mean) <= SAME * mean for p in [*level, probe]):
             level.append(probe)
         else:
             break
-    rounded = _rounded_unit(sizes, cap)
-    if rounded is not None:  # the IOPS cap counting whole units: no bytes cap seen
-        return None, rounded
     if len(level) < 2:
-        return None, _unit_from_first(sizes, beyond, cap)
-    figure = _figure([p.bytes_per_s for p in level], [p.name for p in level])
-    return figure, _unit(figure, cap)
-
-
-def _unit_from_first(
-    sizes: Sequence[Probe], beyond: Sequence[Probe], cap: Figure | None
-) -> Unit | None:
-    """A unit seen where no bytes level is: the IOPS cap's reach ends at the first size
-    up, which ran at ``cap x u / size`` for a power of two ``u`` (within
-    :data:`UNIT_SPREAD`), and the MB/s of the larger sizes do not rise above it. QEMU's
-    bucket holds a tenth of a second of units (util/throttle.c): a request of more units
-    waits for it to drain, so larger requests fall below ``cap x u`` bytes a second."""
-    if cap is None or len(sizes) < 2 or not beyond or beyond[0] is not sizes[1]:
-        return None
-    first = beyond[0]
-    if any(p.bytes_per_s > (1 + SAME) * first.bytes_per_s for p in beyond[1:]):
-        return None
-    size = first.bytes_per_s / cap.value
-    return next((Unit(u, None) for u in UNITS if abs(size - u) <= UNIT_SPREAD * u), None)
+        return None, None
+    return _figure([p.bytes_per_s for p in level], [p.name for p in level]), None
 
 
 def _unit(bytes_cap: Figure, cap: Figure | None) -> Unit | None:
-    """The power-of-two unit ``u`` with ``cap x u`` = ``bytes_cap`` (proportional), within
-    :data:`UNIT_MATCH` or three times the two figures' own spreads, the larger."""
+    """The power-of-two unit ``u`` with ``cap x u`` within :data:`UNIT_SPREAD` of
+    ``bytes_cap``: counted in proportion, an I/O unit and that bytes cap are the same
+    limit to every workload, and the card names both."""
     if cap is None:
         return None
     size = bytes_cap.value / cap.value
-    tolerance = max(UNIT_MATCH, 3 * (bytes_cap.spread + cap.spread))
-    for unit in UNITS:
-        if abs(size - unit) <= tolerance * unit:
-            return Unit(unit, None)
-    return None
+    return next((Unit(u, None) for u in UNITS if abs(size - u) <= UNIT_SPREAD * u), None)
 
 
 def _rounded_unit(sizes: Sequence[Probe], cap: Figure | None) -> Unit | None:

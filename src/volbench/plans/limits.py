@@ -17,7 +17,7 @@ of its own, chosen one at a time from what the earlier ones measured:
    when 256 KiB still ran at the IOPS cap (between 256 KiB units: rounded up or not);
    it stops once two sizes past the IOPS cap agree in MB/s;
 4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two) and, where both
-   directions met a bytes cap, at the largest size (one MB/s budget or two).
+   directions met a bytes cap, at the first size both ran at it (one MB/s budget or two).
 
 The budget (``--budget``) bounds the plan: each test takes ``runtime + ramp``; a test
 that would not fit is not run, and the model says what stayed open.
@@ -187,16 +187,17 @@ def _mix_next(done: Sequence[Probe]) -> Next | None:
 
 
 def _common_large_size(done: Sequence[Probe]) -> int | None:
-    """The largest size both directions ran past their IOPS cap (a bytes level)."""
+    """The smallest size both directions ran at their bytes caps (the first past the
+    IOPS cap: QEMU falls below its cap at larger requests)."""
     model = fit(done)
     if model.read.bytes_cap is None or model.write.bytes_cap is None:
         return None
     sizes = [
-        {p.bs_bytes for p in done if p.direction == d and p.bs_bytes > 4 * KIB}
-        for d in ("read", "write")
+        {p.bs_bytes for p in done if p.name in figure.tests}
+        for figure in (model.read.bytes_cap, model.write.bytes_cap)
     ]
     common = sizes[0] & sizes[1]
-    return max(common) if common else None
+    return min(common) if common else None
 
 
 def next_test(done: Sequence[Probe]) -> Next | None:
