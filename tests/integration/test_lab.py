@@ -554,6 +554,7 @@ def _fitted(document: dict[str, Any], wanted: dict[str, float]) -> list[str]:
     return wrong
 
 
+@pytest.mark.timeout(900)
 def test_limits_of_random_draws(
     lab: tuple[Volbench, Path],
     guest: guests.Guest,

@@ -15,7 +15,8 @@ of its own, chosen one at a time from what the earlier ones measured:
 3. a request-size ladder at that deep queue per direction (16 KiB, 64 KiB, 256 KiB,
    1 MiB), to tell an IOPS cap from a bytes cap and find an I/O unit; 384 KiB too
    when 256 KiB still ran at the IOPS cap (between 256 KiB units: rounded up or not);
-   it stops once two sizes past the IOPS cap agree in MB/s;
+   it stops once two sizes past the IOPS cap agree in MB/s, and measures the size
+   between the last at the IOPS cap and the first past it (a bytes cap is read there);
 4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two) and, where both
    directions met a bytes cap, at the first size both ran at it (one MB/s budget or two).
 
@@ -157,19 +158,36 @@ def _sizes_next(done: Sequence[Probe], direction: str) -> Next | None:
     )
     base = sizes[0].iops
     beyond = [p for p in sizes[1:] if p.iops < (1 - SAME) * base]
+    measured = {p.bs_bytes for p in sizes}
+    knee = _knee(sizes, beyond)
+    if knee is not None and knee not in measured:
+        return Next(direction, knee, deep)
+    at_256k = next((p for p in sizes if p.bs_bytes == 256 * KIB), None)
+    if BETWEEN not in measured and at_256k is not None and at_256k.iops >= (1 - SAME) * base:
+        return Next(direction, BETWEEN, deep)  # whole 256 KiB units, or in proportion
     if len(beyond) >= 2:
         last, before = beyond[-1], beyond[-2]
         mean = (last.bytes_per_s + before.bytes_per_s) / 2
         if abs(last.bytes_per_s - before.bytes_per_s) <= SAME * mean:
             return None  # a bytes level two sizes agree on
-    measured = {p.bs_bytes for p in sizes}
     for size in SIZES:
         if size not in measured:
             return Next(direction, size, deep)
-    at_256k = next((p for p in sizes if p.bs_bytes == 256 * KIB), None)
-    if BETWEEN not in measured and at_256k is not None and at_256k.iops >= (1 - SAME) * base:
-        return Next(direction, BETWEEN, deep)
     return None
+
+
+def _knee(sizes: Sequence[Probe], beyond: Sequence[Probe]) -> int | None:
+    """The size halfway (in powers of two) between the last at the IOPS cap and the first
+    past it, when they lie more than a doubling apart: a bytes cap is read off the first
+    size past the cap, and the nearer that is to the knee the less a limiter's bucket
+    holds its larger requests back."""
+    if not beyond:
+        return None
+    first = beyond[0]
+    at_cap = [p for p in sizes if p.bs_bytes < first.bs_bytes]
+    if not at_cap or first.bs_bytes <= 2 * at_cap[-1].bs_bytes:
+        return None
+    return first.bs_bytes // 2
 
 
 def _mix_next(done: Sequence[Probe]) -> Next | None:
