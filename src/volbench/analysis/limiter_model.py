@@ -165,12 +165,13 @@ def _bytes_and_unit(
 ) -> tuple[Figure | None, Unit | None]:
     """The bytes cap past the IOPS cap's reach, and the I/O unit it is, if one.
 
-    A limiter's MB/s are highest right past the IOPS cap and level or falling after:
-    QEMU's bucket holds a tenth of a second of bytes or units (util/throttle.c), and a
-    queue of larger requests waits for it to drain, so 1 MiB requests may fall a fifth
-    below the cap. The cap is read off the sizes within :data:`SAME` of the first one
-    past the IOPS cap. A device's MB/s keep rising with size instead; where they level
-    at the largest sizes, that level is the device's own bandwidth (no unit)."""
+    A limiter's MB/s peak past the IOPS cap and are level or falling after: QEMU's
+    bucket holds a tenth of a second of bytes or units (util/throttle.c), and a queue
+    of larger requests waits for it to drain, so 1 MiB requests may fall a fifth below
+    the cap. The cap is read off the sizes within :data:`SAME` of the peak, when two
+    are, or the peak is not the largest size; a device's MB/s keep rising with size
+    (no bytes cap met) or level at the largest sizes (its own bandwidth, read the same
+    way: without an IOPS cap the card says it may be the device's)."""
     if len(sizes) < 2:
         return None, None
     base = sizes[0].iops if cap is None else cap.value
@@ -180,21 +181,12 @@ def _bytes_and_unit(
     rounded = _rounded_unit(sizes, cap)
     if rounded is not None:  # the IOPS cap counting whole units: no bytes cap seen
         return None, rounded
-    first = beyond[0]
-    if cap is not None and all(p.bytes_per_s <= (1 + SAME) * first.bytes_per_s for p in beyond):
-        near = [p for p in beyond if p.bytes_per_s >= (1 - SAME) * first.bytes_per_s]
-        figure = _figure([p.bytes_per_s for p in near], [p.name for p in near])
-        return figure, _unit(figure, cap)
-    level = [beyond[-1]]  # the largest sizes whose MB/s agree
-    for probe in reversed(beyond[:-1]):
-        mean = statistics.fmean(p.bytes_per_s for p in [*level, probe])
-        if all(abs(p.bytes_per_s - mean) <= SAME * mean for p in [*level, probe]):
-            level.append(probe)
-        else:
-            break
-    if len(level) < 2:
-        return None, None
-    return _figure([p.bytes_per_s for p in level], [p.name for p in level]), None
+    peak = max(beyond, key=lambda p: p.bytes_per_s)
+    near = [p for p in beyond if p.bytes_per_s >= (1 - SAME) * peak.bytes_per_s]
+    if len(near) < 2 and peak is beyond[-1]:
+        return None, None  # MB/s still rising at the largest size: no bytes cap met
+    figure = _figure([p.bytes_per_s for p in near], [p.name for p in near])
+    return figure, _unit(figure, cap)
 
 
 def _unit(bytes_cap: Figure, cap: Figure | None) -> Unit | None:
