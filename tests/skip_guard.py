@@ -25,6 +25,7 @@ ALLOWED: tuple[tuple[str, str], ...] = (
     (r"exists already: not this test's to remove", "a leftover the test must not touch"),
     (r"zram is not available", "kernels built without zram"),
     (r"no IPv6 loopback", "hosts with IPv6 disabled"),
+    (r"the kernel has no device-mapper driver here", "kernels built without device-mapper"),
 )
 """(pattern, why CI may skip for it)."""
 

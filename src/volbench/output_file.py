@@ -118,14 +118,15 @@ def _refuse_kind(mode: int, path: Path, what: str) -> None:
         raise UsageError(f"{what} {path} is not a regular file: give a file path")
 
 
-def open_new(path: str | Path, what: str) -> BinaryIO:
-    """``path`` opened for writing from its start (created, or emptied when it is a
-    regular file already), never through a final link and never a device: see the
-    module's rules."""
+def open_new(path: str | Path, what: str, mode: int = 0o644, append: bool = False) -> BinaryIO:
+    """``path`` opened for writing from its start (created with ``mode``, or emptied when
+    it is a regular file already; at its end with ``append``), never through a final
+    link and never a device: see the module's rules."""
     given = check_file(path, what)
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags |= os.O_APPEND if append else 0
     try:
-        fd = os.open(given, flags, 0o644)
+        fd = os.open(given, flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # made a link since check_file
             _refuse_kind(stat.S_IFLNK, given, what)
@@ -138,11 +139,12 @@ def open_new(path: str | Path, what: str) -> BinaryIO:
     try:
         _refuse_kind(os.fstat(fd).st_mode, given, what)  # swapped since check_file
         os.set_blocking(fd, True)
-        os.ftruncate(fd, 0)
+        if not append:
+            os.ftruncate(fd, 0)
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "wb")
+    return os.fdopen(fd, "ab" if append else "wb")
 
 
 def fio_folder(folder: Path) -> Path:

@@ -361,21 +361,30 @@ def test_sweep_on_two_guests(
     up = tool("lab", "up", "itest2", "--iops-total", str(second), "--size", "256m",
               "--accel", "tcg")  # fmt: skip
     assert up.returncode == 0, up.stderr
-    try:
+    wanted = {f"lab://{NAME}:/dev/vda": first, "lab://itest2:/dev/vda": second}
+
+    def sweep() -> dict[str, float]:
         run = tool(
             "run", "sweep", "--hosts", f"lab://{NAME},lab://itest2", "--rw", "randread",
             "--iodepth", "16", "--runtime", "2s", "--ramp-time", "0", "--size", "64m",
             "--runs-dir", str(tool.runs_dir),
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
+        return {row["place"]: row["iops"] for row in tool.show()["places"]["rows"]}
+
+    try:
+        rows = sweep()
+        if any(rows[place] < 0.95 * limit for place, limit in wanted.items()):
+            # the two guests' vCPUs waited behind the other workers: once is luck
+            record(request, f"a guest under its limit on a busy machine ({rows}): measured again")
+            rows = sweep()
     finally:
         tool("lab", "down", "itest2")
-    rows = {row["place"]: row["iops"] for row in tool.show()["places"]["rows"]}
     both = rows.pop("all 2 together")
     assert both == pytest.approx(sum(rows.values()), rel=1e-6)
     # 2 s tests: QEMU's avg / 10 allowance adds 5% (test_run_on_the_lab_place)
-    assert 0.95 * first <= rows[f"lab://{NAME}:/dev/vda"] <= 1.06 * first, rows
-    assert 0.95 * second <= rows["lab://itest2:/dev/vda"] <= 1.06 * second, rows
+    for place, limit in wanted.items():
+        assert 0.95 * limit <= rows[place] <= 1.06 * limit, rows
 
 
 def test_limits_changed_live(
@@ -395,6 +404,9 @@ def test_limits_changed_live(
     assert f"iops-read {read:,}, iops-write {write:,}" in changed.stdout
     assert guests.load(NAME).limits.iops_total is None
     (iops,) = fio_iops(guest, tmp_path, {"r": "rw=randread\nbs=4k\niodepth=32"}, 3).values()
+    if iops < 0.95 * read:  # the guest's vCPU waited behind other work: once is luck
+        record(request, f"{iops:,.0f} of {read:,} IOPS on a busy machine: measured again")
+        (iops,) = fio_iops(guest, tmp_path, {"r": "rw=randread\nbs=4k\niodepth=32"}, 3).values()
     assert 0.95 * read <= iops <= 1.05 * read, iops
 
 

@@ -21,6 +21,7 @@ from loops import losetup
 from volbench.errors import TargetError
 from volbench.targets.blockdev import BlockDevice, root_devices
 from volbench.targets.safety import check_write_allowed
+from volbench.targets.signature import describe_contents
 from volbench.targets.target import inspect, require_capacity
 from volbench.units import MiB
 
@@ -303,3 +304,84 @@ def test_a_loop_device_over_a_mounted_device_is_refused(
     held = pytest.raises(TargetError, match=f"it is stacked on {lower}, and {lower} is mounted")
     with loop_over(lower, MiB) as upper, mounted(lower, tmp_path / "mnt", system_tool), held:
         check_write_allowed(upper, destroy_data=lower)
+
+
+@contextmanager
+def dm_linear(lower: str, offset: int) -> Iterator[str]:
+    """A device-mapper linear map over ``lower`` from ``offset`` bytes on (``dmsetup
+    create``, removed again even when the test fails)."""
+    dmsetup = shutil.which("dmsetup")
+    if dmsetup is None:
+        pytest.skip("dmsetup is not installed")
+    name = f"volbench-test-{os.getpid()}"
+    sectors = BlockDevice.from_path(lower).capacity_bytes // 512 - offset // 512
+    table = f"0 {sectors} linear {lower} {offset // 512}"
+    made = subprocess.run([dmsetup, "create", name, "--table", table], capture_output=True)
+    if made.returncode != 0 and b"kernel device-mapper driver" in made.stderr:
+        pytest.skip("the kernel has no device-mapper driver here")
+    assert made.returncode == 0, made.stderr.decode()
+    try:
+        yield os.path.realpath(f"/dev/mapper/{name}")
+    finally:
+        subprocess.run([dmsetup, "remove", "--retry", name], capture_output=True)
+
+
+def test_a_device_mapper_map_at_an_offset_into_ext4_is_refused(
+    loop_device: Loop, mkfs_ext4: Callable[[Path], None]
+) -> None:
+    """A dm linear map 1 MiB into an ext4 device shows no signature at its start, yet
+    writes the filesystem: the slave's own signature is checked, and --destroy-data
+    must name the slave; over a blank device it is allowed."""
+    lower = loop_device(16, setup=mkfs_ext4)
+    with dm_linear(lower, MiB) as upper:
+        with pytest.raises(TargetError) as refused:
+            check_write_allowed(upper)
+        assert str(refused.value) == (
+            f"refusing to write {upper}: it is a device-mapper or md device over {lower},"
+            f" which holds an ext4 filesystem (use --destroy-data={lower} to overwrite it)"
+        )
+        check_write_allowed(upper, destroy_data=lower)
+    blank = loop_device(16)
+    with dm_linear(blank, MiB) as upper:
+        check_write_allowed(upper)
+
+
+def _slaves_of(monkeypatch: pytest.MonkeyPatch, upper: str, lower: str) -> None:
+    """Pretend ``upper`` is a dm or md device over ``lower`` (its sysfs ``slaves``)."""
+    name = os.path.basename(upper)
+    real = BlockDevice.__dict__["slaves"].fget
+    assert real is not None
+    below = BlockDevice(os.path.basename(lower))
+    monkeypatch.setattr(
+        BlockDevice,
+        "slaves",
+        property(lambda self: (below,) if self.name == name else real(self)),
+    )
+
+
+def test_a_slave_holding_a_filesystem_is_checked_below_a_stack(
+    loop_device: Loop, mkfs_ext4: Callable[[Path], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel has no device-mapper (as on the machines CI runs on): a blank
+    device made to look stacked over an ext4 one is refused, naming the slave; a
+    slave's membership of the stack (an LVM physical volume) is not data beside it."""
+    upper, lower = loop_device(16), loop_device(16, setup=mkfs_ext4)
+    _slaves_of(monkeypatch, upper, lower)
+    with pytest.raises(TargetError) as refused:
+        check_write_allowed(upper)
+    assert str(refused.value) == (
+        f"refusing to write {upper}: it is a device-mapper or md device over {lower},"
+        f" which holds an ext4 filesystem (use --destroy-data={lower} to overwrite it)"
+    )
+    check_write_allowed(upper, destroy_data=lower)
+    pv = loop_device(16, setup=_lvm2_label)
+    assert describe_contents(pv) == "an LVM2 physical volume"
+    _slaves_of(monkeypatch, upper, pv)
+    check_write_allowed(upper)
+
+
+def _lvm2_label(image: Path) -> None:
+    """An LVM2 physical volume's label in sector 1 ("LABELONE" ... "LVM2 001")."""
+    with image.open("r+b") as f:
+        f.seek(512)
+        f.write(b"LABELONE" + bytes(16) + b"LVM2 001")

@@ -175,3 +175,16 @@ def test_an_initramfs_of_other_scripts_is_not_reused(monkeypatch: pytest.MonkeyP
     before = initramfs.cache_key("/bin/true", "/bin/sh", kernel)
     monkeypatch.setattr(initramfs, "shell_handler", lambda: "#!/bin/sh\nread -r l; sh -c $l\n")
     assert initramfs.cache_key("/bin/true", "/bin/sh", kernel) != before
+
+
+def test_a_link_planted_in_the_lab_folder_is_not_written_through(lab: Path) -> None:
+    """A link where the lab keeps a guest's file (its serial log, guest.json): refused
+    in one line, the file it points at unchanged; appending too."""
+    folder = private_folder(lab / "guests" / "x")
+    victim = lab.parent / "victim.txt"
+    victim.write_text("keep")
+    for name, append in (("guest.json", False), ("serial.log", True)):
+        (folder / name).symlink_to(victim)
+        with pytest.raises(UsageError, match="is a symbolic link"):
+            private_file(folder / name, append=append)
+    assert victim.read_text() == "keep"

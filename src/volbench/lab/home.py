@@ -82,16 +82,16 @@ def private_folder(path: Path) -> Path:
 
 def private_file(path: Path, append: bool = False) -> BinaryIO:
     """``path`` opened for writing (emptied, or at its end when ``append``), made so
-    that only its owner can read it (:data:`FILE_MODE`, from its creation on)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(path, flags, FILE_MODE)
+    that only its owner can read it (:data:`FILE_MODE`, from its creation on), never
+    through a final link nor onto a device (:func:`volbench.output_file.open_new`)."""
+    handle = output_file.open_new(path, "the lab's file", FILE_MODE, append)
     try:
-        if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
-            os.fchmod(fd, FILE_MODE)  # a file an older volbench made
-        return os.fdopen(fd, "ab" if append else "wb")
+        if os.fstat(handle.fileno()).st_mode & 0o777 != FILE_MODE:
+            os.fchmod(handle.fileno(), FILE_MODE)  # a file an older volbench made
     except BaseException:
-        os.close(fd)
+        handle.close()
         raise
+    return handle
 
 
 def write_private(path: Path, text: str) -> None:

@@ -21,7 +21,8 @@ for every other loop device over the same backing file or device (another user o
 those bytes: mounted or not, it is refused). Rule 3 holds for a loop device at an
 offset (``losetup -o``): its backing's own signature (a filesystem that spans the
 backing) is not at the loop device's start, so it is checked on the backing, and
-``--destroy-data`` must name the backing.
+``--destroy-data`` must name the backing; so does it for a dm or md device's slaves,
+but for what a slave carries as the stack's member (:data:`STACKING_KINDS`).
 
 A regular file volbench did not create is refused unless ``force``; a missing
 file is fine (volbench will create it), except under ``/dev`` or on a devtmpfs.
@@ -50,7 +51,7 @@ from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, root_devices
 from volbench.targets.hold import held_here
 from volbench.targets.identity import check_same
 from volbench.targets.scratch import check_file_overwrite
-from volbench.targets.signature import describe_contents
+from volbench.targets.signature import describe, describe_contents, probe
 
 
 def canonical(path: str) -> str:
@@ -197,26 +198,52 @@ def _check_block_device(path: str, destroy_data: str | None) -> None:
         )
 
 
+STACKING_KINDS = frozenset({"LVM2_member", "linux_raid_member", "crypto_LUKS"})
+"""Signatures a dm or md device's slave carries because it is that device's member (an
+LVM physical volume, an md RAID member, a LUKS container): the stack itself, not data
+beside it."""
+
+
 def _check_offset_backings(path: str, device: BlockDevice, destroy_data: str | None) -> set[str]:
-    """Rule 3 downward: every loop device of the stack that starts at an offset into
-    its backing, whose own signature (at the backing's start) it does not show. The
-    backings' real paths: ``--destroy-data`` may name one of them."""
+    """Rule 3 downward: a device of the stack whose own start shows no signature of what
+    lies below it. A loop device at an offset into its backing: the backing's signature
+    (at the backing's start). A dm or md device (a linear map at an offset, a RAID's
+    data area): each slave's signature, but for its membership of the stack
+    (:data:`STACKING_KINDS`). The lower devices' real paths: ``--destroy-data`` may
+    name one of them."""
     found: set[str] = set()
-    for loop in (BlockDevice(name) for name in sorted(device.stack())):
-        backing, offset = loop.backing_file, loop.loop_offset
-        if not backing or offset == 0:
-            continue
-        found.add(canonical(backing))
-        if destroy_data is not None and canonical(destroy_data) == canonical(backing):
-            continue
-        contents = describe_contents(backing)
-        if contents:
-            via = "it is" if loop.name == device.name else f"{loop.path}, below it, is"
-            raise TargetError(
-                f"refusing to write {path}: {via} a loop device at offset {offset:,} bytes"
-                f" into {backing}, which holds {contents} (use --destroy-data={backing} to"
-                " overwrite it)"
-            )
+    for lower in (BlockDevice(name) for name in sorted(device.stack())):
+        below = _lower_contents(lower)
+        for where, contents, how in below:
+            found.add(canonical(where))
+            if destroy_data is not None and canonical(destroy_data) == canonical(where):
+                continue
+            if contents:
+                via = "it is" if lower.name == device.name else f"{lower.path}, below it, is"
+                raise TargetError(
+                    f"refusing to write {path}: {via} {how} {where}, which holds {contents}"
+                    f" (use --destroy-data={where} to overwrite it)"
+                )
+    return found
+
+
+def _lower_contents(device: BlockDevice) -> list[tuple[str, str | None, str]]:
+    """What lies directly below ``device`` and its start does not show: (the lower
+    device's or file's path, what it holds, how ``device`` lies on it)."""
+    backing, offset = device.backing_file, device.loop_offset
+    if backing and offset:
+        into = f"a loop device at offset {offset:,} bytes into"
+        return [(backing, describe_contents(backing), into)]
+    if not device.slaves:
+        return []
+    own = {sig.family for sig in probe(device.path)}  # a RAID1 member's filesystem: its own
+    found = []
+    for slave in device.slaves:
+        kept = [
+            sig for sig in probe(slave.path)
+            if sig.kind not in STACKING_KINDS and sig.family not in own
+        ]  # fmt: skip
+        found.append((slave.path, describe(kept), "a device-mapper or md device over"))
     return found
 
 
