@@ -57,6 +57,18 @@ def test_a_device_being_written_cannot_be_formatted(
     assert _claim(device) == 0  # given back at the run's end
 
 
+def _protected_ext4(
+    loop_device: Callable[..., str], system_tool: Callable[[str], str]
+) -> tuple[str, Path, str]:
+    """A 16 MiB loop device holding ext4: its path, its image and the image's sha256."""
+    mkfs = system_tool("mkfs.ext4")
+    device = loop_device(16, setup=lambda image: subprocess.run(
+        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
+    name = Path(device).name
+    image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+    return device, image, hashlib.sha256(image.read_bytes()).hexdigest()
+
+
 def _pts(volbench: Volbench, target: str, *args: str) -> subprocess.Popen[str]:
     return volbench.start(
         "pts", "iops", "--target", target, "--block-sizes", "4k", "--mixes", "100/0,0/100",
@@ -98,11 +110,7 @@ def test_a_file_swapped_for_a_device_during_a_pts_cell_is_not_written(
     the next is held at its gate: the gate stays shut (checked just before), the run
     stops in one line, the device is unchanged. (Before, the held cell opened the
     target at its gate unchecked and wrote 16 MiB to the device.)"""
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(16, setup=lambda image: subprocess.run(
-        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
-    image = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file").read_text().strip()
-    before = hashlib.sha256(Path(image).read_bytes()).hexdigest()
+    device, image, before = _protected_ext4(loop_device, system_tool)
     target = volbench.home / "pts.img"
     proc = _pts(volbench, str(target), "--size", "16m", "--no-purge")
     try:
@@ -117,7 +125,7 @@ def test_a_file_swapped_for_a_device_during_a_pts_cell_is_not_written(
     # setting up its file, fio's own failure on what it found there (no I/O either)
     said = done.stderr
     assert "no longer what the run started on" in said or "failed with error" in said, said
-    assert hashlib.sha256(Path(image).read_bytes()).hexdigest() == before
+    assert hashlib.sha256(image.read_bytes()).hexdigest() == before
 
 
 @pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.15, 0.3])
@@ -132,11 +140,7 @@ def test_a_file_swapped_as_its_round_starts_is_not_written(
     0.1-0.4 s): fio opens the file the run checked and holds (/proc/PID/fd/N), never
     the device; the next round's check stops the run in one line. (Before, the round
     wrote 8 MiB to the device.)"""
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(16, setup=lambda image: subprocess.run(
-        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
-    image = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file").read_text().strip()
-    before = hashlib.sha256(Path(image).read_bytes()).hexdigest()
+    device, image, before = _protected_ext4(loop_device, system_tool)
     target = volbench.home / "scratch.img"
     proc = volbench.start(
         "run", "sweep", "--target", str(target), "--rw", "randwrite", "--iodepth", "1,2,4",
@@ -153,6 +157,6 @@ def test_a_file_swapped_as_its_round_starts_is_not_written(
         done = finish(proc, 120)
     assert done.returncode != 0, done.stdout
     assert "no longer what the run started on" in done.stderr, done.stderr
-    assert hashlib.sha256(Path(image).read_bytes()).hexdigest() == before
+    assert hashlib.sha256(image.read_bytes()).hexdigest() == before
     (job,) = volbench.runs_dir.glob("*/round-001/job.fio")
     assert f"description=volbench target: {target}" in job.read_text()

@@ -444,14 +444,23 @@ def test_a_burst_from_a_full_bucket(
     base = share(0.3 * top, 1000)
     credits = BURST_LENGTH * top
     limits(request, capacity, f"iops-total {base:,}, burst {top:,}, {credits:,} credits")
-    changed = tool("lab", "limit", NAME, "--iops-total", str(base), "--burst-iops", str(top),
-                   "--burst-credits", str(credits))  # fmt: skip
-    seconds = credits / (top - base)
-    assert f"burst {top:,} for {seconds:,.0f} s, {credits:,} credits" in changed.stdout, (
-        changed.stdout,
-        changed.stderr,
-    )
-    explained = _run(tool, "--rw", "randwrite", "--iodepth", "16", "--runtime", "12s")
+
+    def burst() -> dict[str, Any]:
+        """The limits set anew (a full bucket), then 12 s at QD 16."""
+        changed = tool("lab", "limit", NAME, "--iops-total", str(base), "--burst-iops",
+                       str(top), "--burst-credits", str(credits))  # fmt: skip
+        seconds = credits / (top - base)
+        assert f"burst {top:,} for {seconds:,.0f} s, {credits:,} credits" in changed.stdout, (
+            changed.stdout,
+            changed.stderr,
+        )
+        return _run(tool, "--rw", "randwrite", "--iodepth", "16", "--runtime", "12s")
+
+    explained = burst()
+    if explained["tests"][0]["limit"] != "rate limiter":  # held off by a busy machine
+        record(request, f"the burst not seen on a busy machine ({explained['tests'][0]['why']})"
+               ": measured again")  # fmt: skip
+        explained = burst()
     (test,) = explained["tests"]
     assert test["limit"] == "rate limiter", test
     assert test["why"].startswith("burst: "), test

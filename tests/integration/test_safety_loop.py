@@ -259,6 +259,19 @@ def _image_of(device: str) -> str:
     return Path(f"/sys/class/block/{Path(device).name}/loop/backing_file").read_text().strip()
 
 
+def _refused_below(upper: str, lower: str, how: str) -> None:
+    """Writing ``upper`` is refused for the ext4 filesystem on ``lower`` below it, in one
+    line naming how it lies there; allowed once --destroy-data names ``lower`` (the
+    user's choice)."""
+    with pytest.raises(TargetError) as refused:
+        check_write_allowed(upper)
+    assert str(refused.value) == (
+        f"refusing to write {upper}: it is {how} {lower}, which holds an ext4 filesystem"
+        f" (use --destroy-data={lower} to overwrite it)"
+    )
+    check_write_allowed(upper, destroy_data=lower)
+
+
 def test_a_loop_device_at_an_offset_into_ext4_is_refused(
     loop_device: Loop, mkfs_ext4: Callable[[Path], None]
 ) -> None:
@@ -266,14 +279,7 @@ def test_a_loop_device_at_an_offset_into_ext4_is_refused(
     its bytes are the filesystem's (issue: "Resize inode not valid" after a run)."""
     lower = loop_device(16, setup=mkfs_ext4)
     with loop_over(lower, MiB) as upper:
-        with pytest.raises(TargetError) as refused:
-            check_write_allowed(upper)
-        assert str(refused.value) == (
-            f"refusing to write {upper}: it is a loop device at offset 1,048,576 bytes into"
-            f" {lower}, which holds an ext4 filesystem (use --destroy-data={lower} to"
-            " overwrite it)"
-        )
-        check_write_allowed(upper, destroy_data=lower)  # named: the user's choice
+        _refused_below(upper, lower, "a loop device at offset 1,048,576 bytes into")
 
 
 def test_a_loop_device_at_an_offset_into_a_blank_device_is_allowed(loop_device: Loop) -> None:
@@ -334,13 +340,7 @@ def test_a_device_mapper_map_at_an_offset_into_ext4_is_refused(
     must name the slave; over a blank device it is allowed."""
     lower = loop_device(16, setup=mkfs_ext4)
     with dm_linear(lower, MiB) as upper:
-        with pytest.raises(TargetError) as refused:
-            check_write_allowed(upper)
-        assert str(refused.value) == (
-            f"refusing to write {upper}: it is a device-mapper or md device over {lower},"
-            f" which holds an ext4 filesystem (use --destroy-data={lower} to overwrite it)"
-        )
-        check_write_allowed(upper, destroy_data=lower)
+        _refused_below(upper, lower, "a device-mapper or md device over")
     blank = loop_device(16)
     with dm_linear(blank, MiB) as upper:
         check_write_allowed(upper)
@@ -367,13 +367,7 @@ def test_a_slave_holding_a_filesystem_is_checked_below_a_stack(
     slave's membership of the stack (an LVM physical volume) is not data beside it."""
     upper, lower = loop_device(16), loop_device(16, setup=mkfs_ext4)
     _slaves_of(monkeypatch, upper, lower)
-    with pytest.raises(TargetError) as refused:
-        check_write_allowed(upper)
-    assert str(refused.value) == (
-        f"refusing to write {upper}: it is a device-mapper or md device over {lower},"
-        f" which holds an ext4 filesystem (use --destroy-data={lower} to overwrite it)"
-    )
-    check_write_allowed(upper, destroy_data=lower)
+    _refused_below(upper, lower, "a device-mapper or md device over")
     pv = loop_device(16, setup=_lvm2_label)
     assert describe_contents(pv) == "an LVM2 physical volume"
     _slaves_of(monkeypatch, upper, pv)

@@ -244,6 +244,25 @@ def _fio_started(volbench: Volbench) -> bool:
     return bool(fio_processes(volbench.runs_dir))
 
 
+def _killed_when(
+    volbench: Volbench, proc: subprocess.Popen[str], ready: Callable[[], bool]
+) -> None:
+    """Once ``ready``: volbench killed (SIGKILL), and the fio it started if that did not
+    die with it; returns when no fio of the runs folder is left."""
+    try:
+        assert wait_for(ready, 120), proc.stderr
+        fio = fio_processes(volbench.runs_dir)
+        proc.kill()
+        for pid in fio:  # the fio this test started, if it did not die with volbench
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        finish(proc, 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert wait_for(lambda: not fio_processes(volbench.runs_dir), 30)
+
+
 @pytest.mark.usefixtures("own_cgroups")
 @pytest.mark.parametrize("plan", sorted(PLANS))
 def test_a_device_swapped_before_resume_is_refused(
@@ -259,19 +278,8 @@ def test_a_device_swapped_before_resume_is_refused(
     subprocess.run(["losetup", "-d", protected], check=True)  # the image alone, not attached
     before = _sha(image)
     proc = volbench.start(*PLANS[plan](volbench, device, tmp_path))
-    try:
-        started = lambda: _fio_started(volbench) and bool(volbench.stored_runs())  # noqa: E731
-        assert wait_for(started, 120), proc.stderr
-        fio = fio_processes(volbench.runs_dir)
-        proc.kill()
-        for pid in fio:  # the fio this test started, if it did not die with volbench
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        finish(proc, 60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert wait_for(lambda: not fio_processes(volbench.runs_dir), 30)
+    started = lambda: _fio_started(volbench) and bool(volbench.stored_runs())  # noqa: E731
+    _killed_when(volbench, proc, started)
     blank = _image(device)
     subprocess.run(["losetup", "-d", device], check=True)
     time.sleep(0.2)
@@ -292,18 +300,7 @@ def test_a_device_attached_again_resumes_with_same_volume(
     image of the same size is not taken as the same volume."""
     device = loop_device(32)
     proc = volbench.start(*PLANS["sweep"](volbench, device, tmp_path))
-    try:
-        assert wait_for(lambda: _stored_rounds(volbench) >= 1, 120), proc.stderr
-        fio = fio_processes(volbench.runs_dir)
-        proc.kill()
-        for pid in fio:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        finish(proc, 60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert wait_for(lambda: not fio_processes(volbench.runs_dir), 30)
+    _killed_when(volbench, proc, lambda: _stored_rounds(volbench) >= 1)
     image = _image(device)
     other = tmp_path / "other.img"
     other.write_bytes(b"\0" * (32 << 20))
