@@ -44,6 +44,7 @@ from volbench.plans import (
     firsttouch,
     hdtune,
     iometer,
+    limits,
     qos_capability,
     quick,
     replay,
@@ -183,6 +184,7 @@ def _build(store: Store, tmp: Path) -> dict[str, int]:
         "filebench": (hdtune.filebench_plan(hdtune.FilebenchOptions()), renamed),
         "firsttouch": (firsttouch.plan(firsttouch.FirstTouchOptions(16 * MiB)), renamed),
         "qos-capability": (qos_capability.plan(1.0, writes=True), renamed),
+        "limits": (limits.plan(limits.LimitsOptions(budget_s=60, runtime_s=2)), renamed),
     }
     ids = {}
     for name, (plan, runner) in plans.items():

@@ -551,7 +551,7 @@ def test_a_mixed_test_with_its_reads_at_their_own_cap() -> None:
     result = verdict(mixed(5005, 2695), Context(caps=caps))
     assert result.limit is Limit.RATE_LIMITER
     assert result.evidence == (
-        "the reads of this mix, 5,005 IOPS of 7,700, are 100% of their own cap of 5,000"
+        "the reads of this mix, 5,005 IOPS of 7,700 IOPS, are 100% of their own cap of 5,000"
         " IOPS (fio's cgroup, read limit on the device): a rate limiter holds the reads",
     )
     assert verdict(mixed(4400, 2370), Context(caps=caps)).limit is not Limit.RATE_LIMITER

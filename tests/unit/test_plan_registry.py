@@ -20,6 +20,7 @@ from volbench.plans import (
     hdtune,
     importing,
     iometer,
+    limits,
     qos_capability,
     quick,
     replay,
@@ -42,6 +43,7 @@ CREATED_BY = {
     ("import",): importing.PLAN,
     ("capture",): capture.NAME,
     ("run", "replay"): replay.NAME,
+    ("run", "limits"): limits.NAME,
 }
 """Each command that stores runs -> the plan name of those runs."""
 

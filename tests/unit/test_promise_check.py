@@ -262,7 +262,7 @@ def test_check_names_a_mixs_direction_at_the_promised_cap(tmp_path: Path) -> Non
     (row,) = sheet.document["limits"]
     assert row["limit"] == "rate limiter", row
     assert row["why"] == (
-        "the reads of this mix, 33,681 IOPS of 48,097, are 100% of their own cap of 33,700"
+        "the reads of this mix, 33,681 IOPS of 48,097 IOPS, are 100% of their own cap of 33,700"
         " IOPS (the Lab Split volume 100 GiB volume (read limit)): a rate limiter holds the"
         " reads"
     )

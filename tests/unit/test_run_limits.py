@@ -237,7 +237,7 @@ def test_a_mix_meets_the_caps_its_read_only_and_write_only_tests_show() -> None:
     ]
     assert found.verdict.limit is Limit.RATE_LIMITER
     assert found.verdict.evidence == (
-        "the reads of this mix, 5,005 IOPS of 7,700, are 100% of their own cap of 5,000 IOPS"
+        "the reads of this mix, 5,005 IOPS of 7,700 IOPS, are 100% of their own cap of 5,000 IOPS"
         " (the read-only test r, reads alone): a rate limiter holds the reads",
     )
     # one budget both share: the mix does no more than reads alone, no cap of its own

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from volbench.analysis.burst_series import Burst
 from volbench.model import HostSample, JobResult, TestResult
@@ -84,6 +85,11 @@ def measured_test(
     )
 
 
+def fmt_rate(value: float, unit: str) -> str:
+    """``12.1 MB/s``, ``3,000 IOPS``: MB/s under 100 with a decimal."""
+    return f"{value:,.1f} {unit}" if unit == "MB/s" and value < 100 else f"{value:,.0f} {unit}"
+
+
 @dataclass(frozen=True)
 class KnownCap:
     """A limit the test could meet: a catalogue product's or instance's, or a cgroup's;
@@ -97,6 +103,18 @@ class KnownCap:
     unit_bytes: int | None = None
     """The vendor counts an I/O of up to this many bytes as one (AWS: 256 KiB): a larger
     request counts as ``ceil(size / unit)`` I/Os against :attr:`iops`."""
+    fitted: bool = False
+    """Fitted to the volume by a limits run (:mod:`volbench.analysis.fitted_caps`), not
+    promised: where a test stays under it, the limiter did not bind and the verdict says
+    so."""
+    kind: Literal["cap", "burst", "ceiling"] = "cap"
+    """A limiter's cap, a burst's ceiling (met only while credits last), or the device's
+    own ceiling where no limiter was found (a test there is held by the device)."""
+
+    def phrase(self, shown: str) -> str:
+        """The cap (``shown``: its figure, "3,000 IOPS") named in a sentence: "the read
+        IOPS cap (limits run 12), 3,000 IOPS", or "the gp3 volume's cap of 3,000 IOPS"."""
+        return f"{self.label}, {shown}" if self.fitted else f"{self.label}'s cap of {shown}"
 
     def counted(self, test: MeasuredTest) -> tuple[float, int]:
         """``test``'s IOPS as this cap counts them, and I/Os per request."""

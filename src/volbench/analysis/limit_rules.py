@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 
 from volbench.analysis import littles_law, scaling, throttle
-from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest
+from volbench.analysis.limit_evidence import Context, KnownCap, Limit, MeasuredTest, fmt_rate
 from volbench.analysis.limiter_signs import direction_caps, meets, paced
 
 STALL_S = 5.0
@@ -53,6 +53,23 @@ MEMORY_PSI_PCT = 10.0
 
 def _us(ns: float) -> str:
     return f"{ns / 1e3:,.0f} µs" if ns < 1e6 else f"{ns / 1e6:,.2f} ms"
+
+
+def applicable(test: MeasuredTest, ctx: Context) -> list[tuple[KnownCap, float, float, str, int]]:
+    """The caps of ``ctx`` that bind ``test`` as a whole, each with the test's figure as
+    it counts and the cap's (IOPS, or MB/s: bytes/s / 10^6), the unit and the I/Os it
+    counts a request as: caps without a direction, and those of the one direction a
+    test does (a mix's directions meet theirs: :func:`direction_caps`)."""
+    found = []
+    for cap in ctx.caps:
+        if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
+            continue
+        iops, count = cap.counted(test)
+        if cap.iops:
+            found.append((cap, iops, cap.iops, "IOPS", count))
+        if cap.bw_bytes_per_s:
+            found.append((cap, test.bw_bytes_per_s / 1e6, cap.bw_bytes_per_s / 1e6, "MB/s", 1))
+    return found
 
 
 def mean_of(values: Sequence[float | None]) -> float | None:
@@ -196,29 +213,21 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
     if shape and shape.limited and test.outstanding in {p.outstanding for p in shape.plateau}:
         found.append(shape.reason)
     unmet = []
-    for cap in ctx.caps:
-        if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
-            continue  # a mix's directions: :func:`direction_caps`; another direction's cap
-        iops, count = cap.counted(test)
-        for value, limit, unit, scale in (
-            (iops, cap.iops, "IOPS", 1.0),
-            (test.bw_bytes_per_s, cap.bw_bytes_per_s, "MB/s", 1e6),
-        ):
-            if limit and meets(value, limit):
-                each = (
-                    f" ({count} I/Os per request as it counts)"
-                    if unit == "IOPS" and count > 1
-                    else ""
-                )
-                found.append(
-                    f"{value / scale:,.0f} {unit}{each} is {value / limit:.0%} of {cap.label}'s"
-                    f" cap of {limit / scale:,.0f} {unit}"
-                )
-            elif limit and value < limit:
-                unmet.append(
-                    f"{cap.label} caps it at {limit / scale:,.0f} {unit}"
-                    f" ({value / limit:.0%} reached)"
-                )
+    for cap, value, limit, unit, count in applicable(test, ctx):
+        if cap.kind == "ceiling":
+            continue  # the device's own: rule :func:`_device`
+        if meets(value, limit):
+            each = f" ({count} I/Os per request as it counts)" if count > 1 else ""
+            found.append(
+                f"{fmt_rate(value, unit)}{each} is {value / limit:.0%} of"
+                f" {cap.phrase(fmt_rate(limit, unit))}"
+            )
+        elif value < limit and cap.kind == "cap":
+            unmet.append(
+                f"{cap.phrase(fmt_rate(limit, unit))}, was not reached ({value / limit:.0%})"
+                if cap.fitted
+                else f"{cap.label} caps it at {fmt_rate(limit, unit)} ({value / limit:.0%} reached)"
+            )
     found += paced(test, ctx) + direction_caps(test, ctx)
     fio_flight = _in_flight(test) or 0.0
     averaged = [s.queue_length for s in ctx.host if s.queue_length is not None]
@@ -296,12 +305,23 @@ def _device(test: MeasuredTest, ctx: Context) -> list[str]:
     ]
 
 
+def _device_ceiling(test: MeasuredTest, ctx: Context) -> list[str]:
+    """At the device's own ceiling that a limits run measured where it found no limiter:
+    more queue would not raise it (the ladder levelled there)."""
+    return [
+        f"{fmt_rate(value, unit)} is {value / limit:.0%} of {cap.phrase(fmt_rate(limit, unit))}"
+        for cap, value, limit, unit, _ in applicable(test, ctx)
+        if cap.kind == "ceiling" and meets(value, limit)
+    ]
+
+
 RULES = (
     (Limit.STALL, _stall),
     (Limit.CACHE, _cache),
     (Limit.DEVICE_THERMAL, _thermal),
     (Limit.HOST_CPU, _host_cpu),
     (Limit.RATE_LIMITER, _rate_limiter),
+    (Limit.DEVICE, _device_ceiling),
     (Limit.QUEUE, _queue),
     (Limit.DEVICE, _device),
 )

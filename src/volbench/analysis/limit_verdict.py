@@ -112,5 +112,5 @@ def verdict(test: MeasuredTest, context: Context | None = None) -> Verdict:
         limit, evidence = Limit.NOT_DETERMINED, _open_questions(test, ctx)
     else:
         limit, evidence = held[0]
-    also = tuple(other for other, _ in held[1:])
+    also = tuple(dict.fromkeys(other for other, _ in held[1:] if other is not limit))
     return Verdict(limit, tuple(evidence + _notes(ctx, limit)), also)

@@ -13,7 +13,7 @@ one.
 from __future__ import annotations
 
 from volbench.analysis import littles_law, scaling
-from volbench.analysis.limit_evidence import Context, MeasuredTest
+from volbench.analysis.limit_evidence import Context, MeasuredTest, fmt_rate
 
 CAP_MATCH = 0.10
 """A figure within 10 % of a known cap meets it: below, the AWS EBS user guide, "Amazon
@@ -119,19 +119,25 @@ def _same(one: float, other: float) -> bool:
 
 def direction_caps(test: MeasuredTest, ctx: Context) -> list[str]:
     """A mixed test with one direction at a cap of its own (a cgroup's, a promise's,
-    the same workload's read-only or write-only test of the run)."""
+    a fitted model's, the same workload's read-only or write-only test of the run): in
+    IOPS, or in MB/s (that direction's I/Os x the request size)."""
     found: list[str] = []
-    if not test.mixed:
+    if not test.mixed or test.iops <= 0:
         return found
+    size = test.bs_bytes or test.bw_bytes_per_s / test.iops
     for cap in ctx.caps:
-        value = test.direction_iops(cap.direction or "")
-        limit = cap.iops
-        if cap.direction is None or not value or not limit:
+        iops = test.direction_iops(cap.direction or "")
+        if cap.direction is None or not iops or cap.kind != "cap":
             continue
-        if meets(value, limit):
-            found.append(
-                f"the {cap.direction}s of this mix, {value:,.0f} IOPS of {test.iops:,.0f},"
-                f" are {value / limit:.0%} of their own cap of {limit:,.0f} IOPS ({cap.label}):"
-                f" a rate limiter holds the {cap.direction}s"
-            )
+        for value, limit, unit, whole in (
+            (iops, cap.iops, "IOPS", test.iops),
+            (iops * size / 1e6, (cap.bw_bytes_per_s or 0) / 1e6, "MB/s", test.bw_bytes_per_s / 1e6),
+        ):
+            if limit and meets(value, limit):
+                found.append(
+                    f"the {cap.direction}s of this mix, {fmt_rate(value, unit)} of"
+                    f" {fmt_rate(whole, unit)}, are {value / limit:.0%} of their own cap of"
+                    f" {fmt_rate(limit, unit)} ({cap.label}): a rate limiter holds the"
+                    f" {cap.direction}s"
+                )
     return found

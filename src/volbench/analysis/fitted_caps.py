@@ -1,0 +1,107 @@
+"""A volume's fitted limiter (:mod:`volbench.analysis.limiter_model`, from a ``volbench
+run limits`` run) as the caps every other test of the same volume can meet: the
+verdict rules (:mod:`volbench.analysis.limit_rules`) then name the limiter from the
+model ("the write MB/s cap (limits run 12), 12.0 MB/s") instead of inferring it from
+the few tests another plan happened to run; and where no cap was found, the device's
+own ceiling the experiment measured.
+
+Pure functions; :mod:`volbench.volume_limits` finds the model of a run's volume in the
+store.
+"""
+
+from __future__ import annotations
+
+from volbench.analysis.burst_series import Burst
+from volbench.analysis.limit_evidence import KnownCap
+from volbench.analysis.limiter_model import KIB, DirectionModel, LimiterModel
+from volbench.model import RunRecord
+
+DIRECTIONS = ("read", "write")
+
+
+def _direction_caps(direction: str, model: DirectionModel, source: str) -> list[KnownCap]:
+    found = []
+    cap, unit = model.iops_cap, model.unit
+    if cap is not None:
+        counted = unit.bytes if unit is not None and unit.rounded else None
+        each = f", {counted // KIB} KiB an I/O" if counted else ""
+        found.append(
+            KnownCap(
+                f"the {direction} IOPS cap ({source}{each})",
+                cap.value,
+                None,
+                direction,
+                counted,
+                fitted=True,
+            )
+        )
+    if model.bytes_cap is not None and cap is not None:
+        same = (
+            f"; {cap.value:,.0f} IOPS in {unit.bytes // KIB} KiB units"
+            if unit is not None and not unit.rounded
+            else ""
+        )
+        found.append(
+            KnownCap(
+                f"the {direction} MB/s cap ({source}{same})",
+                None,
+                model.bytes_cap.value,
+                direction,
+                fitted=True,
+            )
+        )
+    if cap is None and model.ceiling is not None:
+        found.append(
+            KnownCap(
+                f"the device's own {direction} ceiling ({source}: no limiter found)",
+                model.ceiling.value,
+                None,
+                direction,
+                fitted=True,
+                kind="ceiling",
+            )
+        )
+    return found
+
+
+def fitted_caps(model: LimiterModel, burst: Burst | None, source: str) -> tuple[KnownCap, ...]:
+    """The caps of ``model`` (and the burst ceiling of ``burst``), each labelled with
+    ``source`` (e.g. "limits run 12"): a direction's IOPS cap (counting a rounded-up
+    I/O unit as :class:`KnownCap` does) and its MB/s cap (an I/O unit counted in
+    proportion is that same cap); a budget reads and writes share, once more without a
+    direction (a mix meets it in all); without a cap, the device's own ceiling."""
+    directions = {"read": model.read, "write": model.write}
+    found = [c for d in DIRECTIONS for c in _direction_caps(d, directions[d], source)]
+    read, write = model.read, model.write
+    if model.shared_iops and read.iops_cap and write.iops_cap:
+        value = (read.iops_cap.value + write.iops_cap.value) / 2
+        label = f"the IOPS budget reads and writes share ({source})"
+        found.append(KnownCap(label, value, None, fitted=True))
+    if model.shared_bytes and read.bytes_cap and write.bytes_cap:
+        value = (read.bytes_cap.value + write.bytes_cap.value) / 2
+        label = f"the MB/s budget reads and writes share ({source})"
+        found.append(KnownCap(label, None, value, fitted=True))
+    if burst is not None and burst.steady and burst.unit == "IOPS":
+        label = f"the burst ceiling ({source}, while credits last)"
+        found.append(KnownCap(label, burst.ceiling, None, fitted=True, kind="burst"))
+    return tuple(found)
+
+
+def volume_key(run: RunRecord) -> str | None:
+    """What names ``run``'s volume across runs: a remote place's label (``HOST:PATH``,
+    ``lab://NAME:/dev/vda``), else the target's identity (a device's serial or WWID, a
+    loop device's backing file and offset; else its device number, a file's inode, and
+    the boot: a device named only by its number is the same one within a boot); None
+    for a run on several places, or a target with neither (an imported run)."""
+    places = run.settings.places
+    if len(places) > 1:
+        return None
+    if places and places[0].host:
+        return places[0].label
+    identity = run.target.identity
+    if identity is None:
+        return None
+    if identity.source:
+        return f"{identity.kind}:{identity.source}"
+    inode = f":{identity.inode}" if identity.inode is not None else ""
+    return f"{identity.kind}:{identity.number}{inode}:{identity.diskseq}:{identity.boot}"
