@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from volbench.analysis import qos_results
+from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
 from volbench.plans import (
     capture,
@@ -80,24 +81,29 @@ def view(plan: str) -> PlanView:
     return VIEWS.get(plan, UNKNOWN)
 
 
-def report_for(run: RunRecord) -> Report:
+def report_for(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Report:
     """The sheets and JSON document of ``run``, as its plan's entry says
     (:func:`volbench.report.run_sheets.report_for`), then what limited each test (its
-    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`)."""
+    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`), with the
+    volume's known ``caps`` (:mod:`volbench.volume_limits`)."""
     sheets, document = run_sheets.report_for(run, view(run.plan))
-    limits = limits_sheet(run)
+    limits = limits_sheet(run, caps)
     if limits is None:
         return sheets, document
     return [*sheets, limits], {**document, "limits": list(limits.rows)}
 
 
-def summary_for(run: RunRecord, *, check: bool = True) -> Summary:
+def summary_for(run: RunRecord, *, check: bool = True, caps: Sequence[KnownCap] = ()) -> Summary:
     """The summary of ``run`` as its plan's entry says (headline figures, the check
     against the promise with ``check``: :func:`volbench.report.summary.summarise`)."""
-    return summarise(run, view(run.plan), check=check)
+    return summarise(run, view(run.plan), check=check, caps=caps)
 
 
-def report_document(runs: Sequence[RunRecord], by: Sequence[str] = ()) -> Document:
+def report_document(
+    runs: Sequence[RunRecord],
+    by: Sequence[str] = (),
+    caps: Mapping[int, Sequence[KnownCap]] | None = None,
+) -> Document:
     """The HTML/PDF report of ``runs``, each as its plan's entry says
     (:func:`volbench.report.contents.report_document`)."""
-    return contents.report_document(runs, view, by)
+    return contents.report_document(runs, view, by, caps)

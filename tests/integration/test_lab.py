@@ -17,7 +17,6 @@ figures asserted are fio's own; QEMU paces within a percent or two.
 from __future__ import annotations
 
 import json
-import math
 import os
 import pwd
 import random
@@ -37,7 +36,9 @@ import pytest
 from cli_harness import Volbench, finish
 
 from measured import record
+from volbench.lab import draws
 from volbench.lab import guest as guests
+from volbench.lab.draws import share
 from volbench.lab.shell import run_in_guest
 
 NAME = "itest"
@@ -287,14 +288,6 @@ def capacity(
     )
 
 
-def share(rate: float, most: int) -> int:
-    """``rate`` IOPS, at most ``most``, rounded down to two significant digits (a limit
-    a person would set), at least 10."""
-    value = min(float(most), rate)
-    step = 10 ** max(0, math.floor(math.log10(max(value, 1))) - 1)
-    return max(10, int(value // step * step))
-
-
 def limits(request: pytest.FixtureRequest, capacity: Capacity, chosen: str) -> None:
     """The guest's measured figures and the limits the test chose, in the summary."""
     record(request, f"{capacity.text()}; limits chosen: {chosen}")
@@ -425,10 +418,6 @@ def _run(tool: Volbench, *args: str) -> dict[str, Any]:
     return tool.document("explain", "latest")
 
 
-BURST_LENGTH = 4
-"""Seconds of a full bucket at the burst rate in QEMU's terms (credits = burst x 4)."""
-
-
 def test_a_burst_from_a_full_bucket(
     lab: tuple[Volbench, Path],
     guest: guests.Guest,
@@ -442,7 +431,7 @@ def test_a_burst_from_a_full_bucket(
     tool, _ = lab
     top = share(DEEP_SHARE * capacity.deep, 1000)
     base = share(0.3 * top, 1000)
-    credits = BURST_LENGTH * top
+    credits = draws.BURST_LENGTH * top
     limits(request, capacity, f"iops-total {base:,}, burst {top:,}, {credits:,} credits")
 
     def burst() -> dict[str, Any]:
@@ -519,72 +508,7 @@ def test_a_mix_under_one_or_two_budgets(
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
 
 
-LIMIT_SHAPES = ("total", "separate", "bytes", "separate bytes", "unit", "burst")
-"""The knobs of QEMU's throttle group a draw sets: IOPS shared or per direction, MB/s
-shared or per direction beside them, an I/O unit (``iops-size``), a burst on a shared
-budget."""
 LIMITS_DRAWS = 3
-
-
-def _draw(
-    shape: str, draw: random.Random, top: int, most_mbps: float
-) -> tuple[list[str], dict[str, float]]:
-    """The ``lab limit`` options of one draw and what the fit must find: IOPS caps
-    (read, write), MB/s caps (bytes/s), the unit (bytes), the burst (ceiling, credits).
-    A MB/s cap is 24,000 to 48,000 bytes an I/O of the IOPS cap: 16 KiB to 64 KiB in the
-    size ladder, and off every power of two (where a cap and a unit are the same limit);
-    at most ``most_mbps``, the IOPS cap lowered to keep it so."""
-    per_io = [draw.choice([24_000, 40_000, 48_000]) for _ in range(2)]
-    iops = [share(min(top * draw.uniform(0.4, 1.0), most_mbps * 1e6 / b), top) for b in per_io]
-    mbps = [round(i * b / 1e6, 1) for i, b in zip(iops, per_io, strict=True)]
-    if shape == "total":
-        return ["--iops-total", str(iops[0])], {"read": iops[0], "write": iops[0], "shared": 1}
-    if shape == "separate":
-        options = ["--iops-read", str(iops[0]), "--iops-write", str(iops[1])]
-        return options, {"read": iops[0], "write": iops[1], "shared": 0}
-    if shape == "bytes":
-        options = ["--iops-total", str(iops[0]), "--mbps", str(mbps[0])]
-        return options, {"read": iops[0], "write": iops[0], "shared": 1,
-                         "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[0] * 1e6}  # fmt: skip
-    if shape == "separate bytes":
-        options = ["--iops-read", str(iops[0]), "--iops-write", str(iops[1]),
-                   "--mbps-read", str(mbps[0]), "--mbps-write", str(mbps[1])]  # fmt: skip
-        return options, {"read": iops[0], "write": iops[1], "shared": 0,
-                         "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[1] * 1e6}  # fmt: skip
-    if shape == "unit":
-        unit = draw.choice([8, 16, 32]) * 1024
-        options = ["--iops-total", str(iops[0]), "--io-unit", f"{unit // 1024}k"]
-        return options, {"read": iops[0], "write": iops[0], "shared": 1, "unit": unit}
-    base = share(0.3 * iops[0], top)
-    credits = BURST_LENGTH * iops[0]
-    options = ["--iops-total", str(base), "--burst-iops", str(iops[0]),
-               "--burst-credits", str(credits)]  # fmt: skip
-    return options, {"read": base, "write": base, "shared": 1, "ceiling": iops[0],
-                     "credits": credits}  # fmt: skip
-
-
-def _fitted(document: dict[str, Any], wanted: dict[str, float]) -> list[str]:
-    """What the fitted model in ``document`` gets wrong of ``wanted`` (none: all right)."""
-    model, burst, wrong = document["model"], document["burst"], []
-
-    def near(found: float | None, value: float, within: float, what: str) -> None:
-        if found is None or abs(found - value) > within * value:
-            wrong.append(f"{what} {found} for {value}")
-
-    for direction in ("read", "write"):
-        cap = model[direction]["iops_cap"]
-        near(cap and cap["value"], wanted[direction], 0.05, f"{direction} IOPS cap")
-        if f"{direction}_bytes" in wanted:
-            got = model[direction]["bytes_cap"]
-            near(got and got["value"], wanted[f"{direction}_bytes"], 0.05, f"{direction} MB/s")
-    if "unit" in wanted and (model["read"]["unit"] or {}).get("bytes") != wanted["unit"]:
-        wrong.append(f"unit {model['read']['unit']} for {wanted['unit']}")
-    if model["shared_iops"] is not bool(wanted["shared"]):
-        wrong.append(f"shared IOPS {model['shared_iops']}")
-    if "ceiling" in wanted:
-        near(burst and burst["ceiling"], wanted["ceiling"], 0.05, "burst ceiling")
-        near(burst and burst["credits"], wanted["credits"], 0.10, "burst credits")
-    return wrong
 
 
 @pytest.mark.timeout(900)
@@ -602,9 +526,10 @@ def test_limits_of_random_draws(
     seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
     draw = random.Random(seed)
     top = share(DEEP_SHARE * capacity.deep, 1500)
-    for shape in draw.sample(LIMIT_SHAPES, LIMITS_DRAWS):
-        options, wanted = _draw(shape, draw, top, DEEP_SHARE * capacity.mbps)
-        limits(request, capacity, f"seed {seed}, {shape}: {' '.join(options)}")
+    for shape in draw.sample(draws.SHAPES, LIMITS_DRAWS):
+        drawn = draws.draw_limits(shape, draw, top, DEEP_SHARE * capacity.mbps)
+        options, wanted = drawn.options, drawn.wanted
+        limits(request, capacity, f"seed {seed}, {drawn.text()}")
         wrong = ["not run"]
         for _ in range(2):  # once is luck, twice a fault
             lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
@@ -614,7 +539,7 @@ def test_limits_of_random_draws(
                        "--runtime", "1s", "--ramp-time", "1s",
                        "--runs-dir", str(tool.runs_dir))  # fmt: skip
             assert run.returncode == 0, run.stderr
-            wrong = _fitted(tool.show(), wanted)
+            wrong = draws.misfits(tool.show(), wanted)
             if not wrong:
                 break
             record(request, f"seed {seed}, {shape}: {'; '.join(wrong)}: measured again")

@@ -57,12 +57,19 @@ listed in ``also``):
    that serves requests serially, not one that serves them in parallel, hence the
    queue-depth evidence).
 8. not determined, saying which measurement would separate the causes.
+
+Caps fitted to the volume by a limits run (analysis/fitted_caps.py) are known caps of
+rule 5; the device's own ceiling it measured where it found no limiter is a rule of its
+own, before queue (at it, more queue would not help). A test under a fitted cap, whatever
+its verdict, has a note that the limiter did not bind (a busy machine keeping a guest
+under its cap).
 """
 
 from __future__ import annotations
 
-from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest, Verdict
-from volbench.analysis.limit_rules import IDLE_MIN_PCT, MEMORY_PSI_PCT, RULES, mean_of
+from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest, Verdict, fmt_rate
+from volbench.analysis.limit_rules import IDLE_MIN_PCT, MEMORY_PSI_PCT, RULES, applicable, mean_of
+from volbench.analysis.limiter_signs import CAP_MATCH
 
 
 def _open_questions(test: MeasuredTest, ctx: Context) -> list[str]:
@@ -83,7 +90,7 @@ def _open_questions(test: MeasuredTest, ctx: Context) -> list[str]:
     return ["; ".join(seen) or "no figure points to one cause"] + [f"to tell: {t}" for t in todo]
 
 
-def _notes(ctx: Context, limit: Limit) -> list[str]:
+def _notes(test: MeasuredTest, ctx: Context, limit: Limit) -> list[str]:
     notes = []
     busy = mean_of([mean_of(s.cpu_busy_pct) for s in ctx.host])
     if busy is not None and 100 - busy < IDLE_MIN_PCT and limit is not Limit.HOST_CPU:
@@ -94,6 +101,18 @@ def _notes(ctx: Context, limit: Limit) -> list[str]:
     memory = mean_of([s.memory_some_pct for s in ctx.host])
     if memory is not None and memory >= MEMORY_PSI_PCT:
         notes.append(f"tasks waited for memory {memory:.0f}% of the time (PSI)")
+    if limit is not Limit.RATE_LIMITER:
+        held = (
+            "what held it is not determined"
+            if limit is Limit.NOT_DETERMINED
+            else f"{limit} held it"
+        )
+        notes += [
+            f"{fmt_rate(value, unit)} is {value / cap_value:.0%} of"
+            f" {cap.phrase(fmt_rate(cap_value, unit))}: the limiter did not bind, {held}"
+            for cap, value, cap_value, unit, _ in applicable(test, ctx)
+            if cap.fitted and cap.kind == "cap" and value < (1 - CAP_MATCH) * cap_value
+        ]
     burst = ctx.burst
     if burst is not None and not burst.steady:
         notes.append(
@@ -113,4 +132,4 @@ def verdict(test: MeasuredTest, context: Context | None = None) -> Verdict:
     else:
         limit, evidence = held[0]
     also = tuple(dict.fromkeys(other for other, _ in held[1:] if other is not limit))
-    return Verdict(limit, tuple(evidence + _notes(ctx, limit)), also)
+    return Verdict(limit, tuple(evidence + _notes(test, ctx, limit)), also)

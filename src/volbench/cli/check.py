@@ -5,11 +5,12 @@ check at the end of a run that names its product (``run ... --product``, ``pts``
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 
+from volbench.analysis.limit_evidence import KnownCap
 from volbench.cli import console
 from volbench.cli.options import POSITIVE_SIZE, RUN, db_option, format_option
 from volbench.cli.spec import (
@@ -25,6 +26,7 @@ from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
 from volbench.views import report_for
+from volbench.volume_limits import caps_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,16 +62,17 @@ def promise_options(function: F) -> F:
     )(decorated)
 
 
-def show_run(run: RunRecord, fmt: str) -> None:
+def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = ()) -> None:
     """``run``'s report, then, when its labels name a product, ``volbench check``'s sheet
     (the verdicts, then what limited each test; under ``check`` in the JSON). A
     completed run with a figure below the promise is :class:`CheckFailed` (exit 1); a
-    run that could not be compared says why in a note."""
-    sheets, document = report_for(run)
+    run that could not be compared says why in a note. ``caps``: the volume's known
+    caps (:mod:`volbench.volume_limits`)."""
+    sheets, document = report_for(run, caps)
     sheet = None
     if run.labels.get(run_promise.PRODUCT):
         try:
-            sheet = check_sheet(run, catalogue.load(), CheckRequest(None, None))
+            sheet = check_sheet(run, catalogue.load(), CheckRequest(None, None), caps)
         except VolbenchError as exc:
             console.stderr.print(
                 f"not checked against {run.labels[run_promise.PRODUCT]}: {exc}",
@@ -138,7 +141,8 @@ def command(
         count_unit_bytes=count_unit,
     )
     with Store.open(db, create=False) as store:
-        sheet = check_sheet(store.get_run(run_ref), catalogue.load(catalogue_files), request)
+        run = store.get_run(run_ref)
+        sheet = check_sheet(run, catalogue.load(catalogue_files), request, caps_of(store, run))
     console.show(sheet, fmt)
     if sheet.flagged_rows:
         raise CheckFailed(_below(sheet.flagged_rows))

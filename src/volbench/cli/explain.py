@@ -10,6 +10,7 @@ from volbench.cli.options import RUN, db_option, format_option
 from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.limit_sheets import explain_sheet
 from volbench.store.repository import Store
+from volbench.volume_limits import caps_of
 
 
 @click.command("explain")
@@ -22,7 +23,8 @@ def command(run_ref: str, db: str | None, fmt: str) -> None:
     burst: its ceiling, how long, the I/Os above the baseline, the baseline after."""
     with Store.open(db, create=False) as store:
         run = store.get_run(run_ref)
-    sheet = explain_sheet(run)
+        caps = caps_of(store, run)
+    sheet = explain_sheet(run, caps)
     bursts = burst_sheet(run, run_bursts(run))
     if bursts is None:
         console.show(sheet, fmt)

@@ -44,6 +44,7 @@ from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
 from volbench.specs.run_promise import settled
 from volbench.store.repository import default_data_dir
+from volbench.volume_limits import caps_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -208,7 +209,8 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
                 note=rounds.note,
             )
         run = session.store.get_run(str(outcome.run_id))
-        conclude(outcome, lambda: show_run(run, choice.fmt))
+        caps = caps_of(session.store, run)
+        conclude(outcome, lambda: show_run(run, choice.fmt, caps))
 
 
 def _estimate(choice: TargetChoice, spec: PlanSpec, target: TargetInfo) -> str:

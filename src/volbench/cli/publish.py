@@ -17,6 +17,7 @@ from volbench.report.publish_index import GENERATOR
 from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.views import view
+from volbench.volume_limits import volume_caps
 
 
 def _chosen(store: Store, refs: tuple[str, ...], labels: dict[str, str]) -> list[RunRecord]:
@@ -92,6 +93,7 @@ def command(
     _check_folder(folder)
     with Store.open(db, create=False) as store:
         chosen = _chosen(store, run_refs, dict(labels))
+        caps = volume_caps(store, chosen)
     running = [r.id for r in chosen if r.status is RunStatus.RUNNING]
     runs = [r for r in chosen if r.status is not RunStatus.RUNNING]
     if not runs:
@@ -101,7 +103,7 @@ def command(
             + (f" with {' '.join(f'{k}={v}' for k, v in labels)}" if labels else "")
         )
     with catalogue.using(catalogue_files):
-        files = site_files(runs, view, by, _bundles())
+        files = site_files(runs, view, by, _bundles(), caps)
     for name, data in files.items():
         path = folder / name
         output_file.check_folder(path.parent, "the site's folder")

@@ -13,6 +13,7 @@ from volbench.report.formats import check_output_name, render_document
 from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.views import report_document
+from volbench.volume_limits import volume_caps
 
 
 def _runs(store: Store, refs: tuple[str, ...]) -> list[RunRecord]:
@@ -51,8 +52,9 @@ def report(
     check_output_name(output)
     with Store.open(db, create=False) as store:
         runs = _runs(store, run_refs)
+        caps = volume_caps(store, runs)
     with catalogue.using(catalogue_files):
-        document = report_document(runs, _by(by))
+        document = report_document(runs, _by(by), caps)
     console.write_output(render_document(document, output), output)
 
 
@@ -82,9 +84,10 @@ def compare(
         check_output_name(output)
     with Store.open(db, create=False) as store:
         runs = _runs(store, run_refs)
+        caps = volume_caps(store, runs)
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)
     if output:
         with catalogue.using(catalogue_files):
-            document = report_document(runs, _by(by))
+            document = report_document(runs, _by(by), caps)
         console.write_output(render_document(document, output), output)

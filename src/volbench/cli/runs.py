@@ -26,6 +26,7 @@ from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
 from volbench.views import report_for, summary_for
+from volbench.volume_limits import caps_of
 
 
 @click.command("runs")
@@ -68,8 +69,9 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     --catalogue FILE)."""
     with Store.open(db, create=False) as store:
         run = store.get_run(run_ref)
+        caps = caps_of(store, run)
     with catalogue.using(catalogue_files):
-        sheets, document = report_for(run)
+        sheets, document = report_for(run, caps)
     console.show_report(sheets, document, fmt)
 
 
@@ -104,7 +106,8 @@ def export_run(
         raise UsageError(f"a bundle is binary: write it to a file with -o FILE{bundle.SUFFIX}")
     with Store.open(db, create=False) as store:
         if fmt != "bundle":
-            sheets, document = report_for(store.get_run(run_refs[0]))
+            run = store.get_run(run_refs[0])
+            sheets, document = report_for(run, caps_of(store, run))
             console.show_report(sheets, document, fmt, output)
             return
         ids = list(dict.fromkeys(store.resolve(ref) for ref in run_refs))

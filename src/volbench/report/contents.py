@@ -4,9 +4,10 @@ each run's sections, its own summary first."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from volbench import __version__
+from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_section
 from volbench.report.document import Document, Section
@@ -20,18 +21,21 @@ def report_document(
     runs: Sequence[RunRecord],
     views: Callable[[str], PlanView],
     by: Sequence[str] = (),
+    caps: Mapping[int, Sequence[KnownCap]] | None = None,
 ) -> Document:
     """The report of ``runs``, each shown as ``views(its plan)`` says (from the stored
-    runs alone: fio's per-second series are in the store)."""
+    runs alone: fio's per-second series are in the store); ``caps``: each run's
+    volume's known caps by run id (:mod:`volbench.volume_limits`)."""
+    known = caps or {}
     sections: list[Section] = []
-    summaries = [summarise(run, views(run.plan)) for run in runs]
+    summaries = [summarise(run, views(run.plan), caps=known.get(run.id, ())) for run in runs]
     if len(runs) > 1:
         overview = overview_sheet(summaries)
         sections.append(Section("Summary of the runs", lead=(overview,), summary=True))
         sections.append(comparison_section(runs, by))
     for run, summary in zip(runs, summaries, strict=True):
         sections += run_sections(run, views(run.plan), summary)
-        limits = limit_section(run)
+        limits = limit_section(run, known.get(run.id, ()))
         if limits is not None:
             sections.append(limits)
     ids = ", ".join(str(r.id) for r in runs)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 
 from volbench.analysis.host_series import RoundHost, round_hosts
+from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
 from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.chart import Chart, Series, line_chart
@@ -65,9 +67,9 @@ def host_charts(run: RunRecord) -> list[Chart]:
     return charts
 
 
-def limit_section(run: RunRecord) -> Section | None:
+def limit_section(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Section | None:
     """The section of ``run``'s verdicts (None when it has no tests)."""
-    sheet = limits_sheet(run)
+    sheet = limits_sheet(run, caps)
     if sheet is None:
         return None
     counts = Counter(str(row["limit"]) for row in sheet.rows)

@@ -115,11 +115,17 @@ def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
     ]  # fmt: skip
 
 
+def fitted_model(run: RunRecord) -> tuple[LimiterModel, tuple[str, Burst] | None]:
+    """The limiter model a limits run fitted, and its burst probe's burst (with the
+    probe's name) if it had one: what the card shows and what other runs of the same
+    volume are explained with (:mod:`volbench.volume_limits`)."""
+    bursts = stored_bursts(run.series)
+    return fit(stored_probes(run, bursts)), _probe_burst(bursts)
+
+
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
-    bursts = stored_bursts(run.series)
-    model = fit(stored_probes(run, bursts))
-    burst = _probe_burst(bursts)
+    model, burst = fitted_model(run)
     rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model)

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from volbench import __version__
+from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_section
 from volbench.report.contents import report_document
@@ -95,14 +96,17 @@ def site_files(
     views: Callable[[str], PlanView],
     groupings: Sequence[Sequence[str]] = (),
     bundles: Bundles | None = None,
+    caps: Mapping[int, Sequence[KnownCap]] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the site of ``runs`` (each read with its raw outputs and series),
-    a comparison page per grouping (``--by``) and plan."""
+    a comparison page per grouping (``--by``) and plan; ``caps``: each run's volume's
+    known caps by run id (:mod:`volbench.volume_limits`)."""
+    known = caps or {}
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     files: dict[str, bytes] = {PLOTLY: _plotly()}
     entries = []
     for run in runs:
-        summary = summarise(run, views(run.plan))
+        summary = summarise(run, views(run.plan), caps=known.get(run.id, ()))
         bundle = None
         if bundles is not None:
             bundle = f"bundles/run-{run.id}{bundles.suffix}"
@@ -110,7 +114,7 @@ def site_files(
         links = [("all runs", "../index.html")]
         if bundle:
             links.append((f"download run {run.id} as a bundle", f"../{bundle}"))
-        document = report_document([run], views)
+        document = report_document([run], views, caps=known)
         files[run_page(run)] = render_html(document, plotly_src=f"../{PLOTLY}", links=links)
         entries.append(IndexEntry(summary, run_page(run), bundle))
     found = comparisons(runs, groupings)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from volbench.analysis.limit_evidence import Limit
+from volbench.analysis.limit_evidence import KnownCap, Limit
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.plans.pts.options import NAME as PTS
@@ -176,15 +176,16 @@ LIMIT_TESTS_SHOWN = 4
 """Tests named per limit in the summary's line (the limits sheet has them all)."""
 
 
-def limit_lines(run: RunRecord) -> tuple[str, ...]:
+def limit_lines(run: RunRecord, caps: Sequence[KnownCap] = ()) -> tuple[str, ...]:
     """Why the figures are what they are: one line per limit found (host CPU, queue,
     rate limiter, device, cache, stall; :mod:`volbench.report.limit_sheets`), naming
     its tests and the first test's evidence; shown right under the promise verdict.
-    None for a record read without its rounds' outputs (a list of runs)."""
+    None for a record read without its rounds' outputs (a list of runs). ``caps``: the
+    volume's known caps (:mod:`volbench.volume_limits`)."""
     if not run.raw_outputs:
         return ()
     groups: dict[str, list[LimitRow]] = {}
-    for row in limit_rows(limits(run)):
+    for row in limit_rows(limits(run, caps)):
         groups.setdefault(row.limit, []).append(row)
     lines = []
     for limit, rows in groups.items():
@@ -291,10 +292,13 @@ def with_promise(table: Sheet, check: Sheet) -> Sheet:
                  table.flagged_rows | flagged)  # fmt: skip
 
 
-def summarise(run: RunRecord, view: PlanView, *, check: bool = True) -> Summary:
+def summarise(
+    run: RunRecord, view: PlanView, *, check: bool = True, caps: Sequence[KnownCap] = ()
+) -> Summary:
     """The summary of ``run`` as its plan's view says (``view.headline``, else a row per
     test; of a run on places, of their aggregate: each place's share is its own table);
-    ``check``: against the vendor's promise too."""
+    ``check``: against the vendor's promise too; ``caps``: the volume's known caps, for
+    the limit verdicts."""
     headline = (view.headline or generic_headline)(aggregate_run(run))
     sheet, verdict = promise(run) if check else (None, None)
     # a plan's own header may say it already (PTS: its non-compliant reasons)
@@ -307,7 +311,7 @@ def summarise(run: RunRecord, view: PlanView, *, check: bool = True) -> Summary:
         figures=headline.figures,
         promise=sheet,
         verdict=verdict,
-        limits=limit_lines(run),
+        limits=limit_lines(run, caps),
         notes=headline.notes + tuple(n for n in run_notes(run) if n not in said),
     )
 
