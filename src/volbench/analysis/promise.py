@@ -143,7 +143,8 @@ def _mix(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _verdict(ratio: float) -> str:
+def verdict_of(ratio: float) -> str:
+    """meets (:data:`MEETS_LOW` to :data:`MEETS_HIGH` of the promise), below or above."""
     if ratio < MEETS_LOW:
         return "below"
     return "above" if ratio > MEETS_HIGH else "meets"
@@ -254,7 +255,7 @@ def rate_verdict(
         metric, expected = "MB/s", bw_cap / 1e6
         ceiling = None if bw_ceiling is None else bw_ceiling / 1e6
         measured = test.bw_bytes_per_s / 1e6
-    verdict = _verdict(measured / expected)
+    verdict = verdict_of(measured / expected)
     notes = burst_notes(expectation, instance, metric) if verdict == "above" else []
     if notes and ceiling is not None:
         if measured <= ceiling * MEETS_HIGH:

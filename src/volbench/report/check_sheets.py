@@ -9,16 +9,20 @@ findings, tests that could not be compared, and price/performance.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from volbench.analysis.limit_evidence import KnownCap
+from volbench.analysis.model_promise import model_verdicts
 from volbench.analysis.promise import Verdict, check, measured_tests
 from volbench.analysis.run_limits import run_verdicts
+from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
+from volbench.plans.limits import NAME as LIMITS
 from volbench.report.burst_sheets import bucket_lines, catalogue_burst_lines, run_bursts
 from volbench.report.limit_sheets import LimitRow, facts_of, limit_rows
+from volbench.report.limits_card import fitted_model, stored_probes
 from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
@@ -187,8 +191,15 @@ def count_unit_lines(given: int | None, vendor: int | None) -> list[str]:
     return [f"I/O counted in {given // 1024} KiB units (--count-unit); the catalogue's: {theirs}"]
 
 
-def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> Sheet:
-    """Check ``run`` against the catalogue; a UsageError when nothing compares."""
+def check_sheet(
+    run: RunRecord,
+    catalogue: Catalogue,
+    request: CheckRequest,
+    volume: Sequence[KnownCap] = (),
+) -> Sheet:
+    """Check ``run`` against the catalogue (a limits run: its fitted model, figure by
+    figure); a UsageError when nothing compares. ``volume``: the caps of the volume's
+    fitted model (:mod:`volbench.volume_limits`), for the limit verdicts."""
     name, size = subject(run, request)
     product = catalogue.find(name)
     vendor_unit = product.count_unit_bytes
@@ -199,7 +210,12 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
     tests, skipped = measured_tests(run.results)
     bursts = run_bursts(run)
     caps, instance_notes = _instance(catalogue, request, expectation)
-    verdicts, findings = check(tests, expectation, caps)
+    if run.plan == LIMITS:
+        model, burst = fitted_model(run)
+        probes = stored_probes(run, stored_bursts(run.series))
+        verdicts, findings = model_verdicts(model, burst[1] if burst else None, expectation, probes)
+    else:
+        verdicts, findings = check(tests, expectation, caps)
     if not verdicts:
         why = "; ".join(skipped) or "it holds no results"
         raise UsageError(f"run {run.id} has no workload that can be compared: {why}")
@@ -242,7 +258,7 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
         *(f"not compared: {s}" for s in skipped),
         *price_notes,
     )
-    limit_notes, limit_rows = check_limits(run, expectation, caps, request.instance)
+    limit_notes, limit_rows = check_limits(run, expectation, caps, request.instance, volume)
     notes = (*notes, *limit_notes)
     flagged = frozenset(i for i, v in enumerate(verdicts) if v.verdict == "below")
     document = {
@@ -268,10 +284,15 @@ def check_sheet(run: RunRecord, catalogue: Catalogue, request: CheckRequest) -> 
 
 
 def check_limits(
-    run: RunRecord, expectation: Expectation, caps: InstanceCaps | None, instance: str | None
+    run: RunRecord,
+    expectation: Expectation,
+    caps: InstanceCaps | None,
+    instance: str | None,
+    fitted: Sequence[KnownCap] = (),
 ) -> tuple[list[str], list[LimitRow]]:
     """What limited each test, with the volume's promised figures (and the instance's
-    caps) as limits it could meet: notes (one per test) and the JSON rows."""
+    caps, and its fitted model's: ``fitted``) as limits it could meet: notes (one per
+    test) and the JSON rows."""
     product = expectation.product
     known = [
         KnownCap(
@@ -281,19 +302,19 @@ def check_limits(
             unit_bytes=product.count_unit_bytes,
         )
     ]
-    volume = known[0].label
+    label = known[0].label
     for direction, iops in (("read", expectation.read_iops), ("write", expectation.write_iops)):
         if iops is not None:
             known.append(
                 KnownCap(
-                    f"{volume} ({direction} limit)", iops, None, direction, product.count_unit_bytes
+                    f"{label} ({direction} limit)", iops, None, direction, product.count_unit_bytes
                 )
             )
     if caps is not None:
         known.append(KnownCap(f"the {instance or 'instance'} instance", caps.iops, caps.bw))
     latency = expectation.latency
     low = latency.min_ms * 1e6 / 2 if latency and latency.min_ms else None
-    rows = limit_rows(run_verdicts(facts_of(run), known, low))
+    rows = limit_rows(run_verdicts(facts_of(run), [*known, *fitted], low))
     notes = [f"{r.test}: {limit_phrase(r.limit)}" + (f" ({r.why})" if r.why else "") for r in rows]
     return notes, rows
 
