@@ -1,7 +1,9 @@
 """The limits card of a ``volbench run limits`` run: the fitted limiter
 (:func:`volbench.analysis.limiter_model.fit`), one figure a row with its spread and the
 tests it rests on, from the stored results (fio's IOPS and mean latency per direction,
-the last round of each test)."""
+the last round of each test). Its JSON document holds the model and the probes it was
+fitted from (:func:`card_fit` reads them back: the charts of
+:mod:`volbench.report.limits_charts` draw that one fit, never one of their own)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, Limiter
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.model import RunRecord, StoredResult
 from volbench.plans.limits import parse_name
+from volbench.records import structure, unstructure
 from volbench.report.sheet import Column, Sheet
 
 MB = 1e6
@@ -118,7 +121,8 @@ def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
     bursts = stored_bursts(run.series)
-    model = fit(stored_probes(run, bursts))
+    probes = stored_probes(run, bursts)
+    model = fit(probes)
     burst = _probe_burst(bursts)
     rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
@@ -133,5 +137,14 @@ def limits_card(run: RunRecord) -> Sheet:
         "run": run.id,
         "model": dataclasses.asdict(model),
         "burst": dataclasses.asdict(burst[1]) if burst else None,
+        "probes": unstructure(probes),
     }
     return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
+
+
+def card_fit(card: Sheet) -> tuple[list[Probe], LimiterModel]:
+    """The probes and the fitted model a limits card (:func:`limits_card`) shows, read
+    back from its document; :class:`volbench.records.RecordError` when it holds none."""
+    document = card.document
+    probes = structure(document.get("probes"), list[Probe], "the limits card's probes")
+    return probes, structure(document.get("model"), LimiterModel, "the limits card's model")
