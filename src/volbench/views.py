@@ -38,6 +38,7 @@ from volbench.report.hdtune_sheets import filebench_sheet, scan_sheet
 from volbench.report.iometer_sheets import iometer_sheet
 from volbench.report.limit_sheets import limits_sheet
 from volbench.report.limits_card import limits_card
+from volbench.report.limits_charts import limits_charts
 from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
 from volbench.report.plan_view import PlanView, Report
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
@@ -51,7 +52,7 @@ VIEWS: Mapping[str, PlanView] = MappingProxyType(
     {
         quick.NAME: PlanView(sheet=quick_sheet),
         sweep.NAME: PlanView(sheet=sweep_sheet, charts=sweep_charts, headline=sweep_headline),
-        limits.NAME: PlanView(sheet=limits_card),
+        limits.NAME: PlanView(sheet=limits_card, charts=limits_charts),
         iometer.NAME: PlanView(sheet=iometer_sheet, charts=iometer_charts),
         hdtune.SCAN: PlanView(sheet=scan_sheet, charts=scan_charts),
         hdtune.FILEBENCH: PlanView(sheet=filebench_sheet),

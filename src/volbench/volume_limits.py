@@ -29,8 +29,9 @@ def volume_caps(store: Store, runs: Sequence[RunRecord]) -> Caps:
     for listed in store.list_runs(plan=limits.NAME, status=RunStatus.COMPLETED):
         key = volume_key(listed)  # newest first: the first of each volume
         if key in wanted and key not in found:
-            model, burst = fitted_model(store.get_run(listed.id))
-            found[key] = fitted_caps(model, burst[1] if burst else None, f"limits run {listed.id}")
+            fitted = fitted_model(store.get_run(listed.id))
+            burst = fitted.burst[1] if fitted.burst else None
+            found[key] = fitted_caps(fitted.model, burst, f"limits run {listed.id}")
     return {run_id: found[key] for run_id, key in keys.items() if key in found}
 
 

@@ -133,6 +133,19 @@ def deepest(probes: Sequence[Probe], direction: str) -> int | None:
     return ladder[-1].outstanding if ladder else None
 
 
+def queue_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
+    """``direction``'s 4 KiB queue-depth ladder, shallowest first: what its IOPS cap (or
+    ceiling) and latency floor are read off."""
+    return _ladder(probes, direction, 4 * KIB)
+
+
+def size_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
+    """``direction``'s request-size ladder at the deepest queue of its 4 KiB ladder,
+    4 KiB first: what its bytes cap and I/O unit are read off (empty: no 4 KiB ladder)."""
+    deep = deepest(probes, direction)
+    return _sizes(probes, direction, deep) if deep is not None else []
+
+
 def _figure(values: Sequence[float], tests: Sequence[str]) -> Figure:
     mean = statistics.fmean(values)
     spread = statistics.stdev(values) / math.sqrt(len(values)) / mean if len(values) > 1 else 0.0
@@ -141,7 +154,7 @@ def _figure(values: Sequence[float], tests: Sequence[str]) -> Figure:
 
 def _iops(probes: Sequence[Probe], direction: str) -> tuple[Figure | None, Figure | None]:
     """(the IOPS cap, else the ceiling) of ``direction``'s 4 KiB queue-depth ladder."""
-    ladder = _ladder(probes, direction, 4 * KIB)
+    ladder = queue_ladder(probes, direction)
     if not ladder:
         return None, None
     found = fingerprint([Point(p.outstanding, p.iops, p.lat_mean_ns, p.name) for p in ladder])
@@ -240,8 +253,7 @@ def _held_over_size(cap: Figure, sizes: Sequence[Probe], bytes_cap: Figure | Non
 
 def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
     cap, ceiling = _iops(probes, direction)
-    deep = deepest(probes, direction)
-    sizes = _sizes(probes, direction, deep) if deep is not None else []
+    sizes = size_ladder(probes, direction)
     bytes_cap, unit = _bytes_and_unit(sizes, cap)
     if cap is not None and unit is None and not _held_over_size(cap, sizes, bytes_cap):
         ceiling = Figure(cap.value, cap.spread, cap.tests)  # the device's own
@@ -251,7 +263,7 @@ def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
         between = [p for p in sizes if p.bs_bytes > unit.bytes and p.bs_bytes % unit.bytes]
         if between:  # a size between units kept to the proportional count
             unit = Unit(unit.bytes, False)
-    qd1 = [p for p in _ladder(probes, direction, 4 * KIB) if p.outstanding == 1]
+    qd1 = [p for p in queue_ladder(probes, direction) if p.outstanding == 1]
     floor = Figure(qd1[0].lat_mean_ns, 0.0, (qd1[0].name,)) if qd1 else None
     paced = bool(qd1 and cap and abs(qd1[0].iops - cap.value) <= SAME * cap.value)
     return DirectionModel(cap, ceiling, bytes_cap, unit, floor, paced)

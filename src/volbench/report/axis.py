@@ -63,8 +63,11 @@ def _short(value: float) -> str:
 
 
 def tick_text(value: float, unit: str) -> str:
-    """A log-axis tick's label: a latency with its unit (``500 µs``, ``2 ms``),
-    anything else short (``20k``)."""
+    """A log-axis tick's label: a latency with its unit (``500 µs``, ``2 ms``), a size
+    in KiB in full (``1,024``: sizes are powers of two, never ``1.024k``), anything else
+    short (``20k``)."""
+    if unit == "KiB":
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,g}"
     if unit in LATENCY_UNITS:
         ns = value * LATENCY_UNITS[unit]
         tick_unit, size = latency_unit([ns * 1.0001])

@@ -178,10 +178,12 @@ def line_chart(
     unit: str = "",
     x_unit: str = "",
     x_at_values: bool = False,
+    y_from_zero: bool = False,
 ) -> Chart:
     """Lines, one per series; log axes where the data span decades (ticked by
     :func:`volbench.report.axis.log_axis`; ``x_at_values``: at the x values when they
-    are few). ``markers`` None: markers only on series of at most 30 points."""
+    are few). ``markers`` None: markers only on series of at most 30 points;
+    ``y_from_zero``: a linear y axis from 0 (a flat line reads as flat, not as noise)."""
     data = [
         {
             "type": "scatter",
@@ -204,7 +206,9 @@ def line_chart(
         x_title,
         y_title,
         xaxis=log_axis(xs, x_unit, at_values=x_at_values) if log_x else {"type": "-"},
-        yaxis=log_axis(ys, unit) if log_y else {"type": "linear"},
+        yaxis=log_axis(ys, unit)
+        if log_y
+        else {"type": "linear", **({"rangemode": "tozero"} if y_from_zero else {})},
         meta={"unit": unit, "x_unit": x_unit},
     )
     return Chart(chart_id, title, {"data": data, "layout": layout})
@@ -248,16 +252,41 @@ def _at(value: Category, log: bool) -> Category:
     return math.log10(value) if log and isinstance(value, int | float) and value > 0 else value
 
 
-def with_level(chart: Chart, y: float, text: str) -> Chart:
-    """``chart`` with a dashed horizontal line at ``y`` (a latency target), named."""
+def with_fits(chart: Chart, fits: Sequence[tuple[Series, str]]) -> Chart:
+    """``chart`` with curves fitted to its data drawn over it: each ``(series, colour)``
+    a dashed line without markers, in the colour of the data it was fitted to (the
+    values in the chart's own units)."""
+    unit = str(chart.figure["layout"].get("meta", {}).get("unit", ""))
+    lines = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": s.name,
+            "x": list(s.x),
+            "y": list(s.y),
+            "line": {"color": color, "dash": "dash", "width": 1.5},
+            "hovertemplate": f"%{{fullData.name}}<br>%{{x}}: {_hover(unit)}<extra></extra>",
+        }
+        for s, color in fits
+    ]
+    return Chart(chart.id, chart.title, {**chart.figure, "data": [*chart.figure["data"], *lines]})
+
+
+def with_level(
+    chart: Chart, y: float, text: str, *, color: str = MARK_COLOR, right: bool = False
+) -> Chart:
+    """``chart`` with a dashed horizontal line at ``y`` (a latency target, a fitted cap),
+    named at its left end (``right``: at its right end, so two levels near each other
+    keep their names apart) in ``color``."""
     layout = dict(chart.figure["layout"])
     layout["shapes"] = [*layout.get("shapes", []), {
         "type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y,
-        "line": {"color": MARK_COLOR, "width": 1.5, "dash": "dash"}}]  # fmt: skip
+        "line": {"color": color, "width": 1.5, "dash": "dash"}}]  # fmt: skip
     at = _at(y, layout.get("yaxis", {}).get("type") == "log")
     layout["annotations"] = [*layout.get("annotations", []), {
-        "xref": "paper", "x": 0, "xanchor": "left", "y": at, "yanchor": "bottom", "text": text,
-        "showarrow": False, "font": {"size": 11, "color": MARK_COLOR}}]  # fmt: skip
+        "xref": "paper", "x": 1 if right else 0, "xanchor": "right" if right else "left",
+        "y": at, "yanchor": "bottom", "text": text,
+        "showarrow": False, "font": {"size": 11, "color": color}}]  # fmt: skip
     return Chart(chart.id, chart.title, {**chart.figure, "layout": layout})
 
 

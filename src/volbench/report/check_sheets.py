@@ -16,13 +16,12 @@ from volbench.analysis.limit_evidence import KnownCap
 from volbench.analysis.model_promise import model_verdicts
 from volbench.analysis.promise import Verdict, check, measured_tests
 from volbench.analysis.run_limits import run_verdicts
-from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
 from volbench.plans.limits import NAME as LIMITS
 from volbench.report.burst_sheets import bucket_lines, catalogue_burst_lines, run_bursts
 from volbench.report.limit_sheets import LimitRow, facts_of, limit_rows
-from volbench.report.limits_card import fitted_model, stored_probes
+from volbench.report.limits_card import fitted_model
 from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
@@ -211,9 +210,9 @@ def check_sheet(
     bursts = run_bursts(run)
     caps, instance_notes = _instance(catalogue, request, expectation)
     if run.plan == LIMITS:
-        model, burst = fitted_model(run)
-        probes = stored_probes(run, stored_bursts(run.series))
-        verdicts, findings = model_verdicts(model, burst[1] if burst else None, expectation, probes)
+        found = fitted_model(run)
+        burst = found.burst[1] if found.burst else None
+        verdicts, findings = model_verdicts(found.model, burst, expectation, found.probes)
     else:
         verdicts, findings = check(tests, expectation, caps)
     if not verdicts:

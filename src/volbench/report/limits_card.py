@@ -1,18 +1,22 @@
 """The limits card of a ``volbench run limits`` run: the fitted limiter
 (:func:`volbench.analysis.limiter_model.fit`), one figure a row with its spread and the
 tests it rests on, from the stored results (fio's IOPS and mean latency per direction,
-the last round of each test)."""
+the last round of each test). Its JSON document holds the model and the probes it was
+fitted from (:func:`card_fit` reads them back: the charts of
+:mod:`volbench.report.limits_charts` draw that one fit, never one of their own)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from volbench.analysis.burst_series import Burst
 from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.model import RunRecord, StoredResult
 from volbench.plans.limits import parse_name
+from volbench.records import structure, unstructure
 from volbench.report.sheet import Column, Sheet
 
 MB = 1e6
@@ -115,17 +119,28 @@ def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
     ]  # fmt: skip
 
 
-def fitted_model(run: RunRecord) -> tuple[LimiterModel, tuple[str, Burst] | None]:
-    """The limiter model a limits run fitted, and its burst probe's burst (with the
-    probe's name) if it had one: what the card shows and what other runs of the same
-    volume are explained with (:mod:`volbench.volume_limits`)."""
+@dataclass(frozen=True)
+class RunFit:
+    """What a limits run fitted: its probes, the model, and the burst probe's burst
+    (with the probe's name) if it had one."""
+
+    probes: list[Probe]
+    model: LimiterModel
+    burst: tuple[str, Burst] | None
+
+
+def fitted_model(run: RunRecord) -> RunFit:
+    """The limits run's fit: what the card shows and what other runs of the same volume
+    are explained with (:mod:`volbench.volume_limits`)."""
     bursts = stored_bursts(run.series)
-    return fit(stored_probes(run, bursts)), _probe_burst(bursts)
+    probes = stored_probes(run, bursts)
+    return RunFit(probes, fit(probes), _probe_burst(bursts))
 
 
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
-    model, burst = fitted_model(run)
+    found = fitted_model(run)
+    probes, model, burst = found.probes, found.model, found.burst
     rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model)
@@ -139,5 +154,14 @@ def limits_card(run: RunRecord) -> Sheet:
         "run": run.id,
         "model": dataclasses.asdict(model),
         "burst": dataclasses.asdict(burst[1]) if burst else None,
+        "probes": unstructure(probes),
     }
     return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
+
+
+def card_fit(card: Sheet) -> tuple[list[Probe], LimiterModel]:
+    """The probes and the fitted model a limits card (:func:`limits_card`) shows, read
+    back from its document; :class:`volbench.records.RecordError` when it holds none."""
+    document = card.document
+    probes = structure(document.get("probes"), list[Probe], "the limits card's probes")
+    return probes, structure(document.get("model"), LimiterModel, "the limits card's model")
