@@ -222,11 +222,9 @@ def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
                 f"{fmt_rate(value, unit)}{each} is {value / limit:.0%} of"
                 f" {cap.phrase(fmt_rate(limit, unit))}"
             )
-        elif value < limit and cap.kind == "cap":
+        elif value < limit and cap.kind == "cap" and not cap.fitted:  # another fitted cap binds
             unmet.append(
-                f"{cap.phrase(fmt_rate(limit, unit))}, was not reached ({value / limit:.0%})"
-                if cap.fitted
-                else f"{cap.label} caps it at {fmt_rate(limit, unit)} ({value / limit:.0%} reached)"
+                f"{cap.label} caps it at {fmt_rate(limit, unit)} ({value / limit:.0%} reached)"
             )
     found += paced(test, ctx) + direction_caps(test, ctx)
     fio_flight = _in_flight(test) or 0.0

@@ -13,11 +13,15 @@ from dataclasses import dataclass
 
 from volbench.analysis.burst_series import Burst
 from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
+from volbench.analysis.model_promise import matches
 from volbench.analysis.stored_bursts import stored_bursts
+from volbench.errors import VolbenchError
 from volbench.model import RunRecord, StoredResult
 from volbench.plans.limits import parse_name
 from volbench.records import structure, unstructure
 from volbench.report.sheet import Column, Sheet
+from volbench.specs import catalogue
+from volbench.specs.expectation import expect
 
 MB = 1e6
 
@@ -137,13 +141,65 @@ def fitted_model(run: RunRecord) -> RunFit:
     return RunFit(probes, fit(probes), _probe_burst(bursts))
 
 
+MATCHES_SHOWN = 3
+"""Catalogue products named on the card as matching the model."""
+
+
+def _no_limiter(model: LimiterModel) -> list[str]:
+    """ "no limiter found" when no direction met a cap, with the device's own ceilings."""
+    sides = (("read", model.read), ("write", model.write))
+    if any(side.iops_cap or side.bytes_cap for _, side in sides):
+        return []
+    ceilings = [f"{name} {side.ceiling.value:,.0f} IOPS" for name, side in sides if side.ceiling]
+    if not ceilings:
+        return []
+    return [f"no limiter found; the device's own ceiling is {' and '.join(ceilings)} at 4 KiB"]
+
+
+def _size(run: RunRecord, unit: str) -> float:
+    """The volume's size in a product's unit (GiB or GB): its ``size_gib`` label, else
+    the target's capacity."""
+    label = run.labels.get("size_gib")
+    try:
+        return float(label) if label is not None else run.target.capacity_bytes / _UNITS[unit]
+    except ValueError:
+        return run.target.capacity_bytes / _UNITS[unit]
+
+
+_UNITS = {"GiB": float(1 << 30), "GB": 1e9, "TiB": float(1 << 40), "TB": 1e12}
+
+
+def _matching(run: RunRecord, found: RunFit) -> list[str]:
+    """The catalogue products (the built-in and the user's) at the volume's size whose
+    every promised figure the model meets (:func:`volbench.analysis.model_promise.matches`)."""
+    if _no_limiter(found.model):
+        return []
+    promises = []
+    for product in catalogue.load().products:
+        try:
+            size = round(_size(run, product.size_unit), 3)
+            promises.append(expect(product, size))
+        except VolbenchError:
+            continue  # a size out of its range, a product needing provisioned figures
+    burst = found.burst[1] if found.burst else None
+    best = matches(found.model, burst, promises, found.probes)
+    if not best:
+        return ["no catalogue product at this size promises what was measured"]
+    names = [
+        f"{m.product} at {m.size:g} {m.size_unit} ({m.figures} figures)"
+        for m in best[:MATCHES_SHOWN]
+    ]
+    more = f" and {len(best) - MATCHES_SHOWN} more" if len(best) > MATCHES_SHOWN else ""
+    return [f"matches the promise of {', '.join(names)}{more} (`volbench check --product`)"]
+
+
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
     found = fitted_model(run)
     probes, model, burst = found.probes, found.model, found.burst
     rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
-    notes += _budgets(model)
+    notes += _budgets(model) + _no_limiter(model) + _matching(run, found)
     columns = (
         Column("figure", "Figure"),
         Column("value", "Fitted"),
