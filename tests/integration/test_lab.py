@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import random
 import secrets
 import shutil
 import signal
@@ -506,44 +505,6 @@ def test_a_mix_under_one_or_two_budgets(
                    "--catalogue", str(catalogue), "--format", "json")  # fmt: skip
     assert checked.returncode in (0, 1), checked.stderr
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
-
-
-LIMITS_DRAWS = 3
-
-
-@pytest.mark.timeout(900)
-def test_limits_of_random_draws(
-    lab: tuple[Volbench, Path],
-    guest: guests.Guest,
-    capacity: Capacity,
-    request: pytest.FixtureRequest,
-) -> None:
-    """``run limits`` on limits drawn at random (a new seed each run, in the summary;
-    ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within 5 %, the unit
-    exact, one budget or two right, the burst's ceiling within 5 % and its bucket within
-    10 %. A draw a busy machine held off is drawn once more with the same limits."""
-    tool, _ = lab
-    seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
-    draw = random.Random(seed)
-    top = share(DEEP_SHARE * capacity.deep, 1500)
-    for shape in draw.sample(draws.SHAPES, LIMITS_DRAWS):
-        drawn = draws.draw_limits(shape, draw, top, DEEP_SHARE * capacity.mbps)
-        options, wanted = drawn.options, drawn.wanted
-        limits(request, capacity, f"seed {seed}, {drawn.text()}")
-        wrong = ["not run"]
-        for _ in range(2):  # once is luck, twice a fault
-            lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
-            changed = tool("lab", "limit", NAME, *options)
-            assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr
-            run = tool("run", "limits", "--hosts", f"lab://{NAME}", "--budget", "90s",
-                       "--runtime", "1s", "--ramp-time", "1s",
-                       "--runs-dir", str(tool.runs_dir))  # fmt: skip
-            assert run.returncode == 0, run.stderr
-            wrong = draws.misfits(tool.show(), wanted)
-            if not wrong:
-                break
-            record(request, f"seed {seed}, {shape}: {'; '.join(wrong)}: measured again")
-        assert not wrong, (seed, shape, options, wrong)
 
 
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:

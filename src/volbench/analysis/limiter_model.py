@@ -239,9 +239,13 @@ def _held_over_size(cap: Figure, sizes: Sequence[Probe], bytes_cap: Figure | Non
     Little's law holds for both (any server kept busy), but a cap counts I/Os, so the
     next size up runs at the same IOPS, or at a bytes level that starts right there (a
     bytes cap or an I/O unit), and the MB/s stop rising there; a device that spends its
-    time per I/O does fewer I/Os of 16 KiB while its MB/s keep rising."""
+    time per I/O does fewer I/Os of 16 KiB while its MB/s keep rising. A cap is never
+    passed by larger requests (a unit only makes them count more): where one ran at
+    more IOPS, the plateau was the device's or the host's (a CPU-bound file system)."""
     if len(sizes) < 2:
         return True  # no size ladder: the plateau stands, and the card says so
+    if any(p.iops > (1 + SAME) * cap.value for p in sizes[1:]):
+        return False  # larger requests ran at more IOPS: nothing counts I/Os at the plateau
     first = sizes[1]
     if abs(first.iops - cap.value) <= SAME * cap.value:
         return True
