@@ -10,15 +10,31 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 import statistics
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from volbench.analysis.limiter_model import KIB, LimiterModel, Probe, fit
-from volbench.model import DirectionResult, IopsSamples, LatencyStats, Workload
+from volbench.model import (
+    DirectionResult,
+    IopsSamples,
+    LatencyStats,
+    LogSeries,
+    RunRecord,
+    RunSettings,
+    StoredWorkload,
+    TargetInfo,
+    Workload,
+)
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
 from volbench.plans.limits import LimitsOptions, Next, next_test, plan, probe_name, probes
+from volbench.report.limits_card import limits_card
+from volbench.report.sheet import Sheet
+from volbench.store.repository import Store
 
 NOISE = 0.015
 """Each figure off by up to 1.5 %, as a 2-10 s test on a busy machine."""
@@ -369,3 +385,109 @@ def test_the_rest_and_second_probe_fit_a_quarter_of_the_budget(
     assert [w.name for w in extra] == (["rest-4k-qd1", "refill-4k-qd32"] if measured else [])
     assert sum(w.duration_s for w in extra) <= budget / 4
     assert sum(w.duration_s for w, _, _ in ran) <= budget
+
+
+START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+
+
+def stored_limits_run(
+    tmp_path: Path, ran: list[tuple[Workload, Result, list[float]]], late_s: float = 0.0
+) -> RunRecord:
+    """``ran`` stored as ``run limits`` stores it: a round a test, its per-second logs
+    (fio's 1 s windows: two of :data:`WINDOW_S` each), round times on a clock that
+    runs through the tests and the gaps between them; ``late_s`` more before the
+    second burst probe (as :func:`run_limits` had it)."""
+    store = Store.open(str(tmp_path / "limits.db"))
+    target = TargetInfo("/dev/vdb", "block", 1 << 30)
+    settings = RunSettings(ioengine="libaio", options=plan(LimitsOptions()).options)
+    run_id = store.create_run("limits", target, {"hostname": "h"}, {}, settings)
+    clock = START
+    with store:
+        for round_no, (workload, result, windows) in enumerate(ran):
+            clock += timedelta(
+                seconds=GAP_S + (late_s if workload.name.startswith("refill") else 0)
+            )
+            started = clock
+            clock += timedelta(seconds=workload.duration_s)
+            series = []
+            for direction, part in result.directions.items():
+                share = part.iops / result.iops
+                points = tuple(
+                    (1000 * (k + 1), share * (windows[2 * k] + windows[2 * k + 1]) / 2)
+                    for k in range(len(windows) // 2)
+                )
+                series.append(LogSeries(round_no, workload.name, "iops", 0, None, direction,
+                                        points))  # fmt: skip
+            store.add_round(
+                run_id,
+                round_no,
+                "{}",
+                [result],
+                {workload.name: StoredWorkload.of(workload)},
+                started_at=started.isoformat(timespec="seconds"),
+                ended_at=clock.isoformat(timespec="seconds"),
+                series=series,
+            )
+        return store.get_run(run_id)
+
+
+def _refill_of(card: Sheet) -> dict[str, object]:
+    return next(r for r in card.rows if r["figure"] == "burst refill")
+
+
+def test_the_card_shows_how_fast_credits_came_back(tmp_path: Path) -> None:
+    """600 I/Os a second, the 30,000-I/O bucket full again in 50 s: the second probe's
+    credits over the rest (24 s, and the gaps between fio processes before and after
+    it); the fit leaves the rest and the second probe out."""
+    run = stored_limits_run(tmp_path, run_limits(qemu_bucket(), LimitsOptions(), 4))
+    card = limits_card(run)
+    refill = card.document["refill"]
+    assert refill is not None
+    assert 0.95 * 600 <= refill["rate"] <= 1.05 * 600, refill
+    assert refill["lower_bound"] is False and refill["rest_s"] == pytest.approx(24.6)
+    assert 0.9 * 30_000 <= refill["bucket"] <= 1.1 * 30_000
+    assert refill["full_s"] == pytest.approx(refill["bucket"] / refill["rate"])
+    assert refill["tests"] == ("burst-4k-qd32", "rest-4k-qd1", "refill-4k-qd32")
+    assert refill["spread"] < 0.15
+    row = _refill_of(card)
+    assert re.fullmatch(
+        r"6\d\d I/Os a second \(the bucket refills in [45]\d s\)", str(row["value"])
+    )
+    assert row["tests"] == "burst-4k-qd32, rest-4k-qd1, refill-4k-qd32"
+    cap = card.document["model"]["read"]["iops_cap"]
+    assert cap is not None and _close(cap["value"], 600)
+    assert not any("rest" in t or "refill" in t for t in cap["tests"])
+
+
+def test_a_bucket_full_again_gives_a_lower_bound(tmp_path: Path) -> None:
+    """Credits back at three times the baseline: the bucket is full before the rest
+    ends, and the rate is at least what came back over it."""
+    volume = dataclasses.replace(qemu_bucket(), refill=1800.0)
+    card = limits_card(stored_limits_run(tmp_path, run_limits(volume, LimitsOptions(), 5)))
+    refill = card.document["refill"]
+    assert refill is not None and refill["lower_bound"] is True
+    assert refill["credits"] >= 0.9 * refill["bucket"]
+    assert str(_refill_of(card)["value"]).startswith("at least 1,")
+    assert str(_refill_of(card)["value"]).endswith(
+        "(the bucket was full again after the 25 s rest)"
+    )
+
+
+def test_a_run_resumed_between_rest_and_probe_counts_the_time_between(tmp_path: Path) -> None:
+    """Stopped after the rest and resumed 20 s later: the bucket rested all that time,
+    and the rate counts it (the round times, to the second)."""
+    ran = run_limits(qemu_bucket(), LimitsOptions(), 6, late_s=20.0)
+    run = stored_limits_run(tmp_path, ran, late_s=20.0)
+    refill = limits_card(run).document["refill"]
+    assert refill is not None and refill["lower_bound"] is False
+    assert 24 + 20 <= refill["rest_s"] <= 24 + 20 + 2, refill
+    assert 0.93 * 600 <= refill["rate"] <= 1.07 * 600, refill
+
+
+def test_a_burst_without_a_rest_says_its_refill_was_not_measured(tmp_path: Path) -> None:
+    volume = Volume(Limiter(total_iops=300), 1000.0, 4000.0, 300.0)
+    options = LimitsOptions(budget_s=60.0, runtime_s=1.0, ramp_time_s=1.0)
+    card = limits_card(stored_limits_run(tmp_path, run_limits(volume, options, 7)))
+    assert card.document["refill"] is None and card.document["burst"] is not None
+    assert any(n.startswith("burst refill not measured: no rest and second") for n in card.notes)
+    assert not any(r["figure"] == "burst refill" for r in card.rows)

@@ -1,30 +1,45 @@
 """The limits card of a ``volbench run limits`` run: the fitted limiter
 (:func:`volbench.analysis.limiter_model.fit`), one figure a row with its spread and the
 tests it rests on, from the stored results (fio's IOPS and mean latency per direction,
-the last round of each test)."""
+the last round of each test); the burst probe's burst and how fast its credits came
+back (:mod:`volbench.analysis.burst_refill`), from the stored per-second logs."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 
+from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
 from volbench.analysis.burst_series import Burst
 from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.model import RunRecord, StoredResult
-from volbench.plans.limits import parse_name
+from volbench.plans.limits import BURST, PROBED, REFILL, REST, parse_name
 from volbench.report.sheet import Column, Sheet
 
 MB = 1e6
+RESUMED_S = 3.0
+"""More than this many seconds (s) beyond the rest between the burst probe's end and the
+second probe's start (round times, to the second): the run stopped and went on between
+them, and the rest counted is that time."""
 
 
-def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
-    """The experiment's tests of ``run`` as probes (directions of a test added up); a
-    test that burst steadily (``bursts``, by round and test) counts at its baseline
-    after the burst, its directions in their measured proportion."""
+def _newest(run: RunRecord) -> dict[str, int]:
+    """The last round of each test of ``run``."""
     newest: dict[str, int] = {}
     for row in run.aggregate:
         newest[row.test] = max(newest.get(row.test, row.round), row.round)
+    return newest
+
+
+def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
+    """The experiment's probes of ``run`` (directions of a test added up; the rest and
+    the second burst probe left out); a test that burst steadily (``bursts``, by round
+    and test) counts at its baseline after the burst, its directions in their measured
+    proportion."""
+    newest = _newest(run)
     tests: dict[str, list[StoredResult]] = {}
     for row in run.aggregate:
         if row.round == newest[row.test]:
@@ -34,7 +49,7 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
         parsed = parse_name(name)
         iops = sum(r.iops for r in rows)
         timed = [r for r in rows if r.iops > 0 and r.lat_mean_ns]
-        if parsed is None or iops <= 0 or not timed:
+        if parsed is None or parsed.direction not in PROBED or iops <= 0 or not timed:
             continue
         lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
         burst = bursts.get((newest[name], name))
@@ -115,14 +130,78 @@ def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
     ]  # fmt: skip
 
 
+def _rest_span(run: RunRecord, before: int, after: int, rest_s: float) -> float:
+    """The rest counted between rounds ``before`` (the burst probe) and ``after`` (the
+    second probe): ``rest_s`` (s: the rest test's runtime and the gaps around it), or
+    the time between the two rounds when their times show more than :data:`RESUMED_S`
+    beyond it."""
+    times = {r.round: r for r in run.rounds}
+    end = times[before].ended_at if before in times else None
+    start = times[after].started_at if after in times else None
+    if not end or not start:
+        return rest_s
+    try:
+        span = (datetime.fromisoformat(start) - datetime.fromisoformat(end)).total_seconds()
+    except ValueError:  # not a time with its zone: the rest as planned
+        return rest_s
+    return span if span > rest_s + RESUMED_S else rest_s
+
+
+def stored_refill(
+    run: RunRecord, bursts: Mapping[tuple[int, str], Burst]
+) -> tuple[Refill | None, str | None]:
+    """How fast the burst probe's credits came back, from the second burst probe after
+    the rest (:func:`volbench.analysis.burst_refill.refill_rate`), or why it was not
+    measured (None, None: the burst probe saw no steady burst, so there was nothing to
+    measure)."""
+    newest = _newest(run)
+    first = bursts.get((newest[BURST.name], BURST.name)) if BURST.name in newest else None
+    if first is None or not first.steady:
+        return None, None
+    if REST.name not in newest or REFILL.name not in newest:
+        return None, (
+            "burst refill not measured: no rest and second burst probe ran (fio's summary"
+            " of the burst probe's windows showed no bucket it emptied, the burst was too"
+            " short to see a part of it come back, or the budget left no room)"
+        )
+    rest = next(r for r in run.aggregate if r.test == REST.name and r.round == newest[REST.name])
+    planned = rest.workload.runtime_s or rest.runtime_ms / 1e3
+    rest_s = _rest_span(run, newest[BURST.name], newest[REFILL.name], rested_s(planned))
+    second = bursts.get((newest[REFILL.name], REFILL.name))
+    if second is None or not second.steady:
+        return None, (
+            f"burst refill not measured: no steady burst in {REFILL.name} after the"
+            f" {rest_s:,.0f} s rest"
+        )
+    return refill_rate(first, second, rest_s, (BURST.name, REST.name, REFILL.name)), None
+
+
+def _refill_rows(refill: Refill | None) -> list[dict[str, object]]:
+    if refill is None:
+        return []
+    return [
+        {"figure": "burst refill", "value": refill.sentence(), "spread": f"±{refill.spread:.1%}",
+         "tests": ", ".join(refill.tests)},
+    ]  # fmt: skip
+
+
+def _refill_document(refill: Refill | None) -> dict[str, Any] | None:
+    if refill is None:
+        return None
+    return {**dataclasses.asdict(refill), "full_s": refill.full_s}
+
+
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
     bursts = stored_bursts(run.series)
     model = fit(stored_probes(run, bursts))
     burst = _probe_burst(bursts)
-    rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
+    refill, unmeasured = stored_refill(run, bursts)
+    rows = _burst_rows(burst) + _refill_rows(refill)
+    rows += _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model)
+    notes += [unmeasured] if unmeasured else []
     columns = (
         Column("figure", "Figure"),
         Column("value", "Fitted"),
@@ -133,5 +212,6 @@ def limits_card(run: RunRecord) -> Sheet:
         "run": run.id,
         "model": dataclasses.asdict(model),
         "burst": dataclasses.asdict(burst[1]) if burst else None,
+        "refill": _refill_document(refill),
     }
     return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
