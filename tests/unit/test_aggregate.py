@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -19,7 +20,7 @@ from volbench.analysis.aggregate import (
 )
 from volbench.analysis.percentiles import REPORTED_PERCENTILES, percentiles_from_bins
 from volbench.fio.parser import parse
-from volbench.model import DirectionResult, FioOutput, LatencyStats
+from volbench.model import DirectionResult, FioOutput, IopsSamples, LatencyStats
 
 
 def _parse(name: str) -> FioOutput:
@@ -207,6 +208,15 @@ def test_merge_directions() -> None:
         merge_directions([_direction("read", 1.0, 1.0, None), _direction("write", 1.0, 1.0, None)])
     with pytest.raises(ValueError):
         merge_directions([])
+
+
+def test_fios_window_statistics_are_kept_for_one_job() -> None:
+    """One job's ``iops_min/max/mean/stddev`` are the test's (a plan reads a burst off
+    them); several jobs' windows cannot be added up from their summaries."""
+    stats = IopsSamples(600.0, 3000.0, 1282.0, 1080.0, 88)
+    one = dataclasses.replace(_direction("read", 1282.0, 44_000.0, None), iops_samples=stats)
+    assert merge_directions([one]).iops_samples == stats
+    assert merge_directions([one, one]).iops_samples is None
 
 
 def test_merge_jobs_requires_jobs() -> None:

@@ -14,7 +14,7 @@ from volbench.analysis.aggregate import group_tests
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.model import RW, RunSettings, StoredWorkload, TargetInfo
-from volbench.plans import quick, sweep
+from volbench.plans import limits, quick, sweep
 from volbench.plans.dry_run import (
     FIO_START_S,
     estimate_line,
@@ -56,6 +56,20 @@ def test_an_adaptive_search_shows_its_first_tests_and_its_bound(tmp_path: Path) 
     assert dry.processes == dry.tests == 8  # the grid at most
     assert dry.high_s == pytest.approx(8 * (5 + FIO_START_S))
     assert "then more tests chosen from the results (adaptive), 7 at most" in dry.notes
+
+
+def test_the_limits_experiment_shows_its_burst_probe_and_its_budget(tmp_path: Path) -> None:
+    """Its first test, the burst probe; then at most the budget, each test's fio start
+    beside it: the rest and second burst probe counted among the tests it may run."""
+    options = limits.LimitsOptions(budget_s=600.0, runtime_s=10.0, ramp_time_s=1.0)
+    dry = plan_preview(limits.plan(options), TARGET, "io_uring", tmp_path)
+    (first,) = dry.job_files
+    assert first.label == "burst-4k-qd32" and "runtime=44s" in first.text
+    most = 3 + (600 - 44) // 11  # the burst probe, the rest, the second probe, the ladders
+    assert dry.processes == dry.tests == most
+    assert dry.low_s == pytest.approx(44 + FIO_START_S)
+    assert dry.high_s == pytest.approx(600 + most * FIO_START_S)
+    assert f"then more tests chosen from the results (adaptive), {most - 1} at most" in dry.notes
 
 
 def test_pts_cells_and_rounds(tmp_path: Path) -> None:

@@ -1,18 +1,40 @@
 """The limits experiment (plans/limits.py) and its fit (analysis/limiter_model.py) on a
 simulated limiter: QEMU's throttle-group knobs drawn at random (seeded, the seed in the
 test's id), a device behind them, and noise like a busy machine's. The experiment must
-find every cap within 5 %, the I/O unit exactly, and one budget from two."""
+find every cap within 5 %, the I/O unit exactly, and one budget from two. A credit bucket
+in front of the limiter (:class:`Volume`, run by the plan itself): a rest and a second
+burst probe right after a burst probe that emptied it, within the budget."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
+import re
+import statistics
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from volbench.analysis.limiter_model import KIB, LimiterModel, Probe, fit
-from volbench.plans.limits import Next, next_test, probe_name
+from volbench.model import (
+    DirectionResult,
+    IopsSamples,
+    LatencyStats,
+    LogSeries,
+    RunRecord,
+    RunSettings,
+    StoredWorkload,
+    TargetInfo,
+    Workload,
+)
+from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
+from volbench.plans.limits import LimitsOptions, Next, next_test, plan, probe_name, probes
+from volbench.report.limits_card import limits_card
+from volbench.report.sheet import Sheet
+from volbench.store.repository import Store
 
 NOISE = 0.015
 """Each figure off by up to 1.5 %, as a 2-10 s test on a busy machine."""
@@ -175,13 +197,10 @@ def test_a_saturated_device_is_not_taken_for_a_cap() -> None:
 def test_the_budget_bounds_the_plan() -> None:
     """Tests that would not fit the budget are not run; the dry run's bound is the
     budget's."""
-    from volbench.model import DirectionResult, TestResult
-    from volbench.plans.limits import LimitsOptions, plan
-
     options = LimitsOptions(budget_s=60.0, runtime_s=2.0, ramp_time_s=1.0)
     spec = plan(options)
     assert options.burst_s == 12.0  # four tests of 3 s, at least 12 s, at most 60 / 4
-    assert spec.budget == (1 + (60 - 12) // 3, 60.0)
+    assert spec.budget == (3 + (60 - 12) // 3, 60.0)  # the rest and second probe too
     limiter, draw, tests = Limiter(total_iops=1000), random.Random(5), []
     spent = 0.0
     while spec.next_round is not None and (chosen := spec.next_round(tests)):
@@ -190,7 +209,7 @@ def test_the_budget_bounds_the_plan() -> None:
         probe = _measure(limiter, _next_of(workload.name), draw)
         direction = DirectionResult("read", 0, 1000.0, probe.iops, 0.0, 1, None,
                                     lat_mean_ns=probe.lat_mean_ns)  # fmt: skip
-        tests.append(TestResult(workload.name, {"read": direction}, 0.0, 0.0, 1000.0, 1))
+        tests.append(Result(workload.name, {"read": direction}, 0.0, 0.0, 1000.0, 1))
     assert spent <= 60.0 and len(tests) >= 10
 
 
@@ -224,3 +243,267 @@ def test_a_plateau_that_larger_requests_pass_is_not_a_cap() -> None:
     model = fit(done)
     assert model.write.iops_cap is None
     assert model.write.ceiling is not None and _close(model.write.ceiling.value, 34_000)
+
+
+WINDOW_S = 0.5
+"""fio's IOPS windows (``iopsavgtime``, 500 ms): its ``iops_min/max/mean/stddev``."""
+GAP_S = 0.3
+"""The idle time between two fio processes (BENCHMARKS.md, "bench/test_gaps")."""
+WINDOW_NOISE = 0.01
+"""Each window off by 1 % (gaussian), as a limiter's own 100 ms slices move it."""
+
+
+@dataclass
+class Volume:
+    """``limiter`` with a QEMU-like credit bucket: while credits last a test runs at
+    ``ceiling`` (the limiter's IOPS cap lifted to it), spending what it does above the
+    baseline (``limiter.total_iops``); below the baseline credits come back at
+    ``refill`` a second, in proportion to the baseline left unused (QEMU: the
+    baseline, util/throttle.c's leak). A rested volume: the bucket starts full."""
+
+    limiter: Limiter
+    ceiling: float
+    bucket: float
+    refill: float
+    credits: float = math.nan
+
+    def __post_init__(self) -> None:
+        self.credits = self.bucket
+
+    @property
+    def baseline(self) -> float:
+        assert self.limiter.total_iops is not None
+        return self.limiter.total_iops
+
+    def idle(self, seconds: float) -> None:
+        """No I/O for ``seconds``: credits come back at ``refill`` a second."""
+        self.credits = min(self.bucket, self.credits + self.refill * seconds)
+
+    def _window(self, fast: float, slow: float) -> float:
+        """One window's rate, and the bucket after it."""
+        base = self.baseline
+        if self.credits > 0 and fast > base:
+            held = min(WINDOW_S, self.credits / (fast - base))
+            self.credits -= (fast - base) * held
+            return (fast * held + slow * (WINDOW_S - held)) / WINDOW_S
+        if slow < base:
+            self.credits += self.refill * (1 - slow / base) * WINDOW_S
+            self.credits = min(self.bucket, self.credits)
+        return slow
+
+    def run(self, workload: Workload, draw: random.Random) -> tuple[Result, list[float]]:
+        """fio's result of ``workload`` (its reads' or writes' window statistics too)
+        and its windows after the ramp (IOPS, one per :data:`WINDOW_S`)."""
+        test = _next_of(workload.name)
+        kind = "mix" if test.direction == "mix" else test.direction
+        kind = kind if kind in ("read", "write", "mix") else "read"
+        fast = dataclasses.replace(self.limiter, total_iops=self.ceiling)
+        rates = [
+            limiter.rate(kind, test.bs_bytes, test.iodepth) for limiter in (fast, self.limiter)
+        ]
+        if workload.rate_iops is not None:
+            rates = [min(r, workload.rate_iops) for r in rates]
+        self.idle(GAP_S)  # before fio starts
+        windows = []
+        for index in range(round(workload.duration_s / WINDOW_S)):
+            rate = self._window(*rates)
+            if index >= round(workload.ramp_time_s / WINDOW_S):
+                windows.append(rate * (1 + draw.gauss(0, WINDOW_NOISE)))
+        mean = statistics.fmean(windows)
+        stats = IopsSamples(min(windows), max(windows), mean, statistics.stdev(windows),
+                            len(windows))  # fmt: skip
+        seconds = len(windows) * WINDOW_S
+        shares = {"read": 1.0, "write": 0.0, "mix": 0.5}[kind]
+        directions = {}
+        for name, share in (("read", shares), ("write", 1 - shares)):
+            if share:
+                iops, lat = mean * share, test.iodepth / mean * 1e9  # Little's law
+                latency = LatencyStats("lat", lat / 2, lat * 2, lat, lat / 4, int(iops * seconds))
+                directions[name] = DirectionResult(
+                    name, int(iops * seconds * test.bs_bytes), seconds * 1e3, iops,
+                    iops * test.bs_bytes, int(iops * seconds), latency,
+                    iops_samples=stats if share == 1 else None, lat_mean_ns=lat,
+                )  # fmt: skip
+        return Result(workload.name, directions, 1.0, 1.0, seconds * 1e3, 1), windows
+
+
+def run_limits(
+    volume: Volume, options: LimitsOptions, seed: int, late_s: float = 0.0
+) -> list[tuple[Workload, Result, list[float]]]:
+    """``run limits`` on ``volume``: each test the plan chooses, as fio would measure it;
+    ``late_s`` (s) of idle before the second burst probe (a run stopped after the rest
+    and resumed)."""
+    spec, draw, ran = plan(options), random.Random(seed), []
+    tests: list[Result] = []
+    while spec.next_round is not None and (chosen := spec.next_round(tests)):
+        (workload,) = chosen
+        if workload.name.startswith("refill"):
+            volume.idle(late_s)
+        result, windows = volume.run(workload, draw)
+        tests.append(result)
+        ran.append((workload, result, windows))
+        assert len(ran) < 40, [w.name for w, _, _ in ran]
+    return ran
+
+
+def qemu_bucket(limiter: Limiter | None = None, bucket: float = 30_000.0) -> Volume:
+    """Baseline 600, ceiling 3,000, a 30,000-I/O bucket refilling at the baseline: a
+    burst of 12.5 s from rest, full again 50 s after it emptied."""
+    return Volume(limiter or Limiter(total_iops=600), 3000.0, bucket, 600.0)
+
+
+def test_a_burst_is_followed_by_a_rest_and_a_second_probe() -> None:
+    """Right after the burst probe (its bucket empty): a rest of half the 50 s the bucket
+    takes to refill at the baseline, at one I/O a second, then the probe again, long
+    enough to spend all 12.5 s of the bucket and a baseline after; the ladders then,
+    the two left out of their probes and the fit."""
+    options = LimitsOptions()
+    ran = run_limits(qemu_bucket(), options, 1)
+    names = [w.name for w, _, _ in ran]
+    assert names[:4] == ["burst-4k-qd32", "rest-4k-qd1", "refill-4k-qd32", "read-4k-qd1"]
+    assert sum(n.startswith(("rest", "refill")) for n in names) == 2
+    rest, refill = ran[1][0], ran[2][0]
+    assert rest.rate_iops == 1 and rest.ramp_time_s == 0 and rest.iodepth == 1
+    assert 22 <= (rest.runtime_s or 0) <= 28, rest  # 25 s: half of 30,000 / 600
+    assert refill.ramp_time_s == 0 and refill.iodepth == 32
+    assert 12.5 + 6 <= (refill.runtime_s or 0) <= options.burst_s, refill
+    assert (rest.runtime_s or 0) + (refill.runtime_s or 0) <= options.budget_s / 4
+    assert sum(w.duration_s for w, _, _ in ran) <= options.budget_s
+    tests = [t for _, t, _ in ran]
+    assert {p.name for p in probes(tests)} == set(names) - {rest.name, refill.name}
+    model = fit(probes(tests))
+    assert model.read.iops_cap is not None and _close(model.read.iops_cap.value, 600)
+
+
+@pytest.mark.parametrize(
+    ("volume", "why"),
+    [
+        (Volume(Limiter(total_iops=600), 600.0, 0.0, 600.0), "no burst"),
+        (qemu_bucket(bucket=200_000.0), "a bucket the 44 s probe did not empty"),
+    ],
+)
+def test_no_rest_without_an_emptied_bucket(volume: Volume, why: str) -> None:
+    names = [w.name for w, _, _ in run_limits(volume, LimitsOptions(), 2)]
+    assert names[0] == "burst-4k-qd32" and names[1] == "read-4k-qd1", why
+    assert not any(n.startswith(("rest", "refill")) for n in names), why
+
+
+@pytest.mark.parametrize(("budget", "measured"), [(90.0, True), (60.0, False)])
+def test_the_rest_and_second_probe_fit_a_quarter_of_the_budget(
+    budget: float, measured: bool
+) -> None:
+    """The lab's shape (1,000 from a 4,000-I/O bucket, then 300: 5.7 s) with 1 s tests:
+    90 s fit a 10 s rest and a 12 s probe (a quarter: 22.5 s), 60 s do not (15 s)."""
+    volume = Volume(Limiter(total_iops=300), 1000.0, 4000.0, 300.0)
+    options = LimitsOptions(budget_s=budget, runtime_s=1.0, ramp_time_s=1.0)
+    ran = run_limits(volume, options, 3)
+    extra = [w for w, _, _ in ran if w.name.startswith(("rest", "refill"))]
+    assert [w.name for w in extra] == (["rest-4k-qd1", "refill-4k-qd32"] if measured else [])
+    assert sum(w.duration_s for w in extra) <= budget / 4
+    assert sum(w.duration_s for w, _, _ in ran) <= budget
+
+
+START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+
+
+def stored_limits_run(
+    tmp_path: Path, ran: list[tuple[Workload, Result, list[float]]], late_s: float = 0.0
+) -> RunRecord:
+    """``ran`` stored as ``run limits`` stores it: a round a test, its per-second logs
+    (fio's 1 s windows: two of :data:`WINDOW_S` each), round times on a clock that
+    runs through the tests and the gaps between them; ``late_s`` more before the
+    second burst probe (as :func:`run_limits` had it)."""
+    store = Store.open(str(tmp_path / "limits.db"))
+    target = TargetInfo("/dev/vdb", "block", 1 << 30)
+    settings = RunSettings(ioengine="libaio", options=plan(LimitsOptions()).options)
+    run_id = store.create_run("limits", target, {"hostname": "h"}, {}, settings)
+    clock = START
+    with store:
+        for round_no, (workload, result, windows) in enumerate(ran):
+            clock += timedelta(
+                seconds=GAP_S + (late_s if workload.name.startswith("refill") else 0)
+            )
+            started = clock
+            clock += timedelta(seconds=workload.duration_s)
+            series = []
+            for direction, part in result.directions.items():
+                share = part.iops / result.iops
+                points = tuple(
+                    (1000 * (k + 1), share * (windows[2 * k] + windows[2 * k + 1]) / 2)
+                    for k in range(len(windows) // 2)
+                )
+                series.append(LogSeries(round_no, workload.name, "iops", 0, None, direction,
+                                        points))  # fmt: skip
+            store.add_round(
+                run_id,
+                round_no,
+                "{}",
+                [result],
+                {workload.name: StoredWorkload.of(workload)},
+                started_at=started.isoformat(timespec="seconds"),
+                ended_at=clock.isoformat(timespec="seconds"),
+                series=series,
+            )
+        return store.get_run(run_id)
+
+
+def _refill_of(card: Sheet) -> dict[str, object]:
+    return next(r for r in card.rows if r["figure"] == "burst refill")
+
+
+def test_the_card_shows_how_fast_credits_came_back(tmp_path: Path) -> None:
+    """600 I/Os a second, the 30,000-I/O bucket full again in 50 s: the second probe's
+    credits over the rest (24 s, and the gaps between fio processes before and after
+    it); the fit leaves the rest and the second probe out."""
+    run = stored_limits_run(tmp_path, run_limits(qemu_bucket(), LimitsOptions(), 4))
+    card = limits_card(run)
+    refill = card.document["refill"]
+    assert refill is not None
+    assert 0.95 * 600 <= refill["rate"] <= 1.05 * 600, refill
+    assert refill["lower_bound"] is False and refill["rest_s"] == pytest.approx(24.6)
+    assert 0.9 * 30_000 <= refill["bucket"] <= 1.1 * 30_000
+    assert refill["full_s"] == pytest.approx(refill["bucket"] / refill["rate"])
+    assert refill["tests"] == ("burst-4k-qd32", "rest-4k-qd1", "refill-4k-qd32")
+    assert refill["spread"] < 0.15
+    row = _refill_of(card)
+    assert re.fullmatch(
+        r"6\d\d I/Os a second \(the bucket refills in [45]\d s\)", str(row["value"])
+    )
+    assert row["tests"] == "burst-4k-qd32, rest-4k-qd1, refill-4k-qd32"
+    cap = card.document["model"]["read"]["iops_cap"]
+    assert cap is not None and _close(cap["value"], 600)
+    assert not any("rest" in t or "refill" in t for t in cap["tests"])
+
+
+def test_a_bucket_full_again_gives_a_lower_bound(tmp_path: Path) -> None:
+    """Credits back at three times the baseline: the bucket is full before the rest
+    ends, and the rate is at least what came back over it."""
+    volume = dataclasses.replace(qemu_bucket(), refill=1800.0)
+    card = limits_card(stored_limits_run(tmp_path, run_limits(volume, LimitsOptions(), 5)))
+    refill = card.document["refill"]
+    assert refill is not None and refill["lower_bound"] is True
+    assert refill["credits"] >= 0.9 * refill["bucket"]
+    assert str(_refill_of(card)["value"]).startswith("at least 1,")
+    assert str(_refill_of(card)["value"]).endswith(
+        "(the bucket was full again after the 25 s rest)"
+    )
+
+
+def test_a_run_resumed_between_rest_and_probe_counts_the_time_between(tmp_path: Path) -> None:
+    """Stopped after the rest and resumed 20 s later: the bucket rested all that time,
+    and the rate counts it (the round times, to the second)."""
+    ran = run_limits(qemu_bucket(), LimitsOptions(), 6, late_s=20.0)
+    run = stored_limits_run(tmp_path, ran, late_s=20.0)
+    refill = limits_card(run).document["refill"]
+    assert refill is not None and refill["lower_bound"] is False
+    assert 24 + 20 <= refill["rest_s"] <= 24 + 20 + 2, refill
+    assert 0.93 * 600 <= refill["rate"] <= 1.07 * 600, refill
+
+
+def test_a_burst_without_a_rest_says_its_refill_was_not_measured(tmp_path: Path) -> None:
+    volume = Volume(Limiter(total_iops=300), 1000.0, 4000.0, 300.0)
+    options = LimitsOptions(budget_s=60.0, runtime_s=1.0, ramp_time_s=1.0)
+    card = limits_card(stored_limits_run(tmp_path, run_limits(volume, options, 7)))
+    assert card.document["refill"] is None and card.document["burst"] is not None
+    assert any(n.startswith("burst refill not measured: no rest and second") for n in card.notes)
+    assert not any(r["figure"] == "burst refill" for r in card.rows)

@@ -89,7 +89,9 @@ def _pooled_stddev(
 def merge_directions(results: Sequence[DirectionResult]) -> DirectionResult:
     """One direction of several concurrent jobs: IOPS, bandwidth (B/s), bytes and I/O
     counts are summed; runtime (ms) is the longest; latency by :func:`merge_latency`
-    over the jobs that have one; the mean total latency by :func:`merge_total_mean`.
+    over the jobs that have one; the mean total latency by :func:`merge_total_mean`;
+    fio's IOPS window statistics kept for one job (several jobs' windows cannot be
+    added up from their summaries).
 
     Raises ``ValueError`` for no input or inputs of different directions.
     """
@@ -107,6 +109,7 @@ def merge_directions(results: Sequence[DirectionResult]) -> DirectionResult:
         total_ios=sum(r.total_ios for r in results),
         latency=merge_latency([r.latency for r in results if r.latency is not None]),
         lat_mean_ns=merge_total_mean(results),
+        iops_samples=results[0].iops_samples if len(results) == 1 else None,
     )
 
 

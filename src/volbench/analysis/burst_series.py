@@ -27,6 +27,9 @@ over the burst's windows (from the test's start to the first window back within
 the seconds at the ceiling are ``credits / (ceiling - baseline)``: 12 windows at
 3,000 and one at 2,800 above a 1,000 baseline are 25,800 I/Os, 12.9 s.
 
+A plan that must choose its next test before the per-second logs are stored reads a
+burst off fio's own summary of its rate windows instead (:func:`burst_from_samples`).
+
 The bursts of a stored run's tests: analysis/stored_bursts.py.
 """
 
@@ -59,6 +62,11 @@ EBS user guide's "Provisioned IOPS SSD volumes"). An SSD after its write cliff (
 write cache full, garbage collection at work) varies more."""
 MAD_SCALE = 1.4826
 """Median absolute deviation x this = the standard deviation of normal noise."""
+SAMPLE_FIT = 0.4
+"""Two plateaus put the slowest window (fio's ``iops_min``) within this share of the step
+of the baseline the moments give (a few noise widths below it); one noisy level (about
+0.7 of the step its moments give, for 80 normal windows) or a steady decline (0.5) puts
+it farther."""
 
 
 @dataclass(frozen=True)
@@ -160,3 +168,36 @@ def find_burst(points: Sequence[tuple[float, float]], unit: str = "IOPS") -> Bur
     return Burst(
         ceiling, baseline, credits, seconds, start, start + seconds, unit, high_noise, low_noise
     )
+
+
+def burst_from_samples(
+    mean: float, low: float, high: float, stddev: float, seconds: float, unit: str = "IOPS"
+) -> Burst | None:
+    """A burst estimated from fio's summary of a test's rate windows (``iops_mean``,
+    ``iops_min``, ``iops_max``, ``iops_stddev`` of its ``iopsavgtime`` windows, 500 ms
+    by default, over ``seconds`` of the test), or None: what a plan knows of a test's
+    course before its per-second logs are stored.
+
+    Two plateaus, a share ``p`` of the time at the ceiling ``C`` and the rest at the
+    baseline ``B``, have the mean ``M = B + p (C - B)`` and the variance
+    ``s^2 = p (1 - p) (C - B)^2`` (a two-point distribution); with ``C`` the fastest
+    window these give ``C - B = ((C - M)^2 + s^2) / (C - M)``, ``p = s^2 / ((C - M)^2 +
+    s^2)`` and the credits ``p (C - B) x seconds = s^2 x seconds / (C - M)`` (the method of
+    moments). A burst, as :func:`find_burst` has it, only when the ceiling is
+    :data:`MIN_RISE` above the baseline, each plateau lasts :data:`MIN_PLATEAU_S` and
+    the slowest window lies where two plateaus put it (:data:`SAMPLE_FIT`). The
+    plateaus' noise is not known (0): an estimate to plan with, not a measurement."""
+    if not (seconds > 0 and stddev > 0 and high > mean > 0 and low >= 0):
+        return None
+    above = high - mean
+    step = (above * above + stddev * stddev) / above
+    baseline = high - step
+    if baseline <= 0 or step < MIN_RISE * baseline:
+        return None
+    if abs(baseline - low) > SAMPLE_FIT * step:
+        return None
+    held = stddev * stddev / (above * above + stddev * stddev) * seconds
+    if held < MIN_PLATEAU_S or seconds - held < MIN_PLATEAU_S:
+        return None
+    credits = held * step
+    return Burst(high, baseline, credits, held, 0.0, held, unit)

@@ -27,7 +27,8 @@ from volbench.plans import limits
 @target_options
 def command(budget: float, runtime: float | None, ramp_time: float, choice: TargetChoice) -> None:
     """What limits this volume: IOPS and MB/s caps per direction or shared, an I/O unit,
-    the latency floor; from tests designed to tell them apart."""
+    the latency floor, a burst and how fast its credits come back; from tests designed
+    to tell them apart."""
     options = limits.LimitsOptions(
         budget_s=budget,
         runtime_s=runtime or limits.per_test_runtime(budget),

@@ -8,7 +8,17 @@ of its own, chosen one at a time from what the earlier ones measured:
 0. a burst probe: 4 KiB random reads at QD 32 from the rested volume, long enough to
    see a bucket empty (the first seconds at a ceiling, then the baseline: the series
    fio logs each second, :mod:`volbench.analysis.burst_series`); the tests after it
-   run on the emptied bucket, and a test that burst again counts at its baseline;
+   run on the emptied bucket, and a test that burst again counts at its baseline.
+   When it emptied a bucket (fio's summary of its rate windows shows two plateaus:
+   :func:`~volbench.analysis.burst_series.burst_from_samples`), a rest and a second
+   burst probe measure how fast credits come back
+   (:mod:`volbench.analysis.burst_refill`): ``rest-4k-qd1`` (4 KiB reads at one I/O a
+   second, about half the time a bucket refilling at the baseline takes to fill) and
+   ``refill-4k-qd32`` (the burst probe again, long enough to spend what came back).
+   They run right after the burst probe, while its bucket is known to be empty: later,
+   tests below the baseline (QD 1, large requests under a MB/s cap) have refilled it
+   in part, and the second probe would count those credits too. The burst probe takes
+   at most a quarter of the budget, the two after it another quarter at most;
 1. the latency floor: 4 KiB random reads, then writes, at QD 1;
 2. a queue-depth ladder at 4 KiB per direction (QD 4, 16, 64, 256) until IOPS stop
    rising: a cap keeps them flat while latency grows by 1/cap per queued I/O;
@@ -22,14 +32,21 @@ of its own, chosen one at a time from what the earlier ones measured:
 
 The budget (``--budget``) bounds the plan: each test takes ``runtime + ramp``; a test
 that would not fit is not run, and the model says what stayed open.
+
+Every test's name says what it measures (:func:`probe_name`, read back by
+:func:`parse_name`); the rest and the second burst probe are not probes of the ladders
+(:func:`probes` leaves them out, and so does the limits card's fit).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from volbench.analysis.burst_refill import probe_seconds, rest_seconds
+from volbench.analysis.burst_series import Burst, burst_from_samples
 from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit
 from volbench.errors import UsageError
 from volbench.model import RW, TestResult, Workload
@@ -43,9 +60,23 @@ SIZES = (16 * KIB, 64 * KIB, 256 * KIB, 1024 * KIB)
 """The request-size ladder at the deep queue (after 4 KiB)."""
 BETWEEN = 384 * KIB
 """A size between 256 KiB units (the AWS EBS unit): rounded up it counts 2, else 1.5."""
-DIRECTIONS = {"read": RW.RANDREAD, "write": RW.RANDWRITE, "mix": RW.RANDRW, "burst": RW.RANDREAD}
+DIRECTIONS = {
+    "read": RW.RANDREAD,
+    "write": RW.RANDWRITE,
+    "mix": RW.RANDRW,
+    "burst": RW.RANDREAD,
+    "rest": RW.RANDREAD,
+    "refill": RW.RANDREAD,
+}
+"""What each test does, by the first part of its name: ``rest`` idles (one I/O a second,
+:data:`REST_IOPS`), ``refill`` is the burst probe again after it."""
+PROBED = ("read", "write", "mix", "burst")
+"""The tests that are probes of the ladders and the fit (:func:`probes`)."""
 BURST_QD = 32
 """The burst probe's queue: deep enough for any ceiling a guest or a cloud volume bursts to."""
+REST_IOPS = 1
+"""The rest's I/O rate (fio ``rate_iops``): a completion every second keeps the stall
+watch (5 s without one) quiet, and costs the bucket one I/O a second of its refill."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +109,17 @@ def per_test_runtime(budget_s: float) -> float:
 
 @dataclass(frozen=True)
 class Next:
-    """The next test: what it measures (direction, request size in bytes, queue depth)."""
+    """The next test: what it measures (direction, request size in bytes, queue depth),
+    and its runtime (s) when not the experiment's usual (the rest, the second probe)."""
 
     direction: str
     bs_bytes: int
     iodepth: int
+    runtime_s: float | None = None
+
+    @property
+    def name(self) -> str:
+        return probe_name(self.direction, self.bs_bytes, self.iodepth)
 
 
 def probe_name(direction: str, bs_bytes: int, outstanding: int) -> str:
@@ -90,7 +127,7 @@ def probe_name(direction: str, bs_bytes: int, outstanding: int) -> str:
     return f"{direction}-{bs_bytes // KIB}k-qd{outstanding}"
 
 
-_NAME = re.compile(r"^(read|write|mix|burst)-(\d{1,7})k-qd(\d{1,5})\Z")
+_NAME = re.compile(r"^(read|write|mix|burst|rest|refill)-(\d{1,7})k-qd(\d{1,5})\Z")
 
 
 def parse_name(name: str) -> Next | None:
@@ -102,11 +139,12 @@ def parse_name(name: str) -> Next | None:
 
 
 def probes(tests: Sequence[TestResult]) -> list[Probe]:
-    """The experiment's tests as :class:`Probe` records (other tests are left out)."""
+    """The experiment's probes as :class:`Probe` records (other tests, the rest and the
+    second burst probe among them, are left out)."""
     found = []
     for test in tests:
         parsed = parse_name(test.name)
-        if parsed is None or test.iops <= 0:
+        if parsed is None or parsed.direction not in PROBED or test.iops <= 0:
             continue
         timed = [d for d in test.directions.values() if d.iops > 0 and d.lat_mean_ns]
         lat = sum(d.iops * (d.lat_mean_ns or 0.0) for d in timed)
@@ -218,10 +256,51 @@ def _common_large_size(done: Sequence[Probe]) -> int | None:
     return min(common) if common else None
 
 
-def next_test(done: Sequence[Probe]) -> Next | None:
-    """The experiment's next test from what ``done`` measured (None: it is over)."""
+BURST = Next("burst", 4 * KIB, BURST_QD)
+"""The burst probe: the experiment's first test."""
+REST = Next("rest", 4 * KIB, 1)
+"""The rest after the burst probe (its runtime chosen from the burst: :func:`refill_tests`)."""
+REFILL = Next("refill", 4 * KIB, BURST_QD)
+"""The second burst probe, after the rest: what came back."""
+
+
+def burst_seen(options: LimitsOptions, tests: Sequence[TestResult]) -> Burst | None:
+    """The burst probe's burst as fio's summary of its reads' rate windows shows it (None:
+    no burst probe yet, no summary, no burst, or a bucket it did not empty)."""
+    test = next((t for t in tests if t.name == BURST.name), None)
+    read = test.directions.get("read") if test is not None else None
+    stats = read.iops_samples if read is not None else None
+    if stats is None:
+        return None
+    return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, options.burst_s)
+
+
+def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...]:
+    """The rest and the second burst probe that measure how fast the credits of ``burst``
+    (the burst probe's) come back (:mod:`volbench.analysis.burst_refill`), or none: no
+    burst, or they do not fit. Together at most a quarter of the budget, and the
+    ladder's first tests still fit after them."""
+    if burst is None:
+        return ()
+    probe_s = probe_seconds(burst, options.burst_s)
+    room = min(options.budget_s / 4, options.budget_s - options.burst_s - 3 * options.test_s)
+    rest_s = rest_seconds(burst, room - probe_s)
+    if rest_s is None:
+        return ()
+    return (
+        dataclasses.replace(REST, runtime_s=rest_s),
+        dataclasses.replace(REFILL, runtime_s=probe_s),
+    )
+
+
+def next_test(done: Sequence[Probe], refill: Sequence[Next] = ()) -> Next | None:
+    """The experiment's next test from what ``done`` measured (None: it is over);
+    ``refill``: the rest and second burst probe yet to run (:func:`refill_tests`), right
+    after the burst probe."""
     if not done:
-        return Next("burst", 4 * KIB, BURST_QD)
+        return BURST
+    if refill:
+        return refill[0]
     return (
         _ladder_next(done, "read")
         or _ladder_next(done, "write")
@@ -232,17 +311,21 @@ def next_test(done: Sequence[Probe]) -> Next | None:
 
 
 def workload(options: LimitsOptions, test: Next) -> Workload:
-    burst = test.direction == "burst"  # from the first second: the ceiling is there
+    """The fio job of ``test``: a burst probe from its first second (no ramp: the ceiling
+    is there), the rest at :data:`REST_IOPS`."""
+    unramped = test.direction in ("burst", "refill", "rest")
+    runtime = test.runtime_s or (options.burst_s if test.direction == "burst" else None)
     return Workload(
-        probe_name(test.direction, test.bs_bytes, test.iodepth),
+        test.name,
         DIRECTIONS[test.direction],
         bs_bytes=test.bs_bytes,
         rwmixread_pct=50 if test.direction == "mix" else None,
         iodepth=test.iodepth,
         ioengine=options.ioengine,
         size_bytes=options.size_bytes,
-        runtime_s=options.burst_s if burst else options.runtime_s,
-        ramp_time_s=0.0 if burst else options.ramp_time_s,
+        runtime_s=runtime or options.runtime_s,
+        ramp_time_s=0.0 if unramped else options.ramp_time_s,
+        rate_iops=REST_IOPS if test.direction == "rest" else None,
     )
 
 
@@ -258,9 +341,13 @@ def plan(options: LimitsOptions) -> PlanSpec:
 
     def next_round(tests: Sequence[TestResult]) -> tuple[Workload, ...] | None:
         done = probes(tests)
-        ours = [w for t in tests if (w := parse_name(t.name)) is not None]
-        spent = sum(options.burst_s if w.direction == "burst" else options.test_s for w in ours)
-        test = next_test(done)
+        refill = refill_tests(options, burst_seen(options, tests))
+        seconds = {t.name: workload(options, t).duration_s for t in (BURST, *refill)}
+        names = {t.name for t in tests}
+        spent = sum(
+            seconds.get(t.name, options.test_s) for t in tests if parse_name(t.name) is not None
+        )
+        test = next_test(done, [t for t in refill if t.name not in names])
         if test is None:
             return None
         chosen = workload(options, test)
@@ -268,7 +355,8 @@ def plan(options: LimitsOptions) -> PlanSpec:
             return None
         return (chosen,)
 
-    most = 1 + int((options.budget_s - options.burst_s) // options.test_s)
+    # the burst probe, the rest and the second probe, and the ladders' tests in the time left
+    most = 3 + int((options.budget_s - options.burst_s) // options.test_s)
     return PlanSpec(
         NAME,
         rounds=(),

@@ -1,38 +1,54 @@
 """The limits card of a ``volbench run limits`` run: the fitted limiter
 (:func:`volbench.analysis.limiter_model.fit`), one figure a row with its spread and the
 tests it rests on, from the stored results (fio's IOPS and mean latency per direction,
-the last round of each test). Its JSON document holds the model and the probes it was
-fitted from (:func:`card_fit` reads them back: the charts of
-:mod:`volbench.report.limits_charts` draw that one fit, never one of their own)."""
+the last round of each test); the burst probe's burst and how fast its credits came
+back (:mod:`volbench.analysis.burst_refill`), from the stored per-second logs. Its JSON
+document holds the model and the probes it was fitted from (:func:`card_fit` reads them
+back: the charts of :mod:`volbench.report.limits_charts` draw that one fit, never one of
+their own)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
+from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
 from volbench.analysis.burst_series import Burst
 from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
 from volbench.analysis.model_promise import matches
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord, StoredResult
-from volbench.plans.limits import parse_name
+from volbench.plans.limits import BURST, PROBED, REFILL, REST, parse_name
 from volbench.records import structure, unstructure
 from volbench.report.sheet import Column, Sheet
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect
 
 MB = 1e6
+RESUMED_S = 3.0
+"""More than this many seconds (s) beyond the rest between the burst probe's end and the
+second probe's start (round times, to the second): the run stopped and went on between
+them, and the rest counted is that time."""
 
 
-def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
-    """The experiment's tests of ``run`` as probes (directions of a test added up); a
-    test that burst steadily (``bursts``, by round and test) counts at its baseline
-    after the burst, its directions in their measured proportion."""
+def _newest(run: RunRecord) -> dict[str, int]:
+    """The last round of each test of ``run``."""
     newest: dict[str, int] = {}
     for row in run.aggregate:
         newest[row.test] = max(newest.get(row.test, row.round), row.round)
+    return newest
+
+
+def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
+    """The experiment's probes of ``run`` (directions of a test added up; the rest and
+    the second burst probe left out); a test that burst steadily (``bursts``, by round
+    and test) counts at its baseline after the burst, its directions in their measured
+    proportion."""
+    newest = _newest(run)
     tests: dict[str, list[StoredResult]] = {}
     for row in run.aggregate:
         if row.round == newest[row.test]:
@@ -42,7 +58,7 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
         parsed = parse_name(name)
         iops = sum(r.iops for r in rows)
         timed = [r for r in rows if r.iops > 0 and r.lat_mean_ns]
-        if parsed is None or iops <= 0 or not timed:
+        if parsed is None or parsed.direction not in PROBED or iops <= 0 or not timed:
             continue
         lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
         burst = bursts.get((newest[name], name))
@@ -100,10 +116,13 @@ def _budgets(model: LimiterModel) -> list[str]:
 
 
 def _probe_burst(bursts: Mapping[tuple[int, str], Burst]) -> tuple[str, Burst] | None:
-    """The burst probe's burst (its test's name with it), if it had one."""
-    return next(
-        ((key[1], burst) for key, burst in bursts.items() if key[1].startswith("burst-")), None
-    )
+    """The burst probe's burst (its test's name with it) of its newest round, if it had
+    one (a resumed run may have run the probe again)."""
+    found = [(key, burst) for key, burst in bursts.items() if key[1] == BURST.name]
+    if not found:
+        return None
+    key, burst = max(found, key=lambda pair: pair[0][0])
+    return key[1], burst
 
 
 def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
@@ -131,6 +150,9 @@ class RunFit:
     probes: list[Probe]
     model: LimiterModel
     burst: tuple[str, Burst] | None
+    refill: Refill | None = None
+    unmeasured: str | None = None
+    """Why the burst refill was not measured (None: it was, or there was no burst)."""
 
 
 def fitted_model(run: RunRecord) -> RunFit:
@@ -138,7 +160,8 @@ def fitted_model(run: RunRecord) -> RunFit:
     are explained with (:mod:`volbench.volume_limits`)."""
     bursts = stored_bursts(run.series)
     probes = stored_probes(run, bursts)
-    return RunFit(probes, fit(probes), _probe_burst(bursts))
+    refill, unmeasured = stored_refill(run, bursts)
+    return RunFit(probes, fit(probes), _probe_burst(bursts), refill, unmeasured)
 
 
 MATCHES_SHOWN = 3
@@ -193,13 +216,76 @@ def _matching(run: RunRecord, found: RunFit) -> list[str]:
     return [f"matches the promise of {', '.join(names)}{more} (`volbench check --product`)"]
 
 
+def _rest_span(run: RunRecord, before: int, after: int, rest_s: float) -> float:
+    """The rest counted between rounds ``before`` (the burst probe) and ``after`` (the
+    second probe): ``rest_s`` (s: the rest test's runtime and the gaps around it), or
+    the time between the two rounds when their times show more than :data:`RESUMED_S`
+    beyond it."""
+    times = {r.round: r for r in run.rounds}
+    end = times[before].ended_at if before in times else None
+    start = times[after].started_at if after in times else None
+    if not end or not start:
+        return rest_s
+    try:
+        span = (datetime.fromisoformat(start) - datetime.fromisoformat(end)).total_seconds()
+    except ValueError:  # not a time with its zone: the rest as planned
+        return rest_s
+    return span if span > rest_s + RESUMED_S else rest_s
+
+
+def stored_refill(
+    run: RunRecord, bursts: Mapping[tuple[int, str], Burst]
+) -> tuple[Refill | None, str | None]:
+    """How fast the burst probe's credits came back, from the second burst probe after
+    the rest (:func:`volbench.analysis.burst_refill.refill_rate`), or why it was not
+    measured (None, None: the burst probe saw no steady burst, so there was nothing to
+    measure)."""
+    newest = _newest(run)
+    first = bursts.get((newest[BURST.name], BURST.name)) if BURST.name in newest else None
+    if first is None or not first.steady:
+        return None, None
+    if REST.name not in newest or REFILL.name not in newest:
+        return None, (
+            "burst refill not measured: no rest and second burst probe ran (fio's summary"
+            " of the burst probe's windows showed no bucket it emptied, the burst was too"
+            " short to see a part of it come back, or the budget left no room)"
+        )
+    rest = next(r for r in run.aggregate if r.test == REST.name and r.round == newest[REST.name])
+    planned = rest.workload.runtime_s or rest.runtime_ms / 1e3
+    rest_s = _rest_span(run, newest[BURST.name], newest[REFILL.name], rested_s(planned))
+    second = bursts.get((newest[REFILL.name], REFILL.name))
+    if second is None or not second.steady:
+        return None, (
+            f"burst refill not measured: no steady burst in {REFILL.name} after the"
+            f" {rest_s:,.0f} s rest"
+        )
+    return refill_rate(first, second, rest_s, (BURST.name, REST.name, REFILL.name)), None
+
+
+def _refill_rows(refill: Refill | None) -> list[dict[str, object]]:
+    if refill is None:
+        return []
+    return [
+        {"figure": "burst refill", "value": refill.sentence(), "spread": f"±{refill.spread:.1%}",
+         "tests": ", ".join(refill.tests)},
+    ]  # fmt: skip
+
+
+def _refill_document(refill: Refill | None) -> dict[str, Any] | None:
+    if refill is None:
+        return None
+    return {**dataclasses.asdict(refill), "full_s": refill.full_s}
+
+
 def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
     found = fitted_model(run)
-    probes, model, burst = found.probes, found.model, found.burst
-    rows = _burst_rows(burst) + _rows("read", model.read) + _rows("write", model.write)
+    probes, model, burst, refill = found.probes, found.model, found.burst, found.refill
+    rows = _burst_rows(burst) + _refill_rows(refill)
+    rows += _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model) + _no_limiter(model) + _matching(run, found)
+    notes += [found.unmeasured] if found.unmeasured else []
     columns = (
         Column("figure", "Figure"),
         Column("value", "Fitted"),
@@ -211,6 +297,7 @@ def limits_card(run: RunRecord) -> Sheet:
         "model": dataclasses.asdict(model),
         "burst": dataclasses.asdict(burst[1]) if burst else None,
         "probes": unstructure(probes),
+        "refill": _refill_document(refill),
     }
     return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
 
