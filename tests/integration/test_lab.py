@@ -2,8 +2,9 @@
 hang here, and a CI machine may have none), its disk limited by QEMU's throttle group,
 measured with the real fio through the forwarded fio server; the verdicts on that real
 limiter, its limits changed live (a burst from a full bucket, the limiter's pacing, one
-budget or two: issue 24); no qemu left after ``lab down`` or after a ``lab up`` killed
-with SIGKILL.
+budget or two: issue 24); ``run limits`` on limits drawn at random and on a catalogue
+product (its check, the quick plan's verdicts from the fitted model, a limit halved); no
+qemu left after ``lab down`` or after a ``lab up`` killed with SIGKILL.
 
 A TCG guest's speed differs from machine to machine (one of this kind booted in 5 s
 and served 10,000 IOPS, another booted in 21 s and held 486 IOPS under a 1,000 IOPS
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import random
 import secrets
 import shutil
 import signal
@@ -505,6 +507,151 @@ def test_a_mix_under_one_or_two_budgets(
                    "--catalogue", str(catalogue), "--format", "json")  # fmt: skip
     assert checked.returncode in (0, 1), checked.stderr
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
+
+
+LIMITS_DRAWS = 3
+LIMITS_SHARE = 0.3
+"""The limits experiments' rates: at most this share of the guest's own rate at QD 16,
+so its deepest tests (QD 256) hold them while other lab tests' guests share the cores."""
+CAP_MATCH = 0.10
+"""A quick test within 10 % of a cap set on the guest ran at it (the verdicts' own rule)."""
+
+
+def _run_limits(tool: Volbench, budget: str = "90s") -> int:
+    """``run limits`` on the guest (1 s tests); its run's id."""
+    run = tool("run", "limits", "--hosts", f"lab://{NAME}", "--budget", budget, "--runtime",
+               "1s", "--ramp-time", "1s", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return int(tool.show()["run"])
+
+
+def _set(tool: Volbench, *options: str) -> None:
+    lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
+    changed = tool("lab", "limit", NAME, *options)
+    assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr
+
+
+@pytest.mark.timeout(900)
+def test_limits_of_random_draws(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    capacity: Capacity,
+    request: pytest.FixtureRequest,
+) -> None:
+    """``run limits`` on limits drawn at random (a new seed each run, in the summary;
+    ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within 5 %, the unit
+    exact, one budget or two right, the burst's ceiling within 5 % and its bucket within
+    10 %. A draw a busy machine held off is drawn once more with the same limits."""
+    tool, _ = lab
+    seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
+    draw = random.Random(seed)
+    top = share(LIMITS_SHARE * capacity.deep, 1500)
+    for shape in draw.sample(draws.SHAPES, LIMITS_DRAWS):
+        drawn = draws.draw_limits(shape, draw, top, LIMITS_SHARE * capacity.mbps)
+        limits(request, capacity, f"seed {seed}, {drawn.text()}")
+        wrong = ["not run"]
+        for _ in range(2):  # once is luck, twice a fault
+            _set(tool, *drawn.options)
+            _run_limits(tool)
+            wrong = draws.misfits(tool.show(), drawn.wanted)
+            if not wrong:
+                break
+            record(request, f"seed {seed}, {shape}: {'; '.join(wrong)}: measured again")
+        assert not wrong, (seed, shape, drawn.options, wrong)
+
+
+def _caps_met(row: dict[str, Any], caps: dict[str, float]) -> list[str]:
+    """The caps set on the guest (IOPS or bytes/s, by direction) a quick test ran at."""
+    test = str(row["test"])
+    direction = "read" if "randread" in test else "write"
+    iops = float(row["iops"])
+    size = 16 * 1024 if "16k" in test else 4096
+    met = []
+    for what, value in ((f"{direction}_iops", iops), (f"{direction}_bytes", iops * size)):
+        cap = caps.get(what)
+        if cap and abs(value - cap) <= CAP_MATCH * cap:
+            met.append(what)
+    return met
+
+
+SPLIT_PRODUCT = """\
+products:
+  - id: lab-split
+    vendor: Our lab
+    name: split budgets
+    size_unit: GiB
+    capacity: {{min: 0.1, max: 1000}}
+    rw_limits: separate
+    editions:
+      - from: 2024-01-01
+        read_iops: {{expr: "{read}"}}
+        write_iops: {{expr: "{write}"}}
+        throughput: {{expr: "{mbps}", unit: MB/s}}
+"""
+
+
+@pytest.mark.timeout(600)
+def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    capacity: Capacity,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    """A guest limited as a catalogue product with separate read and write budgets and a
+    MB/s cap (``lab limit --product``, the volume on which the quick plan alone judged
+    every deep test "not determined"):
+
+    1. ``check --product`` of its limits run meets every fitted figure;
+    2. after it, every quick test at a cap is "rate limiter", naming the fitted cap and
+       the limits run; a test a busy machine kept under its cap says the limiter did
+       not bind;
+    3. the write budget halved, the next limits run's check is "below" on the write
+       IOPS cap alone (exit 1)."""
+    tool, _ = lab
+    read = share(LIMITS_SHARE * capacity.deep, 1500)
+    write = share(0.8 * read, read)
+    mbps = round(read * 12_000 / 1e6, 1)  # 16 KiB reads at the MB/s cap, 4 KiB at the IOPS cap
+    catalogue = tmp_path / "split.yaml"
+    catalogue.write_text(SPLIT_PRODUCT.format(read=read, write=write, mbps=mbps), encoding="utf-8")
+    product = ("--product", "lab-split", "--catalogue", str(catalogue))
+    limits(request, capacity, f"lab-split: read {read}, write {write} IOPS, {mbps} MB/s shared")
+    check = ("check", "latest", *product, "--size", "0.25", "--format", "json")
+    for _ in range(2):  # once is luck, twice a fault
+        _set(tool, *product)
+        run_id = _run_limits(tool)
+        met = tool(*check)
+        if met.returncode == 0:
+            break
+        record(request, f"lab-split: {met.stdout[-300:]}: measured again")
+    assert met.returncode == 0, met.stdout
+    rows = {r["metric"]: r for r in json.loads(met.stdout)["verdicts"]}
+    assert {"read IOPS cap", "write IOPS cap", "read MB/s cap"} <= set(rows), rows
+
+    quick = tool("run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "2s", "--ramp-time",
+                 "1s", "--size", "64m", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    assert quick.returncode in (0, 1), quick.stderr
+    caps = {"read_iops": read, "write_iops": write, "read_bytes": mbps * 1e6,
+            "write_bytes": mbps * 1e6}  # fmt: skip
+    at_cap = 0
+    for row in tool.show()["limits"]:
+        evidence = " ".join(row["evidence"])
+        if _caps_met(row, caps):
+            at_cap += 1
+            assert row["limit"] == "rate limiter", (row["test"], evidence)
+            assert f"limits run {run_id}" in evidence, (row["test"], evidence)
+        elif row["limit"] != "rate limiter":
+            assert "the limiter did not bind" in evidence, (row["test"], row["limit"], evidence)
+    assert at_cap >= 2  # a busy machine may hold some under their caps, not all
+
+    halved = share(write / 2, write)
+    _set(tool, "--iops-read", str(read), "--iops-write", str(halved), "--mbps", f"{mbps}")
+    _run_limits(tool)
+    below = tool(*check)
+    assert below.returncode == 1, below.stdout
+    flagged = [r for r in json.loads(below.stdout)["verdicts"] if r["verdict"] == "below"]
+    assert [r["metric"] for r in flagged] == ["write IOPS cap"], flagged
+    assert abs(flagged[0]["measured"] - halved) <= 0.05 * halved, flagged
 
 
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
