@@ -507,3 +507,17 @@ def test_a_burst_without_a_rest_says_its_refill_was_not_measured(tmp_path: Path)
     assert card.document["refill"] is None and card.document["burst"] is not None
     assert any(n.startswith("burst refill not measured: no rest and second") for n in card.notes)
     assert not any(r["figure"] == "burst refill" for r in card.rows)
+
+
+def test_a_test_that_measured_nothing_ends_the_experiment() -> None:
+    """A test with 0 IOPS (a volume that stopped answering) is not a probe: the next test
+    would be the same one again, so the experiment ends instead of asking for it forever."""
+    from volbench.model import DirectionResult, TestResult
+    from volbench.plans.limits import LimitsOptions, plan
+
+    spec = plan(LimitsOptions(budget_s=600.0, runtime_s=2.0, ramp_time_s=1.0))
+    assert spec.next_round is not None
+    (first,) = spec.next_round(()) or ()
+    zero = DirectionResult("read", 0, 1000.0, 0.0, 0.0, 0, None)
+    dead = TestResult(first.name, {"read": zero}, 0.0, 0.0, 1000.0, 1)
+    assert spec.next_round((dead,)) is None

@@ -351,8 +351,8 @@ def plan(options: LimitsOptions) -> PlanSpec:
         if test is None:
             return None
         chosen = workload(options, test)
-        if spent + chosen.duration_s > options.budget_s:
-            return None
+        if spent + chosen.duration_s > options.budget_s or chosen.name in names:
+            return None  # out of time; or a test that measured nothing asked for again
         return (chosen,)
 
     # the burst probe, the rest and the second probe, and the ladders' tests in the time left
