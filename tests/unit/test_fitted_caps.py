@@ -233,3 +233,14 @@ def test_check_of_a_limits_run_puts_each_fitted_figure_beside_the_promise(tmp_pa
     below = [sheet.rows[i] for i in sorted(sheet.flagged_rows)]
     assert [(r.metric, r.verdict) for r in below] == [("write IOPS cap", "below")]
     assert below[0].expected == 1500 and abs(below[0].measured - 750) < 0.05 * 750
+
+
+def test_a_test_fio_held_to_its_own_rate_says_so() -> None:
+    """The rest between burst probes (rate_iops=1): fio's own rate option held it, not a
+    queue of one."""
+    from volbench.analysis.run_limits import FactsOfTest, run_verdicts
+
+    rest = _test("rest-4k-qd1", "read", 4, 1, 1.0, 0.2)
+    (found,) = run_verdicts([FactsOfTest(0, rest, ("randread", 4096), rate=(1.0, None))])
+    assert found.verdict.limit is Limit.RATE_LIMITER
+    assert "fio's own rate option (rate_iops, rate)'s cap of 1 IOPS" in found.verdict.evidence[0]

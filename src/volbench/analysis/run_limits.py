@@ -48,6 +48,8 @@ class FactsOfTest:
     alone: tuple[Family, Family] | None = None
     """A mixed test's workload reading alone and writing alone (the run's read-only and
     write-only tests of it are the caps each direction of the mix may meet)."""
+    rate: tuple[float | None, float | None] = (None, None)
+    """fio's own rate limit on the test (``rate_iops``, ``rate`` in bytes/s), if set."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,15 @@ def recorded_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
         return ()
     what = "read" if facts.reads else "write"
     return (KnownCap(f"fio's cgroup ({what} limit on the device)", iops, bw),)
+
+
+def own_rate(facts: FactsOfTest) -> tuple[KnownCap, ...]:
+    """fio's own rate limit on the test (its job's ``rate_iops`` or ``rate``): the test
+    asked to be held there (a rest between burst probes, a QoS tenant's planned rate)."""
+    iops, bw = facts.rate
+    if iops is None and bw is None:
+        return ()
+    return (KnownCap("fio's own rate option (rate_iops, rate)", iops, bw),)
 
 
 def direction_caps(facts: FactsOfTest) -> tuple[KnownCap, ...]:
@@ -160,7 +171,13 @@ def run_verdicts(
             stall_s=test.stall_s,
             cpu_quota_cores=host.cpu_quota_cores if host else None,
             throttled_pct=host.throttled_pct if host else None,
-            caps=(*recorded_caps(test), *direction_caps(test), *alone_caps(test, points), *caps),
+            caps=(
+                *own_rate(test),
+                *recorded_caps(test),
+                *direction_caps(test),
+                *alone_caps(test, points),
+                *caps,
+            ),
             min_latency_ns=min_latency_ns,
             read_again=by_name.get(test.read_again) if test.read_again else None,
             burst=test.burst,

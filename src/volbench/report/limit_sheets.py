@@ -101,6 +101,10 @@ def _alone(work: StoredWorkload) -> tuple[Family, Family] | None:
     return None if pair is None else (_family(work, pair[0]), _family(work, pair[1]))
 
 
+def _rate(value: int | None) -> float | None:
+    return float(value) if value else None
+
+
 def facts_of(run: RunRecord) -> list[FactsOfTest]:
     """Every test of ``run`` (of a run on several places: the aggregates), in order."""
     run = aggregate_run(run)
@@ -130,6 +134,7 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
                 read_again=PASSES[1] if run.plan == FIRSTTOUCH and name == PASSES[0] else None,
                 burst=bursts.get((round_no, name)),
                 alone=_alone(work),
+                rate=(_rate(work.rate_iops), _rate(work.rate_bytes_per_s)),
             )
         )
     return found
