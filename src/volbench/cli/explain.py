@@ -7,8 +7,10 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import RUN, db_option, format_option
+from volbench.plans import limits
 from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.limit_sheets import explain_sheet
+from volbench.report.limits_card import limits_card
 from volbench.store.repository import Store
 from volbench.volume_limits import caps_of
 
@@ -20,13 +22,18 @@ from volbench.volume_limits import caps_of
 def command(run_ref: str, db: str | None, fmt: str) -> None:
     """What limited each test of RUN: host CPU, queue, rate limiter, device, cache or
     stall, with the figures that show it (or what measurement would tell); and each
-    burst: its ceiling, how long, the I/Os above the baseline, the baseline after."""
+    burst: its ceiling, how long, the I/Os above the baseline, the baseline after. A
+    limits run shows its fitted limiter (the limits card) first."""
     with Store.open(db, create=False) as store:
         run = store.get_run(run_ref)
         caps = caps_of(store, run)
     sheet = explain_sheet(run, caps)
+    sheets = [limits_card(run)] if run.plan == limits.NAME else []  # its fitted limiter first
+    sheets.append(sheet)
     bursts = burst_sheet(run, run_bursts(run))
-    if bursts is None:
+    sheets += [bursts] if bursts is not None else []
+    if len(sheets) == 1:
         console.show(sheet, fmt)
     else:
-        console.show_report([sheet, bursts], {**sheet.document, **bursts.document}, fmt)
+        document = {k: v for s in sheets for k, v in s.document.items()}
+        console.show_report(sheets, {**document, **sheet.document}, fmt)
