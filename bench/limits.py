@@ -9,8 +9,15 @@ beside the fitted figure, and the time each experiment took (BENCHMARKS.md).
    ``run limits --budget B --runtime R`` fits them, and each fitted figure is printed
    beside its setting, right (within 5 %; a bucket 10 %; the unit exact) or not.
 
+3. With ``--volumes``: the three volumes a quick plan alone misjudged (separate read and
+   write budgets with MB/s caps; an I/O unit of 4 KiB; a burst on a shared budget with a
+   MB/s cap), scaled to the guest, and a loop device with no limiter: ``run limits``,
+   then ``run quick --runtime 10s`` on the same volume, each quick test's verdict and
+   its first sentence of evidence (the model's cap it names).
+
 Every figure is fio's own (the limits card's JSON, ``volbench show --format json``).
-Usage: ``python bench/limits.py [--draws 20] [--seed N] [--budget 90s] [--runtime 1s]``
+Usage: ``python bench/limits.py [--draws 20] [--seed N] [--budget 90s] [--runtime 1s]
+[--volumes]``
 (everything in a new temporary folder; ``--cache DIR``: the lab's kernels/ and images/
 there are reused, e.g. ``.pytest_cache/d/volbench-lab``).
 """
@@ -71,6 +78,49 @@ def own_rates(document: dict[str, Any]) -> tuple[float, float]:
     return iops, mbps
 
 
+def quick_verdicts(env: dict[str, str], *where: str) -> list[tuple[str, float, str, str]]:
+    """``run quick --runtime 10s`` on ``where``: each test's (name, IOPS, verdict, first
+    sentence of evidence)."""
+    run = volbench(env, "run", "quick", *where, "--runtime", "10s")
+    if run.returncode not in (0, 1):
+        raise SystemExit(f"run quick failed: {run.stderr.strip()[-400:]}")
+    rows = json.loads(volbench(env, "show", "latest", "--format", "json").stdout)["limits"]
+    return [(r["test"], float(r["iops"]), r["limit"], r["evidence"][0]) for r in rows]
+
+
+def volumes(env: dict[str, str], top: int, budget: str, runtime: str, loop: str) -> None:
+    """The three lab volumes (rates from ``top``) and the loop device ``loop``: the
+    fitted model's notes, then each quick test's verdict."""
+    cases = {
+        "separate budgets, MB/s caps": ("--iops-read", str(top), "--iops-write", str(top // 2),
+                                        "--mbps-read", f"{top * 8000 / 1e6:g}",
+                                        "--mbps-write", f"{top // 2 * 8000 / 1e6:g}"),
+        "4 KiB I/O unit": ("--iops-total", str(top), "--io-unit", "4k"),
+        "burst on a shared budget": ("--iops-total", str(top // 5), "--burst-iops", str(top),
+                                     "--burst-credits", str(10 * top),
+                                     "--mbps", f"{top // 5 * 50_000 / 1e6:g}"),
+    }  # fmt: skip
+    print("| volume | quick test | IOPS | verdict | evidence (first sentence) |")
+    print("|---|---|---|---|---|")
+    places: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
+        (name, options, ("--hosts", f"lab://{NAME}")) for name, options in cases.items()
+    ]
+    places.append((f"loop device {loop}, no limiter", (), ("--target", loop, "--size", "64m")))
+    for name, options, where in places:
+        if options:
+            volbench(env, "lab", "limit", NAME)
+            volbench(env, "lab", "limit", NAME, *options)
+        run = volbench(env, "run", "limits", *where, "--budget", budget, "--runtime", runtime,
+                       "--ramp-time", "1s")  # fmt: skip
+        if run.returncode != 0:
+            raise SystemExit(f"run limits failed: {run.stderr.strip()[-400:]}")
+        card = json.loads(volbench(env, "show", "latest", "--format", "json").stdout)
+        setting = " ".join(options) or "none"
+        print(f"| {name} ({setting}) | limits run {card['run']} | | | |")
+        for test, iops, limit, why in quick_verdicts(env, *where):
+            print(f"| | {test} | {iops:,.0f} | {limit} | {why.replace('|', '/')} |", flush=True)
+
+
 def shown(value: float | None, key: str) -> str:
     if value is None:
         return "none"
@@ -92,6 +142,7 @@ def main() -> None:
     parser.add_argument(
         "--cache", default=None, help="A folder with the lab's kernels/ and images/ to reuse."
     )
+    parser.add_argument("--volumes", action="store_true", help="Also the three volumes.")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else time.time_ns() % 1_000_000
     home = Path(tempfile.mkdtemp(prefix="volbench-bench-limits-"))
@@ -135,7 +186,17 @@ def main() -> None:
             verdict = "yes" if not wrong else "no: " + "; ".join(wrong)
             print(f"| {index + 1} | {shape} | {setting} | {fitted} | {verdict} | {took:.0f} s |",
                   flush=True)  # fmt: skip
-        print(f"\n{right} of {args.draws} draws right in every figure")
+        print(f"\n{right} of {args.draws} draws right in every figure\n")
+        if args.volumes:
+            image = home / "loop.img"
+            with image.open("wb") as file:
+                file.truncate(128 << 20)
+            attach = ["losetup", "-f", "--show", "--direct-io=on", str(image)]
+            loop = subprocess.run(attach, capture_output=True, text=True, check=True).stdout.strip()
+            try:
+                volumes(env, top, args.budget, args.runtime, loop)
+            finally:
+                subprocess.run(["losetup", "-d", loop], check=False)
     finally:
         volbench(env, "lab", "down", "--all")
 
