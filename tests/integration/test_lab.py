@@ -92,7 +92,9 @@ def lab(
     enter (pytest's own temporary folder is 0700): volbench must close it itself."""
     home = tmp_path_factory.mktemp("lab")
     cache = request.config.cache.mkdir("volbench-lab") if request.config.cache else None
-    open_parent = Path(tempfile.mkdtemp(prefix="volbench-lab-"))
+    shm = Path("/dev/shm")  # guests' disk images in RAM: no writeback of the host's disk
+    in_ram = shm if shm.is_dir() else None  # between a guest's writes and its limiter
+    open_parent = Path(tempfile.mkdtemp(prefix="volbench-lab-", dir=in_ram))
     open_parent.chmod(0o755)
     lab_folder = open_parent / "lab"
     lab_folder.mkdir(mode=0o755)

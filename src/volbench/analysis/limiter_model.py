@@ -45,6 +45,10 @@ UNIT_SPREAD = 0.10
 I/O unit of ``u`` (the powers of two lie a factor of 2 apart; QEMU's figures past the
 cap vary by up to 6 % in a 1 s test). A cap set in MB/s may fall there by chance (24 MB/s
 beside 3,000 IOPS: 8,000 B an I/O); counted in proportion the two are the same limit."""
+PASSED = 0.10
+"""A larger request at more than 10 % over the 4 KiB plateau passed it: no cap counts
+I/Os there. (A limiter's own window lets a 1 s test of a TCG guest through up to 6-8 %
+over its cap; a CPU-bound file system measured here did 14 % more at 16 KiB.)"""
 UNITS = tuple(KIB << k for k in range(2, 11))
 """I/O units looked for: 4 KiB to 1 MiB, powers of two."""
 
@@ -244,11 +248,11 @@ def _held_over_size(cap: Figure, sizes: Sequence[Probe], bytes_cap: Figure | Non
     more IOPS, the plateau was the device's or the host's (a CPU-bound file system)."""
     if len(sizes) < 2:
         return True  # no size ladder: the plateau stands, and the card says so
-    if any(p.iops > (1 + SAME) * cap.value for p in sizes[1:]):
+    if any(p.iops > (1 + PASSED) * cap.value for p in sizes[1:]):
         return False  # larger requests ran at more IOPS: nothing counts I/Os at the plateau
     first = sizes[1]
-    if abs(first.iops - cap.value) <= SAME * cap.value:
-        return True
+    if any(abs(p.iops - cap.value) <= SAME * cap.value for p in sizes[1:]):
+        return True  # a larger size at the cap's IOPS (one noisy size does not undo it)
     if bytes_cap is not None and first.name in bytes_cap.tests:
         return True
     # past the cap's reach a limiter's MB/s stop rising; a device's go on
