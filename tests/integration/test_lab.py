@@ -37,6 +37,7 @@ import pytest
 from cli_harness import Volbench, finish
 
 from measured import record
+from products import split_product
 from volbench.lab import draws
 from volbench.lab import guest as guests
 from volbench.lab.draws import share
@@ -576,22 +577,6 @@ def _caps_met(row: dict[str, Any], caps: dict[str, float]) -> list[str]:
     return met
 
 
-SPLIT_PRODUCT = """\
-products:
-  - id: lab-split
-    vendor: Our lab
-    name: split budgets
-    size_unit: GiB
-    capacity: {{min: 0.1, max: 1000}}
-    rw_limits: separate
-    editions:
-      - from: 2024-01-01
-        read_iops: {{expr: "{read}"}}
-        write_iops: {{expr: "{write}"}}
-        throughput: {{expr: "{mbps}", unit: MB/s}}
-"""
-
-
 @pytest.mark.timeout(600)
 def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
     lab: tuple[Volbench, Path],
@@ -615,7 +600,7 @@ def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
     write = share(0.8 * read, read)
     mbps = round(read * 12_000 / 1e6, 1)  # 16 KiB reads at the MB/s cap, 4 KiB at the IOPS cap
     catalogue = tmp_path / "split.yaml"
-    catalogue.write_text(SPLIT_PRODUCT.format(read=read, write=write, mbps=mbps), encoding="utf-8")
+    catalogue.write_text(split_product(read, write, mbps, 0.1, "Our lab"), encoding="utf-8")
     product = ("--product", "lab-split", "--catalogue", str(catalogue))
     limits(request, capacity, f"lab-split: read {read}, write {write} IOPS, {mbps} MB/s shared")
     check = ("check", "latest", *product, "--size", "0.25", "--format", "json")

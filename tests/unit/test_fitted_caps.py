@@ -15,6 +15,7 @@ import pytest
 from test_limiter_model import Limiter, _random_limiter, experiment
 from test_limits_charts import _run
 
+from products import split_product
 from volbench.analysis.burst_series import Burst
 from volbench.analysis.fitted_caps import fitted_caps, volume_key
 from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest
@@ -196,20 +197,7 @@ def test_the_volume_key_of_a_place_and_of_a_target() -> None:
     assert volume_key(two) is None
 
 
-SPLIT = """\
-products:
-  - id: lab-split
-    vendor: Lab
-    name: Split volume
-    size_unit: GiB
-    capacity: {min: 1, max: 1000}
-    rw_limits: separate
-    editions:
-      - from: 2024-01-01
-        read_iops: {expr: "3000"}
-        write_iops: {expr: "1500"}
-        throughput: {expr: "100", unit: MB/s}
-"""
+SPLIT = split_product(3000, 1500, 100)
 """A product with separate read and write IOPS promises (the lab's `lab up --product`)."""
 
 

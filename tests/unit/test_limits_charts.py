@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from test_export import result
 from test_limiter_model import Limiter, experiment
 
 from volbench.analysis.limiter_model import KIB, Probe, fit
@@ -51,28 +52,18 @@ def _rows(round_no: int, probe: Probe) -> list[StoredResult]:
     workload = StoredWorkload(rw=rw, bs_bytes=probe.bs_bytes, iodepth=probe.outstanding,
                               numjobs=1)  # fmt: skip
     return [
-        StoredResult(
+        result(
+            iops,
+            probe.lat_mean_ns,
             round=round_no,
             test=probe.name,
             direction=direction,
             workload=workload,
-            iops=iops,
             bw_bytes_per_s=iops * probe.bs_bytes,
             io_bytes=int(iops * probe.bs_bytes * 10),
             runtime_ms=10_000,
-            lat_kind="lat",
-            lat_mean_ns=probe.lat_mean_ns,
-            lat_min_ns=None,
-            lat_max_ns=None,
-            lat_stddev_ns=None,
-            lat_p50_ns=None,
-            lat_p90_ns=None,
-            lat_p99_ns=None,
-            lat_p999_ns=None,
-            lat_p9999_ns=None,
             usr_cpu_pct=1.0,
             sys_cpu_pct=2.0,
-            jobs=1,
         )
         for direction, iops in (("read", probe.read_iops), ("write", probe.write_iops))
         if iops > 0

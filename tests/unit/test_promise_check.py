@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from recorded import FIO_FIXTURES, raw_document
 
+from products import split_product
 from volbench.analysis.promise import Measured, check, combined_finding, rate_verdict
 from volbench.errors import UsageError
 from volbench.model import StoredWorkload
@@ -237,20 +238,7 @@ def test_a_1_mib_sequential_request_counts_as_4_ios_of_256_kib(rw: str) -> None:
     assert twice is not None and (twice.measured, twice.verdict) == (2000, "above")
 
 
-SPLIT_PRODUCT = """\
-products:
-  - id: lab-split
-    vendor: Lab
-    name: Split volume
-    size_unit: GiB
-    capacity: {min: 1, max: 1000}
-    rw_limits: separate
-    editions:
-      - from: 2024-01-01
-        read_iops: {expr: "33700"}
-        write_iops: {expr: "40000"}
-        throughput: {expr: "10000", unit: MB/s}
-"""
+SPLIT_PRODUCT = split_product(33_700, 40_000, 10_000)
 """Separate read and write IOPS promises: the mix's reads (33,681 IOPS) at the first."""
 
 
