@@ -87,7 +87,7 @@ def test_a_4k_unit_under_1000_iops_names_the_unit_and_paces_qd1() -> None:
                                 ("randwrite-4k-qd1", "write", 922, 1.04)):  # fmt: skip
         limit, why = _verdict(_test(name, rw, 4, 1, iops, lat), ctx)
         assert limit is Limit.RATE_LIMITER, why
-        assert f"IOPS cap ({SOURCE}), 1,0" in why
+        assert re.search(rf"IOPS cap \({SOURCE}\), (9\d\d|1,0\d\d) IOPS", why), why
 
 
 def test_a_burst_on_a_shared_budget_names_the_baseline_for_writes_too() -> None:
@@ -113,7 +113,7 @@ def test_a_device_without_a_limiter_is_at_its_own_ceiling() -> None:
     device = Limiter(device_lat_s=73e-6, device_iops=90_000, device_s_per_byte=5.9e-10)
     model, _ = experiment(device, 2)
     caps = fitted_caps(model, None, SOURCE)
-    assert caps and all(c.kind == "ceiling" for c in caps)
+    assert caps and all(c.kind == "ceiling" for c in caps), caps
     top = model.read.ceiling
     assert top is not None
     limit, why = _verdict(

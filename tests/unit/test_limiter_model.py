@@ -31,7 +31,15 @@ from volbench.model import (
     Workload,
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
-from volbench.plans.limits import LimitsOptions, Next, next_test, plan, probe_name, probes
+from volbench.plans.limits import (
+    WBURST,
+    LimitsOptions,
+    Next,
+    next_test,
+    plan,
+    probe_name,
+    probes,
+)
 from volbench.report.limits_card import limits_card
 from volbench.report.sheet import Sheet
 from volbench.store.repository import Store
@@ -200,7 +208,7 @@ def test_the_budget_bounds_the_plan() -> None:
     options = LimitsOptions(budget_s=60.0, runtime_s=2.0, ramp_time_s=1.0)
     spec = plan(options)
     assert options.burst_s == 12.0  # four tests of 3 s, at least 12 s, at most 60 / 4
-    assert spec.budget == (3 + (60 - 12) // 3, 60.0)  # the rest and second probe too
+    assert spec.budget == (4 + (60 - 12) // 3, 60.0)  # the rest, second and write probes too
     limiter, draw, tests = Limiter(total_iops=1000), random.Random(5), []
     spent = 0.0
     while spec.next_round is not None and (chosen := spec.next_round(tests)):
@@ -370,7 +378,8 @@ def test_a_burst_is_followed_by_a_rest_and_a_second_probe() -> None:
     assert (rest.runtime_s or 0) + (refill.runtime_s or 0) <= options.budget_s / 4
     assert sum(w.duration_s for w, _, _ in ran) <= options.budget_s
     tests = [t for _, t, _ in ran]
-    assert {p.name for p in probes(tests)} == set(names) - {rest.name, refill.name}
+    assert {p.name for p in probes(tests)} == set(names) - {rest.name, refill.name, WBURST.name}
+    assert WBURST.name in names  # the reads burst: the writes' probe ran too
     model = fit(probes(tests))
     assert model.read.iops_cap is not None and _close(model.read.iops_cap.value, 600)
 

@@ -50,6 +50,17 @@ def _direction_caps(direction: str, model: DirectionModel, source: str) -> list[
                 fitted=True,
             )
         )
+    if cap is None and model.bytes_cap is not None:
+        found.append(
+            KnownCap(
+                f"the {direction} MB/s level ({source}: a MB/s cap or the device's bandwidth)",
+                None,
+                model.bytes_cap.value,
+                direction,
+                fitted=True,
+                kind="ceiling",
+            )
+        )
     if cap is None and model.ceiling is not None:
         found.append(
             KnownCap(
@@ -64,8 +75,11 @@ def _direction_caps(direction: str, model: DirectionModel, source: str) -> list[
     return found
 
 
-def fitted_caps(model: LimiterModel, burst: Burst | None, source: str) -> tuple[KnownCap, ...]:
-    """The caps of ``model`` (and the burst ceiling of ``burst``), each labelled with
+def fitted_caps(
+    model: LimiterModel, burst: Burst | None, source: str, write_burst: Burst | None = None
+) -> tuple[KnownCap, ...]:
+    """The caps of ``model`` (and the burst ceiling of ``burst``, the reads' or both
+    directions'; of ``write_burst``, the writes' own), each labelled with
     ``source`` (e.g. "limits run 12"): a direction's IOPS cap (counting a rounded-up
     I/O unit as :class:`KnownCap` does) and its MB/s cap (an I/O unit counted in
     proportion is that same cap); a budget reads and writes share, once more without a
@@ -82,8 +96,13 @@ def fitted_caps(model: LimiterModel, burst: Burst | None, source: str) -> tuple[
         label = f"the MB/s budget reads and writes share ({source})"
         found.append(KnownCap(label, None, value, fitted=True))
     if burst is not None and burst.steady and burst.unit == "IOPS":
-        label = f"the burst ceiling ({source}, while credits last)"
-        found.append(KnownCap(label, burst.ceiling, None, fitted=True, kind="burst"))
+        direction = "read" if write_burst is not None else None  # a bucket of the reads' own
+        what = "read burst" if direction else "burst"
+        label = f"the {what} ceiling ({source}, while credits last)"
+        found.append(KnownCap(label, burst.ceiling, None, direction, fitted=True, kind="burst"))
+    if write_burst is not None and write_burst.steady and write_burst.unit == "IOPS":
+        label = f"the write burst ceiling ({source}, while credits last)"
+        found.append(KnownCap(label, write_burst.ceiling, None, "write", fitted=True, kind="burst"))
     return tuple(found)
 
 

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SHAPES = ("total", "separate", "bytes", "separate bytes", "unit", "burst")
+SHAPES = ("total", "separate", "bytes", "separate bytes", "unit", "burst", "burst separate")
 """The knobs a draw sets: IOPS shared or per direction, MB/s shared or per direction
-beside them, an I/O unit (``iops-size``), a burst on a shared budget."""
+beside them, an I/O unit (``iops-size``), a burst on a shared budget (``iops-total-max``),
+a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets)."""
 BURST_LENGTH = 4
 """Seconds of a full bucket at the burst rate in QEMU's terms (credits = burst x 4)."""
 CAP_WITHIN = 0.05
@@ -72,10 +73,18 @@ def draw_limits(shape: str, draw: random.Random, top: int, most_mbps: float) -> 
         unit = draw.choice([8, 16, 32]) * 1024
         options = ("--iops-total", str(iops[0]), "--io-unit", f"{unit // 1024}k")
         return Draw(shape, options, {**one, "unit": unit})
-    if shape != "burst":
+    if shape not in ("burst", "burst separate"):
         raise ValueError(f"unknown shape {shape!r}: one of {', '.join(SHAPES)}")
     base = share(0.3 * iops[0], top)
     credits = BURST_LENGTH * iops[0]
+    if shape == "burst separate":
+        other = share(0.3 * iops[1], top)
+        options = ("--iops-read", str(base), "--iops-write", str(other),
+                   "--burst-iops", str(iops[0]), "--burst-credits", str(credits))  # fmt: skip
+        wanted = {"read": base, "write": other, "shared": 0, "ceiling": iops[0],
+                  "credits": credits, "write_ceiling": iops[0],
+                  "write_credits": credits}  # fmt: skip
+        return Draw(shape, options, wanted)
     options = ("--iops-total", str(base), "--burst-iops", str(iops[0]),
                "--burst-credits", str(credits))  # fmt: skip
     wanted = {"read": base, "write": base, "shared": 1, "ceiling": iops[0], "credits": credits}
@@ -98,6 +107,9 @@ def fitted_figures(document: Mapping[str, Any], wanted: Mapping[str, float]) -> 
     found["shared"] = model["shared_iops"]
     found["ceiling"] = burst.get("ceiling")
     found["credits"] = burst.get("credits")
+    writes = document.get("write_burst") or {}
+    found["write_ceiling"] = writes.get("ceiling")
+    found["write_credits"] = writes.get("credits")
     return {key: found[key] for key in wanted}
 
 
@@ -116,7 +128,7 @@ def misfits(document: Mapping[str, Any], wanted: Mapping[str, float]) -> list[st
             if got != setting:
                 wrong.append(f"unit {got} for {setting:g}")
         else:
-            within = BUCKET_WITHIN if key == "credits" else CAP_WITHIN
+            within = BUCKET_WITHIN if key.endswith("credits") else CAP_WITHIN
             if got is None or abs(got - setting) > within * setting:
                 wrong.append(f"{key} {got} for {setting:g}")
     return wrong

@@ -41,6 +41,7 @@ Every test's name says what it measures (:func:`probe_name`, read back by
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,9 +68,11 @@ DIRECTIONS = {
     "burst": RW.RANDREAD,
     "rest": RW.RANDREAD,
     "refill": RW.RANDREAD,
+    "wburst": RW.RANDWRITE,
 }
 """What each test does, by the first part of its name: ``rest`` idles (one I/O a second,
-:data:`REST_IOPS`), ``refill`` is the burst probe again after it."""
+:data:`REST_IOPS`), ``refill`` is the burst probe again after it, ``wburst`` the burst
+probe of writes."""
 PROBED = ("read", "write", "mix", "burst")
 """The tests that are probes of the ladders and the fit (:func:`probes`)."""
 BURST_QD = 32
@@ -127,7 +130,7 @@ def probe_name(direction: str, bs_bytes: int, outstanding: int) -> str:
     return f"{direction}-{bs_bytes // KIB}k-qd{outstanding}"
 
 
-_NAME = re.compile(r"^(read|write|mix|burst|rest|refill)-(\d{1,7})k-qd(\d{1,5})\Z")
+_NAME = re.compile(r"^(read|write|mix|burst|rest|refill|wburst)-(\d{1,7})k-qd(\d{1,5})\Z")
 
 
 def parse_name(name: str) -> Next | None:
@@ -262,17 +265,31 @@ REST = Next("rest", 4 * KIB, 1)
 """The rest after the burst probe (its runtime chosen from the burst: :func:`refill_tests`)."""
 REFILL = Next("refill", 4 * KIB, BURST_QD)
 """The second burst probe, after the rest: what came back."""
+WBURST = Next("wburst", 4 * KIB, BURST_QD)
+"""The burst probe of writes, after the reads' tests when the reads burst: a bucket of
+their own (QEMU's ``iops-write-max``), or none left (one bucket both directions share,
+the read probe emptied it). It empties a write bucket before the write ladder."""
 
 
-def burst_seen(options: LimitsOptions, tests: Sequence[TestResult]) -> Burst | None:
-    """The burst probe's burst as fio's summary of its reads' rate windows shows it (None:
-    no burst probe yet, no summary, no burst, or a bucket it did not empty)."""
-    test = next((t for t in tests if t.name == BURST.name), None)
-    read = test.directions.get("read") if test is not None else None
-    stats = read.iops_samples if read is not None else None
+def burst_seen(
+    options: LimitsOptions, tests: Sequence[TestResult], probe: Next = BURST
+) -> Burst | None:
+    """The burst of ``probe`` (the burst probe; or the writes', :data:`WBURST`) as fio's
+    summary of its rate windows shows it (None: no such probe yet, no summary, no burst,
+    or a bucket it did not empty)."""
+    test = next((t for t in tests if t.name == probe.name), None)
+    side = "write" if probe.direction == "wburst" else "read"
+    found = test.directions.get(side) if test is not None else None
+    stats = found.iops_samples if found is not None else None
     if stats is None:
         return None
     return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, options.burst_s)
+
+
+def drain_seconds(burst: Burst) -> float:
+    """Seconds at the ceiling that spend a full bucket of ``burst`` (s, whole seconds up):
+    ``credits / (ceiling - baseline)``."""
+    return float(math.ceil(burst.credits / (burst.ceiling - burst.baseline)))
 
 
 def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...]:
@@ -293,28 +310,34 @@ def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...
     )
 
 
-def next_test(done: Sequence[Probe], refill: Sequence[Next] = ()) -> Next | None:
+def next_test(
+    done: Sequence[Probe], refill: Sequence[Next] = (), writes_burst: bool = False
+) -> Next | None:
     """The experiment's next test from what ``done`` measured (None: it is over);
     ``refill``: the rest and second burst probe yet to run (:func:`refill_tests`), right
-    after the burst probe."""
+    after the burst probe; ``writes_burst``: the reads burst and the write burst probe
+    is yet to run, after the reads' tests and before the writes'. The reads' ladders
+    come first, whole: a bucket of the reads' own stays empty through them."""
     if not done:
         return BURST
     if refill:
         return refill[0]
-    return (
-        _ladder_next(done, "read")
-        or _ladder_next(done, "write")
-        or _sizes_next(done, "read")
-        or _sizes_next(done, "write")
-        or _mix_next(done)
-    )
+    reads = _ladder_next(done, "read") or _sizes_next(done, "read")
+    if reads is not None:
+        return reads
+    if writes_burst:
+        return WBURST
+    return _ladder_next(done, "write") or _sizes_next(done, "write") or _mix_next(done)
 
 
-def workload(options: LimitsOptions, test: Next) -> Workload:
+def workload(options: LimitsOptions, test: Next, drain_s: float = 0.0) -> Workload:
     """The fio job of ``test``: a burst probe from its first second (no ramp: the ceiling
-    is there), the rest at :data:`REST_IOPS`."""
-    unramped = test.direction in ("burst", "refill", "rest")
-    runtime = test.runtime_s or (options.burst_s if test.direction == "burst" else None)
+    is there), the rest at :data:`REST_IOPS`; a mix ramps at least ``drain_s`` (s: what
+    an emptied bucket regained while the other direction ran is spent before fio counts)."""
+    unramped = test.direction in ("burst", "refill", "rest", "wburst")
+    probe = test.direction in ("burst", "wburst")
+    runtime = test.runtime_s or (options.burst_s if probe else None)
+    ramp = max(options.ramp_time_s, drain_s) if test.direction == "mix" else options.ramp_time_s
     return Workload(
         test.name,
         DIRECTIONS[test.direction],
@@ -324,7 +347,7 @@ def workload(options: LimitsOptions, test: Next) -> Workload:
         ioengine=options.ioengine,
         size_bytes=options.size_bytes,
         runtime_s=runtime or options.runtime_s,
-        ramp_time_s=0.0 if unramped else options.ramp_time_s,
+        ramp_time_s=0.0 if unramped else ramp,
         rate_iops=REST_IOPS if test.direction == "rest" else None,
     )
 
@@ -341,22 +364,29 @@ def plan(options: LimitsOptions) -> PlanSpec:
 
     def next_round(tests: Sequence[TestResult]) -> tuple[Workload, ...] | None:
         done = probes(tests)
-        refill = refill_tests(options, burst_seen(options, tests))
-        seconds = {t.name: workload(options, t).duration_s for t in (BURST, *refill)}
+        seen = burst_seen(options, tests)
+        refill = refill_tests(options, seen)
+        drain_s = max((drain_seconds(b) for b in (seen, burst_seen(options, tests, WBURST))
+                       if b is not None), default=0.0)  # fmt: skip
+        seconds = {t.name: workload(options, t).duration_s for t in (BURST, WBURST, *refill)}
         names = {t.name for t in tests}
         spent = sum(
-            seconds.get(t.name, options.test_s) for t in tests if parse_name(t.name) is not None
+            seconds.get(t.name, workload(options, parsed, drain_s).duration_s)
+            for t in tests
+            if (parsed := parse_name(t.name)) is not None
         )
-        test = next_test(done, [t for t in refill if t.name not in names])
+        writes_burst = seen is not None and WBURST.name not in names
+        test = next_test(done, [t for t in refill if t.name not in names], writes_burst)
         if test is None:
             return None
-        chosen = workload(options, test)
+        chosen = workload(options, test, drain_s)
         if spent + chosen.duration_s > options.budget_s or chosen.name in names:
             return None  # out of time; or a test that measured nothing asked for again
         return (chosen,)
 
-    # the burst probe, the rest and the second probe, and the ladders' tests in the time left
-    most = 3 + int((options.budget_s - options.burst_s) // options.test_s)
+    # the burst probes (reads', writes'), the rest and the second probe, and the ladders'
+    # tests in the time left
+    most = 4 + int((options.budget_s - options.burst_s) // options.test_s)
     return PlanSpec(
         NAME,
         rounds=(),

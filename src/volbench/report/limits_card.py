@@ -22,7 +22,7 @@ from volbench.analysis.model_promise import matches
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord, StoredResult
-from volbench.plans.limits import BURST, PROBED, REFILL, REST, parse_name
+from volbench.plans.limits import BURST, PROBED, REFILL, REST, WBURST, parse_name
 from volbench.records import structure, unstructure
 from volbench.report.sheet import Column, Sheet
 from volbench.specs import catalogue
@@ -115,31 +115,45 @@ def _budgets(model: LimiterModel) -> list[str]:
     return notes
 
 
-def _probe_burst(bursts: Mapping[tuple[int, str], Burst]) -> tuple[str, Burst] | None:
-    """The burst probe's burst (its test's name with it) of its newest round, if it had
-    one (a resumed run may have run the probe again)."""
-    found = [(key, burst) for key, burst in bursts.items() if key[1] == BURST.name]
+def _probe_burst(
+    bursts: Mapping[tuple[int, str], Burst], probe: str = BURST.name
+) -> tuple[str, Burst] | None:
+    """The burst of the burst probe (or the writes', ``probe``) of its newest round, with
+    the probe's name, if it had one (a resumed run may have run the probe again)."""
+    found = [(key, burst) for key, burst in bursts.items() if key[1] == probe]
     if not found:
         return None
     key, burst = max(found, key=lambda pair: pair[0][0])
     return key[1], burst
 
 
-def _burst_rows(found: tuple[str, Burst] | None) -> list[dict[str, object]]:
+def _burst_rows(found: tuple[str, Burst] | None, what: str = "burst") -> list[dict[str, object]]:
+    """The rows of a burst probe's burst, each figure named with ``what`` ("burst",
+    "write burst")."""
     if found is None:
         return []
     name, burst = found
     spread = f"±{burst.spread:.1%}"
     return [
-        {"figure": "burst ceiling", "value": f"{burst.ceiling:,.0f} IOPS", "spread": spread,
+        {"figure": f"{what} ceiling", "value": f"{burst.ceiling:,.0f} IOPS", "spread": spread,
          "tests": name},
-        {"figure": "burst length", "value": f"{burst.seconds:,.1f} s from rest",
+        {"figure": f"{what} length", "value": f"{burst.seconds:,.1f} s from rest",
          "spread": "±1 s", "tests": name},
-        {"figure": "burst credits", "value": f"{burst.credits:,.0f} I/Os above the baseline",
+        {"figure": f"{what} credits", "value": f"{burst.credits:,.0f} I/Os above the baseline",
          "spread": spread, "tests": name},
-        {"figure": "baseline after the burst", "value": f"{burst.baseline:,.0f} IOPS",
+        {"figure": f"baseline after the {what}", "value": f"{burst.baseline:,.0f} IOPS",
          "spread": spread, "tests": name},
     ]  # fmt: skip
+
+
+def _buckets(found: RunFit, ran: bool) -> list[str]:
+    """One bucket or two: the reads burst, and the write burst probe (``ran``) found a
+    bucket of the writes' own, or none left."""
+    if found.burst is None or not ran:
+        return []
+    if found.write_burst is None:
+        return ["burst: one bucket for reads and writes (the write burst probe found none left)"]
+    return ["burst: a bucket for reads and one for writes"]
 
 
 @dataclass(frozen=True)
@@ -151,8 +165,12 @@ class RunFit:
     model: LimiterModel
     burst: tuple[str, Burst] | None
     refill: Refill | None = None
+    write_burst: tuple[str, Burst] | None = None
+    """The write burst probe's burst (a bucket of the writes' own), if it had one."""
     unmeasured: str | None = None
     """Why the burst refill was not measured (None: it was, or there was no burst)."""
+    wrote_burst: bool = False
+    """The write burst probe ran."""
 
 
 def fitted_model(run: RunRecord) -> RunFit:
@@ -161,7 +179,9 @@ def fitted_model(run: RunRecord) -> RunFit:
     bursts = stored_bursts(run.series)
     probes = stored_probes(run, bursts)
     refill, unmeasured = stored_refill(run, bursts)
-    return RunFit(probes, fit(probes), _probe_burst(bursts), refill, unmeasured)
+    writes = _probe_burst(bursts, WBURST.name)
+    ran = any(r.test == WBURST.name for r in run.aggregate)
+    return RunFit(probes, fit(probes), _probe_burst(bursts), refill, writes, unmeasured, ran)
 
 
 MATCHES_SHOWN = 3
@@ -169,14 +189,24 @@ MATCHES_SHOWN = 3
 
 
 def _no_limiter(model: LimiterModel) -> list[str]:
-    """ "no limiter found" when no direction met a cap, with the device's own ceilings."""
+    """A "no limiter found" note when no direction met an IOPS cap, with the device's own
+    ceilings (a MB/s level without an IOPS cap may be either: said so)."""
     sides = (("read", model.read), ("write", model.write))
-    if any(side.iops_cap or side.bytes_cap for _, side in sides):
+    if any(side.iops_cap for _, side in sides):
         return []
     ceilings = [f"{name} {side.ceiling.value:,.0f} IOPS" for name, side in sides if side.ceiling]
     if not ceilings:
         return []
-    return [f"no limiter found; the device's own ceiling is {' and '.join(ceilings)} at 4 KiB"]
+    levels = [f"{name} {side.bytes_cap.value / MB:,.0f} MB/s" for name, side in sides
+              if side.bytes_cap]  # fmt: skip
+    level = (
+        f"; MB/s levelled at {' and '.join(levels)} (a MB/s cap, or the device's own bandwidth)"
+        if levels
+        else ""
+    )
+    return [
+        f"no limiter found; the device's own ceiling is {' and '.join(ceilings)} at 4 KiB{level}"
+    ]
 
 
 def _size(run: RunRecord, unit: str) -> float:
@@ -281,10 +311,11 @@ def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
     found = fitted_model(run)
     probes, model, burst, refill = found.probes, found.model, found.burst, found.refill
-    rows = _burst_rows(burst) + _refill_rows(refill)
+    rows = _burst_rows(burst) + _refill_rows(refill) + _burst_rows(found.write_burst, "write burst")
     rows += _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
-    notes += _budgets(model) + _no_limiter(model) + _matching(run, found)
+    notes += _budgets(model) + _buckets(found, found.wrote_burst)
+    notes += _no_limiter(model) + _matching(run, found)
     notes += [found.unmeasured] if found.unmeasured else []
     columns = (
         Column("figure", "Figure"),
@@ -298,6 +329,7 @@ def limits_card(run: RunRecord) -> Sheet:
         "burst": dataclasses.asdict(burst[1]) if burst else None,
         "probes": unstructure(probes),
         "refill": _refill_document(refill),
+        "write_burst": dataclasses.asdict(found.write_burst[1]) if found.write_burst else None,
     }
     return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
 
