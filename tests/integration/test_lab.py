@@ -520,7 +520,7 @@ CAP_MATCH = 0.10
 """A quick test within 10 % of a cap set on the guest ran at it (the verdicts' own rule)."""
 
 
-def _run_limits(tool: Volbench, budget: str = "90s") -> int:
+def _run_limits(tool: Volbench, budget: str = "120s") -> int:
     """``run limits`` on the guest (1 s tests); its run's id."""
     run = tool("run", "limits", "--hosts", f"lab://{NAME}", "--budget", budget, "--runtime",
                "1s", "--ramp-time", "1s", "--runs-dir", str(tool.runs_dir))  # fmt: skip
