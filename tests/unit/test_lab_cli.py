@@ -28,6 +28,7 @@ def run(
 @pytest.fixture(autouse=True)
 def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path / "lab"))
+    monkeypatch.setenv("VOLBENCH_DB", str(tmp_path / "volbench.db"))  # never the user's store
     return tmp_path / "lab"
 
 

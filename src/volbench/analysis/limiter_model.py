@@ -124,6 +124,20 @@ class LimiterModel:
     open: tuple[str, ...]
 
 
+def settled(probes: Sequence[Probe]) -> list[Probe]:
+    """``probes`` with each point (direction, request size, queue) measured twice counted
+    once, at its higher IOPS: the experiment measures a point again only where it fell
+    below its neighbours (:func:`volbench.plans.limits.next_test`), and a busy machine
+    only holds a test down (neither a limiter nor a device does fewer I/Os with more
+    queue, or more I/Os with larger requests)."""
+    best: dict[tuple[str, int, int], Probe] = {}
+    for probe in probes:
+        key = (probe.direction, probe.bs_bytes, probe.outstanding)
+        if key not in best or probe.iops > best[key].iops:
+            best[key] = probe
+    return list(best.values())
+
+
 def _ladder(probes: Sequence[Probe], direction: str, bs: int) -> list[Probe]:
     return sorted(
         (p for p in probes if p.direction == direction and p.bs_bytes == bs),
@@ -298,7 +312,9 @@ def _shared(
 
 
 def fit(probes: Sequence[Probe]) -> LimiterModel:
-    """The limiter model of the experiment's ``probes`` (see the module's docstring)."""
+    """The limiter model of the experiment's ``probes`` (see the module's docstring; a
+    point measured twice counts at its higher figure: :func:`settled`)."""
+    probes = settled(probes)
     read, write = _direction(probes, "read"), _direction(probes, "write")
     deep = max((p.outstanding for p in probes if p.direction == "mix"), default=None)
     mixes = sorted(

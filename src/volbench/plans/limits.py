@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from volbench.analysis.burst_refill import probe_seconds, rest_seconds
 from volbench.analysis.burst_series import Burst, burst_from_samples
-from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit
+from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit, settled
 from volbench.errors import UsageError
 from volbench.model import RW, TestResult, Workload
 from volbench.plans.execution import PlanSpec
@@ -119,18 +119,22 @@ class Next:
     bs_bytes: int
     iodepth: int
     runtime_s: float | None = None
+    again: bool = False
+    """The point measured once more (it fell below its neighbours)."""
 
     @property
     def name(self) -> str:
-        return probe_name(self.direction, self.bs_bytes, self.iodepth)
+        return probe_name(self.direction, self.bs_bytes, self.iodepth, self.again)
 
 
-def probe_name(direction: str, bs_bytes: int, outstanding: int) -> str:
-    """``read-4k-qd16``: the test's name says what it measures."""
-    return f"{direction}-{bs_bytes // KIB}k-qd{outstanding}"
+def probe_name(direction: str, bs_bytes: int, outstanding: int, again: bool = False) -> str:
+    """``read-4k-qd16``: the test's name says what it measures (``read-4k-qd16-again``:
+    measured once more)."""
+    return f"{direction}-{bs_bytes // KIB}k-qd{outstanding}{AGAIN if again else ''}"
 
 
-_NAME = re.compile(r"^(read|write|mix|burst|rest|refill|wburst)-(\d{1,7})k-qd(\d{1,5})\Z")
+AGAIN = "-again"
+_NAME = re.compile(r"^(read|write|mix|burst|rest|refill|wburst)-(\d{1,7})k-qd(\d{1,5})(-again)?\Z")
 
 
 def parse_name(name: str) -> Next | None:
@@ -138,7 +142,8 @@ def parse_name(name: str) -> Next | None:
     match = _NAME.match(name)
     if not match:
         return None
-    return Next(match.group(1), int(match.group(2)) * KIB, int(match.group(3)))
+    size, depth = int(match.group(2)) * KIB, int(match.group(3))
+    return Next(match.group(1), size, depth, again=match.group(4) is not None)
 
 
 def probes(tests: Sequence[TestResult]) -> list[Probe]:
@@ -166,13 +171,35 @@ def probes(tests: Sequence[TestResult]) -> list[Probe]:
     return found
 
 
-def _flat(one: Probe, other: Probe) -> bool:
-    return abs(one.iops - other.iops) <= SAME * max(one.iops, other.iops)
+def _dip_next(
+    done: Sequence[Probe], merged: Sequence[Probe], direction: str, sizes: bool
+) -> Next | None:
+    """A point of ``direction``'s 4 KiB ladder (``sizes``: of its size ladder at the deep
+    queue) to measure once more: a depth more than :data:`SAME` below a shallower one, or
+    a size more than that below a larger one (neither a limiter nor a device does that; a
+    busy machine holding the test down does); each once only (``done``: as measured;
+    ``merged``: each point at its higher figure, :func:`settled`)."""
+    again = {(p.bs_bytes, p.outstanding) for p in done
+             if p.direction == direction and p.name.endswith(AGAIN)}  # fmt: skip
+    if sizes:
+        deep = deepest(merged, direction)
+        points = sorted((p for p in merged if p.direction == direction and p.outstanding == deep),
+                        key=lambda p: -p.bs_bytes)  # fmt: skip
+    else:
+        points = sorted((p for p in merged if p.direction == direction and p.bs_bytes == 4 * KIB),
+                        key=lambda p: p.outstanding)  # fmt: skip
+    for index, probe in enumerate(points):  # each against those that must do as many I/Os
+        before = [p.iops for p in points[:index]]
+        held = before and probe.iops < (1 - SAME) * max(before)
+        if held and (probe.bs_bytes, probe.outstanding) not in again:
+            return Next(direction, probe.bs_bytes, probe.outstanding, again=True)
+    return None
 
 
 def _ladder_next(done: Sequence[Probe], direction: str) -> Next | None:
     """The next depth of ``direction``'s 4 KiB ladder; None once IOPS stopped rising
-    over three depths or more (or the ladder's end)."""
+    over three depths or more (the last no more than :data:`SAME` above the best before
+    it), or at the ladder's end."""
     ladder = sorted(
         (p for p in done if p.direction == direction and p.bs_bytes == 4 * KIB),
         key=lambda p: p.outstanding,
@@ -180,7 +207,7 @@ def _ladder_next(done: Sequence[Probe], direction: str) -> Next | None:
     depths = [p.outstanding for p in ladder]
     if 1 not in depths:
         return Next(direction, 4 * KIB, 1)
-    if len(ladder) >= 3 and _flat(ladder[-1], ladder[-2]):
+    if len(ladder) >= 3 and ladder[-1].iops <= (1 + SAME) * max(p.iops for p in ladder[:-1]):
         return None
     for depth in LADDER:
         if depth not in depths:
@@ -322,12 +349,22 @@ def next_test(
         return BURST
     if refill:
         return refill[0]
-    reads = _ladder_next(done, "read") or _sizes_next(done, "read")
+    merged = settled(done)
+
+    def direction_next(side: str) -> Next | None:
+        return (
+            _ladder_next(merged, side)
+            or _dip_next(done, merged, side, sizes=False)
+            or _sizes_next(merged, side)
+            or _dip_next(done, merged, side, sizes=True)
+        )
+
+    reads = direction_next("read")
     if reads is not None:
         return reads
     if writes_burst:
         return WBURST
-    return _ladder_next(done, "write") or _sizes_next(done, "write") or _mix_next(done)
+    return direction_next("write") or _mix_next(merged)
 
 
 def workload(options: LimitsOptions, test: Next, drain_s: float = 0.0) -> Workload:
