@@ -583,3 +583,19 @@ def test_a_point_a_busy_machine_held_down_is_measured_again(held: str) -> None:
         assert cap is not None and wanted and _close(cap.value, wanted), (side, cap)
     if limiter.read_bps:
         assert model.read.bytes_cap and _close(model.read.bytes_cap.value, limiter.read_bps)
+
+
+def test_two_buckets_are_two_budgets_whatever_a_mix_did() -> None:
+    """Each direction bursting from its own bucket (a lab guest's ``--burst-iops`` with
+    ``--iops-read`` and ``--iops-write``): two budgets; a mix lifted by the reads' bucket
+    (full again after the writes' tests) does not undo that, and the plan runs none."""
+    limiter = Limiter(read_iops=290, write_iops=390)
+    _, done = experiment(limiter, 4)
+    lifted = Probe("mix-4k-qd16", "mix", 4 * KIB, 16, 381, 376, 20.7e6)  # measured in the lab
+    assert fit([*done, lifted], two_buckets=True).shared_iops is False
+    assert next_test(settled_ladders(done), two_buckets=True) is None
+
+
+def settled_ladders(done: list[Probe]) -> list[Probe]:
+    """The experiment's probes but its 4 KiB mix: where a plan with two buckets ends."""
+    return [p for p in done if not (p.direction == "mix" and p.bs_bytes == 4 * KIB)]

@@ -258,13 +258,16 @@ def _knee(sizes: Sequence[Probe], beyond: Sequence[Probe]) -> int | None:
     return first.bs_bytes // 2
 
 
-def _mix_next(done: Sequence[Probe]) -> Next | None:
+def _mix_next(done: Sequence[Probe], two_buckets: bool = False) -> Next | None:
+    """The 50/50 mixes: at 4 KiB (none when each direction bursts from a bucket of its
+    own: two budgets, and the reads' bucket, full again after the writes' tests, would
+    lift the mix), and at the first size both directions ran at their MB/s caps."""
     depths = [d for d in (deepest(done, "read"), deepest(done, "write")) if d is not None]
     if not depths:
         return None
     deep = max(depths)
     mixed = {p.bs_bytes for p in done if p.direction == "mix"}
-    if 4 * KIB not in mixed:
+    if 4 * KIB not in mixed and not two_buckets:
         return Next("mix", 4 * KIB, deep)
     large = _common_large_size(done)
     if large is not None and large not in mixed:
@@ -338,12 +341,16 @@ def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...
 
 
 def next_test(
-    done: Sequence[Probe], refill: Sequence[Next] = (), writes_burst: bool = False
+    done: Sequence[Probe],
+    refill: Sequence[Next] = (),
+    writes_burst: bool = False,
+    two_buckets: bool = False,
 ) -> Next | None:
     """The experiment's next test from what ``done`` measured (None: it is over);
     ``refill``: the rest and second burst probe yet to run (:func:`refill_tests`), right
     after the burst probe; ``writes_burst``: the reads burst and the write burst probe
-    is yet to run, after the reads' tests and before the writes'. The reads' ladders
+    is yet to run, after the reads' tests and before the writes'; ``two_buckets``: it
+    found a bucket of the writes' own (no 4 KiB mix: :func:`_mix_next`). The reads' ladders
     come first, whole: a bucket of the reads' own stays empty through them."""
     if not done:
         return BURST
@@ -364,7 +371,7 @@ def next_test(
         return reads
     if writes_burst:
         return WBURST
-    return direction_next("write") or _mix_next(merged)
+    return direction_next("write") or _mix_next(merged, two_buckets)
 
 
 def workload(options: LimitsOptions, test: Next, drain_s: float = 0.0) -> Workload:
@@ -403,8 +410,7 @@ def plan(options: LimitsOptions) -> PlanSpec:
         done = probes(tests)
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
-        drain_s = max((drain_seconds(b) for b in (seen, burst_seen(options, tests, WBURST))
-                       if b is not None), default=0.0)  # fmt: skip
+        drain_s = drain_seconds(seen) if seen is not None else 0.0
         seconds = {t.name: workload(options, t).duration_s for t in (BURST, WBURST, *refill)}
         names = {t.name for t in tests}
         spent = sum(
@@ -413,7 +419,8 @@ def plan(options: LimitsOptions) -> PlanSpec:
             if (parsed := parse_name(t.name)) is not None
         )
         writes_burst = seen is not None and WBURST.name not in names
-        test = next_test(done, [t for t in refill if t.name not in names], writes_burst)
+        two = burst_seen(options, tests, WBURST) is not None
+        test = next_test(done, [t for t in refill if t.name not in names], writes_burst, two)
         if test is None:
             return None
         chosen = workload(options, test, drain_s)

@@ -181,7 +181,8 @@ def fitted_model(run: RunRecord) -> RunFit:
     refill, unmeasured = stored_refill(run, bursts)
     writes = _probe_burst(bursts, WBURST.name)
     ran = any(r.test == WBURST.name for r in run.aggregate)
-    return RunFit(probes, fit(probes), _probe_burst(bursts), refill, writes, unmeasured, ran)
+    model = fit(probes, two_buckets=writes is not None)
+    return RunFit(probes, model, _probe_burst(bursts), refill, writes, unmeasured, ran)
 
 
 MATCHES_SHOWN = 3
