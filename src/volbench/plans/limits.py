@@ -19,16 +19,22 @@ of its own, chosen one at a time from what the earlier ones measured:
    tests below the baseline (QD 1, large requests under a MB/s cap) have refilled it
    in part, and the second probe would count those credits too. The burst probe takes
    at most a quarter of the budget, the two after it another quarter at most;
-1. the latency floor: 4 KiB random reads, then writes, at QD 1;
+1. the latency floor: 4 KiB random reads, then writes, at QD 1 (all the reads' tests
+   come first, then, when the reads burst, ``wburst-4k-qd32``, a burst probe of writes:
+   a bucket of the writes' own, or none left; then the writes' tests);
 2. a queue-depth ladder at 4 KiB per direction (QD 4, 16, 64, 256) until IOPS stop
-   rising: a cap keeps them flat while latency grows by 1/cap per queued I/O;
+   rising: a cap keeps them flat while latency grows by 1/cap per queued I/O. A depth
+   more than 5 % below a shallower one (or, in the size ladder, a size below a larger
+   one), which neither a limiter nor a device does, is measured once more
+   (``read-4k-qd16-again``) and counts at its higher figure: a busy machine held it;
 3. a request-size ladder at that deep queue per direction (16 KiB, 64 KiB, 256 KiB,
    1 MiB), to tell an IOPS cap from a bytes cap and find an I/O unit; 384 KiB too
    when 256 KiB still ran at the IOPS cap (between 256 KiB units: rounded up or not);
    it stops once two sizes past the IOPS cap agree in MB/s, and measures the size
    between the last at the IOPS cap and the first past it (a bytes cap is read there);
-4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two) and, where both
-   directions met a bytes cap, at the first size both ran at it (one MB/s budget or two).
+4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two; none when each
+   direction bursts from a bucket of its own: two budgets) and, where both directions
+   met a bytes cap, at the first size both ran at it (one MB/s budget or two).
 
 The budget (``--budget``) bounds the plan: each test takes ``runtime + ramp``; a test
 that would not fit is not run, and the model says what stayed open.
