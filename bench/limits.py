@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.lab import draws
+from volbench.plans.limits import parse_name
 
 NAME = "bench-limits"
 DEEP_SHARE = 0.4
@@ -65,10 +66,10 @@ def own_rates(document: dict[str, Any]) -> tuple[float, float]:
     slower direction's highest over the size ladder), from the tests' own figures."""
     best: dict[tuple[str, str], float] = {}
     for row in document["limits"]:
-        direction, size, _ = row["test"].split("-")
-        if direction not in ("read", "write"):
+        test = parse_name(row["test"])
+        if test is None or test.direction not in ("read", "write"):
             continue
-        kib = int(size.rstrip("k"))
+        direction, kib = test.direction, test.bs_bytes // 1024
         iops = float(row["iops"])
         key = (direction, "iops" if kib == 4 else "mbps")
         value = iops if kib == 4 else iops * kib * 1024 / 1e6
