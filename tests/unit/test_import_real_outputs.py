@@ -310,6 +310,26 @@ def test_total_latency_for_littles_law_is_the_files(path: Path) -> None:
             assert direction.lat_mean_ns == pytest.approx(mean, rel=1e-12)
 
 
+def test_latest_is_the_output_imported_last(tmp_path: Path) -> None:
+    """An output that states no time (fio 2.1.4) starts when it is imported, others at
+    fio's own time years back: whichever, the run just imported is ``latest``, and the
+    list of runs shows it first."""
+    names = [
+        "fio-plot_fio-3.1_floppy.json",  # 2019
+        "pkb_fio-2.1.4_five-groups.json",  # no time: now
+        "fio-plot_fio-2.18_randread.json",  # 2017
+        "fio-analyzer_fio-3.40_readwrite.json",  # 2025
+    ]
+    added: list[int] = []
+    with Store.open(str(tmp_path / "store.db")) as store:
+        for name in names:
+            added.append(import_file(store, IMPORTED / name, {}))
+            assert store.resolve("latest") == added[-1] == store.get_run("latest").id
+            assert [r.id for r in store.list_runs()] == added[::-1]
+        started = [store.get_run(run_id).started_at for run_id in added]
+    assert started[2] < started[0] < started[3] < started[1]  # not the order they came in
+
+
 def test_json_plus_bins_are_the_files() -> None:
     path = IMPORTED / JSON_PLUS
     clat = _document(path)["jobs"][0]["write"]["clat_ns"]
