@@ -64,3 +64,24 @@ def test_latest_is_the_output_imported_last(tmp_path: Path) -> None:
         listed = volbench.document("runs")["runs"]
         assert [r["id"] for r in listed] == added[::-1]
     assert listed[1]["started_at"] > listed[2]["started_at"] > listed[0]["started_at"]
+
+
+def test_a_job_error_is_shown_and_fails_check(tmp_path: Path) -> None:
+    """fio stopped a job with error 84 after 700 reads (tests/fixtures/fio, (10)): the
+    import says so, ``show`` prints the error beside the job's figures, and ``check``
+    against a product exits 1 naming it."""
+    volbench = Volbench(tmp_path / "volbench")
+    path = IMPORTED.parent / "verify_error_jsonplus.txt"
+    proc = volbench("import", str(path), "--label", "product=ucloud-rssd", "--label",
+                    "size_gib=2040", "--format", "json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    words = "Invalid or incomplete multibyte or wide character"
+    assert f"warning: 'verify-read' ended with fio error 84 ({words})" in proc.stderr
+    shown = volbench("show", "latest")
+    assert shown.returncode == 0, shown.stderr
+    assert "fio error" in shown.stdout and "│ verify-read │ read │        84 │" in shown.stdout
+    checked = volbench("check", "latest")
+    assert checked.returncode == 1
+    assert "1 figure(s) of a test fio reported an error in" in checked.stderr
+    results = {r["test"]: r["error"] for r in volbench.show("latest")["results"]}
+    assert results == {"verify-read": 84, "randread": 0}

@@ -137,6 +137,7 @@ results = sa.Table(
     sa.Column("jobs", sa.Integer, nullable=False),
     sa.Column("hostname", sa.String(HOSTNAME_CHARS), nullable=True),
     sa.Column("lat_total_mean_ns", sa.Double, nullable=True),  # version 8
+    sa.Column("error", sa.Integer, nullable=True),  # version 9
     sa.ForeignKeyConstraint(
         ["run_id", "round"],
         ["rounds.run_id", "rounds.round"],
