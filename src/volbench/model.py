@@ -375,6 +375,11 @@ class StoredResult:
     lat_total_mean_ns: float | None = None
     """fio's mean total latency (submission to completion) in ns, whichever kind
     ``lat_kind`` is: what Little's law needs (None when fio gave none)."""
+    error: int | None = None
+    """fio's ``error`` of the test's jobs (an errno of the machine fio ran on: 84 is
+    EILSEQ on Linux, 42 on Windows), the first nonzero one: the job stopped there and
+    its figures are what it measured until then. 0: none; None: not recorded (rows
+    stored before the store kept it, schema version 9)."""
 
     @property
     def place(self) -> str | None:

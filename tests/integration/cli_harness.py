@@ -118,7 +118,8 @@ class Volbench:
         return document
 
     def stored_runs(self) -> list[int]:
-        """Ids of the runs in the store, newest first ([] when there is no store yet)."""
+        """Ids of the runs in the store, the one added last first ([] when there is no store
+        yet)."""
         if not self.db.exists():
             return []
         with Store.open(str(self.db)) as store:

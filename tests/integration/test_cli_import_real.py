@@ -44,3 +44,44 @@ def test_show_prints_what_the_output_states(tmp_path: Path) -> None:
     (result,) = [r for r in document["results"] if r["hostname"] is None]
     assert result["pattern"] == "randread 4k QD?x1"  # iodepth not stated
     assert result["lat_p99_ns"] == 2008  # fio's "All clients" percentile
+
+
+def test_latest_is_the_output_imported_last(tmp_path: Path) -> None:
+    """An output dated years back, then one stating no time (dated at its import), then
+    an old one again: after each import, ``latest`` is the run just imported and ``runs``
+    lists it first."""
+    volbench = Volbench(tmp_path / "volbench")
+    names = [
+        "fio-plot_fio-3.1_floppy.json",  # fio's time: 2019
+        "pkb_fio-2.1.4_five-groups.json",  # no time: the import's
+        "fio-plot_fio-2.18_randread.json",  # fio's time: 2017
+    ]
+    added: list[int] = []
+    for name in names:
+        (run,) = volbench.document("import", str(IMPORTED / name))["runs"]
+        added.append(run["id"])
+        assert volbench.show("latest")["id"] == run["id"]
+        listed = volbench.document("runs")["runs"]
+        assert [r["id"] for r in listed] == added[::-1]
+    assert listed[1]["started_at"] > listed[2]["started_at"] > listed[0]["started_at"]
+
+
+def test_a_job_error_is_shown_and_fails_check(tmp_path: Path) -> None:
+    """fio stopped a job with error 84 after 700 reads (tests/fixtures/fio, (10)): the
+    import says so, ``show`` prints the error beside the job's figures, and ``check``
+    against a product exits 1 naming it."""
+    volbench = Volbench(tmp_path / "volbench")
+    path = IMPORTED.parent / "verify_error_jsonplus.txt"
+    proc = volbench("import", str(path), "--label", "product=ucloud-rssd", "--label",
+                    "size_gib=2040", "--format", "json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    words = "Invalid or incomplete multibyte or wide character"
+    assert f"warning: 'verify-read' ended with fio error 84 ({words})" in proc.stderr
+    shown = volbench("show", "latest")
+    assert shown.returncode == 0, shown.stderr
+    assert "fio error" in shown.stdout and "│ verify-read │ read │        84 │" in shown.stdout
+    checked = volbench("check", "latest")
+    assert checked.returncode == 1
+    assert "1 figure(s) of a test fio reported an error in" in checked.stderr
+    results = {r["test"]: r["error"] for r in volbench.show("latest")["results"]}
+    assert results == {"verify-read": 84, "randread": 0}

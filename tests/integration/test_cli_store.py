@@ -67,8 +67,8 @@ def _expected(path: Path) -> list[tuple[str, str | None, str, dict[str, float]]]
     """(test, hostname, direction, figures) computed from the fixture alone.
 
     A test is fio's entries with the same (groupid, jobname, hostname); IOPS and
-    bandwidth are summed, the latency mean is weighted by sample count (equal
-    weights when fio printed no count, as fio 2.1 did).
+    bandwidth are summed, the latency mean is weighted by each entry's I/Os
+    (:func:`_latency_mean`).
     """
     document = fio_json(path.read_text())
     fio2 = document["fio version"].startswith("fio-2")
@@ -98,7 +98,9 @@ def _expected(path: Path) -> list[tuple[str, str | None, str, dict[str, float]]]
 
 
 def _latency_mean(path: Path, row: dict[str, Any]) -> float:
-    """The mean of the row's latency kind over the row's fio entries, from the fixture."""
+    """The mean of the row's latency kind over the row's fio entries, from the fixture:
+    weighted by their sample counts ``N``, else ``total_ios``, else bytes (fio 2.1 gives
+    neither; one test's entries share a block size)."""
     document = fio_json(path.read_text())
     jobs = [
         j
@@ -109,13 +111,14 @@ def _latency_mean(path: Path, row: dict[str, Any]) -> float:
     blocks = []
     for job in jobs:
         block = job[row["direction"]]
+        ios = block.get("total_ios") or block["io_bytes"]
         if f"{kind}_ns" in block:
-            blocks.append((block[f"{kind}_ns"]["mean"], block[f"{kind}_ns"].get("N")))
+            stats = block[f"{kind}_ns"]
+            blocks.append((stats["mean"], stats.get("N"), ios))
         else:  # fio 2.x: usec
-            blocks.append((block[kind]["mean"] * 1000, block[kind].get("N")))
-    if all(n for _, n in blocks):
-        return sum(m * n for m, n in blocks) / sum(n for _, n in blocks)
-    return sum(m for m, _ in blocks) / len(blocks)
+            blocks.append((block[kind]["mean"] * 1000, block[kind].get("N"), ios))
+    weights = [n for _, n, _ in blocks] if all(n for _, n, _ in blocks) else [i for *_, i in blocks]
+    return sum(m * w for (m, _, _), w in zip(blocks, weights, strict=True)) / sum(weights)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

@@ -121,17 +121,24 @@ def test_client_hosts_group_separately_and_merge_to_all_clients() -> None:
     assert set(REPORTED_PERCENTILES) <= set(lat.percentiles_ns)
 
 
-def test_fio2_clones_without_sample_counts_weight_equally() -> None:
+def test_fio2_clones_without_sample_or_io_counts_weigh_by_bytes() -> None:
+    """fio 2.1 printed neither N nor total_ios: the clones' bytes (one block size) weigh
+    their means, as their I/O counts would."""
     name = "fio2_randread_4jobs.json"
     raw_reads = [j["read"] for j in raw_document(name)["jobs"]]
     [test] = group_tests(_parse(name))
     assert test.jobs == 4
     read = test.directions["read"]
     assert read.io_bytes == sum(r["io_bytes"] for r in raw_reads) * 1024
+    assert read.total_ios == 0
     lat = read.latency
     assert lat is not None
     assert lat.samples == 0
-    assert lat.mean_ns == pytest.approx(sum(r["clat"]["mean"] for r in raw_reads) * 1000 / 4)
+    kib = [r["io_bytes"] for r in raw_reads]
+    weighted = sum(r["clat"]["mean"] * n for r, n in zip(raw_reads, kib, strict=True)) / sum(kib)
+    assert lat.mean_ns == pytest.approx(weighted * 1000, rel=1e-12)
+    total = sum(r["lat"]["mean"] * n for r, n in zip(raw_reads, kib, strict=True)) / sum(kib)
+    assert read.lat_mean_ns == pytest.approx(total * 1000, rel=1e-12)
     assert lat.max_ns == max(r["clat"]["max"] for r in raw_reads) * 1000
     assert lat.percentiles_ns == {}  # no bins: percentiles cannot be merged
     assert lat.bins == {}
@@ -181,6 +188,21 @@ def test_merge_latency_edge_cases() -> None:
         merge_latency([_lat("lat"), _lat("clat")])
     single_samples = merge_latency([_lat(samples=1, stddev_ns=0.0)] * 2)
     assert single_samples is not None and single_samples.stddev_ns == 0.0
+    with pytest.raises(ValueError, match="I/O count"):  # no N: the I/Os must be given
+        merge_latency([_lat(samples=0), _lat(samples=0)])
+
+
+def test_without_sample_counts_the_ios_weigh() -> None:
+    """Two groups of 3 and 1 samples without N: their I/O counts weigh the mean and the
+    (large-n) pooled spread; given sample counts take precedence over them."""
+    a = _lat(samples=0, mean_ns=2.0, stddev_ns=1.0)
+    b = _lat(samples=0, mean_ns=6.0, stddev_ns=0.0)
+    merged = merge_latency([a, b], [3.0, 1.0])
+    assert merged is not None and merged.samples == 0
+    assert merged.mean_ns == 3.0  # (3 x 2 + 1 x 6) / 4, not (2 + 6) / 2
+    assert merged.stddev_ns == pytest.approx(math.sqrt((3 * (1 + 1) + 1 * (0 + 9)) / 4))
+    counted = merge_latency([_lat(samples=3, mean_ns=2.0), _lat(samples=1, mean_ns=6.0)], [1, 1])
+    assert counted is not None and counted.mean_ns == 3.0 and counted.samples == 4
 
 
 def _direction(name: str, iops: float, runtime_ms: float, lat: LatencyStats | None) -> Any:

@@ -23,7 +23,17 @@ def _parse(name: str) -> FioOutput:
 
 
 def test_fixture_set_is_complete() -> None:
-    assert len(ALL_FIO_FIXTURES) == 8
+    assert len(ALL_FIO_FIXTURES) == 9
+
+
+def test_a_job_error_is_read_with_the_jobs_figures() -> None:
+    """fio stopped verify-read with error 84 after 701 reads: both are kept."""
+    raw = {j["jobname"]: j for j in raw_document("verify_error_jsonplus.txt")["jobs"]}
+    jobs = {j.name: j for j in _parse("verify_error_jsonplus.txt").jobs}
+    assert (jobs["verify-read"].error, jobs["randread"].error) == (84, 0)
+    read = jobs["verify-read"].directions["read"]
+    assert read.total_ios == raw["verify-read"]["read"]["total_ios"] == 701
+    assert read.iops == raw["verify-read"]["read"]["iops"]
 
 
 @pytest.mark.parametrize("name", ALL_FIO_FIXTURES)

@@ -209,7 +209,10 @@ def test_raw_json_is_stored_verbatim(store: Store) -> None:
     assert stored.encode() == raw.encode()
 
 
-def test_latest_is_the_newest_started_run(store: Store) -> None:
+def test_latest_is_the_run_added_last(store: Store) -> None:
+    """``latest`` and the order of ``list_runs`` go by the order runs were added (their
+    ids), not by their start: an import dated years back, or one dated now, is
+    ``latest`` until the next run is added."""
     with pytest.raises(StoreError, match="no runs in"):
         store.resolve("latest")
     first = _new_run(store)
@@ -217,12 +220,18 @@ def test_latest_is_the_newest_started_run(store: Store) -> None:
     imported = store.create_run(
         "import", TARGET, HOST, {}, RunSettings(), started_at="2020-01-02T03:04:05+02:00"
     )
-    assert store.resolve("latest") == second
-    assert store.resolve(" LATEST ") == second
-    assert store.get_run("latest").id == second
+    assert store.resolve("latest") == imported
+    assert store.resolve(" LATEST ") == imported
+    assert store.get_run("latest").id == imported
     assert store.get_run(imported).started_at == "2020-01-02T01:04:05+00:00"
+    assert [r.id for r in store.list_runs()] == [imported, second, first]
+    assert [r.id for r in store.list_runs(limit=1)] == [imported]
+    third = _new_run(store)  # started now: after the import, and added after it
+    assert store.resolve("latest") == third
     store.delete_run("latest")
-    assert store.resolve("latest") == first
+    assert store.resolve("latest") == imported
+    store.delete_run("latest")
+    assert store.resolve("latest") == second
 
 
 def test_unknown_runs_are_one_line_errors(store: Store) -> None:

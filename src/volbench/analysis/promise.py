@@ -25,10 +25,14 @@ Pure functions over stored result rows and an :class:`Expectation`.
 - Verdict: ratio = measured / expected; ``meets`` within 0.9-1.1, ``below``
   under 0.9 (AWS promises 90% of provisioned performance, catalogue A2/A8),
   ``above`` over 1.1. Latency ``below`` means slower than stated.
+- A test whose fio jobs ended with an error (fio's ``error``, stored with its rows)
+  stopped early: whatever its figure, its verdict is ``error``, which fails the check
+  as ``below`` does (:data:`FAILING`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +43,10 @@ from volbench.specs.expectation import Expectation, InstanceCaps, directional_ca
 
 MEETS_LOW = 0.9
 MEETS_HIGH = 1.1
+
+FAILING = frozenset({"below", "error"})
+"""The verdicts that fail a check (exit 1): a figure below the promise, and one of a
+test fio reported an error in."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class Measured:
     write_lat_mean_ns: float | None
     read_mix_pct: int | None = None  # fio rwmixread of a mixed workload, when recorded
     runtime_s: float | None = None  # fio's runtime of the test (longest direction)
+    error: int = 0  # fio's error of the test's jobs (errno), 0 for none
 
     @property
     def read_share(self) -> float:
@@ -87,7 +96,7 @@ class Verdict:
     expected: float
     measured: float
     unit: str
-    verdict: str  # meets | below | above
+    verdict: str  # meets | below | above | error
     reason: str
 
     @property
@@ -134,6 +143,7 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
                 write_lat_mean_ns=write.lat_mean_ns if write else None,
                 read_mix_pct=_mix(workload.rwmixread_pct),
                 runtime_s=max(r.runtime_ms for r in rows) / 1000,
+                error=next((r.error for r in rows if r.error), 0),
             )
         )
     return tests, skipped
@@ -350,17 +360,30 @@ def combined_finding(test: Measured, expectation: Expectation) -> str | None:
 def check(
     tests: Sequence[Measured], expectation: Expectation, instance: InstanceCaps | None = None
 ) -> tuple[list[Verdict], list[str]]:
-    """Every verdict of a run's tests, and the read/write findings."""
+    """Every verdict of a run's tests, and the read/write findings. A test fio reported
+    an error in gets ``error`` for each figure (:func:`stopped_on_error`)."""
     verdicts: list[Verdict] = []
     findings: list[str] = []
     for test in tests:
         if test.outstanding <= 1:
-            verdicts += latency_verdicts(test, expectation)
+            found = latency_verdicts(test, expectation)
+            verdicts += [stopped_on_error(v, test.error) for v in found]
             continue
         rate = rate_verdict(test, expectation, instance)
         if rate is not None:
-            verdicts.append(rate)
+            verdicts.append(stopped_on_error(rate, test.error))
         finding = combined_finding(test, expectation)
         if finding:
             findings.append(finding)
     return verdicts, findings
+
+
+def stopped_on_error(verdict: Verdict, error: int) -> Verdict:
+    """``verdict`` of a test whose fio jobs ended with ``error`` (0: none, unchanged):
+    ``error``, whatever the figure: the job stopped early, so its figure is not what
+    the volume gives over the test, and a figure that would have met says nothing."""
+    if not error:
+        return verdict
+    said = f"fio error {error}: the test stopped on it ({verdict.verdict} by its figure)"
+    reason = f"{said}; {verdict.reason}" if verdict.reason else said
+    return dataclasses.replace(verdict, verdict="error", reason=reason)

@@ -22,7 +22,9 @@ from volbench.cli.spec import (
 )
 from volbench.errors import CheckFailed, VolbenchError
 from volbench.model import RunRecord, RunStatus
-from volbench.report.check_sheets import CheckRequest, check_sheet
+from volbench.report.check_sheets import CheckRequest, VerdictRow, check_sheet
+from volbench.report.rows import rows_of
+from volbench.report.sheet import Sheet
 from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
 from volbench.views import report_for
@@ -65,9 +67,9 @@ def promise_options(function: F) -> F:
 def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = ()) -> None:
     """``run``'s report, then, when its labels name a product, ``volbench check``'s sheet
     (the verdicts, then what limited each test; under ``check`` in the JSON). A
-    completed run with a figure below the promise is :class:`CheckFailed` (exit 1); a
-    run that could not be compared says why in a note. ``caps``: the volume's known
-    caps (:mod:`volbench.volume_limits`)."""
+    completed run with a figure below the promise, or of a test fio reported an error
+    in, is :class:`CheckFailed` (exit 1); a run that could not be compared says why in a
+    note. ``caps``: the volume's known caps (:mod:`volbench.volume_limits`)."""
     sheets, document = report_for(run, caps)
     sheet = None
     if run.labels.get(run_promise.PRODUCT):
@@ -83,11 +85,19 @@ def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = ()) -> None:
         sheets, document = [*sheets, sheet], {**document, "check": sheet.document}
     console.show_report(sheets, document, fmt)
     if sheet is not None and sheet.flagged_rows and run.status is RunStatus.COMPLETED:
-        raise CheckFailed(_below(sheet.flagged_rows))
+        raise CheckFailed(_failed(sheet))
 
 
-def _below(flagged: frozenset[int]) -> str:
-    return f"{len(flagged)} measured figure(s) below the promise"
+def _failed(sheet: Sheet) -> str:
+    """Why a check fails: how many figures are below the promise, and how many are of
+    tests fio reported an error in (verdict ``error``)."""
+    verdicts = [r.verdict for r in rows_of(sheet.rows, VerdictRow)]
+    parts = []
+    if "below" in verdicts:
+        parts.append(f"{verdicts.count('below')} measured figure(s) below the promise")
+    if "error" in verdicts:
+        parts.append(f"{verdicts.count('error')} figure(s) of a test fio reported an error in")
+    return "; ".join(parts)
 
 
 @click.command("check")
@@ -129,7 +139,8 @@ def command(
     db: str | None,
     fmt: str,
 ) -> None:
-    """Measured vs promised for each test of RUN (exit 1 if any is below)."""
+    """Measured vs promised for each test of RUN (exit 1 if any is below, or is of a
+    test fio reported an error in)."""
     request = CheckRequest(
         product=product,
         size=size,
@@ -145,4 +156,4 @@ def command(
         sheet = check_sheet(run, catalogue.load(catalogue_files), request, caps_of(store, run))
     console.show(sheet, fmt)
     if sheet.flagged_rows:
-        raise CheckFailed(_below(sheet.flagged_rows))
+        raise CheckFailed(_failed(sheet))

@@ -69,7 +69,7 @@ COMMANDS = {
         "volbench.cli.main:run",
         "Run a test plan against a target (a file or a block device).",
     ),
-    "runs": ("volbench.cli.runs:runs", "List stored runs, newest first."),
+    "runs": ("volbench.cli.runs:runs", "List stored runs, the one added last (`latest`) first."),
     "show": ("volbench.cli.runs:show", "Show one run's results (RUN is an id or `latest`)."),
     "export": (
         "volbench.cli.runs:export_run",

@@ -21,7 +21,7 @@ from volbench.volume_limits import volume_caps
 
 
 def _chosen(store: Store, refs: tuple[str, ...], labels: dict[str, str]) -> list[RunRecord]:
-    """The runs named (in that order), else every run with the labels (newest first);
+    """The runs named (in that order), else every run with the labels (the one added last first);
     both: the named runs that have the labels."""
     if refs:
         ids = list(dict.fromkeys(store.resolve(ref) for ref in refs))

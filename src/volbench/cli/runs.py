@@ -44,7 +44,7 @@ def runs(
     db: str | None,
     fmt: str,
 ) -> None:
-    """List stored runs, newest first."""
+    """List stored runs, the one added last (`latest`) first."""
     with Store.open(db, create=False) as store:
         found = store.list_runs(
             labels=dict(labels),

@@ -5,7 +5,7 @@ A capture is stored once it has ended (in about a second, whatever its size); a
 capture cut short by Ctrl-C is stored as ``interrupted`` with everything traced
 until then. Its name is the label ``workload=NAME`` (``volbench label`` renames it),
 so ``volbench workload NAME`` and ``volbench run replay --workload NAME`` find the
-newest capture of that name; a run id or ``latest`` works too.
+capture of that name added last; a run id or ``latest`` works too.
 """
 
 from __future__ import annotations
@@ -217,8 +217,8 @@ def import_blkparse(
 
 
 def find_capture(store: Store, ref: str) -> RunRecord:
-    """The capture ``ref`` names: the newest with that name, else a run id or ``latest``
-    (the newest capture)."""
+    """The capture ``ref`` names: the one of that name added last, else a run id or
+    ``latest`` (the capture added last)."""
     named = store.list_runs(labels={LABEL: ref}, plan=NAME, limit=1)
     if named:
         return store.get_run(named[0].id, raw=False)

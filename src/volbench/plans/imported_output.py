@@ -22,13 +22,17 @@
   ``HOSTNAME_CHARS``), with ``-gGROUP`` and ``:PORT``; else a ParseError.
 * Times (:func:`times`): fio's own, never the import's where the file states one;
   within fio's lifetime and in order, else a ParseError naming the field.
-* Notes, stored with the run and printed: where the output yields no result, and why.
+* Notes, stored with the run and printed: where the output yields no result, and why;
+  each test whose jobs fio reports an error in (its ``error``, an errno, with fio's own
+  words where the text around the JSON has them: :func:`fio_error_texts`), whether they
+  did I/O first (their figures are stored, with the error) or none.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -220,13 +224,9 @@ def _tests(
     for job in jobs:
         members.setdefault(job.name, []).append(job)
     if not jobs:  # only fio's "All clients": its own figures are the results
-        gids = {entry.groupid for entry in output.all_clients}
         tests = [  # its hostname and port are the last server's: no place
-            dataclasses.replace(
-                merge_jobs(ALL_CLIENTS if len(gids) == 1 else f"{ALL_CLIENTS}-g{e.groupid}", [e]),
-                hostname=None,
-            )
-            for e in output.all_clients
+            dataclasses.replace(merge_jobs(e.name, [e]), hostname=None)
+            for e in _all_clients_named(output)
         ]
         return tests, members
     placed = dataclasses.replace(output, jobs=tuple(jobs))
@@ -245,8 +245,12 @@ def _tests(
     return [*aggregates, *group_tests(placed)], members
 
 
-def read_output(output: FioOutput, source: Path) -> ImportedOutput:
-    """Everything ``output`` (read from ``source``) states; see the module docstring."""
+def read_output(
+    output: FioOutput, source: Path, said: Mapping[int, str] | None = None
+) -> ImportedOutput:
+    """Everything ``output`` (read from ``source``) states; see the module docstring.
+    ``said``: fio's words for its error numbers, from the text around the JSON
+    (:func:`fio_error_texts`)."""
     labels = _places(output.jobs)
     named = _distinct_names(output.jobs)
     placed = [
@@ -287,7 +291,7 @@ def read_output(output: FioOutput, source: Path) -> ImportedOutput:
         settings=settings,
         started_at=started,
         ended_at=ended,
-        notes=_notes(output, tests),
+        notes=_notes(output, tests, named, said or {}),
     )
 
 
@@ -331,7 +335,55 @@ def _host(output: FioOutput, places: Sequence[str]) -> HostInfo:
     )
 
 
-def _notes(output: FioOutput, tests: Sequence[TestResult]) -> list[str]:
+_FIO_ERROR = re.compile(r"err=\s*(\d+)\s*[/(]file:[^,]*, func=[^,]*, error=([^)\r\n]+)")
+"""fio's error line (``fio: pid=8281, err=84/file:io_u.c:2141, func=io_u_queued_complete,
+error=Invalid or incomplete multibyte or wide character``) and its job line in the
+normal output (``err= 5 (file:io_u.c:2008, func=io_u error, error=Input/output
+error)``): the errno and fio's words for it (strerror on the machine fio ran on)."""
+
+
+def fio_error_texts(text: str) -> dict[int, str]:
+    """fio's words for each error number its text outside the JSON gives (the first
+    said of each): what fio printed beside the job's ``error``."""
+    found: dict[int, str] = {}
+    for match in _FIO_ERROR.finditer(text):
+        found.setdefault(int(match.group(1)), match.group(2).strip()[:200])
+    return found
+
+
+def _error_notes(
+    jobs: Sequence[JobResult], tests: Sequence[TestResult], said: Mapping[int, str]
+) -> list[str]:
+    """A note per test whose entries fio reports an error in: with its figures (what
+    they measured until the error) or without any (they did no I/O)."""
+    by_test: dict[str, list[JobResult]] = {}
+    for job in jobs:
+        by_test.setdefault(job.name, []).append(job)
+    measured = {t.name for t in tests if any(d.active for d in t.directions.values())}
+    notes = []
+    for name, entries in by_test.items():
+        errors = list(dict.fromkeys(j.error for j in entries if j.error))
+        if not errors:
+            continue
+        words = "; ".join(f"{e} ({said[e]})" if e in said else str(e) for e in errors)
+        failed = sum(1 for j in entries if j.error)
+        who = f"{name!r}" if len(entries) == 1 else f"{name!r}: {failed} of its {len(entries)} jobs"
+        if name in measured:
+            notes.append(
+                f"warning: {who} ended with fio error {words}; its figures are what fio"
+                " measured until then"
+            )
+        else:
+            notes.append(f"warning: {who} ended with fio error {words} before any I/O: no result")
+    return notes
+
+
+def _notes(
+    output: FioOutput,
+    tests: Sequence[TestResult],
+    jobs: Sequence[JobResult],
+    said: Mapping[int, str],
+) -> list[str]:
     """What the user must be told about the output (stored with the run, printed)."""
     notes = []
     if not output.jobs and output.all_clients:
@@ -350,4 +402,17 @@ def _notes(output: FioOutput, tests: Sequence[TestResult]) -> list[str]:
             else "no job moved any data (fio printed zero I/O)"
         )
         notes.append(f"warning: no result in this fio output: {why}")
+    else:
+        notes += _error_notes(jobs or _all_clients_named(output), tests, said)
     return notes
+
+
+def _all_clients_named(output: FioOutput) -> list[JobResult]:
+    """fio's "All clients" entries named as the tests they give alone (:func:`_tests`)."""
+    gids = {entry.groupid for entry in output.all_clients}
+    return [
+        dataclasses.replace(
+            e, name=ALL_CLIENTS if len(gids) == 1 else f"{ALL_CLIENTS}-g{e.groupid}"
+        )
+        for e in output.all_clients
+    ]

@@ -28,7 +28,7 @@ from volbench.model import (
     TestResult,
 )
 from volbench.plans import capture
-from volbench.plans.imported_output import read_output
+from volbench.plans.imported_output import fio_error_texts, read_output
 from volbench.store import bundle
 from volbench.store.repository import Store
 
@@ -86,7 +86,7 @@ def read_import(path: Path) -> ImportedRun:
     try:
         text = data.decode("utf-8", errors="replace")
         del data
-        stated = read_output(parse(text), path)
+        stated = read_output(parse(text), path, fio_error_texts(text))
         _check_storable(stated.tests)
     except FioError as exc:  # a file that is not fio output is bad input (exit 2)
         raise UsageError(f"cannot import {path}: {exc}") from exc

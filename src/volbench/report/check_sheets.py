@@ -3,7 +3,9 @@
 Each row is one verdict of :mod:`volbench.analysis.promise`: the expected figure
 (from the catalogue, with its edition and sources), fio's measured figure (from
 the stored result rows), ratio, verdict and reason. Notes carry the read/write
-findings, tests that could not be compared, and price/performance.
+findings, tests that could not be compared, tests fio reported an error in, and
+price/performance. A row fails the check (flagged) when its verdict is ``below`` or
+``error``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from volbench.analysis.limit_evidence import KnownCap
 from volbench.analysis.model_promise import model_verdicts
-from volbench.analysis.promise import Verdict, check, measured_tests
+from volbench.analysis.promise import FAILING, Verdict, check, measured_tests
 from volbench.analysis.run_limits import run_verdicts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
@@ -248,6 +250,7 @@ def check_sheet(
         f"measured: fio's figures as stored for run {run.id}; a figure meets the promise"
         " at 0.9 to 1.1 times the expected value (AWS promises 90% of provisioned"
         " performance, catalogue source A2; volbench holds every product to it)",
+        *error_lines(verdicts),
         *findings,
         *(
             ["latency: the vendor states none, QD 1 tests not checked"]
@@ -259,7 +262,7 @@ def check_sheet(
     )
     limit_notes, limit_rows = check_limits(run, expectation, caps, request.instance, volume)
     notes = (*notes, *limit_notes)
-    flagged = frozenset(i for i, v in enumerate(verdicts) if v.verdict == "below")
+    flagged = frozenset(i for i, v in enumerate(verdicts) if v.verdict in FAILING)
     document = {
         "run": run.id,
         "product": product.id,
@@ -280,6 +283,17 @@ def check_sheet(
         document["bursts"] = [b.row() for b in bursts]
     title = f"Run {run.id} vs {product.vendor} {product.name} at {size:g} {product.size_unit}"
     return Sheet(title, columns, rows, document, notes, flagged)
+
+
+def error_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """What the ``error`` verdicts mean, when there are any."""
+    tests = list(dict.fromkeys(v.test for v in verdicts if v.verdict == "error"))
+    if not tests:
+        return []
+    return [
+        f"error: fio reported an error in {', '.join(tests)}: the test stopped early, so its"
+        " figure does not meet the promise, whatever its value (it fails the check as below)"
+    ]
 
 
 def check_limits(

@@ -1,6 +1,7 @@
-"""The list of stored runs (``volbench runs``), newest first: each run's record (UTC
-start and end as stored), with its brief where given: which tests, the seconds it
-took, its headline figures (:meth:`volbench.report.summary.Summary.brief` makes it).
+"""The list of stored runs (``volbench runs``), the one added last first (``latest``):
+each run's record (UTC start and end as stored), with its brief where given: which
+tests, the seconds it took, its headline figures
+(:meth:`volbench.report.summary.Summary.brief` makes it).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ RUN_LIST_COLUMNS = (
 
 
 def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None = None) -> Sheet:
-    """The list of stored runs, newest first: with each run's brief (which tests, how
+    """The list of stored runs in the order given (the store's: the one added last
+    first): with each run's brief (which tests, how
     long, its headline figures) where given."""
     briefs = briefs or {}
     rows = tuple(

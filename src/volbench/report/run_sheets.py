@@ -168,6 +168,28 @@ RESULT_COLUMNS = (
 )
 
 
+ERROR_COLUMN = Column("error", "fio error", numeric=True, shown=lambda r: r.get("error") or None)
+"""fio's error of a test's jobs (an errno), shown where a run has one ("-": none)."""
+
+ERROR_NOTE = (
+    "fio error: the test's jobs ended with that error (an errno of the machine fio ran on,"
+    " e.g. 5 EIO, 28 ENOSPC, 84 EILSEQ on Linux, 42 on Windows): its figures are what they"
+    " measured until then"
+)
+
+
+def with_errors(
+    columns: tuple[Column, ...], rows: Sequence[ResultRow]
+) -> tuple[tuple[Column, ...], list[str], frozenset[int]]:
+    """``columns`` with :data:`ERROR_COLUMN` after the direction where a row has a fio
+    error, the note saying what it means, and the rows to flag; unchanged otherwise."""
+    errored = frozenset(i for i, row in enumerate(rows) if row.result.error)
+    if not errored:
+        return columns, [], errored
+    at = next((i + 1 for i, c in enumerate(columns) if c.key == "direction"), len(columns))
+    return (*columns[:at], ERROR_COLUMN, *columns[at:]), [ERROR_NOTE], errored
+
+
 CACHE_RATIO_WARNING = 2.0
 """Buffered vs direct IOPS differing by more than this factor get a warning."""
 
@@ -220,7 +242,8 @@ def run_document(run: RunRecord) -> dict[str, object]:
 
 
 def run_sheet(run: RunRecord) -> Sheet:
-    """The results table of one run, with its status and Little's-law notes."""
+    """The results table of one run, with its status and Little's-law notes; where a
+    test's jobs ended with a fio error, its rows flagged with the error beside them."""
     rows = result_records(run)
     lat_kinds = {r.result.lat_kind for r in rows if r.result.lat_kind}
     notes = [
@@ -247,14 +270,16 @@ def run_sheet(run: RunRecord) -> Sheet:
             "Little's law: in flight = IOPS x mean latency; flagged when it differs from "
             f"QD x jobs by more than {TOLERANCE:.0%}"
         )
+    columns, error_notes, errored = with_errors(RESULT_COLUMNS, rows)
+    notes += error_notes
     flagged = frozenset(i for i, r in enumerate(rows) if r.littles_law not in (None, "ok"))
     return Sheet(
         title=f"volbench run {run.id} ({run.plan})",
-        columns=RESULT_COLUMNS,
+        columns=columns,
         rows=tuple(rows),
         document=run_document(run),
         notes=tuple(notes),
-        flagged_rows=flagged,
+        flagged_rows=flagged | errored,
     )
 
 

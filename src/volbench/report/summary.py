@@ -28,7 +28,7 @@ from volbench.report.limit_sheets import LimitRow, limit_rows, limits
 from volbench.report.plan_view import Headline, PlanView
 from volbench.report.rows import documents, rows_of
 from volbench.report.run_list import RunBrief, tests_text
-from volbench.report.run_sheets import ResultRow, result_records, shown_percentile
+from volbench.report.run_sheets import ResultRow, result_records, shown_percentile, with_errors
 from volbench.report.sheet import (
     Column,
     Sheet,
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from volbench.specs.catalogue import Catalogue
 
 SCHEMA = "volbench.summary/1"
+
+VERDICTS = ("meets", "above", "below")
+"""The verdicts the promise line counts (``error`` too, where a test has one)."""
 
 
 @dataclass(frozen=True)
@@ -131,16 +134,20 @@ GENERIC_COLUMNS = (
 
 
 def generic_headline(run: RunRecord) -> Headline:
-    """A row per test and direction (IOPS, MB/s, mean and p99 latency); the figures:
-    the highest IOPS, the highest MB/s and the lowest latency at QD 1, each with its
+    """A row per test and direction (IOPS, MB/s, mean and p99 latency; fio's error
+    beside a test's rows, flagged, where its jobs ended with one); the figures: the
+    highest IOPS, the highest MB/s and the lowest latency at QD 1, each with its
     test."""
     rows = latest_rows(run)
     plain = documents(rows)  # the summary's JSON lists the headline table's rows
+    columns, notes, errored = with_errors(GENERIC_COLUMNS, rows)
     table = Sheet(
         f"Run {run.id} at a glance",
-        GENERIC_COLUMNS,
+        columns,
         tuple(plain),
         {"rows": plain},
+        tuple(notes),
+        errored,
     )
     return Headline(table, headline_figures(rows))
 
@@ -257,7 +264,8 @@ def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
         return None, f"not checked against {product}: {exc}"
     checked = rows_of(sheet.rows, VerdictRow)
     verdicts = [r.verdict for r in checked]
-    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("meets", "above", "below"))
+    shown = (*VERDICTS, "error") if "error" in verdicts else VERDICTS
+    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in shown)
     subject = sheet.title.split(" vs ", 1)[1]
     line = f"vs {subject}: {len(verdicts)} figure(s) checked: {counts}"
     below = [r for r in checked if r.verdict == "below"]
@@ -266,6 +274,9 @@ def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
             f"{r.test} {r.metric} {fmt_count(r.measured)} of {fmt_count(r.expected)} {r.unit}"
             for r in below
         )
+    failed = list(dict.fromkeys(r.test for r in checked if r.verdict == "error"))
+    if failed:
+        line += "; fio error in: " + ", ".join(failed)
     return sheet, line
 
 
@@ -286,7 +297,9 @@ def with_promise(table: Sheet, check: Sheet) -> Sheet:
         return table
     promised = ["; ".join(found.get(str(r.get("test")), [])) for r in table.rows]
     rows = tuple({**r, "promise": text} for r, text in zip(table.rows, promised, strict=True))
-    flagged = frozenset(i for i, text in enumerate(promised) if ": below" in text)
+    flagged = frozenset(
+        i for i, text in enumerate(promised) if ": below" in text or ": error" in text
+    )
     columns = (*table.columns, Column("promise", "Promised: verdict"))
     return Sheet(table.title, columns, rows, {**table.document, "rows": list(rows)}, table.notes,
                  table.flagged_rows | flagged)  # fmt: skip

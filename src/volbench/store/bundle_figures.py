@@ -16,6 +16,8 @@ direction, so with ``E`` the round's entries reporting that direction:
   plus 1, bandwidth plus 1 KiB/s an entry for fio's rounding, stat.c);
 * the run time at most the longest of ``E`` (1 ms rounding), CPU shares at most the
   largest of ``E`` (a row holds their mean), the job count from 1 to the entries;
+* a fio error (``error``, other than 0 or not recorded) only one an entry of ``E``
+  ended with;
 * latency figures only with a kind (fio's ``lat`` or ``clat``), only where an entry
   of ``E`` has one: every figure within the lowest entry minimum and the highest
   entry maximum (one histogram bucket, :func:`volbench.fio.latency.bucket_width`,
@@ -60,6 +62,7 @@ class _Bounds:
     cpu_pct: float
     lat_min_ns: float | None
     lat_max_ns: float | None
+    errors: frozenset[int]
 
 
 def _bounds(entries: Sequence[JobResult], direction: str) -> _Bounds:
@@ -75,6 +78,7 @@ def _bounds(entries: Sequence[JobResult], direction: str) -> _Bounds:
         cpu_pct=max([max(e.usr_cpu_pct, e.sys_cpu_pct) for e, _ in found] or [0.0]),
         lat_min_ns=min(lows) if lows else None,
         lat_max_ns=max(highs) if highs else None,
+        errors=frozenset(e.error for e, _ in found if e.error),
     )
 
 
@@ -106,6 +110,8 @@ def _contradiction(row: StoredResult, bounds: _Bounds) -> tuple[str, str] | None
     for name, value, most in limits:
         if value > most:
             return name, f"is {value!r}, more than the round's fio output gives ({most!r})"
+    if row.error and row.error not in bounds.errors:
+        return "error", f"is {row.error!r}, an error no job of the round's fio output ended with"
     if row.lat_kind is None:
         stated = next((n for n in _LATENCIES if getattr(row, n) is not None), None)
         return None if stated is None else (stated, "is stated for a row of no latency kind")

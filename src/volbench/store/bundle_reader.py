@@ -134,7 +134,8 @@ class Reader(ValueReader):
 
     def result(self, value: Any, at: str, rounds: Collection[int]) -> StoredResult:
         item = self.mapping(value, at)
-        optional = {"hostname", "lat_total_mean_ns"}  # the latter: bundles before schema 8
+        # lat_total_mean_ns: bundles before schema 8; error: before 9
+        optional = {"hostname", "lat_total_mean_ns", "error"}
         self.keys(item, at, set(_RESULT_FIELDS) - optional, optional)
         values: dict[str, Any] = {}
         for name in _RESULT_FIELDS:
@@ -144,6 +145,8 @@ class Reader(ValueReader):
                 values[name] = self.workload(field_value, where)
             elif name in ("round", "jobs"):
                 values[name] = self.integer(field_value, where, 0, INT32_MAX)
+            elif name == "error":  # fio's errno (a C int), None where not recorded
+                values[name] = self.optional(field_value, where, self.integer, 0, INT32_MAX)
             elif name == "io_bytes":
                 values[name] = self.integer(field_value, where, 0, INT64_MAX)
             elif name == "test":

@@ -73,7 +73,7 @@ _RUNS_V1 = sa.Table(
 _RESULTS_V1 = sa.Table(
     "results",
     _V1,
-    *(c._copy() for c in schema.results.columns if c.name != "lat_total_mean_ns"),
+    *(c._copy() for c in schema.results.columns if c.name not in ("lat_total_mean_ns", "error")),
     sa.ForeignKeyConstraint(
         ["run_id", "round"],
         ["rounds.run_id", "rounds.round"],
@@ -81,7 +81,7 @@ _RESULTS_V1 = sa.Table(
         name="fk_results_round",
     ),
 )
-"""The results table as version 1 made it (version 8 adds lat_total_mean_ns)."""
+"""The results table as version 1 made it (version 8 adds lat_total_mean_ns, 9 error)."""
 
 _V1_TABLES = (
     _RUNS_V1,
@@ -168,6 +168,13 @@ def _add_total_latency(conn: Connection) -> None:
     )
 
 
+def _add_job_error(conn: Connection) -> None:
+    """Version 9: results.error, fio's error of the test's jobs (0: none). Rows stored
+    before have none recorded (NULL) until imported again: their run's message says
+    why a run that stopped on an error failed."""
+    conn.execute(sa.text("ALTER TABLE results ADD COLUMN error INTEGER"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create runs, labels, rounds, results", _create_v1),
     Migration(2, "index runs.started_at", _index_started_at),
@@ -177,6 +184,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "runs.uuid, a new one for each stored run", _add_uuid),
     Migration(7, "create traces", _create_traces),
     Migration(8, "results.lat_total_mean_ns, from the stored raw outputs", _add_total_latency),
+    Migration(9, "results.error, fio's error of a test's jobs", _add_job_error),
 )
 
 #: The newest schema version this volbench knows.

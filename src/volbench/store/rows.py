@@ -140,6 +140,7 @@ def result_rows(
             "sys_cpu_pct": test.sys_cpu_pct,
             "jobs": test.jobs,
             "hostname": test.hostname,
+            "error": test.error,
         }
         for pct, column in PERCENTILE_COLUMNS.items():
             row[column] = lat.percentiles_ns.get(pct) if lat else None

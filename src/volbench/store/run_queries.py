@@ -31,7 +31,14 @@ from volbench.store.schema import rounds, runs
 from volbench.store.series import log_series
 from volbench.store.traces import read_parts
 
-_NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
+ADDED_LAST_FIRST = (runs.c.id.desc(),)
+"""The order of runs in a list and for ``latest``: the run added to this store last
+first. Ids only grow: SQLite gives a new row one more than the highest id
+(``INTEGER PRIMARY KEY``), PostgreSQL its sequence's next value, and a run moved in from
+a bundle gets a new id too (:meth:`volbench.store.repository.Store.import_runs`). Not by
+start time: an imported fio output keeps fio's own (years back, say), and one that
+states none starts when it was imported, so a start-time order would leave either far
+from where the user just put it, and ``latest`` naming another run."""
 
 
 class RunQueries:
@@ -77,7 +84,8 @@ class RunQueries:
         return found.describe() if found else "another volbench"
 
     def resolve(self, ref: str | int) -> int:
-        """The id of run ``ref``: a run id or ``latest`` (the newest started run)."""
+        """The id of run ``ref``: a run id or ``latest`` (the run added last: the
+        highest id, :data:`ADDED_LAST_FIRST`)."""
         with self._begin() as conn:
             return self._resolve(conn, ref)
 
@@ -151,7 +159,8 @@ class RunQueries:
         status: RunStatus | str | None = None,
         limit: int | None = None,
     ) -> list[RunRecord]:
-        """Runs newest first, without results or raw outputs.
+        """Runs, the one added last first (:data:`ADDED_LAST_FIRST`: the first is
+        ``latest``), without results or raw outputs.
 
         Filters combine: every given label ``key=value`` must match, and the plan
         and status if given.
@@ -174,7 +183,7 @@ class RunQueries:
             conditions.append(runs.c.status.in_([s.value for s in live]))
         elif wanted is not None:
             conditions.append(runs.c.status == wanted.value)
-        query = sa.select(runs).where(*conditions).order_by(*_NEWEST_FIRST)
+        query = sa.select(runs).where(*conditions).order_by(*ADDED_LAST_FIRST)
         if wanted not in live:
             query = query.limit(limit)
         with self._begin() as conn:
@@ -215,11 +224,11 @@ class RunQueries:
         return tuple(rows.stored_result(r) for r in found)
 
     def _resolve(self, conn: Connection, ref: str | int) -> int:
-        """The id of an existing run: ``latest`` or a run id."""
+        """The id of an existing run: ``latest`` (the one added last) or a run id."""
         text = str(ref).strip()
         if text.lower() == "latest":
-            newest = conn.execute(sa.select(runs.c.id).order_by(*_NEWEST_FIRST).limit(1))
-            run_id = newest.scalar()
+            last = conn.execute(sa.select(runs.c.id).order_by(*ADDED_LAST_FIRST).limit(1))
+            run_id = last.scalar()
             if run_id is None:
                 raise StoreError(f"no runs in {self.url} yet")
             return int(run_id)

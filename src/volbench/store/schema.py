@@ -137,6 +137,7 @@ results = sa.Table(
     sa.Column("jobs", sa.Integer, nullable=False),
     sa.Column("hostname", sa.String(HOSTNAME_CHARS), nullable=True),
     sa.Column("lat_total_mean_ns", sa.Double, nullable=True),  # version 8
+    sa.Column("error", sa.Integer, nullable=True),  # version 9
     sa.ForeignKeyConstraint(
         ["run_id", "round"],
         ["rounds.run_id", "rounds.round"],
@@ -200,7 +201,7 @@ schema_version = sa.Table(
 # Indexes, named so that migrations can create exactly the ones of their version.
 ix_labels_key_value = sa.Index("ix_labels_key_value", labels.c.key, labels.c.value)
 ix_results_run_round = sa.Index("ix_results_run_round", results.c.run_id, results.c.round)
-# Version 2: newest-first listing and ``latest``.
+# Version 2: runs by start time (lists and ``latest`` go by id since: run_queries.py).
 ix_runs_started_at = sa.Index("ix_runs_started_at", runs.c.started_at)
 # Version 3: a run's stalls.
 ix_stalls_run = sa.Index("ix_stalls_run", stalls.c.run_id)
