@@ -22,6 +22,7 @@ from volbench.plans import (
     hdtune,
     importing,
     iometer,
+    job_tests,
     qos_capability,
     quick,
     replay,
@@ -64,6 +65,7 @@ VIEWS: Mapping[str, PlanView] = MappingProxyType(
         importing.PLAN: PlanView(),
         capture.NAME: PlanView(report=workload_report, sections=workload_sections),
         replay.NAME: PlanView(),
+        job_tests.NAME: PlanView(),
     }
 )
 """Every plan volbench creates runs of, by name (read-only)."""
