@@ -120,7 +120,7 @@ def named_paths(jobs: Sequence[Job], cwd: str) -> tuple[dict[int, GroupJob], lis
         kept, paths = resolve(job, cwd)
         by_job[index] = kept
         written = writes(job.effective())
-        asked = _size_each(job, len(paths))
+        asked = _size_each(job, kept.nrfiles if kept.directories else len(paths))  # a clone's
         for path in paths:
             before = found.get(path, NamedPath(path, False))
             size = max(filter(None, (before.size_bytes, asked)), default=None)
