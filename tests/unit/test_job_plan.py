@@ -20,7 +20,7 @@ from volbench.errors import UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.job_check import read_debug
 from volbench.fio.job_group import GroupJob, read, write
-from volbench.fio.job_source import HostFacts
+from volbench.fio.job_source import HostFacts, read_files
 from volbench.fio.job_text import JobValueError
 from volbench.fio.raw import RawRun
 from volbench.fio.replay import ReplayRunner, job_sections
@@ -73,9 +73,12 @@ def test_the_files_make_tests_rounds_and_targets(job_folder: Path) -> None:
     ]
     assert made.engines == "libaio,psync"
     read_a = spec.rounds[0][0]
-    assert (read_a.rw, read_a.bs_bytes, read_a.iodepth, read_a.numjobs) == (RW.RANDREAD, 8192, 3, 2)
+    assert (read_a.rw, read_a.bs_bytes) == (RW.RANDREAD, 8192)
+    assert (read_a.iodepth, read_a.numjobs) == (5, 1)  # QD 1 and QD 4: 5 outstanding
     assert (read_a.runtime_s, read_a.time_based, read_a.direct) == (1.0, True, True)
-    assert (spec.rounds[1][0].rw, spec.rounds[1][0].numjobs) == (RW.RANDWRITE, 2)
+    assert (spec.rounds[1][0].rw, spec.rounds[1][0].iodepth, spec.rounds[1][0].numjobs) == (
+        RW.RANDWRITE, 1, 2
+    )  # fmt: skip
     assert spec.rounds[2][0].rw is RW.READ and spec.rounds[2][0].ioengine == "psync"
     record = spec.options["job"]
     assert record["tests"][0] == {"name": "read-a", "jobs": ["read-a", "read-b"], "round": 0}
@@ -263,3 +266,20 @@ def test_a_run_interrupted_then_resumed_keeps_its_finished_groups(
     assert len(runner.calls) == 4
     assert "[read-a]" not in runner.calls[2]  # resumed: only what was not stored
     assert "new_group" in runner.calls[2] and "[write-beside]" in runner.calls[2]
+
+
+def test_a_test_larger_than_the_store_keeps_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group whose jobs take more than a stored text (64 Ki characters) is one line
+    before anything runs, not a run the store refuses at its start."""
+    monkeypatch.setattr(
+        job_tests, "read_checked", lambda p, cwd, env, host: read_files(p, env, host, cwd)
+    )
+    jobs = "".join(
+        f'[j{n}]\nrw=read\ndescription={"x" * 60}\nbuffer_pattern="{"y" * 400}"\n'
+        for n in range(160)
+    )
+    (tmp_path / "big.fio").write_text(f"[global]\nfilename=/dev/vdz\n{jobs}")
+    with pytest.raises(UsageError, match=r"test j0: its jobs take 69,120 characters, more than"):
+        job_tests.plan(["big.fio"], tmp_path, {}, host=HOST, replaced=True)

@@ -20,7 +20,6 @@ alike, its outstanding I/Os summed over them.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from volbench.plans.job_groups import Group, clones, groups
 from volbench.plans.job_reading import read_checked
 from volbench.plans.job_targets import NamedPath, named_paths
 from volbench.records import json_object, section
+from volbench.store.limits import TEXT_CHARS
 
 NAME = "job"
 
@@ -99,9 +99,11 @@ def _each(records: Sequence[Mapping[str, object]], key: str, default: float) -> 
 def summary(group: Group, text: str) -> Workload:
     """The workload record of test ``group`` (kept text ``text``): fio's defaults where
     its jobs state nothing (rw read, bs 4 KiB, iodepth 1, buffered, psync); what all its
-    jobs state alike; ``rw`` the directions and randomness of all of them; iodepth the
-    mean outstanding I/Os per job (rounded up) over every clone, so iodepth x numjobs
-    is what they keep outstanding; time-based when all are, for the longest runtime."""
+    jobs state alike; ``rw`` the directions and randomness of all of them; iodepth x
+    numjobs what they keep outstanding together (Little's law and the verdicts read
+    that): every clone at the common iodepth, or, where the jobs' own differ and their
+    sum does not share out evenly, all of it as one job's; time-based when all are, for
+    the longest runtime."""
     records = [
         workload_record(group.name, {k: v or "" for k, v in job.effective().items()})
         for job in group.jobs
@@ -120,13 +122,16 @@ def summary(group: Group, text: str) -> Workload:
     known = _each(records, "runtime_s", 0.0)
     timed = all(t is not None for t in runtimes)
     engine = _common(records, "ioengine")
+    depth, clones = int(outstanding), 1
+    if outstanding % sum(counts) == 0:
+        depth, clones = int(outstanding // sum(counts)), int(sum(counts))
     return Workload(
         group.name,
         rw,
         bs_bytes=_whole(records, "bs_bytes") or _whole(records[:1], "bs_bytes") or 4096,
         rwmixread_pct=_whole(records, "rwmixread_pct") if rw in (RW.RW, RW.RANDRW) else None,
-        iodepth=math.ceil(outstanding / sum(counts)),
-        numjobs=int(sum(counts)),
+        iodepth=depth,
+        numjobs=clones,
         direct=all(r.get("direct") for r in records),
         ioengine=engine if isinstance(engine, str) else DEFAULT_ENGINE,
         size_bytes=_whole(records, "size_bytes"),
@@ -179,7 +184,13 @@ def plan(
         for job in group.jobs:
             _check_replaced(job, replaced, remote)
         kept = [_kept(job, by_job.get(index[id(job)])) for job in group.jobs]
-        tests.append(summary(group, write(kept)))
+        text = write(kept)
+        if len(text) > TEXT_CHARS:
+            raise UsageError(
+                f"test {group.name}: its jobs take {len(text):,} characters, more than the"
+                f" store keeps of one test ({TEXT_CHARS:,}): split the group"
+            )
+        tests.append(summary(group, text))
     rounds = tuple(
         tuple(t for t, g in zip(tests, made, strict=True) if g.round == number)
         for number in range(made[-1].round + 1)
