@@ -366,5 +366,8 @@ def _prove_files(text: str, job: JobFile) -> None:
 
 
 def planned_seconds(workloads: Sequence[Workload]) -> float:
-    """Planned wall time of stonewalled workloads, in seconds (sum of ramp + runtime)."""
+    """Planned wall time of stonewalled workloads, in seconds (sum of ramp + runtime);
+    a job file's tests in one fio process run at once (the longest's)."""
+    if workloads and all(w.job_text is not None for w in workloads):
+        return max(w.duration_s for w in workloads)
     return sum(w.duration_s for w in workloads)

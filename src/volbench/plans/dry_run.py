@@ -113,7 +113,6 @@ def job_texts(
     runs_dir: Path,
     folders: Sequence[str] = (),
     files: Sequence[str] = (),
-    together: bool = False,
 ) -> tuple[JobText, ...]:
     """The job file of each fio process (a label and its workloads), with its logs in
     a run folder under ``runs_dir`` as a real run names it (``round-NNN``, or
@@ -126,7 +125,7 @@ def job_texts(
         JobText(
             label,
             render(JobFile(path, tuple(workloads), engine, run_folder / name, files=tuple(files))),
-            max(w.duration_s for w in workloads) if together else planned_seconds(workloads),
+            planned_seconds(workloads),
         )
         for name, (label, workloads) in zip(names, rounds, strict=True)
     )
@@ -156,9 +155,9 @@ def plan_preview(
         else [(w.name, (w,)) for w in tests]
     )
     if texts:
-        files = job_texts(units, target, engine, runs_dir, files=named, together=plan.together)
+        files = job_texts(units, target, engine, runs_dir, files=named)
     else:
-        files = tuple(JobText(label, "", max(w.duration_s for w in ws)) for label, ws in units)
+        files = tuple(JobText(label, "", planned_seconds(ws)) for label, ws in units)
     low = sum(f.seconds for f in files) + FIO_START_S * len(files)
     high, extra = low, []
     processes = len(files)
