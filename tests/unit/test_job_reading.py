@@ -104,6 +104,13 @@ def test_what_fio_would_read_otherwise_is_refused(tmp_path: Path, text: str, sai
     assert said in str(refused.value)
 
 
+def test_a_job_file_named_like_an_option_is_refused(tmp_path: Path) -> None:
+    """fio is given the files on its command line: ``--exec...`` would be an option."""
+    for name in ("-", "--output=x.fio"):
+        with pytest.raises(UsageError, match=r"give its path as \./NAME"):
+            read_files([name], {}, HOST, tmp_path)
+
+
 def test_includes_hold_no_section_and_end(tmp_path: Path) -> None:
     (tmp_path / "section.inc").write_text("[other]\n")
     with pytest.raises(UsageError, match="an included file holds no"):

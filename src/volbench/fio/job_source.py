@@ -221,6 +221,11 @@ def read_files(
     folder fio would run in), read as fio reads them (see the module docstring)."""
     if not 1 <= len(paths) <= MAX_FILES:
         raise UsageError(f"give 1 to {MAX_FILES} job files (got {len(paths)})")
+    for path in paths:  # fio is given them on its command line: an option there
+        if path.startswith("-") or control_problem(path):
+            raise UsageError(
+                f"job file {shown(path)}: give its path as ./NAME (fio takes -... as an option)"
+            )
     reader = _Reader(env, host, cwd)
     sections: list[Section] = []
     for index, path in enumerate(paths):
