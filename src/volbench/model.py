@@ -25,6 +25,7 @@ from volbench.fio_results import LatencyStats as LatencyStats
 from volbench.records import json_object, structure
 from volbench.testbed import HostInfo as HostInfo
 from volbench.testbed import HostProbe as HostProbe
+from volbench.testbed import NamedTarget as NamedTarget
 from volbench.testbed import Place as Place
 from volbench.testbed import PlaceRecord as PlaceRecord
 from volbench.testbed import TargetIdentity as TargetIdentity
@@ -122,6 +123,10 @@ class Workload:
     read_iolog: str | None = None  # fio read_iolog: replay this iolog instead
     replay_speed_pct: int | None = None  # fio replay_time_scale: 200 = twice the rate
     replay_no_stall: bool = False  # fio replay_no_stall: the iolog as fast as possible
+    job_text: str | None = None
+    """A test of a user's job file (``volbench run job``): its jobs as fio runs them
+    (:mod:`volbench.fio.job_group`), instead of the options above, which then describe
+    them (:func:`volbench.plans.job_tests.summary`)."""
 
     @property
     def outstanding_io(self) -> int:
@@ -188,6 +193,10 @@ class RunSettings:
     """A lost host ends its share, not the run."""
     solo: bool = False
     """Each place was also measured alone."""
+    named: tuple[NamedTarget, ...] = ()
+    """The files and devices a user's job file names (``volbench run job``), each
+    checked before every round and held while the run goes on (empty: the run's
+    target, or its places)."""
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def options_as(self, kind: type[T], what: str = "settings") -> T:
@@ -301,8 +310,10 @@ class StoredWorkload:
 
     @classmethod
     def of(cls, workload: Workload, places: int = 1) -> StoredWorkload:
-        """The record of a workload volbench ran (on ``places`` targets at once)."""
+        """The record of a workload volbench ran (on ``places`` targets at once); a job
+        file's jobs (``job_text``) are in the run's settings, not in every result row."""
         values = {f.name: getattr(workload, f.name) for f in dataclasses.fields(workload)}
+        del values["job_text"]
         return cls(**{**values, "rw": workload.rw.value, "places": places})
 
     @classmethod

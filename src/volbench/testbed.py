@@ -67,6 +67,16 @@ class TargetInfo:
 
 
 @dataclass(frozen=True)
+class NamedTarget:
+    """A file or device a user's job file names (``volbench run job``), as prepared:
+    its target (identity, size) and whether a job of the file writes it (else its jobs
+    only read it: a device they read is checked as read, never held exclusively)."""
+
+    target: TargetInfo
+    writes: bool
+
+
+@dataclass(frozen=True)
 class Place:
     """Where one share of a multi-target run runs: a target on this machine
     (``host`` None) or on a host running ``fio --server`` (``HOST`` or ``HOST:PORT``).

@@ -23,6 +23,7 @@ from volbench.plans import (
     hdtune,
     importing,
     iometer,
+    job_tests,
     limits,
     qos_capability,
     quick,
@@ -69,6 +70,7 @@ VIEWS: Mapping[str, PlanView] = MappingProxyType(
         importing.PLAN: PlanView(),
         capture.NAME: PlanView(report=workload_report, sections=workload_sections),
         replay.NAME: PlanView(),
+        job_tests.NAME: PlanView(),
     }
 )
 """Every plan volbench creates runs of, by name (read-only)."""

@@ -340,10 +340,16 @@ def _latency_block(value: Any) -> bool:
 
 
 def _exists(doc: Any, path: Path) -> bool:
-    try:
-        _get(doc, path)
-    except (KeyError, IndexError, TypeError):
-        return False
+    """Whether ``path`` leads through containers (dicts and lists) to a value: an earlier
+    step may have replaced a list by a text, which an index still reads (a letter) but
+    no step can write into."""
+    for key in path:
+        if not isinstance(doc, dict | list):
+            return False
+        try:
+            doc = doc[key]
+        except (KeyError, IndexError, TypeError):
+            return False
     return True
 
 

@@ -36,6 +36,7 @@ from volbench.analysis.qos_results import VerifyOptions, VerifySetup
 from volbench.analysis.workload_profile import characterise
 from volbench.cli.main import main
 from volbench.errors import UsageError
+from volbench.fio.job_source import HostFacts, read_files
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck, job_sections
 from volbench.model import RW, LogSeries, RunRecord, RunSettings, RunStatus, Stall, TargetInfo
@@ -44,6 +45,7 @@ from volbench.plans import (
     firsttouch,
     hdtune,
     iometer,
+    job_tests,
     limits,
     qos_capability,
     quick,
@@ -199,9 +201,43 @@ def _build(store: Store, tmp: Path) -> dict[str, int]:
     ):
         ids[name] = import_file(store, FIO_FIXTURES / fixture, LABELS)
     ids["capture"], ids["replay"] = _workload_runs(store, tmp, renamed)
+    ids["job"] = _job_run(store, tmp, renamed)
     ids["failed"] = _failed_run(store)
     ids["interrupted"] = _interrupted_run(store)
     return ids
+
+
+JOB_FILE = """\
+[global]
+ioengine=libaio
+direct=1
+runtime=1
+time_based
+[seq]
+rw=read
+bs=1m
+[rand]
+new_group
+rw=randread
+[write]
+stonewall
+rw=randwrite
+"""
+
+
+def _job_run(store: Store, tmp: Path, runner: RecordedRunner) -> int:
+    """A job file's run (its jobs on the run's target): two rounds, the first of two
+    tests fio runs at once (``new_group``). volbench's reading is not held against
+    fio's here (no fio in unit tests: tests/unit/test_job_file.py does that on fio's
+    recorded word)."""
+    (tmp / "bundle.fio").write_text(JOB_FILE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(job_tests, "read_checked", lambda paths, cwd, env, host: read_files(
+            paths, env, host, cwd))  # fmt: skip
+        made = job_tests.plan(["bundle.fio"], tmp, {}, replaced=True, host=HostFacts(4096, 1, 1))
+    outcome = execute(_session(store, tmp, runner), made.spec, TARGET, LABELS, made.engines)
+    assert outcome.status is RunStatus.COMPLETED
+    return outcome.run_id
 
 
 def _workload_runs(store: Store, tmp: Path, runner: RecordedRunner) -> tuple[int, int]:

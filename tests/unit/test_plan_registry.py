@@ -20,6 +20,7 @@ from volbench.plans import (
     hdtune,
     importing,
     iometer,
+    job_tests,
     limits,
     qos_capability,
     quick,
@@ -44,6 +45,7 @@ CREATED_BY = {
     ("capture",): capture.NAME,
     ("run", "replay"): replay.NAME,
     ("run", "limits"): limits.NAME,
+    ("run", "job"): job_tests.NAME,
 }
 """Each command that stores runs -> the plan name of those runs."""
 
@@ -102,6 +104,7 @@ def test_how_each_plan_resumes_is_in_the_table() -> None:
     assert kind(qos_results.PLAN).resumes is Resumes.TOGETHER
     assert kind(importing.PLAN).resumes is Resumes.NEVER
     assert kind(quick.NAME).resumes is Resumes.TESTS
+    assert kind(job_tests.NAME).resumes is Resumes.TESTS and kind(job_tests.NAME).together
     assert kind("no-such-plan").resumes is Resumes.TESTS  # its recorded tests, if any
 
 

@@ -19,6 +19,7 @@ from volbench.analysis.qos_results import VerifySetup
 from volbench.model import (
     RW,
     HostProbe,
+    NamedTarget,
     PlaceRecord,
     RunRecord,
     RunSettings,
@@ -61,6 +62,7 @@ def test_every_typed_field_survives_the_store_json() -> None:
         hosts=(HostProbe("127.0.0.2:8765", True, 0.2, "h", "Linux", "x86-64", "fio-3.36"),),
         keep_going=True,
         solo=True,
+        named=(NamedTarget(TARGET, writes=True),),
         options={"quick": {"runtime_s": 30.0}, "cache": "both"},
     )
     back = _through_json(settings)
@@ -73,7 +75,7 @@ def test_every_typed_field_is_stored_and_unknown_keys_stay_the_plans() -> None:
     assert RunSettings().record() == {
         "ioengine": None, "logs_dir": None, "planned": None, "adaptive": False,
         "non_compliant_reasons": [], "places": [], "hosts": [], "keep_going": False,
-        "solo": False,
+        "solo": False, "named": [],
     }  # fmt: skip
     record = RunSettings(ioengine="psync", options={"runtime_s": 5, "writes": True}).record()
     assert record["ioengine"] == "psync" and (record["runtime_s"], record["writes"]) == (5, True)

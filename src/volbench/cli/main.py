@@ -61,6 +61,10 @@ RUN_COMMANDS = {
         "volbench.cli.workload:replay_command",
         "Replay a captured workload on a target: the exact trace...",
     ),
+    "job": (
+        "volbench.cli.job:command",
+        "Run your own fio job files as fio would: each group of...",
+    ),
 }
 """``volbench run PLAN``: plan -> (its command, its help line)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,7 +27,7 @@ from volbench.cli.options import (
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.session import conclude, fio_session
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
-from volbench.model import TargetInfo
+from volbench.model import NamedTarget, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.dry_run import (
     choose_engine,
@@ -38,8 +38,9 @@ from volbench.plans.dry_run import (
 from volbench.plans.engine import execute
 from volbench.plans.execution import PlanSpec, prepare_runs_dir
 from volbench.plans.fleet_spec import Fleet
+from volbench.plans.job_targets import NamedPath, run_target
 from volbench.plans.placement import placed
-from volbench.plans.places import places_from
+from volbench.plans.places import named_by, places_from
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
 from volbench.specs.run_promise import settled
@@ -164,18 +165,24 @@ def target_options(function: F) -> F:
 PlanFactory = Callable[[TargetInfo], PlanSpec]
 
 
-def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = True) -> None:
+def run_plan(
+    choice: TargetChoice,
+    plan: PlanSpec | PlanFactory,
+    writes: bool = True,
+    named: Sequence[NamedPath] = (),
+) -> None:
     """Prepare the target, run ``plan`` with live progress, print its sheet.
 
     ``plan`` may be a function of the prepared target (plans sized by capacity);
-    then ``writes`` says whether it writes (for the safety checks). After an
+    then ``writes`` says whether it writes (for the safety checks). ``named``: the
+    files and devices a job file names, prepared instead of ``--target``. After an
     interrupted run (its finished work is stored) volbench exits 130, or 143 when
     SIGTERM interrupted it. A run whose labels name a product ends with the check
     against its promise (exit 1 when a figure is below it: :func:`show_run`).
     """
     if choice.dry_run:
-        return dry_run(choice, plan, writes)
-    if choice.target == DEFAULT_TARGET:  # the embedded default: volbench's own folder
+        return dry_run(choice, plan, writes, named)
+    if choice.target == DEFAULT_TARGET and not named:  # the embedded default: volbench's own
         Path(choice.target).parent.mkdir(exist_ok=True)
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
@@ -190,14 +197,14 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
         if fleet is not None:
             fleet.check_stall_policy(choice.abort_on_stall)
         with placed(fleet, choice.target, writes, reporter, choice.size, choice.destroy_data,
-                    choice.force) as place:  # fmt: skip
+                    choice.force, named) as place:  # fmt: skip
             target = place.target
             labels = settled(choice.labels, catalogue.load(), target)
             spec = (
                 plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
             )
             rounds = place.rounds(spec)
-            reporter.note(_estimate(choice, rounds.plan, target))
+            reporter.note(_estimate(choice, rounds.plan, target, named))
             outcome = execute(
                 session,
                 rounds.plan,
@@ -213,15 +220,26 @@ def run_plan(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool = 
         conclude(outcome, lambda: show_run(run, choice.fmt, caps))
 
 
-def _estimate(choice: TargetChoice, spec: PlanSpec, target: TargetInfo) -> str:
+def _estimate(
+    choice: TargetChoice, spec: PlanSpec, target: TargetInfo, named: Sequence[NamedPath] = ()
+) -> str:
     """The one line printed before a run starts: tests, duration and cost."""
-    dry = plan_preview(spec, target, choice.ioengine or "-", Path("."), texts=False)
+    files = [n.path for n in named]
+    dry = plan_preview(spec, target, choice.ioengine or "-", Path("."), texts=False, named=files)
     return estimate_line(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes))
 
 
-def dry_run(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool) -> None:
+def dry_run(
+    choice: TargetChoice,
+    plan: PlanSpec | PlanFactory,
+    writes: bool,
+    named: Sequence[NamedPath] = (),
+) -> None:
     """Show what ``plan`` would run on the target, and write nothing (no store, no
-    target, no runs folder): the first place's job files for a run on several."""
+    target, no runs folder): the first place's job files for a run on several; for a
+    job file's own files, what each would be and what a run would say of it."""
+    if named and isinstance(plan, PlanSpec):
+        return _dry_run_named(choice, plan, named)
     notes = []
     place = choice.target
     if choice.fleet() is not None:
@@ -244,3 +262,20 @@ def dry_run(choice: TargetChoice, plan: PlanSpec | PlanFactory, writes: bool) ->
     runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
     dry = plan_preview(spec, info, engine, runs_dir, (*notes, *found))
     show_dry_run(dry, choice.costs(dry.low_s, dry.high_s, info.capacity_bytes), choice.fmt)
+
+
+def _dry_run_named(choice: TargetChoice, plan: PlanSpec, named: Sequence[NamedPath]) -> None:
+    """:func:`dry_run` of a job file on the files and devices it names."""
+    notes: list[str] = []
+    infos = []
+    for one in named:
+        destroy = named_by(choice.destroy_data, one.path)
+        info, found = preview_target(one.path, one.writes, one.size_bytes or choice.size,
+                                     destroy, choice.force)  # fmt: skip
+        infos.append(NamedTarget(info, one.writes))
+        notes += found
+    target = run_target(infos)
+    engine = choice.ioengine or "-"
+    runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
+    dry = plan_preview(plan, target, engine, runs_dir, notes, named=[n.path for n in named])
+    show_dry_run(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes), choice.fmt)

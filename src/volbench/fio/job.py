@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from volbench.errors import UsageError
+from volbench.fio.job_group import group_lines
+from volbench.fio.job_group import read as read_group
 from volbench.fio.job_text import (
     JobValueError,
     check_key,
@@ -53,6 +55,9 @@ class JobFile:
     held: tuple[tuple[str, str], ...] = ()
     """Files above given as a descriptor's path (``/proc/PID/fd/N``, held by volbench
     while it runs), each with the target's own path (named in ``description=``)."""
+    files: tuple[str, ...] = ()
+    """The files a user's job file's tests may open (``Workload.job_text``), each
+    checked; empty: ``filename`` or ``targets``."""
 
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
@@ -233,6 +238,8 @@ def render(job: JobFile) -> str:
     """
     if not job.workloads:
         raise UsageError("a job file needs at least one workload")
+    if any(w.job_text is not None for w in job.workloads):
+        return _render_tests(job)
     lines = ["; written by volbench"]
     if job.held:
         lines.append("; /proc/PID/fd/N: the target volbench holds open (by hand: its path)")
@@ -277,6 +284,53 @@ def render(job: JobFile) -> str:
     return text
 
 
+def _render_tests(job: JobFile) -> str:
+    """The job file of a round of a user's job file's tests (``Workload.job_text``):
+    ``thread`` for every job (see :func:`render`) and a plan's extras, then each
+    test's jobs as kept (:func:`volbench.fio.job_group.group_lines`), on the run's
+    checked files, or once per target; volbench's per-second logs for every job that
+    names none of its own."""
+    if any(w.job_text is None for w in job.workloads):
+        raise JobValueError("a round runs the tests of a job file or volbench's, not both")
+    lines = ["; written by volbench: the tests of a job file, each job as fio reads it"]
+    if job.held:
+        lines.append("; /proc/PID/fd/N: the target volbench holds open (by hand: its path)")
+    lines += ["[global]", "thread"]
+    for key, extra in job.extra_global.items():
+        if check_key(key) not in GLOBAL_EXTRAS:
+            raise JobValueError(f"fio option {key!r} is not one a plan may add to [global]")
+        lines.append(f"{key}={check_value(key, extra)}")
+    held = dict(job.held)
+    targets = job.targets or ((job.filename,) if job.filename else ())
+    allowed = set(job.files) | {held.get(t, t) for t in targets}
+    names: set[str] = set()
+    for index, workload in enumerate(job.workloads):
+        if not _NAME.match(workload.name) or workload.name in names:
+            raise JobValueError(f"invalid or repeated test name {workload.name[:60]!r}")
+        names.add(workload.name)
+
+        def logs(place: int, name: str = workload.name) -> list[str]:
+            if job.log_dir is None:
+                return []
+            tag = job.log_tags[place] if place < len(job.log_tags) else None
+            prefix = check_value("log path", str(job.log_dir / (f"{name}@{tag}" if tag else name)),
+                                 path=True)  # fmt: skip
+            return [f"write_iops_log={prefix}", f"write_bw_log={prefix}",
+                    f"write_lat_log={prefix}", f"log_avg_msec={LOG_AVG_MSEC}"]  # fmt: skip
+
+        lines += group_lines(
+            workload.name, workload.job_text or "", targets, held, allowed.__contains__,
+            index > 0, logs,
+        )  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def logged(workload: Workload) -> bool:
+    """Whether fio writes volbench's per-second logs for ``workload`` (a job file's
+    test: some job of it names no log of its own)."""
+    return workload.job_text is None or any(j.logged for j in read_group(workload.job_text))
+
+
 def _file_lines(name: str, held: Mapping[str, str]) -> list[str]:
     """``filename=`` for one target; for a descriptor volbench holds, also the target's
     path in ``description=`` (:func:`~volbench.fio.job_text.held_description`), which
@@ -312,5 +366,8 @@ def _prove_files(text: str, job: JobFile) -> None:
 
 
 def planned_seconds(workloads: Sequence[Workload]) -> float:
-    """Planned wall time of stonewalled workloads, in seconds (sum of ramp + runtime)."""
+    """Planned wall time of stonewalled workloads, in seconds (sum of ramp + runtime);
+    a job file's tests in one fio process run at once (the longest's)."""
+    if workloads and all(w.job_text is not None for w in workloads):
+        return max(w.duration_s for w in workloads)
     return sum(w.duration_s for w in workloads)

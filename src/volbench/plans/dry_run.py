@@ -112,16 +112,19 @@ def job_texts(
     engine: str,
     runs_dir: Path,
     folders: Sequence[str] = (),
+    files: Sequence[str] = (),
 ) -> tuple[JobText, ...]:
     """The job file of each fio process (a label and its workloads), with its logs in
     a run folder under ``runs_dir`` as a real run names it (``round-NNN``, or
-    ``folders``); nothing is made."""
+    ``folders``); nothing is made. ``files``: those a job file's tests open (its own);
+    ``together``: a process's tests run at once (its time is the longest's)."""
     run_folder = new_workdir(runs_dir)
     names = list(folders) or [f"round-{n:03d}" for n in range(len(rounds))]
+    path = "" if files else target.path
     return tuple(
         JobText(
             label,
-            render(JobFile(target.path, tuple(workloads), engine, run_folder / name)),
+            render(JobFile(path, tuple(workloads), engine, run_folder / name, files=tuple(files))),
             planned_seconds(workloads),
         )
         for name, (label, workloads) in zip(names, rounds, strict=True)
@@ -135,19 +138,26 @@ def plan_preview(
     runs_dir: Path,
     notes: Sequence[str] = (),
     texts: bool = True,
+    named: Sequence[str] = (),
 ) -> DryRun:
     """The dry run of ``plan``: each test a fio process of its own, as the engine runs
-    it; an adaptive plan's later tests are chosen from results (its grid bounds them,
-    when its settings name one). ``texts`` False: the figures without the job files
-    (the estimate before a run)."""
+    it (a plan whose rounds run ``together``: each round); an adaptive plan's later
+    tests are chosen from results (its grid bounds them, when its settings name one).
+    ``texts`` False: the figures without the job files (the estimate before a run).
+    ``named``: the files a job file's tests open themselves."""
     rounds = list(plan.rounds)
     if not rounds and plan.next_round is not None:  # a search: its first tests
         rounds = [tuple(plan.next_round(()) or ())]
     tests = [w for round_ in rounds for w in round_]
+    units = (
+        [(" + ".join(w.name for w in r), tuple(r)) for r in rounds]
+        if plan.together
+        else [(w.name, (w,)) for w in tests]
+    )
     if texts:
-        files = job_texts([(w.name, (w,)) for w in tests], target, engine, runs_dir)
+        files = job_texts(units, target, engine, runs_dir, files=named)
     else:
-        files = tuple(JobText(w.name, "", w.duration_s) for w in tests)
+        files = tuple(JobText(label, "", planned_seconds(ws)) for label, ws in units)
     low = sum(f.seconds for f in files) + FIO_START_S * len(files)
     high, extra = low, []
     processes = len(files)

@@ -76,12 +76,13 @@ class PlanCourse:
         self.tests: list[TestResult] = list(done)
         self._finished = {t.name for t in done}
         self._rounds = _rounds(plan, self.tests)
+        self._together = plan.together
 
     def next_step(self) -> Step | None:
         for workloads in self._rounds:
             todo = tuple(w for w in workloads if w.name not in self._finished)
             if todo:
-                return Step(todo)
+                return Step(todo, together=self._together and len(todo) > 1)
         return None
 
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
@@ -151,7 +152,8 @@ def drive(
     """
     tests: list[TestResult] = []
     try:
-        guard = Guard(local_targets(session.store.get_run(run_id, raw=False)))
+        record = session.store.get_run(run_id, raw=False)
+        guard = Guard(local_targets(record), read_only(record))
         with Heartbeat(session.store, run_id), _releasing(session), guard.hold:
             while (step := course.next_step()) is not None:
                 if step.note:
@@ -257,10 +259,18 @@ def _releasing(session: Session) -> Iterator[None]:
 
 
 def local_targets(run: RunRecord) -> tuple[TargetInfo, ...]:
-    """The targets of ``run`` on this machine: its places' (several at once) or its own."""
+    """The targets of ``run`` on this machine: its places' (several at once), the files
+    and devices its job file names, or its own."""
     if run.settings.places:
         return tuple(p.target for p in run.settings.places if p.target and p.host is None)
+    if run.settings.named:
+        return tuple(n.target for n in run.settings.named)
     return (run.target,)
+
+
+def read_only(run: RunRecord) -> frozenset[str]:
+    """The paths of ``run``'s targets its jobs only read (a job file's)."""
+    return frozenset(n.target.path for n in run.settings.named if not n.writes)
 
 
 @dataclass(frozen=True)
@@ -275,13 +285,16 @@ class Guard:
     (:func:`~volbench.targets.hold.reach`), whatever its path names by then."""
 
     targets: tuple[TargetInfo, ...]
+    read_only: frozenset[str] = frozenset()
+    """Targets no test writes (checked as read, never held exclusively)."""
     hold: Hold = field(default_factory=Hold)
 
     def check(self, writes: bool) -> None:
         for info in self.targets:
-            check_round(info, writes)
+            written = writes and info.path not in self.read_only
+            check_round(info, written)
             identity = info.identity
-            if identity is not None and (writes or identity.kind == "file"):
+            if identity is not None and (written or identity.kind == "file"):
                 self.hold.take(identity)
                 check_same(identity)  # what the path names is still what is held
 

@@ -37,7 +37,9 @@ class PlanSpec:
     a key of its own: :attr:`volbench.model.RunSettings.options`), and its rounds.
 
     ``rounds`` run first, in order; then, for adaptive plans, ``next_round`` is
-    asked for more until it returns None.
+    asked for more until it returns None. ``together``: each round's tests run at once,
+    in one fio process (a job file's groups fio runs side by side); else each test of a
+    round is a fio process of its own (:meth:`one_test_per_round`).
     """
 
     name: str
@@ -48,6 +50,7 @@ class PlanSpec:
     budget: tuple[int, float] | None = None
     """An adaptive plan bounded by time: at most this many tests, in at most this many
     seconds of fio runtime (``run limits --budget``)."""
+    together: bool = False
 
     @property
     def planned_s(self) -> float:
@@ -60,8 +63,8 @@ class PlanSpec:
         interim documents describe one test's jobs, not every job of the plan.
         Costs one fio start per test (BENCHMARKS.md, "One fio process per test").
         An adaptive plan is asked for its next round when the tests of its
-        previous one have all run."""
-        if all(len(r) <= 1 for r in self.rounds) and self.next_round is None:
+        previous one have all run. A plan whose rounds run ``together`` keeps them."""
+        if self.together or (all(len(r) <= 1 for r in self.rounds) and self.next_round is None):
             return self
         rounds = tuple((w,) for r in self.rounds for w in r)
         inner = self.next_round

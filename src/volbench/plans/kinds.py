@@ -16,13 +16,14 @@ from types import MappingProxyType
 
 from volbench.analysis import qos_results
 from volbench.errors import UsageError
-from volbench.model import RunRecord, RunSettings
+from volbench.model import RunRecord, RunSettings, Workload
 from volbench.plans import (
     capture,
     firsttouch,
     hdtune,
     importing,
     iometer,
+    job_tests,
     limits,
     qos_capability,
     quick,
@@ -39,6 +40,9 @@ Rebuilder = Callable[[RunSettings], PlanSpec]
 
 SetupReader = Callable[[RunRecord], object]
 """A plan's own recorded options as its typed record (RecordError: they do not fit)."""
+
+Regrouper = Callable[[RunSettings], tuple[tuple[Workload, ...], ...]]
+"""A plan's rounds from its run's settings (its recorded tests in their rounds)."""
 
 
 class Resumes(StrEnum):
@@ -80,6 +84,11 @@ def _limits_again(settings: RunSettings) -> PlanSpec:
     return limits.plan(options)
 
 
+def _job_rounds(settings: RunSettings) -> tuple[tuple[Workload, ...], ...]:
+    """A job file run's rounds: its recorded tests in their recorded rounds."""
+    return job_tests.recorded_rounds(settings.options, settings.planned or ())
+
+
 @dataclass(frozen=True)
 class PlanKind:
     """A plan's row of the table."""
@@ -90,6 +99,9 @@ class PlanKind:
     rounds are all there is to resume)."""
     setup: SetupReader | None = None
     """Reads the plan's own recorded options (None: the plan records none to check)."""
+    together: Regrouper | None = None
+    """For a plan whose rounds run their tests at once (a job file's groups): its
+    rounds from its settings (None: each recorded test is a round of its own)."""
 
 
 KINDS: Mapping[str, PlanKind] = MappingProxyType(
@@ -110,6 +122,9 @@ KINDS: Mapping[str, PlanKind] = MappingProxyType(
         replay.NAME: PlanKind(setup=_section(replay.NAME, replay.ReplayOptions)),
         limits.NAME: PlanKind(
             rebuild=_limits_again, setup=_section(limits.NAME, limits.LimitsOptions)
+        ),
+        job_tests.NAME: PlanKind(
+            setup=_section(job_tests.NAME, job_tests.JobOptions), together=_job_rounds
         ),
     }
 )

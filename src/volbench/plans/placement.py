@@ -12,19 +12,21 @@ run, a PTS run and a resumed run of any plan all start here.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.fio.runner import Runner
-from volbench.model import RunSettings, TargetInfo
+from volbench.model import NamedTarget, RunSettings, TargetInfo
 from volbench.plans.execution import PlanSpec, RoundRunner
 from volbench.plans.fleet import FleetRounds
 from volbench.plans.fleet_preparation import PreparedFleet, prepare_fleet
 from volbench.plans.fleet_spec import REMOTE_ENGINE, Fleet, connected, schedule
+from volbench.plans.job_targets import NamedPath, prepare_named, run_target
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
-from volbench.plans.round import run_round
+from volbench.plans.round import LocalLaunch, run_round
 
 
 @dataclass(frozen=True)
@@ -39,22 +41,34 @@ class Rounds:
 
 @dataclass(frozen=True)
 class Placement:
-    """A run's places, checked: its target record (a fleet's: every place by label)
-    and, on several places at once, the prepared fleet."""
+    """A run's places, checked: its target record (a fleet's: every place by label),
+    on several places at once the prepared fleet, and for a job file run on the files
+    it names, each of them (``named``)."""
 
     target: TargetInfo
     fleet: PreparedFleet | None = None
+    named: tuple[NamedTarget, ...] = ()
 
     @property
     def settings(self) -> RunSettings | None:
         """What the run records of its places (None: one target, in the run's own)."""
+        if self.named:
+            return RunSettings(named=self.named)
         return self.fleet.settings if self.fleet is not None else None
+
+    @property
+    def _local(self) -> RoundRunner:
+        """A round on this machine: on its target, or on the files a job file names."""
+        if not self.named:
+            return run_round
+        files = tuple(n.target.path for n in self.named)
+        return functools.partial(run_round, launch=LocalLaunch(files=files))
 
     def rounds(self, plan: PlanSpec) -> Rounds:
         """``plan`` as the places run it (with ``--solo``: each fixed round first on each
         place alone, :func:`volbench.plans.fleet_spec.schedule`) and how its rounds run."""
         if self.fleet is None:
-            return Rounds(plan, run_round)
+            return Rounds(plan, self._local)
         plan, alone = schedule(plan, self.fleet.fleet)
         runner = FleetRounds(self.fleet.fleet, alone)
         return Rounds(plan, runner, runner.note)
@@ -62,7 +76,7 @@ class Placement:
     @property
     def round_runner(self) -> RoundRunner:
         """How the rounds of a run continued on these places run (no ``--solo``)."""
-        return run_round if self.fleet is None else FleetRounds(self.fleet.fleet)
+        return self._local if self.fleet is None else FleetRounds(self.fleet.fleet)
 
     def engine(self, runner: Runner, ioengine: str | None) -> str:
         """``ioengine``, else the best one for the first local target (fio's own
@@ -73,6 +87,7 @@ class Placement:
         if self.fleet is not None and self.fleet.fleet.remote:
             return REMOTE_ENGINE
         first = self.fleet.infos[0] if self.fleet is not None else self.target
+        first = self.named[0].target if self.named else first
         return runner.engine(Path(first.path))
 
 
@@ -85,10 +100,17 @@ def placed(
     size_bytes: int | None = None,
     destroy_data: Sequence[str] = (),
     force: bool = False,
+    named: Sequence[NamedPath] = (),
 ) -> Iterator[Placement]:
     """The run's places ready for the block: ``target`` alone on this machine when
     ``fleet`` is None, else every place of ``fleet`` (``ssh://`` hosts' tunnels open
-    until the block ends). Every check refuses in one line before anything runs."""
+    until the block ends), or, for a job file that names its own, each file and device
+    of ``named`` (:mod:`volbench.plans.job_targets`). Every check refuses in one line
+    before anything runs."""
+    if named:
+        prepared = prepare_named(named, reporter, size_bytes, destroy_data, force)
+        yield Placement(run_target(prepared), named=prepared)
+        return
     if fleet is None:
         destroy = destroy_data[0] if destroy_data else None
         yield Placement(prepare_target(target, writes, reporter, size_bytes, destroy, force))

@@ -26,6 +26,7 @@ from volbench.plans import kinds, qos_verify
 from volbench.plans.engine import local_targets, proceed, recorded_engine
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session
 from volbench.plans.fleet_preparation import stored_fleet
+from volbench.plans.job_targets import NamedPath
 from volbench.plans.kinds import Resumes
 from volbench.plans.placement import Placement, placed
 from volbench.plans.pts import driver
@@ -43,14 +44,22 @@ def resumable_plan(run: RunRecord) -> PlanSpec:
             f"run {run.id} was recorded by a volbench that did not keep its plan: "
             "it cannot be resumed (start it again)"
         )
-    rounds = tuple((workload,) for workload in planned)
+    together = kinds.kind(run.plan).together
+    rounds = together(run.settings) if together else tuple((w,) for w in planned)
     next_round = None
     if run.settings.adaptive:
         rebuild = kinds.kind(run.plan).rebuild
         if rebuild is None:
             raise UsageError(f"run {run.id}: {run.plan} runs cannot be resumed")
         next_round = rebuild(run.settings).next_round
-    return PlanSpec(run.plan, rounds, run.settings.options, run.non_compliant, next_round)
+    return PlanSpec(
+        run.plan,
+        rounds,
+        run.settings.options,
+        run.non_compliant,
+        next_round,
+        together=together is not None,
+    )
 
 
 def committed_tests(run: RunRecord) -> list[TestResult]:
@@ -143,7 +152,7 @@ def _same_volume(session: Session, record: RunRecord) -> RunRecord:
     name one (a WWID or serial, a loop device's backing file and offset): a different
     source is a different volume. The change is said now and stored with the run's end."""
     then = record.target.identity
-    if record.settings.places or then is None:
+    if record.settings.places or record.settings.named or then is None:
         raise UsageError(
             f"run {record.id}: --same-volume takes a run on one target on this machine"
         )
@@ -175,9 +184,16 @@ def _placed_again(
     """The places of ``record`` ready again, as they were (UsageError: a size changed)."""
     fleet = stored_fleet(record.settings) if record.settings.places else None
     path = record.target.path
-    with placed(fleet, path, writes, session.reporter, None, how.destroy_data, how.force) as place:
-        if place.target.capacity_bytes != record.target.capacity_bytes:
-            raise UsageError(f"{path} changed size since run {record.id} started: cannot resume")
+    named = [NamedPath(n.target.path, n.writes) for n in record.settings.named]
+    with placed(fleet, path, writes, session.reporter, None, how.destroy_data, how.force,
+                named) as place:  # fmt: skip
+        then = [n.target for n in record.settings.named] or [record.target]
+        now = [n.target for n in place.named] or [place.target]
+        for before, after in zip(then, now, strict=True):
+            if after.capacity_bytes != before.capacity_bytes:
+                raise UsageError(
+                    f"{before.path} changed size since run {record.id} started: cannot resume"
+                )
         yield place
 
 

@@ -26,7 +26,7 @@ from typing import Protocol
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import FioError, RunFailed, RunStalled, StoreError
 from volbench.fio.client import HostFailure
-from volbench.fio.job import LOG_AVG_MSEC, JobFile, planned_seconds, render
+from volbench.fio.job import LOG_AVG_MSEC, JobFile, logged, planned_seconds, render
 from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, SubprocessRunner
@@ -127,16 +127,28 @@ class OneProcess:
 
 @dataclass(frozen=True)
 class LocalLaunch(OneProcess):
-    """One fio process on this machine: the workloads on ``target``, or the job file
-    ``layout`` makes (several targets at once: :mod:`volbench.plans.fleet`)."""
+    """One fio process on this machine: the workloads on ``target``, the tests of a job
+    file on the ``files`` it names (each checked), or the job file ``layout`` makes
+    (several targets at once: :mod:`volbench.plans.fleet`)."""
 
     layout: JobLayout | None = None
     watched: bool = True
     keep_going: bool = False
+    files: tuple[str, ...] = ()
 
     @property
     def checks_logs(self) -> bool:
         return self.layout is None  # several targets: logs are named TEST@N
+
+    def _job(self, target: TargetInfo, workloads: tuple[Workload, ...], ioengine: str,
+             folder: Path) -> JobFile:  # fmt: skip
+        """The job file of ``workloads`` with its logs in ``folder``: the targets as fio
+        reaches them, the checked files themselves (:func:`volbench.targets.hold.reach`)."""
+        if self.files:
+            return JobFile("", workloads, ioengine, folder, held=reached(self.files),
+                           files=self.files)  # fmt: skip
+        path, held = reach(target.path), reached((target.path,))
+        return JobFile(path, workloads, ioengine, folder, held=held)
 
     def start(
         self,
@@ -148,13 +160,14 @@ class LocalLaunch(OneProcess):
     ) -> Launched:
         (process,) = processes
         folder = process.folder
-        path, held = reach(target.path), reached((target.path,))  # the checked file itself
-        job = self.layout(folder) if self.layout else JobFile(
-            path, process.workloads, ioengine, folder, held=held
-        )  # fmt: skip
+        job = (
+            self.layout(folder)
+            if self.layout
+            else self._job(target, process.workloads, ioengine, folder)
+        )
         if session.upcoming and not self.layout and isinstance(session.runner, SubprocessRunner):
             after = folder.with_name(f"round-{int(folder.name[6:]) + 1:03d}")  # round-NNN
-            upcoming = JobFile(path, session.upcoming, ioengine, after, held=held)
+            upcoming = self._job(target, session.upcoming, ioengine, after)
             session.runner.follow_with(
                 render(upcoming), after, not session.upcoming_guessed, session.upcoming_check
             )
@@ -247,7 +260,9 @@ def run_round(
         tests += done.tests
         cut |= done.cut
         if launch.checks_logs and isinstance(session.runner, SubprocessRunner):
-            _check_logs(session, round_no, process.folder, done.tests)
+            ours = {w.name for w in process.workloads if logged(w)}
+            logged_tests = [t for t in done.tests if t.name in ours]
+            _check_logs(session, round_no, process.folder, logged_tests)
         if not raw.interrupted and not launched.failures:
             problems += _failures(process, raw, done.failed)
     if unsaved and not tests:

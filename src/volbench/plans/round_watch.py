@@ -143,7 +143,8 @@ class RoundWatch:
 
 def watch_for(target: TargetInfo) -> RoundWatch | None:
     """A watch of a round on ``target``; None when watching is off or the run is on
-    several places at once."""
-    if not enabled() or target.kind not in ("file", "block"):
+    several places at once. The files and devices a job file names (kind ``files``) are
+    all on this machine: its host is sampled, no device."""
+    if not enabled() or target.kind not in ("file", "block", "files"):
         return None
     return RoundWatch(target)
