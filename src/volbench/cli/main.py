@@ -57,6 +57,10 @@ RUN_COMMANDS = {
         "volbench.cli.workload:replay_command",
         "Replay a captured workload on a target: the exact trace...",
     ),
+    "recipe": (
+        "volbench.cli.recipe:command",
+        "The clouds' own fio benchmark recipes: --list, NAME, or...",
+    ),
 }
 """``volbench run PLAN``: plan -> (its command, its help line)."""
 
