@@ -65,6 +65,10 @@ RUN_COMMANDS = {
         "volbench.cli.job:command",
         "Run your own fio job files as fio would: each group of...",
     ),
+    "recipe": (
+        "volbench.cli.recipe:command",
+        "The clouds' own fio benchmark recipes: --list, NAME, or...",
+    ),
 }
 """``volbench run PLAN``: plan -> (its command, its help line)."""
 

@@ -1,0 +1,364 @@
+"""``volbench run recipe``: the clouds' own published fio benchmark recipes.
+
+``--list`` lists them (cloud, page title, the day its text was read, steps); NAME
+alone shows one: its page, targets, each step's command as the page gives it, the
+figure it reports and the figures the page expects; ``--dry-run --target PATH``
+prints the fio job file of each step (:mod:`volbench.recipes.jobs`), the page's
+target replaced by PATH, scaled down with ``--scale`` for a rehearsal.
+
+Running a recipe is not done here: volbench's plan engine writes its own options into
+every job (``thread``, ``norandommap``, ``offset=0`` ...), which a vendor's recipe
+does not have, and it cannot express several jobs of a step with options of their
+own (AWS's mixed job file, Azure's reader and writer). The job files print exactly
+what the page gives fio; run each with fio.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import click
+
+from volbench.cli import console
+from volbench.cli.options import Converted, format_option
+from volbench.errors import UsageError
+from volbench.recipes import jobs, loader
+from volbench.recipes.model import Recipe, Step
+from volbench.report.sheet import Column, Sheet
+
+SCALE = Converted("fraction", jobs.parse_scale)
+DRY_RUN_SCHEMA = "volbench.recipe_dry_run/1"
+LIST_SCHEMA = "volbench.recipes/1"
+
+
+@click.command("recipe")
+@click.argument("name", required=False)
+@click.option(
+    "--list", "list_", is_flag=True, help="List the recipes: cloud, page title, day read, steps."
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the fio job file of each step for --target; run nothing, write nothing.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="PATH|NAME=PATH",
+    help="The device, file or folder in place of the page's (NAME=PATH for a recipe with"
+    " several targets, as NAME alone shows them). Never the page's own path.",
+)
+@click.option(
+    "--scale",
+    type=SCALE,
+    default="1",
+    metavar="FRACTION",
+    help="A rehearsal: sizes and runtimes times FRACTION (0 < FRACTION <= 1, e.g. 0.01),"
+    " every other option as the page gives it; each job file says it was scaled.",
+)
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="OPTION=VALUE",
+    help="A value the page says to change (gcp-pd-raw: filesize=SIZE, the disk's size);"
+    " any other option is refused.",
+)
+@click.option(
+    "--step",
+    "only",
+    multiple=True,
+    metavar="STEP",
+    help="Only this step (repeat for more): its job file alone is one fio can run.",
+)
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A recipe file of your own (YAML, the schema of the built-in ones), listed and"
+    " chosen like them.",
+)
+@format_option
+def command(
+    name: str | None,
+    list_: bool,
+    dry_run: bool,
+    targets: tuple[str, ...],
+    scale: Fraction,
+    settings: tuple[str, ...],
+    only: tuple[str, ...],
+    files: tuple[Path, ...],
+    fmt: str,
+) -> None:
+    """The clouds' own fio benchmark recipes: --list, NAME, or NAME --dry-run --target PATH.
+
+    Each recipe is one vendor page's procedure (AWS, Azure, Google Cloud, Alibaba Cloud,
+    Tencent Cloud, OCI): its commands copied as the page gives them, with the page's
+    title, address and the day it was read. --dry-run prints the fio job file of each
+    step, the page's target replaced by --target and nothing else changed but what
+    --scale and --set say (written in each file's comments). volbench does not run
+    them itself: run each job file with fio."""
+    recipes = loader.load(files)
+    if list_:
+        if name is not None or dry_run:
+            raise UsageError("--list lists every recipe: give it without NAME or --dry-run")
+        console.show(list_sheet(recipes), fmt)
+        return
+    if name is None:
+        raise UsageError("give a recipe NAME, or --list to see them (volbench run recipe --list)")
+    recipe = loader.find(recipes, name)
+    if not dry_run:
+        if targets or settings or only or scale != 1:
+            raise UsageError(
+                "volbench does not run a recipe itself: add --dry-run to print its job files,"
+                " then run each with fio"
+            )
+        show_recipe(recipe, fmt)
+        return
+    bound = jobs.bind_targets(recipe, targets)
+    check_target_kinds(recipe, bound)
+    rendering = jobs.render(recipe, bound, scale, jobs.check_settings(recipe, settings), only)
+    show_dry_run(rendering, fmt)
+
+
+def list_sheet(recipes: Sequence[Recipe]) -> Sheet:
+    """The ``--list`` table: one row a recipe."""
+    rows = [
+        {
+            "recipe": r.id,
+            "cloud": r.cloud,
+            "title": r.page.title,
+            "read": r.page.read,
+            "steps": steps_text(r),
+            "url": r.page.url,
+            "origin": r.origin,
+        }
+        for r in recipes
+    ]
+    columns = (
+        Column("recipe", "recipe"),
+        Column("cloud", "cloud"),
+        Column("title", "page"),
+        Column("read", "read"),
+        Column("steps", "steps"),
+    )
+    document = {"schema": LIST_SCHEMA, "recipes": [recipe_document(r) for r in recipes]}
+    notes = (
+        "volbench run recipe NAME: the page's address and commands;"
+        " NAME --dry-run --target PATH: the job files",
+    )
+    return Sheet("Cloud benchmark recipes", columns, tuple(rows), document, notes)
+
+
+def steps_text(recipe: Recipe) -> str:
+    """``1 prepare + 9 measure``."""
+    kinds = [s.kind for s in recipe.steps]
+    parts = [f"{kinds.count(k)} {k}" for k in ("prepare", "measure") if k in kinds]
+    return " + ".join(parts)
+
+
+def recipe_document(recipe: Recipe) -> dict[str, Any]:
+    """A recipe as JSON: where it comes from, its targets and steps."""
+    return {
+        "id": recipe.id,
+        "cloud": recipe.cloud,
+        "origin": recipe.origin,
+        "summary": recipe.summary,
+        "pages": [
+            {
+                "key": p.key,
+                "title": p.title,
+                "url": p.url,
+                "read": p.read,
+                "page_date": p.page_date,
+                "text_from": p.text_from,
+            }
+            for p in (recipe.page, *recipe.sources)
+        ],
+        "targets": [
+            {
+                "name": t.name,
+                "kind": t.kind,
+                "page_values": list(t.page_values),
+                "optional": t.optional,
+                "what": t.what,
+            }
+            for t in recipe.targets
+        ],
+        "adjust": [{"option": a.option, "quote": a.quote} for a in recipe.adjust],
+        "steps": [step_document(s) for s in recipe.steps],
+        "omitted": [{"what": o.what, "source": o.source, "why": o.why} for o in recipe.omitted],
+        "notes": list(recipe.notes),
+    }
+
+
+def step_document(step: Step) -> dict[str, Any]:
+    return {
+        "id": step.id,
+        "kind": step.kind,
+        "page": step.page,
+        "when": step.when,
+        "quote": step.quote,
+        "source": [{"file": b.file, "text": b.text} for b in step.source],
+        "reports": step.reports,
+        "expects": [
+            {
+                "what": e.what,
+                "value": e.value,
+                "unit": e.unit,
+                "at_least": e.at_least,
+                "quote": e.quote,
+                "condition": e.condition,
+            }
+            for e in step.expects
+        ],
+        "fio": [{"section": s.name, "options": [o.text for o in s.options]} for s in step.sections],
+        "fio_args": [f"--{o.text}" for o in step.args],
+    }
+
+
+def show_recipe(recipe: Recipe, fmt: str) -> None:
+    """NAME alone: the recipe as a reader checks it against its page."""
+    if fmt == "json":
+        sys.stdout.write(json.dumps(recipe_document(recipe), indent=2, ensure_ascii=False) + "\n")
+        return
+    if fmt != "table":
+        raise UsageError("a recipe is shown as a table or as json (--format json)")
+    lines = [f"{recipe.id}: {recipe.cloud}, {recipe.summary}", ""]
+    for page in (recipe.page, *recipe.sources):
+        lines += [
+            f'"{page.title}" {page.url}',
+            f"  read {page.read}; page date: {page.page_date}",
+            f"  text from: {page.text_from}",
+        ]
+    lines += ["", "targets (--target NAME=PATH, or --target PATH for one):"]
+    for target in recipe.targets:
+        optional = ", optional" if target.optional else ""
+        shown_values = " or ".join(target.page_values)
+        lines.append(f"  {target.name} ({target.kind}{optional}; the page's {shown_values}):")
+        lines.append(f"    {target.what}")
+    for item in recipe.adjust:
+        lines.append(f"--set {item.option}=VALUE, as the page says: {item.quote}")
+    for number, step in enumerate(recipe.steps, 1):
+        page = recipe.page_of(step)
+        when = f"; {step.when}" if step.when else ""
+        lines += ["", f"{number}. {step.id} ({step.kind}{when})"]
+        if page is not recipe.page:
+            lines.append(f'   from "{page.title}"')
+        lines.append(f'   the page: "{step.quote}"')
+        for block in step.source:
+            label = f"   {block.file}:" if block.file else "   $"
+            text_lines = block.text.splitlines()
+            if block.file:
+                lines.append(label)
+                lines += [f"     {line}" for line in text_lines]
+            else:
+                lines += [f"{label} {text_lines[0]}", *(f"     {line}" for line in text_lines[1:])]
+        if not step.source:
+            lines.append("   (the page gives no fio command for it)")
+        lines.append(f"   reports: {step.reports}")
+        for expected in step.expects:
+            floor = "at least " if expected.at_least else ""
+            lines.append(
+                f"   the page expects {floor}{expected.value:,.0f} {expected.unit}"
+                f' ({expected.what}, {expected.condition}): "{expected.quote}"'
+            )
+    if recipe.omitted:
+        lines += ["", "not in the recipe:"]
+        lines += [f"  {o.what}: {o.why}" for o in recipe.omitted]
+    if recipe.notes:
+        lines += ["", "notes:"]
+        lines += [f"  {note}" for note in recipe.notes]
+    lines += ["", f"its job files: volbench run recipe {recipe.id} --dry-run --target PATH"]
+    for line in lines:
+        console.stdout.print(line)
+
+
+def check_target_kinds(recipe: Recipe, bound: Mapping[str, str]) -> None:
+    """A target that exists must be of its kind: a folder for a folder target, a file or
+    block device for the others (a file may stand in for a device in a rehearsal)."""
+    for target in recipe.targets:
+        path = bound.get(target.name)
+        if path is None or not Path(path).exists():
+            continue
+        is_dir = Path(path).is_dir()
+        if target.kind == "directory" and not is_dir:
+            raise UsageError(f"--target {target.name} {path!r} is not a folder: give a folder")
+        if target.kind != "directory" and is_dir:
+            raise UsageError(
+                f"--target {target.name} {path!r} is a folder: give a {target.kind}"
+                " (a file may stand in for a device)"
+            )
+
+
+def dry_run_document(rendering: jobs.Rendering) -> dict[str, Any]:
+    """The JSON form of a dry run (schema ``volbench.recipe_dry_run/1``)."""
+    recipe = rendering.recipe
+    return {
+        "schema": DRY_RUN_SCHEMA,
+        "recipe": recipe.id,
+        "cloud": recipe.cloud,
+        "page": {"title": recipe.page.title, "url": recipe.page.url, "read": recipe.page.read},
+        "targets": dict(rendering.targets),
+        "scale": float(rendering.scale),
+        "scaled": rendering.scaled,
+        "settings": dict(rendering.settings),
+        "steps": [
+            {
+                "id": job.step.id,
+                "kind": job.step.kind,
+                "reports": job.step.reports,
+                "job_file": job.text,
+                "fio_args": list(job.fio_args),
+                "changes": list(job.changes),
+                "writes": job.writes,
+                "instructions": None if job.text is not None else job.step.quote,
+            }
+            for job in rendering.steps
+        ],
+        "left_out": list(rendering.left_out),
+    }
+
+
+def show_dry_run(rendering: jobs.Rendering, fmt: str) -> None:
+    """Print the job files (every line that is not fio's a ``;`` comment), or their JSON."""
+    if fmt == "json":
+        document = dry_run_document(rendering)
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
+    if fmt != "table":
+        raise UsageError("a dry run is printed as job files or as json (--format json)")
+    out = console.stdout
+    count = len(rendering.steps)
+    for number, job in enumerate(rendering.steps, 1):
+        out.print(f"; ===== step {number} of {count}: {job.step.id} ({job.step.kind}) =====")
+        if job.text is None:
+            when = f" ({job.step.when})" if job.step.when else ""
+            out.print(f"; no fio command on the page{when}: {job.step.quote}")
+            out.print(f"; {job.step.reports}")
+        else:
+            out.print(job.text.rstrip("\n"))
+        out.print("")
+    recipe = rendering.recipe
+    summary = [f"dry run of recipe {recipe.id} ({recipe.cloud}): nothing was run or written"]
+    if rendering.scaled:
+        summary.append(
+            f"a rehearsal: sizes and runtimes x {float(rendering.scale):g}, not the page's figures"
+        )
+    writing = [job.step.id for job in rendering.steps if job.writes]
+    if writing:
+        summary.append(
+            "these steps write (a device or file given as their target loses what it holds):"
+            f" {', '.join(writing)}"
+        )
+    summary += list(rendering.left_out)
+    summary.append("run each step's job file with fio (--step STEP prints one alone)")
+    for line in summary:
+        out.print(f"; {line}")
