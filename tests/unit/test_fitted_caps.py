@@ -232,3 +232,12 @@ def test_a_test_fio_held_to_its_own_rate_says_so() -> None:
     (found,) = run_verdicts([FactsOfTest(0, rest, ("randread", 4096), rate=(1.0, None))])
     assert found.verdict.limit is Limit.RATE_LIMITER
     assert "fio's own rate option (rate_iops, rate)'s cap of 1 IOPS" in found.verdict.evidence[0]
+
+
+def test_a_test_with_no_io_beside_deeper_ones_is_a_stall_not_a_crash() -> None:
+    """0 IOPS (a hostile or broken output) beside deeper tests that did I/O: the stall
+    rule, and no rule after it divides by the zero."""
+    dead = dataclasses.replace(_test("read-4k-qd1", "read", 4, 1, 1.0, 0.2), iops=0.0)
+    deeper = _test("read-4k-qd16", "read", 4, 16, 900)
+    found = verdict(dead, Context(neighbours=(deeper,)))
+    assert found.limit is Limit.STALL

@@ -265,6 +265,8 @@ def _queue(test: MeasuredTest, ctx: Context) -> list[str]:
             f"1 I/O in flight at a time: IOPS = 1 / latency ({_us(test.lat_mean_ns)} ->"
             f" {test.iops:,.0f}); this test measures latency, more queue depth raises IOPS"
         )
+    if test.iops <= 0:
+        return found  # nothing completed: rule :func:`_stall`
     deeper = [n for n in ctx.neighbours if n.outstanding > test.outstanding]
     after = dict(ctx.after_bursts)  # a burst raised the average, not the queue
     better = [
@@ -295,7 +297,7 @@ def _device(test: MeasuredTest, ctx: Context) -> list[str]:
         return []
     base = min(shallower, key=lambda n: n.outstanding)
     rise = test.lat_mean_ns / (base.lat_mean_ns or 1)
-    if rise <= 1 or test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
+    if rise <= 1 or base.iops <= 0 or test.iops <= (1 + scaling.SAME_IOPS_TOLERANCE) * base.iops:
         return []
     return [
         f"the device was busy {busy:.0f}% of the time; from {base.label} to {test.label}"
