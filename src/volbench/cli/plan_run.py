@@ -27,7 +27,7 @@ from volbench.cli.options import (
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.session import conclude, fio_session
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
-from volbench.model import NamedTarget, TargetInfo
+from volbench.model import NamedTarget, RunRecord, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.dry_run import (
     choose_engine,
@@ -170,6 +170,7 @@ def run_plan(
     plan: PlanSpec | PlanFactory,
     writes: bool = True,
     named: Sequence[NamedPath] = (),
+    after: Callable[[RunRecord], None] | None = None,
 ) -> None:
     """Prepare the target, run ``plan`` with live progress, print its sheet.
 
@@ -179,6 +180,8 @@ def run_plan(
     interrupted run (its finished work is stored) volbench exits 130, or 143 when
     SIGTERM interrupted it. A run whose labels name a product ends with the check
     against its promise (exit 1 when a figure is below it: :func:`show_run`).
+    ``after``: what the command adds below the run's sheet (and the check's), given
+    the stored run.
     """
     if choice.dry_run:
         return dry_run(choice, plan, writes, named)
@@ -217,7 +220,15 @@ def run_plan(
             )
         run = session.store.get_run(str(outcome.run_id))
         caps = caps_of(session.store, run)
-        conclude(outcome, lambda: show_run(run, choice.fmt, caps))
+
+        def show() -> None:
+            try:
+                show_run(run, choice.fmt, caps)
+            finally:
+                if after is not None:
+                    after(run)
+
+        conclude(outcome, show)
 
 
 def _estimate(

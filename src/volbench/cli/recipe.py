@@ -6,17 +6,21 @@ figure it reports and the figures the page expects; ``--dry-run --target PATH``
 prints the fio job file of each step (:mod:`volbench.recipes.jobs`), the page's
 target replaced by PATH, scaled down with ``--scale`` for a rehearsal.
 
-Running a recipe is not done here: volbench's plan engine writes its own options into
-every job (``thread``, ``norandommap``, ``offset=0`` ...), which a vendor's recipe
-does not have, and it cannot express several jobs of a step with options of their
-own (AWS's mixed job file, Azure's reader and writer). The job files print exactly
-what the page gives fio; run each with fio.
+Without ``--dry-run``, ``--target`` runs the recipe: each step's job file is written as
+``--dry-run`` prints it and all of them run through ``volbench run job``'s engine
+(:func:`run_recipe`): safety checks, the store, resume, host samples, stall watch,
+the report and, with ``--product``, the promise check. The run's labels name the
+recipe and its scale (``recipe=NAME``, ``recipe_scale=F``), its ``recipe`` settings
+its page and each step's job file and tests (:mod:`volbench.recipes.running`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -25,9 +29,22 @@ from typing import Any
 import click
 
 from volbench.cli import console
-from volbench.cli.options import Converted, format_option
+from volbench.cli.check import promise_options
+from volbench.cli.dry_run import checked_cost_options
+from volbench.cli.options import (
+    Converted,
+    db_option,
+    format_option,
+    label_option,
+    runs_dir_option,
+    stall_options,
+    write_options,
+)
+from volbench.cli.plan_run import TargetChoice, run_plan
 from volbench.errors import UsageError
-from volbench.recipes import jobs, loader
+from volbench.model import RunRecord
+from volbench.plans import job_tests
+from volbench.recipes import jobs, loader, running
 from volbench.recipes.model import Recipe, Step
 from volbench.report.sheet import Column, Sheet
 
@@ -86,6 +103,13 @@ LIST_SCHEMA = "volbench.recipes/1"
     " chosen like them.",
 )
 @format_option
+@label_option
+@write_options
+@runs_dir_option
+@db_option
+@stall_options
+@checked_cost_options
+@promise_options
 def command(
     name: str | None,
     list_: bool,
@@ -96,15 +120,19 @@ def command(
     only: tuple[str, ...],
     files: tuple[Path, ...],
     fmt: str,
+    **run_options: Any,
 ) -> None:
-    """The clouds' own fio benchmark recipes: --list, NAME, or NAME --dry-run --target PATH.
+    """The clouds' own fio benchmark recipes: --list, NAME, NAME --dry-run --target PATH,
+    or NAME --target PATH to run it.
 
     Each recipe is one vendor page's procedure (AWS, Azure, Google Cloud, Alibaba Cloud,
     Tencent Cloud, OCI): its commands copied as the page gives them, with the page's
     title, address and the day it was read. --dry-run prints the fio job file of each
     step, the page's target replaced by --target and nothing else changed but what
-    --scale and --set say (written in each file's comments). volbench does not run
-    them itself: run each job file with fio."""
+    --scale and --set say (written in each file's comments). Without --dry-run the job
+    files run as `volbench run job` runs them (safety checks, store, resume, report;
+    --product checks the run against the product's promise), each step in the recipe's
+    order, and the run ends with the figures the page expects beside those measured."""
     recipes = loader.load(files)
     if list_:
         if name is not None or dry_run:
@@ -114,18 +142,77 @@ def command(
     if name is None:
         raise UsageError("give a recipe NAME, or --list to see them (volbench run recipe --list)")
     recipe = loader.find(recipes, name)
-    if not dry_run:
-        if targets or settings or only or scale != 1:
+    if not dry_run and not targets:
+        if settings or only or scale != 1:
             raise UsageError(
-                "volbench does not run a recipe itself: add --dry-run to print its job files,"
-                " then run each with fio"
+                f"give --target PATH to run {recipe.id}, or --dry-run --target PATH to print"
+                " its job files"
             )
         show_recipe(recipe, fmt)
         return
     bound = jobs.bind_targets(recipe, targets)
     check_target_kinds(recipe, bound)
     rendering = jobs.render(recipe, bound, scale, jobs.check_settings(recipe, settings), only)
-    show_dry_run(rendering, fmt)
+    if dry_run:
+        show_dry_run(rendering, fmt)
+        return
+    run_recipe(rendering, choice_of(run_options, fmt))
+
+
+def choice_of(options: Mapping[str, Any], fmt: str) -> TargetChoice:
+    """The run's options as every plan takes them (the recipe's job files name its
+    targets, so ``target`` is never used)."""
+    return TargetChoice(
+        target="",
+        size=None,
+        ioengine=None,
+        labels=tuple(options["labels"]),
+        destroy_data=tuple(options["destroy_data"]),
+        force=bool(options["force"]),
+        runs_dir=options["runs_dir"],
+        cache="direct",
+        replay=None,
+        db=options["db"],
+        fmt=fmt,
+        stall_seconds=float(options["stall_seconds"]),
+        abort_on_stall=bool(options["abort_on_stall"]),
+        product=options["product"],
+        hourly_cost=options["hourly_cost"],
+    )
+
+
+def run_recipe(rendering: jobs.Rendering, choice: TargetChoice) -> None:
+    """Write each step's job file (:func:`running.write_jobs`) and run them all as one
+    ``job`` plan (:func:`job_tests.plan`, :func:`run_plan`), the run labelled with the
+    recipe and its scale, then print the page's expected figures beside those measured."""
+    own = {key for key, _ in choice.labels}
+    clash = own & {running.RECIPE, running.SCALE}
+    if clash:
+        raise UsageError(f"--label {sorted(clash)[0]}: volbench sets it to the recipe's own")
+    with tempfile.TemporaryDirectory(prefix="volbench-recipe-") as folder:
+        written = running.write_jobs(rendering, Path(folder))
+        if not written.steps:
+            raise UsageError(
+                f"{rendering.recipe.id}: none of these steps has an fio command to run"
+            )
+        paths = tuple(path for _, path in written.steps)
+        made = job_tests.plan(paths, job_tests.cwd(), os.environ)
+    section = running.settings(rendering, written, made.sources)
+    spec = dataclasses.replace(made.spec, options={**made.spec.options, running.RECIPE: section})
+    choice = dataclasses.replace(
+        choice, ioengine=made.engines, labels=(*choice.labels, *running.labels(rendering))
+    )
+    for note in written.notes:
+        console.stderr.print(note, markup=False, highlight=False)
+
+    def after(run: RunRecord) -> None:
+        if choice.fmt != "table":
+            return
+        stored = run.settings.options.get(running.RECIPE, section)
+        for line in running.comparison_lines(stored, run.results):
+            console.stdout.print(line, markup=False, highlight=False)
+
+    run_plan(choice, spec, made.writes, made.named, after)
 
 
 def list_sheet(recipes: Sequence[Recipe]) -> Sheet:

@@ -72,6 +72,8 @@ class JobPlan:
     spec: PlanSpec
     named: tuple[NamedPath, ...]
     engines: str
+    sources: tuple[tuple[str, int], ...] = ()
+    """Each test's name and the place of its job file in the list given (0: the first)."""
 
     @property
     def writes(self) -> bool:
@@ -204,7 +206,8 @@ def plan(
     if named:
         _fio_opens(tests, tuple(n.path for n in named), cwd, env)
     engines = sorted({str(j.effective().get("ioengine") or DEFAULT_ENGINE) for j in every})
-    return JobPlan(spec, tuple(named), ",".join(engines))
+    sources = tuple((g.name, g.jobs[0].section.file) for g in made)
+    return JobPlan(spec, tuple(named), ",".join(engines), sources)
 
 
 def _check_replaced(job: Job, replaced: bool, remote: bool) -> None:
