@@ -67,7 +67,7 @@ RUN_COMMANDS = {
     ),
     "recipe": (
         "volbench.cli.recipe:command",
-        "The clouds' own fio benchmark recipes: --list, NAME, or...",
+        "The clouds' own fio benchmark recipes: --list, NAME, NAME...",
     ),
 }
 """``volbench run PLAN``: plan -> (its command, its help line)."""
