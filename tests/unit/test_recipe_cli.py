@@ -37,9 +37,9 @@ def test_a_recipe_alone_shows_its_page_and_commands() -> None:
         in result.output
     )
     assert "--ioengine=psync --name fio_test_file" in result.output
-    refused = CliRunner().invoke(cli, ["run", "recipe", "aws-ebs-ssd", "--target", "/mnt/x"])
+    refused = CliRunner().invoke(cli, ["run", "recipe", "aws-ebs-ssd", "--step", "random-read-16k"])
     assert isinstance(refused.exception, UsageError)
-    assert "add --dry-run" in str(refused.exception)
+    assert "give --target PATH to run aws-ebs-ssd" in str(refused.exception)
 
 
 def test_dry_run_prints_a_job_file_fio_reads_as_the_page_says(tmp_path: Path) -> None:
