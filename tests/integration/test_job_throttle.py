@@ -25,11 +25,11 @@ import pytest
 from cli_harness import Volbench, cgroup_prefix, finish, fio_json
 from test_cli_kill import fio_processes, wait_for
 
+from blkio import throttled_group
 from measured import record
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 CAP_IOPS = 400
 Loop = Callable[..., str]
 
@@ -94,20 +94,9 @@ def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
     """A 64 MiB loop device and this test's cgroup capping its reads and its writes at
     400 IOPS each; the cgroup is removed once its processes have ended."""
-    if not (BLKIO / "blkio.throttle.read_iops_device").exists():
-        pytest.skip("blkio cgroup v1 throttling is not available")
     device = loop_device(64)
-    rdev = os.stat(device).st_rdev
-    group = BLKIO / f"volbench-job-{os.getpid()}"
-    group.mkdir()
-    try:
-        rule = f"{os.major(rdev)}:{os.minor(rdev)} {CAP_IOPS}"
-        (group / "blkio.throttle.read_iops_device").write_text(rule)
-        (group / "blkio.throttle.write_iops_device").write_text(rule)
+    with throttled_group(device, "job", CAP_IOPS) as group:
         yield device, group
-    finally:
-        wait_for(lambda: not (group / "cgroup.procs").read_text().strip(), 30)
-        group.rmdir()
 
 
 def _by_group(document: dict[str, Any]) -> dict[tuple[int, str], float]:

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from cli_harness import Volbench, in_cgroup
 
+from blkio import throttled_group
 from measured import record
 from volbench.lab.draws import misfits
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 Loop = Callable[..., str]
 CAP_IOPS = 500
 
@@ -49,19 +49,9 @@ def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
     """A 64 MiB loop device and a ``volbench-`` cgroup capping it at 500 read and
     write IOPS; the cgroup is removed afterwards (its processes have ended)."""
-    if not (BLKIO / "blkio.throttle.read_iops_device").exists():
-        pytest.skip("blkio cgroup v1 throttling is not available")
     device = loop_device(64)
-    rdev = os.stat(device).st_rdev
-    group = BLKIO / f"volbench-throttle-{os.getpid()}"
-    group.mkdir()
-    try:
-        rule = f"{os.major(rdev)}:{os.minor(rdev)} {CAP_IOPS}"
-        (group / "blkio.throttle.read_iops_device").write_text(rule)
-        (group / "blkio.throttle.write_iops_device").write_text(rule)
+    with throttled_group(device, "throttle", CAP_IOPS) as group:
         yield device, group
-    finally:
-        group.rmdir()
 
 
 def _sweep_in(volbench: Volbench, group: Path, device: str, *options: str) -> str:
