@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from volbench.errors import UsageError
 from volbench.fio.job_text import escape_filename, read_job, value_problem
@@ -49,6 +50,12 @@ class StepJob:
     writes: bool = False
     """The step writes to its target: whatever it holds is lost."""
 
+    def document(self) -> dict[str, Any]:
+        """What a dry run and a run's settings both say of the step: its id, kind, the
+        figure it reports and its job file (None: the page gives no fio command)."""
+        step = self.step
+        return {"id": step.id, "kind": step.kind, "reports": step.reports, "job_file": self.text}
+
 
 @dataclass(frozen=True)
 class Rendering:
@@ -68,6 +75,11 @@ class Rendering:
     @property
     def scaled(self) -> bool:
         return self.scale != 1
+
+    def page_document(self) -> dict[str, str]:
+        """The recipe's page: its title, address and the day its text was read."""
+        page = self.recipe.page
+        return {"title": page.title, "url": page.url, "read": page.read}
 
 
 def bind_targets(recipe: Recipe, given: Sequence[str]) -> dict[str, str]:

@@ -79,21 +79,17 @@ def settings(
     day it was read), the scale and settings, and each step run with its job file and
     tests (``sources``: each test's name and the place of its job file in ``written``)."""
     recipe = rendering.recipe
-    page = recipe.page
     return {
         "id": recipe.id,
         "cloud": recipe.cloud,
-        "page": {"title": page.title, "url": page.url, "read": page.read},
+        "page": rendering.page_document(),
         "scale": scale_text(rendering),
         "rehearsal": rendering.scaled,
         "targets": dict(rendering.targets),
         "settings": dict(rendering.settings),
         "steps": [
             {
-                "id": job.step.id,
-                "kind": job.step.kind,
-                "reports": job.step.reports,
-                "job_file": job.text,
+                **job.document(),
                 "tests": [name for name, place in sources if place == number],
                 "expects": [
                     {"what": e.what, "value": e.value, "unit": e.unit, "at_least": e.at_least}
