@@ -144,8 +144,16 @@ def main() -> None:
         "--cache", default=None, help="A folder with the lab's kernels/ and images/ to reuse."
     )
     parser.add_argument("--volumes", action="store_true", help="Also the three volumes.")
+    parser.add_argument(
+        "--shapes",
+        default=",".join(draws.SHAPES),
+        help="The shapes drawn in turn, comma-separated (default: all of volbench.lab.draws).",
+    )
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else time.time_ns() % 1_000_000
+    shapes = [s.strip() for s in args.shapes.split(",")]
+    if unknown := set(shapes) - set(draws.SHAPES):
+        parser.error(f"unknown shapes {sorted(unknown)}: choose from {', '.join(draws.SHAPES)}")
     home = Path(tempfile.mkdtemp(prefix="volbench-bench-limits-"))
     home.chmod(0o755)  # the lab's folder must sit where every user may enter
     lab = home / "lab"
@@ -172,7 +180,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         right = 0
         for index in range(args.draws):
-            shape = draws.SHAPES[index % len(draws.SHAPES)]
+            shape = shapes[index % len(shapes)]
             drawn = draws.draw_limits(shape, rng, top, DEEP_SHARE * mbps)
             volbench(env, "lab", "limit", NAME)
             changed = volbench(env, "lab", "limit", NAME, *drawn.options)

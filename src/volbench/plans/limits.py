@@ -36,6 +36,16 @@ of its own, chosen one at a time from what the earlier ones measured:
    direction bursts from a bucket of its own: two budgets) and, where both directions
    met a bytes cap, at the first size both ran at it (one MB/s budget or two).
 
+On a volume that bursts, every test of 1 to 4 runs right after a drain in the same fio
+process (``drain-3s-read-4k-qd4``: 4 KiB at QD 32 in the test's direction, the burst
+probe's workload, :func:`lead_in`). The bucket refills whenever the volume does less
+than its baseline: between two fio processes (0.3 s on this machine, two seconds or
+more on a lab guest, whose fio starts slowly), and through a test held below the
+baseline (QD 1, large requests under a MB/s cap). A test's own 1 s ramp does not
+always spend that at a shallow queue, and QEMU's bucket then lifted a 1 s test above
+its baseline (979 IOPS at QD 1 under a baseline of 330, BENCHMARKS.md); the drain
+spends it at the ceiling, and the test starts on an empty bucket.
+
 The budget (``--budget``) bounds the plan: each test takes ``runtime + ramp``; a test
 that would not fit is not run, and the model says what stayed open.
 
@@ -56,6 +66,7 @@ from volbench.analysis.burst_refill import probe_seconds, rest_seconds
 from volbench.analysis.burst_series import Burst, burst_from_samples
 from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit, settled
 from volbench.errors import UsageError
+from volbench.fio.job import planned_seconds
 from volbench.model import RW, TestResult, Workload
 from volbench.plans.execution import PlanSpec
 from volbench.records import json_object
@@ -83,6 +94,10 @@ PROBED = ("read", "write", "mix", "burst")
 """The tests that are probes of the ladders and the fit (:func:`probes`)."""
 BURST_QD = 32
 """The burst probe's queue: deep enough for any ceiling a guest or a cloud volume bursts to."""
+DRAIN_GAP_S = 4.0
+"""The longest idle time between two fio processes a drain allows for (s): a lab place's
+(a TCG guest's fio starts in about 2 s; a local place's takes 0.3 s, and the drain's
+time left then runs at the baseline, which does no harm)."""
 REST_IOPS = 1
 """The rest's I/O rate (fio ``rate_iops``): a completion every second keeps the stall
 watch (5 s without one) quiet, and costs the bucket one I/O a second of its refill."""
@@ -322,10 +337,75 @@ def burst_seen(
     return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, options.burst_s)
 
 
-def drain_seconds(burst: Burst) -> float:
-    """Seconds at the ceiling that spend a full bucket of ``burst`` (s, whole seconds up):
-    ``credits / (ceiling - baseline)``."""
-    return float(math.ceil(burst.credits / (burst.ceiling - burst.baseline)))
+_DRAIN = re.compile(r"^drain-(\d{1,4})s-")
+
+
+def drain_name(seconds: float, test: Next) -> str:
+    """``drain-3s-read-4k-qd4``: the drain ahead of ``test``, its seconds in its name
+    (:func:`drained_s` reads them back)."""
+    return f"drain-{seconds:.0f}s-{test.name}"
+
+
+def drained_s(name: str) -> float | None:
+    """The seconds of a drain by its name (None: not a drain)."""
+    match = _DRAIN.match(name)
+    return float(match.group(1)) if match else None
+
+
+def lead_in(options: LimitsOptions, tests: Sequence[TestResult], test: Next) -> Workload | None:
+    """The drain ahead of ``test`` in its fio process (None: no bucket is known, or
+    ``test`` is a probe of the bucket itself): 4 KiB at the burst probe's queue in the
+    test's direction (a mix: both), for the seconds at the ceiling that spend the most
+    credits the bucket can have regained since the test before (:func:`regained`), at
+    least one, whole seconds up. A bucket of its own for each direction
+    (:data:`WBURST` found one) is drained by the test's direction; the reads' bucket
+    before a mix has refilled through every write test: drained whole."""
+    if test.direction not in ("read", "write", "mix"):
+        return None
+    reads = burst_seen(options, tests)
+    if reads is None:
+        return None
+    writes = burst_seen(options, tests, WBURST)
+    own = {"read": reads, "write": writes or reads}
+    if test.direction == "mix":
+        buckets = [(reads, reads.credits if writes else regained(options, tests, reads, None))]
+        if writes is not None:
+            buckets.append((writes, regained(options, tests, writes, "write")))
+    else:
+        side = test.direction if writes is not None else None
+        bucket = own[test.direction]
+        buckets = [(bucket, regained(options, tests, bucket, side))]
+    seconds = max(
+        math.ceil(credits / (burst.ceiling - burst.baseline)) for burst, credits in buckets
+    )
+    return Workload(
+        drain_name(max(1, seconds), test),
+        DIRECTIONS[test.direction],
+        bs_bytes=4 * KIB,
+        rwmixread_pct=50 if test.direction == "mix" else None,
+        iodepth=BURST_QD,
+        ioengine=options.ioengine,
+        size_bytes=options.size_bytes,
+        runtime_s=float(max(1, seconds)),
+        ramp_time_s=0.0,
+    )
+
+
+def regained(
+    options: LimitsOptions, tests: Sequence[TestResult], burst: Burst, side: str | None
+) -> float:
+    """The most credits (I/Os) ``burst``'s bucket can hold when the next test starts: it
+    was empty after the last test's drain (or after a burst probe), and refills at its
+    baseline (QEMU's leak; AWS's earn rate) through what the last test did below it
+    (``side``: the I/Os of that direction count, None: of both, one bucket) and through
+    :data:`DRAIN_GAP_S` between processes; at most the bucket."""
+    last = next((t for t in reversed(tests) if drained_s(t.name) is None), None)
+    below = 0.0
+    if last is not None:
+        done = sum(d.iops for name, d in last.directions.items() if side in (None, name))
+        seconds = last.runtime_ms / 1000 + options.ramp_time_s
+        below = max(0.0, burst.baseline - done) * seconds
+    return min(burst.credits, burst.baseline * DRAIN_GAP_S + below)
 
 
 def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...]:
@@ -380,14 +460,13 @@ def next_test(
     return direction_next("write") or _mix_next(merged, two_buckets)
 
 
-def workload(options: LimitsOptions, test: Next, drain_s: float = 0.0) -> Workload:
+def workload(options: LimitsOptions, test: Next) -> Workload:
     """The fio job of ``test``: a burst probe from its first second (no ramp: the ceiling
-    is there), the rest at :data:`REST_IOPS`; a mix ramps at least ``drain_s`` (s: what
-    an emptied bucket regained while the other direction ran is spent before fio counts)."""
+    is there), the rest at :data:`REST_IOPS`."""
     unramped = test.direction in ("burst", "refill", "rest", "wburst")
     probe = test.direction in ("burst", "wburst")
     runtime = test.runtime_s or (options.burst_s if probe else None)
-    ramp = max(options.ramp_time_s, drain_s) if test.direction == "mix" else options.ramp_time_s
+    ramp = options.ramp_time_s
     return Workload(
         test.name,
         DIRECTIONS[test.direction],
@@ -416,23 +495,20 @@ def plan(options: LimitsOptions) -> PlanSpec:
         done = probes(tests)
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
-        drain_s = drain_seconds(seen) if seen is not None else 0.0
         seconds = {t.name: workload(options, t).duration_s for t in (BURST, WBURST, *refill)}
         names = {t.name for t in tests}
-        spent = sum(
-            seconds.get(t.name, workload(options, parsed, drain_s).duration_s)
-            for t in tests
-            if (parsed := parse_name(t.name)) is not None
-        )
+        spent = sum(_spent_s(options, seconds, t.name) for t in tests)
         writes_burst = seen is not None and WBURST.name not in names
         two = burst_seen(options, tests, WBURST) is not None
         test = next_test(done, [t for t in refill if t.name not in names], writes_burst, two)
         if test is None:
             return None
-        chosen = workload(options, test, drain_s)
-        if spent + chosen.duration_s > options.budget_s or chosen.name in names:
+        chosen = workload(options, test)
+        drain = lead_in(options, tests, test)
+        round_ = (chosen,) if drain is None else (drain, chosen)
+        if spent + planned_seconds(round_) > options.budget_s or chosen.name in names:
             return None  # out of time; or a test that measured nothing asked for again
-        return (chosen,)
+        return round_
 
     # the burst probes (reads', writes'), the rest and the second probe, and the ladders'
     # tests in the time left
@@ -443,4 +519,18 @@ def plan(options: LimitsOptions) -> PlanSpec:
         options={NAME: json_object(options)},
         next_round=next_round,
         budget=(most, options.budget_s),
+        together=True,  # a drain and its test in one fio process: no gap between them
     )
+
+
+def _spent_s(options: LimitsOptions, seconds: dict[str, float], name: str) -> float:
+    """The planned seconds of the experiment's test ``name`` (0: not one of its tests):
+    a burst probe's, the rest's and the second probe's from ``seconds``, a drain's from
+    its name."""
+    drained = drained_s(name)
+    if drained is not None:
+        return drained
+    parsed = parse_name(name)
+    if parsed is None:
+        return 0.0
+    return seconds.get(name, workload(options, parsed).duration_s)

@@ -46,19 +46,20 @@ def resumable_plan(run: RunRecord) -> PlanSpec:
         )
     together = kinds.kind(run.plan).together
     rounds = together(run.settings) if together else tuple((w,) for w in planned)
-    next_round = None
+    next_round, rebuilt_together = None, False
     if run.settings.adaptive:
         rebuild = kinds.kind(run.plan).rebuild
         if rebuild is None:
             raise UsageError(f"run {run.id}: {run.plan} runs cannot be resumed")
-        next_round = rebuild(run.settings).next_round
+        rebuilt = rebuild(run.settings)
+        next_round, rebuilt_together = rebuilt.next_round, rebuilt.together
     return PlanSpec(
         run.plan,
         rounds,
         run.settings.options,
         run.non_compliant,
         next_round,
-        together=together is not None,
+        together=together is not None or rebuilt_together,
     )
 
 
