@@ -534,23 +534,24 @@ def _set(tool: Volbench, *options: str) -> None:
     assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 def test_limits_of_random_draws(
     lab: tuple[Volbench, Path],
     guest: guests.Guest,
     capacity: Capacity,
     request: pytest.FixtureRequest,
 ) -> None:
-    """``run limits`` on steady limits drawn at random (:data:`draws.STEADY`; a new seed
-    each run, in the summary; ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s
-    cap within 5 %, the unit exact, one budget or two right (bench/limits.py draws the
-    bursts too: the burst's ceiling within 5 %, its bucket within 10 %). A draw a busy
-    machine held off is drawn once more with the same limits."""
+    """``run limits`` on limits drawn at random (three of :data:`draws.SHAPES`: QEMU's
+    throttle group's every knob, and the guest kernel's io.max; a new seed each run, in
+    the summary; ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within
+    5 %, the unit exact, one budget or two right, a burst's ceiling within 5 % and its
+    bucket within 10 %. A draw a busy machine held off is drawn once more with the same
+    limits."""
     tool, _ = lab
     seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
     draw = random.Random(seed)
     top = share(LIMITS_SHARE * capacity.deep, 1500)
-    for shape in draw.sample(draws.STEADY, LIMITS_DRAWS):
+    for shape in draw.sample(draws.SHAPES, LIMITS_DRAWS):
         drawn = draws.draw_limits(shape, draw, top, LIMITS_SHARE * capacity.mbps)
         limits(request, capacity, f"seed {seed}, {drawn.text()}")
         wrong = ["not run"]

@@ -134,3 +134,32 @@ def test_bucket_rounds_to_whole_seconds() -> None:
     assert bucket(1000, 3000, 100) == Bucket(1000, 3000, 1)  # at least 1 s
     assert bucket(1000, 900, 100) == Bucket(1000)  # a "burst" below the base is none
     assert Limits(iops_total=Bucket(1000)).text() == "iops-total 1,000"
+
+
+def test_io_max_holds_each_directions_figures_and_qemu_none() -> None:
+    """``--io-max``: the guest kernel's io.max line for each direction (``max`` where no
+    limit), QEMU's throttle group given nothing."""
+    from volbench.lab import io_max
+
+    limits = from_hand(HandLimits(iops_read=800, iops_write=400, mbps_read=8, io_max=True))
+    assert limits.in_guest and limits.qemu() == Limits()
+    assert limits.qemu().every_property()["iops-read"] == 0
+    assert io_max.line(limits) == "riops=800 wiops=400 rbps=8000000 wbps=max"
+    assert limits.text().endswith("by the guest kernel's io.max")
+    script = io_max.script(limits)
+    assert "\n" not in script and "> /sys/fs/cgroup/volbench-io/io.max" in script
+    assert "riops=max wiops=max rbps=max wbps=max" in io_max.script(None)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        HandLimits(iops_total=100, io_max=True),
+        HandLimits(mbps=10, io_max=True),
+        HandLimits(iops_read=100, burst_iops=500, burst_credits=1000, io_max=True),
+        HandLimits(iops_read=100, io_unit=4096, io_max=True),
+    ],
+)
+def test_io_max_refuses_what_cgroup_v2_has_not(given: HandLimits) -> None:
+    with pytest.raises(UsageError, match=r"io\.max"):
+        LimitChoice(given).limits(1 << 30)

@@ -24,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _HAND = (
     "iops_total", "iops_read", "iops_write", "mbps", "mbps_read", "mbps_write",
-    "burst_iops", "burst_credits", "io_unit",
+    "burst_iops", "burst_credits", "io_unit", "io_max",
 )  # fmt: skip
 _PROMISE = ("product", "provisioned_iops", "provisioned_mbps", "extra_performance")
 
@@ -52,6 +52,12 @@ LIMIT_OPTIONS = (
         type=Converted("size", parse_size),
         default=None,
         help="A larger request counts as size/unit I/Os (QEMU iops-size), e.g. 256k.",
+    ),
+    click.option(
+        "--io-max",
+        is_flag=True,
+        help="Set them with the guest kernel's cgroup v2 io.max (each direction's IOPS and"
+        " MB/s), not QEMU's throttle group.",
     ),
     click.option("--product", default=None, help="Limits of a catalogue product at the size."),
     provisioned_options,

@@ -11,16 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SHAPES = ("total", "separate", "bytes", "separate bytes", "unit", "burst", "burst separate")
+SHAPES = (
+    "total", "separate", "bytes", "separate bytes", "unit", "burst", "burst separate", "io.max",
+)  # fmt: skip
 """The knobs a draw sets: IOPS shared or per direction, MB/s shared or per direction
 beside them, an I/O unit (``iops-size``), a burst on a shared budget (``iops-total-max``),
-a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets)."""
-STEADY = SHAPES[:5]
-"""The shapes without a burst: ``run limits`` fits them on a busy machine's TCG guest
-(BENCHMARKS.md, bench/limits). On a bursting guest the tests' own ramps do not always
-spend what the bucket regains between fio processes (two or more seconds on a lab
-place), and QEMU's bucket then lifts or stalls a 1 s test: the CI test leaves them
-out; `test_a_burst_from_a_full_bucket` checks the burst itself."""
+a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets), all
+QEMU's; and each direction's IOPS and MB/s set by the guest kernel's cgroup v2
+``io.max`` (``lab limit --io-max``, :mod:`volbench.lab.io_max`)."""
 BURST_LENGTH = 4
 """Seconds of a full bucket at the burst rate in QEMU's terms (credits = burst x 4)."""
 CAP_WITHIN = 0.05
@@ -70,9 +68,10 @@ def draw_limits(shape: str, draw: random.Random, top: int, most_mbps: float) -> 
         options: tuple[str, ...] = ("--iops-total", str(iops[0]), "--mbps", str(mbps[0]))
         bytes_cap = mbps[0] * 1e6
         return Draw(shape, options, {**one, "read_bytes": bytes_cap, "write_bytes": bytes_cap})
-    if shape == "separate bytes":
+    if shape in ("separate bytes", "io.max"):
         options = ("--iops-read", str(iops[0]), "--iops-write", str(iops[1]),
                    "--mbps-read", str(mbps[0]), "--mbps-write", str(mbps[1]))  # fmt: skip
+        options += ("--io-max",) if shape == "io.max" else ()
         return Draw(shape, options,
                     {**two, "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[1] * 1e6})  # fmt: skip
     if shape == "unit":

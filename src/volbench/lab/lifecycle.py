@@ -26,6 +26,7 @@ from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.server import probe
 from volbench.lab import guest as guests
+from volbench.lab import io_max
 from volbench.lab.backing import lab_lock, write_out
 from volbench.lab.home import guest_dir, lab_dir, private_file, private_folder, write_private
 from volbench.lab.init_script import READY
@@ -221,6 +222,8 @@ def _up(
             disk_bytes, kernel.release, round(seconds, 2), qemu.pid,
         )  # fmt: skip
         guests.save(guest)
+        if limits.in_guest:  # the guest's kernel holds them: once it answers
+            io_max.apply(name, limits)
         qemu.detach()
         return guest
     raise UsageError(f"lab guest {name} did not boot (its console said: {_last_line(folder)})")

@@ -76,7 +76,9 @@ def qemu_command(launch: Launch) -> list[str]:
     shell channel's key as a firmware configuration file (read by qemu from the key's
     file in the folder: the key itself is in no command line)."""
     folder = launch.folder
-    throttle = ",".join(f"x-{key}={value}" for key, value in launch.limits.properties().items())
+    throttle = ",".join(
+        f"x-{key}={value}" for key, value in launch.limits.qemu().properties().items()
+    )
     forward = ",".join(
         f"hostfwd=tcp:{launch.address}:{host}-{GUEST_ADDRESS}:{guest}"
         for host, guest in ((launch.fio_port, FIO_PORT), (launch.shell_port, SHELL_PORT))

@@ -18,6 +18,7 @@ from typing import Any
 
 from volbench.errors import UsageError
 from volbench.lab import guest as guests
+from volbench.lab import io_max
 from volbench.lab.promise import LimitChoice
 from volbench.lab.throttle import Limits
 from volbench.store.owner import Owner, alive, current
@@ -67,8 +68,12 @@ def set_limits(name: str, limits: Limits) -> guests.Guest:
     guest = guests.load(name)
     if guests.running_pid(guest.folder) is None:
         raise UsageError(f"lab guest {name} is not running: `volbench lab up {name}`")
-    arguments = {"path": GROUP, "property": "limits", "value": limits.every_property()}
-    execute(guest.folder / guests.QMP, "qom-set", arguments)
+    value = limits.qemu().every_property()
+    execute(
+        guest.folder / guests.QMP, "qom-set", {"path": GROUP, "property": "limits", "value": value}
+    )
+    if limits.in_guest or guest.limits.in_guest:
+        io_max.apply(name, limits if limits.in_guest else None)
     changed = dataclasses.replace(guest, limits=limits)
     guests.save(changed)
     return changed

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from volbench.errors import UsageError
+from volbench.lab import io_max
 from volbench.lab.throttle import HandLimits, Limits, from_expectation, from_hand
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect
@@ -44,7 +45,10 @@ class LimitChoice:
         """The limits for a disk of ``disk_bytes``; UsageError for a product with
         hand-set figures, or figures QEMU cannot combine."""
         if self.product is None:
-            return from_hand(self.hand)
+            limits = from_hand(self.hand)
+            if limits.in_guest:
+                io_max.check(limits)
+            return limits
         if self.hand != HandLimits():
             raise UsageError("give --product or hand-set limits (--iops-total ...), not both")
         return promised_limits(self.product, disk_bytes, self.provisioned, self.catalogue_files)

@@ -66,6 +66,13 @@ class Limits:
     bps_read: Bucket | None = None
     bps_write: Bucket | None = None
     iops_size: int = 0
+    in_guest: bool = False
+    """The guest kernel's cgroup v2 ``io.max`` holds them, not QEMU
+    (:mod:`volbench.lab.io_max`: each direction's IOPS and bytes only)."""
+
+    def qemu(self) -> Limits:
+        """What QEMU's throttle group holds: these, or none when the guest's kernel does."""
+        return Limits() if self.in_guest else self
 
     def properties(self) -> dict[str, int]:
         """QEMU's ``limits`` of a throttle group (``iops-total``, ``iops-total-max``,
@@ -89,7 +96,7 @@ class Limits:
         the figures given)."""
         found: dict[str, int] = {}
         for field in fields(self):
-            if field.name == "iops_size":
+            if field.name in ("iops_size", "in_guest"):
                 continue
             key = field.name.replace("_", "-")
             found |= {key: 0, f"{key}-max": 0, f"{key}-max-length": 1}
@@ -114,6 +121,8 @@ class Limits:
                 parts.append(part)
         if self.iops_size:
             parts.append(f"I/O unit {self.iops_size / 1024:g} KiB")
+        if parts and self.in_guest:
+            parts.append("by the guest kernel's io.max")
         return ", ".join(parts) or "unlimited"
 
 
@@ -142,6 +151,8 @@ class HandLimits:
     burst_iops: float | None = None
     burst_credits: float | None = None
     io_unit: int | None = None
+    io_max: bool = False
+    """Set by the guest kernel's cgroup v2 ``io.max``, not QEMU (``--io-max``)."""
 
 
 def from_hand(given: HandLimits) -> Limits:
@@ -172,6 +183,7 @@ def from_hand(given: HandLimits) -> Limits:
         bps(given.mbps_read),
         bps(given.mbps_write),
         given.io_unit or 0,
+        in_guest=given.io_max,
     )
 
 
