@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from cli_harness import Volbench, in_cgroup
+from test_fleet_loopback import StartServer, fio_server  # noqa: F401 (a fixture)
 
 from blkio import throttled_group
 from measured import record
@@ -155,3 +156,40 @@ def test_run_limits_fits_the_cgroups_own_caps(
         record(request, f"cgroup caps: {'; '.join(wrong)}: measured again")
     assert not wrong, wrong
     assert document["model"]["write"]["bytes_cap"] is None, document["model"]["write"]
+
+
+def test_run_limits_on_a_host_fits_its_cgroups_caps(
+    volbench: Volbench,
+    throttled: tuple[str, Path],
+    fio_server: StartServer,  # noqa: F811 (the fixture imported above)
+    request: pytest.FixtureRequest,
+) -> None:
+    """``run limits --hosts``: a host whose fio server runs in the cgroup (its jobs
+    inherit it), the device named on that host (``--destroy-data`` naming it: volbench
+    cannot check a device on another host); its read MB/s capped at 6 MB/s: the read and
+    write IOPS caps and the read MB/s cap within 5 %, two budgets; the limits card names
+    the host's place."""
+    device, group = throttled
+    rdev = os.stat(device).st_rdev
+    (group / "blkio.throttle.read_bps_device").write_text(
+        f"{os.major(rdev)}:{os.minor(rdev)} 6000000"
+    )
+    server = fio_server("127.0.0.7")
+    (group / "cgroup.procs").write_text(str(server.proc.pid))
+    target = f"{server.host}:{device}"
+    wanted: dict[str, float] = {"read": CAP_IOPS, "write": CAP_IOPS, "read_bytes": 6e6, "shared": 0}
+    wrong = ["not run"]
+    for _ in range(2):  # once is luck, twice a fault
+        proc = volbench("run", "limits", "--hosts", server.host, "--target", target,
+                        "--destroy-data", target, "--size", "32m", "--budget", "90s",
+                        "--runtime", "1s", "--ramp-time", "1s",
+                        "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+        assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+        document = volbench.show()
+        wrong = misfits(document, wanted)
+        if not wrong:
+            break
+        probes = {p["name"]: round(p["read_iops"] + p["write_iops"]) for p in document["probes"]}
+        record(request, f"host cgroup caps: {'; '.join(wrong)} ({probes}): measured again")
+    assert not wrong, wrong
+    assert server.host in json.dumps(document["places"]), document["places"]
