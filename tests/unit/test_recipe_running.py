@@ -49,10 +49,16 @@ def test_the_settings_name_the_page_and_each_steps_tests_and_compare_them(tmp_pa
     assert section["steps"][read_iops]["tests"] == [f"test-{read_iops}"]
 
     class Row:
-        def __init__(self, test: str, direction: str, iops: float) -> None:
-            self.test, self.direction, self.iops = test, direction, iops
+        def __init__(
+            self, test: str, direction: str, iops: float, place: str | None = None
+        ) -> None:
+            self.test, self.direction, self.iops, self.place = test, direction, iops, place
 
-    rows: Any = [Row(f"test-{read_iops}", "read", 50_000.0), Row(f"test-{read_iops}", "write", 7.0)]
+    rows: Any = [
+        Row(f"test-{read_iops}", "read", 50_000.0),
+        Row(f"test-{read_iops}", "write", 7.0),
+        Row(f"test-{read_iops}", "read", 50_000.0, "lab://g:/dev/vda"),  # a place's share
+    ]
     (found,) = running.compare(section, rows)
     assert (found.step, found.expected, found.measured, found.ratio) == (
         "read-iops",

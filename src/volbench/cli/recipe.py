@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,10 @@ from volbench.cli.options import (
     stall_options,
     write_options,
 )
+from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.plan_run import TargetChoice, run_plan
 from volbench.errors import UsageError
+from volbench.lab.place import DISK, is_lab
 from volbench.model import RunRecord
 from volbench.plans import job_tests
 from volbench.recipes import jobs, loader, running
@@ -51,6 +53,13 @@ from volbench.report.sheet import Column, Sheet
 SCALE = Converted("fraction", jobs.parse_scale)
 DRY_RUN_SCHEMA = "volbench.recipe_dry_run/1"
 LIST_SCHEMA = "volbench.recipes/1"
+
+
+def _host_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--hosts``, ``--hosts-file`` and ``--keep-going`` as every plan has them."""
+    for option in reversed(PLACE_OPTIONS[1:]):  # not --targets: a recipe names its own
+        function = option(function)
+    return function
 
 
 @click.command("recipe")
@@ -103,6 +112,7 @@ LIST_SCHEMA = "volbench.recipes/1"
     " chosen like them.",
 )
 @format_option
+@_host_options
 @label_option
 @write_options
 @runs_dir_option
@@ -142,7 +152,8 @@ def command(
     if name is None:
         raise UsageError("give a recipe NAME, or --list to see them (volbench run recipe --list)")
     recipe = loader.find(recipes, name)
-    if not dry_run and not targets:
+    _, hosts = given((), (), run_options.pop("host_lists"), run_options.pop("hosts_file"))
+    if not dry_run and not targets and not hosts:
         if settings or only or scale != 1:
             raise UsageError(
                 f"give --target PATH to run {recipe.id}, or --dry-run --target PATH to print"
@@ -150,13 +161,37 @@ def command(
             )
         show_recipe(recipe, fmt)
         return
+    if hosts:
+        targets = _on_hosts(recipe, targets, hosts)
     bound = jobs.bind_targets(recipe, targets)
-    check_target_kinds(recipe, bound)
+    if not hosts:  # a path on another host is checked there, as the run goes
+        check_target_kinds(recipe, bound)
     rendering = jobs.render(recipe, bound, scale, jobs.check_settings(recipe, settings), only)
     if dry_run:
         show_dry_run(rendering, fmt)
         return
-    run_recipe(rendering, choice_of(run_options, fmt))
+    choice = choice_of(run_options, fmt)
+    if hosts:
+        choice = dataclasses.replace(choice, targets=targets, hosts=tuple(hosts))
+    run_recipe(rendering, choice)
+
+
+def _on_hosts(recipe: Recipe, targets: tuple[str, ...], hosts: Sequence[str]) -> tuple[str, ...]:
+    """The target path a recipe run on ``hosts`` gives each of them (the same path on
+    every host; a lab guest's own disk when none is given and every host is a guest);
+    UsageError for a recipe with several targets (their job files name them apart) or
+    a folder (its jobs lay out files of their own names in it, which a place's one
+    target cannot stand for)."""
+    if len(recipe.targets) != 1 or recipe.targets[0].kind == "directory":
+        raise UsageError(
+            f"{recipe.id} runs in a folder or on several targets: on --hosts a recipe runs"
+            " on one device or file a host (run it on this machine with --target)"
+        )
+    if not targets and all(is_lab(h) for h in hosts):
+        return (DISK,)
+    if len(targets) != 1 or ":" in targets[0].split("/", 1)[0]:
+        raise UsageError("with --hosts, give --target PATH: the one path on every host")
+    return targets
 
 
 def choice_of(options: Mapping[str, Any], fmt: str) -> TargetChoice:
@@ -178,6 +213,7 @@ def choice_of(options: Mapping[str, Any], fmt: str) -> TargetChoice:
         abort_on_stall=bool(options["abort_on_stall"]),
         product=options["product"],
         hourly_cost=options["hourly_cost"],
+        keep_going=bool(options["keep_going"]),
     )
 
 
@@ -196,7 +232,8 @@ def run_recipe(rendering: jobs.Rendering, choice: TargetChoice) -> None:
                 f"{rendering.recipe.id}: none of these steps has an fio command to run"
             )
         paths = tuple(path for _, path in written.steps)
-        made = job_tests.plan(paths, job_tests.cwd(), os.environ)
+        remote = bool(choice.hosts)  # each place's target replaces the page's
+        made = job_tests.plan(paths, job_tests.cwd(), os.environ, replaced=remote, remote=remote)
     section = running.settings(rendering, written, made.sources)
     spec = dataclasses.replace(made.spec, options={**made.spec.options, running.RECIPE: section})
     choice = dataclasses.replace(

@@ -136,13 +136,15 @@ class Comparison:
 def compare(section: Mapping[str, Any], results: Sequence[StoredResult]) -> list[Comparison]:
     """Each figure the recipe's steps expect (``section``: :func:`settings` as stored)
     beside the IOPS measured in its step's tests (summed over the step's tests and the
-    figure's directions; None when nothing of them was stored, or the unit is not IOPS)."""
+    figure's directions, each test's aggregate over its places, never a place's share
+    besides; None when nothing of them was stored, or the unit is not IOPS)."""
     found: list[Comparison] = []
     for step in section.get("steps", []):
         tests = set(step.get("tests", []))
         for expected in step.get("expects", []):
             wanted = directions(str(expected["what"])) if expected["unit"] == "IOPS" else ()
-            rows = [r for r in results if r.test in tests and r.direction in wanted]
+            rows = [r for r in results
+                    if r.place is None and r.test in tests and r.direction in wanted]  # fmt: skip
             measured = sum(r.iops for r in rows) if rows else None
             found.append(
                 Comparison(
