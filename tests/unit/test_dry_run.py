@@ -64,10 +64,10 @@ def test_the_limits_experiment_shows_its_burst_probe_and_its_budget(tmp_path: Pa
     options = limits.LimitsOptions(budget_s=600.0, runtime_s=10.0, ramp_time_s=1.0)
     dry = plan_preview(limits.plan(options), TARGET, "io_uring", tmp_path)
     (first,) = dry.job_files
-    assert first.label == "burst-4k-qd32" and "runtime=44s" in first.text
-    most = 4 + (600 - 44) // 11  # two burst probes, the rest, the second probe, the ladders
+    assert first.label == "burst-4k-qd32" and "runtime=75s" in first.text
+    most = 4 + (600 - 75) // 11  # two burst probes, the rest, the second probe, the ladders
     assert dry.processes == dry.tests == most
-    assert dry.low_s == pytest.approx(44 + FIO_START_S)
+    assert dry.low_s == pytest.approx(75 + FIO_START_S)
     assert dry.high_s == pytest.approx(600 + most * FIO_START_S)
     assert f"then more tests chosen from the results (adaptive), {most - 1} at most" in dry.notes
 

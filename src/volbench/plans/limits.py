@@ -92,12 +92,18 @@ DIRECTIONS = {
 probe of writes."""
 PROBED = ("read", "write", "mix", "burst")
 """The tests that are probes of the ladders and the fit (:func:`probes`)."""
+MIN_BURST_S = 20.0
+"""The shortest burst probe (s): a bucket of 10 s at a burst five times the baseline
+(the lab's rehearsal of a burst on a shared budget: 1,500 from 15,000 credits over 300
+IOPS) empties in 12.5 s, and the probe must see a baseline plateau after it."""
 BURST_QD = 32
 """The burst probe's queue: deep enough for any ceiling a guest or a cloud volume bursts to."""
-DRAIN_GAP_S = 4.0
-"""The longest idle time between two fio processes a drain allows for (s): a lab place's
-(a TCG guest's fio starts in about 2 s; a local place's takes 0.3 s, and the drain's
-time left then runs at the baseline, which does no harm)."""
+DRAIN_GAP_S = 2.0
+"""The idle time between two fio processes a drain allows for (s): about three times a
+lab guest's (its rounds took 0.7 s more than their fio runtime on average: BENCHMARKS.md,
+bench/limits) and six times this machine's (0.3 s). The credits of a longer gap are left
+to the test's own ramp; a shorter one's drain runs its last part at the baseline,
+which does no harm."""
 REST_IOPS = 1
 """The rest's I/O rate (fio ``rate_iops``): a completion every second keeps the stall
 watch (5 s without one) quiet, and costs the bucket one I/O a second of its refill."""
@@ -120,9 +126,10 @@ class LimitsOptions:
 
     @property
     def burst_s(self) -> float:
-        """The burst probe's runtime: four tests' time, at least 12 s, at most a quarter
-        of the budget (s). A bucket that outlasts it is seen as a ceiling held to its end."""
-        return min(max(4 * self.test_s, 12.0), self.budget_s / 4)
+        """The burst probe's runtime: four tests' time, an eighth of the budget, at least
+        :data:`MIN_BURST_S`, at most a quarter of the budget (s). A bucket that outlasts
+        it is seen as a ceiling held to its end, and lifts the tests after it."""
+        return min(max(4 * self.test_s, self.budget_s / 8, MIN_BURST_S), self.budget_s / 4)
 
 
 def per_test_runtime(budget_s: float) -> float:
@@ -322,6 +329,15 @@ their own (QEMU's ``iops-write-max``), or none left (one bucket both directions 
 the read probe emptied it). It empties a write bucket before the write ladder."""
 
 
+def write_probe(options: LimitsOptions, reads: Burst | None) -> Next:
+    """The burst probe of writes after a burst of reads: long enough to empty a bucket of
+    the writes' own as long as the reads' (:func:`~volbench.analysis.burst_refill.probe_seconds`:
+    its seconds x 1.25 and a baseline plateau after), at most the reads' probe."""
+    if reads is None:
+        return WBURST
+    return dataclasses.replace(WBURST, runtime_s=probe_seconds(reads, options.burst_s))
+
+
 def burst_seen(
     options: LimitsOptions, tests: Sequence[TestResult], probe: Next = BURST
 ) -> Burst | None:
@@ -332,24 +348,25 @@ def burst_seen(
     side = "write" if probe.direction == "wburst" else "read"
     found = test.directions.get(side) if test is not None else None
     stats = found.iops_samples if found is not None else None
-    if stats is None:
+    if stats is None or test is None:
         return None
-    return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, options.burst_s)
+    seconds = test.runtime_ms / 1000 if test.runtime_ms > 0 else options.burst_s
+    return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, seconds)
 
 
-_DRAIN = re.compile(r"^drain-(\d{1,4})s-")
+_DRAIN = re.compile(r"^drain-(\d{1,4})(\.5)?s-")
 
 
 def drain_name(seconds: float, test: Next) -> str:
-    """``drain-3s-read-4k-qd4``: the drain ahead of ``test``, its seconds in its name
-    (:func:`drained_s` reads them back)."""
-    return f"drain-{seconds:.0f}s-{test.name}"
+    """``drain-1.5s-read-4k-qd4``: the drain ahead of ``test``, its seconds (whole or a
+    half) in its name (:func:`drained_s` reads them back)."""
+    return f"drain-{seconds:g}s-{test.name}"
 
 
 def drained_s(name: str) -> float | None:
     """The seconds of a drain by its name (None: not a drain)."""
     match = _DRAIN.match(name)
-    return float(match.group(1)) if match else None
+    return float(match.group(1)) + (0.5 if match.group(2) else 0.0) if match else None
 
 
 def lead_in(options: LimitsOptions, tests: Sequence[TestResult], test: Next) -> Workload | None:
@@ -375,18 +392,18 @@ def lead_in(options: LimitsOptions, tests: Sequence[TestResult], test: Next) -> 
         side = test.direction if writes is not None else None
         bucket = own[test.direction]
         buckets = [(bucket, regained(options, tests, bucket, side))]
-    seconds = max(
-        math.ceil(credits / (burst.ceiling - burst.baseline)) for burst, credits in buckets
+    seconds = max(  # half seconds up: fio's runtime takes milliseconds
+        math.ceil(2 * credits / (burst.ceiling - burst.baseline)) / 2 for burst, credits in buckets
     )
     return Workload(
-        drain_name(max(1, seconds), test),
+        drain_name(max(1.0, seconds), test),
         DIRECTIONS[test.direction],
         bs_bytes=4 * KIB,
         rwmixread_pct=50 if test.direction == "mix" else None,
         iodepth=BURST_QD,
         ioengine=options.ioengine,
         size_bytes=options.size_bytes,
-        runtime_s=float(max(1, seconds)),
+        runtime_s=max(1.0, seconds),
         ramp_time_s=0.0,
     )
 
@@ -495,7 +512,8 @@ def plan(options: LimitsOptions) -> PlanSpec:
         done = probes(tests)
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
-        seconds = {t.name: workload(options, t).duration_s for t in (BURST, WBURST, *refill)}
+        wburst = write_probe(options, seen)
+        seconds = {t.name: workload(options, t).duration_s for t in (BURST, wburst, *refill)}
         names = {t.name for t in tests}
         spent = sum(_spent_s(options, seconds, t.name) for t in tests)
         writes_burst = seen is not None and WBURST.name not in names
@@ -503,7 +521,7 @@ def plan(options: LimitsOptions) -> PlanSpec:
         test = next_test(done, [t for t in refill if t.name not in names], writes_burst, two)
         if test is None:
             return None
-        chosen = workload(options, test)
+        chosen = workload(options, wburst if test == WBURST else test)
         drain = lead_in(options, tests, test)
         round_ = (chosen,) if drain is None else (drain, chosen)
         if spent + planned_seconds(round_) > options.budget_s or chosen.name in names:
