@@ -1,0 +1,58 @@
+"""What was written on a run's volume, from the store: every stored run on the same
+volume (:func:`volbench.analysis.fitted_caps.volume_key`: a device's serial or WWID, a
+loop device's backing file, a file's inode, a remote place's label such as
+``lab://NAME:/dev/vda``), as the "blocks never written" check reads them
+(:mod:`volbench.analysis.validity_unwritten`)."""
+
+from __future__ import annotations
+
+from volbench.analysis.fitted_caps import volume_key
+from volbench.analysis.written_ranges import RunWrites
+from volbench.model import RunRecord
+from volbench.plans.pts.options import NAME as PTS
+from volbench.plans.pts.options import PtsSetup
+from volbench.records import RecordError
+from volbench.store.repository import Store
+
+
+def run_writes(run: RunRecord) -> RunWrites:
+    """What ``run`` (read with its results) did to its volume: its tests' rows, the
+    scratch file volbench laid out for it, a PTS run's purge, and the tests of a job
+    file whose random offsets came from fio's random map (no ``norandommap``)."""
+    purge = None
+    if run.plan == PTS:
+        try:
+            purge = run.setup(PtsSetup).purge_method
+        except RecordError:
+            purge = None
+    random_map = frozenset(
+        w.name
+        for w in run.settings.planned or ()
+        if w.job_text is not None and w.rw.is_random and "norandommap" not in w.job_text
+    )
+    return RunWrites(
+        run.id,
+        run.target.capacity_bytes,
+        run.aggregate,
+        laid_out=run.target.kind == "file" and run.target.created_by_volbench,
+        purge=purge,
+        random_map=random_map,
+    )
+
+
+def volume_history(store: Store, run: RunRecord) -> tuple[RunWrites, ...]:
+    """The runs stored on ``run``'s volume up to ``run`` (it included, as given), the
+    oldest first; ``run`` alone when volbench cannot name its volume again (several
+    places at once, an imported output)."""
+    key = volume_key(run)
+    if key is None:
+        return (run_writes(run),)
+    earlier = [
+        listed for listed in store.list_runs() if listed.id < run.id and volume_key(listed) == key
+    ]
+    found = [run_writes(store.get_run(r.id, raw=False)) for r in sorted(earlier, key=_id)]
+    return (*found, run_writes(run))
+
+
+def _id(run: RunRecord) -> int:
+    return run.id
