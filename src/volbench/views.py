@@ -11,14 +11,17 @@ generic sheet and section.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import TypeVar
 
 from volbench.analysis import qos_results
 from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
 from volbench.plans import (
     capture,
+    fill,
     firsttouch,
     hdtune,
     importing,
@@ -75,13 +78,29 @@ VIEWS: Mapping[str, PlanView] = MappingProxyType(
 )
 """Every plan volbench creates runs of, by name (read-only)."""
 
+T = TypeVar("T")
+
 UNKNOWN = PlanView()
 """The view of a plan name not in :data:`VIEWS`: everything generic."""
 
 
 def view(plan: str) -> PlanView:
-    """The table's view of plan name ``plan`` (:data:`UNKNOWN` when not in it)."""
-    return VIEWS.get(plan, UNKNOWN)
+    """The table's view of plan name ``plan`` (:data:`UNKNOWN` when not in it); its own
+    parts see a run without its fill (``--fill``: not a test of the plan, e.g. not a
+    point of a sweep), the generic ones with it."""
+    found = VIEWS.get(plan, UNKNOWN)
+    return dataclasses.replace(
+        found,
+        sheet=_unfilled(found.sheet),
+        report=_unfilled(found.report),
+        sections=_unfilled(found.sections),
+        headline=_unfilled(found.headline),
+    )
+
+
+def _unfilled(part: Callable[[RunRecord], T] | None) -> Callable[[RunRecord], T] | None:
+    """``part`` of a plan's view, given runs without their fill (:func:`fill.without`)."""
+    return None if part is None else lambda run: part(fill.without(run))
 
 
 def report_for(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Report:
