@@ -90,7 +90,7 @@ def test_spans_combine_offsets_and_a_discard_unwrites() -> None:
     assert random.unwritten_share(0, 256 * MiB) == pytest.approx(0.5)
     assert random.unwritten_share(256 * MiB, 512 * MiB) == 0.0
     assert random.writers == (3, 4)
-    trimmed = random.with_discard(0, 300 * MiB, 5)
+    trimmed = random.with_discard(Reach(0, 300 * MiB, 1.0), 5)
     assert trimmed.unwritten_share(0, 300 * MiB) == 1.0
     assert trimmed.unwritten_share(300 * MiB, 512 * MiB) == 0.0
     assert [s.start_bytes for s in trimmed.spans] == [0, 300 * MiB, 512 * MiB]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from volbench.analysis.validity import Mark, MarkKind
-from volbench.analysis.written_ranges import RunWrites, reach, written_before
+from volbench.analysis.written_ranges import RunWrites, place_bytes, reach, written_before
 from volbench.model import RunRecord, StoredResult, TargetInfo
 from volbench.units import format_bytes
 
@@ -60,7 +60,7 @@ def unwritten_mark(
     if not reads or capacity <= 0:
         return None
     row = reads[0]
-    read = reach(row.workload, row.io_bytes, capacity)
+    read = reach(row.workload, place_bytes(row), capacity)
     before = written_before(history, capacity, run.id, round_no)
     share = before.unwritten_share(read.start_bytes, read.end_bytes)
     if share < UNWRITTEN_LIMIT:

@@ -10,21 +10,23 @@ blocks that contain data"). How far a write reached:
 
 - a sequential write covers its range from its offset, as far as each job's bytes went
   (``io_bytes`` / numjobs; a time-based test wraps around and covers it all);
-- a random write with ``norandommap`` (volbench's random workloads: fio's HOWTO,
-  "norandommap": "a random offset ... may be hit multiple times") picks each block
+- a random write with ``norandommap`` (volbench's random workloads; fio's HOWTO,
+  "norandommap": "fio will just get a new random offset without looking at past I/O
+  history. This means that some blocks may not be read or written") picks each block
   independently: after writing ``b`` bytes over a range of ``r`` bytes the share never
   written is about ``exp(-b / r)`` (each pass of the range's size leaves about 1/e,
   37 %, of it unwritten), whatever the block size; with fio's random map (a job file
-  without ``norandommap``, HOWTO "norandommap" and "randrepeat") each job writes every
-  block once per pass. A skewed ``random_distribution`` reaches fewer blocks than a
+  without ``norandommap``: "Normally fio will cover every block of the file when doing
+  random I/O", whatever its ``randrepeat``) each job writes every block once a pass. A skewed ``random_distribution`` reaches fewer blocks than a
   uniform one with the same bytes: counted as uniform, the share never written is a
   lower bound;
-- a discard (TRIM: ``blkdiscard``, a device's own purge, a lab image's punched holes)
-  un-writes what it covers; a zero fill (``blkdiscard --zeroout``, the kernel's
-  BLKZEROOUT, which writes without unmapping) writes it.
+- a discard (TRIM: ``blkdiscard``, a device's own purge, a lab image's punched holes,
+  a job file's trim test) un-writes what it covers; a zero fill (``blkdiscard
+  --zeroout``, the kernel's BLKZEROOUT, which writes without unmapping) writes it.
 
 Writes of independent tests combine as independent draws: a span's unwritten share is
-the product of each write's. Bytes fio wrote during ``ramp_time`` are not in
+the product of each write's. A test on several volumes at once counts its share of
+each. Bytes fio wrote during ``ramp_time`` are not in
 ``io_bytes``: left out, so what is counted never exceeds what was written.
 """
 
@@ -97,9 +99,9 @@ class Written:
         """This, after a write that reached ``reach``."""
         return self._changed(reach, lambda w: 1.0 - (1.0 - w) * (1.0 - reach.share), run_id)
 
-    def with_discard(self, start_bytes: int, end_bytes: int, run_id: int) -> Written:
-        """This, after bytes ``start_bytes`` to ``end_bytes`` were discarded."""
-        return self._changed(Reach(start_bytes, end_bytes, 1.0), lambda _: 0.0, run_id)
+    def with_discard(self, reach: Reach, run_id: int) -> Written:
+        """This, after a discard (TRIM) that reached ``reach``."""
+        return self._changed(reach, lambda w: w * (1.0 - reach.share), run_id)
 
     def _changed(self, reach: Reach, change: Callable[[float], float], run_id: int) -> Written:
         start, end = max(0, reach.start_bytes), min(self.capacity_bytes, reach.end_bytes)
@@ -209,17 +211,22 @@ def written_before(
         if run.laid_out:
             written = written.with_write(Reach(0, run.capacity_bytes, 1.0), run.run_id)
         purged = purge_writes(run.purge or "")
+        whole = Reach(0, run.capacity_bytes, 1.0)
         if purged is not None:
-            whole = Reach(0, run.capacity_bytes, 1.0)
-            if purged:
-                written = written.with_write(whole, run.run_id)
-            else:
-                written = written.with_discard(0, run.capacity_bytes, run.run_id)
+            written = (written.with_write if purged else written.with_discard)(whole, run.run_id)
         for row in run.rows:
             if run.run_id == run_id and row.round >= round_no:
                 break
-            if row.direction == "write" and row.io_bytes > 0:
+            if row.direction in ("write", "trim") and row.io_bytes > 0:
                 random_map = row.test in run.random_map
-                done = reach(row.workload, row.io_bytes, run.capacity_bytes, random_map)
-                written = written.with_write(done, run.run_id)
+                done = reach(row.workload, place_bytes(row), run.capacity_bytes, random_map)
+                change = written.with_write if row.direction == "write" else written.with_discard
+                written = change(done, run.run_id)
     return written
+
+
+def place_bytes(row: StoredResult) -> int:
+    """``row``'s bytes on one of its places: an aggregate's share of each place it ran on
+    at once (they ran the same test alike), a place's own row as it is."""
+    places = row.workload.places if row.place is None else 1
+    return row.io_bytes // max(1, places)
