@@ -17,9 +17,9 @@ blocks that contain data"). How far a write reached:
   written is about ``exp(-b / r)`` (each pass of the range's size leaves about 1/e,
   37 %, of it unwritten), whatever the block size; with fio's random map (a job file
   without ``norandommap``: "Normally fio will cover every block of the file when doing
-  random I/O", whatever its ``randrepeat``) each job writes every block once a pass. A skewed ``random_distribution`` reaches fewer blocks than a
-  uniform one with the same bytes: counted as uniform, the share never written is a
-  lower bound;
+  random I/O", whatever its ``randrepeat``) each job writes every block once a pass.
+  A skewed ``random_distribution`` reaches fewer blocks than a uniform one with the
+  same bytes: counted as uniform, the share never written is a lower bound;
 - a discard (TRIM: ``blkdiscard``, a device's own purge, a lab image's punched holes,
   a job file's trim test) un-writes what it covers; a zero fill (``blkdiscard
   --zeroout``, the kernel's BLKZEROOUT, which writes without unmapping) writes it.
