@@ -44,10 +44,11 @@ from volbench.report.limit_sheets import limits_sheet
 from volbench.report.limits_card import limits_card
 from volbench.report.limits_charts import limits_charts
 from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
-from volbench.report.plan_view import PlanView, Report
+from volbench.report.plan_view import PlanView, Report, SheetBuilder
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
 from volbench.report.pts.summary import pts_headline
 from volbench.report.qos_verify_sheets import run_verify_sheet, verify_headline
+from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
 from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
 from volbench.report.workload_sheets import workload_report, workload_sections
@@ -91,11 +92,26 @@ def view(plan: str) -> PlanView:
     found = VIEWS.get(plan, UNKNOWN)
     return dataclasses.replace(
         found,
-        sheet=_unfilled(found.sheet),
+        sheet=None if found.sheet is None else _filled_note(found.sheet),
         report=_unfilled(found.report),
         sections=_unfilled(found.sections),
         headline=_unfilled(found.headline),
     )
+
+
+def _filled_note(sheet: SheetBuilder) -> SheetBuilder:
+    """A plan's own sheet of a run without its fill, with a note of what the fill did."""
+
+    def built(run: RunRecord) -> Sheet:
+        shown = sheet(fill.without(run))
+        done = fill.done(run)
+        if done is None:
+            return shown
+        notes = [*shown.document.get("notes", ()), done]
+        document = {**shown.document, "notes": notes}
+        return dataclasses.replace(shown, notes=(*shown.notes, done), document=document)
+
+    return built
 
 
 def _unfilled(part: Callable[[RunRecord], T] | None) -> Callable[[RunRecord], T] | None:
@@ -106,10 +122,10 @@ def _unfilled(part: Callable[[RunRecord], T] | None) -> Callable[[RunRecord], T]
 def report_for(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Report:
     """The sheets and JSON document of ``run``, as its plan's entry says
     (:func:`volbench.report.run_sheets.report_for`), then what limited each test (its
-    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`), with the
-    volume's known ``caps`` (:mod:`volbench.volume_limits`)."""
+    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`; not of its
+    fill), with the volume's known ``caps`` (:mod:`volbench.volume_limits`)."""
     sheets, document = run_sheets.report_for(run, view(run.plan))
-    limits = limits_sheet(run, caps)
+    limits = limits_sheet(fill.without(run), caps)  # the fill measures nothing asked for
     if limits is None:
         return sheets, document
     return [*sheets, limits], {**document, "limits": list(limits.rows)}

@@ -104,6 +104,18 @@ def without(run: RunRecord) -> RunRecord:
     return dataclasses.replace(run, results=tuple(r for r in run.results if r.test != NAME))
 
 
+def done(run: RunRecord) -> str | None:
+    """What ``run``'s fill wrote, from fio's own figures (None: no fill stored)."""
+    rows = [r for r in run.aggregate if r.test == NAME and r.direction == "write"]
+    if not rows:
+        return None
+    row = rows[0]
+    return (
+        f"round {row.round}: the fill (--fill) wrote {format_bytes(row.io_bytes)} at "
+        f"{row.bw_bytes_per_s / 1e6:,.1f} MB/s before the tests"
+    )
+
+
 def note(plan: PlanSpec) -> str | None:
     """What the fill of ``plan`` will do, for the line before a run and ``--dry-run``
     (None: no fill). Its time is the range at the volume's write rate, which no

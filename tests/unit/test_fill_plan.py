@@ -1,0 +1,105 @@
+"""``--fill`` (plans/fill.py): the fill of what a plan reads, first; an adaptive plan
+chooses its tests without it, started and resumed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from volbench.errors import UsageError
+from volbench.fio.job import workload_options
+from volbench.model import (
+    RW,
+    DirectionResult,
+    HostInfo,
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    TargetInfo,
+    Workload,
+)
+from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
+from volbench.plans import fill, quick, sweep
+from volbench.plans.execution import PlanSpec
+from volbench.plans.resumption import resumable_plan
+from volbench.units import MiB
+
+GIB = 1024 * MiB
+
+
+def test_the_fill_writes_what_the_plan_reads_once_first() -> None:
+    reads = Workload("r", RW.RANDREAD, offset_bytes=MiB, size_bytes=8 * MiB)
+    more = Workload("s", RW.READ, offset_bytes=4 * MiB, size_bytes=16 * MiB)
+    plan = PlanSpec("p", ((reads, Workload("w", RW.WRITE, size_bytes=64 * MiB), more),))
+    filled = fill.with_fill(plan, GIB, None)
+    first = filled.rounds[0]
+    assert [w.name for w in first] == ["fill"] and filled.rounds[1:] == plan.rounds
+    assert (first[0].offset_bytes, first[0].size_bytes) == (MiB, 19 * MiB)  # reads only
+    assert filled.options["fill"] == {"offset_bytes": MiB, "size_bytes": 19 * MiB}
+    options = dict(workload_options(first[0], "libaio"))
+    # once through in order (no runtime, not time-based): Google Cloud's 128K at QD 64
+    assert options["rw"] == "write" and options["bs"] == "131072"
+    assert options["iodepth"] == "64" and "refill_buffers" in options
+    assert "runtime" not in options and "time_based" not in options
+    note = fill.note(filled)
+    assert note is not None and note.startswith("fill: writes bytes 1.0 MiB to 20 MiB once")
+    assert fill.note(plan) is None
+
+
+def test_a_test_without_a_size_reads_to_the_end_of_the_volume() -> None:
+    plan = quick.plan(quick.QuickOptions())  # every test over the whole target
+    first = fill.with_fill(plan, GIB, None).rounds[0][0]
+    assert (first.offset_bytes, first.size_bytes) == (0, GIB)
+    unknown = fill.with_fill(plan, 0, None).rounds[0][0]  # a place not yet reached
+    assert (unknown.offset_bytes, unknown.size_bytes) == (0, None)
+
+
+def test_a_plan_that_reads_nothing_or_has_a_fill_is_refused() -> None:
+    writes = PlanSpec("p", ((Workload("w", RW.RANDWRITE),),))
+    with pytest.raises(UsageError, match="reads nothing: leave it out"):
+        fill.with_fill(writes, GIB, None)
+    named = PlanSpec("p", ((Workload("fill", RW.READ),),))
+    with pytest.raises(UsageError, match="named 'fill' already"):
+        fill.with_fill(named, GIB, None)
+
+
+def _result(name: str) -> Result:
+    read = DirectionResult("read", 4096 * 1000, 1000.0, 1000.0, 4096 * 1000.0, 1000, None)
+    return Result(name, {"read": read}, 0.0, 0.0, 1000.0, 1)
+
+
+def test_an_adaptive_plan_fills_its_active_range_and_never_sees_the_fill() -> None:
+    seen: list[str] = []
+
+    def next_round(tests: Sequence[Result]) -> None:
+        seen.extend(t.name for t in tests)
+
+    filled = fill.with_fill(PlanSpec("p", (), next_round=next_round), GIB, 256 * MiB)
+    first = filled.rounds[0][0]
+    assert (first.name, first.offset_bytes, first.size_bytes) == ("fill", 0, 256 * MiB)
+    assert filled.next_round is not None
+    filled.next_round([_result("fill"), _result("qd1-jobs1")])
+    assert seen == ["qd1-jobs1"]
+
+
+def test_a_resumed_adaptive_run_does_not_see_its_fill_either() -> None:
+    options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 2, 4), (1,), find_max=True)
+    filled = fill.with_fill(sweep.find_max_plan(options), GIB, None)
+    settings = RunSettings(
+        ioengine="libaio",
+        planned=tuple(w for r in filled.rounds for w in r),
+        adaptive=True,
+        options=filled.options,
+    )
+    run = RunRecord(
+        id=3, plan=sweep.NAME, status=RunStatus.INTERRUPTED, started_at="", ended_at=None,
+        target=TargetInfo("/dev/loop9", "block", GIB), host=HostInfo.from_record({}),
+        labels={}, settings=settings,
+    )  # fmt: skip
+    resumed = resumable_plan(run)
+    assert [w.name for r in resumed.rounds for w in r] == ["fill"]
+    assert resumed.next_round is not None
+    # the sweep's first point, as if the fill were not there: qd1-jobs1
+    chosen = resumed.next_round([_result("fill")])
+    assert chosen is not None and [w.name for w in chosen] == ["qd1-jobs1"]
