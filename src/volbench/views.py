@@ -90,6 +90,8 @@ def view(plan: str) -> PlanView:
     parts see a run without its fill (``--fill``: not a test of the plan, e.g. not a
     point of a sweep), the generic ones with it."""
     found = VIEWS.get(plan, UNKNOWN)
+    if not (found.sheet or found.report or found.sections or found.headline):
+        return found
     return dataclasses.replace(
         found,
         sheet=None if found.sheet is None else _filled_note(found.sheet),

@@ -16,7 +16,8 @@ import pytest
 from cli_harness import Volbench, fio_documents
 
 from volbench.analysis.validity import Mark, MarkKind
-from volbench.analysis.validity_unwritten import unwritten_mark
+from volbench.analysis.validity_unwritten import run_marks
+from volbench.model import RunRecord
 from volbench.store.repository import Store
 from volbench.volume_writes import volume_history
 
@@ -50,9 +51,12 @@ def _marks(volbench: Volbench, run_id: object) -> dict[str, Mark | None]:
     """Each test of run ``run_id`` with its "blocks never written" mark."""
     with Store.open(str(volbench.db)) as store:
         run = store.get_run(str(run_id), raw=False)
-        history = volume_history(store, run)
-        tests = sorted({(r.round, r.test) for r in run.aggregate})
-        return {test: unwritten_mark(run, round_no, test, history) for round_no, test in tests}
+        marks = run_marks(run, volume_history(store, run))
+        return {test: marks.get((round_no, test)) for round_no, test in _tests(run)}
+
+
+def _tests(run: RunRecord) -> list[tuple[int, str]]:
+    return sorted({(r.round, r.test) for r in run.aggregate})
 
 
 def _image(device: str) -> Path:

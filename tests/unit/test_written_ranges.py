@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from volbench.analysis.validity import MarkKind
-from volbench.analysis.validity_unwritten import unchecked_reason, unwritten_mark
+from volbench.analysis.validity import Mark, MarkKind
+from volbench.analysis.validity_unwritten import run_marks, unchecked_reason
 from volbench.analysis.written_ranges import (
     Reach,
     RunWrites,
@@ -114,13 +114,17 @@ def test_a_pts_run_s_discard_unwrites_what_an_earlier_run_wrote() -> None:
     assert written_before(zeroed, GIB, 2, 0).unwritten_share(0, GIB) == 0.0
 
 
+def _mark(record: RunRecord, round_no: int, test: str, history: list[RunWrites]) -> Mark | None:
+    return run_marks(record, history).get((round_no, test))
+
+
 def _read_test(**workload: object) -> StoredResult:
     return row(1, "randread", "read", "randread", 64 * MiB, **workload)
 
 
 def test_a_read_over_blocks_never_written_is_marked() -> None:
     record = run(1, row(0, "randwrite", "write", "randwrite", 0), _read_test())
-    mark = unwritten_mark(record, 1, "randread", [writes(record)])
+    mark = _mark(record, 1, "randread", [writes(record)])
     assert mark is not None and mark.kind is MarkKind.UNWRITTEN
     assert mark.figures["unwritten_share"] == 1.0
     assert "no stored run wrote this volume before it" in mark.evidence[1]
@@ -132,9 +136,9 @@ def test_a_write_in_an_earlier_run_on_the_volume_clears_it() -> None:
     before = run(1, row(0, "fill", "write", "write", GIB))
     record = run(2, _read_test())
     history = [writes(before), writes(record)]
-    assert unwritten_mark(record, 1, "randread", history) is None
+    assert _mark(record, 1, "randread", history) is None
     partial = run(1, row(0, "randwrite", "write", "randwrite", GIB))
-    mark = unwritten_mark(record, 1, "randread", [writes(partial), writes(record)])
+    mark = _mark(record, 1, "randread", [writes(partial), writes(record)])
     assert mark is not None and mark.figures["unwritten_share"] == pytest.approx(
         math.exp(-1), abs=1e-4
     )
@@ -144,9 +148,9 @@ def test_a_write_in_an_earlier_run_on_the_volume_clears_it() -> None:
 def test_a_sequential_read_is_judged_on_what_it_reached() -> None:
     before = run(1, row(0, "w", "write", "write", 128 * MiB))
     record = run(2, row(0, "seqread", "read", "read", 100 * MiB))
-    assert unwritten_mark(record, 0, "seqread", [writes(before), writes(record)]) is None
+    assert _mark(record, 0, "seqread", [writes(before), writes(record)]) is None
     far = run(2, row(0, "seqread", "read", "read", 100 * MiB, offset_bytes=512 * MiB))
-    assert unwritten_mark(far, 0, "seqread", [writes(before), writes(far)]) is not None
+    assert _mark(far, 0, "seqread", [writes(before), writes(far)]) is not None
 
 
 def test_a_test_s_own_writes_and_later_rounds_do_not_count() -> None:
@@ -157,19 +161,19 @@ def test_a_test_s_own_writes_and_later_rounds_do_not_count() -> None:
         row(1, "randread", "read", "randread", 32 * MiB),
     )
     history = [writes(record)]
-    assert unwritten_mark(record, 0, "mixed", history) is not None
-    assert unwritten_mark(record, 1, "randread", history) is None  # round 0 wrote it
+    assert _mark(record, 0, "mixed", history) is not None
+    assert _mark(record, 1, "randread", history) is None  # round 0 wrote it
 
 
 def test_files_volbench_laid_out_are_written_others_not_judged() -> None:
     scratch = run(1, _read_test(), kind="file", ours=True)
-    assert unwritten_mark(scratch, 1, "randread", [writes(scratch)]) is None
+    assert _mark(scratch, 1, "randread", [writes(scratch)]) is None
     assert unchecked_reason(scratch.target) is None
     theirs = dataclasses.replace(scratch, target=TargetInfo("/data/f", "file", GIB))
-    assert unwritten_mark(theirs, 1, "randread", [writes(theirs)]) is None
+    assert _mark(theirs, 1, "randread", [writes(theirs)]) is None
     assert "did not lay out" in (unchecked_reason(theirs.target) or "")
 
 
 def test_a_write_only_test_is_never_marked() -> None:
     record = run(1, row(0, "randwrite", "write", "randwrite", 64 * MiB))
-    assert unwritten_mark(record, 0, "randwrite", [writes(record)]) is None
+    assert _mark(record, 0, "randwrite", [writes(record)]) is None

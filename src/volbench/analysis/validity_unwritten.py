@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from volbench.analysis.validity import Mark, MarkKind
-from volbench.analysis.written_ranges import RunWrites, place_bytes, reach, written_before
+from volbench.analysis.written_ranges import (
+    RunWrites,
+    Written,
+    place_bytes,
+    reach,
+    written_before,
+)
 from volbench.model import RunRecord, StoredResult, TargetInfo
 from volbench.units import format_bytes
 
@@ -42,26 +48,20 @@ def unchecked_reason(target: TargetInfo) -> str | None:
 
 
 def unwritten_mark(
-    run: RunRecord, round_no: int, test: str, history: Sequence[RunWrites]
+    rows: Sequence[StoredResult], target: TargetInfo, before: Written
 ) -> Mark | None:
-    """The mark of test ``test`` of round ``round_no`` of ``run`` when its reads met
-    blocks never written (None: no read, or at most :data:`UNWRITTEN_LIMIT` of its
-    range unwritten, or a target the check cannot judge: :func:`unchecked_reason`).
-    ``history``: the runs stored on the same volume, ``run`` among them, in the order
-    they ran (:func:`volbench.volume_writes.volume_history`)."""
-    if unchecked_reason(run.target) is not None:
-        return None
-    reads = [
-        r
-        for r in run.aggregate
-        if (r.round, r.test, r.direction) == (round_no, test, "read") and r.io_bytes > 0
-    ]
-    capacity = run.target.capacity_bytes
-    if not reads or capacity <= 0:
+    """The mark of a test with fio's ``rows`` (one per direction) on ``target`` when
+    its reads met blocks never written (None: no read, at most :data:`UNWRITTEN_LIMIT`
+    of its range unwritten, or a target the check cannot judge: :func:`unchecked_reason`).
+    ``before``: what was written on the volume before the test
+    (:func:`~volbench.analysis.written_ranges.written_before` of the runs stored on it,
+    :func:`volbench.volume_writes.volume_history`)."""
+    reads = [r for r in rows if r.direction == "read" and r.io_bytes > 0]
+    capacity = target.capacity_bytes
+    if not reads or capacity <= 0 or unchecked_reason(target) is not None:
         return None
     row = reads[0]
     read = reach(row.workload, place_bytes(row), capacity)
-    before = written_before(history, capacity, run.id, round_no)
     share = before.unwritten_share(read.start_bytes, read.end_bytes)
     if share < UNWRITTEN_LIMIT:
         return None
@@ -77,6 +77,23 @@ def unwritten_mark(
             "read_io_bytes": row.io_bytes,
         },
     )
+
+
+def run_marks(run: RunRecord, history: Sequence[RunWrites]) -> dict[tuple[int, str], Mark]:
+    """The marks of ``run``'s tests by (round, test): each test's rows against what was
+    written before it, ``history`` being the runs stored on its volume, ``run`` among
+    them, in the order they ran (:func:`volbench.volume_writes.volume_history`)."""
+    tests: dict[tuple[int, str], list[StoredResult]] = {}
+    for row in run.aggregate:
+        tests.setdefault((row.round, row.test), []).append(row)
+    capacity = run.target.capacity_bytes
+    found = {}
+    for (round_no, test), rows in tests.items():
+        before = written_before(history, capacity, run.id, round_no)
+        mark = unwritten_mark(rows, run.target, before)
+        if mark is not None:
+            found[(round_no, test)] = mark
+    return found
 
 
 def _evidence(

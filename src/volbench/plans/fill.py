@@ -129,6 +129,6 @@ def note(plan: PlanSpec) -> str | None:
     amount = "the range" if size is None else format_bytes(size)
     return (
         f"fill: writes bytes {format_bytes(fill.offset_bytes)} to {end} once before the "
-        f"tests (128 KiB in order, queue depth {IODEPTH}); it takes {amount} over the "
-        "volume's write rate, not in the time shown"
+        f"tests (128 KiB in order, queue depth {IODEPTH}); its time, {amount} at the "
+        "volume's write rate, is not in the estimated duration"
     )
