@@ -1,0 +1,89 @@
+"""What was written on a run's volume, from a real SQLite store (volume_writes.py): the
+runs on the same place (``lab://NAME:/dev/vda``, as ``--hosts lab://NAME`` records it)
+count, another place's do not, and a PTS run's deallocating purge un-writes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from volbench.analysis.validity_unwritten import run_marks
+from volbench.model import (
+    RW,
+    DirectionResult,
+    PlaceRecord,
+    RunSettings,
+    StoredWorkload,
+    TargetInfo,
+    Workload,
+)
+from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
+from volbench.plans.pts.options import NAME as PTS
+from volbench.plans.pts.options import PtsOptions, PtsSetup
+from volbench.records import json_object
+from volbench.store.repository import Store
+from volbench.units import MiB
+from volbench.volume_writes import volume_history
+
+DISK = 256 * MiB
+
+
+def _run(store: Store, guest: str, tests: list[tuple[Workload, int]], plan: str = "quick",
+         options: dict[str, object] | None = None) -> int:  # fmt: skip
+    """A stored run on the lab guest ``guest``'s disk, each test a round of its own
+    with fio's ``io_bytes`` as given."""
+    label = f"lab://{guest}:/dev/vda"
+    target = TargetInfo(label, "remote", DISK)
+    settings = RunSettings(
+        places=(PlaceRecord(label, f"lab://{guest}", "/dev/vda", target),),
+        options=options or {},
+    )
+    run_id = store.create_run(plan, TargetInfo(label, "fleet", DISK), {}, {}, settings)
+    for round_no, (work, io_bytes) in enumerate(tests):
+        direction = "write" if work.rw.writes else "read"
+        done = DirectionResult(direction, io_bytes, 1000.0, 1.0, io_bytes, io_bytes // 4096, None)
+        test = Result(work.name, {direction: done}, 0.0, 0.0, 1000.0, 1)
+        store.add_round(run_id, round_no, "{}", [test], {work.name: StoredWorkload.of(work)})
+    return run_id
+
+
+def _marked(store: Store, run_id: int) -> list[str]:
+    run = store.get_run(run_id, raw=False)
+    return [test for _, test in run_marks(run, volume_history(store, run))]
+
+
+READ = Workload("randread", RW.RANDREAD)
+FILL = Workload("fill", RW.WRITE, bs_bytes=128 * 1024, time_based=False, runtime_s=None)
+
+
+def test_runs_on_the_same_guest_disk_count_others_do_not(tmp_path: Path) -> None:
+    with Store.open(str(tmp_path / "v.db")) as store:
+        first = _run(store, "g1", [(READ, 64 * MiB)])
+        _run(store, "g1", [(FILL, DISK)])
+        again = _run(store, "g1", [(READ, 64 * MiB)])
+        other = _run(store, "g2", [(READ, 64 * MiB)])
+        assert _marked(store, first) == ["randread"]  # nothing wrote it before
+        assert _marked(store, again) == []  # the fill of the run before
+        assert _marked(store, other) == ["randread"]  # another guest's disk
+        assert [w.run_id for w in volume_history(store, store.get_run(again))] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("method", "marked"),
+    [
+        ("lab image deallocated (fallocate --punch-hole)", ["randread"]),
+        ("discard (blkdiscard)", ["randread"]),
+        ("zero fill (blkdiscard --zeroout)", []),  # the control: it writes every block
+        ("none (--no-purge)", []),
+    ],
+)
+def test_a_pts_purge_of_the_guest_disk_unwrites_it(
+    tmp_path: Path, method: str, marked: list[str]
+) -> None:
+    setup = PtsSetup(PtsOptions(tests=("iops",)), DISK, purge_method=method)
+    with Store.open(str(tmp_path / "v.db")) as store:
+        _run(store, "g1", [(FILL, DISK)])
+        _run(store, "g1", [], plan=PTS, options=json_object(setup))
+        after = _run(store, "g1", [(READ, 64 * MiB)])
+        assert _marked(store, after) == marked
