@@ -109,9 +109,9 @@ def test_a_pts_run_s_discard_unwrites_what_an_earlier_run_wrote() -> None:
     first = run(1, row(0, "fill", "write", "write", GIB))
     pts = run(2)
     history = [writes(first), writes(pts, "discard (blkdiscard)")]
-    assert written_before(history, GIB, 2, 0).unwritten_share(0, GIB) == 1.0
+    assert written_before(history, GIB, 2, [0])[0].unwritten_share(0, GIB) == 1.0
     zeroed = [writes(first), writes(pts, "zero fill (blkdiscard --zeroout)")]
-    assert written_before(zeroed, GIB, 2, 0).unwritten_share(0, GIB) == 0.0
+    assert written_before(zeroed, GIB, 2, [0])[0].unwritten_share(0, GIB) == 0.0
 
 
 def _mark(record: RunRecord, round_no: int, test: str, history: list[RunWrites]) -> Mark | None:

@@ -87,10 +87,10 @@ def run_marks(run: RunRecord, history: Sequence[RunWrites]) -> dict[tuple[int, s
     for row in run.aggregate:
         tests.setdefault((row.round, row.test), []).append(row)
     capacity = run.target.capacity_bytes
+    before = written_before(history, capacity, run.id, (r for r, _ in tests))
     found = {}
     for (round_no, test), rows in tests.items():
-        before = written_before(history, capacity, run.id, round_no)
-        mark = unwritten_mark(rows, run.target, before)
+        mark = unwritten_mark(rows, run.target, before[round_no])
         if mark is not None:
             found[(round_no, test)] = mark
     return found

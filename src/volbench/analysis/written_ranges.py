@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from volbench.model import StoredResult, StoredWorkload
@@ -48,10 +48,6 @@ class Span:
     start_bytes: int
     end_bytes: int
     written: float
-
-    @property
-    def length_bytes(self) -> int:
-        return self.end_bytes - self.start_bytes
 
 
 @dataclass(frozen=True)
@@ -77,11 +73,6 @@ class Written:
     def nothing(cls, capacity_bytes: int) -> Written:
         """A volume nothing wrote (a fresh thin volume, a purged one)."""
         return cls(capacity_bytes, (Span(0, capacity_bytes, 0.0),) if capacity_bytes else ())
-
-    @classmethod
-    def whole(cls, capacity_bytes: int) -> Written:
-        """A volume written everywhere (a scratch file volbench laid out)."""
-        return cls(capacity_bytes, (Span(0, capacity_bytes, 1.0),) if capacity_bytes else ())
 
     def unwritten_share(self, start_bytes: int, end_bytes: int) -> float:
         """The share of bytes ``start_bytes`` to ``end_bytes`` never written (bytes past
@@ -198,31 +189,33 @@ def purge_writes(method: str) -> bool | None:
 
 
 def written_before(
-    runs: Sequence[RunWrites], capacity_bytes: int, run_id: int, round_no: int
-) -> Written:
-    """What was written on a volume of ``capacity_bytes`` before round ``round_no`` of
-    run ``run_id``: ``runs`` (those stored on the volume, in the order they ran) up to
-    it, each run's purge and lay-out first, then its rounds in order (a test's own
-    writes do not count for its reads: fio reads and writes them at once)."""
+    runs: Sequence[RunWrites], capacity_bytes: int, run_id: int, rounds: Iterable[int]
+) -> dict[int, Written]:
+    """What was written on a volume of ``capacity_bytes`` before each of ``rounds`` of
+    run ``run_id``, in one pass over ``runs`` (those stored on the volume, in the order
+    they ran) up to it: each run's lay-out and purge first, then its rounds in order (a
+    test's own writes do not count for its reads: fio reads and writes them at once)."""
+    wanted = sorted(set(rounds))
+    found: dict[int, Written] = {}
     written = Written.nothing(capacity_bytes)
     for run in runs:
         if run.run_id > run_id:
             break
-        if run.laid_out:
-            written = written.with_write(Reach(0, run.capacity_bytes, 1.0), run.run_id)
-        purged = purge_writes(run.purge or "")
         whole = Reach(0, run.capacity_bytes, 1.0)
+        if run.laid_out:
+            written = written.with_write(whole, run.run_id)
+        purged = purge_writes(run.purge or "")
         if purged is not None:
             written = (written.with_write if purged else written.with_discard)(whole, run.run_id)
         for row in run.rows:
-            if run.run_id == run_id and row.round >= round_no:
-                break
+            while run.run_id == run_id and wanted and row.round >= wanted[0]:
+                found[wanted.pop(0)] = written
             if row.direction in ("write", "trim") and row.io_bytes > 0:
                 random_map = row.test in run.random_map
                 done = reach(row.workload, place_bytes(row), run.capacity_bytes, random_map)
                 change = written.with_write if row.direction == "write" else written.with_discard
                 written = change(done, run.run_id)
-    return written
+    return {**found, **{r: written for r in wanted}}
 
 
 def place_bytes(row: StoredResult) -> int:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from volbench.errors import UsageError
 from volbench.model import RW, RunRecord, TestResult, Workload
 from volbench.plans.execution import NextRound, PlanSpec
+from volbench.records import json_object
 from volbench.units import KiB, format_bytes
 
 NAME = "fill"
@@ -33,6 +35,16 @@ recorded options)."""
 BS_BYTES = 128 * KiB
 IODEPTH = 64
 """Google Cloud's fill: ``--bs=128K --iodepth=64``."""
+
+
+@dataclass(frozen=True)
+class FillRange:
+    """What a run records of its fill (under the plan's options key :data:`NAME`): the
+    range it wrote, from ``offset_bytes``, ``size_bytes`` long (None: to the end of the
+    volume)."""
+
+    offset_bytes: int
+    size_bytes: int | None
 
 
 def fill_range(plan: PlanSpec, size_bytes: int | None) -> tuple[int, int | None]:
@@ -84,7 +96,7 @@ def with_fill(plan: PlanSpec, capacity_bytes: int, size_bytes: int | None) -> Pl
         plan,
         rounds=((workload(start, end),), *plan.rounds),
         next_round=None if inner is None else hidden(inner),
-        options={**plan.options, NAME: {"offset_bytes": start, "size_bytes": size}},
+        options={**plan.options, NAME: json_object(FillRange(start, size))},
     )
 
 
