@@ -40,13 +40,14 @@ def run_writes(run: RunRecord) -> RunWrites:
     )
 
 
-def volume_history(store: Store, run: RunRecord) -> tuple[RunWrites, ...]:
+def volume_history(store: Store, run: RunRecord) -> tuple[RunWrites, ...] | None:
     """The runs stored on ``run``'s volume up to ``run`` (it included, as given), the
-    oldest first; ``run`` alone when volbench cannot name its volume again (several
-    places at once, an imported output)."""
+    oldest first; None when volbench cannot name its volume again (several places or
+    a job file's several files at once, an imported output): what was written on it
+    before is not known."""
     key = volume_key(run)
     if key is None:
-        return (run_writes(run),)
+        return None
     earlier = [
         listed for listed in store.list_runs() if listed.id < run.id and volume_key(listed) == key
     ]

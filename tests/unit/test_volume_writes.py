@@ -4,6 +4,7 @@ count, another place's do not, and a PTS run's deallocating purge un-writes it."
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,21 @@ def test_runs_on_the_same_guest_disk_count_others_do_not(tmp_path: Path) -> None
         assert _marked(store, first) == ["randread"]  # nothing wrote it before
         assert _marked(store, again) == []  # the fill of the run before
         assert _marked(store, other) == ["randread"]  # another guest's disk
-        assert [w.run_id for w in volume_history(store, store.get_run(again))] == [1, 2, 3]
+        history = volume_history(store, store.get_run(again))
+        assert history is not None and [w.run_id for w in history] == [1, 2, 3]
+
+
+def test_a_run_on_two_guests_at_once_is_not_judged(tmp_path: Path) -> None:
+    with Store.open(str(tmp_path / "v.db")) as store:
+        one = _run(store, "g1", [(READ, 64 * MiB)])
+        run = store.get_run(one, raw=False)
+        both = dataclasses.replace(
+            run.settings, places=(*run.settings.places, PlaceRecord("lab://g2:/dev/vda"))
+        )
+        two = dataclasses.replace(run, settings=both)
+        assert volume_history(store, two) is None  # which guest's writes would count?
+        assert run_marks(two, None) == {}
+        assert _marked(store, one) == ["randread"]  # the control: one guest, judged
 
 
 @pytest.mark.parametrize(

@@ -168,10 +168,11 @@ def test_a_test_s_own_writes_and_later_rounds_do_not_count() -> None:
 def test_files_volbench_laid_out_are_written_others_not_judged() -> None:
     scratch = run(1, _read_test(), kind="file", ours=True)
     assert _mark(scratch, 1, "randread", [writes(scratch)]) is None
-    assert unchecked_reason(scratch.target) is None
+    assert unchecked_reason(scratch.target, Written.nothing(GIB)) is None
     theirs = dataclasses.replace(scratch, target=TargetInfo("/data/f", "file", GIB))
     assert _mark(theirs, 1, "randread", [writes(theirs)]) is None
-    assert "did not lay out" in (unchecked_reason(theirs.target) or "")
+    assert "did not lay out" in (unchecked_reason(theirs.target, Written.nothing(GIB)) or "")
+    assert "cannot name this volume" in (unchecked_reason(scratch.target, None) or "")
 
 
 def test_a_write_only_test_is_never_marked() -> None:

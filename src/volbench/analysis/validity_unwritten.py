@@ -35,30 +35,40 @@ FILL_ADVICE = (
 )
 
 
-def unchecked_reason(target: TargetInfo) -> str | None:
-    """Why the check cannot judge tests on ``target`` (None: it can): a file volbench
-    did not lay out may hold holes (read as zeros without the device) that no stored
-    run records."""
+NOT_NAMED = (
+    "blocks never written: volbench cannot name this volume again (several places or "
+    "files at once, an imported output), so what was written on it before is not known"
+)
+NOT_LAID_OUT = (
+    "blocks never written: a file volbench did not lay out (whether it has holes, read "
+    "without touching the device, is not recorded)"
+)
+
+
+def unchecked_reason(target: TargetInfo, before: Written | None) -> str | None:
+    """Why the check cannot judge a test on ``target`` (None: it can): ``before`` not
+    known (:func:`volbench.volume_writes.volume_history` found no volume to name), or
+    a file volbench did not lay out, which may hold holes (read as zeros without the
+    device) that no stored run records."""
+    if before is None:
+        return NOT_NAMED
     if target.kind == "file" and not target.created_by_volbench:
-        return (
-            "blocks never written: a file volbench did not lay out (whether it has holes, "
-            "read without touching the device, is not recorded)"
-        )
+        return NOT_LAID_OUT
     return None
 
 
 def unwritten_mark(
-    rows: Sequence[StoredResult], target: TargetInfo, before: Written
+    rows: Sequence[StoredResult], target: TargetInfo, before: Written | None
 ) -> Mark | None:
     """The mark of a test with fio's ``rows`` (one per direction) on ``target`` when
     its reads met blocks never written (None: no read, at most :data:`UNWRITTEN_LIMIT`
-    of its range unwritten, or a target the check cannot judge: :func:`unchecked_reason`).
+    of its range unwritten, or a test the check cannot judge: :func:`unchecked_reason`).
     ``before``: what was written on the volume before the test
     (:func:`~volbench.analysis.written_ranges.written_before` of the runs stored on it,
-    :func:`volbench.volume_writes.volume_history`)."""
+    :func:`volbench.volume_writes.volume_history`; None: not known)."""
     reads = [r for r in rows if r.direction == "read" and r.io_bytes > 0]
     capacity = target.capacity_bytes
-    if not reads or capacity <= 0 or unchecked_reason(target) is not None:
+    if not reads or capacity <= 0 or before is None or unchecked_reason(target, before):
         return None
     row = reads[0]
     read = reach(row.workload, place_bytes(row), capacity)
@@ -79,13 +89,16 @@ def unwritten_mark(
     )
 
 
-def run_marks(run: RunRecord, history: Sequence[RunWrites]) -> dict[tuple[int, str], Mark]:
+def run_marks(run: RunRecord, history: Sequence[RunWrites] | None) -> dict[tuple[int, str], Mark]:
     """The marks of ``run``'s tests by (round, test): each test's rows against what was
     written before it, ``history`` being the runs stored on its volume, ``run`` among
-    them, in the order they ran (:func:`volbench.volume_writes.volume_history`)."""
+    them, in the order they ran (:func:`volbench.volume_writes.volume_history`; None:
+    the volume cannot be named, nothing is judged)."""
     tests: dict[tuple[int, str], list[StoredResult]] = {}
     for row in run.aggregate:
         tests.setdefault((row.round, row.test), []).append(row)
+    if history is None:
+        return {}
     capacity = run.target.capacity_bytes
     before = written_before(history, capacity, run.id, (r for r, _ in tests))
     found = {}
