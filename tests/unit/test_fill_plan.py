@@ -4,6 +4,7 @@ chooses its tests without it, started and resumed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from volbench.model import (
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
 from volbench.plans import fill, quick, sweep
+from volbench.plans.dry_run import FIO_START_S, plan_preview
 from volbench.plans.execution import PlanSpec
 from volbench.plans.resumption import resumable_plan
 from volbench.units import MiB
@@ -103,3 +105,32 @@ def test_a_resumed_adaptive_run_does_not_see_its_fill_either() -> None:
     # the sweep's first point, as if the fill were not there: qd1-jobs1
     chosen = resumed.next_round([_result("fill")])
     assert chosen is not None and [w.name for w in chosen] == ["qd1-jobs1"]
+
+
+TARGET = TargetInfo("/dev/vdz", "block", GIB)
+
+
+def test_the_dry_run_shows_the_fill_first_and_the_tests_as_without_it(tmp_path: Path) -> None:
+    plan = quick.plan(quick.QuickOptions(runtime_s=10, ramp_time_s=2))
+    plain = plan_preview(plan, TARGET, "libaio", tmp_path)
+    dry = plan_preview(fill.with_fill(plan, GIB, None), TARGET, "libaio", tmp_path)
+    assert (dry.processes, dry.tests) == (7, 7)
+    first = dry.job_files[0]
+    assert first.label == "fill" and first.seconds == 0.0  # its time is not known before
+    for line in ("[fill]", "rw=write", "bs=131072", "iodepth=64", f"size={GIB}"):
+        assert line in first.text.splitlines(), line
+    assert "runtime=" not in first.text and "time_based" not in first.text
+    assert "/round-001/randwrite-4k-iops" in dry.job_files[1].text  # the fill is round 0
+    assert dry.low_s == pytest.approx(plain.low_s + FIO_START_S)
+
+
+def test_a_search_s_dry_run_shows_its_first_test_after_the_fill(tmp_path: Path) -> None:
+    options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 4, 16, 64), (1, 2), runtime_s=5,
+                                 ramp_time_s=0, find_max=True)  # fmt: skip
+    plain = plan_preview(sweep.find_max_plan(options), TARGET, "io_uring", tmp_path)
+    filled = fill.with_fill(sweep.find_max_plan(options), GIB, None)
+    dry = plan_preview(filled, TARGET, "io_uring", tmp_path)
+    assert [j.label for j in dry.job_files] == ["fill", plain.job_files[0].label]
+    assert dry.processes == plain.processes + 1  # the grid, and the fill
+    assert dry.high_s == pytest.approx(plain.high_s + FIO_START_S)
+    assert "then more tests chosen from the results (adaptive), 7 at most" in dry.notes
