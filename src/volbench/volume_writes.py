@@ -15,6 +15,17 @@ from volbench.records import RecordError
 from volbench.store.repository import Store
 
 
+def written_key(run: RunRecord) -> str | None:
+    """What names ``run``'s volume for what was written on it: its volume key, and for
+    a place whose disk is made anew (a lab guest's, every ``volbench lab up``) the disk
+    it was (:func:`volbench.plans.fleet_preparation.guest_disk`)."""
+    key = volume_key(run)
+    places = run.settings.places
+    target = places[0].target if key is not None and len(places) == 1 else None
+    source = target.identity.source if target and target.identity else None
+    return key if source is None else f"{key} ({source})"
+
+
 def run_writes(run: RunRecord) -> RunWrites:
     """What ``run`` (read with its results) did to its volume: its tests' rows, the
     scratch file volbench laid out for it, a PTS run's purge, and the tests of a job
@@ -45,12 +56,10 @@ def volume_history(store: Store, run: RunRecord) -> tuple[RunWrites, ...] | None
     oldest first; None when volbench cannot name its volume again (several places or
     a job file's several files at once, an imported output): what was written on it
     before is not known."""
-    key = volume_key(run)
+    key = written_key(run)
     if key is None:
         return None
-    earlier = [
-        listed for listed in store.list_runs() if listed.id < run.id and volume_key(listed) == key
-    ]
+    earlier = [r for r in store.list_runs() if r.id < run.id and written_key(r) == key]
     found = [run_writes(store.get_run(r.id, raw=False)) for r in sorted(earlier, key=_id)]
     return (*found, run_writes(run))
 

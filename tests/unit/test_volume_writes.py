@@ -10,16 +10,21 @@ from pathlib import Path
 import pytest
 
 from volbench.analysis.validity_unwritten import run_marks
+from volbench.lab import guest as guests
+from volbench.lab.throttle import Limits
 from volbench.model import (
     RW,
     DirectionResult,
+    Place,
     PlaceRecord,
     RunSettings,
     StoredWorkload,
+    TargetIdentity,
     TargetInfo,
     Workload,
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
+from volbench.plans.fleet_preparation import guest_disk
 from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsOptions, PtsSetup
 from volbench.records import json_object
@@ -31,11 +36,13 @@ DISK = 256 * MiB
 
 
 def _run(store: Store, guest: str, tests: list[tuple[Workload, int]], plan: str = "quick",
-         options: dict[str, object] | None = None) -> int:  # fmt: skip
-    """A stored run on the lab guest ``guest``'s disk, each test a round of its own
-    with fio's ``io_bytes`` as given."""
+         options: dict[str, object] | None = None, boot: int = 1) -> int:  # fmt: skip
+    """A stored run on the lab guest ``guest``'s disk (as it was after its ``boot``th
+    ``volbench lab up``), each test a round of its own with fio's ``io_bytes`` as given."""
     label = f"lab://{guest}:/dev/vda"
-    target = TargetInfo(label, "remote", DISK)
+    source = f"lab guest {guest}, image inode 12, qemu pid {1000 + boot}"
+    disk = TargetIdentity(f"/lab/{guest}/disk.img", "file", "8:1", DISK, 12, source=source)
+    target = TargetInfo(label, "remote", DISK, identity=disk)
     settings = RunSettings(
         places=(PlaceRecord(label, f"lab://{guest}", "/dev/vda", target),),
         options=options or {},
@@ -102,3 +109,34 @@ def test_a_pts_purge_of_the_guest_disk_unwrites_it(
         _run(store, "g1", [], plan=PTS, options=json_object(setup))
         after = _run(store, "g1", [(READ, 64 * MiB)])
         assert _marked(store, after) == marked
+
+
+def test_a_guest_made_anew_is_another_disk(tmp_path: Path) -> None:
+    """``volbench lab up`` makes a guest's disk anew: what the guest of the same name
+    wrote before is not on it."""
+    with Store.open(str(tmp_path / "v.db")) as store:
+        _run(store, "g1", [(FILL, DISK)], boot=1)
+        same = _run(store, "g1", [(READ, 64 * MiB)], boot=1)
+        anew = _run(store, "g1", [(READ, 64 * MiB)], boot=2)
+        assert _marked(store, same) == []
+        assert _marked(store, anew) == ["randread"]
+
+
+def test_a_lab_guest_s_disk_is_named_by_its_image_and_qemu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What prepare_fleet records of a ``--hosts lab://NAME`` place's disk: its image's
+    identity on this machine and the guest's qemu (a new one each ``lab up``); no other
+    place has one."""
+    monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path / "lab"))
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"")
+    guest = guests.Guest("g1", "127.0.0.60", 8765, 8766, "tcg", Limits(), str(image), DISK,
+                         "6.1", 3.0, 4321)  # fmt: skip
+    guest.folder.mkdir(parents=True)
+    guests.save(guest)
+    found = guest_disk(Place("lab://g1", "/dev/vda"))
+    assert found is not None and found.inode == image.stat().st_ino
+    assert found.source == f"lab guest g1, image inode {found.inode}, qemu pid 4321"
+    assert guest_disk(Place("lab://g1", "/dev/vdb")) is None  # not the guest's own disk
+    assert guest_disk(Place("ssh://h", "/dev/vda")) is None
