@@ -111,3 +111,15 @@ def test_a_write_in_an_earlier_run_counts_on_its_volume_only(
     assert mark is not None and mark.figures["unwritten_share"] == 1.0
     assert mark.evidence[1].startswith("no stored run wrote this volume before it")
     assert f"by run {writes['id']}" not in " ".join(mark.evidence)
+
+
+def test_the_fill_writes_every_place_of_a_run_on_several(
+    volbench: Volbench, loop_device: Loop
+) -> None:
+    first, second = loop_device(DEVICE_MIB), loop_device(DEVICE_MIB)
+    document = _sweep(volbench, first, "--target", second, "--fill")
+    assert _allocated(first) == _allocated(second) == DEVICE_MIB * MiB
+    fill = [j for j in fio_documents(document)[0]["jobs"] if j["jobname"] == "fill"]
+    assert sorted(j["write"]["io_bytes"] for j in fill) == [DEVICE_MIB * MiB] * 2
+    # several volumes at once: what each had written before is not known, none is judged
+    assert _marks(volbench, document["id"]) == {"fill": None, "qd4-jobs1": None}
