@@ -11,14 +11,17 @@ generic sheet and section.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import TypeVar
 
 from volbench.analysis import qos_results
 from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
 from volbench.plans import (
     capture,
+    fill,
     firsttouch,
     hdtune,
     importing,
@@ -41,10 +44,11 @@ from volbench.report.limit_sheets import limits_sheet
 from volbench.report.limits_card import limits_card
 from volbench.report.limits_charts import limits_charts
 from volbench.report.plan_charts import iometer_charts, qos_verify_charts, scan_charts, sweep_charts
-from volbench.report.plan_view import PlanView, Report
+from volbench.report.plan_view import PlanView, Report, SheetBuilder
 from volbench.report.pts.report import pts_document, pts_sections, pts_sheets
 from volbench.report.pts.summary import pts_headline
 from volbench.report.qos_verify_sheets import run_verify_sheet, verify_headline
+from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
 from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
 from volbench.report.workload_sheets import workload_report, workload_sections
@@ -75,22 +79,55 @@ VIEWS: Mapping[str, PlanView] = MappingProxyType(
 )
 """Every plan volbench creates runs of, by name (read-only)."""
 
+T = TypeVar("T")
+
 UNKNOWN = PlanView()
 """The view of a plan name not in :data:`VIEWS`: everything generic."""
 
 
 def view(plan: str) -> PlanView:
-    """The table's view of plan name ``plan`` (:data:`UNKNOWN` when not in it)."""
-    return VIEWS.get(plan, UNKNOWN)
+    """The table's view of plan name ``plan`` (:data:`UNKNOWN` when not in it); its own
+    parts see a run without its fill (``--fill``: not a test of the plan, e.g. not a
+    point of a sweep), the generic ones with it."""
+    found = VIEWS.get(plan, UNKNOWN)
+    if not (found.sheet or found.report or found.sections or found.headline):
+        return found
+    return dataclasses.replace(
+        found,
+        sheet=None if found.sheet is None else _filled_note(found.sheet),
+        report=_unfilled(found.report),
+        sections=_unfilled(found.sections),
+        headline=_unfilled(found.headline),
+    )
+
+
+def _filled_note(sheet: SheetBuilder) -> SheetBuilder:
+    """A plan's own sheet of a run without its fill, with a note of what the fill did."""
+
+    def built(run: RunRecord) -> Sheet:
+        shown = sheet(fill.without(run))
+        done = fill.done(run)
+        if done is None:
+            return shown
+        notes = [*shown.document.get("notes", ()), done]
+        document = {**shown.document, "notes": notes}
+        return dataclasses.replace(shown, notes=(*shown.notes, done), document=document)
+
+    return built
+
+
+def _unfilled(part: Callable[[RunRecord], T] | None) -> Callable[[RunRecord], T] | None:
+    """``part`` of a plan's view, given runs without their fill (:func:`fill.without`)."""
+    return None if part is None else lambda run: part(fill.without(run))
 
 
 def report_for(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Report:
     """The sheets and JSON document of ``run``, as its plan's entry says
     (:func:`volbench.report.run_sheets.report_for`), then what limited each test (its
-    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`), with the
-    volume's known ``caps`` (:mod:`volbench.volume_limits`)."""
+    rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`; not of its
+    fill), with the volume's known ``caps`` (:mod:`volbench.volume_limits`)."""
     sheets, document = run_sheets.report_for(run, view(run.plan))
-    limits = limits_sheet(run, caps)
+    limits = limits_sheet(fill.without(run), caps)  # the fill measures nothing asked for
     if limits is None:
         return sheets, document
     return [*sheets, limits], {**document, "limits": list(limits.rows)}

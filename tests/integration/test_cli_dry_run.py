@@ -91,6 +91,7 @@ def test_dry_run_of_every_plan_writes_nothing(
             "--nominal-sizes",
             *common,
         ),
+        "fill": ("run", "sweep", "--target", device, "--iodepth", "4", "--fill", *short, *common),
     }
     runner = CliRunner(env={"VOLBENCH_DB": str(volbench.db)})
     results = [runner.invoke(cli, list(args)) for args in commands.values()]
@@ -107,6 +108,8 @@ def test_dry_run_of_every_plan_writes_nothing(
     assert "fio processes: 8; tests: 8" in results[1].stdout  # SEQ1M Q8T1 ... RND4K Q1T1
     assert "adaptive" in results[3].stdout  # --find-max: its first point, then the bound
     assert "every tenant's fio at the same time" in results[9].stdout
+    assert "fill: writes bytes 0 B to 32 MiB once before the tests" in results[10].stdout
+    assert "# fio job file 1 of 2: fill" in results[10].stdout
     assert not volbench.db.exists() and not volbench.runs_dir.exists()
     assert not missing.exists()
     assert (_digest(device), _digest(existing), _cgroups()) == before

@@ -194,3 +194,19 @@ def test_visible_text() -> None:
     assert visible("plain µs · text") == "plain µs · text"
     assert visible("a\x00b\x7fc\x85d\u2028e\ud800") == "a\\x00b\\x7fc\\x85d\\u2028e\\ud800"
     assert visible_lines("one\x1b[2J\ntwo\t") == "one\\x1b[2J\ntwo\\t"
+
+
+def test_a_round_that_ends_at_its_size_counts_fios_bytes(
+    captured: dict[str, io.StringIO],
+) -> None:
+    """A fill (``--fill``: once through 64 MiB, not time-based) has no planned time:
+    its bar counts fio's bytes, 16 of 64 MiB a quarter of the way."""
+    reporter = console.ProgressReporter()
+    try:
+        fill = Workload("fill", RW.WRITE, size_bytes=64 << 20, runtime_s=None, time_based=False)
+        reporter.round_started(0, [fill], 0.0)
+        reporter.sample(LiveSample("fill", 128.0, 16_777_216.0, 50_000.0, 1.0, 16 << 20))
+    finally:
+        reporter.close()
+    last = captured["stderr"].getvalue().rstrip().splitlines()[-1]
+    assert " 25%" in last, last

@@ -15,6 +15,7 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.fio.server import parse_identity, server_command
 from volbench.model import RW, Place, Workload
+from volbench.plans import fill
 from volbench.plans.execution import PlanSpec
 from volbench.plans.fleet_spec import Fleet, schedule
 from volbench.plans.places import places_from, read_hosts_file
@@ -144,6 +145,11 @@ def test_solo_schedule_runs_each_place_alone_before_all_at_once() -> None:
     assert [[w.name for w in r] for r in scheduled.rounds] == [["solo.t"], ["solo.t"], ["t"]]
     assert alone == {0: (places[0],), 1: (places[1],)}
     assert schedule(plan, Fleet(places)) == (plan, {})
+    # --fill: the range is written once, on every place at once, before the solo rounds
+    filled, alone = schedule(fill.with_fill(plan, 1 << 30, None), Fleet(places, solo=True))
+    names = [[w.name for w in r] for r in filled.rounds]
+    assert names == [["fill"], ["solo.t"], ["solo.t"], ["t"]]
+    assert alone == {1: (places[0],), 2: (places[1],)}
 
 
 def test_fio_failure_lines_name_the_host() -> None:

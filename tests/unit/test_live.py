@@ -103,6 +103,7 @@ def test_the_job_that_ran_in_the_interval_is_shown() -> None:
         bw_bytes_per_s=1000.0 * 4096,
         lat_mean_ns=(2100 * 200.0 - 100 * 300.0) / 2000,
         interval_s=2.0,
+        io_bytes=2100 * 4096,  # since the job started: what a bar of bytes counts
     )
 
 

@@ -254,3 +254,20 @@ def test_check_names_a_mixs_direction_at_the_promised_cap(tmp_path: Path) -> Non
         " IOPS (the Lab Split volume 100 GiB volume (read limit)): a rate limiter holds the"
         " reads"
     )
+
+
+def test_a_fill_is_not_judged_against_the_promise(tmp_path: Path) -> None:
+    """``--fill``'s write before the tests is not one the promise is checked on: a fill
+    far below the promise does not fail the check (the control: the same row named as
+    a test of the plan does)."""
+    labels = {"product": "aws-io1", "size_gib": "200"}
+    with _stored(tmp_path, "quick/round-000.json", labels) as store:
+        run = store.get_run("latest")
+    request = CheckRequest(None, None, provisioned={"provisioned_iops": 2000})
+    slow = next(r for r in run.results if r.direction == "write")
+    slow = dataclasses.replace(slow, iops=10.0, bw_bytes_per_s=10 * 4096.0)
+    for name, failed in (("fill", False), ("randwrite-slow", True)):
+        row = dataclasses.replace(slow, test=name)
+        sheet = check_sheet(dataclasses.replace(run, results=(row, *run.results)), CAT, request)
+        assert (name in {r["test"] for r in sheet.rows}) is failed
+        assert sheet.document["passed"] is not failed

@@ -166,6 +166,7 @@ class ProgressReporter:
             transient=False,
         )
         self._task: TaskID | None = None
+        self._bytes: int | None = None  # a round that ends at a size: its bytes, the bar's
         self._name = ""
         self._started = 0.0
         self._step: tuple[TaskID, int] | None = None  # a step's bar, and its tests
@@ -201,20 +202,17 @@ class ProgressReporter:
         self._progress.start()
         self._started = time.monotonic()
         self._name = ", ".join(w.name for w in workloads[:2]) + (" ..." if workloads[2:] else "")
+        self._bytes = _planned_bytes(workloads)
         self._task = self._progress.add_task(
-            f"round {round_no}: {workloads[0].name}", total=planned_s, live=""
+            f"round {round_no}: {workloads[0].name}", total=self._bytes or planned_s, live=""
         )
 
     def sample(self, sample: LiveSample) -> None:
         if self._task is None:
             return
         live = _figures(sample.iops, sample.bw_bytes_per_s, sample.lat_mean_ns)
-        self._progress.update(
-            self._task,
-            description=sample.job,
-            completed=time.monotonic() - self._started,
-            live=live,
-        )
+        done = sample.io_bytes if self._bytes else time.monotonic() - self._started
+        self._progress.update(self._task, description=sample.job, completed=done, live=live)
 
     def step_started(self, label: str, workloads: Sequence[Workload], planned_s: float) -> None:
         if self._prep is not None:
@@ -260,6 +258,14 @@ class ProgressReporter:
             self._prep.stop()
             self._prep = None
         self._progress.stop()
+
+
+def _planned_bytes(workloads: Sequence[Workload]) -> int | None:
+    """The bytes a round's tests end at, when each ends at its size, once through (not
+    time-based: a fill, a first-touch pass); None when time ends any of them."""
+    if not workloads or any(w.time_based or w.size_bytes is None for w in workloads):
+        return None
+    return sum((w.size_bytes or 0) * w.numjobs for w in workloads)
 
 
 def _figures(iops: float, bw_bytes_per_s: float, lat_mean_ns: float | None) -> str:

@@ -26,6 +26,7 @@ from volbench.cli.options import (
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.session import conclude, fio_session
+from volbench.errors import UsageError
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import NamedTarget, RunRecord, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
@@ -37,6 +38,8 @@ from volbench.plans.dry_run import (
 )
 from volbench.plans.engine import execute
 from volbench.plans.execution import PlanSpec, prepare_runs_dir
+from volbench.plans.fill import note as fill_note
+from volbench.plans.fill import with_fill
 from volbench.plans.fleet_spec import Fleet
 from volbench.plans.job_targets import NamedPath, run_target
 from volbench.plans.placement import placed
@@ -76,6 +79,11 @@ class TargetChoice:
     dry_run: bool = False
     product: str | None = None
     hourly_cost: HourlyCost | None = None
+    fill: bool = False
+
+    def filled(self, spec: PlanSpec, target: TargetInfo) -> PlanSpec:
+        """``spec``, with the fill of what it reads first when ``--fill`` was given."""
+        return with_fill(spec, target.capacity_bytes, self.size) if self.fill else spec
 
     def costs(self, low_s: float, high_s: float, capacity_bytes: int | None) -> list[str]:
         """The estimated cost of a run of ``low_s`` to ``high_s`` s."""
@@ -141,6 +149,12 @@ def target_options(function: F) -> F:
             show_default=True,
             help="direct I/O, buffered (page cache), or both side by side.",
         ),
+        click.option(
+            "--fill",
+            is_flag=True,
+            help="Write the range the run reads once first (a fresh thin volume reads "
+            "blocks nothing wrote without touching its medium).",
+        ),
         click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True),
         db_option,
         format_option,
@@ -164,6 +178,11 @@ def target_options(function: F) -> F:
 
 PlanFactory = Callable[[TargetInfo], PlanSpec]
 
+FILL_NAMED = (
+    "--fill writes the run's --target: a job file's own files are not filled (give "
+    "--target, or write them in a job of the file first)"
+)
+
 
 def run_plan(
     choice: TargetChoice,
@@ -183,6 +202,8 @@ def run_plan(
     ``after``: what the command adds below the run's sheet (and the check's), given
     the stored run.
     """
+    if choice.fill and named:
+        raise UsageError(FILL_NAMED)
     if choice.dry_run:
         return dry_run(choice, plan, writes, named)
     if choice.target == DEFAULT_TARGET and not named:  # the embedded default: volbench's own
@@ -190,6 +211,7 @@ def run_plan(
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    writes = writes or choice.fill
     settled(choice.labels, catalogue.load(), None)  # a wrong product: one line, first
     fleet = choice.fleet()
     stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
@@ -203,8 +225,9 @@ def run_plan(
                     choice.force, named) as place:  # fmt: skip
             target = place.target
             labels = settled(choice.labels, catalogue.load(), target)
-            spec = (
-                plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
+            spec = choice.filled(
+                plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache),
+                target,
             )
             rounds = place.rounds(spec)
             reporter.note(_estimate(choice, rounds.plan, target, named))
@@ -237,7 +260,9 @@ def _estimate(
     """The one line printed before a run starts: tests, duration and cost."""
     files = [n.path for n in named]
     dry = plan_preview(spec, target, choice.ioengine or "-", Path("."), texts=False, named=files)
-    return estimate_line(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes))
+    line = estimate_line(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes))
+    filling = fill_note(spec)
+    return line if filling is None else f"{line}\n{filling}"
 
 
 def dry_run(
@@ -260,6 +285,7 @@ def dry_run(
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
+    writes = writes or choice.fill
     if choice.hosts and choice.fleet() is not None:
         info = TargetInfo(place, "block", choice.size or 0)
     else:
@@ -269,6 +295,9 @@ def dry_run(
         )  # fmt: skip
         notes += found
     spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
+    spec = choice.filled(spec, info)
+    filling = fill_note(spec)
+    notes += [filling] if filling else []
     engine, found = choose_engine(info, choice.ioengine)
     runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
     dry = plan_preview(spec, info, engine, runs_dir, (*notes, *found))

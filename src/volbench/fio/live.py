@@ -25,6 +25,8 @@ class LiveSample:
     bw_bytes_per_s: float
     lat_mean_ns: float | None
     interval_s: float
+    io_bytes: int = 0
+    """fio's bytes of the job since it started (its ``io_bytes``, every direction)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ class LiveSampler:
                 continue
             d_n = cur.lat_n - before.lat_n
             lat = (cur.lat_sum_ns - before.lat_sum_ns) / d_n if d_n > 0 else None
-            candidate = LiveSample(name, d_ios / dt, (cur.io_bytes - before.io_bytes) / dt, lat, dt)
+            bw = (cur.io_bytes - before.io_bytes) / dt
+            candidate = LiveSample(name, d_ios / dt, bw, lat, dt, cur.io_bytes)
             if best is None or candidate.iops > best.iops:
                 best = candidate
         return best

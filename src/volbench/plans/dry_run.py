@@ -20,6 +20,7 @@ from volbench.errors import UsageError, VolbenchError
 from volbench.fio.executable import ENGINE_ORDER, best_engine
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.model import TargetInfo, Workload
+from volbench.plans import fill
 from volbench.plans.execution import PlanSpec, new_workdir
 from volbench.plans.preparation import DEFAULT_FILE_BYTES
 from volbench.plans.sweep import options_from
@@ -146,8 +147,9 @@ def plan_preview(
     ``texts`` False: the figures without the job files (the estimate before a run).
     ``named``: the files a job file's tests open themselves."""
     rounds = list(plan.rounds)
-    if not rounds and plan.next_round is not None:  # a search: its first tests
-        rounds = [tuple(plan.next_round(()) or ())]
+    searching = plan.next_round is not None
+    if plan.next_round is not None and all(w.name == fill.NAME for r in rounds for w in r):
+        rounds.append(tuple(plan.next_round(()) or ()))  # a search: its first tests
     tests = [w for round_ in rounds for w in round_]
     units = (
         [(" + ".join(w.name for w in r), tuple(r)) for r in rounds]
@@ -161,9 +163,12 @@ def plan_preview(
     low = sum(f.seconds for f in files) + FIO_START_S * len(files)
     high, extra = low, []
     processes = len(files)
-    if plan.next_round is not None:
-        more = _adaptive_bound(plan, len(tests))
-        per_test = low / len(files) if files else 0.0
+    if searching:
+        searched = [f for f in files if f.label != fill.NAME]  # the fill is not a search's
+        more = _adaptive_bound(plan, len(searched))
+        per_test = (
+            sum(f.seconds for f in searched) / len(searched) + FIO_START_S if searched else 0.0
+        )
         if plan.budget is not None:  # its own bound, each test's time its own
             high = plan.budget[1] + FIO_START_S * plan.budget[0]
             processes += more

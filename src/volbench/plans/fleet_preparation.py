@@ -9,21 +9,24 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volbench.errors import FioError, UsageError
+from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.server import probe_all
 from volbench.lab import monitor
-from volbench.lab.place import guest_disks_bytes, is_lab
+from volbench.lab.guest import load
+from volbench.lab.place import guest_disks_bytes, is_guest_disk, is_lab, lab_name
 from volbench.model import (
     HostProbe,
     Place,
     PlaceRecord,
     RunSettings,
+    TargetIdentity,
     TargetInfo,
 )
 from volbench.plans.fleet_spec import Fleet
 from volbench.plans.places import check_remote_file, named_by, names_remote
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
+from volbench.targets.identity import identify
 
 
 def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
@@ -153,5 +156,24 @@ def prepare_fleet(
     for place in written_files:  # devices: --destroy-data named them (above)
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))
-    infos = [TargetInfo(path=p.label, kind="remote", capacity_bytes=size) for p in places]
+    infos = [
+        TargetInfo(path=p.label, kind="remote", capacity_bytes=size, identity=guest_disk(p))
+        for p in places
+    ]
     return PreparedFleet(fleet, infos, probes)
+
+
+def guest_disk(place: Place) -> TargetIdentity | None:
+    """A lab guest's own disk as what it is (None: another place): its image on this
+    machine, which every ``volbench lab up`` makes anew, named with the guest and its
+    qemu's pid (``source``), so what an earlier guest of the same name wrote is not
+    taken for this one's (:mod:`volbench.volume_writes`)."""
+    if not is_guest_disk(place.host, place.path):
+        return None
+    guest = load(lab_name(place.host or ""))
+    try:
+        image = identify(guest.disk)
+    except TargetError:
+        return None
+    source = f"lab guest {guest.name}, image inode {image.inode}, qemu pid {guest.pid}"
+    return dataclasses.replace(image, source=source)

@@ -17,6 +17,7 @@ from volbench.model import (
     Place,
     Workload,
 )
+from volbench.plans import fill
 from volbench.plans.execution import PlanSpec
 from volbench.plans.remote_watch import Samplers, sampled
 
@@ -92,13 +93,16 @@ def connected(fleet: Fleet) -> Iterator[Fleet]:
 def schedule(plan: PlanSpec, fleet: Fleet) -> tuple[PlanSpec, dict[int, tuple[Place, ...]]]:
     """The plan as the fleet runs it, and the places of the rounds that are not run
     on every place: with ``solo``, each fixed round once on each place alone, its
-    tests renamed ``solo.TEST``, then on all places together."""
+    tests renamed ``solo.TEST``, then on all places together (a fill: together only)."""
     plan = plan.one_test_per_round()  # as execute() runs it: round numbers line up
     if not fleet.solo or len(fleet.places) < 2:
         return plan, {}
     rounds: list[tuple[Workload, ...]] = []
     alone: dict[int, tuple[Place, ...]] = {}
     for workloads in plan.rounds:
+        if all(w.name == fill.NAME for w in workloads):  # --fill: written once, at once
+            rounds.append(workloads)
+            continue
         for place in fleet.places:
             alone[len(rounds)] = (place,)
             rounds.append(

@@ -22,7 +22,7 @@ from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.errors import TargetError, UsageError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
-from volbench.plans import kinds, qos_verify
+from volbench.plans import fill, kinds, qos_verify
 from volbench.plans.engine import local_targets, proceed, recorded_engine
 from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session
 from volbench.plans.fleet_preparation import stored_fleet
@@ -53,6 +53,8 @@ def resumable_plan(run: RunRecord) -> PlanSpec:
             raise UsageError(f"run {run.id}: {run.plan} runs cannot be resumed")
         rebuilt = rebuild(run.settings)
         next_round, rebuilt_together = rebuilt.next_round, rebuilt.together
+        if next_round is not None and any(w.name == fill.NAME for w in planned):
+            next_round = fill.hidden(next_round)  # as it ran: without seeing its fill
     return PlanSpec(
         run.plan,
         rounds,

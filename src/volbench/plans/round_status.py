@@ -83,6 +83,7 @@ class RoundStatus:
                     sum(s.bw_bytes_per_s for s in self._latest.values()),
                     None,
                     sample.interval_s,
+                    sum(s.io_bytes for s in self._latest.values()),
                 )
             )
 

@@ -20,6 +20,7 @@ from volbench.analysis.promise import FAILING, Verdict, check, measured_tests
 from volbench.analysis.run_limits import run_verdicts
 from volbench.errors import UsageError
 from volbench.model import RunRecord
+from volbench.plans import fill
 from volbench.plans.limits import NAME as LIMITS
 from volbench.report.burst_sheets import bucket_lines, catalogue_burst_lines, run_bursts
 from volbench.report.limit_sheets import LimitRow, facts_of, limit_rows
@@ -208,7 +209,7 @@ def check_sheet(
         product = dataclasses.replace(product, count_unit_bytes=request.count_unit_bytes)
     provisioned = {**run_promise.provisioned(run.labels), **(request.provisioned or {})}
     expectation = expect(product, size, request.as_of, provisioned)
-    tests, skipped = measured_tests(run.results)
+    tests, skipped = measured_tests(fill.without(run).results)  # --fill: not a test to judge
     bursts = run_bursts(run)
     caps, instance_notes = _instance(catalogue, request, expectation)
     if run.plan == LIMITS:
