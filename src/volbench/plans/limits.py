@@ -373,8 +373,8 @@ def lead_in(options: LimitsOptions, tests: Sequence[TestResult], test: Next) -> 
     """The drain ahead of ``test`` in its fio process (None: no bucket is known, or
     ``test`` is a probe of the bucket itself): 4 KiB at the burst probe's queue in the
     test's direction (a mix: both), for the seconds at the ceiling that spend the most
-    credits the bucket can have regained since the test before (:func:`regained`), at
-    least one, whole seconds up. A bucket of its own for each direction
+    credits the bucket can have regained since the test before (:func:`regained`), in
+    half seconds up, at least one. A bucket of its own for each direction
     (:data:`WBURST` found one) is drained by the test's direction; the reads' bucket
     before a mix has refilled through every write test: drained whole."""
     if test.direction not in ("read", "write", "mix"):
