@@ -648,3 +648,18 @@ def test_without_the_drains_the_gaps_lift_the_tests() -> None:
     """The control: without the drains, the credits of the gaps lift tests above the
     baseline, and some of the same draws miss a cap."""
     assert not all(_bursting_draw(seed, drained=False)[0] for seed in range(12))
+
+
+def test_a_mix_a_busy_machine_held_is_measured_once_more() -> None:
+    """One budget of 700 IOPS: a 4 KiB mix held to 604 (neither 700 nor 1,400) is measured
+    once more (measured in the lab on a busy machine), and once only."""
+    _, done = experiment(Limiter(total_iops=700), 8)
+    held = [p for p in done if p.direction != "mix"]
+    held.append(Probe("mix-4k-qd16", "mix", 4 * KIB, 16, 310, 294, 26.5e6))
+    again = next_test(held)
+    assert again is not None and again.name == "mix-4k-qd16-again", again
+    fine = Probe("mix-4k-qd16-again", "mix", 4 * KIB, 16, 352, 349, 22.8e6)
+    assert next_test([*held, fine]) is None
+    assert fit([*held, fine]).shared_iops is True
+    still = Probe("mix-4k-qd16-again", "mix", 4 * KIB, 16, 300, 300, 26.5e6)
+    assert next_test([*held, still]) is None  # once only

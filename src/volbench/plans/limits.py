@@ -286,10 +286,15 @@ def _knee(sizes: Sequence[Probe], beyond: Sequence[Probe]) -> int | None:
     return first.bs_bytes // 2
 
 
-def _mix_next(done: Sequence[Probe], two_buckets: bool = False) -> Next | None:
+def _mix_next(
+    done: Sequence[Probe], two_buckets: bool = False, measured: Sequence[Probe] = ()
+) -> Next | None:
     """The 50/50 mixes: at 4 KiB (none when each direction bursts from a bucket of its
     own: two budgets, and the reads' bucket, full again after the writes' tests, would
-    lift the mix), and at the first size both directions ran at their MB/s caps."""
+    lift the mix), and at the first size both directions ran at their MB/s caps. A mix
+    that did neither one budget's cap nor twice the lower of two (a busy machine held
+    it) is measured once more, and counts at its higher figure (``done``: each point at
+    its higher figure, :func:`settled`; ``measured``: as measured, when not ``done``)."""
     depths = [d for d in (deepest(done, "read"), deepest(done, "write")) if d is not None]
     if not depths:
         return None
@@ -300,6 +305,15 @@ def _mix_next(done: Sequence[Probe], two_buckets: bool = False) -> Next | None:
     large = _common_large_size(done)
     if large is not None and large not in mixed:
         return Next("mix", large, deep)
+    model = fit(done, two_buckets)
+    again = {p.bs_bytes for p in measured or done
+             if p.direction == "mix" and p.name.endswith(AGAIN)}  # fmt: skip
+    for size, shared, caps in (
+        (4 * KIB, model.shared_iops, (model.read.iops_cap, model.write.iops_cap)),
+        (large, model.shared_bytes, (model.read.bytes_cap, model.write.bytes_cap)),
+    ):
+        if size in mixed and size not in again and shared is None and all(caps):
+            return Next("mix", size, deep, again=True)  # neither one budget nor two: held
     return None
 
 
@@ -474,7 +488,7 @@ def next_test(
         return reads
     if writes_burst:
         return WBURST
-    return direction_next("write") or _mix_next(merged, two_buckets)
+    return direction_next("write") or _mix_next(merged, two_buckets, done)
 
 
 def workload(options: LimitsOptions, test: Next) -> Workload:
