@@ -32,7 +32,8 @@ def volume_caps(store: Store, runs: Sequence[RunRecord]) -> Caps:
             fitted = fitted_model(store.get_run(listed.id))
             burst = fitted.burst[1] if fitted.burst else None
             writes = fitted.write_burst[1] if fitted.write_burst else None
-            found[key] = fitted_caps(fitted.model, burst, f"limits run {listed.id}", writes)
+            source = f"limits run {listed.id}"
+            found[key] = fitted_caps(fitted.model, burst, source, writes, fitted.probes)
     return {run_id: found[key] for run_id, key in keys.items() if key in found}
 
 

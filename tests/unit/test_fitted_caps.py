@@ -126,6 +126,32 @@ def test_a_device_without_a_limiter_is_at_its_own_ceiling() -> None:
     assert "no limiter found; the device's own ceiling is read" in notes
 
 
+def test_a_larger_request_at_the_devices_own_rate_for_its_size_is_the_device() -> None:
+    """No limiter: a 16 KiB test at the device's own 16 KiB rate (the size ladder's) is
+    "device"; under it while every CPU was busy, "host CPU" naming that rate; a QD 1 test
+    is never judged by a rate measured at the deep queue (it is "queue")."""
+    from volbench.timeline import HostSample
+
+    device = Limiter(device_lat_s=73e-6, device_iops=90_000, device_s_per_byte=5.9e-10)
+    model, probes = experiment(device, 2)
+    caps = fitted_caps(model, None, SOURCE, probes=probes)
+    (at_16k,) = [c for c in caps if c.bs_bytes == 16 * KIB and c.direction == "read"]
+    assert at_16k.iops is not None and at_16k.kind == "ceiling"
+    deep = at_16k.least_outstanding
+    limit, why = _verdict(_test("randread-16k", "read", 16, deep, at_16k.iops * 0.98),
+                          Context(caps=caps))  # fmt: skip
+    assert limit is Limit.DEVICE and "the device's own read rate at 16 KiB" in why, why
+    busy = tuple(HostSample(float(t), (95.0, 93.0), fio_cpu_cores=0.2, fio_wait_threads=0.01)
+                 for t in range(5))  # fmt: skip
+    limit, why = _verdict(_test("randread-16k", "read", 16, deep, at_16k.iops * 0.4),
+                          Context(caps=caps, host=busy))  # fmt: skip
+    assert limit is Limit.HOST_CPU and "the host's CPUs held it" in why, why
+    limit, why = _verdict(
+        _test("randread-4k-qd1", "read", 4, 1, 9_000), Context(caps=caps, host=busy)
+    )
+    assert limit is Limit.QUEUE, why
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_quick_tests_at_a_drawn_limit_name_the_limiter(seed: int) -> None:
     """Limits drawn at random: every quick-plan test the limiter holds (its rate within

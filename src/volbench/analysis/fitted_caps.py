@@ -11,15 +11,26 @@ store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from volbench.analysis.burst_series import Burst
 from volbench.analysis.limit_evidence import KnownCap
-from volbench.analysis.limiter_model import KIB, DirectionModel, LimiterModel
+from volbench.analysis.limiter_model import (
+    KIB,
+    DirectionModel,
+    LimiterModel,
+    Probe,
+    settled,
+    size_ladder,
+)
 from volbench.model import RunRecord
 
 DIRECTIONS = ("read", "write")
 
 
-def _direction_caps(direction: str, model: DirectionModel, source: str) -> list[KnownCap]:
+def _direction_caps(
+    direction: str, model: DirectionModel, source: str, sizes: Sequence[Probe] = ()
+) -> list[KnownCap]:
     found = []
     cap, unit = model.iops_cap, model.unit
     if cap is not None:
@@ -70,22 +81,49 @@ def _direction_caps(direction: str, model: DirectionModel, source: str) -> list[
                 direction,
                 fitted=True,
                 kind="ceiling",
+                bs_bytes=4 * KIB,  # the queue-depth ladder's size, at its deep queue
+                least_outstanding=sizes[0].outstanding if sizes else 1,
             )
         )
+        found += [  # the size ladder at the deep queue: the device's own rate at each size
+            KnownCap(
+                f"the device's own {direction} rate at {p.bs_bytes // KIB} KiB ({source}:"
+                f" no limiter found, {p.outstanding} I/Os in flight)",
+                p.iops,
+                None,
+                direction,
+                fitted=True,
+                kind="ceiling",
+                bs_bytes=p.bs_bytes,
+                least_outstanding=p.outstanding,
+            )
+            for p in sizes
+            if p.bs_bytes > 4 * KIB
+        ]
     return found
 
 
 def fitted_caps(
-    model: LimiterModel, burst: Burst | None, source: str, write_burst: Burst | None = None
+    model: LimiterModel,
+    burst: Burst | None,
+    source: str,
+    write_burst: Burst | None = None,
+    probes: Sequence[Probe] = (),
 ) -> tuple[KnownCap, ...]:
     """The caps of ``model`` (and the burst ceiling of ``burst``, the reads' or both
     directions'; of ``write_burst``, the writes' own), each labelled with
     ``source`` (e.g. "limits run 12"): a direction's IOPS cap (counting a rounded-up
     I/O unit as :class:`KnownCap` does) and its MB/s cap (an I/O unit counted in
     proportion is that same cap); a budget reads and writes share, once more without a
-    direction (a mix meets it in all); without a cap, the device's own ceiling."""
+    direction (a mix meets it in all); without a cap, the device's own ceiling, and its
+    own rate at each larger size of the experiment's ``probes`` (its size ladder)."""
     directions = {"read": model.read, "write": model.write}
-    found = [c for d in DIRECTIONS for c in _direction_caps(d, directions[d], source)]
+    merged = settled(probes)
+    found = [
+        c
+        for d in DIRECTIONS
+        for c in _direction_caps(d, directions[d], source, size_ladder(merged, d))
+    ]
     read, write = model.read, model.write
     if model.shared_iops and read.iops_cap and write.iops_cap:
         value = (read.iops_cap.value + write.iops_cap.value) / 2

@@ -110,6 +110,12 @@ class KnownCap:
     kind: Literal["cap", "burst", "ceiling"] = "cap"
     """A limiter's cap, a burst's ceiling (met only while credits last), or the device's
     own ceiling where no limiter was found (a test there is held by the device)."""
+    bs_bytes: int | None = None
+    """It holds for tests of this request size only (bytes): the device's own rate at a
+    size of a limits run's size ladder (None: every size)."""
+    least_outstanding: int = 1
+    """It holds for tests with at least this many I/Os in flight: the device's own rate
+    measured at a deep queue says nothing of a shallower one's."""
 
     def phrase(self, shown: str) -> str:
         """The cap (``shown``: its figure, "3,000 IOPS") named in a sentence: "the read

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from volbench.analysis import littles_law, scaling, throttle
 from volbench.analysis.limit_evidence import Context, KnownCap, Limit, MeasuredTest, fmt_rate
-from volbench.analysis.limiter_signs import direction_caps, meets, paced
+from volbench.analysis.limiter_signs import CAP_MATCH, direction_caps, meets, paced
 
 STALL_S = 5.0
 """Seconds of device samples without a completion (requests in flight) that make a
@@ -59,10 +59,16 @@ def applicable(test: MeasuredTest, ctx: Context) -> list[tuple[KnownCap, float, 
     """The caps of ``ctx`` that bind ``test`` as a whole, each with the test's figure as
     it counts and the cap's (IOPS, or MB/s: bytes/s / 10^6), the unit and the I/Os it
     counts a request as: caps without a direction, and those of the one direction a
-    test does (a mix's directions meet theirs: :func:`direction_caps`)."""
+    test does (a mix's directions meet theirs: :func:`direction_caps`); a cap of one
+    request size (:attr:`KnownCap.bs_bytes`) for tests of that size only, a cap measured
+    at a deep queue for tests at least as deep (:attr:`KnownCap.least_outstanding`)."""
     found = []
     for cap in ctx.caps:
         if cap.direction is not None and (test.mixed or not test.direction_iops(cap.direction)):
+            continue
+        if cap.bs_bytes is not None and test.bs_bytes != cap.bs_bytes:
+            continue
+        if test.outstanding < cap.least_outstanding:
             continue
         iops, count = cap.counted(test)
         if cap.iops:
@@ -191,6 +197,8 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
                 f" CPU {load[1] / (load[0] + load[1]):.0%} of the time they could run"
                 f" ({load[1]:,.2f} threads waiting, {load[0]:,.2f} cores running; schedstat)"
             )
+    if busy is not None and busy >= HOST_CPU_PCT and not found:
+        found += _below_device(test, ctx, busy)
     fewer = [n for n in ctx.neighbours if n.iodepth == test.iodepth and n.numjobs < test.numjobs]
     if found and fewer:
         base = max(fewer, key=lambda n: n.iops)
@@ -200,6 +208,20 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
                 f" {test.numjobs} gave {test.iops:,.0f}"
             )
     return found
+
+
+def _below_device(test: MeasuredTest, ctx: Context, busy: float) -> list[str]:
+    """A test well under the device's own rate at its request size (a limits run that
+    found no limiter measured it) while every CPU was busy: the host's CPUs held it (a
+    device that needs them, a loop device or a guest's emulated disk, or fio's share of
+    them)."""
+    below = [
+        f"{fmt_rate(value, unit)} is {value / limit:.0%} of {cap.phrase(fmt_rate(limit, unit))},"
+        f" while all CPUs were {busy:.0f}% busy on average: the host's CPUs held it"
+        for cap, value, limit, unit, _ in applicable(test, ctx)
+        if cap.kind == "ceiling" and cap.bs_bytes is not None and value < (1 - CAP_MATCH) * limit
+    ]
+    return below[:1]
 
 
 def _rate_limiter(test: MeasuredTest, ctx: Context) -> list[str]:
