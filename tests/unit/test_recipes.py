@@ -1,17 +1,15 @@
 """The clouds' recipes: what each page says is what fio gets.
 
 For every step of every built-in recipe, the command lines and job files copied from
-the page (``source``) are read here the way fio reads them, independently of the
-recipe's own ``fio:`` structure (:func:`page_job`: options before ``--name`` are every
-job's defaults, ``--name`` starts a job, an option given before a job file is a
-default of its jobs, ``--eta-newline`` and ``--readonly`` are command-line only), and
-compared option by option, in order, with the job file volbench writes, read back
-with :func:`volbench.fio.job_text.read_job`.
+the page (``source``) are read the way fio reads them, independently of the recipe's
+own ``fio:`` structure (:func:`recipe_pages.page_job`), and compared option by option,
+in order, with the job file volbench writes, read back with
+:func:`volbench.fio.job_text.read_job` (:func:`recipe_pages.differences`, the same
+comparison the integration test makes of the job files a run writes).
 """
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 from fractions import Fraction
@@ -19,18 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from recipe_pages import differences, fio_reads, page_job
 from volbench.errors import UsageError
-from volbench.fio.job_text import read_job
 from volbench.recipes import jobs, loader
 from volbench.recipes.model import Recipe, Step
 
 RECIPES = loader.built_in()
-
-FLAGS = frozenset({"time_based", "group_reporting", "norandommap", "thread", "refill_buffers"})
-"""fio options that take no value on the command line (``--time_based``)."""
-
-CLI_ONLY = frozenset({"eta-newline", "readonly"})
-"""fio command-line options that are no job options."""
 
 CLOUDS = {"AWS", "Azure", "Google Cloud", "Alibaba Cloud", "Tencent Cloud", "OCI"}
 
@@ -38,79 +30,6 @@ CLOUDS = {"AWS", "Azure", "Google Cloud", "Alibaba Cloud", "Tencent Cloud", "OCI
 def target_paths(recipe: Recipe) -> dict[str, str]:
     """A test path for each target, none of them the page's."""
     return {t.name: f"/srv/volbench-test/{t.name}" for t in recipe.targets}
-
-
-def substituted(recipe: Recipe, text: str, paths: dict[str, str]) -> str:
-    """``text`` with each target's page values replaced by the test path (longest first)."""
-    values = sorted(
-        ((v, paths[t.name]) for t in recipe.targets for v in t.page_values),
-        key=lambda pair: -len(pair[0]),
-    )
-    for value, path in values:
-        text = text.replace(value, path)
-    return text
-
-
-def ini_sections(text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
-    """A job file's sections as fio reads them (no comments, no includes in the pages)."""
-    sections: list[tuple[str, list[tuple[str, str | None]]]] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in ";#":
-            continue
-        if line.startswith("["):
-            sections.append((line.strip("[]").strip(), []))
-            continue
-        key, sep, value = line.partition("=")
-        sections[-1][1].append((key.strip(), value.strip() if sep else None))
-    return sections
-
-
-def page_job(
-    recipe: Recipe, step: Step, paths: dict[str, str]
-) -> tuple[list[tuple[str, list[tuple[str, str | None]]]], list[str]]:
-    """The sections and command-line-only options fio would run for the page's text."""
-    files = {b.file: b.text for b in step.source if b.file}
-    defaults: list[tuple[str, str | None]] = []
-    jobs_: list[tuple[str, list[tuple[str, str | None]]]] = []
-    args: list[str] = []
-    for block in step.source:
-        if block.file:
-            continue
-        text = substituted(recipe, block.text, paths).replace("\\\n", " ")
-        tokens = shlex.split(text, comments=True)
-        assert tokens[0] in ("sudo", "fio"), block.text
-        tokens = tokens[tokens.index("fio") + 1 :]
-        current = defaults
-        index = 0
-        while index < len(tokens):
-            token = tokens[index]
-            index += 1
-            if not token.startswith("-"):  # a job file
-                for name, options in ini_sections(substituted(recipe, files[token], paths)):
-                    if name == "global":
-                        current.extend(options)
-                    else:
-                        jobs_.append((name, options))
-                continue
-            key, sep, value = token.lstrip("-").partition("=")
-            option_value: str | None = value
-            if not sep:
-                if key in FLAGS or key in CLI_ONLY:
-                    option_value = None
-                else:
-                    option_value = tokens[index]
-                    index += 1
-            if key in CLI_ONLY:
-                args.append(f"--{key}" if option_value is None else f"--{key}={option_value}")
-            elif key == "name":
-                assert option_value is not None
-                jobs_.append((option_value, []))
-                current = jobs_[-1][1]
-            else:
-                current.append((key, option_value))
-    sections = ([("global", defaults)] if defaults else []) + jobs_
-    return sections, args
 
 
 STEPS = [(r, s) for r in RECIPES for s in r.steps if s.runs_fio]
@@ -122,11 +41,43 @@ def test_the_job_file_is_the_pages_command_option_by_option(recipe: Recipe, step
     rendering = jobs.render(recipe, paths, only=[step.id])
     (job,) = rendering.steps
     assert job.text is not None
-    written = [(s.name, list(s.options)) for s in read_job(job.text)]
     page_sections, page_args = page_job(recipe, step, paths)
-    assert written == page_sections
+    assert differences(fio_reads(job.text), page_sections) == []
     assert list(job.fio_args) == page_args
     assert job.changes == ()
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 100), Fraction(1, 100_000)])
+def test_a_rehearsals_job_files_are_the_pages_scaled_by_the_stated_rule(scale: Fraction) -> None:
+    for recipe, step in STEPS:
+        paths = target_paths(recipe)
+        (job,) = jobs.render(recipe, paths, scale, only=[step.id]).steps
+        assert job.text is not None
+        page_sections, _ = page_job(recipe, step, paths)
+        assert differences(fio_reads(job.text), page_sections, scale) == [], (recipe.id, step.id)
+
+
+def test_the_comparison_names_each_value_that_is_not_the_pages() -> None:
+    page = [("global", [("bs", "4k"), ("runtime", "60"), ("size", "10G")]), ("a", [])]
+    scale = Fraction(1, 100)
+    right = [("global", [("bs", "4k"), ("runtime", "1000ms"), ("size", "102m")]), ("a", [])]
+    assert differences(right, page, scale) == []
+    assert (
+        differences(
+            [("global", [("bs", "4k"), ("runtime", "60"), ("size", "10G")]), ("a", [])], page
+        )
+        == []
+    )
+    wrong = [
+        ("global", [("bs", "8k"), ("runtime", "600ms"), ("size", "1g")]),
+        ("a", []),
+    ]
+    assert differences(wrong, page, scale) == [
+        "[global] bs=8k where the page has bs=4k",
+        "[global] runtime=600ms: not the page's 60 x 1/100 (at least 1 s)",
+        "[global] size=1g: not the page's 10G x 1/100 in whole 1048576 B",
+    ]
+    assert differences([("b", [])], [("a", [])]) == ["sections ['b'] where the page has ['a']"]
 
 
 def test_every_cloud_asked_for_has_a_recipe_from_its_own_page() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
+from typing import cast
 
 import pytest
 from recorded import FIO_FIXTURES
@@ -14,8 +15,10 @@ from recorded import FIO_FIXTURES
 from volbench.errors import RunFailed, UsageError
 from volbench.fio.logs import missing_logs
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck
-from volbench.model import RunStatus, TargetInfo
+from volbench.model import RunStatus, TargetInfo, Workload
+from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
 from volbench.plans import execution, quick
+from volbench.plans import round as round_module
 from volbench.plans.engine import execute
 from volbench.plans.execution import Session, prepare_runs_dir
 from volbench.plans.reporter import NullReporter
@@ -105,3 +108,33 @@ def test_missing_or_empty_per_second_logs_are_named(tmp_path: Path) -> None:
     assert missing_logs(tmp_path, ["a", "b", "c"]) == ["b_iops", "b_bw", "c_iops", "c_bw"]
     assert missing_logs(tmp_path / "gone", ["a"]) == ["a_iops", "a_bw"]
     assert missing_logs(tmp_path, ["a"]) == []
+
+
+class _Warnings:
+    """What :func:`volbench.plans.round._check_logs` uses of a session."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+def test_a_group_of_short_jobs_spanning_two_windows_is_not_taken_for_a_full_disk(
+    tmp_path: Path,
+) -> None:
+    """16 time-based jobs of 1 s start one after another and span 2.3 s together: the one
+    whose 1 s fell in no whole averaging window has an empty log, and that is no full
+    filesystem (found running gcp-pd-filesystem's 16-job steps at --scale); the same
+    group planned for 3 s has no such excuse."""
+    for job in range(1, 17):
+        line = "" if job == 3 else "1000, 5, 0, 4096, 0\n"
+        (tmp_path / f"t_iops.{job}.log").write_text(line)
+        (tmp_path / f"t_bw.{job}.log").write_text(line)
+    test = Result("t", {}, 0.0, 0.0, runtime_ms=2300.0, jobs=16)
+    for runtime_s, warned in ((1.0, False), (3.0, True)):
+        session = _Warnings()
+        workload = Workload("t", "randread", numjobs=16, runtime_s=runtime_s)
+        round_module._check_logs(cast(Session, session), 0, tmp_path, [test], [workload])
+        assert bool(session.warnings) is warned, runtime_s
+    assert "t_iops" in session.warnings[0]

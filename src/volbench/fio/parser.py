@@ -60,6 +60,10 @@ from volbench.store.limits import HOSTNAME_CHARS, NAME_CHARS
 ALL_CLIENTS = "All clients"
 """``jobname`` of fio's aggregate entry in ``client_stats``."""
 
+SUMMED = 1.5
+"""A ``job_runtime`` this many times its longest direction's ``runtime`` or more is a sum
+over several jobs (two jobs give about 2): one job's differ by a few ms."""
+
 _DIRECTIONS = ("read", "write", "trim", "mixed")
 """fio's per-direction objects; ``mixed`` appears with ``unified_rw_reporting``."""
 
@@ -179,7 +183,10 @@ def _job(entry: Fields, kinds: Kinds) -> JobResult:
 
     ``runtime_ms`` is fio's ``job_runtime`` (ms) when present, else the longest
     direction ``runtime`` (ms; fio 2.x has no ``job_runtime``), else ``elapsed``
-    (s, wall time including ramp) x 1000.
+    (s, wall time including ramp) x 1000. An entry of several jobs (``group_reporting``,
+    fio's "All clients") has as ``job_runtime`` the sum of its jobs' (fio stat.c adds
+    each job's ``total_run_time``: 16 jobs of 1 s give 16,000 ms): where it is
+    :data:`SUMMED` times the longest direction's or more, the longest direction's.
     """
     directions = {}
     for name in _DIRECTIONS:
@@ -188,8 +195,9 @@ def _job(entry: Fields, kinds: Kinds) -> JobResult:
             directions[name] = _direction(name, block, kinds.get(_group(entry, name)))
     elapsed = _at_most(entry, "elapsed", MAX_EPOCH_S, "year 9999 in s since 1970")
     runtime_ms = float(entry.count("job_runtime"))
-    if not entry.has("job_runtime") and directions:
-        runtime_ms = max(d.runtime_ms for d in directions.values())
+    longest = max((d.runtime_ms for d in directions.values()), default=0.0)
+    if (not entry.has("job_runtime") and directions) or runtime_ms >= SUMMED * longest > 0:
+        runtime_ms = longest
     if runtime_ms == 0.0:
         runtime_ms = elapsed * 1000.0
     return JobResult(
