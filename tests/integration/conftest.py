@@ -7,6 +7,7 @@ from pathlib import Path
 import cli_harness
 import pytest
 from cli_harness import Volbench
+from lab_guest import capacity, guest, lab  # noqa: F401 (the lab modules' fixtures)
 
 from volbench.store.repository import Store
 

@@ -1,0 +1,204 @@
+"""``run limits`` on a lab guest (a TCG guest of this module's own, :mod:`lab_guest`):
+limits drawn at random on every knob of QEMU's throttle group and the guest kernel's
+io.max, fitted within their tolerances; a guest limited as a catalogue product, its
+check, the quick plan's verdicts from the fitted model and a limit halved; a cloud's
+recipe on the guest against its product. Apart from test_lab.py so that pytest-xdist
+runs the two modules' guests side by side."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_harness import Volbench
+from lab_guest import (
+    DEEP_SHARE,
+    NAME,
+    PRODUCT,
+    Capacity,
+    limits,
+)
+
+from measured import record
+from products import split_product
+from volbench.lab import draws
+from volbench.lab import guest as guests
+from volbench.lab.draws import share
+
+LIMITS_DRAWS = 3
+LIMITS_SHARE = 0.3
+"""The limits experiments' rates: at most this share of the guest's own rate at QD 16,
+so its deepest tests (QD 256) hold them while other lab tests' guests share the cores."""
+CAP_MATCH = 0.10
+"""A quick test within 10 % of a cap set on the guest ran at it (the verdicts' own rule)."""
+
+
+def _run_limits(tool: Volbench, budget: str = "120s") -> int:
+    """``run limits`` on the guest (1 s tests); its run's id."""
+    run = tool("run", "limits", "--hosts", f"lab://{NAME}", "--budget", budget, "--runtime",
+               "1s", "--ramp-time", "1s", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return int(tool.show()["run"])
+
+
+def _set(tool: Volbench, *options: str) -> None:
+    lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
+    changed = tool("lab", "limit", NAME, *options)
+    assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr
+
+
+@pytest.mark.timeout(1200)
+def test_limits_of_random_draws(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    capacity: Capacity,
+    request: pytest.FixtureRequest,
+) -> None:
+    """``run limits`` on limits drawn at random (three of :data:`draws.SHAPES`: QEMU's
+    throttle group's every knob, and the guest kernel's io.max; a new seed each run, in
+    the summary; ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within
+    5 %, the unit exact, one budget or two right, a burst's ceiling within 5 % and its
+    bucket within 10 %. A draw a busy machine held off is drawn once more with the same
+    limits."""
+    tool, _ = lab
+    seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
+    draw = random.Random(seed)
+    top = share(LIMITS_SHARE * capacity.deep, 1500)
+    for shape in draw.sample(draws.SHAPES, LIMITS_DRAWS):
+        drawn = draws.draw_limits(shape, draw, top, LIMITS_SHARE * capacity.mbps)
+        limits(request, capacity, f"seed {seed}, {drawn.text()}")
+        wrong = ["not run"]
+        for _ in range(2):  # once is luck, twice a fault
+            _set(tool, *drawn.options)
+            _run_limits(tool)
+            wrong = draws.misfits(tool.show(), drawn.wanted)
+            if not wrong:
+                break
+            record(request, f"seed {seed}, {shape}: {'; '.join(wrong)}: measured again")
+        assert not wrong, (seed, shape, drawn.options, wrong)
+
+
+def _caps_met(row: dict[str, Any], caps: dict[str, float]) -> list[str]:
+    """The caps set on the guest (IOPS or bytes/s, by direction) a quick test ran at."""
+    test = str(row["test"])
+    direction = "read" if "randread" in test else "write"
+    iops = float(row["iops"])
+    size = 16 * 1024 if "16k" in test else 4096
+    met = []
+    for what, value in ((f"{direction}_iops", iops), (f"{direction}_bytes", iops * size)):
+        cap = caps.get(what)
+        if cap and abs(value - cap) <= CAP_MATCH * cap:
+            met.append(what)
+    return met
+
+
+@pytest.mark.timeout(600)
+def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    capacity: Capacity,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    """A guest limited as a catalogue product with separate read and write budgets and a
+    MB/s cap (``lab limit --product``, the volume on which the quick plan alone judged
+    every deep test "not determined"):
+
+    1. ``check --product`` of its limits run meets every fitted figure;
+    2. after it, every quick test at a cap is "rate limiter", naming the fitted cap and
+       the limits run; a test a busy machine kept under its cap says the limiter did
+       not bind;
+    3. the write budget halved, the next limits run's check is "below" on the write
+       IOPS cap alone (exit 1)."""
+    tool, _ = lab
+    read = share(LIMITS_SHARE * capacity.deep, 1500)
+    write = share(0.8 * read, read)
+    mbps = round(read * 12_000 / 1e6, 1)  # 16 KiB reads at the MB/s cap, 4 KiB at the IOPS cap
+    catalogue = tmp_path / "split.yaml"
+    catalogue.write_text(split_product(read, write, mbps, 0.1, "Our lab"), encoding="utf-8")
+    product = ("--product", "lab-split", "--catalogue", str(catalogue))
+    limits(request, capacity, f"lab-split: read {read}, write {write} IOPS, {mbps} MB/s shared")
+    check = ("check", "latest", *product, "--size", "0.25", "--format", "json")
+    for _ in range(2):  # once is luck, twice a fault
+        _set(tool, *product)
+        run_id = _run_limits(tool)
+        met = tool(*check)
+        if met.returncode == 0:
+            break
+        record(request, f"lab-split: {met.stdout[-300:]}: measured again")
+    assert met.returncode == 0, met.stdout
+    rows = {r["metric"]: r for r in json.loads(met.stdout)["verdicts"]}
+    assert {"read IOPS cap", "write IOPS cap", "read MB/s cap"} <= set(rows), rows
+
+    quick = tool("run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "2s", "--ramp-time",
+                 "1s", "--size", "64m", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    assert quick.returncode in (0, 1), quick.stderr
+    caps = {"read_iops": read, "write_iops": write, "read_bytes": mbps * 1e6,
+            "write_bytes": mbps * 1e6}  # fmt: skip
+    at_cap = 0
+    for row in tool.show()["limits"]:
+        evidence = " ".join(row["evidence"])
+        if _caps_met(row, caps):
+            at_cap += 1
+            assert row["limit"] == "rate limiter", (row["test"], evidence)
+            assert f"limits run {run_id}" in evidence, (row["test"], evidence)
+        elif row["limit"] != "rate limiter":
+            assert "the limiter did not bind" in evidence, (row["test"], row["limit"], evidence)
+    assert at_cap >= 2  # a busy machine may hold some under their caps, not all
+
+    halved = share(write / 2, write)
+    _set(tool, "--iops-read", str(read), "--iops-write", str(halved), "--mbps", f"{mbps}")
+    _run_limits(tool)
+    below = tool(*check)
+    assert below.returncode == 1, below.stdout
+    flagged = [r for r in json.loads(below.stdout)["verdicts"] if r["verdict"] == "below"]
+    assert [r["metric"] for r in flagged] == ["write IOPS cap"], flagged
+    assert abs(flagged[0]["measured"] - halved) <= 0.05 * halved, flagged
+
+
+@pytest.mark.timeout(300)
+def test_a_cloud_recipe_on_a_guest_checked_against_its_product(
+    lab: tuple[Volbench, Path],
+    guest: guests.Guest,
+    capacity: Capacity,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    """Google Cloud's raw-disk recipe (its 4 KiB QD 256 write and read IOPS steps,
+    scaled) on a guest limited as a flat catalogue product, ``--hosts lab://NAME`` and
+    ``--product``: the run meets the promise (exit 0) and prints the page's figure beside
+    the one measured, the guest's share alone (not its place's row besides); the limit
+    halved, the same run is "below" (exit 1)."""
+    tool, _ = lab
+    iops = share(DEEP_SHARE * capacity.deep, 1500)
+    catalogue = tmp_path / "flat.yaml"
+    catalogue.write_text(PRODUCT.format(iops=iops), encoding="utf-8")
+    limits(request, capacity, f"recipe gcp-pd-raw on lab-flat at {iops} IOPS")
+    place = f"lab://{NAME}"
+    recipe = ("run", "recipe", "gcp-pd-raw", "--hosts", place, "--scale", "0.05", "--set",
+              "filesize=64M", "--step", "write-iops", "--step", "read-iops", "--product",
+              "lab-flat", "--product-size", "10", "--catalogue", str(catalogue),
+              "--destroy-data", f"{place}:/dev/vda", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    _set(tool, "--iops-total", str(iops))
+    ran = tool(*recipe)
+    if ran.returncode != 0:  # once is luck, twice a fault
+        record(request, f"recipe on lab-flat: {ran.stdout[-300:]}: measured again")
+        _set(tool, "--iops-total", str(iops))
+        ran = tool(*recipe)
+    assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-2000:])
+    run = tool.show()
+    assert run["labels"]["recipe"] == "gcp-pd-raw" and run["labels"]["product"] == "lab-flat"
+    (read,) = [r for r in run["results"] if r["test"] == "read_iops_test"]
+    line = f"read-iops: the page expects 100,000 IOPS (read IOPS); measured {read['iops']:,.0f}"
+    assert line in ran.stdout, ran.stdout[-1500:]
+    assert abs(read["iops"] - iops) <= CAP_MATCH * iops, read
+
+    _set(tool, "--iops-total", str(share(iops / 2, iops)))
+    below = tool(*recipe)
+    assert below.returncode == 1, (below.stdout[-2000:], below.stderr[-2000:])
+    assert "below" in below.stdout, below.stdout[-1500:]
