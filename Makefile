@@ -19,10 +19,13 @@ quick: setup
 test:
 	scripts/test
 
+# lint-imports checks the layer order (docs/design.md) against the contracts in
+# pyproject.toml ([tool.importlinter]).
 lint: setup
 	.venv/bin/ruff check src tests bench
 	.venv/bin/ruff format --check src tests bench
 	.venv/bin/mypy
+	.venv/bin/lint-imports
 
 bench: setup
 	.venv/bin/python bench/overhead.py
