@@ -30,7 +30,13 @@ def throttled_group(device: str, name: str, iops: int) -> Iterator[Path]:
         (group / "blkio.throttle.write_iops_device").write_text(rule)
         yield group
     finally:
-        deadline = time.monotonic() + 30
-        while (group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        group.rmdir()
+        remove_when_empty(group)
+
+
+def remove_when_empty(group: Path, seconds: float = 30.0) -> None:
+    """Remove the cgroup ``group`` (one a test made) once the processes moved into it
+    have ended (``seconds`` at most)."""
+    deadline = time.monotonic() + seconds
+    while (group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    group.rmdir()

@@ -83,7 +83,9 @@ class HostSample:
     ``cpu_busy_pct`` each CPU's busy share (%); the device fields are None without a
     device: busy share (%), requests in flight at the second reading, reads plus
     writes completed per second, and requests in flight on average over the second
-    (``queue_length``); PSI avg10 (%) None where the kernel has no PSI.
+    (``queue_length``), bytes read and written per second (``read_bytes_per_s``,
+    ``write_bytes_per_s``: a device's completions count merged and split requests,
+    its bytes do not); PSI avg10 (%) None where the kernel has no PSI.
     The ``fio_`` fields are None when no child process (fio) ran through the second:
     CPU cores its processes used, its busiest thread's share of a core (%: a job, or
     a kernel worker of io_uring), and how many
@@ -103,6 +105,8 @@ class HostSample:
     fio_busiest_pct: float | None = None
     fio_wait_threads: float | None = None
     queue_length: float | None = None
+    read_bytes_per_s: float | None = None
+    write_bytes_per_s: float | None = None
 
     @property
     def fio_wait_share(self) -> float | None:

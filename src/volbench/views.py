@@ -51,7 +51,16 @@ from volbench.report.qos_verify_sheets import run_verify_sheet, verify_headline
 from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
 from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
+from volbench.report.validity_sheets import (
+    run_validity,
+    validity_documents,
+    validity_sheet,
+    with_marks,
+    with_volume,
+)
 from volbench.report.workload_sheets import workload_report, workload_sections
+from volbench.store.repository import Store
+from volbench.volume_writes import volume_history
 
 VIEWS: Mapping[str, PlanView] = MappingProxyType(
     {
@@ -123,14 +132,21 @@ def _unfilled(part: Callable[[RunRecord], T] | None) -> Callable[[RunRecord], T]
 
 def report_for(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Report:
     """The sheets and JSON document of ``run``, as its plan's entry says
-    (:func:`volbench.report.run_sheets.report_for`), then what limited each test (its
+    (:func:`volbench.report.run_sheets.report_for`), each table that names its tests
+    with a mark on each figure that is not the volume's, then what limited each test (its
     rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`; not of its
-    fill), with the volume's known ``caps`` (:mod:`volbench.volume_limits`)."""
+    fill), with the volume's known ``caps`` (:mod:`volbench.volume_limits`), then the
+    marked tests and what to do (every test's verdict under ``validity`` in the JSON:
+    :mod:`volbench.report.validity_sheets`; not of its fill)."""
     sheets, document = run_sheets.report_for(run, view(run.plan))
+    found = run_validity(run)
+    sheets = [with_marks(sheet, found) for sheet in sheets]
+    document = {**document, "validity": validity_documents(found)}
     limits = limits_sheet(fill.without(run), caps)  # the fill measures nothing asked for
-    if limits is None:
-        return sheets, document
-    return [*sheets, limits], {**document, "limits": list(limits.rows)}
+    if limits is not None:
+        sheets, document = [*sheets, limits], {**document, "limits": list(limits.rows)}
+    marks = validity_sheet(run)
+    return [*sheets, marks] if marks is not None else sheets, document
 
 
 def summary_for(run: RunRecord, *, check: bool = True, caps: Sequence[KnownCap] = ()) -> Summary:
@@ -147,3 +163,11 @@ def report_document(
     """The HTML/PDF report of ``runs``, each as its plan's entry says
     (:func:`volbench.report.contents.report_document`)."""
     return contents.report_document(runs, view, by, caps)
+
+
+def with_history(store: Store, run: RunRecord) -> RunRecord:
+    """``run``, its tests' validity worked out with what the runs stored on its volume
+    wrote before it (:func:`volbench.volume_writes.volume_history`: the "blocks never
+    written" check), for every view of it this command shows."""
+    with_volume(run, volume_history(store, run))
+    return run

@@ -155,8 +155,15 @@ def in_cgroup(
 ) -> subprocess.CompletedProcess[str]:
     """``volbench ARGS`` with its process moved into the cgroup ``group`` first (so
     fio and every job it starts run under that cgroup's limits)."""
+    return prefixed(volbench, cgroup_prefix(group), *args, timeout=timeout)
+
+
+def prefixed(
+    volbench: Volbench, prefix: Sequence[str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``volbench ARGS`` run through the command ``prefix`` (a cgroup's, ``chrt``)."""
     return subprocess.run(
-        [*cgroup_prefix(group), sys.executable, "-m", "volbench", *args],
+        [*prefix, sys.executable, "-m", "volbench", *args],
         env=volbench.env,
         cwd=volbench.home,
         capture_output=True,

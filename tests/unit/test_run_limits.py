@@ -143,7 +143,11 @@ def test_a_stored_run_gets_a_verdict_per_test(tmp_path: Path) -> None:
     assert rows["randread-4k-latency"]["limit"] == "queue"
     assert rows["randwrite-4k-iops"]["host"] == {}  # not sampled
     sheets, document = report_for(run)
-    assert sheets[-1].title.endswith("what limited each test")
+    titles = [s.title for s in sheets]  # the limits, then the figures marked not the volume's
+    assert titles[-2:] == [
+        f"volbench run {run_id}: what limited each test",
+        f"volbench run {run_id}: figures that are not the volume's",
+    ]
     assert [r["limit"] for r in document["limits"]] == [r["limit"] for r in sheet.rows]
     assert {s["kind"] for s in document["host_series"]} >= {"cpu", "cpu_quota", "fio_cpu"}
 

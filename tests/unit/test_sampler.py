@@ -15,6 +15,7 @@ from volbench.targets.kernel_counters import (
     CpuTimes,
     DiskStat,
     Pressure,
+    byte_rates,
     completion_rate,
     count_hw_queues,
     cpu_busy_pct,
@@ -57,8 +58,15 @@ def test_steal_counts_as_busy_and_offline_cpus_drop_out() -> None:
 
 def test_disk_stat_fields_in_kernel_order() -> None:
     stat = parse_disk_stat(DISK)
+    fields = DISK.split()
     assert stat == DiskStat(
-        reads=255999, writes=996858, in_flight=0, io_ticks_ms=301809, time_in_queue_ms=580491
+        reads=255999,
+        writes=996858,
+        in_flight=0,
+        io_ticks_ms=301809,
+        time_in_queue_ms=580491,
+        read_sectors=int(fields[2]),
+        write_sectors=int(fields[6]),
     )
     assert parse_disk_stat(" ".join(DISK.split()[:11])) == stat  # kernels before 4.18
     assert parse_disk_stat("1 2 3") is None
@@ -72,6 +80,15 @@ def test_busy_share_and_completion_rate() -> None:
     assert device_busy_pct(before, after, 0.5) == 100.0  # capped
     assert completion_rate(before, after, 2.0) == pytest.approx(300.0)
     assert device_busy_pct(before, after, 0.0) == completion_rate(before, after, 0.0) == 0.0
+
+
+def test_bytes_moved_in_sectors_of_512_bytes() -> None:
+    # stat.rst: sectors are 512 bytes, whatever the device's logical block size
+    before = DiskStat(0, 0, 0, 0, 0, read_sectors=1000, write_sectors=8)
+    after = DiskStat(1, 1, 0, 0, 0, read_sectors=3048, write_sectors=8 + 2048)
+    assert byte_rates(before, after, 2.0) == (512.0 * 2048 / 2, 512.0 * 2048 / 2)
+    assert byte_rates(DiskStat(0, 0, 0, 0, 0), after, 1.0) is None  # not read before
+    assert byte_rates(before, after, 0.0) is None
 
 
 def test_hardware_queues(tmp_path: Path) -> None:
@@ -113,14 +130,21 @@ def test_sample_between_two_readings(tmp_path: Path) -> None:
     assert sampler.hw_queues == 1
     assert sampler.sample() is None  # the first reading is the baseline
     now[0] = 1002.0
-    fake_files(tmp_path, STAT_AFTER, "600 0 0 0 150 0 0 0 3 2900 0")
+    fake_files(tmp_path, STAT_AFTER, "600 0 4000 0 150 0 800 0 3 2900 0")
     sample = sampler.sample()
     assert sample is not None
     assert sample.device_busy_pct == pytest.approx(95.0)
     assert sample.iops == pytest.approx(300.0)
     assert sample.queue_length == 0.0  # time_in_queue did not grow
+    assert sample.read_bytes_per_s == 4000 * 512 / 2
+    assert sample.write_bytes_per_s == 800 * 512 / 2
     assert dataclasses.replace(
-        sample, device_busy_pct=None, iops=None, queue_length=None
+        sample,
+        device_busy_pct=None,
+        iops=None,
+        queue_length=None,
+        read_bytes_per_s=None,
+        write_bytes_per_s=None,
     ) == HostSample(
         time_s=1002.0,
         cpu_busy_pct=cpu_busy_pct(parse_proc_stat(STAT_BEFORE), parse_proc_stat(STAT_AFTER)),

@@ -26,6 +26,8 @@ SAMPLE_KINDS = {
     "dev_flight": ("in_flight", "requests"),
     "dev_iops": ("iops", "IOPS"),
     "dev_queue": ("queue_length", "requests (mean)"),
+    "dev_rbps": ("read_bytes_per_s", "bytes/s"),
+    "dev_wbps": ("write_bytes_per_s", "bytes/s"),
     "mem_some": ("memory_some_pct", "% (PSI avg10)"),
     "mem_full": ("memory_full_pct", "% (PSI avg10)"),
     "io_some": ("io_some_pct", "% (PSI avg10)"),

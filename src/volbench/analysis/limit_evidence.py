@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Literal
 
 from volbench.analysis.burst_series import Burst
-from volbench.model import HostSample, JobResult, TestResult
+from volbench.model import HostSample, JobResult, StoredResult, TestResult
 from volbench.targets.smart import DriveTemperatures
 
 
@@ -82,6 +82,38 @@ def measured_test(
         direct,
         read.iops if read else 0.0,
         write.iops if write else 0.0,
+    )
+
+
+SEQUENTIAL = frozenset({"read", "write", "rw", "readwrite", "trim", "trimwrite"})
+"""fio's sequential ``rw`` patterns."""
+
+
+def stored_test(results: Sequence[StoredResult], cpu: tuple[float, ...]) -> MeasuredTest:
+    """A stored test's figures from its result rows (one per direction) and its jobs'
+    usr + sys CPU (% of one CPU; empty: the stored mean for each job): IOPS and
+    bandwidth summed, latency the IOPS-weighted mean of the directions' means."""
+    first = results[0]
+    work = first.workload
+    timed = [r for r in results if r.lat_mean_ns is not None and r.iops > 0]
+    weight = sum(r.iops for r in timed)
+    lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / weight if weight else None
+    jobs = work.numjobs or first.jobs or 1
+    if not cpu:  # fio's output unreadable: the stored mean, for each job
+        cpu = (first.usr_cpu_pct + first.sys_cpu_pct,) * jobs
+    return MeasuredTest(
+        name=first.test,
+        iops=sum(r.iops for r in results),
+        bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
+        lat_mean_ns=lat,
+        iodepth=(work.iodepth or 1) * max(1, work.places),
+        numjobs=jobs,
+        job_cpu_pct=cpu,
+        direct=work.direct is not False,
+        read_iops=sum(r.iops for r in results if r.direction == "read"),
+        write_iops=sum(r.iops for r in results if r.direction == "write"),
+        sequential=work.rw in SEQUENTIAL,
+        bs_bytes=work.bs_bytes,
     )
 
 

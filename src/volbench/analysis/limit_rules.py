@@ -3,7 +3,9 @@
 Each rule takes the test's figures and its context and returns the evidence
 sentences when it holds, none when it does not; :data:`RULES` lists them in the
 order that decides (see :mod:`volbench.analysis.limit_verdict` for the verdict and
-the meaning of each rule). The thresholds below are the rules' cut-offs.
+the meaning of each rule). The thresholds below are the rules' cut-offs; the host CPU
+rule's are :mod:`volbench.analysis.cpu_starvation`'s (the validity mark "starved" is
+the same test), re-exported here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,13 @@ import statistics
 from collections.abc import Sequence
 
 from volbench.analysis import littles_law, scaling, throttle
+from volbench.analysis.cpu_starvation import HOST_CPU_PCT as HOST_CPU_PCT
+from volbench.analysis.cpu_starvation import JOB_CPU_PCT as JOB_CPU_PCT
+from volbench.analysis.cpu_starvation import QUOTA_SHARE as QUOTA_SHARE
+from volbench.analysis.cpu_starvation import RUNNABLE_SHARE as RUNNABLE_SHARE
+from volbench.analysis.cpu_starvation import THROTTLED_PCT as THROTTLED_PCT
+from volbench.analysis.cpu_starvation import WAIT_SHARE as WAIT_SHARE
+from volbench.analysis.cpu_starvation import fio_load, shortages, waited
 from volbench.analysis.limit_evidence import Context, KnownCap, Limit, MeasuredTest, fmt_rate
 from volbench.analysis.limiter_signs import CAP_MATCH, direction_caps, meets, paced
 
@@ -23,21 +32,6 @@ CACHE_GAP = 2.0
 FIRST_TOUCH_GAP = 1.5
 """A second read of the same region at this multiple of the first: the first paid for
 first access (a third lower or more)."""
-JOB_CPU_PCT = 90.0
-"""A fio job at this share of one core (usr + sys) has no CPU left ("near 100 %")."""
-QUOTA_SHARE = 0.9
-"""fio's jobs at this share of their cgroup's CPU quota (cores) are held by it."""
-HOST_CPU_PCT = 90.0
-"""All CPUs busy this much on average: the host has no CPU left."""
-THROTTLED_PCT = 25.0
-"""The CPU quota throttled fio's cgroup in this share of its periods (a quarter of them
-ran into the quota): it held fio back."""
-WAIT_SHARE = 0.5
-"""fio's threads waited for a CPU at least as long as they ran (wait / (run + wait))."""
-RUNNABLE_SHARE = 0.5
-"""fio's threads wanted a CPU (running or waiting) at least this share of the time per
-job: a job that mostly sleeps (waiting for its I/O) is not held by the CPU, however long
-each of its few wake-ups waits."""
 IDLE_MIN_PCT = 40.0
 """longhorn/kbench README: CPU idleness "should be at least 40%" in latency tests."""
 ABOVE_DEVICE_SHARE = 0.25
@@ -148,55 +142,22 @@ def _thermal(test: MeasuredTest, ctx: Context) -> list[str]:
 def _fio_load(ctx: Context) -> tuple[float, float] | None:
     """(mean cores fio's processes used, mean threads of them waiting for a CPU) over
     the samples that measured fio; None when none did."""
-    measured = [
-        (s.fio_cpu_cores, s.fio_wait_threads)
-        for s in ctx.host
-        if s.fio_cpu_cores is not None and s.fio_wait_threads is not None
-    ]
-    if not measured:
-        return None
-    return statistics.fmean(c for c, _ in measured), statistics.fmean(w for _, w in measured)
+    return fio_load(ctx.host)
 
 
 def _starved(load: tuple[float, float], test: MeasuredTest, share: float) -> bool:
-    """fio's threads wanted a CPU (:data:`RUNNABLE_SHARE` per job) and waited for one
-    ``share`` of that time."""
-    runnable = load[0] + load[1]
-    wanted = runnable >= RUNNABLE_SHARE * max(1, test.numjobs)
-    return wanted and runnable > 0 and load[1] / runnable >= share
+    """fio's threads wanted a CPU and waited for one ``share`` of that time."""
+    return waited(load, test.numjobs, share)
 
 
 def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
-    found = []
-    jobs = test.job_cpu_pct
-    if jobs and max(jobs) >= JOB_CPU_PCT:
-        who = (
-            f"fio's {len(jobs)} job" if len(jobs) == 1 else f"the busiest of fio's {len(jobs)} jobs"
+    found = [
+        s.sentence
+        for s in shortages(
+            test.job_cpu_pct, test.numjobs, ctx.host, ctx.cpu_quota_cores, ctx.throttled_pct
         )
-        found.append(f"{who} used {max(jobs):.0f}% of a core: add --numjobs, or a larger instance")
-    quota = ctx.cpu_quota_cores
-    load = _fio_load(ctx)
-    if quota and jobs and sum(jobs) / 100 >= QUOTA_SHARE * quota:
-        found.append(
-            f"fio's jobs used {sum(jobs) / 100:.2f} cores, {sum(jobs) / quota:.0f}% of the"
-            f" {quota:g}-core CPU quota of their cgroup"
-        )
-    elif quota and ctx.throttled_pct is not None and ctx.throttled_pct >= THROTTLED_PCT:
-        used = f"; fio's processes used {load[0]:.2f} cores" if load else ""
-        found.append(
-            f"the {quota:g}-core CPU quota of fio's cgroup throttled it in"
-            f" {ctx.throttled_pct:.0f}% of its scheduling periods (cpu.stat){used}"
-        )
+    ]
     busy = mean_of([mean_of(s.cpu_busy_pct) for s in ctx.host])
-    if busy is not None and busy >= HOST_CPU_PCT:
-        if load is None:
-            found.append(f"all CPUs were {busy:.0f}% busy on average")
-        elif _starved(load, test, WAIT_SHARE):
-            found.append(
-                f"all CPUs were {busy:.0f}% busy on average and fio's threads waited for a"
-                f" CPU {load[1] / (load[0] + load[1]):.0%} of the time they could run"
-                f" ({load[1]:,.2f} threads waiting, {load[0]:,.2f} cores running; schedstat)"
-            )
     if busy is not None and busy >= HOST_CPU_PCT and not found:
         found += _below_device(test, ctx, busy)
     fewer = [n for n in ctx.neighbours if n.iodepth == test.iodepth and n.numjobs < test.numjobs]

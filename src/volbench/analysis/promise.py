@@ -28,6 +28,10 @@ Pure functions over stored result rows and an :class:`Expectation`.
 - A test whose fio jobs ended with an error (fio's ``error``, stored with its rows)
   stopped early: whatever its figure, its verdict is ``error``, which fails the check
   as ``below`` does (:data:`FAILING`).
+- A figure that is not the volume's (a cache answered, another process shared the
+  device, a mixed average, fio short of CPU: analysis/run_validity.py) is ``not judged``
+  (:data:`NOT_JUDGED`, :func:`not_judged`), with the reason: never ``below``, ``meets``
+  or ``above``. A check passes when no judged figure fails (:func:`passed`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ MEETS_HIGH = 1.1
 FAILING = frozenset({"below", "error"})
 """The verdicts that fail a check (exit 1): a figure below the promise, and one of a
 test fio reported an error in."""
+NOT_JUDGED = "not judged"
+"""The verdict of a figure that is not the volume's: neither failing nor meeting."""
 
 
 @dataclass(frozen=True)
@@ -123,9 +129,6 @@ def measured_tests(results: Sequence[StoredResult]) -> tuple[list[Measured], lis
         bs = workload.bs_bytes
         if bs is None or workload.bssplit:
             skipped.append(f"{name}: no single block size (bs) recorded")
-            continue
-        if workload.direct is False:
-            skipped.append(f"{name}: buffered I/O (direct=0) measures the page cache")
             continue
         by_dir = {r.direction: r for r in rows}
         read, write = by_dir.get("read"), by_dir.get("write")
@@ -387,3 +390,16 @@ def stopped_on_error(verdict: Verdict, error: int) -> Verdict:
     said = f"fio error {error}: the test stopped on it ({verdict.verdict} by its figure)"
     reason = f"{said}; {verdict.reason}" if verdict.reason else said
     return dataclasses.replace(verdict, verdict="error", reason=reason)
+
+
+def not_judged(verdict: Verdict, reason: str) -> Verdict:
+    """``verdict`` of a figure that is not the volume's (``reason`` says why): ``not
+    judged``, whatever its figure (what it would have been is kept in the reason)."""
+    said = f"not the volume's figure: {reason} ({verdict.verdict} by its figure)"
+    return dataclasses.replace(verdict, verdict=NOT_JUDGED, reason=f"{said}; {verdict.reason}")
+
+
+def passed(verdicts: Sequence[Verdict]) -> bool:
+    """A check passes when no judged figure fails (:data:`FAILING`): a figure not judged
+    neither meets nor fails (``--strict`` fails a run that has one)."""
+    return not any(v.verdict in FAILING for v in verdicts)

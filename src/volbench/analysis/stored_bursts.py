@@ -24,18 +24,20 @@ def total_rate(
     return sorted(totals.items())
 
 
-def stored_bursts(series: Iterable[LogSeries], kind: str = "iops") -> dict[tuple[int, str], Burst]:
-    """The burst of every test of a run that has one, by (round, test), from its stored
-    per-second logs (``store/series.py``): every job and direction added up (IOPS, or
-    bandwidth in MB/s with ``kind="bw"``: fio logs KiB/s), on fio's own clock (s since
-    the test started; a run on several places: since its first window).
+def test_series(
+    series: Iterable[LogSeries], kind: str = "iops"
+) -> dict[tuple[int, str], list[tuple[float, float]]]:
+    """Every test's per-second rate by (round, test), from its stored per-second logs
+    (``store/series.py``): every job and direction added up (IOPS, or bandwidth in MB/s
+    with ``kind="bw"``: fio logs KiB/s), on fio's own clock (s since the test's timed
+    part began; a run on several places: since its first window).
 
     A run on places (``--hosts``, ``--targets``) logs each place's share of a test as
     ``TEST@N``: the test itself is all its places added up window by window (on the
     one clock they share, fio's ``log_unix_epoch``), which is what its verdict is
-    about; each place's own burst is kept as well when there are two or more."""
-    scale, unit = (1.0, "IOPS") if kind == "iops" else (1024 / 1e6, "MB/s")
-    found: dict[tuple[int, str], Burst] = {}
+    about; each place's own series is kept as well when there are two or more."""
+    scale = 1.0 if kind == "iops" else 1024 / 1e6
+    found: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for round_no, logs in round_logs(series).items():
         tests: dict[str, list[list[LogPoint]]] = {}
         places: dict[str, set[str]] = {}
@@ -52,12 +54,21 @@ def stored_bursts(series: Iterable[LogSeries], kind: str = "iops") -> dict[tuple
             if len(named) > 1:
                 tests.update({t: list(logs[(t, kind)]) for t in named})
         for test, jobs in tests.items():
-            points = [
+            found[(round_no, test)] = [
                 (t, v * scale) for t, v in total_rate(summed(shifted(jobs, common_origin_ms(jobs))))
             ]
-            burst = find_burst(points, unit)
-            if burst is not None:
-                found[(round_no, test)] = burst
+    return found
+
+
+def stored_bursts(series: Iterable[LogSeries], kind: str = "iops") -> dict[tuple[int, str], Burst]:
+    """The burst of every test of a run that has one, by (round, test), in its
+    per-second series (:func:`test_series`: IOPS, or MB/s with ``kind="bw"``)."""
+    unit = "IOPS" if kind == "iops" else "MB/s"
+    found: dict[tuple[int, str], Burst] = {}
+    for key, points in test_series(series, kind).items():
+        burst = find_burst(points, unit)
+        if burst is not None:
+            found[key] = burst
     return found
 
 

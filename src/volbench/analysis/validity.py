@@ -12,7 +12,9 @@ test with none of these is valid; else each problem is a :class:`Mark`.
 This module holds the records every check returns and every view reads; the checks are
 pure functions of what volbench stored with the test (fio's own counts, the device's
 counters sampled each second, per-second series, the target's identity and what was
-written to it), one module each.
+written to it), one module each, reading one context record
+(:class:`volbench.analysis.validity_facts.TestFacts`); the service that runs them on a
+stored run is :mod:`volbench.analysis.run_validity`.
 """
 
 from __future__ import annotations
@@ -40,17 +42,46 @@ class MarkKind(StrEnum):
 
 
 @dataclass(frozen=True)
+class Part:
+    """A stretch of a test's per-second series that a mark tells apart: from
+    ``start_s`` to ``end_s`` on fio's clock (s since the test's timed part began, as
+    its per-second logs count), its rate ``value`` in ``unit`` (the median of its
+    seconds), what it is (``label``: "burst", "before the step", "after the step"...),
+    and whether it is the part a report shades (``marked``: the burst, the seconds
+    before the test settled)."""
+
+    start_s: float
+    end_s: float
+    value: float
+    unit: str
+    label: str
+    marked: bool = True
+
+
+@dataclass(frozen=True)
 class Mark:
     """One problem with one test: ``problem`` a sentence saying what is wrong,
     ``evidence`` sentences with the figures it rests on (each fio's own or a sampled
     counter's, with units), ``advice`` what to do, ``figures`` the same figures by name
-    for JSON (units in the names: ``device_ios``, ``fio_ios``, ``ratio``, ``iops_before``)."""
+    for JSON (units in the names: ``device_ios``, ``fio_ios``, ``ratio``, ``iops_before``),
+    ``parts`` the stretches of its series the mark tells apart, each with its figure
+    (none: the whole test is marked, no part of it can be told)."""
 
     kind: MarkKind
     problem: str
     evidence: tuple[str, ...]
     advice: str
     figures: Mapping[str, float] = field(default_factory=dict)
+    parts: tuple[Part, ...] = ()
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What one check found on one test: its marks, or why it could not check (a
+    sentence naming the data it lacked: "no device samples: an imported output")."""
+
+    marks: tuple[Mark, ...] = ()
+    unchecked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,3 +97,13 @@ class Validity:
     @property
     def valid(self) -> bool:
         return not self.marks
+
+    @property
+    def kinds(self) -> tuple[MarkKind, ...]:
+        """The kinds of its marks, each once, in order."""
+        return tuple(dict.fromkeys(m.kind for m in self.marks))
+
+    def reason(self) -> str:
+        """One line saying why the figure is not the volume's ("" when valid): each
+        mark's kind and problem."""
+        return "; ".join(f"{m.kind}: {m.problem}" for m in self.marks)

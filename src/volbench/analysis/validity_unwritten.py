@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from volbench.analysis.validity import Mark, MarkKind
+from volbench.analysis.validity import Checked, Mark, MarkKind
+from volbench.analysis.validity_facts import TestFacts
 from volbench.analysis.written_ranges import (
     RunWrites,
     Written,
@@ -124,3 +125,17 @@ def _evidence(
         f"{format_bytes(end)} of the volume (fio's io_bytes)",
         f"{written}; {share:.1%} of that range never written",
     )
+
+
+def check(facts: TestFacts) -> Checked:
+    """The check of the validity service (:data:`volbench.analysis.run_validity.CHECKS`):
+    a read test's mark against what was written before its round (``facts.written``, from
+    the volume's history the view gave: ``facts.known``); not run when the view did not
+    ask the store, unchecked when the volume cannot be named or its file may hold holes."""
+    if not facts.known.volume_known or not facts.reads:
+        return Checked()
+    reason = unchecked_reason(facts.target, facts.written)
+    if reason is not None:
+        return Checked(unchecked=(reason,))
+    mark = unwritten_mark(facts.rows, facts.target, facts.written)
+    return Checked((mark,) if mark is not None else ())

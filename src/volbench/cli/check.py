@@ -25,6 +25,7 @@ from volbench.model import RunRecord, RunStatus
 from volbench.report.check_sheets import CheckRequest, VerdictRow, check_sheet
 from volbench.report.rows import rows_of
 from volbench.report.sheet import Sheet
+from volbench.report.validity_sheets import marked, strict_message
 from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
 from volbench.views import report_for
@@ -64,12 +65,14 @@ def promise_options(function: F) -> F:
     )(decorated)
 
 
-def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = ()) -> None:
+def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = (), strict: bool = False) -> None:
     """``run``'s report, then, when its labels name a product, ``volbench check``'s sheet
     (the verdicts, then what limited each test; under ``check`` in the JSON). A
     completed run with a figure below the promise, or of a test fio reported an error
     in, is :class:`CheckFailed` (exit 1); a run that could not be compared says why in a
-    note. ``caps``: the volume's known caps (:mod:`volbench.volume_limits`)."""
+    note. ``caps``: the volume's known caps (:mod:`volbench.volume_limits`). ``strict``
+    (``--strict``): a completed run with a test whose figure is not the volume's fails
+    too (:func:`volbench.report.validity_sheets.marked`)."""
     sheets, document = report_for(run, caps)
     sheet = None
     if run.labels.get(run_promise.PRODUCT):
@@ -84,8 +87,16 @@ def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = ()) -> None:
     if sheet is not None:
         sheets, document = [*sheets, sheet], {**document, "check": sheet.document}
     console.show_report(sheets, document, fmt)
-    if sheet is not None and sheet.flagged_rows and run.status is RunStatus.COMPLETED:
-        raise CheckFailed(_failed(sheet))
+    if run.status is not RunStatus.COMPLETED:
+        return
+    failures = []
+    if sheet is not None and not sheet.document["passed"]:
+        failures.append(_failed(sheet))
+    found = marked(run) if strict else []
+    if found:
+        failures.append(strict_message(found))
+    if failures:
+        raise CheckFailed("; ".join(failures))
 
 
 def _failed(sheet: Sheet) -> str:
@@ -140,7 +151,9 @@ def command(
     fmt: str,
 ) -> None:
     """Measured vs promised for each test of RUN (exit 1 if any is below, or is of a
-    test fio reported an error in)."""
+    test fio reported an error in). A figure that is not the volume's (a cache answered,
+    another process, a mixed average, fio short of CPU) is not judged: exit 0 only when
+    every judged figure meets the promise."""
     request = CheckRequest(
         product=product,
         size=size,
@@ -155,5 +168,5 @@ def command(
         run = store.get_run(run_ref)
         sheet = check_sheet(run, catalogue.load(catalogue_files), request, caps_of(store, run))
     console.show(sheet, fmt)
-    if sheet.flagged_rows:
+    if not sheet.document["passed"]:
         raise CheckFailed(_failed(sheet))

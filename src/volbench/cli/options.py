@@ -304,6 +304,17 @@ def write_options(function: F) -> F:
     )(function)
 
 
+def strict_option(function: F) -> F:
+    """``--strict``: exit 1 when a test of the run is marked, its figure not the volume's
+    (:mod:`volbench.report.validity_sheets`), for CI."""
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Exit 1 when a test's figure is not the volume's (a cache answered, another"
+        " process used the device, a mixed average, fio short of CPU): for CI.",
+    )(function)
+
+
 def stall_options(function: F) -> F:
     """``--stall-seconds N`` and ``--abort-on-stall`` (see :mod:`volbench.fio.stall`)."""
     function = click.option(

@@ -22,6 +22,7 @@ from volbench.cli.options import (
     label_option,
     runs_dir_option,
     stall_options,
+    strict_option,
     write_options,
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
@@ -80,6 +81,7 @@ class TargetChoice:
     product: str | None = None
     hourly_cost: HourlyCost | None = None
     fill: bool = False
+    strict: bool = False
 
     def filled(self, spec: PlanSpec, target: TargetInfo) -> PlanSpec:
         """``spec``, with the fill of what it reads first when ``--fill`` was given."""
@@ -162,6 +164,7 @@ def target_options(function: F) -> F:
         dry_run_option,
         checked_cost_options,
         promise_options,
+        strict_option,
     ]
 
     @functools.wraps(function)
@@ -198,7 +201,8 @@ def run_plan(
     files and devices a job file names, prepared instead of ``--target``. After an
     interrupted run (its finished work is stored) volbench exits 130, or 143 when
     SIGTERM interrupted it. A run whose labels name a product ends with the check
-    against its promise (exit 1 when a figure is below it: :func:`show_run`).
+    against its promise (exit 1 when a figure is below it: :func:`show_run`); with
+    ``--strict``, exit 1 too when a test's figure is not the volume's.
     ``after``: what the command adds below the run's sheet (and the check's), given
     the stored run.
     """
@@ -246,7 +250,7 @@ def run_plan(
 
         def show() -> None:
             try:
-                show_run(run, choice.fmt, caps)
+                show_run(run, choice.fmt, caps, choice.strict)
             finally:
                 if after is not None:
                     after(run)

@@ -24,6 +24,7 @@ from volbench.cli.options import (
     label_option,
     runs_dir_option,
     stall_options,
+    strict_option,
     write_options,
 )
 from volbench.cli.place_options import given, place_options
@@ -78,17 +79,27 @@ def purge_settings(
     return driver.PurgeSettings(purge_method, ata_password, bool(destroy_data), bool(replay))
 
 
-def finish(store: Store, outcome: Outcome, fmt: str) -> None:
+def finish(store: Store, outcome: Outcome, fmt: str, strict: bool = False) -> None:
     """Show the run's report (and the check against its product's promise, exit 1 when
-    below: :func:`show_run`); after an interruption, where it is and how to continue
-    it (exit 130). The report of a long run takes seconds to build (every cell's fio
-    output is read again): Ctrl-C must end volbench at once, so it is not built then."""
+    below: :func:`show_run`; with ``strict``, exit 1 too when a test is marked); after
+    an interruption, where it is and how to continue it (exit 130). The report of a long
+    run takes seconds to build (every cell's fio output is read again): Ctrl-C must end
+    volbench at once, so it is not built then."""
     completed = outcome.status is not RunStatus.INTERRUPTED
 
     def show() -> None:  # PTS pages (+ places, stalls, the check)
-        show_run(store.get_run(str(outcome.run_id)), fmt)
+        show_run(store.get_run(str(outcome.run_id)), fmt, strict=strict)
 
     conclude(outcome, show if completed else None)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How a PTS run ends: its report's format, and whether a marked test fails it
+    (``--strict``)."""
+
+    fmt: str
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,11 +162,12 @@ def run_pts(
     replay: str | None,
     stall: StallPolicy,
     db: str | None,
-    fmt: str,
+    shown: Shown,
     dry_run: bool,
     costing: Costing,
 ) -> None:
     """``volbench pts`` (:func:`pts_command`), its options as records."""
+    fmt = shown.fmt
     targets = places.targets
     fleet = None
     if places.hosts or len(targets) > 1:
@@ -191,7 +203,7 @@ def run_pts(
             outcome = driver.begin(
                 session, options, place.target, promised, ioengine, purging, place.fleet
             )
-        finish(session.store, outcome, fmt)
+        finish(session.store, outcome, fmt, shown.strict)
 
 
 def pts_command() -> click.Command:
@@ -226,6 +238,7 @@ def pts_command() -> click.Command:
         dry_run_option,
         checked_cost_options,
         promise_options,
+        strict_option,
         grouped(
             "places",
             Places.given,
@@ -236,6 +249,7 @@ def pts_command() -> click.Command:
         ),
         grouped("stall", stall_policy, ("stall_seconds", "abort_on_stall")),
         grouped("costing", Costing, ("product", "hourly_cost")),
+        grouped("shown", Shown, ("fmt", "strict")),
     )
     command: Any = pts
     for decorate in reversed(decorators):

@@ -38,6 +38,7 @@ from volbench.cli.options import (
     label_option,
     runs_dir_option,
     stall_options,
+    strict_option,
     write_options,
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
@@ -120,6 +121,7 @@ def _host_options(function: Callable[..., Any]) -> Callable[..., Any]:
 @stall_options
 @checked_cost_options
 @promise_options
+@strict_option
 def command(
     name: str | None,
     list_: bool,
@@ -214,6 +216,7 @@ def choice_of(options: Mapping[str, Any], fmt: str) -> TargetChoice:
         product=options["product"],
         hourly_cost=options["hourly_cost"],
         keep_going=bool(options["keep_going"]),
+        strict=bool(options["strict"]),
     )
 
 

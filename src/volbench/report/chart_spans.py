@@ -1,5 +1,7 @@
-"""Shaded stretches of a per-second chart: a stall (no I/O) or a burst (a limiter's
-credits spent above its baseline), each from where it began, named with its figures."""
+"""Shaded stretches of a per-second chart: a stall (no I/O), a burst (a limiter's
+credits spent above its baseline), or the part of a test a validity mark tells apart
+(analysis/validity.py: a burst or a step averaged in, the seconds before it settled),
+each from where it began, named with its figures."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from volbench.analysis.burst_series import Burst
+from volbench.analysis.validity import Validity
 from volbench.model import Stall
 from volbench.report.chart import Chart
 
 STALL_COLOR = "#d62728"
 STALL_TEXT = "stall: {s.test} ({s.seconds:.0f} s at 0 IOPS)"
 BURST_COLOR = "#2ca02c"
+MARK_COLOR = "#ff7f0e"
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,23 @@ def burst_spans(bursts: Mapping[tuple[int, str], Burst]) -> list[Span]:
             BURST_COLOR,
         )
         for (_, test), b in sorted(bursts.items())
+    ]
+
+
+def mark_spans(found: Mapping[tuple[int, str], Validity]) -> list[Span]:
+    """Each marked part of a test (a mark's parts that are ``marked``), named with the
+    mark, the test and the part's figure."""
+    return [
+        Span(
+            part.start_s,
+            part.end_s,
+            f"{mark.kind}: {v.test} {part.label} {part.value:,.0f} {part.unit}",
+            MARK_COLOR,
+        )
+        for _, v in sorted(found.items())
+        for mark in v.marks
+        for part in mark.parts
+        if part.marked
     ]
 
 

@@ -5,7 +5,9 @@ Each row is one verdict of :mod:`volbench.analysis.promise`: the expected figure
 the stored result rows), ratio, verdict and reason. Notes carry the read/write
 findings, tests that could not be compared, tests fio reported an error in, and
 price/performance. A row fails the check (flagged) when its verdict is ``below`` or
-``error``.
+``error``; a figure that is not the volume's (a mark of
+:mod:`volbench.report.validity_sheets`) is ``not judged``, with the mark as its reason.
+The check passes (``passed`` in its JSON, exit 0) when no judged figure fails.
 """
 
 from __future__ import annotations
@@ -16,8 +18,17 @@ from dataclasses import dataclass
 
 from volbench.analysis.limit_evidence import KnownCap
 from volbench.analysis.model_promise import model_verdicts
-from volbench.analysis.promise import FAILING, Verdict, check, measured_tests
+from volbench.analysis.promise import (
+    FAILING,
+    NOT_JUDGED,
+    Verdict,
+    check,
+    measured_tests,
+    not_judged,
+    passed,
+)
 from volbench.analysis.run_limits import run_verdicts
+from volbench.analysis.validity import Validity
 from volbench.errors import UsageError
 from volbench.model import RunRecord
 from volbench.plans import fill
@@ -28,6 +39,7 @@ from volbench.report.limits_card import fitted_model
 from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
+from volbench.report.validity_sheets import run_validity
 from volbench.specs import run_promise
 from volbench.specs.catalogue import Catalogue
 from volbench.specs.expectation import (
@@ -218,6 +230,7 @@ def check_sheet(
         verdicts, findings = model_verdicts(found.model, burst, expectation, found.probes)
     else:
         verdicts, findings = check(tests, expectation, caps)
+        verdicts = judged(verdicts, run)
     if not verdicts:
         why = "; ".join(skipped) or "it holds no results"
         raise UsageError(f"run {run.id} has no workload that can be compared: {why}")
@@ -252,6 +265,7 @@ def check_sheet(
         " at 0.9 to 1.1 times the expected value (AWS promises 90% of provisioned"
         " performance, catalogue source A2; volbench holds every product to it)",
         *error_lines(verdicts),
+        *not_judged_lines(verdicts),
         *findings,
         *(
             ["latency: the vendor states none, QD 1 tests not checked"]
@@ -278,12 +292,41 @@ def check_sheet(
         "notes": list(notes),
         "price_performance": documents(price_rows),
         "limits": documents(limit_rows),
-        "passed": not flagged,
+        "passed": passed(verdicts),
     }
     if bursts:
         document["bursts"] = [b.row() for b in bursts]
     title = f"Run {run.id} vs {product.vendor} {product.name} at {size:g} {product.size_unit}"
     return Sheet(title, columns, rows, document, notes, flagged)
+
+
+def judged(verdicts: Sequence[Verdict], run: RunRecord) -> list[Verdict]:
+    """``verdicts`` with each figure that is not the volume's ``not judged`` (a test's
+    last round, as the check compares it; a figure of a test fio reported an error in
+    stays ``error``)."""
+    last: dict[str, Validity] = {}
+    for (_, test), validity in sorted(run_validity(run).items()):
+        last[test] = validity
+    found = []
+    for verdict in verdicts:
+        marked = last.get(verdict.test)
+        if marked is not None and not marked.valid and verdict.verdict != "error":
+            verdict = not_judged(verdict, marked.reason())
+        found.append(verdict)
+    return found
+
+
+def not_judged_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """What ``not judged`` means, when there are any."""
+    tests = list(dict.fromkeys(v.test for v in verdicts if v.verdict == NOT_JUDGED))
+    if not tests:
+        return []
+    return [
+        f"not judged: {', '.join(tests)}: the figure is not the volume's (a mark: volbench"
+        " explain), so it neither meets nor fails the promise; the check passes only when"
+        " every judged figure meets it"
+        + ("; no figure was judged" if all(v.verdict == NOT_JUDGED for v in verdicts) else "")
+    ]
 
 
 def error_lines(verdicts: Sequence[Verdict]) -> list[str]:
@@ -295,6 +338,14 @@ def error_lines(verdicts: Sequence[Verdict]) -> list[str]:
         f"error: fio reported an error in {', '.join(tests)}: the test stopped early, so its"
         " figure does not meet the promise, whatever its value (it fails the check as below)"
     ]
+
+
+def latency_floor_ns(expectation: Expectation) -> float | None:
+    """The lowest mean latency (ns) the product's medium can give: half the least its
+    vendor states (None: it states none); under it, a cache answered (the limit verdict's
+    cache rule, the validity mark "cache")."""
+    latency = expectation.latency
+    return latency.min_ms * 1e6 / 2 if latency and latency.min_ms else None
 
 
 def check_limits(
@@ -326,8 +377,7 @@ def check_limits(
             )
     if caps is not None:
         known.append(KnownCap(f"the {instance or 'instance'} instance", caps.iops, caps.bw))
-    latency = expectation.latency
-    low = latency.min_ms * 1e6 / 2 if latency and latency.min_ms else None
+    low = latency_floor_ns(expectation)
     rows = limit_rows(run_verdicts(facts_of(run), [*known, *fitted], low))
     notes = [f"{r.test}: {limit_phrase(r.limit)}" + (f" ({r.why})" if r.why else "") for r in rows]
     return notes, rows

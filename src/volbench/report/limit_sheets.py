@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from volbench.analysis.host_series import RoundHost, round_hosts
-from volbench.analysis.limit_evidence import KnownCap, MeasuredTest
+from volbench.analysis.limit_evidence import KnownCap, MeasuredTest, stored_test
 from volbench.analysis.run_limits import FactsOfTest, Family, TestVerdict, run_verdicts
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.fio.job_cpu import job_cpu
@@ -44,38 +44,14 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def _measured(results: Sequence[StoredResult], cpu: tuple[float, ...]) -> MeasuredTest:
-    """A test's figures from its result rows (one per direction): IOPS and bandwidth
-    summed, latency the IOPS-weighted mean of the directions' means."""
-    first = results[0]
-    work = first.workload
-    timed = [r for r in results if r.lat_mean_ns is not None and r.iops > 0]
-    weight = sum(r.iops for r in timed)
-    lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / weight if weight else None
-    jobs = work.numjobs or first.jobs or 1
-    if not cpu:  # fio's output unreadable: the stored mean, for each job
-        cpu = (first.usr_cpu_pct + first.sys_cpu_pct,) * jobs
-    return MeasuredTest(
-        name=first.test,
-        iops=sum(r.iops for r in results),
-        bw_bytes_per_s=sum(r.bw_bytes_per_s for r in results),
-        lat_mean_ns=lat,
-        iodepth=(work.iodepth or 1) * max(1, work.places),
-        numjobs=jobs,
-        job_cpu_pct=cpu,
-        direct=work.direct is not False,
-        read_iops=sum(r.iops for r in results if r.direction == "read"),
-        write_iops=sum(r.iops for r in results if r.direction == "write"),
-        sequential=work.rw in SEQUENTIAL,
-        bs_bytes=work.bs_bytes,
-    )
+    """A test's figures from its result rows (:func:`stored_test`)."""
+    return stored_test(results, cpu)
 
 
 ALONE = {"randrw": ("randread", "randwrite"), "rw": ("read", "write")}
 """fio's mixed patterns and the same pattern reading alone and writing alone
 (``readwrite`` is ``rw``)."""
 PURE = {"read", "write", "randread", "randwrite", "trim", "randtrim"}
-SEQUENTIAL = {"read", "write", "rw", "readwrite", "trim", "trimwrite"}
-"""fio's sequential patterns."""
 
 
 def _family(work: StoredWorkload, rw: str | None = None) -> Family:

@@ -12,7 +12,7 @@ MB/s = bytes/s / 10^6; latency in the unit that fits the chart (µs, ms, s = ns 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypedDict
 
 from volbench.analysis.aggregate import group_tests, place_tests
@@ -25,10 +25,11 @@ from volbench.analysis.timeseries import (
     summed,
     weighted_latency,
 )
+from volbench.analysis.validity import Validity
 from volbench.model import LogSeries, RunRecord, Stall
 from volbench.report.axis import latency_unit, spans_decades
 from volbench.report.chart import Chart, Series, bar_chart, line_chart
-from volbench.report.chart_spans import burst_spans, stall_spans, with_spans
+from volbench.report.chart_spans import burst_spans, mark_spans, stall_spans, with_spans
 from volbench.report.document import Section
 from volbench.report.fleet_charts import place_charts
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
@@ -38,6 +39,7 @@ from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import ResultRow, report_for, result_records, shown_percentile
 from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
+from volbench.report.validity_sheets import run_validity, validity_sheet, with_marks
 from volbench.units import format_bytes
 
 MB = 1_000_000
@@ -214,12 +216,18 @@ def histogram_chart(prefix: str, run: RunRecord) -> Chart | None:
 
 
 def timeseries_charts(
-    prefix: str, series: Sequence[LogSeries], stalls: Sequence[Stall] = ()
+    prefix: str,
+    series: Sequence[LogSeries],
+    stalls: Sequence[Stall] = (),
+    found: Mapping[tuple[int, str], Validity] | None = None,
 ) -> list[Chart]:
     """Per-second IOPS, MB/s and mean latency of every test, from fio's logs stored
     with each round (round by round); on fio's own clock, each stall marked as a
     shaded span where it began in its test, and each burst (analysis/stored_bursts.py)
-    as the span it lasted on the IOPS or MB/s chart."""
+    as the span it lasted on the IOPS or MB/s chart. ``found``: each test's validity:
+    the part of a test a mark tells apart shaded on the IOPS chart (a mark with no part
+    of its own marks its test in the section's tables)."""
+    found = found or {}
     own_clock = True
     iops: list[Series] = []
     mbps: list[Series] = []
@@ -263,6 +271,8 @@ def timeseries_charts(
                 chart = with_spans(chart, stall_spans(stalls))
                 if key in BURST_KINDS:
                     chart = with_spans(chart, burst_spans(stored_bursts(series, BURST_KINDS[key])))
+                if key == "ts-iops":
+                    chart = with_spans(chart, mark_spans(found))
             charts.append(chart)
     return charts
 
@@ -284,7 +294,8 @@ def fio_run_charts(run: RunRecord) -> list[Chart]:
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
     if len(run.settings.places) > 1:  # one place's charts are the run's own
         charts += place_charts(prefix, fleet_sheet(run))
-    return charts + timeseries_charts(prefix, run.series, run.stalls)
+    found = run_validity(run) if run.raw_outputs else {}
+    return charts + timeseries_charts(prefix, run.series, run.stalls, found)
 
 
 class SummaryParts(TypedDict):
@@ -320,6 +331,10 @@ def run_sections(run: RunRecord, view: PlanView, summary: Summary | None = None)
         return [first, *view.sections(run)]
     sheets, _ = report_for(run, view)
     charts = view.charts(sheets[0]) if view.charts and sheets else []
+    if run.raw_outputs:  # each figure's mark, and the marked tests with what to do
+        sheets = [with_marks(sheet, run_validity(run)) for sheet in sheets]
+        marks = validity_sheet(run)
+        sheets += [marks] if marks is not None else []
     return [
         Section(
             title=f"Run {run.id}: {run.plan}",

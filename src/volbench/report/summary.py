@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from volbench.analysis.limit_evidence import KnownCap, Limit
+from volbench.analysis.promise import NOT_JUDGED
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
 from volbench.plans.pts.options import NAME as PTS
@@ -38,6 +39,7 @@ from volbench.report.sheet import (
     fmt_latency,
     fmt_rate,
 )
+from volbench.report.validity_sheets import run_validity, with_marks
 
 if TYPE_CHECKING:
     from volbench.specs.catalogue import Catalogue
@@ -264,7 +266,7 @@ def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
         return None, f"not checked against {product}: {exc}"
     checked = rows_of(sheet.rows, VerdictRow)
     verdicts = [r.verdict for r in checked]
-    shown = (*VERDICTS, "error") if "error" in verdicts else VERDICTS
+    shown = (*VERDICTS, *(v for v in ("error", NOT_JUDGED) if v in verdicts))
     counts = ", ".join(f"{verdicts.count(v)} {v}" for v in shown)
     subject = sheet.title.split(" vs ", 1)[1]
     line = f"vs {subject}: {len(verdicts)} figure(s) checked: {counts}"
@@ -277,6 +279,9 @@ def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
     failed = list(dict.fromkeys(r.test for r in checked if r.verdict == "error"))
     if failed:
         line += "; fio error in: " + ", ".join(failed)
+    unjudged = list(dict.fromkeys(r.test for r in checked if r.verdict == NOT_JUDGED))
+    if unjudged:
+        line += "; not the volume's figure: " + ", ".join(unjudged)
     return sheet, line
 
 
@@ -318,9 +323,12 @@ def summarise(
     said = {n for n in run_notes(run) if n.startswith("NON-COMPLIANT")} if any(
         "NON-COMPLIANT" in n for n in headline.notes
     ) else set()  # fmt: skip
+    table = with_promise(headline.table, sheet) if sheet else headline.table
+    if run.raw_outputs:  # a record read with its outputs (not a list of runs)
+        table = with_marks(table, run_validity(run))
     return Summary(
         run=run,
-        table=with_promise(headline.table, sheet) if sheet else headline.table,
+        table=table,
         figures=headline.figures,
         promise=sheet,
         verdict=verdict,

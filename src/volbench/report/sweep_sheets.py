@@ -7,6 +7,7 @@ each direction's IOPS (the mean over all I/Os); p99 of the worst direction
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from volbench.analysis.scaling import (
@@ -17,12 +18,14 @@ from volbench.analysis.scaling import (
     peak,
     saturation_sentence,
 )
+from volbench.analysis.validity import Validity
 from volbench.model import RunRecord, StoredResult, split_cache_mode
 from volbench.plans.sweep import options_from
 from volbench.report.plan_view import Headline
 from volbench.report.rows import Row, documents, number, rows_of
 from volbench.report.run_sheets import MB, ResultRow, cache_notes, result_records, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
+from volbench.report.validity_sheets import MARK_COLUMN, MARK_NOTE, VALID, mark_text, run_validity
 
 
 def sweep_points(rows: list[ResultRow]) -> list[tuple[ScalingPoint, ResultRow]]:
@@ -67,7 +70,8 @@ def _as_fio_ran(value: int | None) -> int:
 class SweepPointRow(Row):
     """One grid point of a sweep (:class:`ScalingPoint`): IOPS and bytes/s summed over
     directions, mean latency (ns) weighted by IOPS, the worst direction's p99 (ns), the
-    first direction's Little's-law check, and what the notes call it (``mark``)."""
+    first direction's Little's-law check, what the notes call it (``mark``) and whether
+    its figure is the volume's (``validity``: "valid", its marks, None: not checked)."""
 
     point: str
     series: str
@@ -83,6 +87,7 @@ class SweepPointRow(Row):
     outstanding_implied: float | None
     littles_law: str | None
     mark: str | None
+    validity: str | None = None
 
 
 def _series_notes(
@@ -138,6 +143,7 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     target = options.latency_target_ns if options else None
     which = options.latency_percentile if options else "mean"
     notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.path}"]
+    found = run_validity(run) if run.raw_outputs else {}
     marks: dict[str, list[str]] = {}
     series: dict[str, list[ScalingPoint]] = {}
     for point, _ in measured:
@@ -168,17 +174,39 @@ def sweep_sheet(run: RunRecord) -> Sheet:
             outstanding_implied=row.outstanding_implied,
             littles_law=row.littles_law,
             mark=", ".join(marks.get(point.label, [])) or None,
+            validity=_marked(found, row),
         )
         for point, row in measured
     ]
+    flagged = frozenset(
+        i for i, (_, row) in enumerate(measured) if _marked(found, row) not in (None, VALID)
+    )
+    if flagged:
+        notes.append(f"{MARK_NOTE}; marked points: {', '.join(_marked_points(found, measured))}")
     document = {**run_document(run), "points": documents(sheet_rows), "notes": notes}
     return Sheet(
         title=f"volbench sweep {run.id}",
-        columns=COLUMNS,
+        columns=(*COLUMNS, MARK_COLUMN) if flagged else COLUMNS,
         rows=tuple(sheet_rows),
         document=document,
         notes=tuple(notes),
+        flagged_rows=flagged,
     )
+
+
+def _marked(found: Mapping[tuple[int, str], Validity], row: ResultRow) -> str | None:
+    """The marks of a point's test ("cache, starved"), "valid", None: not checked."""
+    return mark_text(found.get((row.result.round, row.result.test)))
+
+
+def _marked_points(
+    found: Mapping[tuple[int, str], Validity], measured: list[tuple[ScalingPoint, ResultRow]]
+) -> list[str]:
+    return [
+        f"{p.label} ({row.result.test})"
+        for p, row in measured
+        if _marked(found, row) not in (None, VALID)
+    ]
 
 
 HEADLINE_COLUMNS = (

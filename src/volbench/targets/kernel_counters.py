@@ -10,7 +10,10 @@ Sources of the file formats:
   (a CPU waiting for I/O could run something else); steal counts as busy (the
   hypervisor gave the time to someone else).
 - ``/sys/block/DEV/stat``: the kernel's Documentation/block/stat.rst. Fields 1 and 5
-  are reads and writes completed, 9 ``in_flight`` (requests issued to the driver and
+  are reads and writes completed (after merges, so one request may be several of
+  fio's I/Os, and one of fio's I/Os split into several), 3 and 7 sectors read and
+  written (512 bytes each whatever the device's block size: bytes do not change with
+  merges or splits), 9 ``in_flight`` (requests issued to the driver and
   not completed), 10 ``io_ticks`` (ms with at least one request in flight) and 11
   ``time_in_queue`` (ms x requests in flight). Busy share = delta io_ticks / elapsed.
 - ``/sys/block/DEV/mq/``: one directory per hardware queue of a blk-mq device;
@@ -89,6 +92,9 @@ class DiskStat:
     in_flight: int
     io_ticks_ms: int
     time_in_queue_ms: int
+    read_sectors: int | None = None
+    write_sectors: int | None = None
+    """Sectors of :data:`SECTOR_BYTES` read and written (None: not read)."""
 
     @property
     def completions(self) -> int:
@@ -103,7 +109,13 @@ def parse_disk_stat(text: str) -> DiskStat | None:
         return None
     v = [int(f) for f in fields[:11]]
     return DiskStat(
-        reads=v[0], writes=v[4], in_flight=v[8], io_ticks_ms=v[9], time_in_queue_ms=v[10]
+        reads=v[0],
+        writes=v[4],
+        in_flight=v[8],
+        io_ticks_ms=v[9],
+        time_in_queue_ms=v[10],
+        read_sectors=v[2],
+        write_sectors=v[6],
     )
 
 
@@ -117,6 +129,28 @@ def completion_rate(before: DiskStat, after: DiskStat, elapsed_s: float) -> floa
     """Reads and writes completed per second between two readings."""
     done = after.completions - before.completions
     return max(0.0, done / elapsed_s) if elapsed_s > 0 else 0.0
+
+
+SECTOR_BYTES = 512
+"""The unit of the stat file's sector counts (stat.rst: "standard UNIX 512-byte sectors")."""
+
+
+def byte_rates(before: DiskStat, after: DiskStat, elapsed_s: float) -> tuple[float, float] | None:
+    """Bytes read and written per second between two readings (None: a reading without
+    sector counts, or no time between them)."""
+    if elapsed_s <= 0 or None in (
+        before.read_sectors,
+        after.read_sectors,
+        before.write_sectors,
+        after.write_sectors,
+    ):
+        return None
+    read = (after.read_sectors or 0) - (before.read_sectors or 0)
+    written = (after.write_sectors or 0) - (before.write_sectors or 0)
+    return (
+        max(0.0, read * SECTOR_BYTES / elapsed_s),
+        max(0.0, written * SECTOR_BYTES / elapsed_s),
+    )
 
 
 def queue_length(before: DiskStat, after: DiskStat, elapsed_s: float) -> float:

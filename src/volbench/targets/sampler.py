@@ -27,6 +27,7 @@ from volbench.targets.kernel_counters import (
     DiskStat,
     Pressure,
     ProcessTimes,
+    byte_rates,
     completion_rate,
     cpu_busy_pct,
     descendants,
@@ -67,10 +68,12 @@ def sample_between(
         return None
     disk, was = after.disk, before.disk
     busy = rate = queue = None
+    moved: tuple[float, float] | None = None
     if was is not None and disk is not None:
         busy = device_busy_pct(was, disk, elapsed)
         rate = completion_rate(was, disk, elapsed)
         queue = queue_length(was, disk, elapsed)
+        moved = byte_rates(was, disk, elapsed)
     load = process_load(before.processes, after.processes, elapsed, ticks_per_s)
     memory, io = after.memory, after.io
     return HostSample(
@@ -87,6 +90,8 @@ def sample_between(
         fio_busiest_pct=load[1] if load else None,
         fio_wait_threads=load[2] if load else None,
         queue_length=queue,
+        read_bytes_per_s=moved[0] if moved else None,
+        write_bytes_per_s=moved[1] if moved else None,
     )
 
 
