@@ -89,8 +89,7 @@ def timed_window(
         if alone:
             end, margin, how = stamp / 1000, CLOSE_S, "fio's end of the round (timestamp_ms)"
         elif test in times.elapsed_s:
-            last = max(times.elapsed_s.values())
-            end = stamp / 1000 - (last - times.elapsed_s[test])
+            end = stamp / 1000 - (times.last_s - times.elapsed_s[test])
             margin, how = ROUNDED_S, "fio's end of the round less the jobs' elapsed"
     elif stamp is not None and test in times.elapsed_s:
         end = stamp / 1000 + times.elapsed_s[test]

@@ -13,12 +13,15 @@ output").
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from volbench.errors import ParseError
 from volbench.fio.document import load
-from volbench.fio.job_cpu import AGGREGATE
+
+AGGREGATE = "All clients"
+"""The job name of fio's aggregate of every client (client/server output)."""
 
 
 @dataclass(frozen=True)
@@ -26,13 +29,15 @@ class JobTimes:
     """The times of one output's jobs, by job name (a test's jobs share its name):
     the longest ``elapsed`` (s) and the earliest ``job_start`` (ms since the epoch, None
     before fio 3.36) of each name, each job's usr + sys CPU (% of one CPU), the output's
-    ``timestamp_ms`` (None: not given) and whether it is a client/server output."""
+    ``timestamp_ms`` (None: not given), whether it is a client/server output and the
+    longest ``elapsed`` of all (the last job's end, s after fio started)."""
 
     elapsed_s: dict[str, float] = field(default_factory=dict)
     start_ms: dict[str, float] = field(default_factory=dict)
     cpu_pct: dict[str, tuple[float, ...]] = field(default_factory=dict)
     timestamp_ms: float | None = None
     client: bool = False
+    last_s: float = 0.0
 
 
 def _number(value: Any) -> float | None:
@@ -64,4 +69,4 @@ def job_times(text: str) -> JobTimes:
         if usr is not None and sys_ is not None:
             cpu.setdefault(name, []).append(usr + sys_)
     found.cpu_pct.update({name: tuple(values) for name, values in cpu.items()})
-    return found
+    return dataclasses.replace(found, last_s=max(found.elapsed_s.values(), default=0.0))

@@ -4,14 +4,13 @@ while the test ran) and the full sheet of ``volbench explain`` (every sentence o
 evidence), both with the same JSON rows.
 
 Every figure comes from the store: the result rows (fio's figures), fio's raw output
-of the round (each job's usr/sys CPU: fio/job_cpu.py), the stalls, and the host
+of the round (each job's usr/sys CPU: fio/job_times.py), the stalls, and the host
 series stored with the round (analysis/host_series.py). An imported run has no host
 samples: its verdicts rest on fio's figures alone and say what would tell more.
 """
 
 from __future__ import annotations
 
-import functools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,8 +19,8 @@ from typing import TypedDict
 from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limit_evidence import KnownCap, MeasuredTest, stored_test
 from volbench.analysis.run_limits import FactsOfTest, Family, TestVerdict, run_verdicts
+from volbench.analysis.run_validity import round_times
 from volbench.analysis.stored_bursts import stored_bursts
-from volbench.fio.job_cpu import job_cpu
 from volbench.model import RunRecord, StoredResult, StoredWorkload
 from volbench.plans.firsttouch import PASSES
 from volbench.report.fleet_sheets import aggregate_run
@@ -31,9 +30,6 @@ from volbench.report.sheet import Column, Sheet, fmt_count
 
 LIMITS_SCHEMA = "volbench.limits/1"
 
-_job_cpu = functools.lru_cache(maxsize=8)(job_cpu)
-""":func:`job_cpu` of a round's raw output, decoded once per output however often a
-report asks (its summary and its limits section; a 20,000-job output is 90 MB)."""
 FIRSTTOUCH = "firsttouch"
 """The first-touch plan (plans/firsttouch.py): its first pass is read again."""
 
@@ -94,7 +90,7 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
     found = []
     for (round_no, name), results in by_test.items():
         if round_no not in cpu_of:
-            cpu_of[round_no] = _job_cpu(outputs.get(round_no, ""))
+            cpu_of[round_no] = round_times(outputs.get(round_no, "")).cpu_pct
         work = results[0].workload
         stalls = [s.seconds for s in run.stalls if s.round == round_no and s.test == name]
         directions = {r.direction for r in results if r.iops > 0}
