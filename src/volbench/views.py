@@ -56,11 +56,8 @@ from volbench.report.validity_sheets import (
     validity_documents,
     validity_sheet,
     with_marks,
-    with_volume,
 )
 from volbench.report.workload_sheets import workload_report, workload_sections
-from volbench.store.repository import Store
-from volbench.volume_writes import volume_history
 
 VIEWS: Mapping[str, PlanView] = MappingProxyType(
     {
@@ -163,11 +160,3 @@ def report_document(
     """The HTML/PDF report of ``runs``, each as its plan's entry says
     (:func:`volbench.report.contents.report_document`)."""
     return contents.report_document(runs, view, by, caps)
-
-
-def with_history(store: Store, run: RunRecord) -> RunRecord:
-    """``run``, its tests' validity worked out with what the runs stored on its volume
-    wrote before it (:func:`volbench.volume_writes.volume_history`: the "blocks never
-    written" check), for every view of it this command shows."""
-    with_volume(run, volume_history(store, run))
-    return run
