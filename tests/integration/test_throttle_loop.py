@@ -71,7 +71,7 @@ def _sweep_in(volbench: Volbench, group: Path, device: str, *options: str) -> st
 
 
 SWEEPS = {
-    "randread 4k": ("--rw", "randread"),
+    "randread 4k": ("--rw", "randread", "--fill"),  # a fresh device: its blocks written first
     "randwrite 4k": ("--rw", "randwrite"),
     "randrw 4k 50/50": ("--rw", "randrw", "--rwmixread", "50"),
 }

@@ -30,6 +30,7 @@ from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
 from volbench.views import report_for
 from volbench.volume_limits import caps_of
+from volbench.volume_writes import with_history
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -165,7 +166,7 @@ def command(
         count_unit_bytes=count_unit,
     )
     with Store.open(db, create=False) as store:
-        run = store.get_run(run_ref)
+        run = with_history(store, store.get_run(run_ref))
         sheet = check_sheet(run, catalogue.load(catalogue_files), request, caps_of(store, run))
     console.show(sheet, fmt)
     if not sheet.document["passed"]:

@@ -18,6 +18,7 @@ from volbench.report.limits_card import limits_card
 from volbench.report.validity_sheets import evidence_sheet
 from volbench.store.repository import Store
 from volbench.volume_limits import caps_of
+from volbench.volume_writes import with_history
 
 
 @click.command("explain")
@@ -32,7 +33,7 @@ def command(run_ref: str, db: str | None, fmt: str) -> None:
     ceiling, how long, the I/Os above the baseline, the baseline after. A limits run
     shows its fitted limiter (the limits card) first."""
     with Store.open(db, create=False) as store:
-        run = store.get_run(run_ref)
+        run = with_history(store, store.get_run(run_ref))
         caps = caps_of(store, run)
     sheet = explain_sheet(run, caps)
     marks = evidence_sheet(run)

@@ -50,6 +50,7 @@ from volbench.specs.run_cost import HourlyCost
 from volbench.specs.run_promise import settled
 from volbench.store.repository import default_data_dir
 from volbench.volume_limits import caps_of
+from volbench.volume_writes import with_history
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -245,7 +246,7 @@ def run_plan(
                 places=place.settings,
                 note=rounds.note,
             )
-        run = session.store.get_run(str(outcome.run_id))
+        run = with_history(session.store, session.store.get_run(str(outcome.run_id)))
         caps = caps_of(session.store, run)
 
         def show() -> None:

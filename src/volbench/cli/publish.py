@@ -18,6 +18,7 @@ from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.views import view
 from volbench.volume_limits import volume_caps
+from volbench.volume_writes import with_history
 
 
 def _chosen(store: Store, refs: tuple[str, ...], labels: dict[str, str]) -> list[RunRecord]:
@@ -92,7 +93,7 @@ def command(
     folder = Path(output)
     _check_folder(folder)
     with Store.open(db, create=False) as store:
-        chosen = _chosen(store, run_refs, dict(labels))
+        chosen = [with_history(store, r) for r in _chosen(store, run_refs, dict(labels))]
         caps = volume_caps(store, chosen)
     running = [r.id for r in chosen if r.status is RunStatus.RUNNING]
     runs = [r for r in chosen if r.status is not RunStatus.RUNNING]

@@ -14,6 +14,7 @@ from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.views import report_document
 from volbench.volume_limits import volume_caps
+from volbench.volume_writes import with_history
 
 
 def _runs(store: Store, refs: tuple[str, ...]) -> list[RunRecord]:
@@ -51,7 +52,7 @@ def report(
     checked against the promise of the product its labels name)."""
     check_output_name(output)
     with Store.open(db, create=False) as store:
-        runs = _runs(store, run_refs)
+        runs = [with_history(store, r) for r in _runs(store, run_refs)]
         caps = volume_caps(store, runs)
     with catalogue.using(catalogue_files):
         document = report_document(runs, _by(by), caps)
@@ -83,7 +84,7 @@ def compare(
     if output:
         check_output_name(output)
     with Store.open(db, create=False) as store:
-        runs = _runs(store, run_refs)
+        runs = [with_history(store, r) for r in _runs(store, run_refs)]
         caps = volume_caps(store, runs)
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)

@@ -27,6 +27,7 @@ from volbench.store import bundle
 from volbench.store.repository import Store
 from volbench.views import report_for, summary_for
 from volbench.volume_limits import caps_of
+from volbench.volume_writes import with_history
 
 
 @click.command("runs")
@@ -68,7 +69,7 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     Checked against the promise of the product its labels name (a user's product:
     --catalogue FILE)."""
     with Store.open(db, create=False) as store:
-        run = store.get_run(run_ref)
+        run = with_history(store, store.get_run(run_ref))
         caps = caps_of(store, run)
     with catalogue.using(catalogue_files):
         sheets, document = report_for(run, caps)
@@ -106,7 +107,7 @@ def export_run(
         raise UsageError(f"a bundle is binary: write it to a file with -o FILE{bundle.SUFFIX}")
     with Store.open(db, create=False) as store:
         if fmt != "bundle":
-            run = store.get_run(run_refs[0])
+            run = with_history(store, store.get_run(run_refs[0]))
             sheets, document = report_for(run, caps_of(store, run))
             console.show_report(sheets, document, fmt, output)
             return
