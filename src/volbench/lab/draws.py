@@ -18,7 +18,9 @@ SHAPES = (
 beside them, an I/O unit (``iops-size``), a burst on a shared budget (``iops-total-max``),
 a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets), all
 QEMU's; and each direction's IOPS and MB/s set by the guest kernel's cgroup v2
-``io.max`` (``lab limit --io-max``, :mod:`volbench.lab.io_max`)."""
+``io.max`` (``lab limit --io-max``, :mod:`volbench.lab.io_max`). Not yet: a burst of MB/s
+(QEMU's ``bps-*-max``), which ``lab limit`` cannot set by hand and ``run limits`` does
+not probe."""
 BURST_LENGTH = 4
 """Seconds of a full bucket at the burst rate in QEMU's terms (credits = burst x 4)."""
 CAP_WITHIN = 0.05
