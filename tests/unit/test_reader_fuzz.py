@@ -134,13 +134,15 @@ def test_the_harness_fails_what_it_must() -> None:
 
 LARGE_REQUESTS = 500_000
 """A million events: a D and a C line a request (68 MB of blkparse text)."""
-LARGE_BYTES_PER_REQUEST = 600
+LARGE_BYTES_PER_REQUEST = 800
 """The bound on the reader's memory growth a request. Reading keeps 26 bytes an event
 (52 a request), the pairing 41 bytes a request and, for each request waiting for its
 completion (here all of them at once), a dict entry of about 120; the profile then
 takes about 300 bytes a request, once the events are gone: about 330 at the peak,
-measured 166 MB for this file. The reader of Nov 2026 took 1,360 a request (680 MB;
-a million requests ended in MemoryError under the 1 GiB limit)."""
+measured 166 MB for this file alone, and 307 MB (614 a request) in a CI run with the
+whole suite beside it (the peak of resident memory moves with when freed arenas go
+back). The reader of Nov 2026 took 1,360 a request (680 MB; a million requests ended
+in MemoryError under the 1 GiB limit): the bound stays well under that."""
 
 
 def test_a_million_event_blkparse_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
