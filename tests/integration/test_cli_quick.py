@@ -223,9 +223,10 @@ def test_rate_limited_workload_matches_fio_run_by_hand(tmp_path: Path) -> None:
     stored = run.results[0]
     assert stored.iops == ours_read["iops"]
     # the limit the test set: fio's rate never exceeds it; a busy 2-core machine may
-    # starve a job below it, for the run by hand as for volbench's
-    assert 0.85 * 200 <= hand_read["iops"] <= 1.03 * 200
-    assert 0.85 * 200 <= stored.iops <= 1.03 * 200
+    # starve a job below it, for the run by hand as for volbench's (155 of 200 with the
+    # whole suite and three lab guests beside it)
+    assert 0.7 * 200 <= hand_read["iops"] <= 1.03 * 200
+    assert 0.7 * 200 <= stored.iops <= 1.03 * 200
 
     for lat in (hand_read["lat_ns"], ours_read["lat_ns"]):
         fio_pcts = {float(k): float(v) for k, v in lat["percentile"].items()}
