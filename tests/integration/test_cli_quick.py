@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from cli_harness import QUICK_TESTS, Volbench, fio_json, raw_jobs
+from test_cli_kill import fio_processes
 
 from volbench.analysis.percentiles import percentiles_from_bins
 from volbench.fio.runner import SubprocessRunner
@@ -249,21 +250,6 @@ def _wait_for(path_glob: str, base: Path, proc: subprocess.Popen[str], timeout: 
     raise AssertionError(f"{path_glob} did not appear under {base} within {timeout} s")
 
 
-def _fio_processes_using(folder: Path) -> list[int]:
-    """Process ids whose command line mentions ``folder`` (fio started for this test)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if str(folder).encode() in cmdline and b"fio" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
 def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     target = volbench.home / "scratch.img"
     command = [
@@ -283,8 +269,9 @@ def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     )
     try:
         _wait_for("*/round-001/job.fio", volbench.runs_dir, proc, timeout=60)
-        deadline = time.monotonic() + 30  # the second test's job runs (fio forked it)
-        while len(_fio_processes_using(volbench.runs_dir)) < 2 and time.monotonic() < deadline:
+        second = next(volbench.runs_dir.glob("*/round-001"))
+        deadline = time.monotonic() + 30  # the second test's fio runs
+        while not fio_processes(second) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.5)  # well inside the second 3 s test, also on a busy machine
         assert proc.poll() is None, "volbench ended before it was interrupted"
@@ -299,9 +286,9 @@ def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     assert "interrupted" in err
     # fio may still be ending its threads when volbench has exited: it must be gone soon
     deadline = time.monotonic() + 10
-    while _fio_processes_using(volbench.runs_dir) and time.monotonic() < deadline:
+    while fio_processes(volbench.runs_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _fio_processes_using(volbench.runs_dir) == []
+    assert fio_processes(volbench.runs_dir) == []
 
     printed = json.loads(out)
     document = volbench.show("latest")
@@ -341,17 +328,17 @@ def test_fio_does_not_outlive_a_killed_volbench(volbench: Volbench) -> None:
     try:
         _wait_for("*/round-000/job.fio", volbench.runs_dir, proc, timeout=60)
         deadline = time.monotonic() + 10
-        while not _fio_processes_using(volbench.runs_dir) and time.monotonic() < deadline:
+        while not fio_processes(volbench.runs_dir) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _fio_processes_using(volbench.runs_dir), "fio did not start"
+        assert fio_processes(volbench.runs_dir), "fio did not start"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 10
-        while _fio_processes_using(volbench.runs_dir) and time.monotonic() < deadline:
+        while fio_processes(volbench.runs_dir) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _fio_processes_using(volbench.runs_dir) == []
+        assert fio_processes(volbench.runs_dir) == []
     finally:
-        for pid in _fio_processes_using(volbench.runs_dir):  # only fio of this test
+        for pid in fio_processes(volbench.runs_dir):  # only fio of this test
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()

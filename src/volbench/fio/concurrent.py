@@ -93,9 +93,9 @@ def _finish(
     )
 
 
-def _before_exec(hook: Callable[[], None]) -> None:
+def _before_exec(dying: Callable[[], None], hook: Callable[[], None]) -> None:
     """In the child: die with volbench, then the job's own hook (joining its cgroup)."""
-    die_with_parent()
+    dying()
     hook()
 
 
@@ -111,7 +111,11 @@ def run_concurrently(
             path = job.workdir / "job.fio"
             write_job(path, job.job_text)
             command = (fio_path(), "--output-format=json+", "--status-interval=1", str(path))
-            proc = start_fio(command, job.workdir, functools.partial(_before_exec, job.before_exec))
+            proc = start_fio(
+                command,
+                job.workdir,
+                functools.partial(_before_exec, die_with_parent(), job.before_exec),
+            )
             started.append((proc, _Reader(proc, index, on_status), command))
         return [_finish(proc, reader, command, timeout_s) for proc, reader, command in started]
     except OSError as exc:

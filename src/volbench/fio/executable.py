@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import shutil
 import signal
 import subprocess
@@ -125,15 +126,27 @@ def best_engine(target: Path) -> str:
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def die_with_parent() -> None:
-    """In a child before exec: have the kernel send it SIGTERM when volbench dies.
+def die_with_parent() -> Callable[[], None]:
+    """A hook to run in a child before exec: have the kernel send it SIGTERM when
+    this process (volbench) dies.
 
     fio runs in a session of its own (volbench decides what reaches it on Ctrl-C),
     so without this a volbench killed with SIGKILL would leave fio writing to the
     target; on SIGTERM fio stops its jobs and exits (prctl(2), PR_SET_PDEATHSIG).
+    A parent that died between fork and the prctl call sends nothing (prctl(2):
+    "the parent-death signal is sent upon subsequent termination"), so the child
+    then compares its parent with the pid taken here, before the fork, and exits
+    without starting fio.
     """
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    parent = os.getpid()
+
+    def hook() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(128 + signal.SIGTERM)
+
+    return hook
 
 
 def write_job(path: Path, text: str) -> None:
@@ -146,11 +159,11 @@ def write_job(path: Path, text: str) -> None:
 
 
 def start_fio(
-    command: Sequence[str], workdir: Path, before_exec: Callable[[], None] = die_with_parent
+    command: Sequence[str], workdir: Path, before_exec: Callable[[], None] | None = None
 ) -> subprocess.Popen[str]:
     """Start fio with ``command`` in ``workdir``: stdout and stderr piped as text lines,
     no stdin, in a session of its own (volbench decides what reaches it on Ctrl-C),
-    ``before_exec`` run in the child (by default :func:`die_with_parent`).
+    ``before_exec`` run in the child (by default the hook of :func:`die_with_parent`).
 
     Raises FioError when fio cannot be started.
     """
@@ -164,7 +177,7 @@ def start_fio(
             text=True,
             bufsize=1,
             start_new_session=True,
-            preexec_fn=before_exec,
+            preexec_fn=before_exec or die_with_parent(),
         )
     except OSError as exc:
         raise FioError(f"cannot start fio: {exc.strerror or exc}") from exc

@@ -192,7 +192,7 @@ class SshTunnel(contextlib.AbstractContextManager["SshTunnel"]):
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
-                    preexec_fn=die_with_parent,
+                    preexec_fn=die_with_parent(),
                 )
         except OSError as error:
             self.close()

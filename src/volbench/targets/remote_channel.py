@@ -98,7 +98,7 @@ class SshChannel:
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
                 start_new_session=True,
-                preexec_fn=die_with_parent,
+                preexec_fn=die_with_parent(),
             )
         except OSError as error:
             raise ChannelError(f"cannot start ssh: {error.strerror}") from error
