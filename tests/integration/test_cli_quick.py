@@ -250,6 +250,19 @@ def _wait_for(path_glob: str, base: Path, proc: subprocess.Popen[str], timeout: 
     raise AssertionError(f"{path_glob} did not appear under {base} within {timeout} s")
 
 
+def _has_open(pids: list[int], target: Path) -> bool:
+    """Whether one of ``pids`` holds ``target`` open: fio's job thread opens its file as
+    the job starts (a fio still setting up has none open, and prints no result)."""
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue  # ended meanwhile
+        if str(target) in links:
+            return True
+    return False
+
+
 def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     target = volbench.home / "scratch.img"
     command = [
@@ -270,8 +283,8 @@ def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     try:
         _wait_for("*/round-001/job.fio", volbench.runs_dir, proc, timeout=60)
         second = next(volbench.runs_dir.glob("*/round-001"))
-        deadline = time.monotonic() + 30  # the second test's fio runs
-        while not fio_processes(second) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30  # the second test's fio has opened the target
+        while not _has_open(fio_processes(second), target) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.5)  # well inside the second 3 s test, also on a busy machine
         assert proc.poll() is None, "volbench ended before it was interrupted"
