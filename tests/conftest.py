@@ -18,6 +18,7 @@ from typing import Protocol
 import pytest
 
 from loops import losetup as losetup_retrying
+from suite_order import FIRST_MODULES
 
 MiB = 1024 * 1024
 
@@ -124,3 +125,10 @@ def system_tool() -> Callable[[str], str]:
         return path
 
     return get
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """:data:`FIRST_MODULES` first; every other module after them, in collection order
+    (a stable sort: each module's tests stay in their order)."""
+    rank = {name: index for index, name in enumerate(FIRST_MODULES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

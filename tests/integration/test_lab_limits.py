@@ -31,7 +31,7 @@ from volbench.lab import draws
 from volbench.lab import guest as guests
 from volbench.lab.draws import share
 
-LIMITS_DRAWS = 3
+LIMITS_DRAWS = 2
 LIMITS_SHARE = 0.3
 """The limits experiments' rates: at most this share of the guest's own rate at QD 16,
 so its deepest tests (QD 256) hold them while other lab tests' guests share the cores."""
@@ -63,7 +63,7 @@ def test_limits_of_random_draws(
     capacity: Capacity,
     request: pytest.FixtureRequest,
 ) -> None:
-    """``run limits`` on limits drawn at random (three of :data:`draws.SHAPES`: QEMU's
+    """``run limits`` on limits drawn at random (two of :data:`draws.SHAPES`: QEMU's
     throttle group's every knob, and the guest kernel's io.max; a new seed each run, in
     the summary; ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within
     5 %, the unit exact, one budget or two right, a burst's ceiling within 5 % and its
