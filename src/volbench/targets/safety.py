@@ -29,6 +29,10 @@ file is fine (volbench will create it), except under ``/dev`` or on a devtmpfs.
 Reads never need this check. Paths are resolved first (relative parts, ``..``,
 ``//`` and every link): what is checked is what fio is given.
 
+A target on another host cannot be looked at from here: :func:`check_remote_write`
+holds the rules for those (a device named by ``--destroy-data``, a file with
+``--force``), asked by every kind of place (:mod:`volbench.places`) for its writes.
+
 :func:`check_round` runs before every round of a run and when it is resumed: the
 target must still be what the run started on
 (:func:`volbench.targets.identity.check_same`), and a device it writes must still
