@@ -142,3 +142,11 @@ class PlaceRecord:
     host: str | None = None
     path: str | None = None
     target: TargetInfo | None = None
+    kind: str | None = None
+    """The kind of place it is (:data:`volbench.places.table.KINDS`: ``server``,
+    ``ssh``, ``lab``); None: on this machine, or recorded by a volbench that did not
+    record kinds (its host's kind is then found from its name)."""
+    unsampled: str | None = None
+    """Why its host gave no host and disk samples from the run's start, one line as the
+    limit sheets show it (no channel to the host, or its sampling session failed);
+    None: it was sampled, sampling was off, or the place's ``kind`` is None."""

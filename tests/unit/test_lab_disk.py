@@ -13,10 +13,11 @@ import pytest
 
 from volbench.errors import TargetError
 from volbench.lab import guest as guests
-from volbench.lab.place import DISK, guest_disks_bytes
 from volbench.lab.throttle import Limits
 from volbench.model import Place, TargetInfo
-from volbench.targets.purge import purge
+from volbench.places.lab import DISK
+from volbench.places.table import default_size as guest_disks_bytes
+from volbench.places.table import purge
 
 
 def test_guest_disks_give_the_active_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,17 +8,18 @@ from pathlib import Path
 import pytest
 
 from volbench.errors import UsageError
-from volbench.fio.tunnel import host_name
 from volbench.lab.machine import Launch, qemu_command
-from volbench.lab.place import DISK, is_lab, lab_address, lab_name
 from volbench.lab.throttle import Bucket, Limits
 from volbench.model import Place
-from volbench.plans.places import names_remote, places_from
+from volbench.places import lab
+from volbench.places.lab import DISK, LAB, lab_address, lab_name
+from volbench.places.table import check_write, host_name, kind_of
+from volbench.plans.places import places_from
 
 
 def test_lab_names() -> None:
-    assert is_lab("lab://gp2") and is_lab(" LAB://gp2")
-    assert not is_lab("ssh://gp2")
+    assert kind_of("lab://gp2") is LAB and kind_of(" LAB://gp2") is LAB
+    assert kind_of("ssh://gp2") is not LAB
     assert lab_name("lab://Gp2-100") == "gp2-100"
     assert host_name("lab://gp2") == "lab://gp2"
     for bad in ("lab://", "lab://a b", "lab://-x", "lab://a:/dev/vda"):
@@ -42,11 +43,14 @@ def test_a_lab_host_measures_its_disk_by_default() -> None:
         places_from([], ["lab://a", "10.0.0.5"])
 
 
-def test_the_guest_disk_needs_no_destroy_data() -> None:
-    assert names_remote([], Place("lab://a", DISK))
-    assert not names_remote([], Place("lab://a", "/dev/vdb"))
-    assert names_remote(["lab://a:/dev/vdb"], Place("lab://a", "/dev/vdb"))
-    assert not names_remote([], Place("10.0.0.5", DISK))
+def test_the_guest_disk_needs_no_destroy_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lab, "guest_disk", lambda place: None)  # no guest here
+    assert check_write(Place("lab://a", DISK), True, [], False) is None
+    with pytest.raises(UsageError, match="use --destroy-data=lab://a:/dev/vdb"):
+        check_write(Place("lab://a", "/dev/vdb"), True, [], False)
+    check_write(Place("lab://a", "/dev/vdb"), True, ["lab://a:/dev/vdb"], False)
+    with pytest.raises(UsageError, match=r"use --destroy-data=10\.0\.0\.5:/dev/vda"):
+        check_write(Place("10.0.0.5", DISK), True, [], False)
 
 
 def test_an_unknown_guest_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

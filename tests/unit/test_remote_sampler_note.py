@@ -13,7 +13,9 @@ import pytest
 from recorded import FIO_FIXTURES
 
 from volbench.fio.tunnel import SshHost
-from volbench.model import HostSample, LogSeries, Place, PlaceRecord, RunRecord
+from volbench.model import HostSample, LogSeries, Place, PlaceRecord, RunRecord, TargetInfo
+from volbench.plans.fleet_preparation import fleet_settings
+from volbench.plans.fleet_spec import Fleet
 from volbench.plans.importing import import_file
 from volbench.plans.remote_watch import RemoteWatch, not_sampled, watch_of
 from volbench.report.limit_sheets import explain_sheet, limits_sheet
@@ -114,3 +116,31 @@ def test_round_series_are_named_after_their_host() -> None:
     found = watch_of(samplers, [Place(SSH, "/dev/vdb"), Place("ssh://other", "/p")])
     assert found is not None and found.samplers == (working,)
     assert watch_of(samplers, []) is None
+
+
+def test_a_run_records_why_each_host_was_not_sampled(tmp_path: Path) -> None:
+    """A run records each place's kind and why its host gave no samples from the start
+    (``PlaceRecord.kind``, ``unsampled``); the limit sheets read those facts, not the
+    run's warnings (its error text here says nothing of the hosts)."""
+    failed = RemoteSampler(SSH, Ended())
+    failed.open(ready_s=2)
+    places = (Place(SSH, "/dev/vdb"), Place(AGENT, "/dev/vdb"), Place("lab://g1", "/dev/vda"))
+    fleet = Fleet(places, samplers={SSH: failed, AGENT: "no channel"})
+    infos = [TargetInfo(p.label, "remote", 1 << 20) for p in places]
+    recorded = fleet_settings(fleet, infos, []).places
+    assert [p.kind for p in recorded] == ["ssh", "server", "lab"]
+    assert recorded[0].unsampled == (f"{SSH} is not sampled: its sampling session ended (gone)")
+    assert recorded[1].unsampled == (
+        "10.0.0.6:9000 runs only fio's server; volbench has no channel to sample it: "
+        "use ssh://10.0.0.6"
+    )
+    assert recorded[2].unsampled is None  # sampling was off for it (not in the samplers)
+    run = remote_run(tmp_path, error="a warning of something else")
+    run = dataclasses.replace(run, settings=dataclasses.replace(run.settings, places=recorded))
+    note = explain_sheet(run).notes[0]
+    assert note == (
+        "no host or device samples: 10.0.0.6:9000 runs only fio's server; volbench has no "
+        "channel to sample it: use ssh://10.0.0.6; lab://g1 was not sampled: sampling was "
+        f"off, or the run was stored by a volbench older than it; {SSH} is not sampled: its "
+        "sampling session ended (gone); the verdicts rest on fio's figures alone"
+    )

@@ -10,14 +10,9 @@ import pytest
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.server import exposure_warning
-from volbench.fio.tunnel import (
-    SshHost,
-    host_name,
-    local_addresses,
-    parse_ssh_host,
-    remote_script,
-    ssh_command,
-)
+from volbench.fio.tunnel import SshHost, local_addresses, remote_script, ssh_command
+from volbench.places.ssh import parse_ssh_host
+from volbench.places.table import host_name
 from volbench.plans.fleet_spec import Fleet
 from volbench.plans.places import places_from
 
@@ -33,7 +28,8 @@ from volbench.plans.places import places_from
 )
 def test_ssh_hosts_parse(text: str, host: SshHost) -> None:
     assert parse_ssh_host(text) == host
-    assert parse_ssh_host(str(host)) == host
+    assert parse_ssh_host(str(parse_ssh_host(text))) == host
+    assert str(parse_ssh_host(text)).startswith("ssh://")
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from volbench.model import (
     Workload,
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
-from volbench.plans.fleet_preparation import guest_disk
+from volbench.places.lab import guest_disk
 from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsOptions, PtsSetup
 from volbench.records import json_object

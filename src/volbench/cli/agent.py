@@ -15,7 +15,7 @@ from volbench.cli.options import format_option
 from volbench.errors import FioError, UsageError
 from volbench.fio.client import DEFAULT_PORT
 from volbench.fio.server import LOOPBACK, HostProbe, exposure_warning, probe_all, server_command
-from volbench.fio.tunnel import connected
+from volbench.places.table import connected
 from volbench.report.sheet import Column, Sheet
 
 PROBE_COLUMNS = (

@@ -32,8 +32,8 @@ from volbench.cli.pts_options import PtsCommand, pts_plan_options
 from volbench.cli.session import conclude, fio_session
 from volbench.errors import UsageError
 from volbench.fio.stall import StallPolicy
-from volbench.lab.place import DISK, is_guest_disk, is_lab
 from volbench.model import RunStatus
+from volbench.places.table import can_purge, default_targets
 from volbench.plans.dry_run import (
     DryRun,
     choose_engine,
@@ -120,8 +120,8 @@ class Places:
         keep_going: bool,
     ) -> Places:
         targets, hosts = given(target, target_lists, host_lists, hosts_file)
-        if not targets and hosts and all(is_lab(h) for h in hosts):
-            targets = [DISK]  # lab guests: their own disks
+        if not targets and hosts:
+            targets = default_targets(hosts)  # e.g. lab guests: their own disks
         if not targets:
             raise UsageError("pts needs --target DEVICE (or a file with --size)")
         return cls(targets, hosts, keep_going)
@@ -173,8 +173,7 @@ def run_pts(
     if places.hosts or len(targets) > 1:
         fleet = Fleet(places_from(targets, places.hosts), places.keep_going, size_bytes=size)
         fleet.check_stall_policy(stall.abort)
-        guests_only = all(is_guest_disk(p.host, p.path) for p in fleet.places)
-        if fleet.remote and options.purge and not replay and not guests_only:
+        if fleet.remote and options.purge and not replay and not can_purge(fleet.places):
             raise UsageError(
                 "volbench cannot purge a target on another host: purge it there and add "
                 "--no-purge (marked non-compliant)"

@@ -44,8 +44,8 @@ from volbench.cli.options import (
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.plan_run import TargetChoice, run_plan
 from volbench.errors import UsageError
-from volbench.lab.place import DISK, is_lab
 from volbench.model import RunRecord
+from volbench.places.table import default_targets
 from volbench.plans import job_tests
 from volbench.recipes import jobs, loader, running
 from volbench.recipes.model import Recipe, Step
@@ -189,8 +189,8 @@ def _on_hosts(recipe: Recipe, targets: tuple[str, ...], hosts: Sequence[str]) ->
             f"{recipe.id} runs in a folder or on several targets: on --hosts a recipe runs"
             " on one device or file a host (run it on this machine with --target)"
         )
-    if not targets and all(is_lab(h) for h in hosts):
-        return (DISK,)
+    if not targets and (defaults := default_targets(hosts)):
+        return tuple(defaults)
     if len(targets) != 1 or ":" in targets[0].split("/", 1)[0]:
         raise UsageError("with --hosts, give --target PATH: the one path on every host")
     return targets

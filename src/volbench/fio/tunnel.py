@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import signal
 import socket
@@ -35,44 +34,35 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from volbench.errors import FioError, UsageError
-from volbench.fio.client import HostAddress, parse_host
+from volbench.fio.client import HostAddress
 from volbench.fio.executable import die_with_parent
 from volbench.fio.server import probe
-from volbench.lab.place import is_lab, lab_address, lab_host
 
-SCHEME = "ssh://"
 CONFIG_ENV = "VOLBENCH_SSH_CONFIG"
 """An ssh client configuration file used instead of ``~/.ssh/config`` (``ssh -F``)."""
 
 ALIVE_SECONDS = 5
 """ssh's ServerAliveInterval: with ServerAliveCountMax 3, a dead link ends ssh in 15 s."""
 
-_NAME = r"[A-Za-z0-9_][A-Za-z0-9._-]*"
-_SSH = re.compile(
-    rf"ssh://(?:(?P<user>{_NAME})@)?(?P<host>{_NAME}|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{{1,5}}))?",
-    re.IGNORECASE,
-)
 _FIRST_LOCAL = 101
 """Tunnels listen on 127.0.0.101, 127.0.0.102, ... (Linux routes all of 127/8 to lo)."""
 
 
-def is_ssh(text: str) -> bool:
-    """Whether a ``--hosts`` value is an ``ssh://`` host."""
-    return text.strip().lower().startswith(SCHEME)
-
-
 @dataclass(frozen=True)
 class SshHost:
-    """A host reached with ``ssh [-p PORT] -- [USER@]HOST``; None: ssh's own default."""
+    """A host reached with ``ssh [-p PORT] -- [USER@]HOST``; None: ssh's own default.
+    ``name``: the host as volbench names it in messages and runs (its place's kind
+    gives it, :mod:`volbench.places.ssh`; empty: the destination)."""
 
     host: str
     user: str | None = None
     port: int | None = None
+    name: str = field(default="", compare=False)
 
     @property
     def destination(self) -> str:
@@ -81,26 +71,7 @@ class SshHost:
         return f"{self.user}@{host}" if self.user else host
 
     def __str__(self) -> str:
-        user = f"{self.user}@" if self.user else ""
-        return f"{SCHEME}{user}{self.host}" + (f":{self.port}" if self.port else "")
-
-
-def parse_ssh_host(text: str) -> SshHost:
-    """``ssh://[user@]host[:port]`` -> SshHost; UsageError for anything else.
-
-    Strict on purpose: the parts reach ssh's command line, so a user or host that
-    could be read as an option (a leading ``-``), or that holds whitespace, control
-    characters or anything but letters, digits, ``.``, ``_`` and ``-`` is refused.
-    """
-    match = _SSH.fullmatch(text.strip())
-    if not match:
-        raise UsageError(
-            f"invalid ssh host {text!r}: use ssh://[USER@]HOST[:PORT], e.g. ssh://root@10.0.0.5"
-        )
-    port = int(match["port"]) if match["port"] else None
-    if port is not None and not 0 < port < 65536:
-        raise UsageError(f"invalid port in {text!r}: use 1..65535")
-    return SshHost(match["host"], match["user"], port)
+        return self.name or self.destination
 
 
 def remote_script(folder: str) -> str:
@@ -282,28 +253,3 @@ def tunnels(hosts: Sequence[SshHost], taken: Sequence[str] = ()) -> Iterator[lis
             thread.start()
         for thread in closing:
             thread.join()
-
-
-def host_name(text: str) -> str:
-    """A ``--hosts`` value as volbench names the host: ``ssh://[user@]host[:port]``,
-    ``lab://NAME`` or ``HOST[:PORT]`` (the default port left out). UsageError when invalid."""
-    if is_lab(text):
-        return lab_host(text)
-    return str(parse_ssh_host(text) if is_ssh(text) else parse_host(text))
-
-
-@contextlib.contextmanager
-def connected(hosts: Sequence[str]) -> Iterator[list[HostAddress]]:
-    """Where fio's client reaches each of ``hosts`` (``HOST[:PORT]`` as given, an
-    ``ssh://`` host through an :class:`SshTunnel`, a ``lab://`` guest at its forwarded
-    port: :mod:`volbench.lab.place`), in the order given; every tunnel is closed when
-    the block ends. Every value is checked before ssh starts."""
-    parsed: list[HostAddress | SshHost] = [
-        parse_ssh_host(h) if is_ssh(h) else lab_address(h) if is_lab(h) else parse_host(h)
-        for h in hosts
-    ]
-    remote = [h for h in parsed if isinstance(h, SshHost)]
-    taken = [h.host for h in parsed if isinstance(h, HostAddress)]
-    with tunnels(remote, taken) as opened:
-        through = dict(zip(remote, (t.address for t in opened), strict=True))
-        yield [through[h] if isinstance(h, SshHost) else h for h in parsed]

@@ -9,24 +9,22 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volbench.errors import FioError, TargetError, UsageError
+from volbench.errors import FioError, UsageError
 from volbench.fio.server import probe_all
-from volbench.lab import monitor
-from volbench.lab.guest import load
-from volbench.lab.place import guest_disks_bytes, is_guest_disk, is_lab, lab_name
 from volbench.model import (
     HostProbe,
     Place,
     PlaceRecord,
     RunSettings,
-    TargetIdentity,
     TargetInfo,
 )
+from volbench.places import table
 from volbench.plans.fleet_spec import Fleet
-from volbench.plans.places import check_remote_file, named_by, names_remote
+from volbench.plans.places import check_remote_file, named_by
 from volbench.plans.preparation import prepare_target
+from volbench.plans.remote_watch import unsampled
 from volbench.plans.reporter import Reporter
-from volbench.targets.identity import identify
+from volbench.targets.remote_sampler import NOT_SAMPLED
 
 
 def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
@@ -45,13 +43,31 @@ def fleet_settings(
     """What a fleet run records in its settings: places, their targets, the hosts."""
     return RunSettings(
         places=tuple(
-            PlaceRecord(p.label, p.host, p.path, info)
+            PlaceRecord(p.label, p.host, p.path, info, *place_facts(fleet, p))
             for p, info in zip(fleet.places, infos, strict=True)
         ),
         hosts=tuple(hosts),
         keep_going=fleet.keep_going,
         solo=fleet.solo,
     )
+
+
+def place_facts(fleet: Fleet, place: Place) -> tuple[str | None, str | None]:
+    """What a run records of where ``place`` is (:class:`~volbench.model.PlaceRecord`):
+    its kind's name and why its host gives no samples from the start (its kind has no
+    channel to it, or its sampling session failed); both None on this machine."""
+    if place.host is None:
+        return None, None
+    kind = table.kind_of(place.host)
+    why = kind.unsampled(place.host)
+    failed = unsampled(fleet.samplers).get(place.host)
+    if why is None and failed is not None:
+        why = (
+            failed
+            if isinstance(fleet.samplers[place.host], str)
+            else (f"{place.host} {NOT_SAMPLED}{failed.strip()}")
+        )
+    return kind.name, why
 
 
 def stored_fleet(settings: RunSettings) -> Fleet:
@@ -119,27 +135,16 @@ def prepare_fleet(
         if len(set(places)) < len(places):
             raise UsageError("two --targets name the same file or device: give it once")
         return PreparedFleet(dataclasses.replace(fleet, places=places), infos, [])
-    if any(is_lab(p.host or "") for p in fleet.places):  # a killed verify's guests
-        for line in monitor.reclaim():
-            reporter.note(line)
-    size = fleet.size_bytes if fleet.size_bytes is not None else guest_disks_bytes(fleet.places)
+    for line in table.reclaim(fleet.places):  # what a killed run left, e.g. a verify's guests
+        reporter.note(line)
+    size = fleet.size_bytes if fleet.size_bytes is not None else table.default_size(fleet.places)
     fleet = dataclasses.replace(fleet, size_bytes=size)
     if size is None:
         raise UsageError(
             "targets on other hosts need --size (the active range on each, e.g. --size 1g): "
             "volbench cannot look at another host's files and devices"
         )
-    for place in fleet.places if writes else ():
-        if place.path.startswith("/dev/") and not names_remote(destroy_data, place):
-            raise UsageError(
-                f"refusing to write {place.label}: volbench cannot check a device on another "
-                f"host for data (use --destroy-data={place.label} to overwrite it)"
-            )
-        if not place.path.startswith("/dev/") and not force:
-            raise UsageError(
-                f"refusing to write {place.label}: volbench cannot check a file on another "
-                "host (use --force to let fio create or overwrite it)"
-            )
+    identities = {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
     probes = probe_all(fleet.hosts())
     silent = [p for p in probes if not p.answers]
     for probe in silent:
@@ -157,23 +162,7 @@ def prepare_fleet(
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))
     infos = [
-        TargetInfo(path=p.label, kind="remote", capacity_bytes=size, identity=guest_disk(p))
+        TargetInfo(path=p.label, kind="remote", capacity_bytes=size, identity=identities[p])
         for p in places
     ]
     return PreparedFleet(fleet, infos, probes)
-
-
-def guest_disk(place: Place) -> TargetIdentity | None:
-    """A lab guest's own disk as what it is (None: another place): its image on this
-    machine, which every ``volbench lab up`` makes anew, named with the guest and its
-    qemu's pid (``source``), so what an earlier guest of the same name wrote is not
-    taken for this one's (:mod:`volbench.volume_writes`)."""
-    if not is_guest_disk(place.host, place.path):
-        return None
-    guest = load(lab_name(place.host or ""))
-    try:
-        image = identify(guest.disk)
-    except TargetError:
-        return None
-    source = f"lab guest {guest.name}, image inode {image.inode}, qemu pid {guest.pid}"
-    return dataclasses.replace(image, source=source)

@@ -10,13 +10,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from volbench.errors import FioError, UsageError
-from volbench.fio.client import HostAddress, parse_host
-from volbench.fio.tunnel import connected as connected_hosts
-from volbench.fio.tunnel import is_ssh
+from volbench.fio.client import HostAddress
 from volbench.model import (
     Place,
     Workload,
 )
+from volbench.places.table import connected as connected_hosts
+from volbench.places.table import kind_of
 from volbench.plans import fill
 from volbench.plans.execution import PlanSpec
 from volbench.plans.remote_watch import Samplers, sampled
@@ -53,9 +53,10 @@ class Fleet:
         """Where fio's client reaches ``host`` (a place's host name)."""
         if host in self.endpoints:
             return self.endpoints[host]
-        if is_ssh(host):
-            raise FioError(f"{host} is not connected (volbench opens ssh hosts before a run)")
-        return parse_host(host)
+        address = kind_of(host).address(host)
+        if address is None:
+            raise FioError(f"{host} is not connected (volbench opens its way there before a run)")
+        return address
 
     @property
     def remote(self) -> bool:
@@ -81,9 +82,10 @@ class Fleet:
 
 @contextlib.contextmanager
 def connected(fleet: Fleet) -> Iterator[Fleet]:
-    """The fleet with a way to reach every host for the block: ``ssh://`` hosts
-    through SSH tunnels (:mod:`volbench.fio.tunnel`), each sampled through a second
-    session (:mod:`volbench.plans.remote_watch`), all closed however the block ends."""
+    """The fleet with a way to reach every host for the block, each as its kind reaches
+    it (:func:`volbench.places.table.connected`: an ``ssh://`` host through an SSH
+    tunnel), each sampled through its kind's channel (:mod:`volbench.plans.remote_watch`),
+    all closed however the block ends."""
     names = list(dict.fromkeys(p.host for p in fleet.places if p.host is not None))
     with connected_hosts(names) as addresses, sampled(fleet.places) as samplers:
         endpoints = dict(zip(names, addresses, strict=True))

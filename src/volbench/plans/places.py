@@ -7,15 +7,14 @@ will open before anything is checked: canonical on this machine
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.remote_path import is_plain_path
-from volbench.fio.tunnel import host_name, is_ssh
-from volbench.lab.place import DISK, is_guest_disk, is_lab
 from volbench.model import Place
+from volbench.places.remote import remote_path
+from volbench.places.table import default_targets, has_scheme, host_name, split_place
 from volbench.store.limits import HOSTNAME_CHARS
 from volbench.targets.safety import canonical
 
@@ -33,8 +32,9 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
 
     Without hosts every target is a local one. With hosts, ``HOST:PATH`` puts a
     target on that host only and a plain ``PATH`` on every host; each host needs
-    at least one target; a ``lab://`` guest without one measures its own disk
-    (:data:`volbench.lab.place.DISK`). Raises UsageError with what to change.
+    at least one target; a host whose kind has a default target (a ``lab://`` guest:
+    its own disk, :data:`volbench.places.lab.DISK`) measures it without one. Raises
+    UsageError with what to change.
     """
     if not hosts:
         return _kept(tuple(dict.fromkeys(Place(None, canonical(path)) for path in targets)))
@@ -44,10 +44,10 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
     common: list[str] = []
     own: dict[str, list[str]] = {name: [] for name in addresses}
     for spec in targets:
-        host, sep, path = _host_and_path(spec)
+        host, sep, path = split_place(spec)
         if sep and host in addresses:
             own[host].append(remote_path("/" + path))
-        elif is_ssh(spec) or is_lab(spec) or (sep and not host.startswith("/") and "/" not in host):
+        elif has_scheme(spec) or (sep and not host.startswith("/") and "/" not in host):
             raise UsageError(
                 f"--target {spec}: {host} is not in --hosts ({', '.join(addresses)}); "
                 "add it there or give a path for every host"
@@ -55,8 +55,8 @@ def places_from(targets: Sequence[str], hosts: Sequence[str]) -> tuple[Place, ..
         else:
             common.append(remote_path(spec))
     for name in addresses:
-        if is_lab(name) and not own[name] and not common:
-            own[name].append(DISK)
+        if not own[name] and not common:
+            own[name] += default_targets([name])
     places = [Place(name, path) for name in addresses for path in [*own[name], *common]]
     missing = [name for name in addresses if not own[name] and not common]
     if missing:
@@ -84,22 +84,6 @@ def _kept(places: tuple[Place, ...]) -> tuple[Place, ...]:
     return places
 
 
-def remote_path(path: str) -> str:
-    """A target path on another host, normalised (``.``, ``..`` and repeated ``/``
-    taken out) so that what is checked is what fio opens there; UsageError for a
-    relative path (relative to what fio's server runs in, unknown here)."""
-    if not path.startswith("/"):
-        raise UsageError(f"--target {path}: a target on another host needs an absolute path (/...)")
-    return "/" + posixpath.normpath(path).lstrip("/")
-
-
-def _host_and_path(spec: str) -> tuple[str, str, str]:
-    """``HOST:/PATH``, ``ssh://...:/PATH`` or ``lab://NAME:/PATH`` split as
-    ``str.partition(":/")`` does."""
-    at = spec.find(":/", spec.find("://") + 3 if is_ssh(spec) or is_lab(spec) else 0)
-    return (spec, "", "") if at < 0 else (spec[:at], ":/", spec[at + 2 :])
-
-
 def named_by(destroy_data: Sequence[str], path: str) -> str | None:
     """The ``--destroy-data`` value naming ``path`` (same canonical path), else the first."""
     real = canonical(path)
@@ -107,18 +91,6 @@ def named_by(destroy_data: Sequence[str], path: str) -> str | None:
         if canonical(value) == real:
             return value
     return destroy_data[0] if destroy_data else None
-
-
-def names_remote(destroy_data: Sequence[str], place: Place) -> bool:
-    """Whether a ``--destroy-data=HOST:PATH`` names ``place`` (paths normalised); a
-    lab guest's own disk needs none (an image volbench made for it)."""
-    if is_guest_disk(place.host, place.path):
-        return True
-    for value in destroy_data:
-        host, sep, path = _host_and_path(value)
-        if sep and host_name(host) == place.host and remote_path("/" + path) == place.path:
-            return True
-    return False
 
 
 def check_remote_file(place: Place, address: HostAddress) -> None:

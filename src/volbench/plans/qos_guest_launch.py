@@ -21,8 +21,8 @@ from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.job import JobFile, render
 from volbench.fio.runner import RawRun
 from volbench.lab import guest as lab_guests
-from volbench.lab.place import DISK
 from volbench.model import FioOutput, TargetInfo, TestResult, Workload
+from volbench.places.lab import DISK
 from volbench.plans.execution import Session
 from volbench.plans.round import Launched, Process, run_round
 from volbench.plans.round_status import RoundStatus
@@ -75,7 +75,7 @@ def tenant_tests(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]
 @dataclass(frozen=True)
 class GuestsLaunch:
     """A fio per tenant, started at once: a fio client per guest (its fio server in
-    the guest, on its disk :data:`~volbench.lab.place.DISK`) and the host's own fio
+    the guest, on its disk :data:`~volbench.places.lab.DISK`) and the host's own fio
     here on ``host_path`` (in the host's cgroup, except alone); their files in
     ``workdir/TEST``."""
 

@@ -1,14 +1,13 @@
 """The host and disk of each other host a run's rounds run on, sampled like this
 machine's (plans/round_watch.py) and stored with each round.
 
-For the whole run, each ``ssh://`` host gets a second ssh session running the
-sampler script (targets/remote_sampler.py), on the disk under its first target,
-and each ``lab://`` guest runs it through its shell port, with the guest's key
-(lab/shell.py); a plain ``HOST[:PORT]`` runs only fio's server and has no channel to
-sample it through, which is said instead. Each round's :class:`RemoteWatch` keeps the
-samples of the hosts of that round from its start to the reading after fio ended;
-its commit stores them as the local ones are stored (analysis/host_series.py), each
-series named after its host (``LogSeries.host``).
+For the whole run, each host runs the sampler script (targets/remote_sampler.py) on
+the disk under its first target, through the channel its place's kind opens
+(:meth:`volbench.places.kind.PlaceKind.sampler`: a second ssh session, a lab guest's
+shell port); a kind with no channel (a plain fio server) says why instead. Each
+round's :class:`RemoteWatch` keeps the samples of the hosts of that round from its
+start to the reading after fio ended; its commit stores them as the local ones are
+stored (analysis/host_series.py), each series named after its host (``LogSeries.host``).
 """
 
 from __future__ import annotations
@@ -18,36 +17,14 @@ import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 
 from volbench.analysis.host_series import fact_series, sample_series
-from volbench.errors import UsageError
-from volbench.fio.client import parse_host
-from volbench.fio.tunnel import is_ssh, parse_ssh_host, ssh_config
-from volbench.lab.place import is_lab, lab_name
-from volbench.lab.shell import shell_of
 from volbench.model import HostSample, LogSeries, Place
+from volbench.places.table import sampler as sampler_of
 from volbench.plans.execution import Session
 from volbench.plans.round_watch import enabled
-from volbench.targets.remote_channel import SshChannel, TcpShell, no_channel
 from volbench.targets.remote_sampler import NOT_SAMPLED, RemoteSampler
-from volbench.targets.remote_stream import sampler_script
 
 Samplers = Mapping[str, RemoteSampler | str]
 """Each host of a run (its name in the places): its sampler, or why it has none."""
-
-
-def _sampler(host: str, path: str) -> RemoteSampler | str:
-    """The sampler of ``host`` on the disk under ``path`` there (not yet open), or why
-    it cannot have one."""
-    if is_ssh(host):
-        channel = SshChannel(parse_ssh_host(host), sampler_script(path), ssh_config())
-        return RemoteSampler(host, channel)
-    try:
-        if is_lab(host):  # the guest's shell port (volbench.lab.shell)
-            guest = shell_of(lab_name(host))
-            shell = TcpShell(guest.address, sampler_script(path), guest.key)
-            return RemoteSampler(host, shell)
-        return no_channel(parse_host(host))
-    except UsageError:
-        return f"volbench has no channel to sample {host}"
 
 
 @contextlib.contextmanager
@@ -59,7 +36,7 @@ def sampled(places: Sequence[Place]) -> Iterator[dict[str, RemoteSampler | str]]
     if enabled():
         for place in places:
             if place.host is not None and place.host not in found:
-                found[place.host] = _sampler(place.host, place.path)
+                found[place.host] = sampler_of(place.host, place.path)
     opened = [s for s in found.values() if isinstance(s, RemoteSampler)]
     try:
         for sampler in opened:  # all at once, from this thread (see RemoteSampler.start)

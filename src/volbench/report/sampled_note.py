@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import re
 
-from volbench.errors import UsageError
-from volbench.fio.client import parse_host
-from volbench.fio.tunnel import is_ssh
-from volbench.lab.place import is_lab
 from volbench.model import RunRecord
+from volbench.places.table import kind_of
 from volbench.plans.importing import PLAN as IMPORTED
-from volbench.targets.remote_channel import no_channel
 from volbench.targets.remote_sampler import NOT_SAMPLED
 
 SAMPLED = (
@@ -32,15 +28,21 @@ OFF = "sampling was off, or the run was stored by a volbench older than it"
 
 def why_not(run: RunRecord, host: str) -> str:
     """Why ``host``, one of ``run``'s places' hosts, has no samples (one line)."""
+    recorded = [p for p in run.settings.places if p.host == host]
+    if any(p.kind is None for p in recorded):
+        return _stored_before_kinds(run, host)
+    why = next((p.unsampled for p in recorded if p.unsampled), None)
+    return why or f"{host} was not sampled: {OFF}"
+
+
+def _stored_before_kinds(run: RunRecord, host: str) -> str:
+    """:func:`why_not` for a run stored by a volbench that recorded no facts of its
+    places: a failed session is in the run's stored warnings (``host NAME is not
+    sampled: REASON``), and the host's kind is found from its name."""
     found = re.search(rf"host {re.escape(host)} {re.escape(NOT_SAMPLED)}([^;]*)", run.error or "")
     if found:
         return f"{host} {NOT_SAMPLED}{found[1].strip()}"
-    if is_ssh(host) or is_lab(host):
-        return f"{host} was not sampled: {OFF}"
-    try:
-        return no_channel(parse_host(host))
-    except UsageError:
-        return f"volbench has no channel to sample {host}"
+    return kind_of(host).unsampled(host) or f"{host} was not sampled: {OFF}"
 
 
 def sampled_note(run: RunRecord) -> str:

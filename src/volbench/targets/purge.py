@@ -74,10 +74,11 @@ def purge(
     blkdiscard run over a signature it finds (``--force``). Raises
     :class:`TargetError` with the tool's message when the asked-for method fails.
     """
-    if target.kind == "remote":  # on another host: only a lab guest's own disk
-        from volbench.lab.place import purge_guest_disk
-
-        return purge_guest_disk(target.path)
+    if target.kind == "remote":  # on another host: its place's kind (volbench.places)
+        raise TargetError(
+            f"volbench cannot purge {target.path}: purge it on its host and add --no-purge "
+            "(marked non-compliant)"
+        )
     if target.kind == "file":
         path = Path(target.path)
         try:

@@ -9,7 +9,7 @@ the same way it already reaches that host.
   guest's key as one line and the script as one line, read what it prints until the
   connection closes.
 - A plain ``HOST[:PORT]`` runs only fio's server, which runs no command volbench
-  could sample with: no channel (:func:`no_channel`).
+  could sample with: no channel (:func:`volbench.places.server.no_channel`).
 
 A channel's :meth:`open` gives the script's output as a binary stream, :meth:`poke`
 asks it for a reading at once (a line on the script's standard input: ssh's, or the
@@ -58,14 +58,6 @@ class Channel(Protocol):
     def close(self) -> None:
         """End the script (its output then ends)."""
         ...
-
-
-def no_channel(host: HostAddress) -> str:
-    """Why a plain fio server host cannot be sampled, and what to use instead."""
-    return (
-        f"{host} runs only fio's server; volbench has no channel to sample it: "
-        f"use ssh://{host.host.strip('[]')}"
-    )
 
 
 def ssh_sampler_command(host: SshHost, script: str, config: Path | None = None) -> list[str]:

@@ -29,6 +29,10 @@ file is fine (volbench will create it), except under ``/dev`` or on a devtmpfs.
 Reads never need this check. Paths are resolved first (relative parts, ``..``,
 ``//`` and every link): what is checked is what fio is given.
 
+A target on another host cannot be looked at from here: :func:`check_remote_write`
+holds the rules for those (a device named by ``--destroy-data``, a file with
+``--force``), asked by every kind of place (:mod:`volbench.places`) for its writes.
+
 :func:`check_round` runs before every round of a run and when it is resumed: the
 target must still be what the run started on
 (:func:`volbench.targets.identity.check_same`), and a device it writes must still
@@ -44,7 +48,7 @@ import os
 import stat
 from pathlib import Path
 
-from volbench.errors import TargetError
+from volbench.errors import TargetError, UsageError
 from volbench.model import TargetInfo
 from volbench.output_file import on_device_filesystem
 from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, root_devices
@@ -92,6 +96,26 @@ def check_write_allowed(path: str, destroy_data: str | None = None, force: bool 
             f"refusing to write {path}: it is neither a block device nor a regular file"
         )
     _check_block_device(path, destroy_data)
+
+
+def check_remote_write(label: str, path: str, named: bool, force: bool) -> None:
+    """Return when writing ``path`` on another host (the place ``label``) is allowed,
+    else raise a one-line :class:`UsageError`. volbench cannot look at another host's
+    devices and files: a device (under ``/dev/``) is written only when ``named`` (the
+    user's ``--destroy-data`` names the place, or its kind vouches for it: a lab
+    guest's own disk, an image volbench made), a file only with ``force`` (fio
+    creates or overwrites it there). Every kind of place checks its writes here
+    (:meth:`volbench.places.kind.PlaceKind.check_write`)."""
+    if path.startswith("/dev/") and not named:
+        raise UsageError(
+            f"refusing to write {label}: volbench cannot check a device on another "
+            f"host for data (use --destroy-data={label} to overwrite it)"
+        )
+    if not path.startswith("/dev/") and not force:
+        raise UsageError(
+            f"refusing to write {label}: volbench cannot check a file on another "
+            "host (use --force to let fio create or overwrite it)"
+        )
 
 
 def _on_devtmpfs(folder: str) -> bool:

@@ -18,6 +18,7 @@ from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
+from volbench.places.table import purge
 from volbench.plans.engine import Step, drive, open_run, recorded_engine
 from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
@@ -36,7 +37,6 @@ from volbench.plans.pts.steady import WIPC_BS
 from volbench.plans.pts.test import Phase, Round, StoredRound
 from volbench.plans.round import run_round
 from volbench.records import json_object
-from volbench.targets.purge import purge
 from volbench.units import format_bytes
 
 SPEED_PROBE_S = 2.0
