@@ -362,6 +362,74 @@ def test_a_mix_under_one_or_two_budgets(
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
 
 
+BURST_TOP, BURST_BASE = 300, 90
+"""The burst guest's limits (IOPS): low enough for a TCG guest on a busy machine (one held
+486 IOPS under a 1,000 limit: the module's docstring), the baseline 30% of the burst."""
+
+
+def _marks(tool: Volbench, guest: str, *args: str) -> dict[str, Any]:
+    """``run sweep`` on lab guest ``guest``, then the verdict of its one measured test
+    (not its fill) as ``show --format json`` gives it (the store's history of the disk
+    with it)."""
+    done = tool("run", "sweep", "--hosts", f"lab://{guest}", "--ramp-time", "0",
+                "--runs-dir", str(tool.runs_dir), *args)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (found,) = tool.show()["validity"]
+    return dict(found)
+
+
+def _kinds(found: dict[str, Any]) -> list[str]:
+    return [m["kind"] for m in found["marks"]]
+
+
+def test_lab_guests_marks_a_host_cache_blocks_never_written_and_a_burst(
+    lab: tuple[Volbench, Path], request: pytest.FixtureRequest
+) -> None:
+    """The validity marks on real guests (two booted at once, 64 MiB disks): QEMU's
+    cache=writeback (this machine's page cache holds the image) marks "cache", the same
+    read on a cache=none guest is valid; a fresh sparse disk's read is "unwritten", and
+    after ``--fill`` valid; a burst from a full bucket averaged with the baseline after
+    it is "mixed", with both parts' figures."""
+    tool, _ = lab
+    started = time.monotonic()
+    ups = [
+        tool.start("lab", "up", name, "--size", "64m", "--accel", "tcg", "--disk-cache", cache)
+        for name, cache in (("vwb", "writeback"), ("vsparse", "none"))
+    ]
+    try:
+        booted = [finish(up, 120) for up in ups]
+        assert all(done.returncode == 0 for done in booted), [d.stderr for d in booted]
+        assert "(cache writeback)" in booted[0].stdout, booted[0].stdout
+        assert "(cache none)" in booted[1].stdout, booted[1].stdout
+        read = ("--rw", "randread", "--iodepth", "4", "--runtime", "2s")
+        fresh = _marks(tool, "vsparse", *read)
+        assert _kinds(fresh) == ["unwritten"], fresh
+        assert fresh["marks"][0]["figures"]["unwritten_share"] == 1.0
+        filled = _marks(tool, "vsparse", *read, "--fill")
+        assert filled["valid"], filled  # the control: written, no cache in front
+        cached = _marks(tool, "vwb", *read, "--fill")
+        assert _kinds(cached) == ["cache"], cached
+        (mark,) = cached["marks"]
+        assert "QEMU's cache=writeback" in mark["evidence"][0], mark
+        assert mark["figures"]["working_set_bytes"] == 64 << 20
+        credits = 4 * (BURST_TOP - BURST_BASE)  # 4 s of the burst above the baseline
+        changed = tool("lab", "limit", "vsparse", "--iops-total", str(BURST_BASE),
+                       "--burst-iops", str(BURST_TOP), "--burst-credits", str(credits))  # fmt: skip
+        assert changed.returncode == 0, changed.stderr
+        burst = _marks(tool, "vsparse", "--rw", "randwrite", "--iodepth", "16", "--runtime", "10s")
+        record(request, f"burst guest: {burst['marks']}; {time.monotonic() - started:.0f} s")
+        assert _kinds(burst) == ["mixed"], burst
+        (mixed,) = burst["marks"]
+        figures = mixed["figures"]
+        assert 0.9 * BURST_TOP <= figures["burst_iops"] <= 1.05 * BURST_TOP, figures
+        assert 0.9 * BURST_BASE <= figures["baseline_iops"] <= 1.1 * BURST_BASE, figures
+        parts = [(p["label"], p["marked"]) for p in mixed["parts"]]
+        assert parts == [("burst", True), ("after the change", False)], mixed["parts"]
+    finally:
+        for name in ("vwb", "vsparse"):
+            tool("lab", "down", name)
+
+
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
     tool, folder = lab
     down = tool("lab", "down", NAME)

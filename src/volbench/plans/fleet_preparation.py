@@ -15,6 +15,7 @@ from volbench.lab import monitor
 from volbench.lab.guest import load
 from volbench.lab.place import guest_disks_bytes, is_guest_disk, is_lab, lab_name
 from volbench.model import (
+    HostCache,
     HostProbe,
     Place,
     PlaceRecord,
@@ -26,7 +27,9 @@ from volbench.plans.fleet_spec import Fleet
 from volbench.plans.places import check_remote_file, named_by, names_remote
 from volbench.plans.preparation import prepare_target
 from volbench.plans.reporter import Reporter
+from volbench.targets.host import MEMINFO, parse_mem_total
 from volbench.targets.identity import identify
+from volbench.targets.kernel_file import kernel_text
 
 
 def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
@@ -157,10 +160,33 @@ def prepare_fleet(
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))
     infos = [
-        TargetInfo(path=p.label, kind="remote", capacity_bytes=size, identity=guest_disk(p))
+        TargetInfo(
+            path=p.label,
+            kind="remote",
+            capacity_bytes=size,
+            identity=guest_disk(p),
+            host_cache=guest_cache(p),
+        )
         for p in places
     ]
     return PreparedFleet(fleet, infos, probes)
+
+
+def guest_cache(place: Place) -> HostCache | None:
+    """What caches a lab guest's own disk on this machine, as the guest recorded it
+    (QEMU's cache mode: :data:`volbench.lab.guest.DISK_CACHES`), for the validity check
+    "a cache answered" (:func:`volbench.analysis.run_validity.front_cache`); None: another
+    place, or a guest that did not record it."""
+    if not is_guest_disk(place.host, place.path):
+        return None
+    guest = load(lab_name(place.host or ""))
+    if guest.disk_cache is None:
+        return None
+    if guest.disk_cache == "none":
+        return HostCache("none", "QEMU's cache=none on the guest's disk (O_DIRECT)")
+    memory = parse_mem_total(kernel_text(MEMINFO) or "")
+    what = f"QEMU's cache={guest.disk_cache} on the guest's disk: this machine's page cache"
+    return HostCache(guest.disk_cache, what, memory or None)
 
 
 def guest_disk(place: Place) -> TargetIdentity | None:
