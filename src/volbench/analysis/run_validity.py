@@ -37,7 +37,7 @@ from volbench.analysis import (
     validity_starved,
     validity_unwritten,
 )
-from volbench.analysis.device_window import DeviceCount, FioRate, device_count
+from volbench.analysis.device_window import DeviceCount, FioRate, device_count, inside
 from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limit_evidence import stored_test
 from volbench.analysis.stored_bursts import test_series
@@ -193,8 +193,15 @@ def facts_of_tests(run: RunRecord, known: Known = NOTHING_KNOWN) -> list[TestFac
         device, note = _device(key, host, windows, tests, by_round[round_no], imported)
         window = windows.get(key)
         readings = host.readings if host else ()
-        if window is not None:  # its own seconds (none: fio's output is not of this host's)
-            readings = tuple(s for s in readings if window.overlap(s.time_s - 1.0, s.time_s) > 0)
+        host_note = None
+        if window is not None and readings:  # its own whole seconds: no start, exit or ramp
+            readings = tuple(s for _, _, s in inside(readings, window))
+            if not readings:
+                host_note = (
+                    f"the once-a-second samples hold no whole second of its"
+                    f" {window.seconds:,.1f} s timed part (less {window.margin_s:g} s at"
+                    f" either end: {window.how})"
+                )
         round_times = times.get(round_no)
         cpu = round_times.cpu_pct.get(name, ()) if round_times else ()
         series = rates.get(key, [])
@@ -211,6 +218,7 @@ def facts_of_tests(run: RunRecord, known: Known = NOTHING_KNOWN) -> list[TestFac
                 device=device,
                 device_note=note,
                 host=readings,
+                host_note=host_note,
                 sampled=bool(host and host.readings),
                 cpu_quota_cores=host.cpu_quota_cores if host else None,
                 throttled_pct=host.throttled_pct if host else None,
