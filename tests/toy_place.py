@@ -25,7 +25,7 @@ from volbench.fio.client import HostAddress
 from volbench.fio.executable import die_with_parent
 from volbench.fio.server import probe
 from volbench.fio.tunnel import free_port
-from volbench.model import Place, TargetIdentity, TargetInfo
+from volbench.model import HostCache, Place, TargetIdentity, TargetInfo
 from volbench.targets.identity import identify
 from volbench.targets.purge import purge
 from volbench.targets.safety import check_write_allowed
@@ -110,6 +110,9 @@ class LoopbackKind:
         if writes:
             check_write_allowed(place.path, place.path if named else None, force)
         return identify(place.path) if os.path.exists(place.path) else None
+
+    def host_cache(self, place: Place) -> HostCache | None:
+        return None
 
     def purge(self, place: Place) -> str:
         return purge(TargetInfo(place.path, "file", os.path.getsize(place.path)))

@@ -23,6 +23,7 @@ from volbench.fio_results import IopsSamples as IopsSamples
 from volbench.fio_results import JobResult as JobResult
 from volbench.fio_results import LatencyStats as LatencyStats
 from volbench.records import json_object, structure
+from volbench.testbed import HostCache as HostCache
 from volbench.testbed import HostInfo as HostInfo
 from volbench.testbed import HostProbe as HostProbe
 from volbench.testbed import NamedTarget as NamedTarget

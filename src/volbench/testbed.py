@@ -40,6 +40,20 @@ class TargetIdentity:
 
 
 @dataclass(frozen=True)
+class HostCache:
+    """A cache on this machine in front of a target, as its place records it: QEMU's
+    cache mode of a lab guest's disk (``mode``: ``"writeback"``, the image read and
+    written through this machine's page cache, ``cache.direct=off``; ``"none"``, opened
+    with O_DIRECT, no cache: QEMU's documentation, "-drive ... cache=cache"), what it is
+    in words (``what``) and the most it can hold (``size_bytes``: the machine's memory,
+    MemTotal; None where the mode caches nothing)."""
+
+    mode: str
+    what: str
+    size_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class TargetInfo:
     """What volbench knows about the thing it measures."""
 
@@ -57,6 +71,9 @@ class TargetInfo:
     created_by_volbench: bool = False
     identity: TargetIdentity | None = None
     """None: a remote target, an imported run, or a run stored by an older volbench."""
+    host_cache: HostCache | None = None
+    """A cache on this machine in front of the target (a lab guest's disk: QEMU's cache
+    mode); None: none recorded."""
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], what: str = "target") -> TargetInfo:

@@ -52,7 +52,8 @@ from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
 from volbench.report.sweep_sheets import sweep_headline, sweep_sheet
 from volbench.report.validity_sheets import (
-    run_validity,
+    Verdicts,
+    given,
     validity_documents,
     validity_sheet,
     with_marks,
@@ -127,36 +128,47 @@ def _unfilled(part: Callable[[RunRecord], T] | None) -> Callable[[RunRecord], T]
     return None if part is None else lambda run: part(fill.without(run))
 
 
-def report_for(run: RunRecord, caps: Sequence[KnownCap] = ()) -> Report:
+def report_for(
+    run: RunRecord, caps: Sequence[KnownCap] = (), verdicts: Verdicts | None = None
+) -> Report:
     """The sheets and JSON document of ``run``, as its plan's entry says
     (:func:`volbench.report.run_sheets.report_for`), each table that names its tests
     with a mark on each figure that is not the volume's, then what limited each test (its
     rows under ``limits`` in the JSON: :mod:`volbench.report.limit_sheets`; not of its
     fill), with the volume's known ``caps`` (:mod:`volbench.volume_limits`), then the
     marked tests and what to do (every test's verdict under ``validity`` in the JSON:
-    :mod:`volbench.report.validity_sheets`; not of its fill)."""
+    :mod:`volbench.report.validity_sheets`; not of its fill); ``verdicts``: the command's
+    (:class:`~volbench.report.validity_sheets.Verdicts`)."""
+    verdicts = given(verdicts)
     sheets, document = run_sheets.report_for(run, view(run.plan))
-    found = run_validity(run)
+    found = verdicts.of(run)
     sheets = [with_marks(sheet, found) for sheet in sheets]
     document = {**document, "validity": validity_documents(found)}
     limits = limits_sheet(fill.without(run), caps)  # the fill measures nothing asked for
     if limits is not None:
         sheets, document = [*sheets, limits], {**document, "limits": list(limits.rows)}
-    marks = validity_sheet(run)
+    marks = validity_sheet(run, verdicts)
     return [*sheets, marks] if marks is not None else sheets, document
 
 
-def summary_for(run: RunRecord, *, check: bool = True, caps: Sequence[KnownCap] = ()) -> Summary:
+def summary_for(
+    run: RunRecord,
+    *,
+    check: bool = True,
+    caps: Sequence[KnownCap] = (),
+    verdicts: Verdicts | None = None,
+) -> Summary:
     """The summary of ``run`` as its plan's entry says (headline figures, the check
     against the promise with ``check``: :func:`volbench.report.summary.summarise`)."""
-    return summarise(run, view(run.plan), check=check, caps=caps)
+    return summarise(run, view(run.plan), check=check, caps=caps, verdicts=verdicts)
 
 
 def report_document(
     runs: Sequence[RunRecord],
     by: Sequence[str] = (),
     caps: Mapping[int, Sequence[KnownCap]] | None = None,
+    verdicts: Verdicts | None = None,
 ) -> Document:
     """The HTML/PDF report of ``runs``, each as its plan's entry says
-    (:func:`volbench.report.contents.report_document`)."""
-    return contents.report_document(runs, view, by, caps)
+    (:func:`volbench.report.contents.report_document`); ``verdicts``: the command's."""
+    return contents.report_document(runs, view, by, caps, verdicts)

@@ -12,7 +12,7 @@ from volbench.model import RunRecord
 from volbench.plans.pts.options import NAME as PTS
 from volbench.plans.pts.options import PtsSetup
 from volbench.records import RecordError
-from volbench.report.validity_sheets import with_volume
+from volbench.report.validity_sheets import Verdicts
 from volbench.store.repository import Store
 
 
@@ -69,9 +69,10 @@ def _id(run: RunRecord) -> int:
     return run.id
 
 
-def with_history(store: Store, run: RunRecord) -> RunRecord:
-    """``run``, its tests' validity worked out with what the runs stored on its volume
-    wrote before it (:func:`volume_history`: the "blocks never written" check), for every
-    view of it the command shows (:func:`volbench.report.validity_sheets.with_volume`)."""
-    with_volume(run, volume_history(store, run))
+def with_history(store: Store, run: RunRecord, verdicts: Verdicts) -> RunRecord:
+    """``run``, what the runs stored on its volume wrote before it given to the command's
+    ``verdicts`` (:func:`volume_history`: the "blocks never written" check reads it), for
+    every view of it the command shows
+    (:meth:`volbench.report.validity_sheets.Verdicts.give_volume`)."""
+    verdicts.give_volume(run, volume_history(store, run))
     return run

@@ -48,6 +48,9 @@ from volbench.lab import draws
 from volbench.lab import guest as guests
 from volbench.lab.draws import share
 from volbench.lab.shell import run_in_guest
+from volbench.report.validity_sheets import Verdicts, validity_documents
+from volbench.store.repository import Store
+from volbench.volume_writes import with_history
 
 
 def test_guest_is_alive_and_listed(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:
@@ -360,6 +363,89 @@ def test_a_mix_under_one_or_two_budgets(
                    "--catalogue", str(catalogue), "--format", "json")  # fmt: skip
     assert checked.returncode in (0, 1), checked.stderr
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
+
+
+BURST_TOP, BURST_BASE = 300, 90
+"""The burst's limits (IOPS): low enough for a TCG guest on a busy machine (one held 486
+IOPS under a 1,000 limit: the module's docstring), the baseline 30% of the burst."""
+READ = ("--rw", "randread", "--iodepth", "4", "--runtime", "2s", "--size", "64m")
+
+
+def _sweep(tool: Volbench, guest: str, *args: str) -> subprocess.Popen[str]:
+    """``run sweep`` on lab guest ``guest``, started."""
+    return tool.start("run", "sweep", "--hosts", f"lab://{guest}", "--ramp-time", "0",
+                      "--runs-dir", str(tool.runs_dir), *args)  # fmt: skip
+
+
+def _verdict(tool: Volbench, started: subprocess.Popen[str]) -> dict[str, Any]:
+    """The verdict of the one measured test (not its fill) of the run ``started`` made, as
+    ``show --format json`` gives it (with what the store's runs wrote on its disk), read
+    in this process, and fio's IOPS of the test (``iops``)."""
+    done = finish(started)
+    assert done.returncode == 0, done.stderr
+    with Store.open(str(tool.db)) as store:
+        verdicts = Verdicts()
+        run = with_history(store, store.get_run("latest"), verdicts)
+    (found,) = validity_documents(verdicts.of(run))
+    iops = sum(r.iops for r in run.aggregate if r.test == found["test"])
+    return {**found, "iops": iops}
+
+
+def _kinds(found: dict[str, Any]) -> list[str]:
+    return [m["kind"] for m in found["marks"]]
+
+
+def test_lab_guests_marks_a_host_cache_blocks_never_written_and_a_burst(
+    lab: tuple[Volbench, Path], guest: guests.Guest, request: pytest.FixtureRequest
+) -> None:
+    """The validity marks on real guests: a guest booted with QEMU's cache=writeback (this
+    machine's page cache holds the image) marks a read "cache", and its fresh sparse disk
+    "unwritten" until ``--fill`` wrote it; the same read with ``--fill`` on the module's
+    guest (cache=none) is valid; a burst from a full bucket averaged with the baseline
+    after it is "mixed", with both parts' figures. The new guest boots while the control
+    runs."""
+    tool, _ = lab
+    started = time.monotonic()
+    up = tool.start("lab", "up", "vwb", "--size", "64m", "--accel", "tcg",
+                    "--disk-cache", "writeback")  # fmt: skip
+    try:
+        control = _verdict(tool, _sweep(tool, NAME, *READ, "--fill"))
+        assert control["valid"], control  # written, no cache in front
+        booted = finish(up, 120)
+        assert booted.returncode == 0, booted.stderr
+        assert "(cache writeback)" in booted.stdout, booted.stdout
+        fresh = _verdict(tool, _sweep(tool, "vwb", *READ))
+        assert sorted(_kinds(fresh)) == ["cache", "unwritten"], fresh
+        unwritten = next(m for m in fresh["marks"] if m["kind"] == "unwritten")
+        assert unwritten["figures"]["unwritten_share"] == 1.0
+        cached = _verdict(tool, _sweep(tool, "vwb", *READ, "--fill"))
+        assert _kinds(cached) == ["cache"], cached  # written now: the cache's mark alone
+        (mark,) = cached["marks"]
+        assert "QEMU's cache=writeback" in mark["evidence"][0], mark
+        assert mark["figures"]["working_set_bytes"] == 64 << 20
+        record(request, f"randread 4k QD 4 after --fill: cache=none {control['iops']:,.0f}"
+               f" IOPS (limited), cache=writeback {cached['iops']:,.0f}")  # fmt: skip
+    finally:
+        if up.poll() is None:  # the control failed while it booted: ended before lab down
+            finish(up, 120)
+        tool("lab", "down", "vwb")
+    # QEMU's bucket holds whole seconds at the burst rate (lab/throttle.py): 3 s of 300,
+    # leaking 90 a second, is 4.3 s of burst from a full bucket (a bucket set is full),
+    # then 4.7 s of the baseline: each part longer than the 3 s a level needs
+    credits = 3 * BURST_TOP
+    changed = tool("lab", "limit", NAME, "--iops-total", str(BURST_BASE),
+                   "--burst-iops", str(BURST_TOP), "--burst-credits", str(credits))  # fmt: skip
+    assert changed.returncode == 0, changed.stderr
+    burst = _verdict(tool, _sweep(tool, NAME, "--rw", "randwrite", "--iodepth", "16",
+                                  "--runtime", "9s", "--size", "64m"))  # fmt: skip
+    record(request, f"burst: {burst['marks']}; {time.monotonic() - started:.0f} s in all")
+    assert _kinds(burst) == ["mixed"], burst
+    (mixed,) = burst["marks"]
+    figures = mixed["figures"]
+    assert 0.9 * BURST_TOP <= figures["burst_iops"] <= 1.05 * BURST_TOP, figures
+    assert 0.9 * BURST_BASE <= figures["baseline_iops"] <= 1.1 * BURST_BASE, figures
+    parts = [(p["label"], p["marked"]) for p in mixed["parts"]]
+    assert parts == [("burst", True), ("after the change", False)], mixed["parts"]
 
 
 def test_down_leaves_no_qemu(lab: tuple[Volbench, Path], guest: guests.Guest) -> None:

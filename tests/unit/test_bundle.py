@@ -64,11 +64,13 @@ from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
 from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.report.sheet import Sheet
+from volbench.report.validity_sheets import Verdicts
 from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
 from volbench.trace import codec
 from volbench.views import VIEWS, report_document, report_for
+from volbench.volume_writes import with_history
 
 MiB = 1 << 20
 TARGET = TargetInfo("/dev/recorded", "block", 64 * MiB)
@@ -284,9 +286,13 @@ def test_the_source_has_what_a_bundle_must_carry(source: tuple[Store, dict[str, 
     assert len({r.uuid for r in runs.values()}) == len(runs)
 
 
-def _document(run: RunRecord) -> bytes:
-    """``show --format json`` of a run."""
-    return export(Sheet("report", (), (), report_for(run)[1]), "json")
+def _document(run: RunRecord, store: Store | None = None) -> bytes:
+    """``show --format json`` of a run (with what the runs of ``store`` wrote on its
+    volume before it, as ``show`` gives it: the "blocks never written" check)."""
+    verdicts = Verdicts()
+    if store is not None:
+        with_history(store, run, verdicts)
+    return export(Sheet("report", (), (), report_for(run, verdicts=verdicts)[1]), "json")
 
 
 def _check(run: RunRecord) -> bytes:
@@ -443,7 +449,8 @@ def test_export_and_import_commands(
         assert imported.pop("id") == new_id and there.pop("id") == original.id
         assert imported["uuid"] == original.uuid
         assert _ids_out(imported, new_id) == _ids_out(there, original.id)
-        expected = _document(dataclasses.replace(original, id=new_id))
+        with Store.open(target) as imported_to:
+            expected = _document(dataclasses.replace(original, id=new_id), imported_to)
         assert shown == expected
     code, single, err = _main(monkeypatch, capfdbinary, "export", str(ids["quick"]), "--db", db)
     assert code == 0 and json.loads(single)["schema"] == "volbench.run/1", err

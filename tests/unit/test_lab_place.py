@@ -1,5 +1,6 @@
 """lab://NAME as a place: its name, its default target /dev/vda, which needs no
---destroy-data, and the qemu command line that makes the guest."""
+--destroy-data, the qemu command line that makes the guest, and its disk's cache mode
+as the place records it."""
 
 from __future__ import annotations
 
@@ -7,12 +8,24 @@ from pathlib import Path
 
 import pytest
 
+from validity_facts import row, workload
+from volbench.analysis.run_validity import validity_of
+from volbench.analysis.validity import MarkKind
 from volbench.errors import UsageError
+from volbench.lab import guest as guests
 from volbench.lab.machine import Launch, qemu_command
 from volbench.lab.throttle import Bucket, Limits
-from volbench.model import Place
+from volbench.model import (
+    HostInfo,
+    Place,
+    PlaceRecord,
+    RunRecord,
+    RunSettings,
+    RunStatus,
+    TargetInfo,
+)
 from volbench.places import lab
-from volbench.places.lab import DISK, LAB, lab_address, lab_name
+from volbench.places.lab import DISK, LAB, guest_cache, lab_address, lab_name
 from volbench.places.table import check_write, host_name, kind_of
 from volbench.plans.places import places_from
 
@@ -86,3 +99,52 @@ def test_qemu_command(tmp_path: Path) -> None:
     assert "cache.direct=off" in " ".join(qemu_command(launch(tmp_path, direct=False)))
     with pytest.raises(UsageError, match="no ','"):
         qemu_command(launch(tmp_path / "a,b"))
+
+
+def _guest(name: str, disk_cache: str | None) -> guests.Guest:
+    return guests.Guest(
+        name, "127.0.0.61", 8765, 8766, "tcg", Limits(), f"/lab/{name}/disk.img", 64 << 20,
+        "6.1.0", 5.0, 4242, disk_cache=disk_cache,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("disk_cache", "marked"), [("writeback", True), ("none", False)])
+def test_a_guests_disk_cache_is_in_its_place_and_marks_its_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disk_cache: str, marked: bool
+) -> None:
+    """``lab up --disk-cache writeback``: the guest records QEMU's cache mode, a run's place
+    on its disk records it with this machine's memory, and the validity check "a cache
+    answered" reads it there: a working set that fits is marked; cache=none is not."""
+    monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path))
+    guest = _guest("a", disk_cache)
+    guest.folder.mkdir(parents=True)
+    guests.save(guest)
+    assert guests.load("a").disk_cache == disk_cache
+    place = Place("lab://a", DISK)
+    cache = guest_cache(place)
+    assert cache is not None and cache.mode == disk_cache
+    assert (cache.size_bytes or 0) > (1 << 20) if marked else cache.size_bytes is None
+    assert guest_cache(Place(None, "/dev/loop9")) is None  # not a guest's disk
+    target = TargetInfo("lab://a:/dev/vda", "remote", 64 << 20, host_cache=cache)
+    work = workload(direct=True, size_bytes=64 << 20)
+    run = RunRecord(
+        id=3, plan="sweep", status=RunStatus.COMPLETED, started_at="", ended_at=None,
+        target=TargetInfo("lab://a:/dev/vda", "fleet", 64 << 20),
+        host=HostInfo.from_record({}), labels={},
+        settings=RunSettings(places=(PlaceRecord(place.label, "lab://a", DISK, target),)),
+        results=(row("read", 2000.0, work),), uuid="u-3",
+    )  # fmt: skip
+    found = validity_of(run)[(0, "t")]
+    assert found.kinds == ((MarkKind.CACHE,) if marked else ())
+    if marked:
+        assert "QEMU's cache=writeback on the guest's disk" in found.marks[0].evidence[0]
+
+
+def test_a_guest_recorded_before_its_disk_cache_says_nothing_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path))
+    guest = _guest("old", None)
+    guest.folder.mkdir(parents=True)
+    guests.save(guest)
+    assert guest_cache(Place("lab://old", DISK)) is None

@@ -85,6 +85,18 @@ def spans(samples: Sequence[HostSample]) -> list[tuple[float, float, HostSample]
     return found
 
 
+def inside(samples: Sequence[HostSample], window: Window) -> list[tuple[float, float, HostSample]]:
+    """Each sample whose whole span (:func:`spans`) lies inside ``window``'s timed part
+    less its margin at either end (:data:`EDGE_S` of slack), with its span: seconds of
+    the test alone, never of the ramp, fio's start or exit, or the next test."""
+    low, high = window.start_s + window.margin_s, window.end_s - window.margin_s
+    return [
+        (start, end, s)
+        for start, end, s in spans(samples)
+        if start >= low - EDGE_S and end <= high + EDGE_S
+    ]
+
+
 def device_count(
     samples: Sequence[HostSample], own: FioRate, others: Sequence[FioRate] = ()
 ) -> DeviceCount | str:
@@ -92,13 +104,8 @@ def device_count(
     ``others``: the round's other tests. A sentence saying why not when they cannot be
     compared."""
     window = own.window
-    low, high = window.start_s + window.margin_s, window.end_s - window.margin_s
-    inside = [
-        (start, end, s)
-        for start, end, s in spans(samples)
-        if start >= low - EDGE_S and end <= high + EDGE_S and s.iops is not None
-    ]
-    seconds = sum(end - start for start, end, _ in inside)
+    held = [(start, end, s) for start, end, s in inside(samples, window) if s.iops is not None]
+    seconds = sum(end - start for start, end, _ in held)
     if seconds < MIN_SECONDS:
         return (
             f"the device's once-a-second samples hold {seconds:.0f} whole second(s) of the"
@@ -108,7 +115,7 @@ def device_count(
     tests = [own.test]
     read = write = ios = 0.0
     for rate in (own, *others):
-        overlap = sum(rate.window.overlap(start, end) for start, end, _ in inside)
+        overlap = sum(rate.window.overlap(start, end) for start, end, _ in held)
         if rate is not own and overlap <= 0:
             continue
         if rate is not own:
@@ -117,7 +124,7 @@ def device_count(
         write += rate.write_bytes_per_s * overlap
         ios += rate.iops * overlap
     with_bytes = all(
-        s.read_bytes_per_s is not None and s.write_bytes_per_s is not None for _, _, s in inside
+        s.read_bytes_per_s is not None and s.write_bytes_per_s is not None for _, _, s in held
     )
     return DeviceCount(
         seconds=seconds,
@@ -125,14 +132,12 @@ def device_count(
         fio_write_bytes=write,
         fio_ios=ios,
         device_read_bytes=(
-            sum((s.read_bytes_per_s or 0.0) * (e - b) for b, e, s in inside) if with_bytes else None
+            sum((s.read_bytes_per_s or 0.0) * (e - b) for b, e, s in held) if with_bytes else None
         ),
         device_write_bytes=(
-            sum((s.write_bytes_per_s or 0.0) * (e - b) for b, e, s in inside)
-            if with_bytes
-            else None
+            sum((s.write_bytes_per_s or 0.0) * (e - b) for b, e, s in held) if with_bytes else None
         ),
-        device_ios=sum((s.iops or 0.0) * (e - b) for b, e, s in inside),
+        device_ios=sum((s.iops or 0.0) * (e - b) for b, e, s in held),
         tests=tuple(tests),
         how=window.how,
     )

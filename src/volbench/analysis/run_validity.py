@@ -17,8 +17,8 @@ Where a check's data come from:
   hosts at once, or not at all, has none;
 - fio's job CPU and its times: the round's raw output (fio/job_times.py);
 - the per-second rates: fio's logs stored with the round (analysis/stored_bursts.py);
-- a cache in front of the volume: the run's settings, ``options["cache_mode"]``
-  (:func:`front_cache`);
+- a cache in front of the volume: its place's record (a lab guest's disk: QEMU's cache
+  mode), else the run's settings, ``options["cache_mode"]`` (:func:`front_cache`);
 - what the place's medium can do, and what was written on its volume before (the runs
   stored on it): :class:`~volbench.analysis.validity_facts.Known`, from the view (a
   catalogue product's stated latency; the store).
@@ -37,7 +37,7 @@ from volbench.analysis import (
     validity_starved,
     validity_unwritten,
 )
-from volbench.analysis.device_window import DeviceCount, FioRate, device_count
+from volbench.analysis.device_window import DeviceCount, FioRate, device_count, inside
 from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limit_evidence import stored_test
 from volbench.analysis.stored_bursts import test_series
@@ -74,12 +74,18 @@ decoded once per output however many views ask (a 20,000-job output is 90 MB).""
 
 
 def front_cache(run: RunRecord) -> FrontCache | None:
-    """The cache in front of the run's volume, as its settings record it under
-    ``options["cache_mode"]``: QEMU's cache mode of the disk fio measured (a lab guest's:
-    ``"writeback"``, ``"writethrough"``, ``"unsafe"``, ``"none"``, ``"directsync"``), or an
+    """The cache in front of the run's volume: as its place records it (a lab guest's
+    disk: QEMU's cache mode, :attr:`volbench.model.TargetInfo.host_cache`; of a run on
+    several places, the first whose cache holds its image), else as its settings record
+    it under ``options["cache_mode"]``: QEMU's cache mode of the disk fio measured
+    (``"writeback"``, ``"writethrough"``, ``"unsafe"``, ``"none"``, ``"directsync"``), or an
     object ``{"mode": ..., "what": ..., "bytes": ...}`` naming the cache and its size
     (bytes; for QEMU's modes that use it, the host's page cache: its memory). None when
     the run records none."""
+    targets = [p.target for p in run.settings.places if p.target is not None] or [run.target]
+    held = [t.host_cache for t in targets if t.host_cache and t.host_cache.size_bytes]
+    if held:
+        return FrontCache(held[0].what, held[0].mode, held[0].size_bytes)
     recorded: Any = run.settings.options.get(CACHE_MODE)
     if isinstance(recorded, str):
         recorded = {"mode": recorded}
@@ -187,8 +193,15 @@ def facts_of_tests(run: RunRecord, known: Known = NOTHING_KNOWN) -> list[TestFac
         device, note = _device(key, host, windows, tests, by_round[round_no], imported)
         window = windows.get(key)
         readings = host.readings if host else ()
-        if window is not None:  # its own seconds (none: fio's output is not of this host's)
-            readings = tuple(s for s in readings if window.overlap(s.time_s - 1.0, s.time_s) > 0)
+        host_note = None
+        if window is not None and readings:  # its own whole seconds: no start, exit or ramp
+            readings = tuple(s for _, _, s in inside(readings, window))
+            if not readings:
+                host_note = (
+                    f"the once-a-second samples hold no whole second of its"
+                    f" {window.seconds:,.1f} s timed part (less {window.margin_s:g} s at"
+                    f" either end: {window.how})"
+                )
         round_times = times.get(round_no)
         cpu = round_times.cpu_pct.get(name, ()) if round_times else ()
         series = rates.get(key, [])
@@ -205,6 +218,7 @@ def facts_of_tests(run: RunRecord, known: Known = NOTHING_KNOWN) -> list[TestFac
                 device=device,
                 device_note=note,
                 host=readings,
+                host_note=host_note,
                 sampled=bool(host and host.readings),
                 cpu_quota_cores=host.cpu_quota_cores if host else None,
                 throttled_pct=host.throttled_pct if host else None,

@@ -55,8 +55,9 @@ class TestFacts:
 
     ``device``: the device's counters and fio's over the same seconds
     (analysis/device_window.py), or ``device_note`` saying why there are none;
-    ``host``: the host samples taken during the test's timed part (its round's, where
-    the part cannot be placed); ``sampled``: the round was sampled at all;
+    ``host``: the host samples whose whole second lies inside the test's timed part
+    (its round's, where the part cannot be placed), or ``host_note`` saying why there
+    are none; ``sampled``: the round was sampled at all;
     ``cpu_quota_cores`` and ``throttled_pct``: the CPU quota of fio's cgroup and the
     share of its periods it throttled (None: none, not read).
 
@@ -78,6 +79,7 @@ class TestFacts:
     device: DeviceCount | None = None
     device_note: str | None = None
     host: tuple[HostSample, ...] = ()
+    host_note: str | None = None
     sampled: bool = False
     cpu_quota_cores: float | None = None
     throttled_pct: float | None = None

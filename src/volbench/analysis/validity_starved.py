@@ -5,9 +5,13 @@ The signs and their thresholds are the limit verdict's "host CPU" rule, one test
 both (analysis/cpu_starvation.py): a fio job near all of a core (fio's usr + sys), fio's
 cgroup at its CPU quota or throttled by it, or every CPU busy while fio's threads waited
 for one. It reads fio's job CPU from the round's output and the host samples of the
-test's own seconds (its round's where they cannot be placed). Every CPU busy where
-fio's processes were not sampled is no mark (a busy host need not have kept fio
-waiting): the test says it could not tell.
+test's own seconds: the samples whose whole second lies inside its timed part, as the
+device's counters are read (analysis/device_window.py; a sample straddling an end holds
+fio's start or its exit, the threads' set-up and the output's sums, which wait for a CPU
+on a busy machine whatever the volume did), its round's where they cannot be placed; a
+test too short to hold one whole second is not judged on the host's CPU, and says so.
+Every CPU busy where fio's processes were not sampled is no mark (a busy host need not
+have kept fio waiting): the test says it could not tell.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def check(facts: TestFacts) -> Checked:
     unchecked: tuple[str, ...] = ()
     if not facts.sampled:
         unchecked = ("the host's CPU: not sampled (fio's own job CPU checked alone)",)
+    elif facts.host_note:
+        unchecked = (f"the host's CPU: {facts.host_note} (fio's own job CPU checked alone)",)
     unseen = [s for s in found if not s.seen]
     if unseen:
         unchecked = (

@@ -25,7 +25,7 @@ from volbench.model import RunRecord, RunStatus
 from volbench.report.check_sheets import CheckRequest, VerdictRow, check_sheet
 from volbench.report.rows import rows_of
 from volbench.report.sheet import Sheet
-from volbench.report.validity_sheets import marked, strict_message
+from volbench.report.validity_sheets import Verdicts, given, marked, strict_message
 from volbench.specs import catalogue, run_promise
 from volbench.store.repository import Store
 from volbench.views import report_for
@@ -66,19 +66,27 @@ def promise_options(function: F) -> F:
     )(decorated)
 
 
-def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = (), strict: bool = False) -> None:
+def show_run(
+    run: RunRecord,
+    fmt: str,
+    caps: Sequence[KnownCap] = (),
+    strict: bool = False,
+    verdicts: Verdicts | None = None,
+) -> None:
     """``run``'s report, then, when its labels name a product, ``volbench check``'s sheet
     (the verdicts, then what limited each test; under ``check`` in the JSON). A
     completed run with a figure below the promise, or of a test fio reported an error
     in, is :class:`CheckFailed` (exit 1); a run that could not be compared says why in a
     note. ``caps``: the volume's known caps (:mod:`volbench.volume_limits`). ``strict``
     (``--strict``): a completed run with a test whose figure is not the volume's fails
-    too (:func:`volbench.report.validity_sheets.marked`)."""
-    sheets, document = report_for(run, caps)
+    too (:func:`volbench.report.validity_sheets.marked`). ``verdicts``: the command's
+    (:class:`~volbench.report.validity_sheets.Verdicts`)."""
+    verdicts = given(verdicts)
+    sheets, document = report_for(run, caps, verdicts)
     sheet = None
     if run.labels.get(run_promise.PRODUCT):
         try:
-            sheet = check_sheet(run, catalogue.load(), CheckRequest(None, None), caps)
+            sheet = check_sheet(run, catalogue.load(), CheckRequest(None, None), caps, verdicts)
         except VolbenchError as exc:
             console.stderr.print(
                 f"not checked against {run.labels[run_promise.PRODUCT]}: {exc}",
@@ -93,7 +101,7 @@ def show_run(run: RunRecord, fmt: str, caps: Sequence[KnownCap] = (), strict: bo
     failures = []
     if sheet is not None and not sheet.document["passed"]:
         failures.append(_failed(sheet))
-    found = marked(run) if strict else []
+    found = marked(run, verdicts) if strict else []
     if found:
         failures.append(strict_message(found))
     if failures:
@@ -166,8 +174,10 @@ def command(
         count_unit_bytes=count_unit,
     )
     with Store.open(db, create=False) as store:
-        run = with_history(store, store.get_run(run_ref))
-        sheet = check_sheet(run, catalogue.load(catalogue_files), request, caps_of(store, run))
+        verdicts = Verdicts()
+        run = with_history(store, store.get_run(run_ref), verdicts)
+        caps = caps_of(store, run)
+        sheet = check_sheet(run, catalogue.load(catalogue_files), request, caps, verdicts)
     console.show(sheet, fmt)
     if not sheet.document["passed"]:
         raise CheckFailed(_failed(sheet))

@@ -15,7 +15,7 @@ from volbench.plans import limits
 from volbench.report.burst_sheets import burst_sheet, run_bursts
 from volbench.report.limit_sheets import explain_sheet
 from volbench.report.limits_card import limits_card
-from volbench.report.validity_sheets import evidence_sheet
+from volbench.report.validity_sheets import Verdicts, evidence_sheet
 from volbench.store.repository import Store
 from volbench.volume_limits import caps_of
 from volbench.volume_writes import with_history
@@ -33,10 +33,11 @@ def command(run_ref: str, db: str | None, fmt: str) -> None:
     ceiling, how long, the I/Os above the baseline, the baseline after. A limits run
     shows its fitted limiter (the limits card) first."""
     with Store.open(db, create=False) as store:
-        run = with_history(store, store.get_run(run_ref))
+        verdicts = Verdicts()
+        run = with_history(store, store.get_run(run_ref), verdicts)
         caps = caps_of(store, run)
     sheet = explain_sheet(run, caps)
-    marks = evidence_sheet(run)
+    marks = evidence_sheet(run, verdicts)
     sheet = dataclasses.replace(
         sheet, document={**sheet.document, "validity": marks.document["tests"]}
     )

@@ -14,6 +14,7 @@ from volbench.cli.spec import AMOUNT, catalogue_option, provisioned_options, pro
 from volbench.errors import UsageError
 from volbench.lab import backing as backings
 from volbench.lab import lifecycle, monitor
+from volbench.lab.guest import DISK_CACHES
 from volbench.lab.home import check_name
 from volbench.lab.promise import LimitChoice
 from volbench.lab.throttle import HandLimits
@@ -107,9 +108,23 @@ def lab() -> None:
     help="Put the disk image on shared backing device B (a loop device volbench makes"
     " once, ext4 in the lab's folder): guests on one B share its capability.",
 )
+@click.option(
+    "--disk-cache",
+    type=click.Choice(DISK_CACHES),
+    default="none",
+    show_default=True,
+    help="QEMU's cache mode of the disk: none (O_DIRECT) or writeback (this machine's page"
+    " cache: reads it holds never reach the image; runs on the guest are marked).",
+)
 @limit_options
 def up(
-    name: str, size: int, kernel: str | None, accel: str, backing: str | None, choice: LimitChoice
+    name: str,
+    size: int,
+    kernel: str | None,
+    accel: str,
+    backing: str | None,
+    disk_cache: str,
+    choice: LimitChoice,
 ) -> None:
     """Boot guest NAME; print where it is once fio's server in it answers."""
 
@@ -125,15 +140,15 @@ def up(
         disk = shared.disk(name)
         say(f"disk image on backing device {backing} ({shared.loop} at {shared.mount})")
     try:
-        guest = lifecycle.up(name, limits, size, kernel, accel, say, disk)
+        guest = lifecycle.up(name, limits, size, kernel, accel, say, disk, disk_cache)
     finally:
         if backing is not None:
             backings.release_unused()  # a failed boot's own backing device
     console.stdout.print(
         f"{guest.place} up: fio at {guest.address}:{guest.fio_port}, shell at "
         f"{guest.address}:{guest.shell_port}, {guest.accel}, booted in "
-        f"{guest.boot_seconds:.1f} s, disk /dev/vda {guest.disk_bytes / (1 << 30):g} GiB, "
-        f"limits: {guest.limits.text()}"
+        f"{guest.boot_seconds:.1f} s, disk /dev/vda {guest.disk_bytes / (1 << 30):g} GiB"
+        f" (cache {guest.disk_cache}), limits: {guest.limits.text()}"
     )
 
 

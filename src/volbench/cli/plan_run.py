@@ -45,6 +45,7 @@ from volbench.plans.fleet_spec import Fleet
 from volbench.plans.job_targets import NamedPath, run_target
 from volbench.plans.placement import placed
 from volbench.plans.places import named_by, places_from
+from volbench.report.validity_sheets import Verdicts
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
 from volbench.specs.run_promise import settled
@@ -246,12 +247,13 @@ def run_plan(
                 places=place.settings,
                 note=rounds.note,
             )
-        run = with_history(session.store, session.store.get_run(str(outcome.run_id)))
+        verdicts = Verdicts()
+        run = with_history(session.store, session.store.get_run(str(outcome.run_id)), verdicts)
         caps = caps_of(session.store, run)
 
         def show() -> None:
             try:
-                show_run(run, choice.fmt, caps, choice.strict)
+                show_run(run, choice.fmt, caps, choice.strict, verdicts)
             finally:
                 if after is not None:
                     after(run)

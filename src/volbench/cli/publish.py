@@ -14,6 +14,7 @@ from volbench.errors import UsageError
 from volbench.model import RunRecord, RunStatus
 from volbench.report.publish import Bundles, site_files
 from volbench.report.publish_index import GENERATOR
+from volbench.report.validity_sheets import Verdicts
 from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.views import view
@@ -93,7 +94,8 @@ def command(
     folder = Path(output)
     _check_folder(folder)
     with Store.open(db, create=False) as store:
-        chosen = [with_history(store, r) for r in _chosen(store, run_refs, dict(labels))]
+        verdicts = Verdicts()
+        chosen = [with_history(store, r, verdicts) for r in _chosen(store, run_refs, dict(labels))]
         caps = volume_caps(store, chosen)
     running = [r.id for r in chosen if r.status is RunStatus.RUNNING]
     runs = [r for r in chosen if r.status is not RunStatus.RUNNING]
@@ -104,7 +106,7 @@ def command(
             + (f" with {' '.join(f'{k}={v}' for k, v in labels)}" if labels else "")
         )
     with catalogue.using(catalogue_files):
-        files = site_files(runs, view, by, _bundles(), caps)
+        files = site_files(runs, view, by, _bundles(), caps, verdicts)
     for name, data in files.items():
         path = folder / name
         output_file.check_folder(path.parent, "the site's folder")

@@ -10,6 +10,7 @@ from volbench.cli.spec import catalogue_option
 from volbench.model import RunRecord
 from volbench.report.comparison import comparison_sheet
 from volbench.report.formats import check_output_name, render_document
+from volbench.report.validity_sheets import Verdicts
 from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.views import report_document
@@ -52,10 +53,11 @@ def report(
     checked against the promise of the product its labels name)."""
     check_output_name(output)
     with Store.open(db, create=False) as store:
-        runs = [with_history(store, r) for r in _runs(store, run_refs)]
+        verdicts = Verdicts()
+        runs = [with_history(store, r, verdicts) for r in _runs(store, run_refs)]
         caps = volume_caps(store, runs)
     with catalogue.using(catalogue_files):
-        document = report_document(runs, _by(by), caps)
+        document = report_document(runs, _by(by), caps, verdicts)
     console.write_output(render_document(document, output), output)
 
 
@@ -84,11 +86,12 @@ def compare(
     if output:
         check_output_name(output)
     with Store.open(db, create=False) as store:
-        runs = [with_history(store, r) for r in _runs(store, run_refs)]
+        verdicts = Verdicts()
+        runs = [with_history(store, r, verdicts) for r in _runs(store, run_refs)]
         caps = volume_caps(store, runs)
     sheet = comparison_sheet(runs, _by(by))
     console.show(sheet, fmt)
     if output:
         with catalogue.using(catalogue_files):
-            document = report_document(runs, _by(by), caps)
+            document = report_document(runs, _by(by), caps, verdicts)
         console.write_output(render_document(document, output), output)

@@ -22,6 +22,7 @@ from volbench.model import RunStatus
 from volbench.plans.importing import import_path
 from volbench.plans.kinds import check_setup
 from volbench.report.run_list import runs_sheet
+from volbench.report.validity_sheets import Verdicts
 from volbench.specs import catalogue
 from volbench.store import bundle
 from volbench.store.repository import Store
@@ -69,10 +70,11 @@ def show(run_ref: str, catalogue_files: tuple[str, ...], db: str | None, fmt: st
     Checked against the promise of the product its labels name (a user's product:
     --catalogue FILE)."""
     with Store.open(db, create=False) as store:
-        run = with_history(store, store.get_run(run_ref))
+        verdicts = Verdicts()
+        run = with_history(store, store.get_run(run_ref), verdicts)
         caps = caps_of(store, run)
     with catalogue.using(catalogue_files):
-        sheets, document = report_for(run, caps)
+        sheets, document = report_for(run, caps, verdicts)
     console.show_report(sheets, document, fmt)
 
 
@@ -107,8 +109,9 @@ def export_run(
         raise UsageError(f"a bundle is binary: write it to a file with -o FILE{bundle.SUFFIX}")
     with Store.open(db, create=False) as store:
         if fmt != "bundle":
-            run = with_history(store, store.get_run(run_refs[0]))
-            sheets, document = report_for(run, caps_of(store, run))
+            verdicts = Verdicts()
+            run = with_history(store, store.get_run(run_refs[0]), verdicts)
+            sheets, document = report_for(run, caps_of(store, run), verdicts)
             console.show_report(sheets, document, fmt, output)
             return
         ids = list(dict.fromkeys(store.resolve(ref) for ref in run_refs))

@@ -25,6 +25,9 @@ PIDFILE = "qemu.pid"
 SERIAL = "serial.log"
 QMP = "qmp.sock"
 DISK = "disk.img"
+DISK_CACHES = ("none", "writeback")
+"""QEMU's cache modes a guest's disk takes (QEMU's documentation, "-drive ...
+cache=cache": ``none`` is ``cache.direct=on``, ``writeback`` ``cache.direct=off``)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ class Guest:
     pid: int
     lent: Lent | None = None
     """Its own limits while a process holds others on it (None: ``limits`` are its own)."""
+    disk_cache: str | None = None
+    """QEMU's cache mode of its disk (:data:`DISK_CACHES`): ``none``, the image opened
+    with O_DIRECT; ``writeback``, through this machine's page cache. None: a guest
+    recorded by a volbench that did not say."""
 
     @property
     def folder(self) -> Path:

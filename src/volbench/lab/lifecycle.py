@@ -159,11 +159,14 @@ def up(
     accel: str,
     say: Say,
     disk: Path | None = None,
+    disk_cache: str = "none",
 ) -> guests.Guest:
     """Boot guest ``name`` with its disk (a sparse image of ``disk_bytes``, or at
     ``disk`` an image with every block written: on a backing device,
-    :mod:`volbench.lab.backing`) limited as ``limits``; return it once fio's server
-    in it answers. Nothing is left behind when the boot fails or is interrupted (qemu
+    :mod:`volbench.lab.backing`) limited as ``limits``, under QEMU's cache mode
+    ``disk_cache`` (:data:`volbench.lab.guest.DISK_CACHES`; ``none`` on a filesystem
+    without O_DIRECT is ``writeback``, and said); return it once fio's server in it
+    answers. Nothing is left behind when the boot fails or is interrupted (qemu
     ended, the folder and image removed)."""
     folder = guest_dir(name)
     check_disk_size(disk_bytes)
@@ -175,7 +178,7 @@ def up(
     initrd = initramfs(kernel, say)
     private_folder(folder)
     try:
-        return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say, disk)
+        return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say, disk, disk_cache)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         if disk is not None:
@@ -193,6 +196,7 @@ def _up(
     accel: str,
     say: Say,
     written: Path | None,
+    disk_cache: str,
 ) -> guests.Guest:
     address = _reserve(folder)
     make_key(folder)  # the shell channel's, for this boot (lab/shell.py)
@@ -202,11 +206,14 @@ def _up(
     else:
         with private_file(disk) as image:
             image.truncate(disk_bytes)
+    direct = disk_cache == "none" and supports_direct(disk)
+    if disk_cache == "none" and not direct:
+        say(f"{disk.parent} opens no file with O_DIRECT: the disk is cached (writeback)")
     for attempt in accelerators(accel):
         timeout = KVM_BOOT_S if attempt == "kvm" else TCG_BOOT_S
         say(f"booting {name} under {attempt} (up to {timeout:g} s)")
         launch = Launch(
-            folder, kernel.image, initrd, disk, supports_direct(disk), address,
+            folder, kernel.image, initrd, disk, direct, address,
             FIO_HOST_PORT, SHELL_HOST_PORT, limits, attempt, f"lab-{name}-{attempt}",
         )  # fmt: skip
         booted, address = _boot_on_a_free_address(launch, timeout)
@@ -220,6 +227,7 @@ def _up(
         guest = guests.Guest(
             name, address, FIO_HOST_PORT, SHELL_HOST_PORT, attempt, limits, str(disk),
             disk_bytes, kernel.release, round(seconds, 2), qemu.pid,
+            disk_cache="none" if direct else "writeback",
         )  # fmt: skip
         guests.save(guest)
         if limits.in_guest:  # the guest's kernel holds them: once it answers

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from volbench.fio.client import HostAddress
-from volbench.model import Place, TargetIdentity
+from volbench.model import HostCache, Place, TargetIdentity
 from volbench.targets.remote_sampler import RemoteSampler
 
 
@@ -83,6 +83,12 @@ class PlaceKind(Protocol):
         :func:`volbench.targets.safety.check_remote_write`, and return what the
         target is, when it can be known from this machine (then checked again before
         every round, :func:`volbench.targets.safety.check_round`). UsageError to refuse."""
+        ...
+
+    def host_cache(self, place: Place) -> HostCache | None:
+        """What caches ``place``'s target on this machine, for the validity check "a
+        cache answered" (:func:`volbench.analysis.run_validity.front_cache`); None:
+        nothing this machine knows of."""
         ...
 
     def purge(self, place: Place) -> str:

@@ -23,9 +23,11 @@ from volbench.fio.client import HostAddress
 from volbench.lab import monitor
 from volbench.lab.guest import Guest, load, running_pid
 from volbench.lab.shell import shell_of
-from volbench.model import Place, TargetIdentity
+from volbench.model import HostCache, Place, TargetIdentity
 from volbench.places.remote import cannot_purge, check_remote
+from volbench.targets.host import MEMINFO, parse_mem_total
 from volbench.targets.identity import identify
+from volbench.targets.kernel_file import kernel_text
 from volbench.targets.remote_channel import TcpShell
 from volbench.targets.remote_sampler import RemoteSampler
 from volbench.targets.remote_stream import sampler_script
@@ -80,6 +82,22 @@ def guest_disk(place: Place) -> TargetIdentity | None:
     return dataclasses.replace(image, source=source)
 
 
+def guest_cache(place: Place) -> HostCache | None:
+    """What caches a lab guest's own disk on this machine, as the guest recorded it
+    (QEMU's cache mode: :data:`volbench.lab.guest.DISK_CACHES`); None: another place,
+    or a guest that did not record it."""
+    if place.path != DISK or place.host is None or not LAB.owns(place.host):
+        return None
+    guest = load(lab_name(place.host))
+    if guest.disk_cache is None:
+        return None
+    if guest.disk_cache == "none":
+        return HostCache("none", "QEMU's cache=none on the guest's disk (O_DIRECT)")
+    memory = parse_mem_total(kernel_text(MEMINFO) or "")
+    what = f"QEMU's cache={guest.disk_cache} on the guest's disk: this machine's page cache"
+    return HostCache(guest.disk_cache, what, memory or None)
+
+
 class LabKind:
     """``lab://NAME``: a QEMU guest of ``volbench lab`` on this machine."""
 
@@ -124,6 +142,9 @@ class LabKind:
         data: named by its kind; its image's identity is checked before every round."""
         check_remote(place, writes, named or place.path == DISK, force)
         return guest_disk(place)
+
+    def host_cache(self, place: Place) -> HostCache | None:
+        return guest_cache(place)
 
     def can_purge(self, place: Place) -> bool:
         return place.path == DISK

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress, parse_host
-from volbench.model import Place, TargetIdentity
+from volbench.model import HostCache, Place, TargetIdentity
 from volbench.places.remote import cannot_purge, check_remote
 
 
@@ -59,6 +59,9 @@ class ServerKind:
         self, place: Place, writes: bool, named: bool, force: bool
     ) -> TargetIdentity | None:
         check_remote(place, writes, named, force)
+        return None
+
+    def host_cache(self, place: Place) -> HostCache | None:
         return None
 
     def purge(self, place: Place) -> str:

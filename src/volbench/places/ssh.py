@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.tunnel import SshHost, ssh_config, tunnels
-from volbench.model import Place, TargetIdentity
+from volbench.model import HostCache, Place, TargetIdentity
 from volbench.places.remote import cannot_purge, check_remote
 from volbench.targets.remote_channel import SshChannel
 from volbench.targets.remote_sampler import RemoteSampler
@@ -90,6 +90,9 @@ class SshKind:
         self, place: Place, writes: bool, named: bool, force: bool
     ) -> TargetIdentity | None:
         check_remote(place, writes, named, force)
+        return None
+
+    def host_cache(self, place: Place) -> HostCache | None:
         return None
 
     def purge(self, place: Place) -> str:

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 
 from volbench.fio.client import HostAddress
-from volbench.model import Place, TargetIdentity, TargetInfo
+from volbench.model import HostCache, Place, TargetIdentity, TargetInfo
 from volbench.places import remote
 from volbench.places.kind import PlaceKind
 from volbench.places.lab import LAB
@@ -88,6 +88,12 @@ def reclaim(places: Sequence[Place]) -> list[str]:
     """What a killed run left on the kinds of ``places`` given back; a line for each."""
     kinds = [kind_of(p.host) for p in places if p.host is not None]
     return [line for kind in KINDS if kind in kinds for line in kind.reclaim()]
+
+
+def host_cache(place: Place) -> HostCache | None:
+    """What caches ``place``'s target on this machine (its kind's
+    :meth:`~volbench.places.kind.PlaceKind.host_cache`; None: a local target)."""
+    return None if place.host is None else kind_of(place.host).host_cache(place)
 
 
 def sampler(host: str, path: str) -> RemoteSampler | str:

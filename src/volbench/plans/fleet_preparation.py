@@ -162,7 +162,13 @@ def prepare_fleet(
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))
     infos = [
-        TargetInfo(path=p.label, kind="remote", capacity_bytes=size, identity=identities[p])
+        TargetInfo(
+            path=p.label,
+            kind="remote",
+            capacity_bytes=size,
+            identity=identities[p],
+            host_cache=table.host_cache(p),
+        )
         for p in places
     ]
     return PreparedFleet(fleet, infos, probes)

@@ -39,7 +39,7 @@ from volbench.report.limits_card import fitted_model
 from volbench.report.rows import Row, documents, number
 from volbench.report.sheet import Column, Sheet
 from volbench.report.summary import limit_phrase
-from volbench.report.validity_sheets import run_validity
+from volbench.report.validity_sheets import Verdicts, given
 from volbench.specs import run_promise
 from volbench.specs.catalogue import Catalogue
 from volbench.specs.expectation import (
@@ -210,10 +210,12 @@ def check_sheet(
     catalogue: Catalogue,
     request: CheckRequest,
     volume: Sequence[KnownCap] = (),
+    validity: Verdicts | None = None,
 ) -> Sheet:
     """Check ``run`` against the catalogue (a limits run: its fitted model, figure by
     figure); a UsageError when nothing compares. ``volume``: the caps of the volume's
-    fitted model (:mod:`volbench.volume_limits`), for the limit verdicts."""
+    fitted model (:mod:`volbench.volume_limits`), for the limit verdicts; ``validity``:
+    the command's (:class:`Verdicts`: a figure not the volume's is not judged)."""
     name, size = subject(run, request)
     product = catalogue.find(name)
     vendor_unit = product.count_unit_bytes
@@ -230,7 +232,7 @@ def check_sheet(
         verdicts, findings = model_verdicts(found.model, burst, expectation, found.probes)
     else:
         verdicts, findings = check(tests, expectation, caps)
-        verdicts = judged(verdicts, run)
+        verdicts = judged(verdicts, run, given(validity))
     if not verdicts:
         why = "; ".join(skipped) or "it holds no results"
         raise UsageError(f"run {run.id} has no workload that can be compared: {why}")
@@ -300,13 +302,13 @@ def check_sheet(
     return Sheet(title, columns, rows, document, notes, flagged)
 
 
-def judged(verdicts: Sequence[Verdict], run: RunRecord) -> list[Verdict]:
-    """``verdicts`` with each figure that is not the volume's ``not judged`` (a test's
-    last round, as the check compares it; a figure of a test fio reported an error in
-    stays ``error``)."""
+def judged(verdicts: Sequence[Verdict], run: RunRecord, validity: Verdicts) -> list[Verdict]:
+    """``verdicts`` with each figure that is not the volume's (``validity``) ``not
+    judged`` (a test's last round, as the check compares it; a figure of a test fio
+    reported an error in stays ``error``)."""
     last: dict[str, Validity] = {}
-    for (_, test), validity in sorted(run_validity(run).items()):
-        last[test] = validity
+    for (_, test), verdict_of_test in sorted(validity.of(run).items()):
+        last[test] = verdict_of_test
     found = []
     for verdict in verdicts:
         marked = last.get(verdict.test)

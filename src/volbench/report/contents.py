@@ -15,6 +15,7 @@ from volbench.report.limit_section import limit_section
 from volbench.report.plan_view import PlanView
 from volbench.report.run_charts import run_sections
 from volbench.report.summary import overview_sheet, summarise
+from volbench.report.validity_sheets import Verdicts, given
 
 
 def report_document(
@@ -22,19 +23,25 @@ def report_document(
     views: Callable[[str], PlanView],
     by: Sequence[str] = (),
     caps: Mapping[int, Sequence[KnownCap]] | None = None,
+    verdicts: Verdicts | None = None,
 ) -> Document:
     """The report of ``runs``, each shown as ``views(its plan)`` says (from the stored
     runs alone: fio's per-second series are in the store); ``caps``: each run's
-    volume's known caps by run id (:mod:`volbench.volume_limits`)."""
+    volume's known caps by run id (:mod:`volbench.volume_limits`); ``verdicts``: each
+    test's validity, the report's own (:class:`Verdicts`: worked out once a run)."""
     known = caps or {}
+    verdicts = given(verdicts)
     sections: list[Section] = []
-    summaries = [summarise(run, views(run.plan), caps=known.get(run.id, ())) for run in runs]
+    summaries = [
+        summarise(run, views(run.plan), caps=known.get(run.id, ()), verdicts=verdicts)
+        for run in runs
+    ]
     if len(runs) > 1:
         overview = overview_sheet(summaries)
         sections.append(Section("Summary of the runs", lead=(overview,), summary=True))
         sections.append(comparison_section(runs, by))
     for run, summary in zip(runs, summaries, strict=True):
-        sections += run_sections(run, views(run.plan), summary)
+        sections += run_sections(run, views(run.plan), summary, verdicts)
         limits = limit_section(run, known.get(run.id, ()))
         if limits is not None:
             sections.append(limits)

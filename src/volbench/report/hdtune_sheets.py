@@ -38,7 +38,8 @@ ZONE_COLUMNS = (
 
 
 def scan_sheet(run: RunRecord) -> Sheet:
-    """Transfer rate per zone, and HD Tune's summary line in the notes."""
+    """Transfer rate per zone (each zone's test's validity: the sheet's ``row_tests``),
+    and HD Tune's summary line in the notes."""
     rows = result_records(run)
     capacity = run.target.capacity_bytes
     zones = [r for r in rows if r.result.test.startswith("zone-")]
@@ -85,6 +86,7 @@ def scan_sheet(run: RunRecord) -> Sheet:
             "notes": notes,
         },
         notes=tuple(notes),
+        row_tests=tuple((row.result.test,) for row in zones),
     )
 
 

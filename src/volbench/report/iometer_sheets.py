@@ -52,6 +52,7 @@ def iometer_sheet(run: RunRecord) -> Sheet:
     for row in rows:
         by_spec.setdefault(row.result.test.rsplit(".w", 1)[0], []).append(row)
     sheet_rows: list[SpecRow] = []
+    tests: list[tuple[str, ...]] = []  # each row's test: its figure's validity
     notes = [f"run {run.id} · iometer · {run.status.value} · target {run.target.path}"]
     for spec, spec_rows in by_spec.items():
         measured = sweep_points(spec_rows)
@@ -61,6 +62,7 @@ def iometer_sheet(run: RunRecord) -> Sheet:
                 maxima[r.test] = max(maxima.get(r.test, 0.0), r.lat_max_ns)
         one = next((p.iops for p, _ in measured if p.numjobs == 1), None)
         for point, row in measured:
+            tests.append((row.result.test,))
             sheet_rows.append(
                 SpecRow(
                     spec=spec,
@@ -93,4 +95,5 @@ def iometer_sheet(run: RunRecord) -> Sheet:
         rows=tuple(sheet_rows),
         document={**run_document(run), "specs": documents(sheet_rows), "notes": notes},
         notes=tuple(notes),
+        row_tests=tuple(tests),
     )

@@ -75,13 +75,28 @@ def _spread(figure: Figure) -> str:
     return f"±{figure.spread:.1%}" if figure.spread else "one test"
 
 
-def _rows(name: str, model: DirectionModel) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
+@dataclass(frozen=True)
+class CardLine:
+    """A figure of the card: what it is, its fitted value and spread (text as shown), and
+    the tests it rests on (their stored names)."""
+
+    figure: str
+    value: str
+    spread: str
+    tests: tuple[str, ...]
+
+    def row(self) -> dict[str, object]:
+        """The line as the card's row (its tests named in one text, as shown)."""
+        return {"figure": self.figure, "value": self.value, "spread": self.spread,
+                "tests": ", ".join(self.tests)}  # fmt: skip
+
+
+def _rows(name: str, model: DirectionModel) -> list[CardLine]:
+    rows: list[CardLine] = []
 
     def add(what: str, figure: Figure | None, shown: str) -> None:
         if figure is not None:
-            rows.append({"figure": f"{name} {what}", "value": shown, "spread": _spread(figure),
-                         "tests": ", ".join(figure.tests)})  # fmt: skip
+            rows.append(CardLine(f"{name} {what}", shown, _spread(figure), tuple(figure.tests)))
 
     cap = model.iops_cap
     add("IOPS cap", cap, f"{cap.value:,.0f} IOPS" if cap else "")
@@ -93,12 +108,12 @@ def _rows(name: str, model: DirectionModel) -> list[dict[str, object]]:
     if model.unit is not None and cap is not None:
         how = {True: "counted rounded up", False: "counted in proportion", None: "in proportion"}
         same = ", the same limit as the MB/s cap" if limit is not None else ""
-        rows.append({
-            "figure": f"{name} I/O unit",
-            "value": f"{model.unit.bytes // KIB} KiB, {how[model.unit.rounded]}{same}",
-            "spread": "exact",
-            "tests": ", ".join(cap.tests),
-        })  # fmt: skip
+        rows.append(CardLine(
+            f"{name} I/O unit",
+            f"{model.unit.bytes // KIB} KiB, {how[model.unit.rounded]}{same}",
+            "exact",
+            tuple(cap.tests),
+        ))  # fmt: skip
     floor = model.latency_floor
     paced = " (the limiter's pacing)" if model.paced_at_qd1 else ""
     add("latency at QD 1", floor, f"{floor.value / 1e3:,.0f} µs{paced}" if floor else "")
@@ -127,7 +142,7 @@ def _probe_burst(
     return key[1], burst
 
 
-def _burst_rows(found: tuple[str, Burst] | None, what: str = "burst") -> list[dict[str, object]]:
+def _burst_rows(found: tuple[str, Burst] | None, what: str = "burst") -> list[CardLine]:
     """The rows of a burst probe's burst, each figure named with ``what`` ("burst",
     "write burst")."""
     if found is None:
@@ -135,14 +150,11 @@ def _burst_rows(found: tuple[str, Burst] | None, what: str = "burst") -> list[di
     name, burst = found
     spread = f"±{burst.spread:.1%}"
     return [
-        {"figure": f"{what} ceiling", "value": f"{burst.ceiling:,.0f} IOPS", "spread": spread,
-         "tests": name},
-        {"figure": f"{what} length", "value": f"{burst.seconds:,.1f} s from rest",
-         "spread": "±1 s", "tests": name},
-        {"figure": f"{what} credits", "value": f"{burst.credits:,.0f} I/Os above the baseline",
-         "spread": spread, "tests": name},
-        {"figure": f"baseline after the {what}", "value": f"{burst.baseline:,.0f} IOPS",
-         "spread": spread, "tests": name},
+        CardLine(f"{what} ceiling", f"{burst.ceiling:,.0f} IOPS", spread, (name,)),
+        CardLine(f"{what} length", f"{burst.seconds:,.1f} s from rest", "±1 s", (name,)),
+        CardLine(f"{what} credits", f"{burst.credits:,.0f} I/Os above the baseline", spread,
+                 (name,)),
+        CardLine(f"baseline after the {what}", f"{burst.baseline:,.0f} IOPS", spread, (name,)),
     ]  # fmt: skip
 
 
@@ -293,13 +305,10 @@ def stored_refill(
     return refill_rate(first, second, rest_s, (BURST.name, REST.name, REFILL.name)), None
 
 
-def _refill_rows(refill: Refill | None) -> list[dict[str, object]]:
+def _refill_rows(refill: Refill | None) -> list[CardLine]:
     if refill is None:
         return []
-    return [
-        {"figure": "burst refill", "value": refill.sentence(), "spread": f"±{refill.spread:.1%}",
-         "tests": ", ".join(refill.tests)},
-    ]  # fmt: skip
+    return [CardLine("burst refill", refill.sentence(), f"±{refill.spread:.1%}", refill.tests)]
 
 
 def _refill_document(refill: Refill | None) -> dict[str, Any] | None:
@@ -312,8 +321,9 @@ def limits_card(run: RunRecord) -> Sheet:
     """The fitted limiter of ``run`` as a sheet, and as JSON in its document."""
     found = fitted_model(run)
     probes, model, burst, refill = found.probes, found.model, found.burst, found.refill
-    rows = _burst_rows(burst) + _refill_rows(refill) + _burst_rows(found.write_burst, "write burst")
-    rows += _rows("read", model.read) + _rows("write", model.write)
+    lines = _burst_rows(burst) + _refill_rows(refill)
+    lines += _burst_rows(found.write_burst, "write burst")
+    lines += _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model) + _buckets(found, found.wrote_burst)
     notes += _no_limiter(model) + _matching(run, found)
@@ -332,7 +342,9 @@ def limits_card(run: RunRecord) -> Sheet:
         "refill": _refill_document(refill),
         "write_burst": dataclasses.asdict(found.write_burst[1]) if found.write_burst else None,
     }
-    return Sheet("what limits this volume", columns, tuple(rows), document, tuple(notes))
+    rows = tuple(line.row() for line in lines)
+    tests = tuple(line.tests for line in lines)
+    return Sheet("what limits this volume", columns, rows, document, tuple(notes), row_tests=tests)
 
 
 def card_fit(card: Sheet) -> tuple[list[Probe], LimiterModel]:

@@ -35,6 +35,7 @@ from volbench.report.html import render_html
 from volbench.report.plan_view import PlanView
 from volbench.report.publish_index import Comparison, IndexEntry, index_page
 from volbench.report.summary import summarise
+from volbench.report.validity_sheets import Verdicts, given
 
 PLOTLY = "assets/plotly.min.js"
 
@@ -97,16 +98,19 @@ def site_files(
     groupings: Sequence[Sequence[str]] = (),
     bundles: Bundles | None = None,
     caps: Mapping[int, Sequence[KnownCap]] | None = None,
+    verdicts: Verdicts | None = None,
 ) -> dict[str, bytes]:
     """Every file of the site of ``runs`` (each read with its raw outputs and series),
     a comparison page per grouping (``--by``) and plan; ``caps``: each run's volume's
-    known caps by run id (:mod:`volbench.volume_limits`)."""
+    known caps by run id (:mod:`volbench.volume_limits`); ``verdicts``: each test's
+    validity, the command's (:class:`~volbench.report.validity_sheets.Verdicts`)."""
     known = caps or {}
+    verdicts = given(verdicts)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     files: dict[str, bytes] = {PLOTLY: _plotly()}
     entries = []
     for run in runs:
-        summary = summarise(run, views(run.plan), caps=known.get(run.id, ()))
+        summary = summarise(run, views(run.plan), caps=known.get(run.id, ()), verdicts=verdicts)
         bundle = None
         if bundles is not None:
             bundle = f"bundles/run-{run.id}{bundles.suffix}"
@@ -114,7 +118,7 @@ def site_files(
         links = [("all runs", "../index.html")]
         if bundle:
             links.append((f"download run {run.id} as a bundle", f"../{bundle}"))
-        document = report_document([run], views, caps=known)
+        document = report_document([run], views, caps=known, verdicts=verdicts)
         files[run_page(run)] = render_html(document, plotly_src=f"../{PLOTLY}", links=links)
         entries.append(IndexEntry(summary, run_page(run), bundle))
     found = comparisons(runs, groupings)

@@ -97,7 +97,8 @@ class VerifyRow(Row):
 
 def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet:
     """Planned vs achieved per tenant (fio's IOPS), fio's IOPS samples over time
-    (min - max of its samples, one per ``iopsavgtime``), Jain's index and isolation."""
+    (min - max of its samples, one per ``iopsavgtime``), Jain's index and isolation; each
+    row's figure is its tenant's test (stored under the tenant's name: ``row_tests``)."""
     over_time = interval_iops(raw_outputs)
     rows = tuple(
         VerifyRow(
@@ -155,6 +156,7 @@ def verify_sheet(result: VerifyResult, raw_outputs: Sequence[str] = ()) -> Sheet
             " (one per iopsavgtime, 500 ms by default)",
         ),
         flagged_rows=frozenset(i for i, r in enumerate(rows) if r.verdict != "ok"),
+        row_tests=tuple((c.tenant,) for c in result.checks),
     )
 
 

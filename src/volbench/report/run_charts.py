@@ -39,7 +39,7 @@ from volbench.report.plan_view import PlanView
 from volbench.report.run_sheets import ResultRow, report_for, result_records, shown_percentile
 from volbench.report.sheet import Sheet
 from volbench.report.summary import Summary, summarise
-from volbench.report.validity_sheets import run_validity, validity_sheet, with_marks
+from volbench.report.validity_sheets import Verdicts, given, validity_sheet, with_marks
 from volbench.units import format_bytes
 
 MB = 1_000_000
@@ -285,16 +285,17 @@ def _xy(points: Sequence[tuple[float, float]], scale: float) -> tuple[list[float
     return [t for t, _ in points], [v / scale for _, v in points]
 
 
-def fio_run_charts(run: RunRecord) -> list[Chart]:
+def fio_run_charts(run: RunRecord, verdicts: Verdicts | None = None) -> list[Chart]:
     """Every generic chart whose data exists for ``run`` (of a run on several places
-    at once: the aggregate's, then each place's share)."""
+    at once: the aggregate's, then each place's share); ``verdicts``: the command's, whose
+    marks shade the per-second chart."""
     prefix = f"run{run.id}"
     rows = result_records(aggregate_run(run))
     charts = rate_charts(prefix, rows) if rows else []
     charts += [c for c in (percentile_chart(prefix, rows), histogram_chart(prefix, run)) if c]
     if len(run.settings.places) > 1:  # one place's charts are the run's own
         charts += place_charts(prefix, fleet_sheet(run))
-    found = run_validity(run) if run.raw_outputs else {}
+    found = given(verdicts).of(run) if run.raw_outputs else {}
     return charts + timeseries_charts(prefix, run.series, run.stalls, found)
 
 
@@ -319,11 +320,18 @@ def summary_parts(summary: Summary) -> SummaryParts:
     }
 
 
-def run_sections(run: RunRecord, view: PlanView, summary: Summary | None = None) -> list[Section]:
+def run_sections(
+    run: RunRecord,
+    view: PlanView,
+    summary: Summary | None = None,
+    verdicts: Verdicts | None = None,
+) -> list[Section]:
     """The sections of one run: its summary first, then its plan's own sections
     (``view.sections``), else the generic fio-run section (its plan's own charts first);
-    the check against the promise in full with the tables."""
-    summary = summary or summarise(run, view)
+    the check against the promise in full with the tables. ``verdicts``: the report's
+    (:class:`Verdicts`)."""
+    verdicts = given(verdicts)
+    summary = summary or summarise(run, view, verdicts=verdicts)
     promise = (summary.promise,) if summary.promise else ()
     if view.sections is not None:
         first = Section(f"Run {run.id}: {run.plan}", header=run_header(run), sheets=promise,
@@ -332,14 +340,14 @@ def run_sections(run: RunRecord, view: PlanView, summary: Summary | None = None)
     sheets, _ = report_for(run, view)
     charts = view.charts(sheets[0]) if view.charts and sheets else []
     if run.raw_outputs:  # each figure's mark, and the marked tests with what to do
-        sheets = [with_marks(sheet, run_validity(run)) for sheet in sheets]
-        marks = validity_sheet(run)
+        sheets = [with_marks(sheet, verdicts.of(run)) for sheet in sheets]
+        marks = validity_sheet(run, verdicts)
         sheets += [marks] if marks is not None else []
     return [
         Section(
             title=f"Run {run.id}: {run.plan}",
             header=run_header(run),
-            charts=tuple(charts + fio_run_charts(run)),
+            charts=tuple(charts + fio_run_charts(run, verdicts)),
             sheets=(*sheets, *promise),
             **summary_parts(summary),
         )

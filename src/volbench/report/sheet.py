@@ -38,7 +38,14 @@ class Column:
 @dataclass(frozen=True)
 class Sheet:
     """A table: its rows (typed rows, :class:`volbench.report.rows.Row`, or plain
-    mappings), the columns shown of them and the JSON document that stands for it."""
+    mappings), the columns shown of them and the JSON document that stands for it.
+
+    ``row_tests``: the stored tests each row's figures rest on, by row, each named as the
+    run stores it (a row of a test's own names it under ``"test"`` and needs none; a row
+    of a plan's own sheet, an access spec at a worker count, a zone, a tenant, a fitted
+    cap, names them here): whether those figures are the volume's is read from them
+    (:func:`volbench.report.validity_sheets.with_marks`). Empty: every row names its own
+    test, or none."""
 
     title: str
     columns: tuple[Column, ...]
@@ -46,6 +53,13 @@ class Sheet:
     document: Mapping[str, Any]
     notes: tuple[str, ...] = ()
     flagged_rows: frozenset[int] = field(default_factory=frozenset)
+    row_tests: tuple[tuple[str, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.row_tests and len(self.row_tests) != len(self.rows):
+            raise ValueError(
+                f"{self.title}: {len(self.row_tests)} rows' tests for {len(self.rows)} rows"
+            )
 
     def cells(self) -> list[list[str]]:
         """The human-readable cells, row by row, each one line with its control

@@ -39,7 +39,7 @@ from volbench.report.sheet import (
     fmt_latency,
     fmt_rate,
 )
-from volbench.report.validity_sheets import run_validity, with_marks
+from volbench.report.validity_sheets import Verdicts, given, with_marks
 
 if TYPE_CHECKING:
     from volbench.specs.catalogue import Catalogue
@@ -251,17 +251,18 @@ def _loaded(files: tuple[str, ...]) -> Catalogue:
     return catalogue.load(files)
 
 
-def promise(run: RunRecord) -> tuple[Sheet | None, str | None]:
+def promise(run: RunRecord, validity: Verdicts | None = None) -> tuple[Sheet | None, str | None]:
     """``volbench check`` of the run against the product and size its labels name
     (``product`` and ``size_gib`` or ``size``), and one line saying how it went;
-    (None, None) when the labels name none."""
+    (None, None) when the labels name none. ``validity``: the command's
+    (:class:`Verdicts`)."""
     product = run.labels.get("product")
     if product is None or not (run.labels.get("size_gib") or run.labels.get("size")):
         return None, None
     from volbench.report.check_sheets import CheckRequest, VerdictRow, check_sheet
 
     try:
-        sheet = check_sheet(run, _catalogue(), CheckRequest(None, None))
+        sheet = check_sheet(run, _catalogue(), CheckRequest(None, None), validity=validity)
     except VolbenchError as exc:
         return None, f"not checked against {product}: {exc}"
     checked = rows_of(sheet.rows, VerdictRow)
@@ -307,25 +308,31 @@ def with_promise(table: Sheet, check: Sheet) -> Sheet:
     )
     columns = (*table.columns, Column("promise", "Promised: verdict"))
     return Sheet(table.title, columns, rows, {**table.document, "rows": list(rows)}, table.notes,
-                 table.flagged_rows | flagged)  # fmt: skip
+                 table.flagged_rows | flagged, table.row_tests)  # fmt: skip
 
 
 def summarise(
-    run: RunRecord, view: PlanView, *, check: bool = True, caps: Sequence[KnownCap] = ()
+    run: RunRecord,
+    view: PlanView,
+    *,
+    check: bool = True,
+    caps: Sequence[KnownCap] = (),
+    verdicts: Verdicts | None = None,
 ) -> Summary:
     """The summary of ``run`` as its plan's view says (``view.headline``, else a row per
     test; of a run on places, of their aggregate: each place's share is its own table);
     ``check``: against the vendor's promise too; ``caps``: the volume's known caps, for
-    the limit verdicts."""
+    the limit verdicts; ``verdicts``: the command's (:class:`Verdicts`)."""
+    verdicts = given(verdicts)
     headline = (view.headline or generic_headline)(aggregate_run(run))
-    sheet, verdict = promise(run) if check else (None, None)
+    sheet, verdict = promise(run, verdicts) if check else (None, None)
     # a plan's own header may say it already (PTS: its non-compliant reasons)
     said = {n for n in run_notes(run) if n.startswith("NON-COMPLIANT")} if any(
         "NON-COMPLIANT" in n for n in headline.notes
     ) else set()  # fmt: skip
     table = with_promise(headline.table, sheet) if sheet else headline.table
     if run.raw_outputs:  # a record read with its outputs (not a list of runs)
-        table = with_marks(table, run_validity(run))
+        table = with_marks(table, verdicts.of(run))
     return Summary(
         run=run,
         table=table,

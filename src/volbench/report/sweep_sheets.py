@@ -7,7 +7,6 @@ each direction's IOPS (the mean over all I/Os); p99 of the worst direction
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from volbench.analysis.scaling import (
@@ -18,14 +17,12 @@ from volbench.analysis.scaling import (
     peak,
     saturation_sentence,
 )
-from volbench.analysis.validity import Validity
 from volbench.model import RunRecord, StoredResult, split_cache_mode
 from volbench.plans.sweep import options_from
 from volbench.report.plan_view import Headline
 from volbench.report.rows import Row, documents, number, rows_of
 from volbench.report.run_sheets import MB, ResultRow, cache_notes, result_records, run_document
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
-from volbench.report.validity_sheets import MARK_COLUMN, MARK_NOTE, VALID, mark_text, run_validity
 
 
 def sweep_points(rows: list[ResultRow]) -> list[tuple[ScalingPoint, ResultRow]]:
@@ -70,8 +67,8 @@ def _as_fio_ran(value: int | None) -> int:
 class SweepPointRow(Row):
     """One grid point of a sweep (:class:`ScalingPoint`): IOPS and bytes/s summed over
     directions, mean latency (ns) weighted by IOPS, the worst direction's p99 (ns), the
-    first direction's Little's-law check, what the notes call it (``mark``) and whether
-    its figure is the volume's (``validity``: "valid", its marks, None: not checked)."""
+    first direction's Little's-law check and what the notes call it (``mark``); whether
+    its figure is the volume's is the sheet's (its ``row_tests``: the point's test)."""
 
     point: str
     series: str
@@ -87,7 +84,6 @@ class SweepPointRow(Row):
     outstanding_implied: float | None
     littles_law: str | None
     mark: str | None
-    validity: str | None = None
 
 
 def _series_notes(
@@ -143,7 +139,6 @@ def sweep_sheet(run: RunRecord) -> Sheet:
     target = options.latency_target_ns if options else None
     which = options.latency_percentile if options else "mean"
     notes = [f"run {run.id} · sweep · {run.status.value} · target {run.target.path}"]
-    found = run_validity(run) if run.raw_outputs else {}
     marks: dict[str, list[str]] = {}
     series: dict[str, list[ScalingPoint]] = {}
     for point, _ in measured:
@@ -174,39 +169,18 @@ def sweep_sheet(run: RunRecord) -> Sheet:
             outstanding_implied=row.outstanding_implied,
             littles_law=row.littles_law,
             mark=", ".join(marks.get(point.label, [])) or None,
-            validity=_marked(found, row),
         )
         for point, row in measured
     ]
-    flagged = frozenset(
-        i for i, (_, row) in enumerate(measured) if _marked(found, row) not in (None, VALID)
-    )
-    if flagged:
-        notes.append(f"{MARK_NOTE}; marked points: {', '.join(_marked_points(found, measured))}")
     document = {**run_document(run), "points": documents(sheet_rows), "notes": notes}
     return Sheet(
         title=f"volbench sweep {run.id}",
-        columns=(*COLUMNS, MARK_COLUMN) if flagged else COLUMNS,
+        columns=COLUMNS,
         rows=tuple(sheet_rows),
         document=document,
         notes=tuple(notes),
-        flagged_rows=flagged,
+        row_tests=tuple((row.result.test,) for _, row in measured),
     )
-
-
-def _marked(found: Mapping[tuple[int, str], Validity], row: ResultRow) -> str | None:
-    """The marks of a point's test ("cache, starved"), "valid", None: not checked."""
-    return mark_text(found.get((row.result.round, row.result.test)))
-
-
-def _marked_points(
-    found: Mapping[tuple[int, str], Validity], measured: list[tuple[ScalingPoint, ResultRow]]
-) -> list[str]:
-    return [
-        f"{p.label} ({row.result.test})"
-        for p, row in measured
-        if _marked(found, row) not in (None, VALID)
-    ]
 
 
 HEADLINE_COLUMNS = (
@@ -226,13 +200,16 @@ def sweep_headline(run: RunRecord) -> Headline:
     throttle fingerprint finds."""
     sheet = sweep_sheet(run)
     points = rows_of(sheet.rows, SweepPointRow)
-    rows = [r for r in points if r.mark]
+    chosen = [i for i, r in enumerate(points) if r.mark]
+    rows = [points[i] for i in chosen]
     if points:
-        shallowest = min(points, key=lambda r: (r.outstanding, -r.iops))
-        if all(r.point != shallowest.point for r in rows):
-            rows.insert(0, replace(shallowest, mark="shallowest queue"))
+        shallowest = min(range(len(points)), key=lambda i: (points[i].outstanding, -points[i].iops))
+        if all(r.point != points[shallowest].point for r in rows):
+            rows.insert(0, replace(points[shallowest], mark="shallowest queue"))
+            chosen.insert(0, shallowest)
     table = Sheet(f"Run {run.id} at a glance: sweep", HEADLINE_COLUMNS, tuple(rows),
-                  {"rows": documents(rows)})  # fmt: skip
+                  {"rows": documents(rows)},
+                  row_tests=tuple(sheet.row_tests[i] for i in chosen))  # fmt: skip
     named = [r for r in rows if r.mark and r.mark != "shallowest queue"]
     named.sort(key=lambda r: "peak" not in (r.mark or ""))  # the peak first
     figures = tuple(f"{fmt_count(r.iops)} IOPS at {r.point} ({r.mark})" for r in named)

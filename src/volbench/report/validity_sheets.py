@@ -2,8 +2,9 @@
 marks of analysis/run_validity.py (the one service) on ``show``'s tables, in ``check``
 (a marked figure is not judged), ``explain``'s evidence, the report and JSON.
 
-:func:`run_validity` is what every view calls: the service with what the run's labels
-say of the place (a catalogue product's stated latency: :func:`known_of`).
+A command's :class:`Verdicts` is what every view of its runs asks: the service with
+what the run's labels say of the place (a catalogue product's stated latency:
+:func:`known_of`) and what the command gave of its volume's history.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ SCHEMA = "volbench.validity/1"
 VALID = "valid"
 """How a test without a mark reads in a table's mark column."""
 Key = tuple[int, str]
-_CACHE: dict[tuple[object, ...], dict[Key, Validity]] = {}
-_CACHED_RUNS = 8
 
 
 def known_of(run: RunRecord) -> Known:
@@ -70,36 +69,48 @@ def _catalogue(files: tuple[str, ...]) -> Any:
     return catalogue.load(files)
 
 
-def run_validity(run: RunRecord) -> dict[Key, Validity]:
-    """Every test's validity (analysis/run_validity.py; not its fill's), worked out once
-    per stored state of the run however many views of one command ask (with what was
-    written on its volume when the command gave it: :func:`with_volume`)."""
-    run = fill.without(run)  # the fill (--fill) measures nothing asked for
-    found = _CACHE.get(_key(run))
-    if found is None:
-        found = _remember(run, validity_of(run, known_of(run)))
-    return found
+class Verdicts:
+    """The validity of every test of the runs one command shows (analysis/run_validity.py;
+    not of a run's fill), each run's worked out once however many of the command's views
+    ask (the results table, the summary, the charts, ``check``, the marks' sheet), with
+    what was written on a run's volume where the command gave it (:meth:`give_volume`,
+    which the "blocks never written" check reads). The command makes one and hands it to
+    each view of its runs: nothing is kept beyond it."""
+
+    def __init__(self) -> None:
+        self._volumes: dict[tuple[object, ...], tuple[RunWrites, ...] | None] = {}
+        self._found: dict[tuple[object, ...], dict[Key, Validity]] = {}
+
+    def give_volume(self, run: RunRecord, volume: tuple[RunWrites, ...] | None) -> None:
+        """What was written on ``run``'s volume: the runs stored on it up to ``run``
+        (:func:`volbench.volume_writes.volume_history`; None: the volume cannot be
+        named), for every view of ``run`` after this."""
+        key = _key(fill.without(run))
+        self._volumes[key] = volume
+        self._found.pop(key, None)
+
+    def of(self, run: RunRecord) -> dict[Key, Validity]:
+        """Every test's validity of ``run`` (not its fill's: it measures nothing asked
+        for), by (round, test)."""
+        run = fill.without(run)
+        key = _key(run)
+        found = self._found.get(key)
+        if found is None:
+            known = known_of(run)
+            if key in self._volumes:
+                known = dataclasses.replace(known, volume=self._volumes[key], volume_known=True)
+            found = self._found[key] = validity_of(run, known)
+        return found
 
 
-def with_volume(run: RunRecord, volume: tuple[RunWrites, ...] | None) -> dict[Key, Validity]:
-    """:func:`run_validity` with the runs stored on the run's volume up to it
-    (:func:`volbench.volume_writes.volume_history`; None: the volume cannot be named),
-    which the "blocks never written" check reads: a command with the store at hand
-    gives it once, before its views ask."""
-    run = fill.without(run)
-    known = dataclasses.replace(known_of(run), volume=volume, volume_known=True)
-    return _remember(run, validity_of(run, known))
+def given(verdicts: Verdicts | None) -> Verdicts:
+    """``verdicts``, or, where a view is called alone (no command gave it one), a
+    :class:`Verdicts` of its own: nothing known of the volumes' history."""
+    return verdicts if verdicts is not None else Verdicts()
 
 
 def _key(run: RunRecord) -> tuple[object, ...]:
     return (run.uuid, run.id, run.status, len(run.results), len(run.series), len(run.raw_outputs))
-
-
-def _remember(run: RunRecord, found: dict[Key, Validity]) -> dict[Key, Validity]:
-    if len(_CACHE) >= _CACHED_RUNS:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[_key(run)] = found
-    return found
 
 
 def mark_document(mark: Mark) -> dict[str, object]:
@@ -163,15 +174,26 @@ class Rows:
             return self.found[(round_no, test)]
         if test in self.latest:
             return self.latest[test]
-        pair = self.stems.get(test)
-        if not pair:
-            return None
-        return Validity(
-            pair[0].round,
-            test,
-            tuple(m for v in pair for m in v.marks),
-            tuple(dict.fromkeys(u for v in pair for u in v.unchecked)),
-        )
+        return _together(test, self.stems.get(test, []))
+
+    def of_tests(self, tests: Sequence[str]) -> Validity | None:
+        """The validity of a row whose figures rest on the stored ``tests`` (their last
+        rounds): every mark of each (None: none of them is known)."""
+        known = [self.latest[t] for t in tests if t in self.latest]
+        return known[0] if len(known) == 1 else _together(", ".join(tests), known)
+
+
+def _together(name: str, found: Sequence[Validity]) -> Validity | None:
+    """One verdict of a figure resting on several tests' (``found``), named ``name``:
+    each one's marks, and what could not be checked on any."""
+    if not found:
+        return None
+    return Validity(
+        found[0].round,
+        name,
+        tuple(m for v in found for m in v.marks),
+        tuple(dict.fromkeys(u for v in found for u in v.unchecked)),
+    )
 
 
 MARK_COLUMN = Column("validity", "Valid?")
@@ -182,11 +204,16 @@ MARK_NOTE = (
 
 
 def with_marks(sheet: Sheet, found: Mapping[Key, Validity]) -> Sheet:
-    """``sheet`` with a column naming each row's marks (rows that name a test), its
-    marked rows flagged and what the column means in its notes; unchanged when no row
-    it names is marked."""
+    """``sheet`` with a column naming each row's marks (rows that name a test, or the
+    tests the sheet says they rest on: ``sheet.row_tests``), its marked rows flagged and
+    what the column means in its notes; unchanged when no row it names is marked. Every
+    table of a run gets its ``Valid?`` column here, a plan's own sheet too."""
     rows_of = Rows(found)
-    verdicts = [rows_of.of(row) for row in sheet.rows]
+    verdicts = (
+        [rows_of.of_tests(tests) for tests in sheet.row_tests]
+        if sheet.row_tests
+        else [rows_of.of(row) for row in sheet.rows]
+    )
     if all(v is None or v.valid for v in verdicts):
         return sheet
     rows = tuple(
@@ -293,10 +320,10 @@ def document(run: RunRecord, found: Mapping[Key, Validity]) -> dict[str, object]
     return {"schema": SCHEMA, "run": run.id, "tests": validity_documents(found)}
 
 
-def validity_sheet(run: RunRecord) -> Sheet | None:
+def validity_sheet(run: RunRecord, verdicts: Verdicts | None = None) -> Sheet | None:
     """The marked tests of ``run`` and what to do (``show``, the report); None when no
-    test is marked."""
-    found = run_validity(run)
+    test is marked. ``verdicts``: the command's (:class:`Verdicts`)."""
+    found = given(verdicts).of(run)
     rows = mark_rows(run, found)
     if not rows:
         return None
@@ -310,10 +337,10 @@ def validity_sheet(run: RunRecord) -> Sheet | None:
     )
 
 
-def evidence_sheet(run: RunRecord) -> Sheet:
+def evidence_sheet(run: RunRecord, verdicts: Verdicts | None = None) -> Sheet:
     """Every mark of ``run`` with its evidence (``explain``); what was not checked in its
-    notes."""
-    found = run_validity(run)
+    notes. ``verdicts``: the command's (:class:`Verdicts`)."""
+    found = given(verdicts).of(run)
     rows = evidence_lines(run, found)
     notes = _notes(run, found)[:-1]
     if not found:
@@ -327,9 +354,10 @@ def evidence_sheet(run: RunRecord) -> Sheet:
     )
 
 
-def marked(run: RunRecord) -> list[Validity]:
-    """The tests of ``run`` that carry a mark (``--strict``)."""
-    return [v for v in run_validity(run).values() if not v.valid]
+def marked(run: RunRecord, verdicts: Verdicts | None = None) -> list[Validity]:
+    """The tests of ``run`` that carry a mark (``--strict``); ``verdicts``: the
+    command's (:class:`Verdicts`)."""
+    return [v for v in given(verdicts).of(run).values() if not v.valid]
 
 
 def strict_message(found: Sequence[Validity]) -> str:
