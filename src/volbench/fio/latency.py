@@ -132,15 +132,18 @@ def latency(direction: Fields, kind: str, completed_limit: int | None) -> Latenc
         raise ParseError(
             f"the bins hold {sum(bins.values())} I/Os, N says {count}", stats.at("bins")
         )
+    samples = count or sum(bins.values())
+    if not (scale == 1.0 and _exact(bins)):  # fio 2.x usec: to ns
+        bins = {round(value * scale): n for value, n in bins.items()}
     return LatencyStats(
         kind=kind,
         min_ns=low * scale,
         max_ns=high * scale,
         mean_ns=mean * scale,
         stddev_ns=stddev * scale,
-        samples=count or sum(bins.values()),
+        samples=samples,
         percentiles_ns={p: v * scale for p, v in _percentiles(stats, low, high).items()},
-        bins=bins if scale == 1.0 and _exact(bins) else {round(v * scale): n for v, n in bins.items()},
+        bins=bins,
     )
 
 

@@ -347,7 +347,9 @@ class BlockDevice:
         numbers = [mount_devnum(m) for m in table]  # each mount's source looked up once
         found: list[tuple[BlockDevice, Mount]] = []
         for device in self.family():
-            found.extend((device, m) for m, nums in zip(table, numbers, strict=True) if device.devnum in nums)
+            found.extend(
+                (device, m) for m, nums in zip(table, numbers, strict=True) if device.devnum in nums
+            )
         return found
 
     def swaps(self, swaps: list[str] | None = None) -> list[BlockDevice]:
