@@ -31,10 +31,12 @@ long volbench takes to exit.
 
 Side by side in one run: this tree's ``src`` (or ``--tree DIR``) and, with
 ``--baseline DIR`` (the ``src`` folder of another checkout, e.g. ``git worktree add
-/tmp/old COMMIT``), that code. Root needed (zram; the tmpfs mount).
+/tmp/old COMMIT``), that code, and each ``--other NAME=DIR`` too. Root needed (zram;
+the tmpfs mount; the loop device).
 Usage: python bench/pts_live.py [--test iops|dirth|ecw] [--tmpfs|--loop-shm] [--baseline DIR]
-       [--tree DIR] [--cell-seconds S] [--interrupt-after S] [--interrupt-only|--round-only]
-       [--pairs N] [--bytecode cold|warm] [--json FILE] [--keep DIR]
+       [--other NAME=DIR]... [--tree DIR] [--cell-seconds S] [--interrupt-after S]
+       [--interrupt-only|--round-only] [--pairs N] [--bytecode cold|warm] [--json FILE]
+       [--keep DIR]
 """
 
 from __future__ import annotations
@@ -318,6 +320,13 @@ def main() -> None:
     parser.add_argument("--test", choices=sorted(TESTS), default="iops")
     parser.add_argument("--baseline", type=Path, default=None, help="src of the code before")
     parser.add_argument(
+        "--other",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="src of more code to run side by side (after the baseline, before this tree)",
+    )
+    parser.add_argument(
         "--tree",
         type=Path,
         default=Path(__file__).resolve().parents[1] / "src",
@@ -355,6 +364,8 @@ def main() -> None:
     # volbench would ignore SIGINT: volbench gets Python's default handler back.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     trees = {"now": args.tree}
+    others = dict(o.split("=", 1) for o in args.other)
+    trees = {name: Path(src) for name, src in others.items()} | trees
     if args.baseline:
         trees = {"before": args.baseline, **trees}
     rows: list[dict[str, Any]] = []
