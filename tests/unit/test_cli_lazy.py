@@ -52,8 +52,8 @@ def test_a_command_runs_from_the_table() -> None:
 
 @pytest.mark.parametrize("command", ["pts", "run", "show"])
 def test_a_command_that_writes_no_page_imports_no_plotly(command: str) -> None:
-    """plotly (a fifth of a second of CPU to import) is loaded when a page inlines its
-    script, not by a command's module: a `pts` run's start paid for it."""
+    """plotly (0.13 s to import) is loaded when a page inlines its script, not by a
+    command's module: a `pts` run's start paid for it."""
     code = (
         "import sys\n"
         "from volbench.cli.main import COMMANDS\n"

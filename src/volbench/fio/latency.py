@@ -223,9 +223,9 @@ def _plain_bins(raw: dict[str, Any], low: float, high: float) -> dict[int, int] 
     """:func:`_bins` of fio 3's json+ bins (keys bucket values) in one pass over plain
     data, for bins that pass every check of :func:`_bins`; None for any other (fio 2.x
     index keys, a key or count fio cannot have written, a bucket beyond min..max),
-    which :func:`_bins` then reads entry by entry to name what is wrong. The fio
-    status documents of a 56-cell PTS round parse each cell's bins (hundreds per job):
-    checked entry by entry they were a third of volbench's parsing."""
+    which :func:`_bins` then reads entry by entry to name what is wrong. Every cell of
+    a PTS round is parsed as it is committed, hundreds of bins a job: checked entry
+    by entry they were a third of its parsing."""
     counts, keys = raw.values(), raw.keys()
     if not set(map(type, counts)) <= {int} or min(counts, default=0) < 0:
         return None  # a count fio cannot have written (bool, float, negative)

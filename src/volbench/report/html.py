@@ -186,7 +186,7 @@ def render_html(
 def _plotly_js() -> str:
     """plotly.js itself, to inline. plotly.offline is imported here, when a page needs
     it: every command imports this module (a run's final report), and plotly's import
-    was a fifth of a second of CPU at each start."""
+    took 0.13 s at each start (BENCHMARKS.md, bench/pts_live)."""
     from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
     js: str = get_plotlyjs()
