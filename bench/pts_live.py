@@ -8,7 +8,10 @@ x 7 R/W mixes = 56 cells, TC 4 x QD 32) at 1 s cells, one round (``--max-rounds 
 ECW 6 x 6 = 36, up to 32 jobs x QD 32 each). Each on a 1 GiB zram device this script
 creates (hot_add; removed at the end), ``--no-purge``. zram has 4 KiB logical blocks,
 so volbench leaves the matrix's 0.5 KiB column out (49 IOPS cells); ``--tmpfs`` runs on
-a 1 GiB file on a tmpfs this script mounts (512 B I/O: all 56 cells).
+a 1 GiB file on a tmpfs this script mounts (512 B I/O: all 56 cells); ``--loop-shm``
+on a loop device over a 1 GiB image file in /dev/shm (``losetup --direct-io=on``: tmpfs
+takes direct I/O since Linux 6.6, ``losetup -l`` shows DIO 1 on 6.18; 512 B logical
+blocks: all 56 cells), detached and the image removed at the end.
 
 The *round* is the IOPS steady-state round, or the DIRTH/ECW sweep. Measured from
 /proc of the volbench process itself (not its fio children), sampled every 0.2 s: CPU
@@ -28,10 +31,12 @@ long volbench takes to exit.
 
 Side by side in one run: this tree's ``src`` (or ``--tree DIR``) and, with
 ``--baseline DIR`` (the ``src`` folder of another checkout, e.g. ``git worktree add
-/tmp/old COMMIT``), that code. Root needed (zram; the tmpfs mount).
-Usage: python bench/pts_live.py [--test iops|dirth|ecw] [--tmpfs] [--baseline DIR]
-       [--tree DIR] [--cell-seconds S] [--interrupt-after S] [--interrupt-only]
-       [--pairs N] [--json FILE] [--keep DIR]
+/tmp/old COMMIT``), that code, and each ``--other NAME=DIR`` too. Root needed (zram;
+the tmpfs mount; the loop device).
+Usage: python bench/pts_live.py [--test iops|dirth|ecw] [--tmpfs|--loop-shm] [--baseline DIR]
+       [--other NAME=DIR]... [--tree DIR] [--cell-seconds S] [--interrupt-after S]
+       [--interrupt-only|--round-only] [--pairs N] [--bytecode cold|warm] [--json FILE]
+       [--keep DIR]
 """
 
 from __future__ import annotations
@@ -109,6 +114,22 @@ def tmpfs_dir(size_bytes: int) -> Iterator[Path]:
             subprocess.run(["umount", folder], check=True)
 
 
+@contextlib.contextmanager
+def shm_loop(size_bytes: int) -> Iterator[Path]:
+    """A loop device over an image file of this run's own in /dev/shm (detached and the
+    image removed at the end, also when the run fails)."""
+    with tempfile.NamedTemporaryFile(prefix="pts-live-", suffix=".img", dir="/dev/shm") as image:
+        image.truncate(size_bytes)
+        device = subprocess.run(
+            ["losetup", "-f", "--show", "--direct-io=on", image.name],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        try:
+            yield Path(device)
+        finally:
+            subprocess.run(["losetup", "-d", device], check=False)
+
+
 def _sample(pid: int) -> tuple[float, float] | None:
     """(CPU seconds, peak RSS MiB) of process ``pid`` so far; None once it is gone."""
     try:
@@ -183,6 +204,39 @@ def _round_figures(
     return len(busy), max(mine) - start, sum(busy.values()) / 1000, start, max(mine)
 
 
+WARM_UP = (
+    "import importlib, pkgutil, volbench\n"
+    "for m in pkgutil.walk_packages(volbench.__path__, 'volbench.'):\n"
+    "    try:\n"
+    "        importlib.import_module(m.name)\n"
+    "    except Exception:\n"
+    "        pass\n"
+)
+"""Imports every module of a tree (and what they import), so that their bytecode is
+written (``--bytecode warm``)."""
+
+
+def bytecode_env(bytecode: str, work: Path) -> dict[str, str]:
+    """The environment of every command: as this process's (``cold``: with
+    ``PYTHONDONTWRITEBYTECODE=1`` and no bytecode cached, each command compiles every
+    module it imports, volbench's and its libraries'), or (``warm``) reading bytecode
+    written beforehand into a folder of this run (``PYTHONPYCACHEPREFIX``), as an
+    installed volbench does."""
+    env = dict(os.environ)
+    if bytecode == "warm":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    return env
+
+
+def warm(src: Path, env: dict[str, str]) -> None:
+    """Write the bytecode of ``src``'s volbench and of the libraries it imports."""
+    subprocess.run(
+        [sys.executable, "-c", WARM_UP], env={**env, "PYTHONPATH": str(src)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+    )  # fmt: skip
+
+
 def run(
     src: Path,
     target: list[str],
@@ -190,10 +244,11 @@ def run(
     test: str,
     cell_s: float,
     interrupt_after: float | None,
+    base_env: dict[str, str],
 ) -> Measured:
     args, phase, _ = TESTS[test]
     db = work / f"{src.parent.name}-{time.monotonic_ns()}.db"
-    env = {**os.environ, "PYTHONPATH": str(src), "VOLBENCH_DB": str(db)}
+    env = {**base_env, "PYTHONPATH": str(src), "VOLBENCH_DB": str(db)}
     command = [
         sys.executable, "-m", "volbench", "pts", *args, *target,
         "--cell-seconds", f"{cell_s:g}", "--max-rounds", "1",
@@ -265,6 +320,13 @@ def main() -> None:
     parser.add_argument("--test", choices=sorted(TESTS), default="iops")
     parser.add_argument("--baseline", type=Path, default=None, help="src of the code before")
     parser.add_argument(
+        "--other",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="src of more code to run side by side (after the baseline, before this tree)",
+    )
+    parser.add_argument(
         "--tree",
         type=Path,
         default=Path(__file__).resolve().parents[1] / "src",
@@ -277,9 +339,22 @@ def main() -> None:
         help="a 1 GiB file on a tmpfs of its own instead of zram (512 B I/O: zram's 4 KiB "
         "logical blocks leave the IOPS matrix's 0.5 KiB column out, 49 cells, not 56)",
     )
+    parser.add_argument(
+        "--loop-shm",
+        action="store_true",
+        help="a loop device over a 1 GiB image in /dev/shm instead of zram (all 56 cells)",
+    )
     parser.add_argument("--interrupt-after", type=float, default=10.0)
     parser.add_argument("--interrupt-only", action="store_true", help="only the Ctrl-C runs")
+    parser.add_argument("--round-only", action="store_true", help="no Ctrl-C runs")
     parser.add_argument("--pairs", type=int, default=1, help="runs of each code, alternating")
+    parser.add_argument(
+        "--bytecode",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold: this environment as it is (with PYTHONDONTWRITEBYTECODE=1 every command "
+        "compiles what it imports); warm: bytecode written beforehand, as installed",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here too")
     parser.add_argument(
         "--keep", type=Path, default=None, help="keep the stores and fio files here"
@@ -289,15 +364,21 @@ def main() -> None:
     # volbench would ignore SIGINT: volbench gets Python's default handler back.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     trees = {"now": args.tree}
+    others = dict(o.split("=", 1) for o in args.other)
+    trees = {name: Path(src) for name, src in others.items()} | trees
     if args.baseline:
         trees = {"before": args.baseline, **trees}
     rows: list[dict[str, Any]] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
         tmpfs_dir(2 << 30) if args.tmpfs else contextlib.nullcontext() as folder,
-        contextlib.nullcontext() if args.tmpfs else zram_device(1 << 30) as zram,
+        shm_loop(1 << 30) if args.loop_shm else contextlib.nullcontext() as loop,
+        contextlib.nullcontext() if args.tmpfs or args.loop_shm else zram_device(1 << 30) as zram,
     ):
-        if folder is not None:
+        if loop is not None:
+            target = ["--target", str(loop), f"--destroy-data={loop}"]
+            where = f"a loop device over a 1 GiB file in /dev/shm ({loop})"
+        elif folder is not None:
             target = ["--target", f"{folder}/target.img", "--size", "1g"]
             where = "a 1 GiB file on a tmpfs"
         elif zram is None:
@@ -307,27 +388,37 @@ def main() -> None:
             where = "zram 1 GiB"
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        print(f"{TESTS[args.test][2]}, {args.cell_seconds:g} s cells, {where}", flush=True)
+        env = bytecode_env(args.bytecode, work)
+        if args.bytecode == "warm":
+            for src in trees.values():
+                warm(src, env)
+        print(
+            f"{TESTS[args.test][2]}, {args.cell_seconds:g} s cells, {where}, "
+            f"{args.bytecode} bytecode, load average {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         header = (
             "code", "run", "wall s", "CPU s", "CPU %", "round %", "MiB rnd", "MiB all",
-            "stalls", "exit", "cells", "round s", "fio s", "idle ms/cell", "over ms/cell",
+            "stalls", "exit", "cells", "round s", "fio s", "idle ms/cell", "over ms/cell", "load",
         )  # fmt: skip
-        print("{:7s} {:15s} {:>8s} {:>6s} {:>6s} {:>7s} {:>7s} {:>7s} {:>6s} {:>4s} "
-              "{:>5s} {:>7s} {:>6s} {:>12s} {:>12s}".format(*header), flush=True)  # fmt: skip
+        print("{:7s} {:15s} {:>8s} {:>6s} {:>6s} {:>7s} {:>7s} {:>7s} {:>6s} {:>4s} {:>5s} "
+              "{:>7s} {:>6s} {:>12s} {:>12s} {:>5s}".format(*header), flush=True)  # fmt: skip
         for _ in range(args.pairs):
             for name, src in trees.items():
                 after = args.interrupt_after
                 runs = (("one round", None), (f"Ctrl-C at +{after:g} s", after))
-                for label, interrupt in runs[1:] if args.interrupt_only else runs:
-                    m = run(src, target, work, args.test, args.cell_seconds, interrupt)
+                chosen = runs[1:] if args.interrupt_only else runs[:1] if args.round_only else runs
+                for label, interrupt in chosen:
+                    m = run(src, target, work, args.test, args.cell_seconds, interrupt, env)
                     share = 100 * m.cpu_s / m.wall_s if interrupt is None else math.nan
                     wall = f"{m.wall_s:8.1f}" if interrupt is None else f"{m.wall_s:7.2f}*"
                     over = 1000 * (m.round_s / m.cells - args.cell_seconds) if m.cells else math.nan
+                    load = os.getloadavg()[0]
                     print(
                         f"{name:7s} {label:15s} {wall} {m.cpu_s:6.1f} {share:6.1f} "
                         f"{m.round_pct:7.1f} {m.round_mib:7.0f} {m.peak_mib:7.0f} {m.stalls:6d} "
                         f"{m.exit_code:4d} {m.cells:5d} {m.round_s:7.2f} {m.busy_s:6.2f} "
-                        f"{m.idle_ms:12.1f} {over:12.1f}"
+                        f"{m.idle_ms:12.1f} {over:12.1f} {load:5.1f}"
                         + (
                             f"  (cut: {m.cut}; fio gone {m.fio_stop_s:.2f} s after SIGINT)"
                             if m.cut
@@ -336,13 +427,15 @@ def main() -> None:
                         flush=True,
                     )
                     rows.append(
-                        {"code": name, "src": str(src), "run": label, **dataclasses.asdict(m)}
-                    )
+                        {"code": name, "src": str(src), "run": label, "load": load,
+                         "bytecode": args.bytecode, **dataclasses.asdict(m)}
+                    )  # fmt: skip
         print(
             "* seconds from SIGINT to exit (SIGINT sent that long after fio started the "
             "round's first cell); round %: CPU share during the round; MiB rnd: VmHWM at "
             "the round's end; round s: its wall time by fio's clocks; fio s: fio's runtimes "
-            "of its cells; over ms/cell: round s / cells - the cell length"
+            "of its cells; over ms/cell: round s / cells - the cell length; load: the "
+            "1-minute load average as the run ended"
         )
     if args.json:
         args.json.write_text(json.dumps({"test": args.test, "rows": rows}, indent=1))

@@ -128,3 +128,38 @@ def test_mounts_and_swaps_of_a_disk_include_its_partitions(fake_sysfs: Path) -> 
     found = BlockDevice("sdx").mounts(mounts)
     assert found == [(BlockDevice("sdx1"), mounts[0])]
     assert BlockDevice("sdx2").mounts(mounts) == []
+
+
+def test_partitions_are_looked_for_in_folders_only(
+    fake_sysfs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk's attribute files (dev, size, ro) hold no partition: only its folders are
+    looked into (the safety check before every PTS cell lists a disk's partitions
+    three times)."""
+    looked: list[str] = []
+    stat = os.stat
+
+    def counted(path: str | os.PathLike[str], *args: object, **kwargs: object) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counted)
+    assert [p.name for p in BlockDevice("sdx").partitions] == ["sdx1", "sdx2"]
+    into = sorted(Path(p).parent.name for p in looked if p.endswith("/partition"))
+    assert into == ["device", "holders", "queue", "sdx", "sdx1", "sdx2"]
+
+
+def test_each_mount_source_is_looked_up_once(
+    fake_sysfs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk's mounts are matched for it and each partition, each mount's source node
+    looked up once, not once a partition."""
+    looked: list[str] = []
+    lookup = blockdev.path_devnum
+    monkeypatch.setattr(blockdev, "path_devnum", lambda p: looked.append(p) or lookup(p))
+    mounts = [
+        Mount((8, 17), "/", "/boot", "ext4", "/dev/sdx1"),
+        Mount((254, 0), "/", "/", "ext4", "/dev/vda"),
+    ]
+    assert BlockDevice("sdx").mounts(mounts) == [(BlockDevice("sdx1"), mounts[0])]
+    assert looked == ["/dev/sdx1", "/dev/vda"]

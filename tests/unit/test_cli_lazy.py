@@ -48,3 +48,20 @@ def test_a_command_runs_from_the_table() -> None:
     assert group.get_command(context, "show") is load(main.COMMANDS["show"][0])
     assert group.get_command(context, "no-such") is None
     assert group.list_commands(context) == sorted(main.COMMANDS)
+
+
+@pytest.mark.parametrize("command", ["pts", "run", "show"])
+def test_a_command_that_writes_no_page_imports_no_plotly(command: str) -> None:
+    """plotly (0.13 s to import) is loaded when a page inlines its script, not by a
+    command's module: a `pts` run's start paid for it."""
+    code = (
+        "import sys\n"
+        "from volbench.cli.main import COMMANDS\n"
+        "from volbench.cli.lazy import load\n"
+        f"load(COMMANDS[{command!r}][0])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('plotly')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]", out

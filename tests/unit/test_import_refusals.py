@@ -119,6 +119,28 @@ def test_bins_with_bad_keys_or_counts_are_refused(key: str, count: int) -> None:
         parse(json.dumps(doc))
 
 
+@pytest.mark.parametrize(
+    ("key", "count", "expected"),
+    [
+        ("100", True, 'a boolean where fio writes a whole number at {}["100"]'),
+        ("100", 1.5, 'a number where fio writes a whole number at {}["100"]'),
+        ("\u0663", 1, 'a bin key that is no histogram bucket at {}["\\u0663"]'),
+        ("9" * 21, 1, "a bin key that is no histogram bucket at {}"),
+        ("00100", 1, 'bin 100 beyond one bucket of min..max (5458.0..4090392.0) at {}["00100"]'),
+    ],
+)
+def test_a_bad_bin_is_named_as_when_bins_were_read_one_by_one(
+    key: str, count: object, expected: str
+) -> None:
+    """Bins are checked all at once (fio/latency.py), and read one by one only when
+    that finds something wrong: the message names the first bad bin as before."""
+    doc = raw_document("numjobs4_jsonplus.json")
+    doc["jobs"][0]["read"]["clat_ns"]["bins"][key] = count
+    with pytest.raises(ParseError) as refused:
+        parse(json.dumps(doc))
+    assert str(refused.value).startswith(expected.format("jobs[0].read.clat_ns.bins"))
+
+
 @pytest.mark.parametrize("depth", [40, 100_000])
 def test_deep_nesting_is_refused(tmp_path: Path, depth: int) -> None:
     """100,000 levels raised RecursionError inside json."""

@@ -336,3 +336,25 @@ def test_fios_own_iops_samples_are_kept_per_direction() -> None:
         )  # fmt: skip
     fio2 = parse(fixture_text("fio2_randread_4jobs.json"))
     assert all(d.iops_samples is None for j in fio2.jobs for d in j.directions.values())
+
+
+def test_json_plus_bins_are_checked_at_once_not_bin_by_bin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """fio 3's json+ bins (hundreds a job, every cell of a PTS round) are checked in one
+    pass; only percentiles are checked entry by entry. Checked bin by bin they were a
+    third of the parsing of each committed cell."""
+    from volbench.fio import latency
+
+    checked: list[str] = []
+    within = latency._within
+
+    def counted(stats: object, key: str, value: float, low: float, high: float, what: str) -> None:
+        checked.append(what)
+        within(stats, key, value, low, high, what)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(latency, "_within", counted)
+    output = parse(fixture_text("numjobs4_jsonplus.json"))
+    bins = [d.latency.bins for j in output.jobs for d in j.directions.values() if d.latency]
+    assert bins and all(bins)
+    assert "percentile" in checked and "bin" not in checked

@@ -26,6 +26,8 @@ rounding (``_round_significand``) so results equal fio's to the nanosecond.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
@@ -57,8 +59,13 @@ def _round_significand(value: Fraction, bits: int) -> Fraction:
 
 def _threshold(pct: float, total: int) -> Fraction:
     """fio's ``(long double) pct / 100.0 * nr`` with long-double rounding at each step."""
-    quotient = _round_significand(Fraction(pct) / 100, LONG_DOUBLE_SIGNIFICAND_BITS)
-    return _round_significand(quotient * total, LONG_DOUBLE_SIGNIFICAND_BITS)
+    return _round_significand(_quotient(pct) * total, LONG_DOUBLE_SIGNIFICAND_BITS)
+
+
+@functools.lru_cache(maxsize=256)
+def _quotient(pct: float) -> Fraction:
+    """fio's ``(long double) pct / 100.0``: the same few percentiles every time."""
+    return _round_significand(Fraction(pct) / 100, LONG_DOUBLE_SIGNIFICAND_BITS)
 
 
 def _check_pct(pct: float) -> None:
@@ -89,7 +96,9 @@ def percentiles_from_bins(bins: Mapping[int, int], pcts: Iterable[float]) -> dic
     result: dict[float, float] = {}
     if not wanted:
         return result
-    thresholds = [_threshold(pct, total) for pct in wanted]
+    # the cumulative count is whole: reaching a threshold is reaching its ceiling,
+    # compared as integers (a Fraction comparison per bucket cost more than the rest)
+    thresholds = [math.ceil(_threshold(pct, total)) for pct in wanted]
     cumulative = 0
     j = 0
     last_value = 0

@@ -164,6 +164,9 @@ class ProgressReporter:
             _text_column("{task.fields[live]}"),
             console=stderr,
             transient=False,
+            # off a terminal rich draws nothing between start and stop, yet its refresh
+            # thread would build the bar's table ten times a second
+            auto_refresh=_redrawn(),
         )
         self._task: TaskID | None = None
         self._bytes: int | None = None  # a round that ends at a size: its bytes, the bar's
@@ -180,6 +183,7 @@ class ProgressReporter:
             DownloadColumn(),
             TimeRemainingColumn(),
             console=stderr,
+            auto_refresh=_redrawn(),
         )
         self._prep.start()
         self._prep_task = self._prep.add_task(message, total=total_bytes)
@@ -258,6 +262,12 @@ class ProgressReporter:
             self._prep.stop()
             self._prep = None
         self._progress.stop()
+
+
+def _redrawn() -> bool:
+    """Whether the live bars are drawn as they go (stderr a terminal rich draws on):
+    elsewhere rich prints each bar once, as it stops."""
+    return stderr.is_jupyter or (stderr.is_terminal and not stderr.is_dumb_terminal)
 
 
 def _planned_bytes(workloads: Sequence[Workload]) -> int | None:

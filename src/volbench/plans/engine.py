@@ -204,13 +204,14 @@ def _run_step(
         for index, workloads in enumerate(batches):
             # checked again even when its fio was started ahead: a held fio's gate
             # opens only at its round, or after the check just before (upcoming_check)
-            guard.check(writes=any(w.rw.writes for w in workloads))
+            checked = any(w.rw.writes for w in workloads)
+            guard.check(writes=checked)
             last = index + 1 == len(batches)
             session.upcoming = _guess(course, step) if last else batches[index + 1]
             session.upcoming_guessed = last
             writes = any(w.rw.writes for w in session.upcoming)
             session.upcoming_check = functools.partial(guard.check, writes=writes)
-            if session.upcoming:
+            if session.upcoming and writes and not checked:  # a check for writes covers reads
                 guard.check(writes=writes)
             round_no = session.store.round_count(run_id)
             session.watch = watch_for(target)

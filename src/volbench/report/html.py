@@ -13,8 +13,6 @@ import html
 import json
 from collections.abc import Sequence
 
-from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
-
 from volbench.report.chart import plain_figure
 from volbench.report.document import Document, Section
 from volbench.report.sheet import Sheet
@@ -156,7 +154,7 @@ def render_html(
     plotly = (
         f'<script src="{escape(plotly_src)}"></script>'
         if plotly_src
-        else f'<script type="text/javascript">{get_plotlyjs()}</script>'
+        else f'<script type="text/javascript">{_plotly_js()}</script>'
     )
     top = (
         '<div class="links">'
@@ -183,3 +181,13 @@ def render_html(
         "</body></html>\n"
     )
     return page.encode()
+
+
+def _plotly_js() -> str:
+    """plotly.js itself, to inline. plotly.offline is imported here, when a page needs
+    it: every command imports this module (a run's final report), and plotly's import
+    took 0.13 s at each start (BENCHMARKS.md, bench/pts_live)."""
+    from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
+
+    js: str = get_plotlyjs()
+    return js

@@ -162,7 +162,7 @@ class BlockDevice:
 
     @property
     def is_partition(self) -> bool:
-        return (self.sysfs / "partition").exists()
+        return os.path.exists(f"{SYS_CLASS_BLOCK}/{self.name}/partition")
 
     @property
     def disk(self) -> BlockDevice:
@@ -176,11 +176,18 @@ class BlockDevice:
         """Partitions of this disk as the kernel knows them (none for a partition)."""
         if self.is_partition:
             return ()
+        folder = os.path.realpath(self.sysfs)
         try:
-            entries = sorted(os.listdir(os.path.realpath(self.sysfs)))
+            with os.scandir(folder) as entries:
+                # a regular file (an attribute: size, dev ...) holds no "partition"
+                names = [e.name for e in entries if not e.is_file(follow_symlinks=False)]
         except OSError:
             return ()
-        return tuple(BlockDevice(e) for e in entries if (self.sysfs / e / "partition").exists())
+        return tuple(
+            BlockDevice(name)
+            for name in sorted(names)
+            if os.path.exists(f"{SYS_CLASS_BLOCK}/{self.name}/{name}/partition")
+        )
 
     def _listdir(self, sub: str) -> tuple[str, ...]:
         try:
@@ -233,7 +240,7 @@ class BlockDevice:
         return tuple(
             d
             for d in (BlockDevice(n) for n in names)
-            if d.backing is not None and d.backing.name == self.name
+            if (backing := d.backing) is not None and backing.name == self.name
         )
 
     def users(self) -> list[tuple[BlockDevice, BlockDevice]]:
@@ -337,9 +344,12 @@ class BlockDevice:
     def mounts(self, mounts: list[Mount] | None = None) -> list[tuple[BlockDevice, Mount]]:
         """Mounts of this device or any of its partitions, paired with the device mounted."""
         table = read_mounts() if mounts is None else mounts
+        numbers = [mount_devnum(m) for m in table]  # each mount's source looked up once
         found: list[tuple[BlockDevice, Mount]] = []
         for device in self.family():
-            found.extend((device, m) for m in table if device.devnum in mount_devnum(m))
+            found.extend(
+                (device, m) for m, nums in zip(table, numbers, strict=True) if device.devnum in nums
+            )
         return found
 
     def swaps(self, swaps: list[str] | None = None) -> list[BlockDevice]:
