@@ -72,7 +72,9 @@ def plans(qos_plan: Path) -> tuple[Plan, ...]:
     )  # fmt: skip
 
 
-def volbench(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def volbench(
+    env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([VOLBENCH, *args], capture_output=True, text=True, env=env)
     if check and proc.returncode != 0:
         raise SystemExit(f"volbench {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
@@ -124,7 +126,9 @@ def make(folder: Path) -> None:
 def keep_outputs(folder: Path) -> None:
     """Each run's fio outputs, in round order, as the replay runner reads them."""
     with sqlite3.connect(folder / "store.db") as db:
-        rows = db.execute("SELECT run_id, round, raw_json FROM rounds ORDER BY run_id, round").fetchall()
+        rows = db.execute(
+            "SELECT run_id, round, raw_json FROM rounds ORDER BY run_id, round"
+        ).fetchall()
     for run_id, round_no, raw in rows:
         where = folder / "replay" / str(run_id)
         where.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,9 @@ wrong): fio prints one complete JSON document per second and the final one at
 the end. The interim documents feed only the live display (``on_status``);
 results come from the final document, kept verbatim. The replay runner answers
 all three from recorded outputs, so every plan, QoS verification and rounds on
-other hosts included, runs in unit tests without fio.
+other hosts included, runs in unit tests without fio. A runner may start the next
+round's fio ahead (``prefetch``) and kill what no round took over (``release``); the
+replay runner does neither.
 """
 
 from __future__ import annotations
@@ -102,6 +104,26 @@ class Runner(Protocol):
         for all, at most ``timeout_s`` each; outputs in the order given."""
         ...
 
+    def prefetch(
+        self,
+        job_text: str,
+        workdir: Path,
+        let_go: bool = True,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """Start the fio of the round after the next :meth:`run` now, held before its
+        first I/O, where the runner can (:meth:`SubprocessRunner.prefetch`; else nothing)."""
+        ...
+
+    def release(self) -> None:
+        """Kill every fio started ahead that no run took over (none: nothing to do)."""
+        ...
+
+    @property
+    def writes_logs(self) -> bool:
+        """fio writes its per-second logs where the job files say (not when replayed)."""
+        ...
+
 
 class SubprocessRunner:
     """Runs the real fio. Ctrl-C (or SIGTERM) sends SIGINT to fio, which then stops its
@@ -119,6 +141,8 @@ class SubprocessRunner:
     interrupt_grace_s = 1.5
     stop_grace_s = 30.0
     abandon_s = 0.3
+
+    writes_logs = True
 
     def __init__(self) -> None:
         self._held: list[Held] = []
@@ -145,7 +169,7 @@ class SubprocessRunner:
             job_path = workdir / "job.fio"
             write_job(job_path, job_text)
             started = self._start(job_path, workdir)
-        else:  # started ahead (:meth:`follow_with`): its I/O starts at its gate
+        else:  # started ahead (:meth:`prefetch`): its I/O starts at its gate
             self._held.remove(held)
             held.gate.open()
             started = dataclasses.replace(held.started, started_s=held.gate.opened_s or 0.0)
@@ -160,7 +184,7 @@ class SubprocessRunner:
             self.release()
         return raw
 
-    def follow_with(
+    def prefetch(
         self,
         job_text: str,
         workdir: Path,

@@ -22,8 +22,8 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.runner import RawRun
 from volbench.lab import guest as lab_guests
 from volbench.lab.place import DISK
-from volbench.model import FioOutput, TargetInfo, TestResult, Workload
-from volbench.plans.execution import Session
+from volbench.model import FioOutput, TestResult, Workload
+from volbench.plans.execution import RoundContext, Session
 from volbench.plans.round import Launched, Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.targets import cgroup
@@ -47,21 +47,12 @@ class GuestTenants:
     options: VerifyOptions
 
     def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
+        workdir = context.workdir
         session.reporter.note(f"{len(workloads)} tenants at once, logs in {workdir}")
-        launch = GuestsLaunch(self, target.path, workdir)
-        return run_round(
-            session, run_id, round_no, workloads, target, ioengine, workdir,
-            launch=launch, split=tenant_tests,
-        )  # fmt: skip
+        launch = GuestsLaunch(self, context.target.path, workdir)
+        return run_round(session, context, workloads, launch=launch, split=tenant_tests)
 
 
 def tenant_tests(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
@@ -95,11 +86,11 @@ class GuestsLaunch:
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
     ) -> Launched:
+        ioengine = context.ioengine
         calls = [
             self._call(session, index, p, ioengine, status) for index, p in enumerate(processes)
         ]

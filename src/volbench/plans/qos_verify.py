@@ -39,7 +39,7 @@ from volbench.model import (
 )
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
 from volbench.plans.engine import Step, drive, open_run, recorded_engine
-from volbench.plans.execution import Outcome, Session, prepare_runs_dir
+from volbench.plans.execution import Outcome, RoundContext, Session, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.round import Launched, Process, run_round
@@ -228,20 +228,12 @@ class Tenants:
     duration_s: float
 
     def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
+        workdir = context.workdir
         session.reporter.note(f"{len(workloads)} fio processes at once, logs in {workdir}")
         launch = TenantsLaunch(self.hierarchy, self.limits, self.duration_s, workdir)
-        return run_round(
-            session, run_id, round_no, workloads, target, ioengine, workdir, launch=launch
-        )
+        return run_round(session, context, workloads, launch=launch)
 
 
 @dataclass(frozen=True)
@@ -267,11 +259,11 @@ class TenantsLaunch:
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
     ) -> Launched:
+        target, ioengine = context.target, context.ioengine
         jobs = []
         path, held = reach(target.path), reached((target.path,))  # the checked file itself
         for limit, process in zip(self.limits, processes, strict=True):

@@ -25,7 +25,7 @@ from volbench.lab.place import is_lab, lab_name
 from volbench.lab.shell import shell_of
 from volbench.model import HostSample, LogSeries, Place
 from volbench.plans.execution import Session
-from volbench.plans.round_watch import enabled
+from volbench.plans.round_watch import Watch, enabled
 from volbench.targets.remote_channel import SshChannel, TcpShell, no_channel
 from volbench.targets.remote_sampler import NOT_SAMPLED, RemoteSampler
 from volbench.targets.remote_stream import sampler_script
@@ -143,12 +143,17 @@ def watch_of(samplers: Samplers, places: Sequence[Place]) -> RemoteWatch | None:
 
 @contextlib.contextmanager
 def watching(
-    session: Session, samplers: Samplers, places: Sequence[Place], told: set[str]
-) -> Iterator[None]:
-    """The block (a round on ``places``) watched by a :class:`RemoteWatch` as
-    ``session.watch``, unless something watches it already. Hosts that give no samples
-    are told once (``told``: those told so far): a plain fio server as a note, a failed
-    session as a warning stored with the run (the limit sheets read its reason)."""
+    session: Session,
+    samplers: Samplers,
+    places: Sequence[Place],
+    told: set[str],
+    watched: Watch | None,
+) -> Iterator[Watch | None]:
+    """The block (a round on ``places``) watched by a :class:`RemoteWatch`, unless
+    something watches it already (``watched``); yields what watches it. Hosts that give
+    no samples are told once (``told``: those told so far): a plain fio server as a
+    note, a failed session as a warning stored with the run (the limit sheets read its
+    reason)."""
     for host, why in unsampled(samplers).items():
         if host not in told:
             told.add(host)
@@ -157,13 +162,11 @@ def watching(
             else:
                 session.warn(not_sampled(host, why))
     watch = watch_of(samplers, places)
-    if watch is None or session.watch is not None:
-        yield
+    if watch is None or watched is not None:
+        yield watched
         return
-    session.watch = watch
     watch.start()
     try:
-        yield
+        yield watch
     finally:
         watch.stop()
-        session.watch = None
