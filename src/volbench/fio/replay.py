@@ -8,7 +8,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from volbench.errors import FioError
 from volbench.fio.client import ClientRun, HostAddress
@@ -16,9 +15,14 @@ from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
 from volbench.fio.executable import write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
-
-if TYPE_CHECKING:
-    from volbench.fio.runner import FailureCallback, StatusCallback, StopCheck
+from volbench.fio.request import (
+    FailureCallback,
+    FioRound,
+    Ran,
+    StatusCallback,
+    StopCheck,
+    dispatch,
+)
 
 
 class ReplayRunner:
@@ -53,6 +57,9 @@ class ReplayRunner:
     def engine(self, target: Path) -> str:
         match = re.search(r'"ioengine"\s*:\s*"([^"]*)"', self._first)
         return match.group(1) if match else "psync"
+
+    def execute(self, request: FioRound) -> Ran:
+        return dispatch(self, request)
 
     def run(
         self,

@@ -25,6 +25,7 @@ from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError
 from volbench.fio.client import HostAddress, HostFailure
 from volbench.fio.job import JobFile, render
+from volbench.fio.request import OnHosts, Ran
 from volbench.model import (
     FioOutput,
     Place,
@@ -41,7 +42,6 @@ from volbench.plans.round import (
     HostsLost,
     JobLayout,
     Launch,
-    Launched,
     LocalLaunch,
     OneProcess,
     Process,
@@ -145,7 +145,7 @@ class FleetRounds:
 @dataclass(frozen=True)
 class HostsLaunch(OneProcess):
     """A round's shares on other hosts, through one fio client: each host gets the job
-    file of its places (:meth:`volbench.fio.runner.Runner.run_hosts`). Hosts that fail
+    file of its places (:class:`volbench.fio.request.OnHosts`). Hosts that fail
     are told to the user and added to ``lost`` (the fleet's record of them)."""
 
     fleet: Fleet
@@ -166,19 +166,21 @@ class HostsLaunch(OneProcess):
         context: RoundContext,
         processes: Sequence[Process],
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
         (process,) = processes
         by_host: dict[HostAddress, list[Place]] = {}
         for place in self.places:
             by_host.setdefault(self.fleet.address(place.host or ""), []).append(place)
-        done = session.runner.run_hosts(
-            {host: render(self.layout(shares)(process.folder)) for host, shares in by_host.items()},
-            process.folder,
-            lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
-            self.fleet.keep_going,
+        done = session.runner.execute(
+            OnHosts(
+                {h: render(self.layout(shares)(process.folder)) for h, shares in by_host.items()},
+                process.folder,
+                lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
+                self.fleet.keep_going,
+            )
         )
         self.lost.extend((self.round_no, f) for f in done.failures)
-        return Launched((done.raw,), done.failures)
+        return done
 
 
 def _fio_path(place: Place) -> str:

@@ -19,12 +19,13 @@ from volbench.analysis.qos_results import HOST, VerifyOptions
 from volbench.fio.client import HostAddress, HostFailure
 from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.job import JobFile, render
+from volbench.fio.request import OnHosts, Ran, Together
 from volbench.fio.runner import RawRun
 from volbench.lab import guest as lab_guests
 from volbench.lab.place import DISK
 from volbench.model import FioOutput, TestResult, Workload
 from volbench.plans.execution import RoundContext, Session
-from volbench.plans.round import Launched, Process, run_round
+from volbench.plans.round import Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.targets import cgroup
 
@@ -89,7 +90,7 @@ class GuestsLaunch:
         context: RoundContext,
         processes: Sequence[Process],
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
         ioengine = context.ioengine
         calls = [
             self._call(session, index, p, ioengine, status) for index, p in enumerate(processes)
@@ -98,7 +99,7 @@ class GuestsLaunch:
             futures = [pool.submit(call) for call in calls]
             done = [future.result() for future in futures]
         raws = tuple(raw for raw, _ in done)
-        return Launched(raws, tuple(f for _, lost in done for f in lost))
+        return Ran(raws, tuple(f for _, lost in done for f in lost))
 
     def _call(
         self, session: Session, index: int, process: Process, ioengine: str, status: RoundStatus
@@ -118,10 +119,10 @@ class GuestsLaunch:
             def local() -> tuple[RawRun, tuple[HostFailure, ...]]:
                 job = ConcurrentJob(text, process.folder, join)
                 timeout = self.tenants.options.duration_s + 60
-                (raw,) = runner.run_together(
-                    [job], timeout, lambda _, d: status.on_status(index, d)
+                ran = runner.execute(
+                    Together([job], timeout, lambda _, d: status.on_status(index, d))
                 )
-                return raw, ()
+                return ran.raw, ()
 
             return local
         guest = self.tenants.guests[tenant]
@@ -129,11 +130,13 @@ class GuestsLaunch:
         text = render(JobFile(DISK, process.workloads, ioengine, process.folder))
 
         def remote() -> tuple[RawRun, tuple[HostFailure, ...]]:
-            done = runner.run_hosts(
-                {address: text},
-                process.folder,
-                lambda f: session.reporter.note(f"{guest.place}: {f.reason}"),
+            done = runner.execute(
+                OnHosts(
+                    {address: text},
+                    process.folder,
+                    lambda f: session.reporter.note(f"{guest.place}: {f.reason}"),
+                )
             )
-            return done.raw, tuple(done.failures)
+            return done.raw, done.failures
 
         return remote

@@ -29,6 +29,7 @@ from volbench.errors import TargetError, UsageError
 from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
+from volbench.fio.request import Ran, Together
 from volbench.model import (
     RW,
     RunRecord,
@@ -42,7 +43,7 @@ from volbench.plans.engine import Step, drive, open_run, recorded_engine
 from volbench.plans.execution import Outcome, RoundContext, Session, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
-from volbench.plans.round import Launched, Process, run_round
+from volbench.plans.round import Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup
@@ -240,7 +241,7 @@ class Tenants:
 class TenantsLaunch:
     """A fio process per tenant, started at once on this machine, each joining its
     tenant's cgroup in the child before fio runs
-    (:meth:`volbench.fio.runner.Runner.run_together`); their files in ``workdir/TENANT``."""
+    (:class:`volbench.fio.request.Together`); their files in ``workdir/TENANT``."""
 
     hierarchy: cgroup.Hierarchy
     limits: Sequence[cgroup.Limits]
@@ -262,7 +263,7 @@ class TenantsLaunch:
         context: RoundContext,
         processes: Sequence[Process],
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
         target, ioengine = context.target, context.ioengine
         jobs = []
         path, held = reach(target.path), reached((target.path,))  # the checked file itself
@@ -273,5 +274,4 @@ class TenantsLaunch:
 
             text = render(JobFile(path, process.workloads, ioengine, process.folder, held=held))
             jobs.append(ConcurrentJob(text, process.folder, join))
-        raws = session.runner.run_together(jobs, self.duration_s + 60, status.on_status)
-        return Launched(tuple(raws))
+        return session.runner.execute(Together(jobs, self.duration_s + 60, status.on_status))

@@ -30,6 +30,7 @@ from volbench.fio.client import HostFailure
 from volbench.fio.job import LOG_AVG_MSEC, JobFile, logged, planned_seconds, render
 from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
+from volbench.fio.request import Here, Ran
 from volbench.fio.runner import RawRun
 from volbench.fio.stall import stall_reason, utc_text
 from volbench.model import FioOutput, StoredWorkload, TargetInfo, TestResult, Workload
@@ -67,15 +68,6 @@ class Process:
         return f"fio of {self.label}" if self.label else "fio"
 
 
-@dataclass(frozen=True)
-class Launched:
-    """What a round's fio processes left, one output per :class:`Process` in order, and
-    the hosts that could not run their share."""
-
-    raws: tuple[RawRun, ...]
-    failures: tuple[HostFailure, ...] = ()
-
-
 class Launch(Protocol):
     """How a round's fio starts on its place: one process here (:class:`LocalLaunch`),
     one fio client for other hosts (:class:`volbench.plans.fleet.HostsLaunch`), or a
@@ -111,8 +103,9 @@ class Launch(Protocol):
         context: RoundContext,
         processes: Sequence[Process],
         status: RoundStatus,
-    ) -> Launched:
-        """Run the processes to their end (or Ctrl-C, or ``status.should_stop``)."""
+    ) -> Ran:
+        """Run the processes to their end (or Ctrl-C, or ``status.should_stop``): one
+        output per :class:`Process` in order, and the hosts that could not run their share."""
         ...
 
 
@@ -157,7 +150,7 @@ class LocalLaunch(OneProcess):
         context: RoundContext,
         processes: Sequence[Process],
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
         (process,) = processes
         folder = process.folder
         target, ioengine = context.target, context.ioengine
@@ -171,10 +164,8 @@ class LocalLaunch(OneProcess):
             after = round_folder(context.workdir, context.round_no + 1)
             upcoming = self._job(target, ahead.workloads, ioengine, after)
             session.runner.prefetch(render(upcoming), after, not ahead.guessed, ahead.check)
-        raw = session.runner.run(
-            render(job), folder, functools.partial(status.on_status, 0), status.should_stop
-        )
-        return Launched((raw,))
+        on_status = functools.partial(status.on_status, 0)
+        return session.runner.execute(Here(render(job), folder, on_status, status.should_stop))
 
 
 class HostsLost(FioError):

@@ -17,6 +17,7 @@ from pathlib import Path
 from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
+from volbench.fio.request import Here
 from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
 from volbench.plans.engine import Guard, Step, drive, open_run, recorded_engine
 from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
@@ -77,7 +78,7 @@ def measure_seq_write(
     with guard.hold:
         guard.check(writes=True)
         job = JobFile(reach(target.path), (probe,), ioengine, held=reached((target.path,)))
-        raw = session.runner.run(render(job), workdir)
+        raw = session.runner.execute(Here(render(job), workdir)).raw
     if raw.interrupted:  # Ctrl-C reached fio, not us: stop here, nothing is recorded yet
         raise KeyboardInterrupt
     if not raw.output.strip():
