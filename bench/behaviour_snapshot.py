@@ -15,17 +15,20 @@ their own, with those runs' ``show`` and ``explain``. Time stamps, run folders,
 durations measured by the clock and the loop device's name are masked.
 
 Run ``dump`` with the code before the change and after it, on the same ``DIR``, and
-``diff -r`` the two ``OUT`` folders: no difference means the outputs are identical.
+``compare`` the two ``OUT`` folders: it prints every differing line. Expected to
+differ: the replayed runs' "what limited each test" (the host and the loop device are
+sampled live while the replay runs) and their durations in whole seconds.
 
     sudo .venv/bin/python bench/behaviour_snapshot.py make /tmp/snap
     .venv/bin/python bench/behaviour_snapshot.py dump /tmp/snap /tmp/before
     (change the code)
     .venv/bin/python bench/behaviour_snapshot.py dump /tmp/snap /tmp/after
-    diff -r /tmp/before /tmp/after
+    .venv/bin/python bench/behaviour_snapshot.py compare /tmp/before /tmp/after
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -137,10 +140,15 @@ def keep_outputs(folder: Path) -> None:
 
 MASKS = (
     (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?"), "<time>"),
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "<time>"),
+    (re.compile(r'"(uuid|boot)": "[0-9a-f-]+"'), r'"\1": "<id>"'),
+    (re.compile(r'"number": "\d+:\d+"'), '"number": "<dev>"'),
+    (re.compile(r'"diskseq": \d+'), '"diskseq": <n>'),
+    (re.compile(r"inode \d+"), "inode <n>"),
     (re.compile(r"\d{8}T\d{6}-[0-9a-f]{12}"), "<workdir>"),
     (re.compile(r"/dev/loop\d+"), "/dev/loopN"),
     (re.compile(r"volbench-snapshot-\d+"), "volbench-snapshot-N"),
-    (re.compile(r"/tmp/[^\s\"']+"), "<tmp>"),
+    (re.compile(r"/tmp/[^\s\"'\\]+"), "<tmp>"),
 )
 
 
@@ -203,11 +211,35 @@ def dump(folder: Path, out: Path) -> None:
         shutil.rmtree(scratch)
 
 
+def compare(before: Path, after: Path) -> int:
+    """Print each file of ``before`` whose text differs in ``after``, with its lines;
+    return how many differ."""
+    differing = 0
+    for old in sorted(before.iterdir()):
+        new = after / old.name
+        lines = difflib.unified_diff(
+            old.read_text().splitlines(),
+            new.read_text().splitlines() if new.exists() else [],
+            str(old),
+            str(new),
+            lineterm="",
+            n=0,
+        )
+        shown = list(lines)
+        if shown:
+            differing += 1
+            print("\n".join(shown))
+    print(f"{differing} of {len(list(before.iterdir()))} files differ")
+    return differing
+
+
 def main(argv: Sequence[str]) -> None:
     if len(argv) == 2 and argv[0] == "make":
         make(Path(argv[1]).resolve())
     elif len(argv) == 3 and argv[0] == "dump":
         dump(Path(argv[1]).resolve(), Path(argv[2]).resolve())
+    elif len(argv) == 3 and argv[0] == "compare":
+        compare(Path(argv[1]), Path(argv[2]))
     else:
         raise SystemExit(__doc__)
 
