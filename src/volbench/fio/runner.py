@@ -84,7 +84,7 @@ class Runner(Protocol):
         let_go: bool = True,
         check: Callable[[], None] | None = None,
     ) -> None:
-        """Start the fio of the round after the next :meth:`run` now, held before its
+        """Start the fio of the round after the next :meth:`execute` now, held before its
         first I/O, where the runner can (:meth:`SubprocessRunner.prefetch`; else nothing)."""
         ...
 
