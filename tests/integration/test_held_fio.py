@@ -67,7 +67,7 @@ def cleanup(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_a_held_fio_starts_as_the_one_before_it_ends(tmp_path: Path, cleanup: None) -> None:
     runner = SubprocessRunner()
     first, second = job("first", tmp_path / "a", "read"), job("second", tmp_path / "b", "read")
-    runner.follow_with(second, tmp_path / "round-001")
+    runner.prefetch(second, tmp_path / "round-001")
     assert fio_processes(tmp_path / "round-001"), "the second fio was not started ahead"
     raw_a = runner.run(first, tmp_path / "round-000")
     raw_b = runner.run(second, tmp_path / "round-001")
@@ -88,7 +88,7 @@ def test_a_held_fio_starts_as_the_one_before_it_ends(tmp_path: Path, cleanup: No
 def test_a_held_fio_never_let_go_does_no_io(tmp_path: Path, cleanup: None) -> None:
     runner = SubprocessRunner()
     target = tmp_path / "target"
-    runner.follow_with(job("held", target), tmp_path / "round-001")
+    runner.prefetch(job("held", target), tmp_path / "round-001")
     time.sleep(1.5)  # its set-up is done: it waits at the gate
     assert fio_processes(tmp_path / "round-001")
     assert not target.exists() or not target.read_bytes().strip(b"\0")
@@ -100,7 +100,7 @@ def test_a_held_fio_never_let_go_does_no_io(tmp_path: Path, cleanup: None) -> No
 def test_a_fio_failing_lets_no_held_fio_go(tmp_path: Path, cleanup: None) -> None:
     runner = SubprocessRunner()
     target = tmp_path / "target"
-    runner.follow_with(job("held", target), tmp_path / "round-001")
+    runner.prefetch(job("held", target), tmp_path / "round-001")
     raw = runner.run("[broken]\nrw=nonsense\n", tmp_path / "round-000")
     assert raw.returncode != 0
     assert wait_for(lambda: not fio_processes(tmp_path), 5)
@@ -113,7 +113,7 @@ from pathlib import Path
 from volbench.errors import TargetError
 from volbench.fio.runner import SubprocessRunner
 runner = SubprocessRunner()
-runner.follow_with(sys.argv[1], Path(sys.argv[2]))
+runner.prefetch(sys.argv[1], Path(sys.argv[2]))
 print("held", flush=True)
 time.sleep(60)
 """
@@ -145,7 +145,7 @@ def test_a_guess_waits_for_its_round_and_a_wrong_one_does_no_io(
     over by its own round, killed unused by another one."""
     runner = SubprocessRunner()
     target = tmp_path / "target"
-    runner.follow_with(job("guess", target), tmp_path / "round-001", let_go=False)
+    runner.prefetch(job("guess", target), tmp_path / "round-001", let_go=False)
     assert runner.run(job("first", tmp_path / "a", "read"), tmp_path / "round-000").output
     time.sleep(1.0)
     assert not target.exists() or not target.read_bytes().strip(b"\0"), "a guess ran early"
@@ -154,7 +154,7 @@ def test_a_guess_waits_for_its_round_and_a_wrong_one_does_no_io(
     assert target.read_bytes().strip(b"\0")  # it wrote once its round started
 
     other = tmp_path / "other"
-    runner.follow_with(job("wrong", other), tmp_path / "round-003", let_go=False)
+    runner.prefetch(job("wrong", other), tmp_path / "round-003", let_go=False)
     runner.run(job("second", tmp_path / "a", "read"), tmp_path / "round-002")
     assert fio_processes(tmp_path / "round-003")
     runner.run(job("third", tmp_path / "a", "read"), tmp_path / "round-003")
@@ -176,7 +176,7 @@ def test_a_held_fio_whose_target_fails_its_check_is_not_let_go(
         checks.append("checked")
         raise TargetError(f"target {target} is no longer what the run started on")
 
-    runner.follow_with(job("held", target), tmp_path / "round-001", check=refuse)
+    runner.prefetch(job("held", target), tmp_path / "round-001", check=refuse)
     assert runner.run(job("first", tmp_path / "a", "read"), tmp_path / "round-000").output
     assert checks == ["checked"]
     time.sleep(1.0)

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from recorded import FIO_FIXTURES
 
+from volbench.errors import TargetError
+from volbench.fio.job_text import held_description
 from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
 from volbench.plans.execution import Session
@@ -35,6 +37,7 @@ from volbench.report.pts.steady import cell_label, variable_label
 from volbench.report.pts.throughput import LEGACY_THROUGHPUT, THROUGHPUT_METHOD
 from volbench.report.sheet import Sheet, fmt_count, fmt_latency, fmt_rate
 from volbench.store.repository import Store
+from volbench.targets.identity import identify
 from volbench.units import format_seconds
 from volbench.views import report_for
 
@@ -390,6 +393,41 @@ def test_ctrl_c_during_the_probe_stops_the_run_before_it_is_recorded(tmp_path: P
         with pytest.raises(KeyboardInterrupt):
             driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
         assert store.list_runs() == []
+
+
+class _Probed(ReplayRunner):
+    """Counts the fio runs it is asked for (none may come before a refusal)."""
+
+    runs = 0
+
+    def run(self, job_text: str, workdir: Path, *args: Any, **kwargs: Any) -> RawRun:
+        self.runs += 1
+        return super().run(job_text, workdir, *args, **kwargs)
+
+
+def test_the_probe_is_checked_as_every_round_is(tmp_path: Path) -> None:
+    """The speed probe writes: a target file replaced since it was checked is refused
+    before fio starts, as a round's would be (and nothing is recorded); the file as
+    checked is written through the descriptor that holds it."""
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(tmp_path / "rec", filter="data")
+    path = tmp_path / "target.img"
+    path.write_bytes(b"\0" * 4096)
+    target = TargetInfo(str(path), "file", 64 * MiB, identity=identify(str(path)))
+    with Store.open(str(tmp_path / "store.db")) as store:
+        runner = _Probed(tmp_path / "rec")
+        session = Session(store, runner, NullReporter(), tmp_path / "runs")
+        speed = driver.measure_seq_write(session, target, 64 * MiB, "psync", tmp_path / "p")
+        assert speed > 0 and runner.runs == 1
+        assert (
+            f"description={held_description(str(path))}" in (tmp_path / "p" / "job.fio").read_text()
+        )
+        other = tmp_path / "other.img"
+        other.write_bytes(b"\0" * 4096)
+        other.rename(path)  # another file by the same name
+        with pytest.raises(TargetError, match="no longer"):
+            driver.measure_seq_write(session, target, 64 * MiB, "psync", tmp_path / "p")
+        assert runner.runs == 1 and store.list_runs() == []
 
 
 @pytest.mark.parametrize(

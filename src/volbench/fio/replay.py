@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from volbench.errors import FioError
 from volbench.fio.client import ClientRun, HostAddress
@@ -16,9 +15,14 @@ from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
 from volbench.fio.executable import write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
-
-if TYPE_CHECKING:
-    from volbench.fio.runner import FailureCallback, StatusCallback, StopCheck
+from volbench.fio.request import (
+    FailureCallback,
+    FioRound,
+    Ran,
+    StatusCallback,
+    StopCheck,
+    dispatch,
+)
 
 
 class ReplayRunner:
@@ -32,6 +36,9 @@ class ReplayRunner:
     no output matches by name gets the next unused output in file-name order. The
     job text is written to the work folder as the real runner would.
     """
+
+    writes_logs = False
+    """Nothing runs: fio's per-second logs are not written."""
 
     def __init__(self, directory: Path) -> None:
         files = sorted(p for p in directory.glob("*.json") if p.is_file())
@@ -50,6 +57,9 @@ class ReplayRunner:
     def engine(self, target: Path) -> str:
         match = re.search(r'"ioengine"\s*:\s*"([^"]*)"', self._first)
         return match.group(1) if match else "psync"
+
+    def execute(self, request: FioRound) -> Ran:
+        return dispatch(self, request)
 
     def run(
         self,
@@ -104,6 +114,18 @@ class ReplayRunner:
     ) -> list[RawRun]:
         """Each job's recorded output, in order (no process starts: no hook runs)."""
         return [self.run(job.job_text, job.workdir) for job in jobs]
+
+    def prefetch(
+        self,
+        job_text: str,
+        workdir: Path,
+        let_go: bool = True,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """Nothing starts ahead: each recorded output answers its own run."""
+
+    def release(self) -> None:
+        """Nothing was started ahead."""
 
     def _job_names(self, path: Path) -> tuple[str, ...]:
         """The distinct job names of a recorded output, in order (clones share one)."""

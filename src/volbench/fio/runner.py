@@ -1,16 +1,9 @@
 """Runners: the one interface through which volbench starts fio, whatever the place.
 
-A :class:`Runner` runs a round's fio in one of three ways, each returning fio's
-verbatim output as :class:`RawRun`:
-
-* ``run(job_text, workdir, on_status, should_stop)``: one fio process on this
-  machine (a target here, or several at once in one job file);
-* ``run_hosts(jobs, workdir, on_failure, keep_going)``: one fio client process
-  that hands each host running ``fio --server`` its job file
-  (:mod:`volbench.fio.client`);
-* ``run_together(jobs, timeout_s, on_status)``: several fio processes here at the
-  same time, each started by a hook in the child (a QoS tenant joining its cgroup,
-  :mod:`volbench.fio.concurrent`).
+A :class:`Runner` runs a round's fio with one call, :meth:`Runner.execute`, given
+one of the three requests of :mod:`volbench.fio.request` (one fio process here, a
+fio client for other hosts, several fio processes here at once), and answers with
+fio's verbatim outputs as :class:`RawRun` records.
 
 The subprocess runner starts the real fio with ``--output-format=json+
 --status-interval=1`` (not in client mode, where fio's interim documents are
@@ -18,7 +11,9 @@ wrong): fio prints one complete JSON document per second and the final one at
 the end. The interim documents feed only the live display (``on_status``);
 results come from the final document, kept verbatim. The replay runner answers
 all three from recorded outputs, so every plan, QoS verification and rounds on
-other hosts included, runs in unit tests without fio.
+other hosts included, runs in unit tests without fio. A runner may start the next
+round's fio ahead (``prefetch``) and kill what no round took over (``release``); the
+replay runner does neither.
 """
 
 from __future__ import annotations
@@ -34,10 +29,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from volbench.errors import FioError, VolbenchError
-from volbench.fio.client import ClientRun, ClientRunner, HostAddress, HostFailure
+from volbench.fio.client import ClientRun, ClientRunner, HostAddress
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
 from volbench.fio.ctrl_c import CtrlC, kill_group, signal_fio
@@ -45,6 +40,14 @@ from volbench.fio.executable import best_engine, fio_path, fio_version, start_fi
 from volbench.fio.held import Gate, Held, Started, can_hold, gated
 from volbench.fio.raw import DocumentSplitter, RawRun
 from volbench.fio.replay import ReplayRunner, job_sections
+from volbench.fio.request import (
+    FailureCallback,
+    FioRound,
+    Ran,
+    StatusCallback,
+    StopCheck,
+    dispatch,
+)
 from volbench.fio.status_stream import Item, lean_status, pump
 from volbench.output_file import fio_folder
 
@@ -57,14 +60,11 @@ __all__ = [
     "job_sections",
 ]
 
-FailureCallback = Callable[[HostFailure], None]
-
-StatusCallback = Callable[[dict[str, Any]], None]
-StopCheck = Callable[[], bool]
-"""Asked several times a second while fio runs: True = stop fio now (it keeps what it has)."""
-
 
 class Runner(Protocol):
+    """How volbench starts fio: the real one (:class:`SubprocessRunner`) or recorded
+    outputs (:class:`ReplayRunner`)."""
+
     def version(self) -> str:
         """fio's version string as recorded with the run."""
         ...
@@ -73,33 +73,28 @@ class Runner(Protocol):
         """The ioengine to use on ``target`` (an existing file or block device)."""
         ...
 
-    def run(
+    def execute(self, request: FioRound) -> Ran:
+        """Run a round's fio (:mod:`volbench.fio.request`) to its end; what it printed."""
+        ...
+
+    def prefetch(
         self,
         job_text: str,
         workdir: Path,
-        on_status: StatusCallback | None = None,
-        should_stop: StopCheck | None = None,
-    ) -> RawRun:
-        """Run one fio job file; call ``on_status`` with each interim JSON document and
-        stop fio (as Ctrl-C does) when ``should_stop`` says so."""
+        let_go: bool = True,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """Start the fio of the round after the next :meth:`execute` now, held before its
+        first I/O, where the runner can (:meth:`SubprocessRunner.prefetch`; else nothing)."""
         ...
 
-    def run_hosts(
-        self,
-        jobs: Mapping[HostAddress, str],
-        workdir: Path,
-        on_failure: FailureCallback | None = None,
-        keep_going: bool = False,
-    ) -> ClientRun:
-        """Run each host's job file on it at once (one fio client); a host that fails is
-        told to ``on_failure`` and, unless ``keep_going``, stops the others."""
+    def release(self) -> None:
+        """Kill every fio started ahead that no run took over (none: nothing to do)."""
         ...
 
-    def run_together(
-        self, jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: TogetherStatus
-    ) -> list[RawRun]:
-        """Start every job's fio here at once (each after its hook, in the child); wait
-        for all, at most ``timeout_s`` each; outputs in the order given."""
+    @property
+    def writes_logs(self) -> bool:
+        """fio writes its per-second logs where the job files say (not when replayed)."""
         ...
 
 
@@ -120,9 +115,14 @@ class SubprocessRunner:
     stop_grace_s = 30.0
     abandon_s = 0.3
 
+    writes_logs = True
+
     def __init__(self) -> None:
         self._held: list[Held] = []
         self._runs = 0
+
+    def execute(self, request: FioRound) -> Ran:
+        return dispatch(self, request)
 
     def version(self) -> str:
         return fio_version()
@@ -145,7 +145,7 @@ class SubprocessRunner:
             job_path = workdir / "job.fio"
             write_job(job_path, job_text)
             started = self._start(job_path, workdir)
-        else:  # started ahead (:meth:`follow_with`): its I/O starts at its gate
+        else:  # started ahead (:meth:`prefetch`): its I/O starts at its gate
             self._held.remove(held)
             held.gate.open()
             started = dataclasses.replace(held.started, started_s=held.gate.opened_s or 0.0)
@@ -160,7 +160,7 @@ class SubprocessRunner:
             self.release()
         return raw
 
-    def follow_with(
+    def prefetch(
         self,
         job_text: str,
         workdir: Path,

@@ -6,8 +6,8 @@ as a fio process of its own (a round of the store, committed as it ends: a test
 fio finished is stored within about a second, whatever is killed afterwards), or
 all of a step's tests at once where the plan needs that (QoS verification's
 tenants, :attr:`Step.together`); the next test of a step is started ahead and held
-until the one before ends (:attr:`volbench.plans.execution.Session.upcoming`), so a
-step's tests run back to back. It owns the run's heartbeat and its end:
+until the one before ends (:class:`volbench.plans.execution.Ahead`), so a step's
+tests run back to back. It owns the run's heartbeat and its end:
 ``completed``, ``interrupted`` (Ctrl-C, with what was cut) or ``failed`` (the
 error's one line stored, re-raised with how to continue the run). Starting a run
 and resuming one are the same loop over what the store holds.
@@ -25,11 +25,12 @@ from typing import Protocol
 
 from volbench.errors import RunFailed, StoreError, UsageError, VolbenchError
 from volbench.fio.job import planned_seconds
-from volbench.fio.runner import SubprocessRunner
 from volbench.model import RunRecord, RunSettings, RunStatus, TargetInfo, TestResult, Workload
 from volbench.plans.execution import (
+    Ahead,
     Outcome,
     PlanSpec,
+    RoundContext,
     RoundRunner,
     Session,
     new_workdir,
@@ -159,13 +160,12 @@ def drive(
                 if step.note:
                     session.reporter.note(step.note)
                 if step.prepare is not None:  # a purge writes, cgroups bind the device
-                    _release(session)  # a fio started ahead on a wrong guess
+                    session.runner.release()  # a fio started ahead on a wrong guess
                     guard.check(writes=True)
                     guard.release()  # blkdiscard opens the device exclusively itself
                     step.prepare()
-                run = functools.partial(round_runner, session, run_id, target=target,
-                                        ioengine=engine, workdir=workdir)  # fmt: skip
-                interruption = _run_step(session, run_id, course, step, run, tests, target, guard)
+                context = RoundContext(run_id, 0, target, engine, workdir)
+                interruption = _run_step(session, context, course, step, round_runner, tests, guard)
                 if interruption:
                     return _end(session, run_id, RunStatus.INTERRUPTED, tests, interruption)
     except KeyboardInterrupt:
@@ -181,19 +181,19 @@ def drive(
 
 def _run_step(
     session: Session,
-    run_id: int,
+    run: RoundContext,
     course: Course,
     step: Step,
-    run: Callable[..., tuple[list[TestResult], str | None]],
+    round_runner: RoundRunner,
     tests: list[TestResult],
-    target: TargetInfo,
     guard: Guard,
 ) -> str | None:
     """Run one step's tests (one fio process each, or all in one call when together),
-    each committed and told to ``course``; add them to ``tests``. Returns what the user
-    should be told when Ctrl-C cut the step short (else None). Before each, ``guard``
-    checks the targets; the host and the target's disk are watched while each runs
-    (:mod:`volbench.plans.round_watch`)."""
+    each committed and told to ``course``; add them to ``tests``. ``run``: the context
+    every round of the run shares (its own number and what comes after it are set for
+    each). Returns what the user should be told when Ctrl-C cut the step short (else
+    None). Before each, ``guard`` checks the targets; the host and the target's disk
+    are watched while each runs (:mod:`volbench.plans.round_watch`)."""
     batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
     label = step.note or step.workloads[0].name
     shown = len(batches) > 1  # one progress line for the step's tests
@@ -207,32 +207,30 @@ def _run_step(
             checked = any(w.rw.writes for w in workloads)
             guard.check(writes=checked)
             last = index + 1 == len(batches)
-            session.upcoming = _guess(course, step) if last else batches[index + 1]
-            session.upcoming_guessed = last
-            writes = any(w.rw.writes for w in session.upcoming)
-            session.upcoming_check = functools.partial(guard.check, writes=writes)
-            if session.upcoming and writes and not checked:  # a check for writes covers reads
+            upcoming = _guess(course, step) if last else batches[index + 1]
+            writes = any(w.rw.writes for w in upcoming)
+            if upcoming and writes and not checked:  # a check for writes covers reads
                 guard.check(writes=writes)
-            round_no = session.store.round_count(run_id)
-            session.watch = watch_for(target)
+            check = functools.partial(guard.check, writes=writes)
+            ahead = Ahead(upcoming, last, check) if upcoming else None
+            round_no = session.store.round_count(run.run_id)
+            watch = watch_for(run.target)
+            context = dataclasses.replace(run, round_no=round_no, ahead=ahead, watch=watch)
             try:
-                if session.watch is not None:
-                    session.watch.start()
-                new, interruption = run(round_no=round_no, workloads=workloads)
+                if watch is not None:
+                    watch.start()
+                new, interruption = round_runner(session, context, workloads)
             finally:
-                if session.watch is not None:
-                    session.watch.stop()
-                session.watch = None
+                if watch is not None:
+                    watch.stop()
             tests += new
             course.committed(round_no, new)
             if interruption:
                 return interruption
         ended = True
     finally:
-        session.upcoming = ()
-        session.upcoming_check = None
         if not ended:
-            _release(session)
+            session.runner.release()
         if shown:
             session.reporter.step_done(label)
     return None
@@ -245,18 +243,13 @@ def _guess(course: Course, step: Step) -> tuple[Workload, ...]:
     return () if step.together or foreseen is None else foreseen()[:1]
 
 
-def _release(session: Session) -> None:
-    """Kill the fio started ahead that no round took over."""
-    if isinstance(session.runner, SubprocessRunner):
-        session.runner.release()
-
-
 @contextlib.contextmanager
 def _releasing(session: Session) -> Iterator[None]:
+    """Kill the fio started ahead that no round took over, however the block ends."""
     try:
         yield
     finally:
-        _release(session)
+        session.runner.release()
 
 
 def local_targets(run: RunRecord) -> tuple[TargetInfo, ...]:

@@ -90,7 +90,8 @@ class Outcome:
 
 @dataclass
 class Session:
-    """The parts a run needs: where results go, how fio runs, who watches."""
+    """The parts a run needs: where results go, how fio runs, who watches. What one
+    round needs besides is its :class:`RoundContext`, passed in."""
 
     store: Store
     runner: Runner
@@ -99,20 +100,6 @@ class Session:
     stall: StallPolicy = field(default_factory=StallPolicy)
     warnings: list[str] = field(default_factory=list)
     """Problems that did not stop the run (e.g. logs fio could not write), stored with it."""
-    watch: Watch | None = None
-    """What watches the round under way (the engine sets it); its series are committed
-    with the round (:mod:`volbench.plans.round_watch`)."""
-    upcoming: tuple[Workload, ...] = ()
-    """The tests of the round after the one under way when they are known and nothing
-    comes between the two, or guessed (the engine sets it): a round on this machine
-    starts their fio ahead, held before its first I/O, and lets it go as its own fio
-    ends (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
-    upcoming_guessed: bool = False
-    upcoming_check: Callable[[], None] | None = None
-    """The targets' check of the upcoming test, made again just before its fio's gate
-    opens (:meth:`volbench.fio.runner.SubprocessRunner.follow_with`)."""
-    """``upcoming`` is a guess at the next step: held until its round starts (only then
-    is it known), killed if another round comes."""
 
     def warn(self, message: str) -> None:
         """A problem that does not stop the run: shown now, stored with the run."""
@@ -120,18 +107,52 @@ class Session:
         self.reporter.note(f"warning: {message}")
 
 
+@dataclass(frozen=True)
+class Ahead:
+    """The tests of the round after this one, when they are known and nothing comes
+    between the two, or guessed: a round on this machine has the runner start their
+    fio ahead, held before its first I/O, and let it go as its own fio ends
+    (:meth:`volbench.fio.runner.Runner.prefetch`)."""
+
+    workloads: tuple[Workload, ...]
+    guessed: bool = False
+    """A guess at the next step: held until its round starts (only then is it known),
+    killed if another round comes."""
+    check: Callable[[], None] | None = None
+    """The targets' check of these tests, made again just before their fio's gate opens."""
+
+
+@dataclass(frozen=True)
+class RoundContext:
+    """Everything about one round besides the session: which run and round it is, its
+    place and ioengine, the run's folder of fio files, the round after it (when fio
+    may be started ahead) and what watches the host and disk while it runs (its
+    series are committed with the round, :mod:`volbench.plans.round_watch`)."""
+
+    run_id: int
+    round_no: int
+    target: TargetInfo
+    ioengine: str
+    workdir: Path
+    ahead: Ahead | None = None
+    watch: Watch | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the round's fio files."""
+        return round_folder(self.workdir, self.round_no)
+
+
+def round_folder(workdir: Path, round_no: int) -> Path:
+    """The folder of round ``round_no``'s fio files in a run's ``workdir``."""
+    return workdir / f"round-{round_no:03d}"
+
+
 class RoundRunner(Protocol):
-    """Runs and commits one round: :func:`run_round`'s signature."""
+    """Runs and commits one round: :func:`volbench.plans.round.run_round`'s signature."""
 
     def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]: ...
 
 

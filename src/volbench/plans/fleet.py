@@ -20,20 +20,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError
 from volbench.fio.client import HostAddress, HostFailure
 from volbench.fio.job import JobFile, render
+from volbench.fio.request import OnHosts, Ran
 from volbench.model import (
     FioOutput,
     Place,
-    TargetInfo,
     TestResult,
     Workload,
 )
-from volbench.plans.execution import Session
+from volbench.plans.execution import RoundContext, Session
 from volbench.plans.fleet_preparation import PreparedFleet as PreparedFleet
 from volbench.plans.fleet_spec import REMOTE_ENGINE as REMOTE_ENGINE
 from volbench.plans.fleet_spec import Fleet
@@ -43,7 +42,6 @@ from volbench.plans.round import (
     HostsLost,
     JobLayout,
     Launch,
-    Launched,
     LocalLaunch,
     OneProcess,
     Process,
@@ -80,30 +78,18 @@ class FleetRounds:
         return f"{lost}; the run went on without it (--keep-going)"
 
     def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
         """The round (:meth:`_round`), its other hosts sampled while it runs
         (:func:`volbench.plans.remote_watch.watching`)."""
-        with watching(session, self.fleet.samplers, self.places(round_no), self.told):
-            return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
+        places = self.places(context.round_no)
+        with watching(session, self.fleet.samplers, places, self.told, context.watch) as watch:
+            return self._round(session, dataclasses.replace(context, watch=watch), workloads)
 
     def _round(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
+        round_no, ioengine = context.round_no, context.ioengine
         places = self.places(round_no)
         if not places:
             raise FioError(f"round {round_no}: no host is left to run it")
@@ -144,13 +130,12 @@ class FleetRounds:
         )
         try:
             return run_round(
-                session, run_id, round_no, workloads, target, ioengine, workdir,
-                launch=launch, split=split, places=len(places),
-            )  # fmt: skip
+                session, context, workloads, launch=launch, split=split, places=len(places)
+            )
         except HostsLost as lost:  # before fio printed anything for the round
             if self.fleet.keep_going and self.places(round_no):
                 session.reporter.note(f"round {round_no} runs again without the lost host")
-                return self._round(session, run_id, round_no, workloads, target, ioengine, workdir)
+                return self._round(session, context, workloads)
             raise FioError(
                 f"{lost} in round {round_no}: fio printed no result for the round"
                 + ("" if self.fleet.keep_going else " (use --keep-going to go on without it)")
@@ -160,7 +145,7 @@ class FleetRounds:
 @dataclass(frozen=True)
 class HostsLaunch(OneProcess):
     """A round's shares on other hosts, through one fio client: each host gets the job
-    file of its places (:meth:`volbench.fio.runner.Runner.run_hosts`). Hosts that fail
+    file of its places (:class:`volbench.fio.request.OnHosts`). Hosts that fail
     are told to the user and added to ``lost`` (the fleet's record of them)."""
 
     fleet: Fleet
@@ -178,23 +163,24 @@ class HostsLaunch(OneProcess):
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
         (process,) = processes
         by_host: dict[HostAddress, list[Place]] = {}
         for place in self.places:
             by_host.setdefault(self.fleet.address(place.host or ""), []).append(place)
-        done = session.runner.run_hosts(
-            {host: render(self.layout(shares)(process.folder)) for host, shares in by_host.items()},
-            process.folder,
-            lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
-            self.fleet.keep_going,
+        done = session.runner.execute(
+            OnHosts(
+                {h: render(self.layout(shares)(process.folder)) for h, shares in by_host.items()},
+                process.folder,
+                lambda f: session.reporter.note(f"host {f.host} {f.reason}"),
+                self.fleet.keep_going,
+            )
         )
         self.lost.extend((self.round_no, f) for f in done.failures)
-        return Launched((done.raw,), done.failures)
+        return done
 
 
 def _fio_path(place: Place) -> str:

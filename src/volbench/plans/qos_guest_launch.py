@@ -19,12 +19,13 @@ from volbench.analysis.qos_results import HOST, VerifyOptions
 from volbench.fio.client import HostAddress, HostFailure
 from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.job import JobFile, render
+from volbench.fio.request import OnHosts, Ran, Together
 from volbench.fio.runner import RawRun
 from volbench.lab import guest as lab_guests
-from volbench.model import FioOutput, TargetInfo, TestResult, Workload
+from volbench.model import FioOutput, TestResult, Workload
 from volbench.places.lab import DISK
-from volbench.plans.execution import Session
-from volbench.plans.round import Launched, Process, run_round
+from volbench.plans.execution import RoundContext, Session
+from volbench.plans.round import Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.targets import cgroup
 
@@ -47,21 +48,12 @@ class GuestTenants:
     options: VerifyOptions
 
     def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
+        workdir = context.workdir
         session.reporter.note(f"{len(workloads)} tenants at once, logs in {workdir}")
-        launch = GuestsLaunch(self, target.path, workdir)
-        return run_round(
-            session, run_id, round_no, workloads, target, ioengine, workdir,
-            launch=launch, split=tenant_tests,
-        )  # fmt: skip
+        launch = GuestsLaunch(self, context.target.path, workdir)
+        return run_round(session, context, workloads, launch=launch, split=tenant_tests)
 
 
 def tenant_tests(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
@@ -95,11 +87,11 @@ class GuestsLaunch:
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
+        ioengine = context.ioengine
         calls = [
             self._call(session, index, p, ioengine, status) for index, p in enumerate(processes)
         ]
@@ -107,7 +99,7 @@ class GuestsLaunch:
             futures = [pool.submit(call) for call in calls]
             done = [future.result() for future in futures]
         raws = tuple(raw for raw, _ in done)
-        return Launched(raws, tuple(f for _, lost in done for f in lost))
+        return Ran(raws, tuple(f for _, lost in done for f in lost))
 
     def _call(
         self, session: Session, index: int, process: Process, ioengine: str, status: RoundStatus
@@ -127,10 +119,10 @@ class GuestsLaunch:
             def local() -> tuple[RawRun, tuple[HostFailure, ...]]:
                 job = ConcurrentJob(text, process.folder, join)
                 timeout = self.tenants.options.duration_s + 60
-                (raw,) = runner.run_together(
-                    [job], timeout, lambda _, d: status.on_status(index, d)
+                ran = runner.execute(
+                    Together([job], timeout, lambda _, d: status.on_status(index, d))
                 )
-                return raw, ()
+                return ran.raw, ()
 
             return local
         guest = self.tenants.guests[tenant]
@@ -138,11 +130,13 @@ class GuestsLaunch:
         text = render(JobFile(DISK, process.workloads, ioengine, process.folder))
 
         def remote() -> tuple[RawRun, tuple[HostFailure, ...]]:
-            done = runner.run_hosts(
-                {address: text},
-                process.folder,
-                lambda f: session.reporter.note(f"{guest.place}: {f.reason}"),
+            done = runner.execute(
+                OnHosts(
+                    {address: text},
+                    process.folder,
+                    lambda f: session.reporter.note(f"{guest.place}: {f.reason}"),
+                )
             )
-            return done.raw, tuple(done.failures)
+            return done.raw, done.failures
 
         return remote

@@ -29,6 +29,7 @@ from volbench.errors import TargetError, UsageError
 from volbench.fio.concurrent import ConcurrentJob
 from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
+from volbench.fio.request import Ran, Together
 from volbench.model import (
     RW,
     RunRecord,
@@ -39,10 +40,10 @@ from volbench.model import (
 )
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
 from volbench.plans.engine import Step, drive, open_run, recorded_engine
-from volbench.plans.execution import Outcome, Session, prepare_runs_dir
+from volbench.plans.execution import Outcome, RoundContext, Session, prepare_runs_dir
 from volbench.plans.preparation import prepare_target
 from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
-from volbench.plans.round import Launched, Process, run_round
+from volbench.plans.round import Process, run_round
 from volbench.plans.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup
@@ -228,27 +229,19 @@ class Tenants:
     duration_s: float
 
     def __call__(
-        self,
-        session: Session,
-        run_id: int,
-        round_no: int,
-        workloads: Sequence[Workload],
-        target: TargetInfo,
-        ioengine: str,
-        workdir: Path,
+        self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
+        workdir = context.workdir
         session.reporter.note(f"{len(workloads)} fio processes at once, logs in {workdir}")
         launch = TenantsLaunch(self.hierarchy, self.limits, self.duration_s, workdir)
-        return run_round(
-            session, run_id, round_no, workloads, target, ioengine, workdir, launch=launch
-        )
+        return run_round(session, context, workloads, launch=launch)
 
 
 @dataclass(frozen=True)
 class TenantsLaunch:
     """A fio process per tenant, started at once on this machine, each joining its
     tenant's cgroup in the child before fio runs
-    (:meth:`volbench.fio.runner.Runner.run_together`); their files in ``workdir/TENANT``."""
+    (:class:`volbench.fio.request.Together`); their files in ``workdir/TENANT``."""
 
     hierarchy: cgroup.Hierarchy
     limits: Sequence[cgroup.Limits]
@@ -267,11 +260,11 @@ class TenantsLaunch:
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
+        target, ioengine = context.target, context.ioengine
         jobs = []
         path, held = reach(target.path), reached((target.path,))  # the checked file itself
         for limit, process in zip(self.limits, processes, strict=True):
@@ -281,5 +274,4 @@ class TenantsLaunch:
 
             text = render(JobFile(path, process.workloads, ioengine, process.folder, held=held))
             jobs.append(ConcurrentJob(text, process.folder, join))
-        raws = session.runner.run_together(jobs, self.duration_s + 60, status.on_status)
-        return Launched(tuple(raws))
+        return session.runner.execute(Together(jobs, self.duration_s + 60, status.on_status))

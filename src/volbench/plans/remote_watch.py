@@ -20,7 +20,7 @@ from volbench.analysis.host_series import fact_series, sample_series
 from volbench.model import HostSample, LogSeries, Place
 from volbench.places.table import sampler as sampler_of
 from volbench.plans.execution import Session
-from volbench.plans.round_watch import enabled
+from volbench.plans.round_watch import Watch, enabled
 from volbench.targets.remote_sampler import NOT_SAMPLED, RemoteSampler
 
 Samplers = Mapping[str, RemoteSampler | str]
@@ -120,12 +120,17 @@ def watch_of(samplers: Samplers, places: Sequence[Place]) -> RemoteWatch | None:
 
 @contextlib.contextmanager
 def watching(
-    session: Session, samplers: Samplers, places: Sequence[Place], told: set[str]
-) -> Iterator[None]:
-    """The block (a round on ``places``) watched by a :class:`RemoteWatch` as
-    ``session.watch``, unless something watches it already. Hosts that give no samples
-    are told once (``told``: those told so far): a plain fio server as a note, a failed
-    session as a warning stored with the run (the limit sheets read its reason)."""
+    session: Session,
+    samplers: Samplers,
+    places: Sequence[Place],
+    told: set[str],
+    watched: Watch | None,
+) -> Iterator[Watch | None]:
+    """The block (a round on ``places``) watched by a :class:`RemoteWatch`, unless
+    something watches it already (``watched``); yields what watches it. Hosts that give
+    no samples are told once (``told``: those told so far): a plain fio server as a
+    note, a failed session as a warning stored with the run (the limit sheets read its
+    reason)."""
     for host, why in unsampled(samplers).items():
         if host not in told:
             told.add(host)
@@ -134,13 +139,11 @@ def watching(
             else:
                 session.warn(not_sampled(host, why))
     watch = watch_of(samplers, places)
-    if watch is None or session.watch is not None:
-        yield
+    if watch is None or watched is not None:
+        yield watched
         return
-    session.watch = watch
     watch.start()
     try:
-        yield
+        yield watch
     finally:
         watch.stop()
-        session.watch = None

@@ -7,11 +7,12 @@ client for targets on other hosts, or a fio process per QoS tenant at once: each
 :class:`Launch`, and :func:`run_round` the one path they all take. When a fio
 process ends, fio's verbatim JSON and the per-test results are committed at once, so
 a crash or a kill loses at most the test that was running; Ctrl-C keeps what fio
-measured up to it. Where a step's next test is known (``session.upcoming``), its fio
-is started ahead, held before its first I/O, and let go as this round's fio ends well
-(:mod:`volbench.fio.held`): it runs while this round is committed, and a kill during
-that commit loses at most these two tests, which ``volbench resume`` runs again (a
-test is a result only once committed).
+measured up to it. Where a step's next test is known (the round's
+:class:`~volbench.plans.execution.Ahead`), its fio is started ahead, held before its
+first I/O, and let go as this round's fio ends well (:mod:`volbench.fio.held`): it
+runs while this round is committed, and a kill during that commit loses at most these
+two tests, which ``volbench resume`` runs again (a test is a result only once
+committed).
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from volbench.fio.client import HostFailure
 from volbench.fio.job import LOG_AVG_MSEC, JobFile, logged, planned_seconds, render
 from volbench.fio.logs import missing_logs
 from volbench.fio.parser import parse
-from volbench.fio.runner import RawRun, SubprocessRunner
+from volbench.fio.request import Here, Ran
+from volbench.fio.runner import RawRun
 from volbench.fio.stall import stall_reason, utc_text
 from volbench.model import FioOutput, StoredWorkload, TargetInfo, TestResult, Workload
 from volbench.output_file import fio_folder
-from volbench.plans.execution import RUNS_DIR_HINT, Session
+from volbench.plans.execution import RUNS_DIR_HINT, RoundContext, Session, round_folder
 from volbench.plans.round_status import RoundStatus
+from volbench.plans.round_watch import Watch
 from volbench.targets.hold import reach, reached
 
 Split = Callable[[FioOutput], tuple[list[TestResult], list[TestResult]]]
@@ -63,15 +66,6 @@ class Process:
     @property
     def fio(self) -> str:
         return f"fio of {self.label}" if self.label else "fio"
-
-
-@dataclass(frozen=True)
-class Launched:
-    """What a round's fio processes left, one output per :class:`Process` in order, and
-    the hosts that could not run their share."""
-
-    raws: tuple[RawRun, ...]
-    failures: tuple[HostFailure, ...] = ()
 
 
 class Launch(Protocol):
@@ -106,12 +100,12 @@ class Launch(Protocol):
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
-    ) -> Launched:
-        """Run the processes to their end (or Ctrl-C, or ``status.should_stop``)."""
+    ) -> Ran:
+        """Run the processes to their end (or Ctrl-C, or ``status.should_stop``): one
+        output per :class:`Process` in order, and the hosts that could not run their share."""
         ...
 
 
@@ -153,28 +147,25 @@ class LocalLaunch(OneProcess):
     def start(
         self,
         session: Session,
+        context: RoundContext,
         processes: Sequence[Process],
-        target: TargetInfo,
-        ioengine: str,
         status: RoundStatus,
-    ) -> Launched:
+    ) -> Ran:
         (process,) = processes
         folder = process.folder
+        target, ioengine = context.target, context.ioengine
         job = (
             self.layout(folder)
             if self.layout
             else self._job(target, process.workloads, ioengine, folder)
         )
-        if session.upcoming and not self.layout and isinstance(session.runner, SubprocessRunner):
-            after = folder.with_name(f"round-{int(folder.name[6:]) + 1:03d}")  # round-NNN
-            upcoming = self._job(target, session.upcoming, ioengine, after)
-            session.runner.follow_with(
-                render(upcoming), after, not session.upcoming_guessed, session.upcoming_check
-            )
-        raw = session.runner.run(
-            render(job), folder, functools.partial(status.on_status, 0), status.should_stop
-        )
-        return Launched((raw,))
+        ahead = context.ahead
+        if ahead is not None and ahead.workloads and not self.layout:
+            after = round_folder(context.workdir, context.round_no + 1)
+            upcoming = self._job(target, ahead.workloads, ioengine, after)
+            session.runner.prefetch(render(upcoming), after, not ahead.guessed, ahead.check)
+        on_status = functools.partial(status.on_status, 0)
+        return session.runner.execute(Here(render(job), folder, on_status, status.should_stop))
 
 
 class HostsLost(FioError):
@@ -187,12 +178,8 @@ class HostsLost(FioError):
 
 def run_round(
     session: Session,
-    run_id: int,
-    round_no: int,
+    context: RoundContext,
     workloads: Sequence[Workload],
-    target: TargetInfo,
-    ioengine: str,
-    workdir: Path,
     *,
     launch: Launch = LocalLaunch(),
     split: Split = one_place,
@@ -202,14 +189,15 @@ def run_round(
     when Ctrl-C cut it short, what the user should be told about it (else None).
 
     Each fio process's output is committed as a round of the store (numbered from
-    ``round_no``) before anything else happens; ``split`` and ``places`` say how its
+    ``context.round_no``) before anything else happens; ``split`` and ``places`` say how its
     jobs make tests (several targets at once: :mod:`volbench.plans.fleet`). Stalls
     seen are stored whatever happens; with ``session.stall.abort`` the first one stops
     fio, the finished tests are committed and :class:`RunStalled` is raised. A failed
     fio (or a lost host, unless the launch goes on without it) raises FioError once
     what the others measured is stored; :class:`HostsLost` when no host printed anything.
     """
-    folder = workdir / f"round-{round_no:03d}"
+    run_id, round_no = context.run_id, context.round_no
+    folder = context.folder
     processes = launch.processes(folder, workloads)
     for process in processes:
         fio_folder(process.folder)
@@ -222,7 +210,7 @@ def run_round(
     )
     session.reporter.round_started(round_no, workloads, launch.planned_s(workloads))
     try:
-        launched = launch.start(session, processes, target, ioengine, status)
+        launched = launch.start(session, context, processes, status)
     finally:
         session.store.add_stalls(run_id, status.finish(time.time()))
     raws = launched.raws
@@ -254,12 +242,12 @@ def run_round(
         also_cut = {status.opened[0].test} if stalled else set()  # it did not finish
         done = commit_round(
             session, run_id, round_no + committed, raw, process.workloads, split, places,
-            also_cut, folder=process.folder,
+            also_cut, folder=process.folder, watch=context.watch,
         )  # fmt: skip
         committed += 1
         tests += done.tests
         cut |= done.cut
-        if launch.checks_logs and isinstance(session.runner, SubprocessRunner):
+        if launch.checks_logs and session.runner.writes_logs:
             ours = {w.name for w in process.workloads if logged(w)}
             logged_tests = [t for t in done.tests if t.name in ours]
             _check_logs(session, round_no, process.folder, logged_tests, process.workloads)
@@ -351,6 +339,7 @@ def commit_round(
     places: int = 1,
     also_cut: Collection[str] = (),
     folder: Path | None = None,
+    watch: Watch | None = None,
 ) -> Committed:
     """Store one round's results (fio's JSON verbatim beside them) and report them.
 
@@ -362,7 +351,7 @@ def commit_round(
     written (a full disk) loses nothing: the RunFailed message says where it is.
     fio's per-second logs in ``folder`` are stored with the round (the folder is
     scratch space afterwards), and so are the host and device samples of
-    ``session.watch``; logs that cannot be read are a warning.
+    ``watch``; logs that cannot be read are a warning.
     """
     from volbench.fio.logs import read_series  # (to the imports above when they settle)
 
@@ -397,9 +386,9 @@ def commit_round(
     except OSError as exc:
         session.warn(f"fio's per-second logs of round {round_no} could not be read: {exc}")
         series = []
-    if session.watch is not None:  # the host and device while fio ran
+    if watch is not None:  # the host and device while fio ran
         named = workloads[0].name if len(workloads) == 1 else "round"
-        series = [*series, *session.watch.take(round_no, named)]
+        series = [*series, *watch.take(round_no, named)]
     try:
         session.store.add_round(
             run_id,

@@ -17,9 +17,10 @@ from pathlib import Path
 from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
+from volbench.fio.request import Here
 from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
 from volbench.places.table import purge
-from volbench.plans.engine import Step, drive, open_run, recorded_engine
+from volbench.plans.engine import Guard, Step, drive, open_run, recorded_engine
 from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
 from volbench.plans.pts import catalog, state
@@ -37,6 +38,7 @@ from volbench.plans.pts.steady import WIPC_BS
 from volbench.plans.pts.test import Phase, Round, StoredRound
 from volbench.plans.round import run_round
 from volbench.records import json_object
+from volbench.targets.hold import reach, reached
 from volbench.units import format_bytes
 
 SPEED_PROBE_S = 2.0
@@ -63,14 +65,20 @@ def measure_seq_write(
     """128 KiB sequential write speed of the target (bytes/s), from a short fio run.
 
     It writes (at most ``SPEED_PROBE_S`` seconds from the start of the active range),
-    so it runs after the safety checks and before the first purge. Ctrl-C during
+    so it runs before the first purge, after the checks every round gets
+    (:class:`volbench.plans.engine.Guard`: the target is still what was checked and not
+    in use, and fio reaches it through the descriptor that holds it). Ctrl-C during
     the probe raises KeyboardInterrupt (the run has not been recorded yet).
     """
     probe = Workload(
         "seq-write-probe", RW.WRITE, bs_bytes=WIPC_BS, iodepth=32, size_bytes=active,
         runtime_s=SPEED_PROBE_S,
     )  # fmt: skip
-    raw = session.runner.run(render(JobFile(target.path, (probe,), ioengine)), workdir)
+    guard = Guard((target,))
+    with guard.hold:
+        guard.check(writes=True)
+        job = JobFile(reach(target.path), (probe,), ioengine, held=reached((target.path,)))
+        raw = session.runner.execute(Here(render(job), workdir)).raw
     if raw.interrupted:  # Ctrl-C reached fio, not us: stop here, nothing is recorded yet
         raise KeyboardInterrupt
     if not raw.output.strip():
