@@ -26,7 +26,7 @@ from volbench.cli.options import (
     write_options,
 )
 from volbench.cli.place_options import PLACE_OPTIONS, given
-from volbench.cli.session import conclude, fio_session
+from volbench.cli.session import conclude
 from volbench.errors import UsageError
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import NamedTarget, RunRecord, TargetInfo
@@ -38,17 +38,16 @@ from volbench.plans.dry_run import (
     preview_target,
 )
 from volbench.plans.engine import execute
-from volbench.plans.execution import PlanSpec, prepare_runs_dir
+from volbench.plans.execution import Outcome, PlanSpec, Session
 from volbench.plans.fill import note as fill_note
 from volbench.plans.fill import with_fill
 from volbench.plans.fleet_spec import Fleet
 from volbench.plans.job_targets import NamedPath, run_target
-from volbench.plans.placement import placed
+from volbench.plans.placement import Placement
 from volbench.plans.places import named_by, places_from
+from volbench.plans.starting import RunRequest, Where, started
 from volbench.report.validity_sheets import Verdicts
-from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
-from volbench.specs.run_promise import settled
 from volbench.store.repository import default_data_dir
 from volbench.volume_limits import caps_of
 from volbench.volume_writes import with_history
@@ -218,38 +217,45 @@ def run_plan(
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
     writes = writes or choice.fill
-    settled(choice.labels, catalogue.load(), None)  # a wrong product: one line, first
     fleet = choice.fleet()
-    stall = StallPolicy(choice.stall_seconds, choice.abort_on_stall)
+    where = Where(
+        choice.target, fleet, choice.size, choice.destroy_data, choice.force, tuple(named)
+    )
+    request = RunRequest(
+        where,
+        writes,
+        choice.labels,
+        choice.db,
+        choice.runs_dir,
+        choice.replay,
+        StallPolicy(choice.stall_seconds, choice.abort_on_stall),
+    )
     reporter = console.ProgressReporter()
-    with fio_session(choice.db, choice.runs_dir, reporter, replay=choice.replay,
-                     stall=stall) as session:  # fmt: skip
-        prepare_runs_dir(session.runs_dir)  # a bad --runs-dir: one line before the target
-        if fleet is not None:
-            fleet.check_stall_policy(choice.abort_on_stall)
-        with placed(fleet, choice.target, writes, reporter, choice.size, choice.destroy_data,
-                    choice.force, named) as place:  # fmt: skip
-            target = place.target
-            labels = settled(choice.labels, catalogue.load(), target)
-            spec = choice.filled(
-                plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache),
-                target,
-            )
-            rounds = place.rounds(spec)
-            reporter.note(_estimate(choice, rounds.plan, target, named))
-            outcome = execute(
-                session,
-                rounds.plan,
-                target,
-                labels,
-                place.engine(session.runner, choice.ioengine),
-                round_runner=rounds.runner,
-                places=place.settings,
-                note=rounds.note,
-            )
+
+    def begin(session: Session, place: Placement | None, labels: dict[str, str]) -> Outcome:
+        assert place is not None  # the request has its places
+        target = place.target
+        spec = choice.filled(
+            plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache),
+            target,
+        )
+        rounds = place.rounds(spec)
+        reporter.note(_estimate(choice, rounds.plan, target, named))
+        return execute(
+            session,
+            rounds.plan,
+            target,
+            labels,
+            place.engine(session.runner, choice.ioengine),
+            round_runner=rounds.runner,
+            places=place.settings,
+            note=rounds.note,
+        )
+
+    with started(request, reporter, begin) as ran:
         verdicts = Verdicts()
-        run = with_history(session.store, session.store.get_run(str(outcome.run_id)), verdicts)
-        caps = caps_of(session.store, run)
+        run = with_history(ran.store, ran.store.get_run(str(ran.outcome.run_id)), verdicts)
+        caps = caps_of(ran.store, run)
 
         def show() -> None:
             try:
@@ -258,7 +264,7 @@ def run_plan(
                 if after is not None:
                     after(run)
 
-        conclude(outcome, show)
+        conclude(ran.outcome, show)
 
 
 def _estimate(

@@ -29,20 +29,20 @@ from volbench.cli.options import (
 )
 from volbench.cli.place_options import given, place_options
 from volbench.cli.pts_options import PtsCommand, pts_plan_options
-from volbench.cli.session import conclude, fio_session
+from volbench.cli.session import conclude
 from volbench.errors import UsageError
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
-from volbench.places.table import can_purge, default_targets
+from volbench.places.table import default_targets
 from volbench.plans.dry_run import (
     DryRun,
     choose_engine,
     preview_target,
 )
 from volbench.plans.dry_run_pts import pts_preview
-from volbench.plans.execution import Outcome
+from volbench.plans.execution import Outcome, Session
 from volbench.plans.fleet_spec import Fleet
-from volbench.plans.placement import placed
+from volbench.plans.placement import Placement
 from volbench.plans.places import places_from
 from volbench.plans.pts import catalog, driver
 from volbench.plans.pts.options import (
@@ -51,6 +51,7 @@ from volbench.plans.pts.options import (
 from volbench.plans.pts.options import (
     PtsOptions,
 )
+from volbench.plans.starting import RunRequest, Where, started
 from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost
@@ -173,11 +174,7 @@ def run_pts(
     if places.hosts or len(targets) > 1:
         fleet = Fleet(places_from(targets, places.hosts), places.keep_going, size_bytes=size)
         fleet.check_stall_policy(stall.abort)
-        if fleet.remote and options.purge and not replay and not can_purge(fleet.places):
-            raise UsageError(
-                "volbench cannot purge a target on another host: purge it there and add "
-                "--no-purge (marked non-compliant)"
-            )
+    driver.check_places(fleet, options, bool(replay))
 
     def estimate(destroy: str | None, writes_checked: bool) -> tuple[DryRun, list[str]]:
         dry = pts_dry_run(options, targets, size, ioengine, runs_dir, destroy, writes_checked)
@@ -189,20 +186,22 @@ def run_pts(
         dry, found = estimate(destroy_data[0] if destroy_data else None, force)
         show_dry_run(dry, found, "json" if fmt == "json" else "table")
         return
-    settled(labels, catalogue.load(), None)  # a wrong product: one line, first
-    reporter = PtsReporter()
-    with fio_session(db, runs_dir, reporter, replay=replay, stall=stall) as session:
-        if costing.product or costing.hourly_cost or dict(labels).get("product"):
-            found = estimate(None, True)[1]
-            reporter.note(
-                f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}"
-            )
-        with placed(fleet, targets[0], True, reporter, size, destroy_data, force) as place:
-            promised = settled(labels, catalogue.load(), place.target)
-            outcome = driver.begin(
-                session, options, place.target, promised, ioengine, purging, place.fleet
-            )
-        finish(session.store, outcome, fmt, shown.strict)
+    notes: tuple[str, ...] = ()
+    if costing.product or costing.hourly_cost or dict(labels).get("product"):
+        settled(labels, catalogue.load(), None)  # a wrong product: one line, first
+        found = estimate(None, True)[1]
+        notes = (f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}",)
+    where = Where(targets[0], fleet, size, destroy_data, force)
+    request = RunRequest(where, True, labels, db, runs_dir, replay, stall, notes)
+
+    def begin(session: Session, place: Placement | None, promised: dict[str, str]) -> Outcome:
+        assert place is not None  # the request has its places
+        return driver.begin(
+            session, options, place.target, promised, ioengine, purging, place.fleet
+        )
+
+    with started(request, PtsReporter(), begin) as ran:
+        finish(ran.store, ran.outcome, fmt, shown.strict)
 
 
 def pts_command() -> click.Command:

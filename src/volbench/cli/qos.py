@@ -27,11 +27,11 @@ from volbench.cli.options import (
 )
 from volbench.cli.qos_options import GUESTS_HELP, MEASURED, RATES, TENANT, nominal_option
 from volbench.cli.qos_verify import verify_command
-from volbench.cli.session import fio_session
 from volbench.errors import UsageError
 from volbench.lab import monitor
 from volbench.plans import qos_capability, qos_guests, qos_setup
 from volbench.plans.qos_plan_file import read_plan
+from volbench.plans.starting import open_session
 from volbench.report.qos_sheets import (
     applied_sheet,
     cleared_sheet,
@@ -113,7 +113,7 @@ def plan(
     if measure is not None:
         check_tenants(tenants)  # bad tenants: one line before fio runs
         needed = 0.0 if nominal else sum(t.size_gib for t in tenants)
-        with fio_session(db, runs_dir, console.ProgressReporter()) as session:
+        with open_session(db, runs_dir, console.ProgressReporter()) as session:
             found = qos_capability.measure(session, measure, measure_time, {}, needed, destroy_data)
         given = capability or Rates()
         capability = Rates(

@@ -33,13 +33,16 @@ from volbench.cli.options import (
     runs_dir_option,
 )
 from volbench.cli.qos_options import GUESTS_HELP, nominal_option
-from volbench.cli.session import conclude, fio_session, runs_folder
+from volbench.cli.session import conclude
 from volbench.errors import CheckFailed, UsageError
 from volbench.model import RW, RunRecord
 from volbench.plans import qos_guests
 from volbench.plans.dry_run import estimate_line
+from volbench.plans.execution import Outcome, Session
+from volbench.plans.placement import Placement
 from volbench.plans.qos_plan_file import read_plan
 from volbench.plans.qos_verify import preview, verify
+from volbench.plans.starting import RunRequest, runs_folder, started
 from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.specs.run_cost import HourlyCost
 
@@ -141,14 +144,17 @@ def verify_command(
         show_dry_run(dry, found, "json" if fmt == "json" else "table")
         return
     reporter = console.ProgressReporter()
-    with fio_session(db, runs_dir, reporter) as session:
-        store = session.store
+
+    def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
         dry = preview(plan, device, options, session.runs_dir)
         found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
         reporter.note(estimate_line(dry, found))
-        ran = verify(session, plan, device, options, dict(labels))
-        conclude(ran)  # interrupted: where the run is, exit 130
-        run = store.get_run(str(ran.run_id))
+        return verify(session, plan, device, options, settled)
+
+    request = RunRequest(None, True, labels, db, runs_dir)  # verify checks its device
+    with started(request, reporter, begin) as ran:
+        conclude(ran.outcome)  # interrupted: where the run is, exit 130
+        run = ran.store.get_run(str(ran.outcome.run_id))
     _conclude_verify(run, options, fmt)
 
 
@@ -161,10 +167,14 @@ def _verify_guests(
     fmt: str,
 ) -> None:
     """``qos verify --guests``: the tenants in their lab guests (and the host)."""
-    with fio_session(db, runs_dir, console.ProgressReporter()) as session:
-        ran = qos_guests.verify(session, plan, options, dict(labels))
-        conclude(ran)
-        run = session.store.get_run(str(ran.run_id))
+
+    def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
+        return qos_guests.verify(session, plan, options, settled)
+
+    request = RunRequest(None, True, labels, db, runs_dir)  # the guests' own disks
+    with started(request, console.ProgressReporter(), begin) as ran:
+        conclude(ran.outcome)
+        run = ran.store.get_run(str(ran.outcome.run_id))
     _conclude_verify(run, options, fmt)
 
 

@@ -6,10 +6,10 @@ import click
 
 from volbench.cli.options import RUN, db_option, runs_dir_option, stall_options, write_options
 from volbench.cli.pts import PTS_FORMATS, PtsReporter, finish, purge_settings
-from volbench.cli.session import fio_session
 from volbench.cli.spec import catalogue_option
 from volbench.fio.stall import StallPolicy
 from volbench.plans.resumption import resume
+from volbench.plans.starting import open_session
 from volbench.specs import catalogue
 from volbench.targets.purge import METHODS
 
@@ -53,7 +53,7 @@ def command(
     stall = StallPolicy(stall_seconds, abort_on_stall)
     with (
         catalogue.using(catalogue_files),
-        fio_session(db, runs_dir, PtsReporter(), stall=stall, create=False) as session,
+        open_session(db, runs_dir, PtsReporter(), stall=stall, create=False) as session,
     ):
         outcome = resume(session, run_ref, purging, destroy_data, force, same_volume)
         finish(session.store, outcome, fmt)

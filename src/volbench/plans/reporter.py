@@ -35,6 +35,9 @@ class Reporter(Protocol):
     def note(self, message: str) -> None:
         """Something the user should know (engine chosen, a warning)."""
 
+    def close(self) -> None:
+        """The run's display ends (a live one is taken off the terminal)."""
+
 
 class NullReporter:
     """Shows nothing: for library use and tests."""
@@ -61,4 +64,7 @@ class NullReporter:
         pass
 
     def note(self, message: str) -> None:
+        pass
+
+    def close(self) -> None:
         pass

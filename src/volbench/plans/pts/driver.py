@@ -19,10 +19,11 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.fio.request import Here
 from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
-from volbench.places.table import purge
+from volbench.places.table import can_purge, purge
 from volbench.plans.engine import Guard, Step, drive, open_run, recorded_engine
 from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
 from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
+from volbench.plans.fleet_spec import Fleet
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.cells import kib
 from volbench.plans.pts.estimate import estimate_note, format_duration, remaining
@@ -187,6 +188,19 @@ def start(
     )
     non_compliant = bool(settings.non_compliant_reasons)
     return open_run(session, NAME, target, labels, settings, non_compliant)
+
+
+def check_places(fleet: Fleet | None, options: PtsOptions, replay: bool) -> None:
+    """Refuse, in one line, a PTS run that must purge a target volbench cannot purge
+    from here (a target on another host; ``replay``: recorded outputs, nothing is
+    purged)."""
+    if fleet is None or not fleet.remote or not options.purge or replay:
+        return
+    if not can_purge(fleet.places):
+        raise UsageError(
+            "volbench cannot purge a target on another host: purge it there and add "
+            "--no-purge (marked non-compliant)"
+        )
 
 
 def begin(
