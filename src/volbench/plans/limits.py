@@ -64,7 +64,15 @@ from dataclasses import dataclass
 
 from volbench.analysis.burst_refill import probe_seconds, rest_seconds
 from volbench.analysis.burst_series import Burst, burst_from_samples
-from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit, settled
+from volbench.analysis.limiter_model import (
+    KIB,
+    SAME,
+    Probe,
+    completed_iops,
+    deepest,
+    fit,
+    settled,
+)
 from volbench.errors import UsageError
 from volbench.fio.job import planned_seconds
 from volbench.model import RW, TestResult, Workload
@@ -176,24 +184,27 @@ def parse_name(name: str) -> Next | None:
 
 def probes(tests: Sequence[TestResult]) -> list[Probe]:
     """The experiment's probes as :class:`Probe` records (other tests, the rest and the
-    second burst probe among them, are left out)."""
+    second burst probe among them, are left out); each direction's IOPS the I/Os it
+    completed a second (:func:`completed_iops`)."""
     found = []
     for test in tests:
         parsed = parse_name(test.name)
         if parsed is None or parsed.direction not in PROBED or test.iops <= 0:
             continue
-        timed = [d for d in test.directions.values() if d.iops > 0 and d.lat_mean_ns]
-        lat = sum(d.iops * (d.lat_mean_ns or 0.0) for d in timed)
-        read, write = test.directions.get("read"), test.directions.get("write")
+        done = {n: completed_iops(d.bw_bytes_per_s, d.iops, parsed.bs_bytes)
+                for n, d in test.directions.items()}  # fmt: skip
+        timed = [(done[n], d.lat_mean_ns or 0.0) for n, d in test.directions.items()
+                 if done[n] > 0 and d.lat_mean_ns]  # fmt: skip
+        lat = sum(iops * lat_ns for iops, lat_ns in timed)
         found.append(
             Probe(
                 test.name,
                 parsed.direction,
                 parsed.bs_bytes,
                 parsed.iodepth,
-                read.iops if read else 0.0,
-                write.iops if write else 0.0,
-                lat / sum(d.iops for d in timed) if timed else 0.0,
+                done.get("read", 0.0),
+                done.get("write", 0.0),
+                lat / sum(iops for iops, _ in timed) if timed else 0.0,
             )
         )
     return found

@@ -17,7 +17,15 @@ from typing import Any
 
 from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
 from volbench.analysis.burst_series import Burst
-from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
+from volbench.analysis.limiter_model import (
+    KIB,
+    DirectionModel,
+    Figure,
+    LimiterModel,
+    Probe,
+    completed_iops,
+    fit,
+)
 from volbench.analysis.model_promise import matches
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import VolbenchError
@@ -45,7 +53,8 @@ def _newest(run: RunRecord) -> dict[str, int]:
 
 def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
     """The experiment's probes of ``run`` (directions of a test added up; the rest and
-    the second burst probe left out); a test that burst steadily (``bursts``, by round
+    the second burst probe left out), each direction's I/Os completed a second
+    (:func:`~volbench.analysis.limiter_model.completed_iops`); a test that burst steadily (``bursts``, by round
     and test) counts at its baseline after the burst, its directions in their measured
     proportion."""
     newest = _newest(run)
@@ -56,15 +65,18 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
     found = []
     for name, rows in tests.items():
         parsed = parse_name(name)
-        iops = sum(r.iops for r in rows)
-        timed = [r for r in rows if r.iops > 0 and r.lat_mean_ns]
-        if parsed is None or parsed.direction not in PROBED or iops <= 0 or not timed:
+        if parsed is None or parsed.direction not in PROBED:
             continue
-        lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
+        done = [(r, completed_iops(r.bw_bytes_per_s, r.iops, parsed.bs_bytes)) for r in rows]
+        iops = sum(n for _, n in done)
+        timed = [(n, r.lat_mean_ns or 0.0) for r, n in done if n > 0 and r.lat_mean_ns]
+        if iops <= 0 or not timed:
+            continue
+        lat = sum(n * lat_ns for n, lat_ns in timed) / sum(n for n, _ in timed)
         burst = bursts.get((newest[name], name))
         scale = burst.baseline / iops if burst is not None and burst.steady else 1.0
-        read = scale * sum(r.iops for r in rows if r.direction == "read")
-        write = scale * sum(r.iops for r in rows if r.direction == "write")
+        read = scale * sum(n for r, n in done if r.direction == "read")
+        write = scale * sum(n for r, n in done if r.direction == "write")
         found.append(
             Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat)
         )
