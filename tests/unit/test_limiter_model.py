@@ -425,12 +425,16 @@ START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
 
 def stored_limits_run(
-    tmp_path: Path, ran: list[tuple[Workload, Result, list[float]]], late_s: float = 0.0
+    tmp_path: Path,
+    ran: list[tuple[Workload, Result, list[float]]],
+    late_s: float = 0.0,
+    cpu_busy_pct: float | None = None,
 ) -> RunRecord:
     """``ran`` stored as ``run limits`` stores it: a round a test, its per-second logs
     (fio's 1 s windows: two of :data:`WINDOW_S` each), round times on a clock that
     runs through the tests and the gaps between them; ``late_s`` more before the
-    second burst probe (as :func:`run_limits` had it)."""
+    second burst probe (as :func:`run_limits` had it); ``cpu_busy_pct``: the sampler's
+    host CPUs (two), each that busy every second of every round (None: not sampled)."""
     store = Store.open(str(tmp_path / "limits.db"))
     target = TargetInfo("/dev/vdb", "block", 1 << 30)
     settings = RunSettings(ioengine="libaio", options=plan(LimitsOptions()).options)
@@ -452,6 +456,12 @@ def stored_limits_run(
                 )
                 series.append(LogSeries(round_no, workload.name, "iops", 0, None, direction,
                                         points))  # fmt: skip
+            if cpu_busy_pct is not None:
+                epoch_ms = int(started.timestamp() * 1000)
+                seconds = range(1, int(workload.duration_s) + 1)
+                busy = tuple((epoch_ms + 1000 * k, cpu_busy_pct) for k in seconds)
+                series += [LogSeries(round_no, workload.name, "cpu", cpu, None, "host", busy)
+                           for cpu in (0, 1)]  # fmt: skip
             store.add_round(
                 run_id,
                 round_no,
@@ -682,3 +692,56 @@ def test_a_mbps_cap_is_read_from_the_ios_fio_completed_not_those_it_issued() -> 
     assert abs(found[1024 * KIB].bytes_per_s - cap) <= 0.02 * cap, found[1024 * KIB]
     for probe in found.values():
         assert 0.98 * cap <= probe.bytes_per_s <= 1.08 * cap, probe
+
+
+def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
+    """A loop device over an image in RAM, reads (BENCHMARKS.md, bench/limits: 14,771
+    IOPS at QD 1, 67 µs; a plateau of 266,088 IOPS from QD 64 to 256; 16 KiB as many,
+    larger requests fewer); Little's law gives each latency. The CPUs of the host ran
+    ``cpu_busy_pct`` busy through the plateau and the size ladder, less below it."""
+    figures = [(4, 1, 14_771.0), (4, 4, 58_000.0), (4, 16, 190_000.0), (4, 64, 266_000.0),
+               (4, 256, 266_176.0), (16, 256, 262_000.0), (64, 256, 80_000.0),
+               (256, 256, 22_000.0), (1024, 256, 5_600.0)]  # fmt: skip
+    return [
+        Probe(f"read-{kib}k-qd{qd}", "read", kib * KIB, qd, iops, 0.0, qd / iops * 1e9,
+              cpu_busy_pct if qd >= 64 else 50.0)  # fmt: skip
+        for kib, qd, iops in figures
+    ]
+
+
+def test_a_plateau_while_every_cpu_was_busy_is_the_hosts_ceiling_not_a_cap() -> None:
+    """From I/O alone a CPU-bound device is a limiter: flat IOPS over a doubling of
+    queue with latency growing as 1/cap, and 16 KiB at the same IOPS. The host's CPUs
+    tell them apart: all busy through the plateau (the device's work is theirs), the
+    ceiling; with CPU to spare (the control), a cap."""
+    model = fit(_ram_loop_reads(99.0))
+    assert model.read.iops_cap is None, model.read
+    assert model.read.cpu_bound
+    assert model.read.ceiling is not None and _close(model.read.ceiling.value, 266_088)
+    spare = fit(_ram_loop_reads(60.0))
+    assert spare.read.iops_cap is not None and _close(spare.read.iops_cap.value, 266_088)
+    assert not spare.read.cpu_bound
+
+
+def test_a_plateau_the_sampler_did_not_see_stays_a_cap() -> None:
+    """A test without host samples (an imported run, a round on several hosts) keeps the
+    fit from I/O alone: one such test in the plateau leaves it a cap."""
+    reads = [dataclasses.replace(p, cpu_busy_pct=None) if p.outstanding == 256 else p
+             for p in _ram_loop_reads(99.0)]  # fmt: skip
+    assert fit(reads).read.iops_cap is not None
+
+
+@pytest.mark.parametrize(("busy", "limited"), [(97.0, False), (40.0, True), (None, True)])
+def test_the_card_reads_the_host_cpus_stored_with_each_round(
+    tmp_path: Path, busy: float | None, limited: bool
+) -> None:
+    """A device at 266,088 IOPS whatever the queue and size (as a cap would be), stored
+    with the sampler's host CPUs through every round: all busy, "no limiter found",
+    the ceiling the host's CPUs'; with CPU to spare, or not sampled, a cap."""
+    volume = Volume(Limiter(total_iops=266_088), 266_088.0, 0.0, 266_088.0)
+    run = stored_limits_run(tmp_path, run_limits(volume, LimitsOptions(), 5), cpu_busy_pct=busy)
+    card = limits_card(run)
+    figures = {str(r["figure"]) for r in card.rows}
+    assert ("read IOPS cap" in figures) is limited, figures
+    said = " ".join(card.notes)
+    assert ("the host's CPUs" in said) is not limited, said

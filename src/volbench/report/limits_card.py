@@ -10,6 +10,7 @@ their own)."""
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +18,8 @@ from typing import Any
 
 from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
 from volbench.analysis.burst_series import Burst
+from volbench.analysis.cpu_starvation import HOST_CPU_PCT
+from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limiter_model import (
     KIB,
     DirectionModel,
@@ -54,10 +57,13 @@ def _newest(run: RunRecord) -> dict[str, int]:
 def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
     """The experiment's probes of ``run`` (directions of a test added up; the rest and
     the second burst probe left out), each direction's I/Os completed a second
-    (:func:`~volbench.analysis.limiter_model.completed_iops`); a test that burst steadily (``bursts``, by round
+    (:func:`~volbench.analysis.limiter_model.completed_iops`) and how busy the host's
+    CPUs were through its round (:func:`~volbench.analysis.limiter_model.cpu_bound`); a
+    test that burst steadily (``bursts``, by round
     and test) counts at its baseline after the burst, its directions in their measured
     proportion."""
     newest = _newest(run)
+    hosts = round_hosts(run.series)
     tests: dict[str, list[StoredResult]] = {}
     for row in run.aggregate:
         if row.round == newest[row.test]:
@@ -77,10 +83,19 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
         scale = burst.baseline / iops if burst is not None and burst.steady else 1.0
         read = scale * sum(n for r, n in done if r.direction == "read")
         write = scale * sum(n for r, n in done if r.direction == "write")
+        busy = _cpu_busy(hosts.get(newest[name]))
         found.append(
-            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat)
+            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat, busy)
         )
     return found
+
+
+def _cpu_busy(host: RoundHost | None) -> float | None:
+    """How busy the CPUs of fio's host were through a round (%, the mean over its
+    samples of every CPU's; None: not sampled)."""
+    per_second = [statistics.fmean(s.cpu_busy_pct) for s in host.readings
+                  if s.cpu_busy_pct] if host else []  # fmt: skip
+    return statistics.fmean(per_second) if per_second else None
 
 
 def _spread(figure: Figure) -> str:
@@ -188,7 +203,12 @@ class RunFit:
 def fitted_model(run: RunRecord) -> RunFit:
     """The limits run's fit: what the card shows and what other runs of the same volume
     are explained with (:mod:`volbench.volume_limits`)."""
-    bursts = stored_bursts(run.series)
+    hosts = round_hosts(run.series)
+    bursts = {
+        key: burst
+        for key, burst in stored_bursts(run.series).items()
+        if (_cpu_busy(hosts.get(key[0])) or 0.0) < HOST_CPU_PCT
+    }  # a rate the host's CPUs held through its round varied with them: not a bucket's
     probes = stored_probes(run, bursts)
     refill, unmeasured = stored_refill(run, bursts)
     writes = _probe_burst(bursts, WBURST.name)
@@ -207,7 +227,16 @@ def _no_limiter(model: LimiterModel) -> list[str]:
     sides = (("read", model.read), ("write", model.write))
     if any(side.iops_cap for _, side in sides):
         return []
-    ceilings = [f"{name} {side.ceiling.value:,.0f} IOPS" for name, side in sides if side.ceiling]
+    ceilings = [
+        f"{name} {side.ceiling.value:,.0f} IOPS"
+        + (
+            f" (every CPU {HOST_CPU_PCT:.0f}% busy or more: the host's CPUs)"
+            if side.cpu_bound
+            else ""
+        )
+        for name, side in sides
+        if side.ceiling
+    ]
     if not ceilings:
         return []
     levels = [f"{name} {side.bytes_cap.value / MB:,.0f} MB/s" for name, side in sides
