@@ -703,8 +703,16 @@ def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
                (4, 256, 266_176.0), (16, 256, 262_000.0), (64, 256, 80_000.0),
                (256, 256, 22_000.0), (1024, 256, 5_600.0)]  # fmt: skip
     return [
-        Probe(f"read-{kib}k-qd{qd}", "read", kib * KIB, qd, iops, 0.0, qd / iops * 1e9,
-              cpu_busy_pct if qd >= 64 else 50.0)  # fmt: skip
+        Probe(
+            f"read-{kib}k-qd{qd}",
+            "read",
+            kib * KIB,
+            qd,
+            iops,
+            0.0,
+            qd / iops * 1e9,
+            cpu_busy_pct if qd >= 64 else 50.0,
+        )  # fmt: skip
         for kib, qd, iops in figures
     ]
 
