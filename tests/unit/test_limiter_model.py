@@ -22,6 +22,8 @@ from recorded import fixture_text
 from volbench.analysis.aggregate import group_tests
 from volbench.analysis.limiter_model import KIB, LimiterModel, Probe, fit
 from volbench.fio.parser import parse
+from volbench.lab import draws
+from volbench.lab.draws import Draw
 from volbench.model import (
     DirectionResult,
     IopsSamples,
@@ -35,10 +37,14 @@ from volbench.model import (
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
 from volbench.plans.limits import (
+    BBURST,
+    BYTES_BS,
+    WBBURST,
     WBURST,
     LimitsOptions,
     Next,
     next_test,
+    past_cap,
     plan,
     probes,
 )
@@ -209,7 +215,7 @@ def test_the_budget_bounds_the_plan() -> None:
     options = LimitsOptions(budget_s=60.0, runtime_s=2.0, ramp_time_s=1.0)
     spec = plan(options)
     assert options.burst_s == 15.0  # four tests of 3 s, at least 20 s, at most 60 / 4
-    assert spec.budget == (4 + (60 - 15) // 3, 60.0)  # the rest, second and write probes too
+    assert spec.budget == (6 + (60 - 15) // 3, 60.0)  # the rest, second, write, MB/s probes
     longer = LimitsOptions(budget_s=600.0, runtime_s=1.0, ramp_time_s=1.0)
     assert longer.burst_s == 75.0  # an eighth of the budget
     limiter, draw, tests = Limiter(total_iops=1000), random.Random(5), []
@@ -225,12 +231,15 @@ def test_the_budget_bounds_the_plan() -> None:
 
 
 def _next_of(name: str) -> Next:
-    """The test of ``name``; a drain's: the burst probe's workload in its test's direction."""
-    from volbench.plans.limits import BURST_QD, drained_s, parse_name
+    """The test of ``name``; a drain's: the burst probe's workload in its test's direction
+    (a MB/s bucket's, ``bdrain-``: the MB/s burst probe's)."""
+    from volbench.plans.limits import BURST_QD, BYTES_QD, drained_s, parse_name
 
     drain = drained_s(name) is not None
     parsed = parse_name(name.split("-", 2)[2] if drain else name)
     assert parsed is not None
+    if drain and name.startswith("b"):
+        return Next(parsed.direction, BYTES_BS, BYTES_QD)
     return Next(parsed.direction, 4 * KIB, BURST_QD) if drain else parsed
 
 
@@ -712,7 +721,7 @@ def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
             0.0,
             qd / iops * 1e9,
             cpu_busy_pct if qd >= 64 else 50.0,
-        )  # fmt: skip
+        )
         for kib, qd, iops in figures
     ]
 
@@ -753,3 +762,166 @@ def test_the_card_reads_the_host_cpus_stored_with_each_round(
     assert ("read IOPS cap" in figures) is limited, figures
     said = " ".join(card.notes)
     assert ("the host's CPUs" in said) is not limited, said
+
+
+@dataclass
+class BytesVolume:
+    """``limiter`` with QEMU-like buckets of bytes on its MB/s caps (``bps-total-max``:
+    one bucket on ``total_bps``; ``bps-read-max`` and ``bps-write-max``: one on each of
+    ``read_bps``, ``write_bps``): while a bucket has credits its cap is lifted to
+    ``ceiling`` (bytes/s), spending the bytes done above the cap; below it, credits
+    (bytes) come back at the cap, in proportion to what is left unused (util/throttle.c's
+    leak). Full at the start (a bucket set anew)."""
+
+    limiter: Limiter
+    ceiling: float
+    bucket: float
+    credits: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.credits = {side: self.bucket for side in self._caps()}
+
+    def _caps(self) -> dict[str, float]:
+        """Each bucket's cap (bytes/s): ``total``, or ``read`` and ``write``."""
+        if self.limiter.total_bps:
+            return {"total": self.limiter.total_bps}
+        caps = {"read": self.limiter.read_bps, "write": self.limiter.write_bps}
+        return {side: cap for side, cap in caps.items() if cap}
+
+    def idle(self, seconds: float) -> None:
+        for side, cap in self._caps().items():
+            self.credits[side] = min(self.bucket, self.credits[side] + cap * seconds)
+
+    def _window(self, fast: float, slow: float, bs: int, shares: dict[str, float]) -> float:
+        """One window's IOPS (``fast`` while the buckets of the test's directions have
+        credits, else ``slow``), and the buckets after it."""
+        caps = self._caps()
+        used = {b: (1.0 if b == "total" else shares[b]) for b in caps}
+        used = {b: share for b, share in used.items() if share}
+        excess = {b: fast * used[b] * bs - caps[b] for b in used}
+        if fast > slow and all(self.credits[b] > 0 for b in used):
+            held = min([WINDOW_S] + [self.credits[b] / e for b, e in excess.items() if e > 0])
+            for b, e in excess.items():
+                self.credits[b] -= max(0.0, e) * held
+            return (fast * held + slow * (WINDOW_S - held)) / WINDOW_S
+        for b in used:
+            done = slow * used[b] * bs
+            if done < caps[b]:
+                back = (caps[b] - done) * WINDOW_S
+                self.credits[b] = min(self.bucket, self.credits[b] + back)
+        return slow
+
+    def run(
+        self, workload: Workload, draw: random.Random, gap_s: float = GAP_S
+    ) -> tuple[Result, list[float]]:
+        """As :meth:`Volume.run`, for the buckets of bytes."""
+        test = _next_of(workload.name)
+        kind = {"bburst": "read", "wbburst": "write", "wburst": "write"}.get(
+            test.direction, test.direction
+        )
+        kind = kind if kind in ("read", "write", "mix") else "read"
+        shares = {"read": {"read": 1.0, "write": 0.0}, "write": {"read": 0.0, "write": 1.0},
+                  "mix": {"read": 0.5, "write": 0.5}}[kind]  # fmt: skip
+        lifted = {f"{b}_bps": self.ceiling for b in self._caps()}
+        fast = dataclasses.replace(self.limiter, **lifted)  # type: ignore[arg-type]
+        rates = [lim.rate(kind, test.bs_bytes, test.iodepth) for lim in (fast, self.limiter)]
+        if workload.rate_iops is not None:
+            rates = [min(r, workload.rate_iops) for r in rates]
+        self.idle(gap_s)
+        windows = []
+        for index in range(round(workload.duration_s / WINDOW_S)):
+            rate = self._window(*rates, test.bs_bytes, shares)
+            if index >= round(workload.ramp_time_s / WINDOW_S):
+                windows.append(rate * (1 + draw.gauss(0, WINDOW_NOISE)))
+        mean = statistics.fmean(windows)
+        stats = IopsSamples(min(windows), max(windows), mean, statistics.stdev(windows),
+                            len(windows))  # fmt: skip
+        seconds = len(windows) * WINDOW_S
+        directions = {}
+        for name, share in shares.items():
+            if share:
+                iops, lat = mean * share, test.iodepth / mean * 1e9  # Little's law
+                latency = LatencyStats("lat", lat / 2, lat * 2, lat, lat / 4, int(iops * seconds))
+                directions[name] = DirectionResult(
+                    name, int(iops * seconds * test.bs_bytes), seconds * 1e3, iops,
+                    iops * test.bs_bytes, int(iops * seconds), latency,
+                    iops_samples=stats if share == 1 else None, lat_mean_ns=lat,
+                )  # fmt: skip
+        return Result(workload.name, directions, 1.0, 1.0, seconds * 1e3, 1), windows
+
+
+def _bytes_volume(drawn: Draw) -> BytesVolume:
+    """The simulated volume of a lab draw of a MB/s burst (:func:`draws.draw_limits`)."""
+    wanted = drawn.wanted
+    if wanted["shared"]:
+        limiter = Limiter(total_iops=wanted["read"], total_bps=wanted["read_bytes"])
+    else:
+        limiter = Limiter(
+            read_iops=wanted["read"],
+            write_iops=wanted["write"],
+            read_bps=wanted["read_bytes"],
+            write_bps=wanted["write_bytes"],
+        )
+    return BytesVolume(limiter, wanted["bytes_ceiling"], wanted["bytes_credits"])
+
+
+def _mbps_bursting_draw(
+    seed: int, separate: bool, probed: bool = True
+) -> tuple[Draw, list[tuple[Workload, Result, list[float]]]]:
+    """``run limits`` (120 s, 1 s tests) on a volume drawn with ``seed`` as the lab's
+    draws of a MB/s burst are (``bytes burst``: ``bps-total-max``; ``bytes burst
+    separate``: ``bps-read-max`` and ``bps-write-max``; IOPS caps of at most 1,500, MB/s
+    ceilings of at most 60), gaps between fio processes of 0.3 s (this machine's) to
+    1.5 s (twice a lab guest's average). ``probed`` False: the plan without the MB/s
+    burst probe (the control)."""
+    draw = random.Random(seed)
+    shape = "bytes burst separate" if separate else "bytes burst"
+    drawn = draws.draw_limits(shape, draw, 1500, 60.0)
+    options = LimitsOptions(budget_s=120.0, runtime_s=1.0, ramp_time_s=1.0)
+    with pytest.MonkeyPatch.context() as patch:
+        if not probed:
+            patch.setattr("volbench.plans.limits.past_cap", lambda *_: False)
+        volume = _bytes_volume(drawn)
+        ran = run_limits(volume, options, seed, gap_s=draw.uniform(0.3, 1.5))  # type: ignore[arg-type]
+    return drawn, ran
+
+
+@pytest.mark.parametrize("separate", [False, True], ids=["bps-total-max", "bps-rw-max"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_burst_of_mbps_is_probed_and_the_caps_beside_it_fitted(
+    tmp_path: Path, seed: int, separate: bool
+) -> None:
+    """A MB/s cap with a bucket of bytes (one shared, or one for each direction), as the
+    lab draws them: the reads' size ladder meets a MB/s level, the MB/s burst probe runs
+    (the writes' too, after the reads' tests), the tests after it run after a drain of
+    the bucket, and the limits card has every figure the draw set right (the IOPS and
+    MB/s caps and the MB/s burst's ceiling within 5 %, its bucket within 10 %, one
+    budget or two), within the budget."""
+    drawn, ran = _mbps_bursting_draw(seed, separate)
+    names = [w.name for w, _, _ in ran]
+    assert BBURST.name in names and WBBURST.name in names, names
+    assert any(n.startswith("bdrain-") for n in names)
+    assert sum(w.duration_s for w, _, _ in ran) <= 120.0
+    card = limits_card(stored_limits_run(tmp_path, ran))
+    assert not draws.misfits(card.document, drawn.wanted), (drawn.text(), names)
+    shown = {str(r["figure"]) for r in card.rows}
+    assert {"MB/s burst ceiling", "MB/s burst credits"} <= shown, shown
+    assert ("write MB/s burst ceiling" in shown) is separate
+
+
+def test_without_the_mbps_burst_probe_the_bucket_lifts_the_mbps_caps(tmp_path: Path) -> None:
+    """The control: without the MB/s burst probe (and so its drains), the credits lift
+    the large tests, and every draw misses."""
+    for seed in range(6):
+        drawn, ran = _mbps_bursting_draw(seed, False, probed=False)
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        card = limits_card(stored_limits_run(folder, ran))
+        wrong = draws.misfits(card.document, drawn.wanted)
+        assert any(w.startswith(("read_bytes", "write_bytes ")) for w in wrong), wrong
+
+
+def test_no_mbps_burst_probe_below_a_mbps_level() -> None:
+    """A volume with an IOPS cap alone (no size ran past it): no MB/s burst probe."""
+    _, done = experiment(Limiter(total_iops=700, device_s_per_byte=0.0), 3)
+    assert not past_cap(done, "read") and all(p.direction != "bburst" for p in done)
