@@ -125,8 +125,10 @@ def volumes(env: dict[str, str], top: int, budget: str, runtime: str, loop: str)
 def shown(value: float | None, key: str) -> str:
     if value is None:
         return "none"
-    if key.endswith("_bytes"):
+    if key.endswith(("_bytes", "bytes_ceiling")):
         return f"{value / 1e6:,.1f} MB/s"
+    if key.endswith("bytes_credits"):
+        return f"{value / 1e6:,.1f} MB"
     if key == "unit":
         return f"{value / 1024:g} KiB"
     if key == "shared":

@@ -65,7 +65,7 @@ def test_the_limits_experiment_shows_its_burst_probe_and_its_budget(tmp_path: Pa
     dry = plan_preview(limits.plan(options), TARGET, "io_uring", tmp_path)
     (first,) = dry.job_files
     assert first.label == "burst-4k-qd32" and "runtime=75s" in first.text
-    most = 4 + (600 - 75) // 11  # two burst probes, the rest, the second probe, the ladders
+    most = 6 + (600 - 75) // 11  # four burst probes, the rest, the second probe, the ladders
     assert dry.processes == dry.tests == most
     assert dry.low_s == pytest.approx(75 + FIO_START_S)
     assert dry.high_s == pytest.approx(600 + most * FIO_START_S)

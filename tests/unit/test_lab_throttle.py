@@ -113,6 +113,26 @@ def test_hand_limits() -> None:
     assert from_hand(HandLimits()).text() == "unlimited"
 
 
+def test_a_burst_of_mbps_is_each_mbps_caps_bucket() -> None:
+    """``--burst-mbps`` and ``--burst-mb`` burst every MB/s cap given (QEMU's
+    ``bps-*-max`` and ``-max-length``: 240 MB at 60 MB/s is 4 s), not the IOPS caps."""
+    shared = from_hand(HandLimits(iops_total=900, mbps=20, burst_mbps=60, burst_mb=240))
+    assert shared.properties() == {
+        "iops-total": 900,
+        "bps-total": 20_000_000,
+        "bps-total-max": 60_000_000,
+        "bps-total-max-length": 4,
+    }
+    assert "burst 60.0 for 6 s, 240.0 MB" in shared.text()
+    split = from_hand(HandLimits(mbps_read=20, mbps_write=10, burst_mbps=60, burst_mb=240))
+    assert split.properties()["bps-read-max"] == split.properties()["bps-write-max"] == 60_000_000
+    assert split.properties()["bps-write-max-length"] == 4
+    from volbench.lab import io_max
+
+    with pytest.raises(UsageError, match="without a burst"):  # cgroup v2 has no burst
+        io_max.check(from_hand(HandLimits(mbps_read=20, burst_mbps=60, burst_mb=240)))
+
+
 @pytest.mark.parametrize(
     ("given", "says"),
     [
@@ -121,6 +141,9 @@ def test_hand_limits() -> None:
         (HandLimits(iops_total=10, burst_iops=50), "go together"),
         (HandLimits(burst_iops=50, burst_credits=100), "needs a baseline"),
         (HandLimits(iops_total=100, burst_iops=50, burst_credits=100), "must be above"),
+        (HandLimits(mbps=10, burst_mbps=50), "go together"),
+        (HandLimits(iops_total=10, burst_mbps=50, burst_mb=100), "needs a baseline"),
+        (HandLimits(mbps=100, burst_mbps=50, burst_mb=100), "must be above"),
     ],
 )
 def test_hand_limits_refused(given: HandLimits, says: str) -> None:

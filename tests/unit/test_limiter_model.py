@@ -17,8 +17,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from recorded import fixture_text
 
+from volbench.analysis.aggregate import group_tests
 from volbench.analysis.limiter_model import KIB, LimiterModel, Probe, fit
+from volbench.fio.parser import parse
+from volbench.lab import draws
+from volbench.lab.draws import Draw
 from volbench.model import (
     DirectionResult,
     IopsSamples,
@@ -32,10 +37,14 @@ from volbench.model import (
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
 from volbench.plans.limits import (
+    BBURST,
+    BYTES_BS,
+    WBBURST,
     WBURST,
     LimitsOptions,
     Next,
     next_test,
+    past_cap,
     plan,
     probes,
 )
@@ -206,7 +215,7 @@ def test_the_budget_bounds_the_plan() -> None:
     options = LimitsOptions(budget_s=60.0, runtime_s=2.0, ramp_time_s=1.0)
     spec = plan(options)
     assert options.burst_s == 15.0  # four tests of 3 s, at least 20 s, at most 60 / 4
-    assert spec.budget == (4 + (60 - 15) // 3, 60.0)  # the rest, second and write probes too
+    assert spec.budget == (6 + (60 - 15) // 3, 60.0)  # the rest, second, write, MB/s probes
     longer = LimitsOptions(budget_s=600.0, runtime_s=1.0, ramp_time_s=1.0)
     assert longer.burst_s == 75.0  # an eighth of the budget
     limiter, draw, tests = Limiter(total_iops=1000), random.Random(5), []
@@ -222,12 +231,15 @@ def test_the_budget_bounds_the_plan() -> None:
 
 
 def _next_of(name: str) -> Next:
-    """The test of ``name``; a drain's: the burst probe's workload in its test's direction."""
-    from volbench.plans.limits import BURST_QD, drained_s, parse_name
+    """The test of ``name``; a drain's: the burst probe's workload in its test's direction
+    (a MB/s bucket's, ``bdrain-``: the MB/s burst probe's)."""
+    from volbench.plans.limits import BURST_QD, BYTES_QD, drained_s, parse_name
 
     drain = drained_s(name) is not None
     parsed = parse_name(name.split("-", 2)[2] if drain else name)
     assert parsed is not None
+    if drain and name.startswith("b"):
+        return Next(parsed.direction, BYTES_BS, BYTES_QD)
     return Next(parsed.direction, 4 * KIB, BURST_QD) if drain else parsed
 
 
@@ -422,12 +434,16 @@ START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
 
 def stored_limits_run(
-    tmp_path: Path, ran: list[tuple[Workload, Result, list[float]]], late_s: float = 0.0
+    tmp_path: Path,
+    ran: list[tuple[Workload, Result, list[float]]],
+    late_s: float = 0.0,
+    cpu_busy_pct: float | None = None,
 ) -> RunRecord:
     """``ran`` stored as ``run limits`` stores it: a round a test, its per-second logs
     (fio's 1 s windows: two of :data:`WINDOW_S` each), round times on a clock that
     runs through the tests and the gaps between them; ``late_s`` more before the
-    second burst probe (as :func:`run_limits` had it)."""
+    second burst probe (as :func:`run_limits` had it); ``cpu_busy_pct``: the sampler's
+    host CPUs (two), each that busy every second of every round (None: not sampled)."""
     store = Store.open(str(tmp_path / "limits.db"))
     target = TargetInfo("/dev/vdb", "block", 1 << 30)
     settings = RunSettings(ioengine="libaio", options=plan(LimitsOptions()).options)
@@ -449,6 +465,12 @@ def stored_limits_run(
                 )
                 series.append(LogSeries(round_no, workload.name, "iops", 0, None, direction,
                                         points))  # fmt: skip
+            if cpu_busy_pct is not None:
+                epoch_ms = int(started.timestamp() * 1000)
+                seconds = range(1, int(workload.duration_s) + 1)
+                busy = tuple((epoch_ms + 1000 * k, cpu_busy_pct) for k in seconds)
+                series += [LogSeries(round_no, workload.name, "cpu", cpu, None, "host", busy)
+                           for cpu in (0, 1)]  # fmt: skip
             store.add_round(
                 run_id,
                 round_no,
@@ -663,3 +685,243 @@ def test_a_mix_a_busy_machine_held_is_measured_once_more() -> None:
     assert fit([*held, fine]).shared_iops is True
     still = Probe("mix-4k-qd16-again", "mix", 4 * KIB, 16, 300, 300, 26.5e6)
     assert next_test([*held, still]) is None  # once only
+
+
+def test_a_mbps_cap_is_read_from_the_ios_fio_completed_not_those_it_issued() -> None:
+    """Large requests under a MB/s cap (recorded: reads of 64 KiB to 1 MiB at QD 16, 1 s
+    tests after a 1 s ramp, a blkio cgroup holding them to 15.8 MB/s): fio's ``iops``
+    counts the I/Os issued after the ramp over a runtime that lasts until the queue in
+    flight completed, 7.9 MB/s at 1 MiB; the I/Os completed in that window (its bytes)
+    are the cap's rate. blkio lets a 1 s test of smaller requests a few percent over
+    (its 100 ms slices: 64 KiB at 5.7 %), never under."""
+    text = fixture_text("bytes_cap_large_requests_json.json")
+    found = {p.bs_bytes: p for p in probes(group_tests(parse(text)))}
+    assert sorted(found) == [64 * KIB, 256 * KIB, 1024 * KIB]
+    cap = 15.8e6
+    assert abs(found[1024 * KIB].bytes_per_s - cap) <= 0.02 * cap, found[1024 * KIB]
+    for probe in found.values():
+        assert 0.98 * cap <= probe.bytes_per_s <= 1.08 * cap, probe
+
+
+def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
+    """A loop device over an image in RAM, reads (BENCHMARKS.md, bench/limits: 14,771
+    IOPS at QD 1, 67 µs; a plateau of 266,088 IOPS from QD 64 to 256; 16 KiB as many,
+    larger requests fewer); Little's law gives each latency. The CPUs of the host ran
+    ``cpu_busy_pct`` busy through the plateau and the size ladder, less below it."""
+    figures = [(4, 1, 14_771.0), (4, 4, 58_000.0), (4, 16, 190_000.0), (4, 64, 266_000.0),
+               (4, 256, 266_176.0), (16, 256, 262_000.0), (64, 256, 80_000.0),
+               (256, 256, 22_000.0), (1024, 256, 5_600.0)]  # fmt: skip
+    return [
+        Probe(
+            f"read-{kib}k-qd{qd}",
+            "read",
+            kib * KIB,
+            qd,
+            iops,
+            0.0,
+            qd / iops * 1e9,
+            cpu_busy_pct if qd >= 64 else 50.0,
+        )
+        for kib, qd, iops in figures
+    ]
+
+
+def test_a_plateau_while_every_cpu_was_busy_is_the_hosts_ceiling_not_a_cap() -> None:
+    """From I/O alone a CPU-bound device is a limiter: flat IOPS over a doubling of
+    queue with latency growing as 1/cap, and 16 KiB at the same IOPS. The host's CPUs
+    tell them apart: all busy through the plateau (the device's work is theirs), the
+    ceiling; with CPU to spare (the control), a cap."""
+    model = fit(_ram_loop_reads(99.0))
+    assert model.read.iops_cap is None, model.read
+    assert model.read.cpu_bound
+    assert model.read.ceiling is not None and _close(model.read.ceiling.value, 266_088)
+    spare = fit(_ram_loop_reads(60.0))
+    assert spare.read.iops_cap is not None and _close(spare.read.iops_cap.value, 266_088)
+    assert not spare.read.cpu_bound
+
+
+def test_a_plateau_the_sampler_did_not_see_stays_a_cap() -> None:
+    """A test without host samples (an imported run, a round on several hosts) keeps the
+    fit from I/O alone: one such test in the plateau leaves it a cap."""
+    reads = [dataclasses.replace(p, cpu_busy_pct=None) if p.outstanding == 256 else p
+             for p in _ram_loop_reads(99.0)]  # fmt: skip
+    assert fit(reads).read.iops_cap is not None
+
+
+@pytest.mark.parametrize(("busy", "limited"), [(97.0, False), (40.0, True), (None, True)])
+def test_the_card_reads_the_host_cpus_stored_with_each_round(
+    tmp_path: Path, busy: float | None, limited: bool
+) -> None:
+    """A device at 266,088 IOPS whatever the queue and size (as a cap would be), stored
+    with the sampler's host CPUs through every round: all busy, "no limiter found",
+    the ceiling the host's CPUs'; with CPU to spare, or not sampled, a cap."""
+    volume = Volume(Limiter(total_iops=266_088), 266_088.0, 0.0, 266_088.0)
+    run = stored_limits_run(tmp_path, run_limits(volume, LimitsOptions(), 5), cpu_busy_pct=busy)
+    card = limits_card(run)
+    figures = {str(r["figure"]) for r in card.rows}
+    assert ("read IOPS cap" in figures) is limited, figures
+    said = " ".join(card.notes)
+    assert ("the host's CPUs" in said) is not limited, said
+
+
+@dataclass
+class BytesVolume:
+    """``limiter`` with QEMU-like buckets of bytes on its MB/s caps (``bps-total-max``:
+    one bucket on ``total_bps``; ``bps-read-max`` and ``bps-write-max``: one on each of
+    ``read_bps``, ``write_bps``): while a bucket has credits its cap is lifted to
+    ``ceiling`` (bytes/s), spending the bytes done above the cap; below it, credits
+    (bytes) come back at the cap, in proportion to what is left unused (util/throttle.c's
+    leak). Full at the start (a bucket set anew)."""
+
+    limiter: Limiter
+    ceiling: float
+    bucket: float
+    credits: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.credits = {side: self.bucket for side in self._caps()}
+
+    def _caps(self) -> dict[str, float]:
+        """Each bucket's cap (bytes/s): ``total``, or ``read`` and ``write``."""
+        if self.limiter.total_bps:
+            return {"total": self.limiter.total_bps}
+        caps = {"read": self.limiter.read_bps, "write": self.limiter.write_bps}
+        return {side: cap for side, cap in caps.items() if cap}
+
+    def idle(self, seconds: float) -> None:
+        for side, cap in self._caps().items():
+            self.credits[side] = min(self.bucket, self.credits[side] + cap * seconds)
+
+    def _window(self, fast: float, slow: float, bs: int, shares: dict[str, float]) -> float:
+        """One window's IOPS (``fast`` while the buckets of the test's directions have
+        credits, else ``slow``), and the buckets after it."""
+        caps = self._caps()
+        used = {b: (1.0 if b == "total" else shares[b]) for b in caps}
+        used = {b: share for b, share in used.items() if share}
+        excess = {b: fast * used[b] * bs - caps[b] for b in used}
+        if fast > slow and all(self.credits[b] > 0 for b in used):
+            held = min([WINDOW_S] + [self.credits[b] / e for b, e in excess.items() if e > 0])
+            for b, e in excess.items():
+                self.credits[b] -= max(0.0, e) * held
+            return (fast * held + slow * (WINDOW_S - held)) / WINDOW_S
+        for b in used:
+            done = slow * used[b] * bs
+            if done < caps[b]:
+                back = (caps[b] - done) * WINDOW_S
+                self.credits[b] = min(self.bucket, self.credits[b] + back)
+        return slow
+
+    def run(
+        self, workload: Workload, draw: random.Random, gap_s: float = GAP_S
+    ) -> tuple[Result, list[float]]:
+        """As :meth:`Volume.run`, for the buckets of bytes."""
+        test = _next_of(workload.name)
+        kind = {"bburst": "read", "wbburst": "write", "wburst": "write"}.get(
+            test.direction, test.direction
+        )
+        kind = kind if kind in ("read", "write", "mix") else "read"
+        shares = {"read": {"read": 1.0, "write": 0.0}, "write": {"read": 0.0, "write": 1.0},
+                  "mix": {"read": 0.5, "write": 0.5}}[kind]  # fmt: skip
+        lifted = {f"{b}_bps": self.ceiling for b in self._caps()}
+        fast = dataclasses.replace(self.limiter, **lifted)  # type: ignore[arg-type]
+        rates = [lim.rate(kind, test.bs_bytes, test.iodepth) for lim in (fast, self.limiter)]
+        if workload.rate_iops is not None:
+            rates = [min(r, workload.rate_iops) for r in rates]
+        self.idle(gap_s)
+        windows = []
+        for index in range(round(workload.duration_s / WINDOW_S)):
+            rate = self._window(*rates, test.bs_bytes, shares)
+            if index >= round(workload.ramp_time_s / WINDOW_S):
+                windows.append(rate * (1 + draw.gauss(0, WINDOW_NOISE)))
+        mean = statistics.fmean(windows)
+        stats = IopsSamples(min(windows), max(windows), mean, statistics.stdev(windows),
+                            len(windows))  # fmt: skip
+        seconds = len(windows) * WINDOW_S
+        directions = {}
+        for name, share in shares.items():
+            if share:
+                iops, lat = mean * share, test.iodepth / mean * 1e9  # Little's law
+                latency = LatencyStats("lat", lat / 2, lat * 2, lat, lat / 4, int(iops * seconds))
+                directions[name] = DirectionResult(
+                    name, int(iops * seconds * test.bs_bytes), seconds * 1e3, iops,
+                    iops * test.bs_bytes, int(iops * seconds), latency,
+                    iops_samples=stats if share == 1 else None, lat_mean_ns=lat,
+                )  # fmt: skip
+        return Result(workload.name, directions, 1.0, 1.0, seconds * 1e3, 1), windows
+
+
+def _bytes_volume(drawn: Draw) -> BytesVolume:
+    """The simulated volume of a lab draw of a MB/s burst (:func:`draws.draw_limits`)."""
+    wanted = drawn.wanted
+    if wanted["shared"]:
+        limiter = Limiter(total_iops=wanted["read"], total_bps=wanted["read_bytes"])
+    else:
+        limiter = Limiter(
+            read_iops=wanted["read"],
+            write_iops=wanted["write"],
+            read_bps=wanted["read_bytes"],
+            write_bps=wanted["write_bytes"],
+        )
+    return BytesVolume(limiter, wanted["bytes_ceiling"], wanted["bytes_credits"])
+
+
+def _mbps_bursting_draw(
+    seed: int, separate: bool, probed: bool = True
+) -> tuple[Draw, list[tuple[Workload, Result, list[float]]]]:
+    """``run limits`` (120 s, 1 s tests) on a volume drawn with ``seed`` as the lab's
+    draws of a MB/s burst are (``bytes burst``: ``bps-total-max``; ``bytes burst
+    separate``: ``bps-read-max`` and ``bps-write-max``; IOPS caps of at most 1,500, MB/s
+    ceilings of at most 60), gaps between fio processes of 0.3 s (this machine's) to
+    1.5 s (twice a lab guest's average). ``probed`` False: the plan without the MB/s
+    burst probe (the control)."""
+    draw = random.Random(seed)
+    shape = "bytes burst separate" if separate else "bytes burst"
+    drawn = draws.draw_limits(shape, draw, 1500, 60.0)
+    options = LimitsOptions(budget_s=120.0, runtime_s=1.0, ramp_time_s=1.0)
+    with pytest.MonkeyPatch.context() as patch:
+        if not probed:
+            patch.setattr("volbench.plans.limits.past_cap", lambda *_: False)
+        volume = _bytes_volume(drawn)
+        ran = run_limits(volume, options, seed, gap_s=draw.uniform(0.3, 1.5))  # type: ignore[arg-type]
+    return drawn, ran
+
+
+@pytest.mark.parametrize("separate", [False, True], ids=["bps-total-max", "bps-rw-max"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_burst_of_mbps_is_probed_and_the_caps_beside_it_fitted(
+    tmp_path: Path, seed: int, separate: bool
+) -> None:
+    """A MB/s cap with a bucket of bytes (one shared, or one for each direction), as the
+    lab draws them: the reads' size ladder meets a MB/s level, the MB/s burst probe runs
+    (the writes' too, after the reads' tests), the tests after it run after a drain of
+    the bucket, and the limits card has every figure the draw set right (the IOPS and
+    MB/s caps and the MB/s burst's ceiling within 5 %, its bucket within 10 %, one
+    budget or two), within the budget."""
+    drawn, ran = _mbps_bursting_draw(seed, separate)
+    names = [w.name for w, _, _ in ran]
+    assert BBURST.name in names and WBBURST.name in names, names
+    assert any(n.startswith("bdrain-") for n in names)
+    assert sum(w.duration_s for w, _, _ in ran) <= 120.0
+    card = limits_card(stored_limits_run(tmp_path, ran))
+    assert not draws.misfits(card.document, drawn.wanted), (drawn.text(), names)
+    shown = {str(r["figure"]) for r in card.rows}
+    assert {"MB/s burst ceiling", "MB/s burst credits"} <= shown, shown
+    assert ("write MB/s burst ceiling" in shown) is separate
+
+
+def test_without_the_mbps_burst_probe_the_bucket_lifts_the_mbps_caps(tmp_path: Path) -> None:
+    """The control: without the MB/s burst probe (and so its drains), the credits lift
+    the large tests, and every draw misses."""
+    for seed in range(6):
+        drawn, ran = _mbps_bursting_draw(seed, False, probed=False)
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        card = limits_card(stored_limits_run(folder, ran))
+        wrong = draws.misfits(card.document, drawn.wanted)
+        assert any(w.startswith(("read_bytes", "write_bytes ")) for w in wrong), wrong
+
+
+def test_no_mbps_burst_probe_below_a_mbps_level() -> None:
+    """A volume with an IOPS cap alone (no size ran past it): no MB/s burst probe."""
+    _, done = experiment(Limiter(total_iops=700, device_s_per_byte=0.0), 3)
+    assert not past_cap(done, "read") and all(p.direction != "bburst" for p in done)

@@ -23,7 +23,7 @@ def _parse(name: str) -> FioOutput:
 
 
 def test_fixture_set_is_complete() -> None:
-    assert len(ALL_FIO_FIXTURES) == 10
+    assert len(ALL_FIO_FIXTURES) == 11
 
 
 def test_a_job_error_is_read_with_the_jobs_figures() -> None:

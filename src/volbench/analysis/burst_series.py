@@ -35,6 +35,7 @@ The bursts of a stored run's tests: analysis/stored_bursts.py.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -201,3 +202,21 @@ def burst_from_samples(
         return None
     credits = held * step
     return Burst(high, baseline, credits, held, 0.0, held, unit)
+
+
+def with_spent(burst: Burst, spent: Sequence[tuple[float, float]], idle_s: float = 0.0) -> Burst:
+    """``burst`` as a probe measured it after tests that had spent part of its bucket:
+    ``spent`` each such test's rate (``burst.unit`` a second) and seconds, what they did
+    above the baseline added to the credits and to the seconds at the ceiling, less what
+    came back at the baseline through ``idle_s`` seconds without I/O between them and the
+    probe. A bucket full before them (a volume at rest, or run below its baseline: the
+    leak keeps it full)."""
+    above = sum(max(0.0, rate - burst.baseline) * seconds for rate, seconds in spent)
+    more = above - burst.baseline * idle_s
+    if more <= 0:
+        return burst
+    step = burst.ceiling - burst.baseline
+    seconds = burst.seconds + more / step
+    return dataclasses.replace(
+        burst, credits=burst.credits + more, seconds=seconds, end_s=burst.start_s + seconds
+    )

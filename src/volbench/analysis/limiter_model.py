@@ -33,6 +33,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from volbench.analysis.cpu_starvation import HOST_CPU_PCT
 from volbench.analysis.throttle import Point, fingerprint
 
 KIB = 1024
@@ -56,8 +57,8 @@ UNITS = tuple(KIB << k for k in range(2, 11))
 @dataclass(frozen=True)
 class Probe:
     """One test of the experiment: ``direction`` "read", "write" or "mix" (50/50),
-    request size (bytes), outstanding I/O (iodepth x jobs), the IOPS fio measured of
-    each direction and the mean latency (ns, IOPS-weighted)."""
+    request size (bytes), outstanding I/O (iodepth x jobs), the I/Os of each direction
+    completed a second (:func:`completed_iops`) and the mean latency (ns, IOPS-weighted)."""
 
     name: str
     direction: str
@@ -66,6 +67,9 @@ class Probe:
     read_iops: float
     write_iops: float
     lat_mean_ns: float
+    cpu_busy_pct: float | None = None
+    """How busy the CPUs of the host fio ran on were while the test ran (%, the mean of
+    every CPU's over the samples; None: not sampled)."""
 
     @property
     def iops(self) -> float:
@@ -110,6 +114,9 @@ class DirectionModel:
     """Mean latency (ns) at QD 1."""
     paced_at_qd1: bool
     """QD 1 already ran at the cap: its latency is the limiter's pacing, not the device's."""
+    cpu_bound: bool = False
+    """The 4 KiB plateau ran with every CPU of fio's host busy (:func:`cpu_bound`): the
+    ``ceiling`` is the host's CPUs' and the device's, not a limiter's."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,26 @@ class LimiterModel:
     shared_iops: bool | None
     shared_bytes: bool | None
     open: tuple[str, ...]
+
+
+def completed_iops(bw_bytes_per_s: float, iops: float, bs_bytes: int) -> float:
+    """The I/Os of ``bs_bytes`` a test completed a second over fio's window: its bytes
+    (``io_bytes``) over its ``runtime``, i.e. fio's ``bw_bytes`` / ``bs_bytes`` (fio's
+    ``iops`` when it gave no bytes).
+
+    Not fio's ``iops``: stat.c takes it as ``total_io_u`` / ``runtime``, and
+    ``total_io_u`` counts the I/Os *issued* after the ramp (ioengines.c counts at queue
+    time), while ``runtime`` runs until the last I/O in flight has completed. The queue
+    in flight at the end (issued, but completed after the runtime was due) lengthens the
+    runtime by a latency without adding issues; the queue in flight when the ramp ended
+    completes inside the window and adds bytes, no issues. Under a MB/s cap a queue is a
+    long time: 16 reads of 1 MiB at 15.8 MB/s take 1.06 s, so a 1 s test counted 15
+    issued I/Os in 1,992 ms (7.9 MB/s) and 30 completed ones (15.8 MB/s;
+    ``tests/fixtures/fio/bytes_cap_large_requests_json.json``). The limiter was kept
+    busy through the whole window: what it completed there is its rate."""
+    if bw_bytes_per_s > 0 and bs_bytes > 0:
+        return bw_bytes_per_s / bs_bytes
+    return iops
 
 
 def settled(probes: Sequence[Probe]) -> list[Probe]:
@@ -181,6 +208,20 @@ def _iops(probes: Sequence[Probe], direction: str) -> tuple[Figure | None, Figur
         return _figure([p.iops for p in plateau], [p.source for p in plateau]), None
     top = max(ladder, key=lambda p: p.iops)
     return None, Figure(top.iops, 0.0, (top.name,))
+
+
+def cpu_bound(plateau: Sequence[Probe]) -> bool:
+    """Whether the CPUs of fio's host held the ``plateau``: every test of it ran with
+    all CPUs :data:`~volbench.analysis.cpu_starvation.HOST_CPU_PCT` busy on average.
+
+    Little's law holds for any server kept busy, so a plateau alone does not tell a
+    limiter from a device whose work is the host's CPUs' (a loop device over an image in
+    RAM: the copy is a kernel thread's; its reads of 4 KiB levelled at 266,088 IOPS from
+    QD 64 to 256 on two CPUs, BENCHMARKS.md). A limiter holds the rate below what the
+    host can do and leaves it idle time; a host with none left at every depth is the
+    ceiling itself. A plateau with a test not sampled is a limiter's, as before."""
+    busy = [p.cpu_busy_pct for p in plateau]
+    return bool(busy) and all(b is not None and b >= HOST_CPU_PCT for b in busy)
 
 
 def _sizes(probes: Sequence[Probe], direction: str, outstanding: int) -> list[Probe]:
@@ -277,6 +318,10 @@ def _held_over_size(cap: Figure, sizes: Sequence[Probe], bytes_cap: Figure | Non
 
 def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
     cap, ceiling = _iops(probes, direction)
+    named = {p.name: p for p in probes}
+    held = cap is not None and cpu_bound([named[name] for name in cap.tests])
+    if cap is not None and held:
+        cap, ceiling = None, cap  # the host's CPUs' and the device's, not a limiter's
     sizes = size_ladder(probes, direction)
     bytes_cap, unit = _bytes_and_unit(sizes, cap)
     if cap is not None and unit is None and not _held_over_size(cap, sizes, bytes_cap):
@@ -290,7 +335,7 @@ def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
     qd1 = [p for p in queue_ladder(probes, direction) if p.outstanding == 1]
     floor = Figure(qd1[0].lat_mean_ns, 0.0, (qd1[0].name,)) if qd1 else None
     paced = bool(qd1 and cap and abs(qd1[0].iops - cap.value) <= SAME * cap.value)
-    return DirectionModel(cap, ceiling, bytes_cap, unit, floor, paced)
+    return DirectionModel(cap, ceiling, bytes_cap, unit, floor, paced, held)
 
 
 def _shared(

@@ -25,7 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _HAND = (
     "iops_total", "iops_read", "iops_write", "mbps", "mbps_read", "mbps_write",
-    "burst_iops", "burst_credits", "io_unit", "io_max",
+    "burst_iops", "burst_credits", "burst_mbps", "burst_mb", "io_unit", "io_max",
 )  # fmt: skip
 _PROMISE = ("product", "provisioned_iops", "provisioned_mbps", "extra_performance")
 
@@ -48,6 +48,8 @@ LIMIT_OPTIONS = (
     click.option("--mbps-write", type=AMOUNT, help="Write MB/s."),
     click.option("--burst-iops", type=AMOUNT, help="IOPS while the bucket has credits."),
     click.option("--burst-credits", type=AMOUNT, help="I/Os in a full bucket."),
+    click.option("--burst-mbps", type=AMOUNT, help="MB/s while the MB/s cap's bucket has credits."),
+    click.option("--burst-mb", type=AMOUNT, help="MB (10^6 B) in a full MB/s bucket."),
     click.option(
         "--io-unit",
         type=Converted("size", parse_size),

@@ -13,14 +13,15 @@ from typing import Any
 
 SHAPES = (
     "total", "separate", "bytes", "separate bytes", "unit", "burst", "burst separate", "io.max",
+    "bytes burst", "bytes burst separate",
 )  # fmt: skip
 """The knobs a draw sets: IOPS shared or per direction, MB/s shared or per direction
 beside them, an I/O unit (``iops-size``), a burst on a shared budget (``iops-total-max``),
-a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets), all
-QEMU's; and each direction's IOPS and MB/s set by the guest kernel's cgroup v2
-``io.max`` (``lab limit --io-max``, :mod:`volbench.lab.io_max`). Not yet: a burst of MB/s
-(QEMU's ``bps-*-max``), which ``lab limit`` cannot set by hand and ``run limits`` does
-not probe."""
+a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets), a
+burst of MB/s on a shared MB/s cap (``bps-total-max``) or on each direction's
+(``bps-read-max``, ``bps-write-max``), all QEMU's; and each direction's IOPS and MB/s
+set by the guest kernel's cgroup v2 ``io.max`` (``lab limit --io-max``,
+:mod:`volbench.lab.io_max`)."""
 BURST_LENGTH = 4
 """Seconds of a full bucket at the burst rate in QEMU's terms (credits = burst x 4)."""
 CAP_WITHIN = 0.05
@@ -42,7 +43,8 @@ class Draw:
     """One draw: its shape, the ``lab limit`` options that set it, and what the fit
     must find: ``read``/``write`` IOPS caps, ``shared`` (1: one budget), and as the shape
     has them ``read_bytes``/``write_bytes`` (bytes/s), ``unit`` (bytes), ``ceiling``
-    (IOPS) and ``credits`` (I/Os)."""
+    (IOPS) and ``credits`` (I/Os), ``bytes_ceiling`` (bytes/s) and ``bytes_credits``
+    (bytes) of a MB/s burst (``write_``: the writes' own bucket)."""
 
     shape: str
     options: tuple[str, ...]
@@ -80,6 +82,8 @@ def draw_limits(shape: str, draw: random.Random, top: int, most_mbps: float) -> 
         unit = draw.choice([8, 16, 32]) * 1024
         options = ("--iops-total", str(iops[0]), "--io-unit", f"{unit // 1024}k")
         return Draw(shape, options, {**one, "unit": unit})
+    if shape in ("bytes burst", "bytes burst separate"):
+        return _bytes_burst(shape, iops, mbps)
     if shape not in ("burst", "burst separate"):
         raise ValueError(f"unknown shape {shape!r}: one of {', '.join(SHAPES)}")
     base = share(0.3 * iops[0], top)
@@ -95,6 +99,28 @@ def draw_limits(shape: str, draw: random.Random, top: int, most_mbps: float) -> 
     options = ("--iops-total", str(base), "--burst-iops", str(iops[0]),
                "--burst-credits", str(credits))  # fmt: skip
     wanted = {"read": base, "write": base, "shared": 1, "ceiling": iops[0], "credits": credits}
+    return Draw(shape, options, wanted)
+
+
+def _bytes_burst(shape: str, iops: list[int], mbps: list[float]) -> Draw:
+    """A burst of MB/s: the drawn MB/s the ceiling (at most what the guest holds), a
+    third of it the MB/s cap, a bucket of :data:`BURST_LENGTH` s at the ceiling; beside
+    IOPS caps (shared, or each direction's with a MB/s cap each)."""
+    ceiling = mbps[0]
+    base = round(ceiling / 3, 1)
+    bucket_mb = BURST_LENGTH * ceiling
+    burst = ("--burst-mbps", f"{ceiling:g}", "--burst-mb", f"{bucket_mb:g}")
+    wanted: dict[str, float] = {
+        "read": iops[0], "write": iops[0], "shared": 1, "read_bytes": base * 1e6,
+        "write_bytes": base * 1e6, "bytes_ceiling": ceiling * 1e6,
+        "bytes_credits": bucket_mb * 1e6,
+    }  # fmt: skip
+    if shape == "bytes burst":
+        return Draw(shape, ("--iops-total", str(iops[0]), "--mbps", f"{base:g}", *burst), wanted)
+    options = ("--iops-read", str(iops[0]), "--iops-write", str(iops[1]),
+               "--mbps-read", f"{base:g}", "--mbps-write", f"{base:g}", *burst)  # fmt: skip
+    wanted |= {"write": iops[1], "shared": 0, "write_bytes_ceiling": ceiling * 1e6,
+               "write_bytes_credits": bucket_mb * 1e6}  # fmt: skip
     return Draw(shape, options, wanted)
 
 
@@ -117,6 +143,11 @@ def fitted_figures(document: Mapping[str, Any], wanted: Mapping[str, float]) -> 
     writes = document.get("write_burst") or {}
     found["write_ceiling"] = writes.get("ceiling")
     found["write_credits"] = writes.get("credits")
+    for prefix, key in (("", "bytes_burst"), ("write_", "write_bytes_burst")):
+        mb = document.get(key) or {}  # MB/s and MB
+        ceiling, credits = mb.get("ceiling"), mb.get("credits")
+        found[f"{prefix}bytes_ceiling"] = None if ceiling is None else ceiling * 1e6
+        found[f"{prefix}bytes_credits"] = None if credits is None else credits * 1e6
     return {key: found[key] for key in wanted}
 
 

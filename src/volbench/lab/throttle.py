@@ -116,7 +116,11 @@ class Limits:
                     part += (
                         f" (burst {bucket.burst / unit:,.{0 if iops else 1}f} for"
                         f" {bucket.burst_seconds:,.0f} s"
-                        + (f", {bucket.credits:,} credits)" if iops else ")")
+                        + (
+                            f", {bucket.credits:,} credits)"
+                            if iops
+                            else f", {bucket.credits / MB:,.1f} MB)"
+                        )
                     )
                 parts.append(part)
         if self.iops_size:
@@ -139,8 +143,9 @@ def bucket(rate: float, burst: float | None = None, credits: float | None = None
 
 @dataclass(frozen=True)
 class HandLimits:
-    """``lab up`` options: IOPS (total or per direction), MB/s, a burst and its
-    bucket in I/Os, the I/O unit in bytes (None: not given)."""
+    """``lab up`` options: IOPS (total or per direction), MB/s, a burst of IOPS and its
+    bucket in I/Os, a burst of MB/s and its bucket in MB, the I/O unit in bytes (None:
+    not given)."""
 
     iops_total: float | None = None
     iops_read: float | None = None
@@ -150,6 +155,10 @@ class HandLimits:
     mbps_write: float | None = None
     burst_iops: float | None = None
     burst_credits: float | None = None
+    burst_mbps: float | None = None
+    """MB/s while the bytes bucket has credits (QEMU ``bps-*-max`` of each MB/s cap)."""
+    burst_mb: float | None = None
+    """MB (10^6 bytes) in a full bytes bucket (``bps-*-max`` x ``bps-*-max-length``)."""
     io_unit: int | None = None
     io_max: bool = False
     """Set by the guest kernel's cgroup v2 ``io.max``, not QEMU (``--io-max``)."""
@@ -168,12 +177,23 @@ def from_hand(given: HandLimits) -> Limits:
     for rate in (given.iops_total, given.iops_read, given.iops_write):
         if rate and given.burst_iops and given.burst_iops <= rate:
             raise UsageError(f"--burst-iops {given.burst_iops:g} must be above {rate:g}")
+    if (given.burst_mbps is None) != (given.burst_mb is None):
+        raise UsageError("--burst-mbps and --burst-mb go together (the bucket, in MB)")
+    if given.burst_mbps and not (given.mbps or given.mbps_read or given.mbps_write):
+        raise UsageError("--burst-mbps needs a baseline: --mbps or --mbps-read/--mbps-write")
+    for rate in (given.mbps, given.mbps_read, given.mbps_write):
+        if rate and given.burst_mbps and given.burst_mbps <= rate:
+            raise UsageError(f"--burst-mbps {given.burst_mbps:g} must be above {rate:g}")
 
     def iops(rate: float | None) -> Bucket | None:
         return bucket(rate, given.burst_iops, given.burst_credits) if rate else None
 
     def bps(rate: float | None) -> Bucket | None:
-        return bucket(rate * MB) if rate else None
+        if not rate:
+            return None
+        if given.burst_mbps and given.burst_mb:
+            return bucket(rate * MB, given.burst_mbps * MB, given.burst_mb * MB)
+        return bucket(rate * MB)
 
     return Limits(
         iops(given.iops_total),

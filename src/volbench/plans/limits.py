@@ -31,7 +31,13 @@ of its own, chosen one at a time from what the earlier ones measured:
    1 MiB), to tell an IOPS cap from a bytes cap and find an I/O unit; 384 KiB too
    when 256 KiB still ran at the IOPS cap (between 256 KiB units: rounded up or not);
    it stops once two sizes past the IOPS cap agree in MB/s, and measures the size
-   between the last at the IOPS cap and the first past it (a bytes cap is read there);
+   between the last at the IOPS cap and the first past it (a bytes cap is read there).
+   Right after the reads' first size past the IOPS cap (a MB/s level), the burst probe
+   of MB/s (``bburst-256k-qd4``, :data:`BBURST`): a bucket of bytes beside a MB/s cap
+   (QEMU's ``bps-*-max``) is met only by requests that large. When it empties one, the
+   reads' larger tests before it are measured again, every larger test after it runs
+   after a drain of that bucket (``bdrain-2s-read-64k-qd16``, :func:`bytes_lead_in`),
+   and ``wbburst-256k-qd4`` before the writes' tests tells a bucket of their own;
 4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two; none when each
    direction bursts from a bucket of its own: two budgets) and, where both directions
    met a bytes cap, at the first size both ran at it (one MB/s budget or two).
@@ -63,8 +69,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from volbench.analysis.burst_refill import probe_seconds, rest_seconds
-from volbench.analysis.burst_series import Burst, burst_from_samples
-from volbench.analysis.limiter_model import KIB, SAME, Probe, deepest, fit, settled
+from volbench.analysis.burst_series import Burst, burst_from_samples, with_spent
+from volbench.analysis.limiter_model import (
+    KIB,
+    SAME,
+    Probe,
+    completed_iops,
+    deepest,
+    fit,
+    settled,
+)
 from volbench.errors import UsageError
 from volbench.fio.job import planned_seconds
 from volbench.model import RW, TestResult, Workload
@@ -86,10 +100,12 @@ DIRECTIONS = {
     "rest": RW.RANDREAD,
     "refill": RW.RANDREAD,
     "wburst": RW.RANDWRITE,
+    "bburst": RW.RANDREAD,
+    "wbburst": RW.RANDWRITE,
 }
 """What each test does, by the first part of its name: ``rest`` idles (one I/O a second,
 :data:`REST_IOPS`), ``refill`` is the burst probe again after it, ``wburst`` the burst
-probe of writes."""
+probe of writes, ``bburst`` and ``wbburst`` the burst probes of MB/s (reads', writes')."""
 PROBED = ("read", "write", "mix", "burst")
 """The tests that are probes of the ladders and the fit (:func:`probes`)."""
 MIN_BURST_S = 20.0
@@ -104,6 +120,16 @@ lab guest's (its rounds took 0.7 s more than their fio runtime on average: BENCH
 bench/limits) and six times this machine's (0.3 s). The credits of a longer gap are left
 to the test's own ramp; a shorter one's drain runs its last part at the baseline,
 which does no harm."""
+BYTES_BS = 256 * KIB
+"""The MB/s burst probe's request size: large enough that a MB/s cap, not an IOPS cap,
+holds it (the draws' MB/s burst ceilings are at most 144 KB an I/O of their IOPS cap),
+small enough that fio's half-second windows each count tens of I/Os at a few MB/s."""
+BYTES_QD = 4
+"""The MB/s burst probe's queue: 1 MiB in flight, a tenth of a second at 10 MB/s."""
+MIN_BYTES_BURST_S = 10.0
+"""The shortest MB/s burst probe (s): a bucket of 4 s at three times the baseline (the
+lab's draws) empties in 6 s, and each plateau must last 3 s
+(:data:`~volbench.analysis.burst_series.MIN_PLATEAU_S`)."""
 REST_IOPS = 1
 """The rest's I/O rate (fio ``rate_iops``): a completion every second keeps the stall
 watch (5 s without one) quiet, and costs the bucket one I/O a second of its refill."""
@@ -130,6 +156,12 @@ class LimitsOptions:
         :data:`MIN_BURST_S`, at most a quarter of the budget (s). A bucket that outlasts
         it is seen as a ceiling held to its end, and lifts the tests after it."""
         return min(max(4 * self.test_s, self.budget_s / 8, MIN_BURST_S), self.budget_s / 4)
+
+    @property
+    def bytes_burst_s(self) -> float:
+        """The MB/s burst probe's runtime: half the burst probe's, at least
+        :data:`MIN_BYTES_BURST_S` (s). It runs only on a volume whose MB/s levelled."""
+        return max(MIN_BYTES_BURST_S, self.burst_s / 2)
 
 
 def per_test_runtime(budget_s: float) -> float:
@@ -162,7 +194,9 @@ def probe_name(direction: str, bs_bytes: int, outstanding: int, again: bool = Fa
 
 
 AGAIN = "-again"
-_NAME = re.compile(r"^(read|write|mix|burst|rest|refill|wburst)-(\d{1,7})k-qd(\d{1,5})(-again)?\Z")
+_NAME = re.compile(
+    r"^(read|write|mix|burst|rest|refill|wburst|bburst|wbburst)-(\d{1,7})k-qd(\d{1,5})(-again)?\Z"
+)
 
 
 def parse_name(name: str) -> Next | None:
@@ -176,24 +210,31 @@ def parse_name(name: str) -> Next | None:
 
 def probes(tests: Sequence[TestResult]) -> list[Probe]:
     """The experiment's probes as :class:`Probe` records (other tests, the rest and the
-    second burst probe among them, are left out)."""
+    second burst probe among them, are left out, and the reads' larger tests that ran on
+    a MB/s bucket's credits, :func:`bytes_stale`); each direction's IOPS the I/Os it
+    completed a second (:func:`completed_iops`)."""
     found = []
+    stale = bytes_stale(tests)
     for test in tests:
         parsed = parse_name(test.name)
         if parsed is None or parsed.direction not in PROBED or test.iops <= 0:
             continue
-        timed = [d for d in test.directions.values() if d.iops > 0 and d.lat_mean_ns]
-        lat = sum(d.iops * (d.lat_mean_ns or 0.0) for d in timed)
-        read, write = test.directions.get("read"), test.directions.get("write")
+        if test.name in stale:
+            continue
+        done = {n: completed_iops(d.bw_bytes_per_s, d.iops, parsed.bs_bytes)
+                for n, d in test.directions.items()}  # fmt: skip
+        timed = [(done[n], d.lat_mean_ns or 0.0) for n, d in test.directions.items()
+                 if done[n] > 0 and d.lat_mean_ns]  # fmt: skip
+        lat = sum(iops * lat_ns for iops, lat_ns in timed)
         found.append(
             Probe(
                 test.name,
                 parsed.direction,
                 parsed.bs_bytes,
                 parsed.iodepth,
-                read.iops if read else 0.0,
-                write.iops if write else 0.0,
-                lat / sum(d.iops for d in timed) if timed else 0.0,
+                done.get("read", 0.0),
+                done.get("write", 0.0),
+                lat / sum(iops for iops, _ in timed) if timed else 0.0,
             )
         )
     return found
@@ -343,6 +384,18 @@ their own (QEMU's ``iops-write-max``), or none left (one bucket both directions 
 the read probe emptied it). It empties a write bucket before the write ladder."""
 
 
+BBURST = Next("bburst", BYTES_BS, BYTES_QD)
+"""The burst probe of MB/s (QEMU's ``bps-total-max``, ``bps-read-max``): reads of
+:data:`BYTES_BS` at :data:`BYTES_QD`, right after the first test of the reads' size
+ladder past their IOPS cap (a MB/s level: a bucket of bytes is met there first; below
+it the tests do less than a MB/s cap's baseline, and a bucket stays full). The reads'
+larger tests before it may have run on the bucket's credits: when it found a bucket they
+are left out (:func:`bytes_stale`) and measured again after a drain."""
+WBBURST = Next("wbburst", BYTES_BS, BYTES_QD)
+"""The burst probe of writes' MB/s, after the reads' tests when the reads' MB/s burst:
+a bucket of the writes' own (``bps-write-max``), or none left (``bps-total-max``)."""
+
+
 def write_probe(options: LimitsOptions, reads: Burst | None) -> Next:
     """The burst probe of writes after a burst of reads: long enough to empty a bucket of
     the writes' own as long as the reads' (:func:`~volbench.analysis.burst_refill.probe_seconds`:
@@ -359,7 +412,7 @@ def burst_seen(
     summary of its rate windows shows it (None: no such probe yet, no summary, no burst,
     or a bucket it did not empty)."""
     test = next((t for t in tests if t.name == probe.name), None)
-    side = "write" if probe.direction == "wburst" else "read"
+    side = "write" if probe.direction in ("wburst", "wbburst") else "read"
     found = test.directions.get(side) if test is not None else None
     stats = found.iops_samples if found is not None else None
     if stats is None or test is None:
@@ -368,13 +421,14 @@ def burst_seen(
     return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, seconds)
 
 
-_DRAIN = re.compile(r"^drain-(\d{1,4})(\.5)?s-")
+_DRAIN = re.compile(r"^b?drain-(\d{1,4})(\.5)?s-")
 
 
-def drain_name(seconds: float, test: Next) -> str:
+def drain_name(seconds: float, test: Next, kind: str = "") -> str:
     """``drain-1.5s-read-4k-qd4``: the drain ahead of ``test``, its seconds (whole or a
-    half) in its name (:func:`drained_s` reads them back)."""
-    return f"drain-{seconds:g}s-{test.name}"
+    half) in its name (:func:`drained_s` reads them back); ``bdrain-``: of a MB/s
+    bucket (``kind`` "b")."""
+    return f"{kind}drain-{seconds:g}s-{test.name}"
 
 
 def drained_s(name: str) -> float | None:
@@ -422,6 +476,105 @@ def lead_in(options: LimitsOptions, tests: Sequence[TestResult], test: Next) -> 
     )
 
 
+def bytes_lead_in(
+    options: LimitsOptions, tests: Sequence[TestResult], test: Next
+) -> Workload | None:
+    """The drain of a MB/s bucket ahead of ``test`` in its fio process (None: no MB/s
+    bucket is known, ``test`` is a probe, or of 4 KiB): :data:`BYTES_BS` requests at
+    :data:`BYTES_QD` in the test's direction (a mix: both), for the seconds at the MB/s
+    ceiling that spend what the bucket can have regained since its last drain
+    (:func:`bytes_regained`, in requests of :data:`BYTES_BS`), half seconds up, at least
+    one; as :func:`lead_in` does for a bucket of I/Os. A test of 4 KiB does far less than
+    a MB/s cap (its IOPS cap's bytes): it is not lifted, and leaves the bucket to fill."""
+    if test.direction not in ("read", "write", "mix") or test.bs_bytes <= 4 * KIB:
+        return None
+    reads = bytes_burst_seen(options, tests)
+    if reads is None:
+        return None
+    writes = burst_seen(options, tests, WBBURST)
+    own = {"read": reads, "write": writes or reads, "mix": reads}
+    side = test.direction if writes is not None and test.direction != "mix" else None
+    bucket = own[test.direction]
+    credits = bytes_regained(options, tests, bucket, side)
+    seconds = math.ceil(2 * credits / (bucket.ceiling - bucket.baseline)) / 2
+    if writes is not None and test.direction == "mix":  # each bucket: the longer drain
+        more = bytes_regained(options, tests, writes, "write")
+        seconds = max(seconds, math.ceil(2 * more / (writes.ceiling - writes.baseline)) / 2)
+    return Workload(
+        drain_name(max(1.0, seconds), test, "b"),
+        DIRECTIONS[test.direction],
+        bs_bytes=BYTES_BS,
+        rwmixread_pct=50 if test.direction == "mix" else None,
+        iodepth=BYTES_QD,
+        ioengine=options.ioengine,
+        size_bytes=options.size_bytes,
+        runtime_s=max(1.0, seconds),
+        ramp_time_s=0.0,
+    )
+
+
+PROCESS_GAP_S = 0.7
+"""The idle time between two fio processes on a lab guest (s; its rounds took 0.7 s
+more than their fio runtime on average: BENCHMARKS.md, bench/limits): what a bucket
+regained after each test that spent it before its probe."""
+BYTES_GAP_S = 4.0
+"""The idle time between two fio processes a MB/s bucket's drain allows for (s): twice
+:data:`DRAIN_GAP_S`. A test's ramp spends what a longer gap brought back only as fast as
+its requests exceed the MB/s cap, and a test of 16 KiB at an IOPS cap hardly does: the
+credits it cannot spend lift it."""
+
+
+def bytes_regained(
+    options: LimitsOptions, tests: Sequence[TestResult], burst: Burst, side: str | None
+) -> float:
+    """The most credits (requests of :data:`BYTES_BS`) the MB/s bucket of ``burst``
+    (the MB/s burst probe's) can hold now: empty after its last drain or probe, refilled
+    at its baseline through every test since below it (``side``: that direction's bytes
+    count, None: both) and :data:`BYTES_GAP_S` before each fio process; at most the
+    bucket."""
+    back = 0.0
+    for test in reversed(tests):
+        if test.name.startswith("bdrain-") or test.name in (BBURST.name, WBBURST.name):
+            break
+        drain = drained_s(test.name) is not None
+        done = sum(d.bw_bytes_per_s for name, d in test.directions.items()
+                   if side in (None, name)) / BYTES_BS  # fmt: skip
+        seconds = test.runtime_ms / 1000 + (0.0 if drain else options.ramp_time_s)
+        back += max(0.0, burst.baseline - done) * seconds
+        back += 0.0 if drain else burst.baseline * BYTES_GAP_S
+    return min(burst.credits, back)
+
+
+def bytes_burst_seen(options: LimitsOptions, tests: Sequence[TestResult]) -> Burst | None:
+    """The burst of the MB/s burst probe (:data:`BBURST`, in requests of :data:`BYTES_BS`
+    a second), its bucket counted whole: the reads' larger tests before it
+    (:func:`bytes_stale`) spent part of it, what they did above its baseline added
+    (:func:`~volbench.analysis.burst_series.with_spent`), less what came back in the
+    gaps after each (:data:`PROCESS_GAP_S`)."""
+    burst = burst_seen(options, tests, BBURST)
+    if burst is None:
+        return None
+    stale = bytes_stale(tests)
+    spent = [(t.bw_bytes_per_s / BYTES_BS, t.runtime_ms / 1000 + options.ramp_time_s)
+             for t in tests if t.name in stale]  # fmt: skip
+    return with_spent(burst, spent, PROCESS_GAP_S * len(spent))
+
+
+def bytes_stale(tests: Sequence[TestResult]) -> set[str]:
+    """The reads' tests larger than 4 KiB run before the MB/s burst probe, when it found
+    a bucket (none otherwise): they may have run on its credits, and count no more (the
+    experiment measures them again, ``-again``, after a drain)."""
+    names = [t.name for t in tests]
+    if BBURST.name not in names or burst_seen(LimitsOptions(), tests, BBURST) is None:
+        return set()
+    found = set()
+    for name in names[: names.index(BBURST.name)]:
+        parsed = parse_name(name)
+        if parsed and parsed.direction == "read" and parsed.bs_bytes > 4 * KIB:
+            found.add(name)
+    return found
+
+
 def regained(
     options: LimitsOptions, tests: Sequence[TestResult], burst: Burst, side: str | None
 ) -> float:
@@ -457,22 +610,38 @@ def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...
     )
 
 
+def past_cap(done: Sequence[Probe], direction: str) -> bool:
+    """Whether a size of ``direction``'s ladder at its deep queue ran more than
+    :data:`SAME` below the 4 KiB IOPS there: past the IOPS cap's reach, at a MB/s level."""
+    deep = deepest(done, direction)
+    sizes = sorted((p for p in done if p.direction == direction and p.outstanding == deep),
+                   key=lambda p: p.bs_bytes)  # fmt: skip
+    return any(p.iops < (1 - SAME) * sizes[0].iops for p in sizes[1:])
+
+
 def next_test(
     done: Sequence[Probe],
     refill: Sequence[Next] = (),
     writes_burst: bool = False,
     two_buckets: bool = False,
+    bytes_probe: bool = False,
+    writes_bytes_burst: bool = False,
 ) -> Next | None:
     """The experiment's next test from what ``done`` measured (None: it is over);
     ``refill``: the rest and second burst probe yet to run (:func:`refill_tests`), right
     after the burst probe; ``writes_burst``: the reads burst and the write burst probe
     is yet to run, after the reads' tests and before the writes'; ``two_buckets``: it
-    found a bucket of the writes' own (no 4 KiB mix: :func:`_mix_next`). The reads' ladders
-    come first, whole: a bucket of the reads' own stays empty through them."""
+    found a bucket of the writes' own (no 4 KiB mix: :func:`_mix_next`); ``bytes_probe``:
+    the MB/s burst probe (:data:`BBURST`) is due (a read size ran past the IOPS cap,
+    :func:`past_cap`, and it has not run); ``writes_bytes_burst``: the reads' MB/s burst,
+    and the writes' (:data:`WBBURST`) is yet to run. The reads' ladders come first, whole:
+    a bucket of the reads' own stays empty through them."""
     if not done:
         return BURST
     if refill:
         return refill[0]
+    if bytes_probe:
+        return BBURST
     merged = settled(done)
 
     def direction_next(side: str) -> Next | None:
@@ -488,15 +657,20 @@ def next_test(
         return reads
     if writes_burst:
         return WBURST
+    if writes_bytes_burst:
+        return WBBURST
     return direction_next("write") or _mix_next(merged, two_buckets, done)
 
 
 def workload(options: LimitsOptions, test: Next) -> Workload:
     """The fio job of ``test``: a burst probe from its first second (no ramp: the ceiling
     is there), the rest at :data:`REST_IOPS`."""
-    unramped = test.direction in ("burst", "refill", "rest", "wburst")
+    unramped = test.direction in ("burst", "refill", "rest", "wburst", "bburst", "wbburst")
     probe = test.direction in ("burst", "wburst")
-    runtime = test.runtime_s or (options.burst_s if probe else None)
+    of_bytes = test.direction in ("bburst", "wbburst")
+    runtime = test.runtime_s or (
+        options.burst_s if probe else options.bytes_burst_s if of_bytes else None
+    )
     ramp = options.ramp_time_s
     return Workload(
         test.name,
@@ -527,24 +701,36 @@ def plan(options: LimitsOptions) -> PlanSpec:
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
         wburst = write_probe(options, seen)
-        seconds = {t.name: workload(options, t).duration_s for t in (BURST, wburst, *refill)}
+        probed = (BURST, wburst, BBURST, WBBURST, *refill)
+        seconds = {t.name: workload(options, t).duration_s for t in probed}
         names = {t.name for t in tests}
         spent = sum(_spent_s(options, seconds, t.name) for t in tests)
         writes_burst = seen is not None and WBURST.name not in names
         two = burst_seen(options, tests, WBURST) is not None
-        test = next_test(done, [t for t in refill if t.name not in names], writes_burst, two)
+        bytes_due = BBURST.name not in names and past_cap(settled(done), "read")
+        bytes_seen = burst_seen(options, tests, BBURST) is not None
+        test = next_test(
+            done,
+            [t for t in refill if t.name not in names],
+            writes_burst,
+            two,
+            bytes_due,
+            bytes_seen and WBBURST.name not in names,
+        )
         if test is None:
             return None
+        if test.name in bytes_stale(tests):  # ran on the MB/s bucket's credits: again
+            test = dataclasses.replace(test, again=True)
         chosen = workload(options, wburst if test == WBURST else test)
-        drain = lead_in(options, tests, test)
-        round_ = (chosen,) if drain is None else (drain, chosen)
+        drains = (lead_in(options, tests, test), bytes_lead_in(options, tests, test))
+        round_ = (*(d for d in drains if d is not None), chosen)
         if spent + planned_seconds(round_) > options.budget_s or chosen.name in names:
             return None  # out of time; or a test that measured nothing asked for again
         return round_
 
     # the burst probes (reads', writes'), the rest and the second probe, and the ladders'
     # tests in the time left
-    most = 4 + int((options.budget_s - options.burst_s) // options.test_s)
+    most = 6 + int((options.budget_s - options.burst_s) // options.test_s)
     return PlanSpec(
         NAME,
         rounds=(),

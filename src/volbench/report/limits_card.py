@@ -10,19 +10,41 @@ their own)."""
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
-from volbench.analysis.burst_series import Burst
-from volbench.analysis.limiter_model import KIB, DirectionModel, Figure, LimiterModel, Probe, fit
+from volbench.analysis.burst_series import Burst, with_spent
+from volbench.analysis.cpu_starvation import HOST_CPU_PCT
+from volbench.analysis.host_series import RoundHost, round_hosts
+from volbench.analysis.limiter_model import (
+    KIB,
+    DirectionModel,
+    Figure,
+    LimiterModel,
+    Probe,
+    completed_iops,
+    fit,
+)
 from volbench.analysis.model_promise import matches
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord, StoredResult
-from volbench.plans.limits import BURST, PROBED, REFILL, REST, WBURST, parse_name
+from volbench.plans.limits import (
+    BBURST,
+    BURST,
+    BYTES_BS,
+    PROBED,
+    PROCESS_GAP_S,
+    REFILL,
+    REST,
+    WBBURST,
+    WBURST,
+    parse_name,
+)
 from volbench.records import structure, unstructure
 from volbench.report.sheet import Column, Sheet
 from volbench.specs import catalogue
@@ -45,10 +67,15 @@ def _newest(run: RunRecord) -> dict[str, int]:
 
 def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
     """The experiment's probes of ``run`` (directions of a test added up; the rest and
-    the second burst probe left out); a test that burst steadily (``bursts``, by round
+    the second burst probe left out), each direction's I/Os completed a second
+    (:func:`~volbench.analysis.limiter_model.completed_iops`) and how busy the host's
+    CPUs were through its round (:func:`~volbench.analysis.limiter_model.cpu_bound`); a
+    test that burst steadily (``bursts``, by round
     and test) counts at its baseline after the burst, its directions in their measured
     proportion."""
     newest = _newest(run)
+    hosts = round_hosts(run.series)
+    stale = set(_bytes_stale(run, bursts))
     tests: dict[str, list[StoredResult]] = {}
     for row in run.aggregate:
         if row.round == newest[row.test]:
@@ -56,19 +83,89 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
     found = []
     for name, rows in tests.items():
         parsed = parse_name(name)
-        iops = sum(r.iops for r in rows)
-        timed = [r for r in rows if r.iops > 0 and r.lat_mean_ns]
-        if parsed is None or parsed.direction not in PROBED or iops <= 0 or not timed:
+        if parsed is None or parsed.direction not in PROBED or name in stale:
             continue
-        lat = sum(r.iops * (r.lat_mean_ns or 0.0) for r in timed) / sum(r.iops for r in timed)
+        done = [(r, completed_iops(r.bw_bytes_per_s, r.iops, parsed.bs_bytes)) for r in rows]
+        iops = sum(n for _, n in done)
+        timed = [(n, r.lat_mean_ns or 0.0) for r, n in done if n > 0 and r.lat_mean_ns]
+        if iops <= 0 or not timed:
+            continue
+        lat = sum(n * lat_ns for n, lat_ns in timed) / sum(n for n, _ in timed)
         burst = bursts.get((newest[name], name))
         scale = burst.baseline / iops if burst is not None and burst.steady else 1.0
-        read = scale * sum(r.iops for r in rows if r.direction == "read")
-        write = scale * sum(r.iops for r in rows if r.direction == "write")
+        read = scale * sum(n for r, n in done if r.direction == "read")
+        write = scale * sum(n for r, n in done if r.direction == "write")
+        busy = _cpu_busy(hosts.get(newest[name]))
         found.append(
-            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat)
+            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat, busy)
         )
     return found
+
+
+def _bytes_stale(
+    run: RunRecord, bursts: Mapping[tuple[int, str], Burst]
+) -> dict[str, list[StoredResult]]:
+    """The reads' tests larger than 4 KiB that ran before a MB/s burst probe that found
+    a bucket, with their rows (:func:`volbench.plans.limits.bytes_stale`): they may have
+    run on its credits."""
+    probe = _probe_round(bursts, BBURST.name)
+    if probe is None:
+        return {}
+    found: dict[str, list[StoredResult]] = {}
+    for row in run.aggregate:
+        parsed = parse_name(row.test)
+        if (
+            parsed
+            and parsed.direction == "read"
+            and parsed.bs_bytes > 4 * KIB
+            and row.round < probe
+        ):
+            found.setdefault(row.test, []).append(row)
+    return found
+
+
+def _probe_round(bursts: Mapping[tuple[int, str], Burst], probe: str) -> int | None:
+    """The newest round of the burst probe ``probe`` that found a burst (None: none)."""
+    rounds = [key[0] for key in bursts if key[1] == probe]
+    return max(rounds) if rounds else None
+
+
+def _bytes_burst(
+    run: RunRecord, bursts: Mapping[tuple[int, str], Burst], probe: str
+) -> tuple[str, Burst] | None:
+    """The burst of a MB/s burst probe (``probe``: the reads', :data:`BBURST`, or the
+    writes') in MB/s and MB; the reads' bucket counted whole: what the reads' larger
+    tests before it spent of it added
+    (:func:`~volbench.analysis.burst_series.with_spent`)."""
+    found = _probe_burst(bursts, probe)
+    if found is None:
+        return None
+    burst = found[1]
+    if probe == BBURST.name:
+        spent = []
+        for rows in _bytes_stale(run, bursts).values():
+            ramp = rows[0].workload.ramp_time_s or 0.0
+            rate = sum(r.bw_bytes_per_s for r in rows) / BYTES_BS
+            spent.append((rate, rows[0].runtime_ms / 1000 + ramp))
+        burst = with_spent(burst, spent, PROCESS_GAP_S * len(spent))
+    mb = BYTES_BS / MB
+    return probe, dataclasses.replace(
+        burst,
+        ceiling=burst.ceiling * mb,
+        baseline=burst.baseline * mb,
+        credits=burst.credits * mb,
+        unit="MB/s",
+        ceiling_noise=burst.ceiling_noise * mb,
+        baseline_noise=burst.baseline_noise * mb,
+    )
+
+
+def _cpu_busy(host: RoundHost | None) -> float | None:
+    """How busy the CPUs of fio's host were through a round (%, the mean over its
+    samples of every CPU's; None: not sampled)."""
+    per_second = [statistics.fmean(s.cpu_busy_pct) for s in host.readings
+                  if s.cpu_busy_pct] if host else []  # fmt: skip
+    return statistics.fmean(per_second) if per_second else None
 
 
 def _spread(figure: Figure) -> str:
@@ -149,23 +246,36 @@ def _burst_rows(found: tuple[str, Burst] | None, what: str = "burst") -> list[Ca
         return []
     name, burst = found
     spread = f"±{burst.spread:.1%}"
+    digits = 0 if burst.unit == "IOPS" else 1
     return [
-        CardLine(f"{what} ceiling", f"{burst.ceiling:,.0f} IOPS", spread, (name,)),
-        CardLine(f"{what} length", f"{burst.seconds:,.1f} s from rest", "±1 s", (name,)),
-        CardLine(f"{what} credits", f"{burst.credits:,.0f} I/Os above the baseline", spread,
+        CardLine(f"{what} ceiling", f"{burst.ceiling:,.{digits}f} {burst.unit}", spread,
                  (name,)),
-        CardLine(f"baseline after the {what}", f"{burst.baseline:,.0f} IOPS", spread, (name,)),
+        CardLine(f"{what} length", f"{burst.seconds:,.1f} s from rest", "±1 s", (name,)),
+        CardLine(f"{what} credits", f"{burst.credits:,.0f} {burst.amount} above the baseline",
+                 spread, (name,)),
+        CardLine(f"baseline after the {what}", f"{burst.baseline:,.{digits}f} {burst.unit}",
+                 spread, (name,)),
     ]  # fmt: skip
 
 
 def _buckets(found: RunFit, ran: bool) -> list[str]:
     """One bucket or two: the reads burst, and the write burst probe (``ran``) found a
     bucket of the writes' own, or none left."""
-    if found.burst is None or not ran:
-        return []
-    if found.write_burst is None:
-        return ["burst: one bucket for reads and writes (the write burst probe found none left)"]
-    return ["burst: a bucket for reads and one for writes"]
+    notes = []
+    if found.burst is not None and ran:
+        notes.append(
+            "burst: a bucket for reads and one for writes"
+            if found.write_burst is not None
+            else "burst: one bucket for reads and writes (the write burst probe found none left)"
+        )
+    if found.bytes_burst is not None and found.wrote_bytes_burst:
+        notes.append(
+            "MB/s burst: a bucket for reads and one for writes"
+            if found.write_bytes_burst is not None
+            else "MB/s burst: one bucket for reads and writes (the writes' MB/s burst probe"
+            " found none left)"
+        )
+    return notes
 
 
 @dataclass(frozen=True)
@@ -183,18 +293,40 @@ class RunFit:
     """Why the burst refill was not measured (None: it was, or there was no burst)."""
     wrote_burst: bool = False
     """The write burst probe ran."""
+    bytes_burst: tuple[str, Burst] | None = None
+    """The MB/s burst probe's burst (MB/s, MB), if it had one."""
+    write_bytes_burst: tuple[str, Burst] | None = None
+    """The writes' MB/s burst probe's burst (a MB/s bucket of the writes' own)."""
+    wrote_bytes_burst: bool = False
+    """The writes' MB/s burst probe ran."""
 
 
 def fitted_model(run: RunRecord) -> RunFit:
     """The limits run's fit: what the card shows and what other runs of the same volume
     are explained with (:mod:`volbench.volume_limits`)."""
-    bursts = stored_bursts(run.series)
+    hosts = round_hosts(run.series)
+    bursts = {
+        key: burst
+        for key, burst in stored_bursts(run.series).items()
+        if (_cpu_busy(hosts.get(key[0])) or 0.0) < HOST_CPU_PCT
+    }  # a rate the host's CPUs held through its round varied with them: not a bucket's
     probes = stored_probes(run, bursts)
     refill, unmeasured = stored_refill(run, bursts)
     writes = _probe_burst(bursts, WBURST.name)
     ran = any(r.test == WBURST.name for r in run.aggregate)
     model = fit(probes, two_buckets=writes is not None)
-    return RunFit(probes, model, _probe_burst(bursts), refill, writes, unmeasured, ran)
+    return RunFit(
+        probes,
+        model,
+        _probe_burst(bursts),
+        refill,
+        writes,
+        unmeasured,
+        ran,
+        _bytes_burst(run, bursts, BBURST.name),
+        _bytes_burst(run, bursts, WBBURST.name),
+        any(r.test == WBBURST.name for r in run.aggregate),
+    )
 
 
 MATCHES_SHOWN = 3
@@ -207,7 +339,16 @@ def _no_limiter(model: LimiterModel) -> list[str]:
     sides = (("read", model.read), ("write", model.write))
     if any(side.iops_cap for _, side in sides):
         return []
-    ceilings = [f"{name} {side.ceiling.value:,.0f} IOPS" for name, side in sides if side.ceiling]
+    ceilings = [
+        f"{name} {side.ceiling.value:,.0f} IOPS"
+        + (
+            f" (every CPU {HOST_CPU_PCT:.0f}% busy or more: the host's CPUs)"
+            if side.cpu_bound
+            else ""
+        )
+        for name, side in sides
+        if side.ceiling
+    ]
     if not ceilings:
         return []
     levels = [f"{name} {side.bytes_cap.value / MB:,.0f} MB/s" for name, side in sides
@@ -323,6 +464,8 @@ def limits_card(run: RunRecord) -> Sheet:
     probes, model, burst, refill = found.probes, found.model, found.burst, found.refill
     lines = _burst_rows(burst) + _refill_rows(refill)
     lines += _burst_rows(found.write_burst, "write burst")
+    lines += _burst_rows(found.bytes_burst, "MB/s burst")
+    lines += _burst_rows(found.write_bytes_burst, "write MB/s burst")
     lines += _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
     notes += _budgets(model) + _buckets(found, found.wrote_burst)
@@ -341,10 +484,16 @@ def limits_card(run: RunRecord) -> Sheet:
         "probes": unstructure(probes),
         "refill": _refill_document(refill),
         "write_burst": dataclasses.asdict(found.write_burst[1]) if found.write_burst else None,
+        "bytes_burst": _asdict(found.bytes_burst),
+        "write_bytes_burst": _asdict(found.write_bytes_burst),
     }
     rows = tuple(line.row() for line in lines)
     tests = tuple(line.tests for line in lines)
     return Sheet("what limits this volume", columns, rows, document, tuple(notes), row_tests=tests)
+
+
+def _asdict(found: tuple[str, Burst] | None) -> dict[str, Any] | None:
+    return dataclasses.asdict(found[1]) if found else None
 
 
 def card_fit(card: Sheet) -> tuple[list[Probe], LimiterModel]:
