@@ -59,20 +59,41 @@ class Plan:
 def plans(qos_plan: Path) -> tuple[Plan, ...]:
     return (
         Plan("quick", ("run", "quick"), ("--runtime", "1s", "--ramp-time", "0")),
-        Plan("sweep", ("run", "sweep"), ("--iodepth", "1,4", "--numjobs", "1,2",
-                                          "--runtime", "1s", "--ramp-time", "0")),
-        Plan("pts", ("pts", "iops"), ("--cell-seconds", "1s", "--max-rounds", "5",
-                                       "--threads", "1", "--iodepth", "4",
-                                       "--block-sizes", "4k,64k", "--mixes", "100/0,0/100")),
-        Plan("qos", ("qos", "verify", str(qos_plan)), ("--duration", "1s"), "--device",
-             replays=False),
+        Plan(
+            "sweep",
+            ("run", "sweep"),
+            ("--iodepth", "1,4", "--numjobs", "1,2", "--runtime", "1s", "--ramp-time", "0"),
+        ),
+        Plan(
+            "pts",
+            ("pts", "iops"),
+            (
+                "--cell-seconds",
+                "1s",
+                "--max-rounds",
+                "5",
+                "--threads",
+                "1",
+                "--iodepth",
+                "4",
+                "--block-sizes",
+                "4k,64k",
+                "--mixes",
+                "100/0,0/100",
+            ),
+        ),
+        Plan(
+            "qos", ("qos", "verify", str(qos_plan)), ("--duration", "1s"), "--device", replays=False
+        ),
         Plan("limits", ("run", "limits"), ("--budget", "20s")),
-        Plan("iometer", ("run", "iometer"), ("--workers", "1,2", "--runtime", "1s",
-                                              "--ramp-time", "0")),
-        Plan("scan", ("run", "scan"), ("--zones", "4", "--zone-time", "1s",
-                                        "--access-time", "1s")),
+        Plan(
+            "iometer",
+            ("run", "iometer"),
+            ("--workers", "1,2", "--runtime", "1s", "--ramp-time", "0"),
+        ),
+        Plan("scan", ("run", "scan"), ("--zones", "4", "--zone-time", "1s", "--access-time", "1s")),
         Plan("recipe", ("run", "recipe", "tencent-cbs"), ("--scale", "0.002"), replays=False),
-    )  # fmt: skip
+    )
 
 
 def volbench(
@@ -85,16 +106,25 @@ def volbench(
 
 
 def environment(folder: Path) -> dict[str, str]:
-    return {**os.environ, "XDG_DATA_HOME": str(folder / "data"), "COLUMNS": "200",
-            "NO_COLOR": "1", "TZ": "UTC"}  # fmt: skip
+    return {
+        **os.environ,
+        "XDG_DATA_HOME": str(folder / "data"),
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+        "TZ": "UTC",
+    }
 
 
 def attach(folder: Path) -> str:
     image = Path("/dev/shm") / f"volbench-snapshot-{os.getpid()}.img"
     with image.open("wb") as f:
         f.truncate(LOOP_MIB << 20)
-    device = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(image)],
-                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    device = subprocess.run(
+        ["losetup", "-f", "--show", "--direct-io=on", str(image)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     (folder / "device").write_text(f"{device} {image}\n")
     return device
 
@@ -110,17 +140,39 @@ def make(folder: Path) -> None:
     env = environment(folder)
     db, runs = str(folder / "store.db"), str(folder / "runs")
     qos_plan = folder / "qos-plan.json"
-    plan = volbench(env, "qos", "plan", "--capability", "iops=3000,bps=100m", "--tenant",
-                    "qos-t40:40", "--tenant", "qos-t60:60", "--volume-size", "100",
-                    "--format", "json")  # fmt: skip
+    plan = volbench(
+        env,
+        "qos",
+        "plan",
+        "--capability",
+        "iops=3000,bps=100m",
+        "--tenant",
+        "qos-t40:40",
+        "--tenant",
+        "qos-t60:60",
+        "--volume-size",
+        "100",
+        "--format",
+        "json",
+    )
     qos_plan.write_text(plan.stdout)
     device = attach(folder)
     try:
         for one in plans(qos_plan):
             print(f"make: {one.name}", flush=True)
             extra = ("--destroy-data", device) if one.target_option == "--target" else ()
-            volbench(env, *one.command, one.target_option, device, *one.after, *extra,
-                     "--db", db, "--runs-dir", runs)  # fmt: skip
+            volbench(
+                env,
+                *one.command,
+                one.target_option,
+                device,
+                *one.after,
+                *extra,
+                "--db",
+                db,
+                "--runs-dir",
+                runs,
+            )
     finally:
         detach(folder)
     keep_outputs(folder)
@@ -171,8 +223,7 @@ def dump_store(env: dict[str, str], db: str, out: Path, folder: Path, prefix: st
     for run_id, plan in run_ids(env, db):
         for command in ("show", "explain"):
             for fmt in ("table", "json"):
-                proc = volbench(env, command, str(run_id), "--db", db, "--format", fmt,
-                                check=False)  # fmt: skip
+                proc = volbench(env, command, str(run_id), "--db", db, "--format", fmt, check=False)
                 text = f"exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
                 (out / f"{prefix}{run_id}-{plan}.{command}.{fmt}").write_text(masked(text, folder))
         if not prefix:
@@ -200,9 +251,22 @@ def dump(folder: Path, out: Path) -> None:
             (out / f"dry-run.{one.name}").write_text(masked(text, scratch))
             if one.replays:
                 replay = folder / "replay" / str(stored)
-                proc = volbench(env, *one.command, *target, *one.after, *extra, "--db", db,
-                                "--runs-dir", runs, "--replay", str(replay), "--format", "json",
-                                check=False)  # fmt: skip
+                proc = volbench(
+                    env,
+                    *one.command,
+                    *target,
+                    *one.after,
+                    *extra,
+                    "--db",
+                    db,
+                    "--runs-dir",
+                    runs,
+                    "--replay",
+                    str(replay),
+                    "--format",
+                    "json",
+                    check=False,
+                )
                 text = f"exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
                 (out / f"replayed.{one.name}").write_text(masked(text, scratch))
         dump_store(env, db, out, scratch, "replayed-")

@@ -46,8 +46,10 @@ def throttled_loop(workdir: Path, size: int) -> Iterator[Path]:
         handle.truncate(size)
     device = subprocess.run(
         ["losetup", "-f", "--show", "--direct-io=on", str(image)],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     group = BLKIO / f"volbench-bench-{uuid.uuid4().hex[:8]}"
     try:
         group.mkdir()
@@ -65,9 +67,13 @@ def throttled_loop(workdir: Path, size: int) -> Iterator[Path]:
 def compare(target: Path, workdir: Path, runtime: float) -> tuple[float, float, int, int]:
     """(grid best IOPS, search best IOPS, grid points, search points)."""
     options = sweep.SweepOptions(
-        rw=RW.RANDREAD, bs_bytes=4096, iodepths=(1, 2, 4, 8, 16, 32, 64),
-        numjobs=(1, 2, 4, 8), runtime_s=runtime, ramp_time_s=0.5,
-    )  # fmt: skip
+        rw=RW.RANDREAD,
+        bs_bytes=4096,
+        iodepths=(1, 2, 4, 8, 16, 32, 64),
+        numjobs=(1, 2, 4, 8),
+        runtime_s=runtime,
+        ramp_time_s=0.5,
+    )
     with Store.open(str(workdir / f"{target.name}.db")) as store:
         session = Session(store, SubprocessRunner(), NullReporter(), workdir / "runs")
         info = prepare_target(str(target), False, NullReporter())
@@ -96,10 +102,19 @@ def main() -> int:
         with zram_device(size) as zram:
             if zram is not None:
                 subprocess.run(
-                    ["fio", "--name=fill", f"--filename={zram}", "--rw=write", "--bs=1m",
-                     "--direct=1", "--refill_buffers", "--output-format=terse"],
-                    check=True, capture_output=True,
-                )  # fmt: skip
+                    [
+                        "fio",
+                        "--name=fill",
+                        f"--filename={zram}",
+                        "--rw=write",
+                        "--bs=1m",
+                        "--direct=1",
+                        "--refill_buffers",
+                        "--output-format=terse",
+                    ],
+                    check=True,
+                    capture_output=True,
+                )
                 results["zram"] = compare(zram, workdir, args.runtime)
     for name, (grid_best, found, grid_n, search_n) in results.items():
         share, points = found / grid_best, search_n / grid_n

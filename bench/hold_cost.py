@@ -46,8 +46,10 @@ def main() -> int:
             handle.truncate(256 << 20)
         device = subprocess.run(
             ["losetup", "-f", "--show", "--direct-io=on", str(image)],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         try:
             info = TargetInfo(device, "block", 256 << 20, identity=identify(device))
             alone: list[float] = []

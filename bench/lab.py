@@ -59,8 +59,11 @@ def fio(guest: Guest, folder: Path, seconds: int, log: bool = False, **options: 
     (folder / "job.fio").write_text("\n".join(lines) + "\n")
     done = subprocess.run(
         ["fio", f"--client={guest.address},{guest.fio_port}", "job.fio", "--output-format=json"],
-        cwd=folder, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     document = json.loads(done.stdout[done.stdout.index("{") :])
     return next(j for j in document["client_stats"] if j["jobname"] == "job")
 

@@ -52,8 +52,19 @@ def volbench(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
 def limits_run(env: dict[str, str], budget: str, runtime: str) -> tuple[dict[str, Any], float]:
     """``run limits`` on the guest: the card's JSON and the seconds it took."""
     start = time.monotonic()
-    run = volbench(env, "run", "limits", "--hosts", f"lab://{NAME}", "--budget", budget,
-                   "--runtime", runtime, "--ramp-time", "1s")  # fmt: skip
+    run = volbench(
+        env,
+        "run",
+        "limits",
+        "--hosts",
+        f"lab://{NAME}",
+        "--budget",
+        budget,
+        "--runtime",
+        runtime,
+        "--ramp-time",
+        "1s",
+    )
     took = time.monotonic() - start
     if run.returncode != 0:
         raise SystemExit(f"run limits failed: {run.stderr.strip()[-400:]}")
@@ -93,14 +104,28 @@ def volumes(env: dict[str, str], top: int, budget: str, runtime: str, loop: str)
     """The three lab volumes (rates from ``top``) and the loop device ``loop``: the
     fitted model's notes, then each quick test's verdict."""
     cases = {
-        "separate budgets, MB/s caps": ("--iops-read", str(top), "--iops-write", str(top // 2),
-                                        "--mbps-read", f"{top * 8000 / 1e6:g}",
-                                        "--mbps-write", f"{top // 2 * 8000 / 1e6:g}"),
+        "separate budgets, MB/s caps": (
+            "--iops-read",
+            str(top),
+            "--iops-write",
+            str(top // 2),
+            "--mbps-read",
+            f"{top * 8000 / 1e6:g}",
+            "--mbps-write",
+            f"{top // 2 * 8000 / 1e6:g}",
+        ),
         "4 KiB I/O unit": ("--iops-total", str(top), "--io-unit", "4k"),
-        "burst on a shared budget": ("--iops-total", str(top // 5), "--burst-iops", str(top),
-                                     "--burst-credits", str(10 * top),
-                                     "--mbps", f"{top // 5 * 50_000 / 1e6:g}"),
-    }  # fmt: skip
+        "burst on a shared budget": (
+            "--iops-total",
+            str(top // 5),
+            "--burst-iops",
+            str(top),
+            "--burst-credits",
+            str(10 * top),
+            "--mbps",
+            f"{top // 5 * 50_000 / 1e6:g}",
+        ),
+    }
     print("| volume | quick test | IOPS | verdict | evidence (first sentence) |")
     print("|---|---|---|---|---|")
     places: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
@@ -111,8 +136,18 @@ def volumes(env: dict[str, str], top: int, budget: str, runtime: str, loop: str)
         if options:
             volbench(env, "lab", "limit", NAME)
             volbench(env, "lab", "limit", NAME, *options)
-        run = volbench(env, "run", "limits", *where, "--budget", budget, "--runtime", runtime,
-                       "--ramp-time", "1s")  # fmt: skip
+        run = volbench(
+            env,
+            "run",
+            "limits",
+            *where,
+            "--budget",
+            budget,
+            "--runtime",
+            runtime,
+            "--ramp-time",
+            "1s",
+        )
         if run.returncode != 0:
             raise SystemExit(f"run limits failed: {run.stderr.strip()[-400:]}")
         card = json.loads(volbench(env, "show", "latest", "--format", "json").stdout)
@@ -195,8 +230,10 @@ def main() -> None:
             setting = ", ".join(f"{k} {shown(v, k)}" for k, v in drawn.wanted.items())
             fitted = ", ".join(f"{k} {shown(found[k], k)}" for k in drawn.wanted)
             verdict = "yes" if not wrong else "no: " + "; ".join(wrong)
-            print(f"| {index + 1} | {shape} | {setting} | {fitted} | {verdict} | {took:.0f} s |",
-                  flush=True)  # fmt: skip
+            print(
+                f"| {index + 1} | {shape} | {setting} | {fitted} | {verdict} | {took:.0f} s |",
+                flush=True,
+            )
         print(f"\n{right} of {args.draws} draws right in every figure\n")
         if args.volumes:
             image = home / "loop.img"

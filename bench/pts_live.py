@@ -64,11 +64,9 @@ FULL_GRID = "32,16,8,6,4,2,1"
 
 TESTS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "iops": (("iops",), "ss", "PTS IOPS, 56 cells x TC 4 x QD 32"),
-    "dirth": (
-        ("dirth", "--toio-grid", FULL_GRID), "sweep", "DIRTH sweep, 49 cells TC x QD 1..32"
-    ),
+    "dirth": (("dirth", "--toio-grid", FULL_GRID), "sweep", "DIRTH sweep, 49 cells TC x QD 1..32"),
     "ecw": (("ecw", "--toio-grid", FULL_GRID), "sweep", "ECW sweep, 36 cells TC x QD 1..32"),
-}  # fmt: skip
+}
 """Test -> (its `volbench pts` arguments, the phase of the measured round, title)."""
 
 
@@ -122,8 +120,10 @@ def shm_loop(size_bytes: int) -> Iterator[Path]:
         image.truncate(size_bytes)
         device = subprocess.run(
             ["losetup", "-f", "--show", "--direct-io=on", image.name],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         try:
             yield Path(device)
         finally:
@@ -232,9 +232,12 @@ def bytecode_env(bytecode: str, work: Path) -> dict[str, str]:
 def warm(src: Path, env: dict[str, str]) -> None:
     """Write the bytecode of ``src``'s volbench and of the libraries it imports."""
     subprocess.run(
-        [sys.executable, "-c", WARM_UP], env={**env, "PYTHONPATH": str(src)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-    )  # fmt: skip
+        [sys.executable, "-c", WARM_UP],
+        env={**env, "PYTHONPATH": str(src)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
 
 
 def run(
@@ -250,10 +253,20 @@ def run(
     db = work / f"{src.parent.name}-{time.monotonic_ns()}.db"
     env = {**base_env, "PYTHONPATH": str(src), "VOLBENCH_DB": str(db)}
     command = [
-        sys.executable, "-m", "volbench", "pts", *args, *target,
-        "--cell-seconds", f"{cell_s:g}", "--max-rounds", "1",
-        "--no-purge", "--runs-dir", str(work / "runs"),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "volbench",
+        "pts",
+        *args,
+        *target,
+        "--cell-seconds",
+        f"{cell_s:g}",
+        "--max-rounds",
+        "1",
+        "--no-purge",
+        "--runs-dir",
+        str(work / "runs"),
+    ]
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     samples: list[Sample] = []
@@ -288,16 +301,24 @@ def run(
     if db.exists():
         shown = subprocess.run(
             [sys.executable, "-m", "volbench", "show", "latest", "--format", "json"],
-            env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if shown.returncode == 0:
             doc = json.loads(shown.stdout)
     wall = ended - (sent_at if sent_at is not None else started)
     fio_stop = (fio_left - sent_at) if fio_left is not None and sent_at is not None else 0.0
     measured = Measured(
-        wall, last.cpu_s, last.hwm_mib, len(doc.get("stalls", [])), proc.returncode, cut=cut,
+        wall,
+        last.cpu_s,
+        last.hwm_mib,
+        len(doc.get("stalls", [])),
+        proc.returncode,
+        cut=cut,
         fio_stop_s=fio_stop if sent_at is not None else math.nan,
-    )  # fmt: skip
+    )
     if interrupt_after is not None:
         return measured
     cells, round_s, busy_s, start, end = _round_figures(doc.get("fio_outputs", []), test, phase)
@@ -398,11 +419,28 @@ def main() -> None:
             flush=True,
         )
         header = (
-            "code", "run", "wall s", "CPU s", "CPU %", "round %", "MiB rnd", "MiB all",
-            "stalls", "exit", "cells", "round s", "fio s", "idle ms/cell", "over ms/cell", "load",
-        )  # fmt: skip
-        print("{:7s} {:15s} {:>8s} {:>6s} {:>6s} {:>7s} {:>7s} {:>7s} {:>6s} {:>4s} {:>5s} "
-              "{:>7s} {:>6s} {:>12s} {:>12s} {:>5s}".format(*header), flush=True)  # fmt: skip
+            "code",
+            "run",
+            "wall s",
+            "CPU s",
+            "CPU %",
+            "round %",
+            "MiB rnd",
+            "MiB all",
+            "stalls",
+            "exit",
+            "cells",
+            "round s",
+            "fio s",
+            "idle ms/cell",
+            "over ms/cell",
+            "load",
+        )
+        print(
+            "{:7s} {:15s} {:>8s} {:>6s} {:>6s} {:>7s} {:>7s} {:>7s} {:>6s} {:>4s} {:>5s} "
+            "{:>7s} {:>6s} {:>12s} {:>12s} {:>5s}".format(*header),
+            flush=True,
+        )
         for _ in range(args.pairs):
             for name, src in trees.items():
                 after = args.interrupt_after
@@ -427,9 +465,15 @@ def main() -> None:
                         flush=True,
                     )
                     rows.append(
-                        {"code": name, "src": str(src), "run": label, "load": load,
-                         "bytecode": args.bytecode, **dataclasses.asdict(m)}
-                    )  # fmt: skip
+                        {
+                            "code": name,
+                            "src": str(src),
+                            "run": label,
+                            "load": load,
+                            "bytecode": args.bytecode,
+                            **dataclasses.asdict(m),
+                        }
+                    )
         print(
             "* seconds from SIGINT to exit (SIGINT sent that long after fio started the "
             "round's first cell); round %: CPU share during the round; MiB rnd: VmHWM at "

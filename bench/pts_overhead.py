@@ -84,8 +84,10 @@ def throttled_loop(workdir: Path, size: int, iops: int) -> Iterator[tuple[Path, 
         handle.truncate(size)
     device = subprocess.run(
         ["losetup", "-f", "--show", "--direct-io=on", str(image)],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     group = BLKIO / f"volbench-bench-{uuid.uuid4().hex[:8]}"
     try:
         group.mkdir()
@@ -110,8 +112,9 @@ def timed(command: list[str], group: Path, env: dict[str, str] | None = None) ->
         (group / "cgroup.procs").write_text(str(os.getpid()))
 
     started = time.monotonic()
-    proc = subprocess.run(command, capture_output=True, text=True, check=False,
-                          preexec_fn=join, env=env)  # fmt: skip
+    proc = subprocess.run(
+        command, capture_output=True, text=True, check=False, preexec_fn=join, env=env
+    )
     wall = time.monotonic() - started
     if proc.returncode != 0:
         raise SystemExit(f"{command[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -130,19 +133,41 @@ def with_bytecode(tmp: Path, src: Path | None) -> dict[str, str]:
     return env
 
 
-def volbench(tool: str, src: Path | None, device: Path, group: Path, tmp: Path,
-             cell_s: float) -> Measure:  # fmt: skip
+def volbench(
+    tool: str, src: Path | None, device: Path, group: Path, tmp: Path, cell_s: float
+) -> Measure:
     """``volbench pts iops`` (of ``src`` when given) on ``device``."""
     folder = Path(tempfile.mkdtemp(dir=tmp))
     db = folder / "bench.db"
     env = with_bytecode(tmp, src)
     command = [
-        sys.executable, "-m", "volbench", "pts", "iops", "--target", str(device), "--no-purge",
-        "--threads", "4", "--iodepth", "32", "--cell-seconds", f"{cell_s:g}",
-        "--block-sizes", ",".join(BLOCK_SIZES), "--mixes", ",".join(MIXES),
-        "--max-rounds", "5", "--runs-dir", str(folder / "runs"), "--db", str(db),
-        "--format", "json",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "volbench",
+        "pts",
+        "iops",
+        "--target",
+        str(device),
+        "--no-purge",
+        "--threads",
+        "4",
+        "--iodepth",
+        "32",
+        "--cell-seconds",
+        f"{cell_s:g}",
+        "--block-sizes",
+        ",".join(BLOCK_SIZES),
+        "--mixes",
+        ",".join(MIXES),
+        "--max-rounds",
+        "5",
+        "--runs-dir",
+        str(folder / "runs"),
+        "--db",
+        str(db),
+        "--format",
+        "json",
+    ]
     subprocess.run([*command, "--dry-run"], env=env, capture_output=True, check=True)  # caches
     wall = timed(command, group, env)
     with Store.open(str(db)) as store:
@@ -161,12 +186,19 @@ def other_suite(root: Path, device: Path, group: Path, tmp: Path, cell_s: float)
     """CloudHarmony's block-storage IOPS test on ``device``."""
     out = Path(tempfile.mkdtemp(dir=tmp))
     command = [
-        str(root / "run.sh"), f"--target={device}", "--test=iops", "--nopurge", "--noreport",
-        "--threads=4", "--oio_per_thread=32", f"--wd_test_duration={cell_s:g}",
-        "--ss_max_rounds=5", f"--output={out}",
+        str(root / "run.sh"),
+        f"--target={device}",
+        "--test=iops",
+        "--nopurge",
+        "--noreport",
+        "--threads=4",
+        "--oio_per_thread=32",
+        f"--wd_test_duration={cell_s:g}",
+        "--ss_max_rounds=5",
+        f"--output={out}",
         *(f"--skip_blocksize={b}" for b in OTHER_BLOCK_SIZES),
         *(f"--skip_workload={m}" for m in OTHER_MIXES),
-    ]  # fmt: skip
+    ]
     wall = timed(command, group)
     document = json.loads((out / "fio-iops.json").read_text())
     return Measure("cloudharmony block-storage", cell_seconds(document), wall)
@@ -185,9 +217,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--other", type=Path, help="checkout of cloudharmony/block-storage")
     parser.add_argument(
-        "--tree", action="append", default=[], metavar="NAME=SRC",
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
         help="also run the volbench of another tree's src folder (repeatable)",
-    )  # fmt: skip
+    )
     parser.add_argument("--no-current", action="store_true", help="leave this tree's volbench out")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -200,15 +235,26 @@ def main() -> int:
     ):
         tools: list[Callable[[], Measure]] = []
         if not args.no_current:
-            tools.append(lambda: volbench("volbench", None, device, group, Path(tmp),
-                                          args.cell_seconds))  # fmt: skip
+            tools.append(
+                lambda: volbench("volbench", None, device, group, Path(tmp), args.cell_seconds)
+            )
         for tree in args.tree:
             name, _, src = tree.partition("=")
-            tools.append(functools.partial(volbench, f"volbench {name}", Path(src), device,
-                                           group, Path(tmp), args.cell_seconds))  # fmt: skip
+            tools.append(
+                functools.partial(
+                    volbench,
+                    f"volbench {name}",
+                    Path(src),
+                    device,
+                    group,
+                    Path(tmp),
+                    args.cell_seconds,
+                )
+            )
         if args.other:
-            tools.append(lambda: other_suite(args.other, device, group, Path(tmp),
-                                             args.cell_seconds))  # fmt: skip
+            tools.append(
+                lambda: other_suite(args.other, device, group, Path(tmp), args.cell_seconds)
+            )
         print(f"load average at start: {os.getloadavg()}", flush=True)
         print("| tool | fio time | run wall / ratio | command wall / ratio |")
         print("|---|---:|---:|---:|", flush=True)

@@ -44,9 +44,15 @@ WSAT_SAMPLES = 360
 CELL_S = 0.5
 HIR_CYCLES = 6
 PTS_ARGS = (
-    "--cell-seconds", f"{CELL_S:g}", "--max-rounds", str(ROUNDS), "--hir-cycles",
-    str(HIR_CYCLES), "--wsat-max-rounds", str(WSAT_SAMPLES),
-)  # fmt: skip
+    "--cell-seconds",
+    f"{CELL_S:g}",
+    "--max-rounds",
+    str(ROUNDS),
+    "--hir-cycles",
+    str(HIR_CYCLES),
+    "--wsat-max-rounds",
+    str(WSAT_SAMPLES),
+)
 
 
 def scaled(output: str, factor: float, latency: bool = True) -> str:
@@ -56,8 +62,16 @@ def scaled(output: str, factor: float, latency: bool = True) -> str:
     for job in [*document.get("jobs", []), *document.get("client_stats", [])]:
         for direction in ("read", "write", "trim"):
             block: dict[str, Any] = job.get(direction) or {}
-            for key in ("iops", "iops_mean", "bw", "bw_bytes", "bw_mean", "io_bytes",
-                        "io_kbytes", "total_ios"):  # fmt: skip
+            for key in (
+                "iops",
+                "iops_mean",
+                "bw",
+                "bw_bytes",
+                "bw_mean",
+                "io_bytes",
+                "io_kbytes",
+                "total_ios",
+            ):
                 if key in block:
                     value = block[key] * factor
                     block[key] = int(value) if isinstance(block[key], int) else value
@@ -90,8 +104,9 @@ def replay_folder(recording: Path, replay: Path, active: int) -> int:
 def volbench(*args: str) -> float:
     """Run ``python -m volbench ARGS``; return its wall time (s)."""
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "volbench", *args], capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "volbench", *args], capture_output=True, text=True, check=False
+    )
     elapsed = time.monotonic() - started
     if proc.returncode != 0:
         raise SystemExit(f"volbench {' '.join(args[:3])} failed:\n{proc.stderr}")
@@ -112,9 +127,14 @@ def main() -> int:
                 print("recording needs root (loop device)", file=sys.stderr)
                 return 2
             started = time.monotonic()
-            overrides = {"tests": parse_tests(["all"]), "profile": "enterprise",
-                         "cell_seconds": CELL_S, "max_rounds": ROUNDS, "hir_cycles": HIR_CYCLES,
-                         "wsat_max_rounds": WSAT_SAMPLES}  # fmt: skip
+            overrides = {
+                "tests": parse_tests(["all"]),
+                "profile": "enterprise",
+                "cell_seconds": CELL_S,
+                "max_rounds": ROUNDS,
+                "hir_cycles": HIR_CYCLES,
+                "wsat_max_rounds": WSAT_SAMPLES,
+            }
             n = record(recording, SIZE_MIB * MiB, overrides, once=True)
             print(f"recorded {n} fio outputs in {time.monotonic() - started:.0f} s")
         db = str(args.db or tmp / "bench.db")
@@ -122,17 +142,37 @@ def main() -> int:
             replay = tmp / "replay"
             print(f"replay folder: {replay_folder(recording, replay, SIZE_MIB * MiB)} outputs")
             stored_s = volbench(
-                "pts", "all", "--target", str(tmp / "target.img"), "--size", f"{SIZE_MIB}m",
-                "--replay", str(replay), *PTS_ARGS, "--runs-dir", str(tmp / "runs"), "--db", db,
-                "--format", "json",
-            )  # fmt: skip
+                "pts",
+                "all",
+                "--target",
+                str(tmp / "target.img"),
+                "--size",
+                f"{SIZE_MIB}m",
+                "--replay",
+                str(replay),
+                *PTS_ARGS,
+                "--runs-dir",
+                str(tmp / "runs"),
+                "--db",
+                db,
+                "--format",
+                "json",
+            )
             print(f"stored the 25-round run in {stored_s:.1f} s (replay)")
         out = args.keep or tmp
         out.mkdir(parents=True, exist_ok=True)
         rows = []
         for name in ("report.html", "report.pdf"):
-            seconds = volbench("report", "latest", "-o", str(out / name), "--db", db,
-                               "--runs-dir", str(tmp / "runs"))  # fmt: skip
+            seconds = volbench(
+                "report",
+                "latest",
+                "-o",
+                str(out / name),
+                "--db",
+                db,
+                "--runs-dir",
+                str(tmp / "runs"),
+            )
             size = (out / name).stat().st_size
             rows.append((name, seconds, size))
     matrix = f"{len(IOPS_MIXES)} x {len(IOPS_BLOCK_SIZES)}"

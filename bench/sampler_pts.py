@@ -64,10 +64,25 @@ def run_once(device: Path, sampler: bool, cell_seconds: float) -> Measured:
     with tempfile.TemporaryDirectory(prefix="sampler-pts-") as folder:
         db = Path(folder) / "store.db"
         command = [
-            sys.executable, "-m", "volbench", "pts", "iops", "--target", str(device),
-            "--cell-seconds", f"{cell_seconds:g}", "--max-rounds", "1", "--no-purge",
-            "--db", str(db), "--runs-dir", folder, "--format", "json",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "volbench",
+            "pts",
+            "iops",
+            "--target",
+            str(device),
+            "--cell-seconds",
+            f"{cell_seconds:g}",
+            "--max-rounds",
+            "1",
+            "--no-purge",
+            "--db",
+            str(db),
+            "--runs-dir",
+            folder,
+            "--format",
+            "json",
+        ]
         env = {**os.environ, "VOLBENCH_SAMPLER": "on" if sampler else "off"}
         log = Path(folder) / "stderr.txt"  # progress lines: a pipe left unread would fill
         started = time.monotonic()

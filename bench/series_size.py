@@ -79,13 +79,17 @@ def main() -> None:
         points = sum(len(s.points) for s in cell)
         print(f"one test: {len(cell)} job logs x direction, {points} points, {len(rows)} rows")
         for row in rows:
-            print(f"  {row['kind']:>4} {row['direction']:>5}: {row['samples']:4} points, "
-                  f"{len(row['data']):5} bytes")  # fmt: skip
+            print(
+                f"  {row['kind']:>4} {row['direction']:>5}: {row['samples']:4} points, "
+                f"{len(row['data']):5} bytes"
+            )
         blob = sum(len(r["data"]) for r in rows)
         minutes = args.runtime / 60
-        print(f"  all: {blob} bytes = {blob / minutes:,.0f} bytes per test-minute "
-              f"({blob / minutes / JOBS:,.0f} per job-minute; "
-              f"{points * 16 / blob:.1f}x smaller than 16 bytes a point)")  # fmt: skip
+        print(
+            f"  all: {blob} bytes = {blob / minutes:,.0f} bytes per test-minute "
+            f"({blob / minutes / JOBS:,.0f} per job-minute; "
+            f"{points * 16 / blob:.1f}x smaller than 16 bytes a point)"
+        )
         sizes = [len(r["data"]) / minutes for r in rows]
         print(f"  per row: median {statistics.median(sizes):,.0f} bytes per minute")
         one = [round_of(cell, 0)]
@@ -99,8 +103,10 @@ def main() -> None:
             started = time.perf_counter()
             run = store.get_run(1)
             took = time.perf_counter() - started
-        print(f"{args.rounds} rounds: SQLite +{grown / 1e6:,.1f} MB; reading the run back: "
-              f"{took:.2f} s for {len(run.series):,} series")  # fmt: skip
+        print(
+            f"{args.rounds} rounds: SQLite +{grown / 1e6:,.1f} MB; reading the run back: "
+            f"{took:.2f} s for {len(run.series):,} series"
+        )
     finally:
         shutil.rmtree(folder)
 

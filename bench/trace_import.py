@@ -106,8 +106,10 @@ def main() -> None:
             write_trace(path, args.requests, layout)
             size = path.stat().st_size / 1e6
             wall, cpu, peak, last = imported(path, args.src, args.limit)
-            print(f"{layout}: {args.requests:,} requests, {size:.0f} MB: {wall:.1f} s wall,"
-                  f" {cpu:.1f} s CPU, peak RSS {peak / 2**20:.0f} MiB; {last[-160:]}")  # fmt: skip
+            print(
+                f"{layout}: {args.requests:,} requests, {size:.0f} MB: {wall:.1f} s wall,"
+                f" {cpu:.1f} s CPU, peak RSS {peak / 2**20:.0f} MiB; {last[-160:]}"
+            )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 

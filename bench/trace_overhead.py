@@ -34,20 +34,34 @@ from volbench.trace.tracepoint_text import parse_tracepoints
 
 JOBS = {
     "mix 70/30 QD8": [
-        "--rw=randrw", "--rwmixread=70", "--bssplit=4k/100,64k/100",
-        "--percentage_random=100,0", "--iodepth=8",
+        "--rw=randrw",
+        "--rwmixread=70",
+        "--bssplit=4k/100,64k/100",
+        "--percentage_random=100,0",
+        "--iodepth=8",
     ],
     "4k randread QD16": ["--rw=randread", "--bs=4k", "--iodepth=16"],
-}  # fmt: skip
+}
 
 
 def fio(device: str, options: list[str], runtime: float) -> tuple[float, int]:
     """(IOPS, requests) of one fio run."""
     done = subprocess.run(
-        ["fio", "--name=bench", f"--filename={device}", "--direct=1", "--ioengine=libaio",
-         f"--runtime={runtime}", "--time_based", "--output-format=json", *options],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            "fio",
+            "--name=bench",
+            f"--filename={device}",
+            "--direct=1",
+            "--ioengine=libaio",
+            f"--runtime={runtime}",
+            "--time_based",
+            "--output-format=json",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     job = json.loads(done.stdout)["jobs"][0]
     return (
         job["read"]["iops"] + job["write"]["iops"],
@@ -80,11 +94,23 @@ def main() -> None:
             handle.truncate(512 << 20)
         device = subprocess.run(
             ["losetup", "-f", "--show", "--direct-io=on", str(image)],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         try:
-            subprocess.run(["dd", "if=/dev/urandom", f"of={device}", "bs=1M", "count=512",
-                            "oflag=direct", "status=none"], check=True)  # fmt: skip
+            subprocess.run(
+                [
+                    "dd",
+                    "if=/dev/urandom",
+                    f"of={device}",
+                    "bs=1M",
+                    "count=512",
+                    "oflag=direct",
+                    "status=none",
+                ],
+                check=True,
+            )
             scratch = Path(tempfile.mkdtemp(prefix="volbench-trace-scratch-"))
             print(f"{device} over /dev/shm, {os.cpu_count()} CPUs, {args.runtime:g} s per run")
             for name, options in JOBS.items():

@@ -56,9 +56,13 @@ def text_lines(trace: IoTrace) -> Iterator[str]:
     """The trace as ``trace_pipe`` prints it, events in time order."""
     events = []
     for t, lat, off, sz, op in zip(
-        trace.issue_ns, trace.latency_ns, trace.offset_bytes, trace.size_bytes, trace.ops,
+        trace.issue_ns,
+        trace.latency_ns,
+        trace.offset_bytes,
+        trace.size_bytes,
+        trace.ops,
         strict=True,
-    ):  # fmt: skip
+    ):
         events.append((t, "issue", op, off // 512, sz // 512))
         events.append((t + lat, "complete", op, off // 512, sz // 512))
     events.sort(key=lambda e: e[0])
@@ -94,8 +98,10 @@ def main() -> None:
     back = timed("unpack", lambda: codec.unpack(parts, codec.trace_meta(trace)))
     assert back == trace
     stored = sum(len(p.data) for p in parts)
-    print(f"  stored         {stored / 1e6:7.1f} MB in {len(parts)} parts"
-          f" ({stored / len(trace):.1f} bytes a request)")  # fmt: skip
+    print(
+        f"  stored         {stored / 1e6:7.1f} MB in {len(parts)} parts"
+        f" ({stored / len(trace):.1f} bytes a request)"
+    )
     patterns = ", ".join(p.label for p in profile.patterns)
     print(f"  patterns: {patterns}; match {found.match_pct:.1f}%")
 

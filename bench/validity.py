@@ -79,8 +79,10 @@ def loop_device(image: Path, size_bytes: int) -> Iterator[str]:
         made.truncate(size_bytes)
     device = subprocess.run(
         ["losetup", "-f", "--show", "--direct-io=on", str(image)],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     try:
         yield device
     finally:
@@ -123,8 +125,10 @@ GROUP: list[str] = []
 def volbench(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*GROUP, sys.executable, "-m", "volbench", *args],
-        env=env, capture_output=True, text=True,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def run_plan(env: dict[str, str], tally: Tally, name: str, *args: str) -> None:
@@ -194,13 +198,46 @@ def main() -> None:
             cap(group, device, args.iops, args.mbps)
             target = ("--target", device, *runs)
             run_plan(env, tally, "quick --fill", "run", "quick", *target, *short, "--fill")
-            run_plan(env, tally, "quick diskmark", "run", "quick", "--profile", "diskmark",
-                     *target, *short)  # fmt: skip
+            run_plan(
+                env,
+                tally,
+                "quick diskmark",
+                "run",
+                "quick",
+                "--profile",
+                "diskmark",
+                *target,
+                *short,
+            )
             for rw in ("randread", "randwrite"):
-                run_plan(env, tally, f"sweep {rw}", "run", "sweep", "--rw", rw,
-                         "--iodepth", "1-32", "--numjobs", "1,2", *target, *short)  # fmt: skip
-            run_plan(env, tally, "pts iops", "pts", "iops", *target, "--cell-seconds", "1",
-                     "--max-rounds", str(args.pts_rounds), "--no-purge")  # fmt: skip
+                run_plan(
+                    env,
+                    tally,
+                    f"sweep {rw}",
+                    "run",
+                    "sweep",
+                    "--rw",
+                    rw,
+                    "--iodepth",
+                    "1-32",
+                    "--numjobs",
+                    "1,2",
+                    *target,
+                    *short,
+                )
+            run_plan(
+                env,
+                tally,
+                "pts iops",
+                "pts",
+                "iops",
+                *target,
+                "--cell-seconds",
+                "1",
+                "--max-rounds",
+                str(args.pts_rounds),
+                "--no-purge",
+            )
         # volbench lays out no file under /dev/ (its safety check): mounted elsewhere
         mount = Path(tempfile.mkdtemp(prefix="bench-validity-mnt-"))
         with loop_device(Path(folder) / "fs.img", 2 * size) as device:
@@ -210,9 +247,21 @@ def main() -> None:
                 cap(group, device, args.iops, args.mbps)
                 scratch = ("--target", str(mount / "scratch.img"), "--size", args.size, *runs)
                 run_plan(env, tally, "quick (scratch file)", "run", "quick", *scratch, *short)
-                run_plan(env, tally, "sweep randrw (scratch file)", "run", "sweep",
-                         "--rw", "randrw", "--iodepth", "1-32", "--numjobs", "1,2",
-                         *scratch, *short)  # fmt: skip
+                run_plan(
+                    env,
+                    tally,
+                    "sweep randrw (scratch file)",
+                    "run",
+                    "sweep",
+                    "--rw",
+                    "randrw",
+                    "--iodepth",
+                    "1-32",
+                    "--numjobs",
+                    "1,2",
+                    *scratch,
+                    *short,
+                )
             finally:
                 subprocess.run(["umount", str(mount)], check=False)
                 mount.rmdir()

@@ -45,8 +45,14 @@ FLOOR_MS = 1000
 """A scaled time is at least 1 s, or the page's when that is shorter."""
 
 _TIME = re.compile(r"(\d+)(us|ms|s|m|h|d)?", re.IGNORECASE)
-_MS = {"us": Fraction(1, 1000), "ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000),
-       "h": Fraction(3_600_000), "d": Fraction(86_400_000)}  # fmt: skip
+_MS = {
+    "us": Fraction(1, 1000),
+    "ms": Fraction(1),
+    "s": Fraction(1000),
+    "m": Fraction(60_000),
+    "h": Fraction(3_600_000),
+    "d": Fraction(86_400_000),
+}
 
 
 def substituted(recipe: Recipe, text: str, paths: Mapping[str, str]) -> str:

@@ -58,9 +58,16 @@ def row(
 
 def workload(rw: str = "randread", **given: Any) -> StoredWorkload:
     values: dict[str, Any] = {
-        "name": "t", "rw": rw, "bs_bytes": 4096, "iodepth": 16, "numjobs": 1, "direct": True,
-        "size_bytes": 64 * MiB, "runtime_s": 10.0, "ramp_time_s": 0.0,
-    }  # fmt: skip
+        "name": "t",
+        "rw": rw,
+        "bs_bytes": 4096,
+        "iodepth": 16,
+        "numjobs": 1,
+        "direct": True,
+        "size_bytes": 64 * MiB,
+        "runtime_s": 10.0,
+        "ramp_time_s": 0.0,
+    }
     return StoredWorkload(**{**values, **given})
 
 

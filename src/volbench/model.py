@@ -346,15 +346,33 @@ class StoredWorkload:
 
 
 _RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
-    "name": str, "rw": str, "bs_bytes": int, "rwmixread_pct": int, "iodepth": int,
-    "numjobs": int, "direct": bool, "ioengine": str, "size_bytes": int, "offset_bytes": int,
-    "runtime_s": (int, float), "ramp_time_s": (int, float), "time_based": bool,
-    "random_distribution": str, "rate_iops": int, "rate_bytes_per_s": int,
-    "refill_buffers": bool, "cpus_allowed": str, "random_pct": int, "align_bytes": int,
-    "thinktime_s": (int, float), "thinktime_iotime_s": (int, float),
-    "write_random_pct": int, "read_iolog": str, "replay_speed_pct": int,
+    "name": str,
+    "rw": str,
+    "bs_bytes": int,
+    "rwmixread_pct": int,
+    "iodepth": int,
+    "numjobs": int,
+    "direct": bool,
+    "ioengine": str,
+    "size_bytes": int,
+    "offset_bytes": int,
+    "runtime_s": (int, float),
+    "ramp_time_s": (int, float),
+    "time_based": bool,
+    "random_distribution": str,
+    "rate_iops": int,
+    "rate_bytes_per_s": int,
+    "refill_buffers": bool,
+    "cpus_allowed": str,
+    "random_pct": int,
+    "align_bytes": int,
+    "thinktime_s": (int, float),
+    "thinktime_iotime_s": (int, float),
+    "write_random_pct": int,
+    "read_iolog": str,
+    "replay_speed_pct": int,
     "replay_no_stall": bool,
-}  # fmt: skip
+}
 """The JSON types each stored workload field may have."""
 
 

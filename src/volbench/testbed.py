@@ -129,9 +129,13 @@ class HostInfo:
 
 _UNKNOWN_TARGET: Mapping[str, Any] = {"path": "", "kind": "unknown", "capacity_bytes": 0}
 _UNKNOWN_HOST: Mapping[str, Any] = {
-    "hostname": "unknown", "cpu_count": 0, "cpu_model": "unknown", "memory_bytes": 0,
-    "kernel": "unknown", "fio_version": "unknown",
-}  # fmt: skip
+    "hostname": "unknown",
+    "cpu_count": 0,
+    "cpu_model": "unknown",
+    "memory_bytes": 0,
+    "kernel": "unknown",
+    "fio_version": "unknown",
+}
 
 
 @dataclass(frozen=True)

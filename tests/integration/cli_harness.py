@@ -91,9 +91,15 @@ class Volbench:
     def quick_args(self, target: Path | str, *args: str) -> tuple[str, ...]:
         """``run quick`` on ``target`` with short tests and this runs folder, then ``args``."""
         return (
-            "run", "quick", "--target", str(target), *SHORT_RUN,
-            "--runs-dir", str(self.runs_dir), *args,
-        )  # fmt: skip
+            "run",
+            "quick",
+            "--target",
+            str(target),
+            *SHORT_RUN,
+            "--runs-dir",
+            str(self.runs_dir),
+            *args,
+        )
 
     def quick(self, target: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
         """``volbench run quick`` on ``target`` with short tests (``args`` come last)."""

@@ -122,8 +122,12 @@ def fio_iops(
     )
     done = subprocess.run(
         ["fio", f"--client={guest.address},{guest.fio_port}", str(job), "--output-format=json"],
-        cwd=folder, capture_output=True, text=True, timeout=60 + 10 * len(jobs), check=False,
-    )  # fmt: skip
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60 + 10 * len(jobs),
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout[done.stdout.index("{") :])
     found = {j["jobname"]: j for j in document["client_stats"]}

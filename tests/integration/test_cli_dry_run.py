@@ -119,8 +119,20 @@ def test_dry_run_json_with_the_cost_and_the_estimate_before_a_run(
     volbench: Volbench, tmp_path: Path
 ) -> None:
     target = tmp_path / "scratch.img"
-    base = ("run", "quick", "--target", str(target), "--size", "16m", "--runtime", "500ms",
-            "--ramp-time", "0", "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+    base = (
+        "run",
+        "quick",
+        "--target",
+        str(target),
+        "--size",
+        "16m",
+        "--runtime",
+        "500ms",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     cost = ("--product", "aws-gp3", "--label", "size_gib=100", "--hourly-cost", "0.2usd")
     runner = CliRunner(env={"VOLBENCH_DB": str(volbench.db)})
     dry = runner.invoke(cli, [*base, *cost, "--dry-run", "--format", "json"])

@@ -334,9 +334,19 @@ def test_failed_round_keeps_the_rounds_before_it(tmp_path: Path) -> None:
 def test_block_device_too_small(volbench: Volbench, loop_device: Callable[..., str]) -> None:
     device = loop_device(16)
     proc = volbench(
-        "run", "quick", "--target", device, "--runtime", "1s", "--ramp-time", "0",
-        "--size", "32m", "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "quick",
+        "--target",
+        device,
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "0",
+        "--size",
+        "32m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     assert only_error_line(proc, 2) == (
         f"volbench: error: target {device} is too small: 16 MiB, the plan needs 32 MiB"
     )

@@ -18,10 +18,23 @@ MiB = 1 << 20
 def test_scan_reads_every_zone_and_reports_hd_tune_figures(volbench: Volbench) -> None:
     target = volbench.home / "scan.img"
     proc = volbench(
-        "run", "scan", "--target", str(target), "--size", "32m", "--zones", "4",
-        "--zone-time", "200ms", "--access-time", "500ms",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "run",
+        "scan",
+        "--target",
+        str(target),
+        "--size",
+        "32m",
+        "--zones",
+        "4",
+        "--zone-time",
+        "200ms",
+        "--access-time",
+        "500ms",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     zones = document["zones"]
@@ -45,18 +58,37 @@ def test_scan_reads_every_zone_and_reports_hd_tune_figures(volbench: Volbench) -
 
 def test_too_many_zones_is_one_line(volbench: Volbench) -> None:
     proc = volbench(
-        "run", "scan", "--target", str(volbench.home / "tiny.img"), "--size", "1m",
-        "--zones", "100", "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "scan",
+        "--target",
+        str(volbench.home / "tiny.img"),
+        "--size",
+        "1m",
+        "--zones",
+        "100",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     assert "use fewer --zones" in error_line(proc, 2)
 
 
 def test_filebench_gives_seed_003s_row(volbench: Volbench) -> None:
     proc = volbench(
-        "run", "filebench", "--target", str(volbench.home / "fb.img"), "--size", "32m",
-        "--runtime", "1s", "--ramp-time", "0", "--runs-dir", str(volbench.runs_dir),
-        "--format", "json",
-    )  # fmt: skip
+        "run",
+        "filebench",
+        "--target",
+        str(volbench.home / "fb.img"),
+        "--size",
+        "32m",
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     row = document["filebench"]
@@ -71,10 +103,21 @@ def test_filebench_gives_seed_003s_row(volbench: Volbench) -> None:
 
 def test_firsttouch_reads_the_same_region_twice(volbench: Volbench) -> None:
     proc = volbench(
-        "run", "firsttouch", "--target", str(volbench.home / "ft.img"), "--size", "32m",
-        "--offset", "8m", "--region", "16m", "--runs-dir", str(volbench.runs_dir),
-        "--format", "json",
-    )  # fmt: skip
+        "run",
+        "firsttouch",
+        "--target",
+        str(volbench.home / "ft.img"),
+        "--size",
+        "32m",
+        "--offset",
+        "8m",
+        "--region",
+        "16m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     raw = {j["jobname"]: j for j in raw_jobs(document)}
@@ -91,7 +134,17 @@ def test_firsttouch_reads_the_same_region_twice(volbench: Volbench) -> None:
 
 def test_firsttouch_region_beyond_the_target_is_one_line(volbench: Volbench) -> None:
     proc = volbench(
-        "run", "firsttouch", "--target", str(volbench.home / "ft.img"), "--size", "8m",
-        "--offset", "4m", "--region", "8m", "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "firsttouch",
+        "--target",
+        str(volbench.home / "ft.img"),
+        "--size",
+        "8m",
+        "--offset",
+        "4m",
+        "--region",
+        "8m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     assert "is beyond the target's" in error_line(proc, 2)

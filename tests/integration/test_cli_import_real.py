@@ -72,8 +72,16 @@ def test_a_job_error_is_shown_and_fails_check(tmp_path: Path) -> None:
     against a product exits 1 naming it."""
     volbench = Volbench(tmp_path / "volbench")
     path = IMPORTED.parent / "verify_error_jsonplus.txt"
-    proc = volbench("import", str(path), "--label", "product=ucloud-rssd", "--label",
-                    "size_gib=2040", "--format", "json")  # fmt: skip
+    proc = volbench(
+        "import",
+        str(path),
+        "--label",
+        "product=ucloud-rssd",
+        "--label",
+        "size_gib=2040",
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     words = "Invalid or incomplete multibyte or wide character"
     assert f"warning: 'verify-read' ended with fio error 84 ({words})" in proc.stderr

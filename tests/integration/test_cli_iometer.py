@@ -18,11 +18,29 @@ def test_iometer_runs_builtin_and_file_specs_with_workers(volbench: Volbench) ->
         'align = "4k"\n'
     )
     proc = volbench(
-        "run", "iometer", "--target", str(volbench.home / "io.img"), "--size", "32m",
-        "--spec", "8k-random-read", "--spec", "mixed-4k", "--spec-file", str(spec_file),
-        "--workers", "1..2", "--runtime", "1s", "--ramp-time", "0",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "run",
+        "iometer",
+        "--target",
+        str(volbench.home / "io.img"),
+        "--size",
+        "32m",
+        "--spec",
+        "8k-random-read",
+        "--spec",
+        "mixed-4k",
+        "--spec-file",
+        str(spec_file),
+        "--workers",
+        "1..2",
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     rows = [(r["spec"], r["workers"]) for r in document["specs"]]
@@ -33,8 +51,9 @@ def test_iometer_runs_builtin_and_file_specs_with_workers(volbench: Volbench) ->
         assert len(jobs) == row["workers"]  # one fio job per worker
         fio_iops = sum(j[d]["iops"] for j in jobs for d in ("read", "write"))
         assert row["iops"] == pytest.approx(fio_iops, rel=1e-12)
-        fio_max = max(j[d]["lat_ns"]["max"] for j in jobs for d in ("read", "write")
-                      if j[d]["total_ios"])  # fmt: skip
+        fio_max = max(
+            j[d]["lat_ns"]["max"] for j in jobs for d in ("read", "write") if j[d]["total_ios"]
+        )
         assert row["lat_max_ns"] == fio_max
     job_text = "".join(p.read_text() for p in volbench.runs_dir.glob("*/round-*/job.fio"))
     assert "percentage_random=50" in job_text and "blockalign=4096" in job_text
@@ -48,10 +67,27 @@ def test_unknown_spec_is_one_line(volbench: Volbench) -> None:
 
 def test_cache_both_runs_buffered_twins_and_warns_when_they_differ(volbench: Volbench) -> None:
     proc = volbench(
-        "run", "iometer", "--target", str(volbench.home / "c.img"), "--size", "32m",
-        "--spec", "8k-random-read", "--workers", "1", "--runtime", "1s", "--ramp-time", "0",
-        "--cache", "both", "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "run",
+        "iometer",
+        "--target",
+        str(volbench.home / "c.img"),
+        "--size",
+        "32m",
+        "--spec",
+        "8k-random-read",
+        "--workers",
+        "1",
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "0",
+        "--cache",
+        "both",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     specs = {r["spec"]: r for r in document["specs"]}

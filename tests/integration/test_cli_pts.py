@@ -54,8 +54,9 @@ def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     device = loop_device(64)
     tests = "iops,throughput,latency,wsat,ecw,dirth"  # HIR and XSR: their own tests below
     args = _pts(volbench, device, tests, "--block-sizes", "4k,1024k", "--mixes", "100/0,0/100")
-    proc = volbench(*args, "--cell-seconds", "200ms", "--toio-grid", "4,1", "--format", "json",
-                    timeout=400)  # fmt: skip
+    proc = volbench(
+        *args, "--cell-seconds", "200ms", "--toio-grid", "4,1", "--format", "json", timeout=400
+    )
     assert proc.returncode == 0, proc.stderr
     assert "estimate:" in proc.stderr and "purged (discard" in proc.stderr
     document = json.loads(proc.stdout)
@@ -88,8 +89,13 @@ def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     assert histograms and all(sum(r["histogram"].values()) > 0 for r in histograms)
     steady = tables["Steady state (PTS 5-round window)"]["rows"]
     assert {r["test"] for r in steady} == {
-        "iops", "throughput-1024k", "throughput-128k", "latency", "ecw", "dirth",
-    }  # fmt: skip
+        "iops",
+        "throughput-1024k",
+        "throughput-128k",
+        "latency",
+        "ecw",
+        "dirth",
+    }
     assert all(r["average"] > 0 and len(r["values"]) == 5 for r in steady)
 
     # Per-cell IOPS equal fio's own numbers in the stored raw JSON.
@@ -235,8 +241,9 @@ def _check_pts_complete(run: RunRecord, steady_rounds: int) -> None:
     assert len(cells) == len(stored)  # one cell per fio process
     assert sum(len(r.cells) for r in rounds) == len(cells)  # none twice, none left out
     for row in run.results:  # the figures are fio's own, from the cell's raw output
-        jobs = [j for j in json.loads(run.raw_outputs[row.round])["jobs"]
-                if j["jobname"] == row.test]  # fmt: skip
+        jobs = [
+            j for j in json.loads(run.raw_outputs[row.round])["jobs"] if j["jobname"] == row.test
+        ]
         assert row.iops == pytest.approx(sum(j[row.direction]["iops"] for j in jobs), rel=1e-9)
 
 
@@ -320,8 +327,16 @@ def test_4k_logical_blocks_leave_out_half_kib_cells(volbench: Volbench, zram_4k:
     asked = volbench(*args, "--block-sizes", "0.5k,4k", "--runs-dir", str(volbench.runs_dir))
     assert f"--block-sizes 512: {zram_4k} has 4 KiB logical blocks" in error_line(asked, 2)
     assert volbench.stored_runs() == []
-    proc = volbench(*args, "--mixes", "100/0", "--format", "json",
-                    "--runs-dir", str(volbench.runs_dir), timeout=120)  # fmt: skip
+    proc = volbench(
+        *args,
+        "--mixes",
+        "100/0",
+        "--format",
+        "json",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     reason = f"0.5 KiB cells left out (IOPS, latency): {zram_4k} has 4 KiB logical blocks"
     assert f"non-compliant with PTS: {reason}" in proc.stderr and "error=22" not in proc.stderr

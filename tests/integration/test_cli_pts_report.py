@@ -22,20 +22,54 @@ from volbench.report.sheet import fmt_count
 
 RECORDING = Path(__file__).parents[1] / "fixtures" / "fio" / "pts" / "recording.tar.xz"
 OPTIONS = (
-    "--size", "64m", "--cell-seconds", "1", "--max-rounds", "5", "--block-sizes", "4k,64k",
-    "--mixes", "100/0,0/100", "--threads", "1", "--iodepth", "4", "--hir-cycles", "2",
-    "--xsr-cells", "3", "--toio-grid", "2,1", "--wsat-max-rounds", "3",
-)  # fmt: skip
+    "--size",
+    "64m",
+    "--cell-seconds",
+    "1",
+    "--max-rounds",
+    "5",
+    "--block-sizes",
+    "4k,64k",
+    "--mixes",
+    "100/0,0/100",
+    "--threads",
+    "1",
+    "--iodepth",
+    "4",
+    "--hir-cycles",
+    "2",
+    "--xsr-cells",
+    "3",
+    "--toio-grid",
+    "2,1",
+    "--wsat-max-rounds",
+    "3",
+)
 """The options the fixture was recorded with (tests/fixtures/fio/README.md)."""
 CHARTS = (
-    "iops-2d", "iops-matrix", "throughput-1024k-bars", "throughput-128k-bars",
-    "latency-lat_mean_ns", "wsat-gb-log", "hir-waits", "xsr-bw", "ecw-intensity",
-    "dirth-histograms", "iops-window0",
-)  # fmt: skip
+    "iops-2d",
+    "iops-matrix",
+    "throughput-1024k-bars",
+    "throughput-128k-bars",
+    "latency-lat_mean_ns",
+    "wsat-gb-log",
+    "hir-waits",
+    "xsr-bw",
+    "ecw-intensity",
+    "dirth-histograms",
+    "iops-window0",
+)
 TESTS = (
-    "IOPS", "Throughput SEQ 1024 KiB", "Throughput SEQ 128 KiB", "Latency", "WSAT", "HIR", "XSR",
-    "ECW", "DIRTH",
-)  # fmt: skip
+    "IOPS",
+    "Throughput SEQ 1024 KiB",
+    "Throughput SEQ 128 KiB",
+    "Latency",
+    "WSAT",
+    "HIR",
+    "XSR",
+    "ECW",
+    "DIRTH",
+)
 
 
 def split_throughput(folder: Path) -> None:
@@ -59,10 +93,19 @@ def replayed(volbench: Volbench, tmp_path: Path) -> Volbench:
         tar.extractall(tmp_path / "rec", filter="data")
     split_throughput(tmp_path / "rec")
     proc = volbench(
-        "pts", "all", "--target", str(volbench.home / "pts.img"), *OPTIONS,
-        "--replay", str(tmp_path / "rec"), "--runs-dir", str(volbench.runs_dir),
-        "--format", "json", env={"PATH": str(volbench.home / "no-fio-here")},
-    )  # fmt: skip
+        "pts",
+        "all",
+        "--target",
+        str(volbench.home / "pts.img"),
+        *OPTIONS,
+        "--replay",
+        str(tmp_path / "rec"),
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+        env={"PATH": str(volbench.home / "no-fio-here")},
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["status"] == "completed"
@@ -93,8 +136,16 @@ def test_pts_report_pages_render_in_html_and_pdf(replayed: Volbench, tmp_path: P
     text = subprocess.run(
         ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
     ).stdout
-    for field in ("Purge", "Preconditioning", "Active range", "TC x QD", "Data pattern",
-                  "Write cache", "Steady state", "none (replayed fio outputs)"):  # fmt: skip
+    for field in (
+        "Purge",
+        "Preconditioning",
+        "Active range",
+        "TC x QD",
+        "Data pattern",
+        "Write cache",
+        "Steady state",
+        "none (replayed fio outputs)",
+    ):
         assert field in text
     for test in TESTS:
         assert f"Run 1: PTS {test}" in text

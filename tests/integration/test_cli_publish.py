@@ -28,9 +28,13 @@ IMPORTS = (
 """Runs 1-3: a quick round checked against a product, a stonewall output, and a run
 without a size label."""
 PAGES = (
-    "index.html", "runs/run-1.html", "runs/run-2.html", "runs/run-3.html",
-    "compare/vendor--import.html", "compare/vendor_size_gib--import.html",
-)  # fmt: skip
+    "index.html",
+    "runs/run-1.html",
+    "runs/run-2.html",
+    "runs/run-3.html",
+    "compare/vendor--import.html",
+    "compare/vendor_size_gib--import.html",
+)
 """Every page the site should have."""
 
 
@@ -42,8 +46,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Volbench, P
         proc = volbench("import", str(FIXTURES / name), *args)
         assert proc.returncode == 0, proc.stderr
     folder = volbench.home / "site"
-    proc = volbench("publish", "1", "2", "3", "-o", str(folder), "--by", "vendor",
-                    "--by", "vendor,size_gib")  # fmt: skip
+    proc = volbench(
+        "publish", "1", "2", "3", "-o", str(folder), "--by", "vendor", "--by", "vendor,size_gib"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "published 3 run(s) and 2 comparison page(s)" in proc.stderr
     assert f"open {folder / 'index.html'}" in proc.stderr
@@ -229,5 +234,6 @@ def test_publish_refuses_what_it_cannot_do(site: tuple[Volbench, Path], tmp_path
     proc = volbench("publish", "--label", "vendor=alpha", "-o", str(tmp_path / "alpha"))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (tmp_path / "alpha" / "runs").iterdir()) == [
-        "run-1.html", "run-3.html",
-    ]  # fmt: skip
+        "run-1.html",
+        "run-3.html",
+    ]

@@ -92,13 +92,32 @@ def test_verify_three_tenants_and_host_within_10_pct(
 ) -> None:
     device = loop_device(64)
     plan = _plan(
-        volbench, tmp_path, "--capability", "iops=3000,bps=100m",
-        "--host-reserve", "iops=300,bps=10m", *TENANTS, "--volume-size", "246",
-    )  # fmt: skip
+        volbench,
+        tmp_path,
+        "--capability",
+        "iops=3000,bps=100m",
+        "--host-reserve",
+        "iops=300,bps=10m",
+        *TENANTS,
+        "--volume-size",
+        "246",
+    )
     proc = volbench(
-        "qos", "verify", str(plan), "--device", device, "--duration", "2s", "--with-host",
-        "--quiet", "qos-t40", "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "qos",
+        "verify",
+        str(plan),
+        "--device",
+        device,
+        "--duration",
+        "2s",
+        "--with-host",
+        "--quiet",
+        "qos-t40",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     assert _left_behind() == []  # volbench removed its cgroups itself
     document = json.loads(proc.stdout)
@@ -139,13 +158,24 @@ def test_verify_three_tenants_and_host_within_10_pct(
             (
                 volbench,
                 (
-                    "qos", "predict", "--capability", "iops=3000", "--host-used", "iops=300",
-                    "--alpha", "0", *TENANTS, "--run", run_id, "--format", "json",
+                    "qos",
+                    "predict",
+                    "--capability",
+                    "iops=3000",
+                    "--host-used",
+                    "iops=300",
+                    "--alpha",
+                    "0",
+                    *TENANTS,
+                    "--run",
+                    run_id,
+                    "--format",
+                    "json",
                 ),
                 None,
             ),
         ]
-    )  # fmt: skip
+    )
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["tenants"] == document["tenants"]  # stored = printed
     assert fit.returncode == 0, fit.stderr
@@ -202,13 +232,27 @@ def test_plans_sharing_a_tenant_name_apply_side_by_side_and_clear_all_spares_for
     ``volbench-`` cgroup volbench did not make."""
     device = loop_device(32)
     web_api = _plan(
-        volbench, tmp_path, "--capability", "iops=1000", "--nominal-sizes",
-        "--tenant", "qos-web:40", "--tenant", "qos-api:60",
-    )  # fmt: skip
+        volbench,
+        tmp_path,
+        "--capability",
+        "iops=1000",
+        "--nominal-sizes",
+        "--tenant",
+        "qos-web:40",
+        "--tenant",
+        "qos-api:60",
+    )
     web_db = _plan(
-        volbench, tmp_path, "--capability", "iops=1000", "--nominal-sizes",
-        "--tenant", "qos-web:40", "--tenant", "qos-db:60",
-    )  # fmt: skip
+        volbench,
+        tmp_path,
+        "--capability",
+        "iops=1000",
+        "--nominal-sizes",
+        "--tenant",
+        "qos-web:40",
+        "--tenant",
+        "qos-db:60",
+    )
     hierarchy = cgroup.find_hierarchy()
     foreign = hierarchy.root / f"volbench-foreign-{os.getpid()}"
     foreign.mkdir()  # a real cgroup, unmarked: somebody else's
@@ -247,7 +291,7 @@ def test_bad_devices_and_plans_leave_no_cgroup(
             (volbench, ("qos", "apply", str(plan), "--device", device), None),
             (volbench, ("qos", "plan", "--measure", device, *TENANTS), None),
         ]
-    )  # fmt: skip
+    )
     for big in (verify_big, apply_big, measure_big):  # 180 GiB of tenants on 32 MiB
         assert f"(180 GiB) do not fit on {device} (0.03125 GiB)" in error_line(big, 2)
         assert "--nominal-sizes" in error_line(big, 2)
@@ -267,9 +311,21 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_plan_measures_capability_with_fio(volbench: Volbench, loop_device: Loop) -> None:
     device = loop_device(32)
     proc = volbench(
-        "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:8m",
-        "--tenant", "b:24m", "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "qos",
+        "plan",
+        "--measure",
+        device,
+        "--measure-time",
+        "1s",
+        "--tenant",
+        "a:8m",
+        "--tenant",
+        "b:24m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["volume_gib"] == 32 / 1024  # V = the measured device's capacity
@@ -296,9 +352,18 @@ def test_failed_fio_is_exit_3_stored_failed_and_leaves_no_cgroup(
     plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--nominal-sizes")
     # fio lists the rdma engine, which fails to start without an RDMA device
     proc = volbench(
-        "qos", "verify", str(plan), "--device", device, "--duration", "1s",
-        "--ioengine", "rdma", "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "qos",
+        "verify",
+        str(plan),
+        "--device",
+        device,
+        "--duration",
+        "1s",
+        "--ioengine",
+        "rdma",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     line = error_line(proc, 3)
     assert "stored as failed" in line
     assert _left_behind() == []
@@ -313,9 +378,16 @@ def _verify_under_way(
     device = loop_device(32)
     plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--volume-size", "246")
     proc = volbench.start(
-        "qos", "verify", str(plan), "--device", device, "--duration", "3s",
-        "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "qos",
+        "verify",
+        str(plan),
+        "--device",
+        device,
+        "--duration",
+        "3s",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     fio_pids: set[int] = set()
     deadline = time.monotonic() + 30
     while len(fio_pids) < len(NAMES) and time.monotonic() < deadline:  # every fio started
@@ -394,9 +466,19 @@ def test_plan_measures_reads_only_on_a_device_with_data(
     mkfs = system_tool("mkfs.ext4")
     device = loop_device(32, setup=lambda image: _mkfs(mkfs, image))
     proc = volbench(
-        "qos", "plan", "--measure", device, "--measure-time", "1s", "--tenant", "a:8m",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "qos",
+        "plan",
+        "--measure",
+        device,
+        "--measure-time",
+        "1s",
+        "--tenant",
+        "a:8m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["capability"]["riops"] > 0 and document["capability"]["wiops"] == 0

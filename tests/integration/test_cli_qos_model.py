@@ -9,9 +9,19 @@ import pytest
 from cli_harness import Volbench, error_line, run_all
 
 SEED_READ_FIT = (
-    "qos", "fit", "--capability", "3888", "--host-used", "975",
-    "--measured", "Test_40G=118", "--measured", "Test_60G=187", "--measured", "Test_80G=235",
-)  # fmt: skip
+    "qos",
+    "fit",
+    "--capability",
+    "3888",
+    "--host-used",
+    "975",
+    "--measured",
+    "Test_40G=118",
+    "--measured",
+    "Test_60G=187",
+    "--measured",
+    "Test_80G=235",
+)
 
 
 def test_plan_fit_predict_seed_004(volbench: Volbench, tmp_path: Path) -> None:
@@ -20,10 +30,22 @@ def test_plan_fit_predict_seed_004(volbench: Volbench, tmp_path: Path) -> None:
             (
                 volbench,
                 (
-                    "qos", "plan", "--capability", "riops=3888,wiops=156,bps=400m",
-                    "--host-reserve", "riops=975,wiops=48,bps=100m", "--tenant", "a:40",
-                    "--tenant", "b:60", "--tenant", "c:80", "--volume-size", "246",
-                    "--format", "json",
+                    "qos",
+                    "plan",
+                    "--capability",
+                    "riops=3888,wiops=156,bps=400m",
+                    "--host-reserve",
+                    "riops=975,wiops=48,bps=100m",
+                    "--tenant",
+                    "a:40",
+                    "--tenant",
+                    "b:60",
+                    "--tenant",
+                    "c:80",
+                    "--volume-size",
+                    "246",
+                    "--format",
+                    "json",
                 ),
                 None,
             ),
@@ -31,14 +53,29 @@ def test_plan_fit_predict_seed_004(volbench: Volbench, tmp_path: Path) -> None:
             (
                 volbench,
                 (
-                    "qos", "predict", "--capability", "iops=3888", "--host-used", "iops=976",
-                    "--alpha", "0.8146", "--tenant", "Test_20G:20", "--tenant", "Test_40G:40",
-                    "--tenant", "Test_60G:60", "--measured", "Test_20G=89", "--format", "csv",
+                    "qos",
+                    "predict",
+                    "--capability",
+                    "iops=3888",
+                    "--host-used",
+                    "iops=976",
+                    "--alpha",
+                    "0.8146",
+                    "--tenant",
+                    "Test_20G:20",
+                    "--tenant",
+                    "Test_40G:40",
+                    "--tenant",
+                    "Test_60G:60",
+                    "--measured",
+                    "Test_20G=89",
+                    "--format",
+                    "csv",
                 ),
                 None,
             ),
         ]
-    )  # fmt: skip
+    )
     assert plan.returncode == 0, plan.stderr
     document = json.loads(plan.stdout)
     assert document["schema"] == "volbench.qos-plan/1"
@@ -73,18 +110,70 @@ def test_plan_table_shows_limits(volbench: Volbench) -> None:
 def test_bad_input_is_one_line_exit_2(volbench: Volbench) -> None:
     no_fit, bad_tenant, reserve, alpha, unknown, clear_all = run_all(
         [
-            (volbench, ("qos", "plan", "--capability", "iops=1000", "--volume-size", "100",
-                        "--tenant", "a:80", "--tenant", "b:40"), None),
+            (
+                volbench,
+                (
+                    "qos",
+                    "plan",
+                    "--capability",
+                    "iops=1000",
+                    "--volume-size",
+                    "100",
+                    "--tenant",
+                    "a:80",
+                    "--tenant",
+                    "b:40",
+                ),
+                None,
+            ),
             (volbench, ("qos", "plan", "--capability", "iops=1000", "--tenant", "a"), None),
-            (volbench, ("qos", "plan", "--capability", "iops=1000",
-                        "--host-reserve", "iops=2000", "--tenant", "a:1"), None),
-            (volbench, ("qos", "predict", "--capability", "iops=1000", "--alpha", "1.5",
-                        "--tenant", "a:1"), None),
-            (volbench, ("qos", "predict", "--capability", "iops=1000", "--alpha", "0.5",
-                        "--tenant", "a:1", "--measured", "b=3"), None),
+            (
+                volbench,
+                (
+                    "qos",
+                    "plan",
+                    "--capability",
+                    "iops=1000",
+                    "--host-reserve",
+                    "iops=2000",
+                    "--tenant",
+                    "a:1",
+                ),
+                None,
+            ),
+            (
+                volbench,
+                (
+                    "qos",
+                    "predict",
+                    "--capability",
+                    "iops=1000",
+                    "--alpha",
+                    "1.5",
+                    "--tenant",
+                    "a:1",
+                ),
+                None,
+            ),
+            (
+                volbench,
+                (
+                    "qos",
+                    "predict",
+                    "--capability",
+                    "iops=1000",
+                    "--alpha",
+                    "0.5",
+                    "--tenant",
+                    "a:1",
+                    "--measured",
+                    "b=3",
+                ),
+                None,
+            ),
             (volbench, ("qos", "clear"), None),  # other sessions' cgroups only with --all
         ]
-    )  # fmt: skip
+    )
     assert "do not fit on the device" in error_line(no_fit, 2)
     assert "NAME:SIZE" in error_line(bad_tenant, 2)
     assert "must be below the capability" in error_line(reserve, 2)

@@ -204,9 +204,13 @@ def test_rate_limited_workload_matches_fio_run_by_hand(tmp_path: Path) -> None:
     )
     try:
         workload = Workload(
-            "rate-200", RW.RANDREAD, bs_bytes=4096, size_bytes=32 * MiB, runtime_s=3.0,
+            "rate-200",
+            RW.RANDREAD,
+            bs_bytes=4096,
+            size_bytes=32 * MiB,
+            runtime_s=3.0,
             rate_iops=200,
-        )  # fmt: skip
+        )
         with Store.open(str(tmp_path / "store.db")) as store:
             session = Session(store, runner, NullReporter(), tmp_path / "runs")
             outcome = execute(session, PlanSpec("rate", ((workload,),)), info, {"case": "rate"})
@@ -266,10 +270,24 @@ def _has_open(pids: list[int], target: Path) -> bool:
 def test_ctrl_c_stops_fio_and_keeps_finished_tests(volbench: Volbench) -> None:
     target = volbench.home / "scratch.img"
     command = [
-        sys.executable, "-m", "volbench", "run", "quick", "--target", str(target),
-        "--runtime", "3s", "--ramp-time", "0", "--size", "32m",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "volbench",
+        "run",
+        "quick",
+        "--target",
+        str(target),
+        "--runtime",
+        "3s",
+        "--ramp-time",
+        "0",
+        "--size",
+        "32m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    ]
     proc = subprocess.Popen(
         command,
         env=volbench.env,
@@ -330,14 +348,31 @@ def test_fio_does_not_outlive_a_killed_volbench(volbench: Volbench) -> None:
     """kill -9 of volbench: the kernel sends fio SIGTERM (PR_SET_PDEATHSIG), so no fio
     goes on writing to the target behind the user's back."""
     command = [
-        sys.executable, "-m", "volbench", "run", "quick", "--target",
-        str(volbench.home / "scratch.img"), "--runtime", "20s", "--ramp-time", "0",
-        "--size", "32m", "--runs-dir", str(volbench.runs_dir),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "volbench",
+        "run",
+        "quick",
+        "--target",
+        str(volbench.home / "scratch.img"),
+        "--runtime",
+        "20s",
+        "--ramp-time",
+        "0",
+        "--size",
+        "32m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    ]
     proc = subprocess.Popen(
-        command, env=volbench.env, cwd=volbench.home, stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        command,
+        env=volbench.env,
+        cwd=volbench.home,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         _wait_for("*/round-000/job.fio", volbench.runs_dir, proc, timeout=60)
         deadline = time.monotonic() + 10

@@ -20,10 +20,20 @@ def test_replayed_quick_run_reports_fios_recorded_figures(volbench: Volbench) ->
     raw = json.loads(recorded)
     target = volbench.home / "scratch.img"
     proc = volbench(
-        "run", "quick", "--target", str(target), "--size", "1m", "--replay", str(REPLAY_DIR),
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
+        "run",
+        "quick",
+        "--target",
+        str(target),
+        "--size",
+        "1m",
+        "--replay",
+        str(REPLAY_DIR),
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
         env={"PATH": str(volbench.home / "no-fio-here")},
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["status"] == "completed"
@@ -49,10 +59,18 @@ def test_replayed_quick_run_reports_fios_recorded_figures(volbench: Volbench) ->
 
 def test_replay_table_has_the_littles_law_column(volbench: Volbench) -> None:
     proc = volbench(
-        "run", "quick", "--target", str(volbench.home / "scratch.img"), "--size", "1m",
-        "--replay", str(REPLAY_DIR), "--runs-dir", str(volbench.runs_dir),
+        "run",
+        "quick",
+        "--target",
+        str(volbench.home / "scratch.img"),
+        "--size",
+        "1m",
+        "--replay",
+        str(REPLAY_DIR),
+        "--runs-dir",
+        str(volbench.runs_dir),
         env={"PATH": str(volbench.home / "no-fio-here")},
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Little's law" in proc.stdout
     assert "64.0 / 64" in proc.stdout and "1.0 / 1" in proc.stdout

@@ -39,11 +39,20 @@ PLANS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         tuple(f"qd{qd}-jobs{jobs}" for jobs in (1, 2) for qd in (1, 4)),
     ),
     "iometer": (
-        ("run", "iometer", "--spec", "8k-random-read", "--spec", "8k-random-write",
-         "--workers", "1..2", *SHORT),
+        (
+            "run",
+            "iometer",
+            "--spec",
+            "8k-random-read",
+            "--spec",
+            "8k-random-write",
+            "--workers",
+            "1..2",
+            *SHORT,
+        ),
         tuple(f"8k-random-{rw}.w{n}" for rw in ("read", "write") for n in (1, 2)),
     ),
-}  # fmt: skip
+}
 SEED = 20261124
 
 
@@ -199,9 +208,20 @@ def test_two_databases_keep_their_runs_files_apart(tmp_path: Path) -> None:
     for name in ("a", "b"):
         volbench = Volbench(tmp_path / name)
         proc = volbench(
-            "run", "sweep", "--target", str(tmp_path / f"{name}.img"), "--iodepth", "1",
-            "--runtime", "2s", "--ramp-time", "0", "--size", "16m", env=env,
-        )  # fmt: skip
+            "run",
+            "sweep",
+            "--target",
+            str(tmp_path / f"{name}.img"),
+            "--iodepth",
+            "1",
+            "--runtime",
+            "2s",
+            "--ramp-time",
+            "0",
+            "--size",
+            "16m",
+            env=env,
+        )
         assert proc.returncode == 0, proc.stderr
         stored = volbench.stored()
         assert stored["id"] == 1
@@ -249,9 +269,14 @@ def test_a_full_store_keeps_fios_output_and_says_where(volbench: Volbench, tmp_p
         db = f"sqlite:///{full}/v.db"
         args = PLANS["quick"][0]
         proc = volbench(
-            *args, "--target", str(tmp_path / "q.img"), "--runs-dir", str(volbench.runs_dir),
-            "--db", db,
-        )  # fmt: skip
+            *args,
+            "--target",
+            str(tmp_path / "q.img"),
+            "--runs-dir",
+            str(volbench.runs_dir),
+            "--db",
+            db,
+        )
         assert proc.returncode == 3, proc.stderr
         line = proc.stderr.strip().splitlines()[-1]
         assert "could not be stored" in line and "disk is full" in line, line

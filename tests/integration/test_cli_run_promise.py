@@ -17,10 +17,19 @@ REPLAY_DIR = Path(__file__).parents[1] / "fixtures" / "fio" / "quick"
 
 def _replayed(volbench: Volbench, *options: str) -> tuple[int, str, str]:
     proc = volbench(
-        "run", "quick", "--target", str(volbench.home / "scratch.img"), "--size", "1m",
-        "--replay", str(REPLAY_DIR), "--runs-dir", str(volbench.runs_dir), *options,
+        "run",
+        "quick",
+        "--target",
+        str(volbench.home / "scratch.img"),
+        "--size",
+        "1m",
+        "--replay",
+        str(REPLAY_DIR),
+        "--runs-dir",
+        str(volbench.runs_dir),
+        *options,
         env={"PATH": str(volbench.home / "no-fio-here")},
-    )  # fmt: skip
+    )
     assert "Traceback" not in proc.stderr
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -53,12 +62,16 @@ def test_the_run_records_the_promise_and_ends_with_the_check(volbench: Volbench)
 def test_bad_promises_are_one_line_before_anything_runs(volbench: Volbench) -> None:
     for options, message in (
         (("--product", "aws-gp33", "--product-size", "500"), "did you mean aws-gp3"),
-        (("--product", "aws-io1", "--product-size", "100", "--provisioned-iops", "60000"),
-         "--provisioned-iops 60,000 IOPS is above the most allowed at 100 GiB"),
-        (("--product", "aws-gp3", "--product-size", "500", "--label", "size_gib=400"),
-         "--product-size 500 and --label size_gib=400 differ: give one of them"),
+        (
+            ("--product", "aws-io1", "--product-size", "100", "--provisioned-iops", "60000"),
+            "--provisioned-iops 60,000 IOPS is above the most allowed at 100 GiB",
+        ),
+        (
+            ("--product", "aws-gp3", "--product-size", "500", "--label", "size_gib=400"),
+            "--product-size 500 and --label size_gib=400 differ: give one of them",
+        ),
         (("--product", "aws-gp3", "--product-size", "-5"), "invalid number '-5'"),
-    ):  # fmt: skip
+    ):
         code, _, err = _replayed(volbench, *options)
         assert code == 2 and message in err, (options, err)
         assert volbench.stored_runs() == []

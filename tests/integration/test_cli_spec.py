@@ -17,8 +17,9 @@ def test_spec_expect_and_cost_print_the_catalogue_figures(volbench: Volbench) ->
     assert {(p["currency"], p["billing"], p["value"]) for p in expected["prices"]} == {
         ("CNY", "monthly", 0.6 * 2040)  # the UCloud RSSD post: 0.6 CNY per GB-month
     }
-    old = volbench.document("spec", "expect", "aliyun-cloud-ssd", "--size", "250",
-                            "--as-of", "2016-12-31")  # fmt: skip
+    old = volbench.document(
+        "spec", "expect", "aliyun-cloud-ssd", "--size", "250", "--as-of", "2016-12-31"
+    )
     assert (old["iops"], old["throughput"], old["edition_from"]) == (7500, 175, "2016-12-01")
     bill = volbench.document("cost", "aliyun-essd-pl1", "--size", "100", "--hours", "730")
     assert {(t["billing"], round(t["amount"], 6)) for t in bill["totals"]} == {
@@ -93,15 +94,17 @@ def test_bad_input_is_one_line_with_exit_2(volbench: Volbench) -> None:
 
 
 def test_check_uses_labels_and_exits_1_below_the_promise(volbench: Volbench) -> None:
-    imported = volbench("import", str(QUICK), "--label", "product=ucloud-rssd",
-                        "--label", "size_gib=2040")  # fmt: skip
+    imported = volbench(
+        "import", str(QUICK), "--label", "product=ucloud-rssd", "--label", "size_gib=2040"
+    )
     assert imported.returncode == 0, imported.stderr
     below = volbench("check", "latest", "--format", "json")
     assert below.returncode == 1
     assert "below the promise" in below.stderr
     assert '"verdict": "below"' in below.stdout
-    fine = volbench("check", "latest", "--product", "aws-io1", "--size", "200",
-                    "--provisioned-iops", "2000")  # fmt: skip
+    fine = volbench(
+        "check", "latest", "--product", "aws-io1", "--size", "200", "--provisioned-iops", "2000"
+    )
     assert fine.returncode == 0, fine.stderr
     assert "above" in fine.stdout and "155.00 USD/month" in fine.stdout
     capped = volbench("check", "latest", "--instance", "ucloud-4vcpu", "--format", "json")
@@ -192,12 +195,30 @@ def test_limits_vendors_and_the_users_catalogue(volbench: Volbench, tmp_path: Pa
         error_line(procs[6], 2)
     )
     assert "= 80,000 IOPS" in error_line(procs[7], 2)
-    imported = volbench("import", str(QUICK), "--label", "product=private-instance-ssd",
-                        "--label", "size_gib=100", env=env)  # fmt: skip
+    imported = volbench(
+        "import",
+        str(QUICK),
+        "--label",
+        "product=private-instance-ssd",
+        "--label",
+        "size_gib=100",
+        env=env,
+    )
     assert imported.returncode == 0, imported.stderr
     checked = volbench("check", "latest", "--format", "json", env=env)
     assert checked.returncode in (0, 1), checked.stderr
     assert json.loads(checked.stdout)["product"] == "private-instance-ssd"
-    over = volbench("check", "latest", "--product", "aws-gp3", "--size", "500",
-                    "--provisioned-iops", "60000", "--as-of", "2024-06-30", env=clean)  # fmt: skip
+    over = volbench(
+        "check",
+        "latest",
+        "--product",
+        "aws-gp3",
+        "--size",
+        "500",
+        "--provisioned-iops",
+        "60000",
+        "--as-of",
+        "2024-06-30",
+        env=clean,
+    )
     assert "= 16,000 IOPS" in error_line(over, 2)

@@ -72,10 +72,28 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
 ) -> None:
     device, group = throttled_cgroup
     command = [
-        sys.executable, "-m", "volbench", "run", "sweep", "--target", device,
-        "--iodepth", "1,4,16", "--numjobs", "1,2", "--runtime", "2s", "--ramp-time", "0",
-        "--latency-target", "5ms", "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "volbench",
+        "run",
+        "sweep",
+        "--target",
+        device,
+        "--iodepth",
+        "1,4,16",
+        "--numjobs",
+        "1,2",
+        "--runtime",
+        "2s",
+        "--ramp-time",
+        "0",
+        "--latency-target",
+        "5ms",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    ]
     proc = _run_in(group, command, volbench)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
@@ -109,10 +127,27 @@ def test_find_max_on_a_throttled_device_finds_the_cap_with_few_points(
 ) -> None:
     device, group = throttled_cgroup
     command = [
-        sys.executable, "-m", "volbench", "run", "sweep", "--find-max", "--target", device,
-        "--iodepth", "1-64", "--numjobs", "1-8", "--runtime", "1s", "--ramp-time", "0",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "volbench",
+        "run",
+        "sweep",
+        "--find-max",
+        "--target",
+        device,
+        "--iodepth",
+        "1-64",
+        "--numjobs",
+        "1-8",
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    ]
     proc = _run_in(group, command, volbench)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)

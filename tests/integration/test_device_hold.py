@@ -37,10 +37,23 @@ def test_a_device_being_written_cannot_be_formatted(
 ) -> None:
     device = loop_device(64)
     proc = volbench.start(
-        "run", "sweep", "--target", device, "--rw", "randwrite", "--iodepth", "4",
-        "--runtime", "4s", "--ramp-time", "0", "--size", "32m",
-        "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--target",
+        device,
+        "--rw",
+        "randwrite",
+        "--iodepth",
+        "4",
+        "--runtime",
+        "4s",
+        "--ramp-time",
+        "0",
+        "--size",
+        "32m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     try:
         deadline = time.monotonic() + 60
         while not list(volbench.runs_dir.glob("*/round-000/job.fio")):
@@ -62,8 +75,12 @@ def _protected_ext4(
 ) -> tuple[str, Path, str]:
     """A 16 MiB loop device holding ext4: its path, its image and the image's sha256."""
     mkfs = system_tool("mkfs.ext4")
-    device = loop_device(16, setup=lambda image: subprocess.run(
-        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
+    device = loop_device(
+        16,
+        setup=lambda image: subprocess.run(
+            [mkfs, "-q", "-F", str(image)], check=True, capture_output=True
+        ),
+    )
     name = Path(device).name
     image = Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
     return device, image, hashlib.sha256(image.read_bytes()).hexdigest()
@@ -71,10 +88,26 @@ def _protected_ext4(
 
 def _pts(volbench: Volbench, target: str, *args: str) -> subprocess.Popen[str]:
     return volbench.start(
-        "pts", "iops", "--target", target, "--block-sizes", "4k", "--mixes", "100/0,0/100",
-        "--cell-seconds", "1s", "--max-rounds", "5", "--threads", "1", "--iodepth", "4",
-        "--runs-dir", str(volbench.runs_dir), *args,
-    )  # fmt: skip
+        "pts",
+        "iops",
+        "--target",
+        target,
+        "--block-sizes",
+        "4k",
+        "--mixes",
+        "100/0,0/100",
+        "--cell-seconds",
+        "1s",
+        "--max-rounds",
+        "5",
+        "--threads",
+        "1",
+        "--iodepth",
+        "4",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        *args,
+    )
 
 
 def _wait_for_round(volbench: Volbench, proc: subprocess.Popen[str], number: int) -> None:
@@ -143,10 +176,23 @@ def test_a_file_swapped_as_its_round_starts_is_not_written(
     device, image, before = _protected_ext4(loop_device, system_tool)
     target = volbench.home / "scratch.img"
     proc = volbench.start(
-        "run", "sweep", "--target", str(target), "--rw", "randwrite", "--iodepth", "1,2,4",
-        "--runtime", "1s", "--ramp-time", "0", "--size", "16m",
-        "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--target",
+        str(target),
+        "--rw",
+        "randwrite",
+        "--iodepth",
+        "1,2,4",
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "0",
+        "--size",
+        "16m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     try:
         _wait_for_round(volbench, proc, 1)
         time.sleep(delay_s)

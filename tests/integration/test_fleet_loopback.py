@@ -401,10 +401,28 @@ def test_a_remote_file_re_pointed_at_a_device_mid_run_is_not_written(
     a = fio_server("127.0.0.2")
     target = tmp_path / "remote.dat"
     proc = volbench.start(
-        "run", "sweep", "--rw", "randwrite", "--bs", "4k", "--iodepth", "1,2",
-        "--runtime", "4s", "--ramp-time", "0", "--hosts", a.host, "--target",
-        f"{a.host}:{target}", "--size", "4m", "--force", "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "1,2",
+        "--runtime",
+        "4s",
+        "--ramp-time",
+        "0",
+        "--hosts",
+        a.host,
+        "--target",
+        f"{a.host}:{target}",
+        "--size",
+        "4m",
+        "--force",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     try:
         deadline = time.monotonic() + 60
         while not list(volbench.runs_dir.glob("*/round-000/job-0.fio")):
@@ -438,10 +456,18 @@ def test_a_remote_write_fio_refused_fails_the_run(
     try:
         a = fio_server("127.0.0.2")
         done = volbench(
-            *SWEEP[:3], "randwrite", "--hosts", a.host, "--target", f"{a.host}:{device}",
-            f"--destroy-data={a.host}:{device}", "--size", "4m",
-            "--runs-dir", str(volbench.runs_dir),
-        )  # fmt: skip
+            *SWEEP[:3],
+            "randwrite",
+            "--hosts",
+            a.host,
+            "--target",
+            f"{a.host}:{device}",
+            f"--destroy-data={a.host}:{device}",
+            "--size",
+            "4m",
+            "--runs-dir",
+            str(volbench.runs_dir),
+        )
     finally:
         subprocess.run([system_tool("umount"), str(where)], check=False)
     line = error_line(done, 3)

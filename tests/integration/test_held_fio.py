@@ -124,8 +124,9 @@ def test_volbench_killed_holding_a_fio_leaves_no_io(tmp_path: Path, cleanup: Non
     target = tmp_path / "target"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, job("held", target), str(tmp_path / "round-001")],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         time.sleep(1.0)

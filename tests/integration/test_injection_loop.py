@@ -150,9 +150,18 @@ def _payloads(device: str, scratch: Path) -> list[tuple[str, ...]]:
 def _plan(volbench: Volbench, tenant: str = "web") -> Path:
     """A real QoS plan file in the command's folder, its first tenant named ``tenant``."""
     proc = volbench(
-        "qos", "plan", "--capability", "iops=1000,bps=100m", "--tenant", "web:1",
-        "--tenant", "db:1", "--nominal-sizes", "--format", "json",
-    )  # fmt: skip
+        "qos",
+        "plan",
+        "--capability",
+        "iops=1000,bps=100m",
+        "--tenant",
+        "web:1",
+        "--tenant",
+        "db:1",
+        "--nominal-sizes",
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     document["tenants"][0]["name"] = tenant
@@ -208,9 +217,18 @@ def test_hostile_input_files_are_refused(
     for name in (f"x\\nfilename={device}", f"x\\u0000{device}", "x]\\n[y", f"x={device}"):
         specs.write_text(f'[[spec]]\nname = "{name}"\ntransfer = "4k"\nread_pct = 0\n')
         proc = volbench(
-            "run", "iometer", "--target", scratch, "--spec-file", str(specs),
-            "--spec", "8k-random-read", "--workers", "1", *FAST,
-        )  # fmt: skip
+            "run",
+            "iometer",
+            "--target",
+            scratch,
+            "--spec-file",
+            str(specs),
+            "--spec",
+            "8k-random-read",
+            "--workers",
+            "1",
+            *FAST,
+        )
         _refused(proc)
     for tenant in (f"web\nfilename={device}", "web\n", "web\u0000x", "web;x"):
         proc = volbench("qos", "verify", str(_plan(volbench, tenant)), "--device", device)
@@ -230,9 +248,20 @@ def test_safe_odd_paths_still_run_and_fio_opens_exactly_them(
     odd = tmp_path / "a=b:c [d] é" / f"filename={Path(protected[0]).name}.img"
     odd.parent.mkdir()
     proc = volbench(
-        "run", "sweep", "--target", str(odd), "--iodepth", "1", "--rw", "randwrite",
-        "--runs-dir", str(volbench.runs_dir), *FAST, "--format", "json",
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--target",
+        str(odd),
+        "--iodepth",
+        "1",
+        "--rw",
+        "randwrite",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        *FAST,
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     run = volbench.stored()
     assert run["target"]["path"] == str(odd)

@@ -40,8 +40,12 @@ def test_an_ext4_device_a_job_file_names_is_refused_and_unchanged(
     refused in one line naming the device, nothing written; with ``--target`` in their
     place the jobs run on the target alone."""
     mkfs = system_tool("mkfs.ext4")
-    device = loop_device(16, setup=lambda image: subprocess.run(
-        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
+    device = loop_device(
+        16,
+        setup=lambda image: subprocess.run(
+            [mkfs, "-q", "-F", str(image)], check=True, capture_output=True
+        ),
+    )
     image = Path(
         Path(f"/sys/class/block/{Path(device).name}/loop/backing_file").read_text().strip()
     )
@@ -57,8 +61,12 @@ def test_an_ext4_device_a_job_file_names_is_refused_and_unchanged(
     }
     for name, line in names.items():
         (home / name).write_text(f"[job]\nrw=write\nbs=64k\nsize=8m\n{line}\n")
-    done = run_all([(volbench, ("run", "job", name, "--runs-dir", str(volbench.runs_dir)), None)
-                    for name in names])  # fmt: skip
+    done = run_all(
+        [
+            (volbench, ("run", "job", name, "--runs-dir", str(volbench.runs_dir)), None)
+            for name in names
+        ]
+    )
     for name, proc in zip(names, done, strict=True):
         line = error_line(proc, 2)
         assert line == (
@@ -68,8 +76,19 @@ def test_an_ext4_device_a_job_file_names_is_refused_and_unchanged(
     assert _sha(image) == before
     assert not volbench.stored_runs()
     target = home / "scratch.img"
-    replaced = volbench("run", "job", "direct.fio", "--target", str(target), "--size", "16m",
-                        "--runs-dir", str(volbench.runs_dir), "--format", "json")  # fmt: skip
+    replaced = volbench(
+        "run",
+        "job",
+        "direct.fio",
+        "--target",
+        str(target),
+        "--size",
+        "16m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert replaced.returncode == 0, replaced.stderr
     run = json.loads(replaced.stdout)
     assert run["target"]["path"] == str(target) and run["settings"]["job"]["replaced"]
@@ -107,9 +126,21 @@ def test_a_job_file_on_another_host_through_fios_server(
         "[reads]\nrw=randread\n[writes]\nstonewall\nrw=randwrite\n"
     )
     proc = volbench(
-        "run", "job", "job.fio", "--hosts", server.host, "--target", str(target),
-        "--force", "--size", "8m", "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    )  # fmt: skip
+        "run",
+        "job",
+        "job.fio",
+        "--hosts",
+        server.host,
+        "--target",
+        str(target),
+        "--force",
+        "--size",
+        "8m",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     with Store.open(str(volbench.db)) as store:
         run = store.get_run("latest")

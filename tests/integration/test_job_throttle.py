@@ -116,9 +116,13 @@ def _in_group(
     """``volbench ARGS`` started in cgroup ``group`` (its pid is volbench's: sh execs it)."""
     return subprocess.Popen(
         [*cgroup_prefix(group), sys.executable, "-m", "volbench", *args],
-        env={**volbench.env, **env}, cwd=volbench.home, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        env={**volbench.env, **env},
+        cwd=volbench.home,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_a_job_file_gives_fios_own_figures_and_resumes_its_unfinished_groups(
@@ -130,9 +134,13 @@ def test_a_job_file_gives_fios_own_figures_and_resumes_its_unfinished_groups(
     env = {"DEVICE": device, "SIZE": "32m"}
     by_hand = subprocess.run(
         [*cgroup_prefix(group), "fio", "--output-format=json+", "job.fio"],
-        cwd=volbench.home, env={**os.environ, **env}, capture_output=True, text=True,
-        timeout=120, check=True,
-    )  # fmt: skip
+        cwd=volbench.home,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     fio_own = _by_group(fio_json(by_hand.stdout))
     assert len({g for g, _ in fio_own}) == 3, fio_own
     args = ("run", "job", "job.fio", "--runs-dir", str(volbench.runs_dir))
@@ -147,8 +155,9 @@ def test_a_job_file_gives_fios_own_figures_and_resumes_its_unfinished_groups(
     assert killed["status"] == "interrupted"
     finished = sorted({r["test"] for r in killed["results"]})
     assert 1 <= len(finished) < 3, finished
-    resumed = _in_group(volbench, group, "resume", "latest", "--runs-dir", str(volbench.runs_dir),
-                        env=env)  # fmt: skip
+    resumed = _in_group(
+        volbench, group, "resume", "latest", "--runs-dir", str(volbench.runs_dir), env=env
+    )
     done = finish(resumed, 120)
     assert done.returncode == 0, done.stderr
     run = volbench.stored()

@@ -107,8 +107,10 @@ def other_user() -> Iterator[pwd.struct_passwd]:
     name = f"volbench-test-{secrets.token_hex(4)}"
     made = subprocess.run(
         ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert made.returncode == 0, made.stderr
     try:
         yield pwd.getpwnam(name)
@@ -126,17 +128,38 @@ def test_another_user_cannot_reach_the_guest_shell_or_read_its_disk(
     python = shutil.which("python3", path="/usr/bin:/bin")
     assert python is not None
     done = subprocess.run(
-        [python, "-c", PROBE, str(folder), str(guest.folder), guest.disk, guest.address,
-         str(guest.shell_port), secrets.token_hex(32)],
-        user=other_user.pw_uid, group=other_user.pw_gid, extra_groups=[], cwd="/",
-        env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        [
+            python,
+            "-c",
+            PROBE,
+            str(folder),
+            str(guest.folder),
+            guest.disk,
+            guest.address,
+            str(guest.shell_port),
+            secrets.token_hex(32),
+        ],
+        user=other_user.pw_uid,
+        group=other_user.pw_gid,
+        extra_groups=[],
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert found == {
-        "lab": "denied", "folder": "denied", "disk": "denied", "key": "denied",
-        "record": "denied", "no key": "", "a guessed key": "",
-    }  # fmt: skip
+        "lab": "denied",
+        "folder": "denied",
+        "disk": "denied",
+        "key": "denied",
+        "record": "denied",
+        "no key": "",
+        "a guessed key": "",
+    }
     assert run_in_guest(NAME, "ls /tmp/breach 2>/dev/null; echo checked") == "checked\n"
     assert run_in_guest(NAME, "echo ran") == "ran\n"  # volbench itself, with the key
     for path in folder.rglob("*"):
@@ -166,9 +189,19 @@ def test_run_on_the_lab_place(
 
     def quick() -> dict[str, Any]:
         run = tool(
-            "run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "1s", "--ramp-time", "0",
-            "--size", "64m", "--runs-dir", str(tool.runs_dir),
-        )  # fmt: skip
+            "run",
+            "quick",
+            "--hosts",
+            f"lab://{NAME}",
+            "--runtime",
+            "1s",
+            "--ramp-time",
+            "0",
+            "--size",
+            "64m",
+            "--runs-dir",
+            str(tool.runs_dir),
+        )
         assert run.returncode == 0, run.stderr
         return tool.show()
 
@@ -208,17 +241,31 @@ def test_sweep_on_two_guests(
     limits(request, capacity, f"lab://{NAME} iops-total {first:,}, lab://itest2 {second:,}")
     changed = tool("lab", "limit", NAME, "--iops-total", str(first))
     assert changed.returncode == 0, changed.stderr
-    up = tool("lab", "up", "itest2", "--iops-total", str(second), "--size", "256m",
-              "--accel", "tcg")  # fmt: skip
+    up = tool(
+        "lab", "up", "itest2", "--iops-total", str(second), "--size", "256m", "--accel", "tcg"
+    )
     assert up.returncode == 0, up.stderr
     wanted = {f"lab://{NAME}:/dev/vda": first, "lab://itest2:/dev/vda": second}
 
     def sweep() -> dict[str, float]:
         run = tool(
-            "run", "sweep", "--hosts", f"lab://{NAME},lab://itest2", "--rw", "randread",
-            "--iodepth", "16", "--runtime", "2s", "--ramp-time", "0", "--size", "64m",
-            "--runs-dir", str(tool.runs_dir),
-        )  # fmt: skip
+            "run",
+            "sweep",
+            "--hosts",
+            f"lab://{NAME},lab://itest2",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "16",
+            "--runtime",
+            "2s",
+            "--ramp-time",
+            "0",
+            "--size",
+            "64m",
+            "--runs-dir",
+            str(tool.runs_dir),
+        )
         assert run.returncode == 0, run.stderr
         return {row["place"]: row["iops"] for row in tool.show()["places"]["rows"]}
 
@@ -269,8 +316,17 @@ def _one_held_back(explained: dict[str, Any], total: int) -> bool:
 
 
 def _run(tool: Volbench, *args: str) -> dict[str, Any]:
-    done = tool("run", "sweep", "--hosts", f"lab://{NAME}", "--ramp-time", "0",
-                "--runs-dir", str(tool.runs_dir), *args)  # fmt: skip
+    done = tool(
+        "run",
+        "sweep",
+        "--hosts",
+        f"lab://{NAME}",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(tool.runs_dir),
+        *args,
+    )
     assert done.returncode == 0, done.stderr
     return tool.document("explain", "latest")
 
@@ -293,8 +349,17 @@ def test_a_burst_from_a_full_bucket(
 
     def burst() -> dict[str, Any]:
         """The limits set anew (a full bucket), then 12 s at QD 16."""
-        changed = tool("lab", "limit", NAME, "--iops-total", str(base), "--burst-iops",
-                       str(top), "--burst-credits", str(credits))  # fmt: skip
+        changed = tool(
+            "lab",
+            "limit",
+            NAME,
+            "--iops-total",
+            str(base),
+            "--burst-iops",
+            str(top),
+            "--burst-credits",
+            str(credits),
+        )
         seconds = credits / (top - base)
         assert f"burst {top:,} for {seconds:,.0f} s, {credits:,} credits" in changed.stdout, (
             changed.stdout,
@@ -304,8 +369,11 @@ def test_a_burst_from_a_full_bucket(
 
     explained = burst()
     if explained["tests"][0]["limit"] != "rate limiter":  # held off by a busy machine
-        record(request, f"the burst not seen on a busy machine ({explained['tests'][0]['why']})"
-               ": measured again")  # fmt: skip
+        record(
+            request,
+            f"the burst not seen on a busy machine ({explained['tests'][0]['why']})"
+            ": measured again",
+        )
         explained = burst()
     (test,) = explained["tests"]
     assert test["limit"] == "rate limiter", test
@@ -343,15 +411,17 @@ def test_a_mix_under_one_or_two_budgets(
     changed = tool("lab", "limit", NAME, *(part for pair in chosen for part in pair))
     assert changed.returncode == 0, changed.stderr
     total = budgets * budget  # reads + writes; QEMU's allowance adds 3% in 3 s
-    explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
-                     "--runtime", "3s")  # fmt: skip
+    explained = _run(
+        tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths, "--runtime", "3s"
+    )
     paced = "," in depths  # one budget: QD 1 and QD 16 at its one rate
     if _one_held_back(explained, total) or (
         paced and any(t["limit"] != "rate limiter" for t in explained["tests"])
     ):  # the guest's one vCPU waited, not its I/O
         record(request, f"a test off {total:,} IOPS on a busy machine: measured again")
-        explained = _run(tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths,
-                         "--runtime", "3s")  # fmt: skip
+        explained = _run(
+            tool, "--rw", "randrw", "--rwmixread", "50", "--iodepth", depths, "--runtime", "3s"
+        )
     for test in explained["tests"]:
         assert 0.92 * total <= test["iops"] <= 1.08 * total, test
         # paced at one rate from QD 1 on (one budget); two budgets: the product's figure
@@ -359,8 +429,18 @@ def test_a_mix_under_one_or_two_budgets(
     assert len(explained["tests"]) == len(depths.split(","))
     catalogue = tmp_path / "flat.yaml"
     catalogue.write_text(PRODUCT.format(iops=budget), encoding="utf-8")
-    checked = tool("check", "latest", "--product", "lab-flat", "--size", "10",
-                   "--catalogue", str(catalogue), "--format", "json")  # fmt: skip
+    checked = tool(
+        "check",
+        "latest",
+        "--product",
+        "lab-flat",
+        "--size",
+        "10",
+        "--catalogue",
+        str(catalogue),
+        "--format",
+        "json",
+    )
     assert checked.returncode in (0, 1), checked.stderr
     assert any(found in line for line in json.loads(checked.stdout)["findings"]), checked.stdout
 
@@ -373,8 +453,17 @@ READ = ("--rw", "randread", "--iodepth", "4", "--runtime", "2s", "--size", "64m"
 
 def _sweep(tool: Volbench, guest: str, *args: str) -> subprocess.Popen[str]:
     """``run sweep`` on lab guest ``guest``, started."""
-    return tool.start("run", "sweep", "--hosts", f"lab://{guest}", "--ramp-time", "0",
-                      "--runs-dir", str(tool.runs_dir), *args)  # fmt: skip
+    return tool.start(
+        "run",
+        "sweep",
+        "--hosts",
+        f"lab://{guest}",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(tool.runs_dir),
+        *args,
+    )
 
 
 def _verdict(tool: Volbench, started: subprocess.Popen[str]) -> dict[str, Any]:
@@ -406,8 +495,9 @@ def test_lab_guests_marks_a_host_cache_blocks_never_written_and_a_burst(
     runs."""
     tool, _ = lab
     started = time.monotonic()
-    up = tool.start("lab", "up", "vwb", "--size", "64m", "--accel", "tcg",
-                    "--disk-cache", "writeback")  # fmt: skip
+    up = tool.start(
+        "lab", "up", "vwb", "--size", "64m", "--accel", "tcg", "--disk-cache", "writeback"
+    )
     try:
         control = _verdict(tool, _sweep(tool, NAME, *READ, "--fill"))
         assert control["valid"], control  # written, no cache in front
@@ -423,8 +513,11 @@ def test_lab_guests_marks_a_host_cache_blocks_never_written_and_a_burst(
         (mark,) = cached["marks"]
         assert "QEMU's cache=writeback" in mark["evidence"][0], mark
         assert mark["figures"]["working_set_bytes"] == 64 << 20
-        record(request, f"randread 4k QD 4 after --fill: cache=none {control['iops']:,.0f}"
-               f" IOPS (limited), cache=writeback {cached['iops']:,.0f}")  # fmt: skip
+        record(
+            request,
+            f"randread 4k QD 4 after --fill: cache=none {control['iops']:,.0f}"
+            f" IOPS (limited), cache=writeback {cached['iops']:,.0f}",
+        )
     finally:
         if up.poll() is None:  # the control failed while it booted: ended before lab down
             finish(up, 120)
@@ -433,11 +526,24 @@ def test_lab_guests_marks_a_host_cache_blocks_never_written_and_a_burst(
     # leaking 90 a second, is 4.3 s of burst from a full bucket (a bucket set is full),
     # then 4.7 s of the baseline: each part longer than the 3 s a level needs
     credits = 3 * BURST_TOP
-    changed = tool("lab", "limit", NAME, "--iops-total", str(BURST_BASE),
-                   "--burst-iops", str(BURST_TOP), "--burst-credits", str(credits))  # fmt: skip
+    changed = tool(
+        "lab",
+        "limit",
+        NAME,
+        "--iops-total",
+        str(BURST_BASE),
+        "--burst-iops",
+        str(BURST_TOP),
+        "--burst-credits",
+        str(credits),
+    )
     assert changed.returncode == 0, changed.stderr
-    burst = _verdict(tool, _sweep(tool, NAME, "--rw", "randwrite", "--iodepth", "16",
-                                  "--runtime", "9s", "--size", "64m"))  # fmt: skip
+    burst = _verdict(
+        tool,
+        _sweep(
+            tool, NAME, "--rw", "randwrite", "--iodepth", "16", "--runtime", "9s", "--size", "64m"
+        ),
+    )
     record(request, f"burst: {burst['marks']}; {time.monotonic() - started:.0f} s in all")
     assert _kinds(burst) == ["mixed"], burst
     (mixed,) = burst["marks"]

@@ -47,9 +47,21 @@ def _run_limits(tool: Volbench, budget: str = "120s") -> int:
     """``run limits`` on the guest (1 s tests); its run's id. The budget bounds fio's
     time, not the gaps between rounds and the drains' rounds: a bursting draw takes up
     to 150 s of a 120 s budget (BENCHMARKS.md, bench/limits)."""
-    run = tool("run", "limits", "--hosts", f"lab://{NAME}", "--budget", budget, "--runtime",
-               "1s", "--ramp-time", "1s", "--runs-dir", str(tool.runs_dir),
-               timeout=3 * parse_duration(budget))  # fmt: skip
+    run = tool(
+        "run",
+        "limits",
+        "--hosts",
+        f"lab://{NAME}",
+        "--budget",
+        budget,
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "1s",
+        "--runs-dir",
+        str(tool.runs_dir),
+        timeout=3 * parse_duration(budget),
+    )
     assert run.returncode == 0, run.stderr
     return int(tool.show()["run"])
 
@@ -143,11 +155,27 @@ def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
     rows = {r["metric"]: r for r in json.loads(met.stdout)["verdicts"]}
     assert {"read IOPS cap", "write IOPS cap", "read MB/s cap"} <= set(rows), rows
 
-    quick = tool("run", "quick", "--hosts", f"lab://{NAME}", "--runtime", "2s", "--ramp-time",
-                 "1s", "--size", "64m", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    quick = tool(
+        "run",
+        "quick",
+        "--hosts",
+        f"lab://{NAME}",
+        "--runtime",
+        "2s",
+        "--ramp-time",
+        "1s",
+        "--size",
+        "64m",
+        "--runs-dir",
+        str(tool.runs_dir),
+    )
     assert quick.returncode in (0, 1), quick.stderr
-    caps = {"read_iops": read, "write_iops": write, "read_bytes": mbps * 1e6,
-            "write_bytes": mbps * 1e6}  # fmt: skip
+    caps = {
+        "read_iops": read,
+        "write_iops": write,
+        "read_bytes": mbps * 1e6,
+        "write_bytes": mbps * 1e6,
+    }
     at_cap = 0
     for row in tool.show()["limits"]:
         evidence = " ".join(row["evidence"])
@@ -188,10 +216,31 @@ def test_a_cloud_recipe_on_a_guest_checked_against_its_product(
     catalogue.write_text(PRODUCT.format(iops=iops), encoding="utf-8")
     limits(request, capacity, f"recipe gcp-pd-raw on lab-flat at {iops} IOPS")
     place = f"lab://{NAME}"
-    recipe = ("run", "recipe", "gcp-pd-raw", "--hosts", place, "--scale", "0.05", "--set",
-              "filesize=64M", "--step", "write-iops", "--step", "read-iops", "--product",
-              "lab-flat", "--product-size", "10", "--catalogue", str(catalogue),
-              "--destroy-data", f"{place}:/dev/vda", "--runs-dir", str(tool.runs_dir))  # fmt: skip
+    recipe = (
+        "run",
+        "recipe",
+        "gcp-pd-raw",
+        "--hosts",
+        place,
+        "--scale",
+        "0.05",
+        "--set",
+        "filesize=64M",
+        "--step",
+        "write-iops",
+        "--step",
+        "read-iops",
+        "--product",
+        "lab-flat",
+        "--product-size",
+        "10",
+        "--catalogue",
+        str(catalogue),
+        "--destroy-data",
+        f"{place}:/dev/vda",
+        "--runs-dir",
+        str(tool.runs_dir),
+    )
     _set(tool, "--iops-total", str(iops))
     ran = tool(*recipe)
     if ran.returncode != 0:  # once is luck, twice a fault

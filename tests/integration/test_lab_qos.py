@@ -68,9 +68,18 @@ def lab(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Volben
 
 def _up(tool: Volbench, name: str) -> subprocess.Popen[str]:
     return tool.start(
-        "lab", "up", name, "--backing", "inst", "--size", "128m", "--accel", "tcg",
-        "--iops-total", "100000",
-    )  # fmt: skip
+        "lab",
+        "up",
+        name,
+        "--backing",
+        "inst",
+        "--size",
+        "128m",
+        "--accel",
+        "tcg",
+        "--iops-total",
+        "100000",
+    )
 
 
 def test_host_and_three_guests_on_one_backing_device(
@@ -87,9 +96,16 @@ def test_host_and_three_guests_on_one_backing_device(
     assert {backing.of_disk(guests.load(n).disk) for n in GUESTS} == {shared}
 
     planned = tool(
-        "qos", "plan", "--capability", f"iops={CAPABILITY}", "--host-reserve", "iops=300",
-        *(f"--tenant={name}:{name[1:]}" for name in GUESTS), "--format", "json",
-    )  # fmt: skip
+        "qos",
+        "plan",
+        "--capability",
+        f"iops={CAPABILITY}",
+        "--host-reserve",
+        "iops=300",
+        *(f"--tenant={name}:{name[1:]}" for name in GUESTS),
+        "--format",
+        "json",
+    )
     assert planned.returncode == 0, planned.stderr
     plan = tmp_path / "plan.json"
     plan.write_text(planned.stdout)
@@ -102,10 +118,21 @@ def test_host_and_three_guests_on_one_backing_device(
 
     for _ in range(2):  # once is luck, twice a fault: a busy machine may hold a tenant off
         verified = tool(
-            "qos", "verify", str(plan), "--guests", "--with-host", "--fit-alpha",
-            "--duration", "6s", "--iodepth", "8", "--runs-dir", str(tool.runs_dir),
-            "--format", "json",
-        )  # fmt: skip
+            "qos",
+            "verify",
+            str(plan),
+            "--guests",
+            "--with-host",
+            "--fit-alpha",
+            "--duration",
+            "6s",
+            "--iodepth",
+            "8",
+            "--runs-dir",
+            str(tool.runs_dir),
+            "--format",
+            "json",
+        )
         print(verified.stdout, verified.stderr)
         document = json.loads(verified.stdout)
         checks = {t["tenant"]: t for t in document["tenants"]}

@@ -202,8 +202,9 @@ def test_more_jobs_under_a_half_core_quota_do_not_help(
     best = found[f"qd1-jobs{n}"]["iops"]
     said = [e for e in four["evidence"] if e.startswith("more jobs did not help: ")]
     if four["iops"] <= (1 + SAME_IOPS_TOLERANCE) * best:
-        assert said == [f"more jobs did not help: {n} gave {best:,.0f} IOPS,"
-                        f" 4 gave {four['iops']:,.0f}"], four  # fmt: skip
+        assert said == [
+            f"more jobs did not help: {n} gave {best:,.0f} IOPS, 4 gave {four['iops']:,.0f}"
+        ], four
     else:
         assert said == [], four
 

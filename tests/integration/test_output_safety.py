@@ -39,8 +39,12 @@ def protected(loop_device: Loop, system_tool: Callable[[str], str]) -> Iterator[
     test and ``/dev`` holding none of the names the tests give (other tests on the
     machine make loop devices meanwhile)."""
     mkfs = system_tool("mkfs.ext4")
-    device = loop_device(16, setup=lambda image: subprocess.run(
-        [mkfs, "-q", "-F", str(image)], check=True, capture_output=True))  # fmt: skip
+    device = loop_device(
+        16,
+        setup=lambda image: subprocess.run(
+            [mkfs, "-q", "-F", str(image)], check=True, capture_output=True
+        ),
+    )
     image = _image(device)
     before = _sum(image)
     yield device

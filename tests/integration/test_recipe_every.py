@@ -76,8 +76,13 @@ def settings(recipe: Recipe) -> list[str]:
     below its ``filesize``, or fio refuses the job's offset)."""
     found = []
     for item in recipe.adjust:
-        values = [o.value for s in recipe.steps for sec in s.sections for o in sec.options
-                  if o.key == item.option and o.value is not None]  # fmt: skip
+        values = [
+            o.value
+            for s in recipe.steps
+            for sec in s.sections
+            for o in sec.options
+            if o.key == item.option and o.value is not None
+        ]
         found.append(f"{item.option}={values[0]}")
     return found
 

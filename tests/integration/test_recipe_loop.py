@@ -29,8 +29,17 @@ def test_a_recipe_rehearsal_runs_its_dry_run_job_files(
     volbench: Volbench, loop_device: Callable[..., str]
 ) -> None:
     device = loop_device(64)
-    args = ["run", "recipe", "gcp-pd-raw", "--target", device, "--scale", "0.01",
-            "--set", "filesize=64M"]  # fmt: skip
+    args = [
+        "run",
+        "recipe",
+        "gcp-pd-raw",
+        "--target",
+        device,
+        "--scale",
+        "0.01",
+        "--set",
+        "filesize=64M",
+    ]
     for step in STEPS:
         args += ["--step", step]
     dry = volbench.document(*args, "--dry-run")

@@ -160,11 +160,23 @@ def test_tcp_shell_samples_a_disk_as_fio_reads_it(loop_device: LoopFactory) -> N
         assert sampler.failure is None and sampler.device == Path(device).name
         sampler.begin()
         fio = subprocess.run(
-            ["fio", "--name=t", f"--filename={device}", "--rw=randread", "--bs=4k",
-             "--direct=1", "--ioengine=psync", "--number_ios=3000", "--rate_iops=1500",
-             "--output-format=json"],
-            capture_output=True, text=True, timeout=60, check=True,
-        )  # fmt: skip
+            [
+                "fio",
+                "--name=t",
+                f"--filename={device}",
+                "--rw=randread",
+                "--bs=4k",
+                "--direct=1",
+                "--ioengine=psync",
+                "--number_ios=3000",
+                "--rate_iops=1500",
+                "--output-format=json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         samples: tuple[HostSample, ...] = sampler.end(sampler.mark())
         sampler.close()
         (shell,) = shells

@@ -23,8 +23,15 @@ ONE_TEST = ("--rw", "randread", "--iodepth", "1", "--numjobs", "1", "--ramp-time
 
 def test_a_runs_folder_in_a_missing_folder_is_refused(volbench: Volbench) -> None:
     runs_dir = volbench.home / "nonexistent" / "a" / "b"
-    proc = volbench("run", "quick", "--target", str(volbench.home / "scratch.img"),
-                    *SHORT_RUN, "--runs-dir", str(runs_dir))  # fmt: skip
+    proc = volbench(
+        "run",
+        "quick",
+        "--target",
+        str(volbench.home / "scratch.img"),
+        *SHORT_RUN,
+        "--runs-dir",
+        str(runs_dir),
+    )
     assert only_error_line(proc, 2) == (
         f"volbench: error: --runs-dir {runs_dir}: the folder {runs_dir.parent} does not exist"
         " (create it first, or choose another --runs-dir)"
@@ -61,9 +68,20 @@ def test_logs_fio_could_not_write_are_a_stored_warning(
 ) -> None:
     runs_dir = full_folder / "runs"
     proc = volbench(
-        "run", "sweep", "--target", str(volbench.home / "scratch.img"), "--size", "16m",
-        *ONE_TEST, "--runtime", "2s", "--runs-dir", str(runs_dir), "--format", "json",
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--target",
+        str(volbench.home / "scratch.img"),
+        "--size",
+        "16m",
+        *ONE_TEST,
+        "--runtime",
+        "2s",
+        "--runs-dir",
+        str(runs_dir),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     logs = sorted(runs_dir.glob("*/round-000/*_iops.*.log")) + sorted(
         runs_dir.glob("*/round-000/*_bw.*.log")
@@ -88,9 +106,18 @@ def test_a_job_file_that_cannot_be_written_is_named(volbench: Volbench, full_fol
     with filler.open("wb") as f, contextlib.suppress(OSError):  # every page of the tmpfs
         f.write(b"\0" * 65536)
     proc = volbench(
-        "run", "sweep", "--target", str(volbench.home / "scratch.img"), "--size", "16m",
-        *ONE_TEST, "--runtime", "1s", "--runs-dir", str(runs_dir),
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--target",
+        str(volbench.home / "scratch.img"),
+        "--size",
+        "16m",
+        *ONE_TEST,
+        "--runtime",
+        "1s",
+        "--runs-dir",
+        str(runs_dir),
+    )
     line = error_line(proc, 3)
     assert "No space left on device: " in line and "/round-000/job.fio" in line, line
     assert str(runs_dir) in line and "--runs-dir" in line

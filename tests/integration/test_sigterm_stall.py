@@ -65,11 +65,31 @@ def test_sigterm_while_fio_is_stuck_ends_the_run_within_seconds(
 ) -> None:
     device, group = stalled_group
     command = [
-        *cgroup_prefix(group), sys.executable, "-m", "volbench",
-        "run", "sweep", "--target", device, "--size", "32m", "--rw", "randread",
-        "--iodepth", "16", "--numjobs", "1", "--runtime", "30s", "--ramp-time", "0",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    ]  # fmt: skip
+        *cgroup_prefix(group),
+        sys.executable,
+        "-m",
+        "volbench",
+        "run",
+        "sweep",
+        "--target",
+        device,
+        "--size",
+        "32m",
+        "--rw",
+        "randread",
+        "--iodepth",
+        "16",
+        "--numjobs",
+        "1",
+        "--runtime",
+        "30s",
+        "--ramp-time",
+        "0",
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--format",
+        "json",
+    ]
     proc = subprocess.Popen(
         command,
         env=volbench.env,

@@ -76,11 +76,13 @@ def test_a_stall_is_recorded_with_times_inside_the_run(
 ) -> None:
     device, group = stalling
     code, stderr = _run_stalling(
-        volbench, group, device,
+        volbench,
+        group,
+        device,
         *("run", "sweep", "--target", device, "--size", "32m", "--rw", "randread"),
         *("--iodepth", "1", "--numjobs", "1", "--runtime", "1s", "--ramp-time", "0"),
         *("--stall-seconds", "3", "--runs-dir", str(volbench.runs_dir), "--format", "json"),
-    )  # fmt: skip
+    )
     assert code == 0, stderr
     assert "warning: stalled: 0 IOPS for 3 s" in stderr
     shown = volbench("show", "latest", "--format", "json")
@@ -107,11 +109,13 @@ def test_abort_on_stall_ends_the_run_and_keeps_finished_tests(
     device, group = stalling
     started = time.monotonic()
     code, stderr = _run_stalling(
-        volbench, group, device,
+        volbench,
+        group,
+        device,
         *("run", "quick", "--target", device, "--size", "32m", "--iodepth", "1"),
         *("--runtime", "1s", "--ramp-time", "0", "--stall-seconds", "4", "--abort-on-stall"),
         *("--runs-dir", str(volbench.runs_dir)),
-    )  # fmt: skip
+    )
     elapsed = time.monotonic() - started
     assert code == 3, stderr
     assert "stalled: 0 IOPS for 4 s at " in stderr and "on randread-4k-iops" in stderr

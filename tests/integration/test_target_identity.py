@@ -120,8 +120,11 @@ def test_relative_targets_from_a_deep_folder_stay_where_they_point(
     for job in volbench.runs_dir.rglob("job*.fio"):  # every job file names them alone
         options = [line.split("=", 1) for line in job.read_text().splitlines()]
         named = [o[1] for o in options if o[0] == "filename" and not o[1].startswith("/proc/")]
-        held = [opened_file({"filename": "/proc/1/fd/3", o[0]: o[1]}) for o in options
-                if o[0] == "description"]  # fmt: skip
+        held = [
+            opened_file({"filename": "/proc/1/fd/3", o[0]: o[1]})
+            for o in options
+            if o[0] == "description"
+        ]
         assert {*named, *held} <= {str(p) for p in made}, job
 
 
@@ -176,9 +179,18 @@ def test_a_link_re_pointed_between_rounds_writes_nothing_new(
     scratch, link = tmp_path / "scratch.img", tmp_path / "target"
     link.symlink_to(scratch)
     proc = volbench.start(
-        "run", "sweep", "--rw", "randwrite", "--iodepth", "1,2,4,8", *SHORT,
-        "--target", str(link), "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--rw",
+        "randwrite",
+        "--iodepth",
+        "1,2,4,8",
+        *SHORT,
+        "--target",
+        str(link),
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     try:
         assert wait_for(lambda: _stored_rounds(volbench) >= 1, 120), "no point was stored"
         link.unlink()
@@ -203,9 +215,19 @@ def test_a_file_replaced_between_rounds_stops_the_run(volbench: Volbench, tmp_pa
     other.write_bytes(os.urandom(8 << 20))
     before = _sha(other)
     proc = volbench.start(
-        "run", "sweep", "--rw", "randwrite", "--iodepth", "1,2,4,8", *SHORT,
-        "--target", str(target), "--runs-dir", str(volbench.runs_dir), "--force",
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--rw",
+        "randwrite",
+        "--iodepth",
+        "1,2,4,8",
+        *SHORT,
+        "--target",
+        str(target),
+        "--runs-dir",
+        str(volbench.runs_dir),
+        "--force",
+    )
     try:
         assert wait_for(lambda: _stored_rounds(volbench) >= 1, 120), "no point was stored"
         assert wait_for(lambda: _fio_started(volbench), 60), "the second point did not start"
@@ -224,22 +246,49 @@ def test_a_file_replaced_between_rounds_stops_the_run(volbench: Volbench, tmp_pa
 
 def _pts_args(volbench: Volbench, device: str) -> tuple[str, ...]:
     return (
-        "pts", "iops", "--target", device, "--block-sizes", "4k", "--mixes", "100/0,0/100",
-        "--cell-seconds", "500ms", "--runs-dir", str(volbench.runs_dir),
-    )  # fmt: skip
+        "pts",
+        "iops",
+        "--target",
+        device,
+        "--block-sizes",
+        "4k",
+        "--mixes",
+        "100/0,0/100",
+        "--cell-seconds",
+        "500ms",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
 
 
 PLANS: dict[str, Callable[[Volbench, str, Path], tuple[str, ...]]] = {
-    "quick": lambda v, d, _: ("run", "quick", "--target", d, *SHORT,
-                              "--runs-dir", str(v.runs_dir)),
-    "sweep": lambda v, d, _: ("run", "sweep", "--rw", "randwrite", "--iodepth", "1,2,4",
-                              "--target", d, *SHORT, "--runs-dir", str(v.runs_dir)),
+    "quick": lambda v, d, _: ("run", "quick", "--target", d, *SHORT, "--runs-dir", str(v.runs_dir)),
+    "sweep": lambda v, d, _: (
+        "run",
+        "sweep",
+        "--rw",
+        "randwrite",
+        "--iodepth",
+        "1,2,4",
+        "--target",
+        d,
+        *SHORT,
+        "--runs-dir",
+        str(v.runs_dir),
+    ),
     "pts": lambda v, d, _: _pts_args(v, d),
     "qos-verify": lambda v, d, tmp: (
-        "qos", "verify", str(_plan(v, tmp, "--capability", "iops=1000", *TENANTS,
-                                   "--volume-size", "246")),
-        "--device", d, "--duration", "3s", "--runs-dir", str(v.runs_dir)),
-}  # fmt: skip
+        "qos",
+        "verify",
+        str(_plan(v, tmp, "--capability", "iops=1000", *TENANTS, "--volume-size", "246")),
+        "--device",
+        d,
+        "--duration",
+        "3s",
+        "--runs-dir",
+        str(v.runs_dir),
+    ),
+}
 
 
 def _fio_started(volbench: Volbench) -> bool:
@@ -309,16 +358,24 @@ def test_a_device_attached_again_resumes_with_same_volume(
     subprocess.run(["losetup", "-d", device], check=True)
     time.sleep(0.2)
     with attached(other, device=device):
-        refused = volbench("resume", "latest", "--same-volume", "--runs-dir",
-                           str(volbench.runs_dir))  # fmt: skip
+        refused = volbench(
+            "resume", "latest", "--same-volume", "--runs-dir", str(volbench.runs_dir)
+        )
         assert "it cannot be the same volume" in error_line(refused, 2)
     time.sleep(0.2)
     with attached(image, device=device):
         resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
         line = error_line(resumed, 2)
         assert "no longer what the run started on" in line and "--same-volume" in line
-        resumed = volbench("resume", "latest", "--same-volume", "--runs-dir",
-                           str(volbench.runs_dir), "--format", "json")  # fmt: skip
+        resumed = volbench(
+            "resume",
+            "latest",
+            "--same-volume",
+            "--runs-dir",
+            str(volbench.runs_dir),
+            "--format",
+            "json",
+        )
         assert resumed.returncode == 0, resumed.stderr
     run = volbench.stored()
     assert run["status"] == "completed"

@@ -121,9 +121,17 @@ def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
     # a volume provisioned at 1,000 IOPS on a t3.micro (500 IOPS baseline, 11,800 for
     # 30 min a day, A6): the instance's baseline is what to expect, and named
     burst = volbench.document(
-        "check", first, "--product", "aws-io1", "--size", "100",
-        "--provisioned-iops", "1000", "--instance", "t3.micro",
-    )  # fmt: skip
+        "check",
+        first,
+        "--product",
+        "aws-io1",
+        "--size",
+        "100",
+        "--provisioned-iops",
+        "1000",
+        "--instance",
+        "t3.micro",
+    )
     assert {v["verdict"] for v in burst["verdicts"]} == {"meets"}, burst["verdicts"]
     for verdict in burst["verdicts"]:
         assert verdict["expected"] == 500
@@ -143,8 +151,22 @@ def test_run_limits_fits_the_cgroups_own_caps(
     (group / "blkio.throttle.write_iops_device").write_text(f"{number} 300")
     (group / "blkio.throttle.read_bps_device").write_text(f"{number} 6000000")
     wanted: dict[str, float] = {"read": CAP_IOPS, "write": 300, "read_bytes": 6e6, "shared": 0}
-    args = ("run", "limits", "--target", device, "--size", "32m", "--budget", "90s", "--runtime",
-            "1s", "--ramp-time", "1s", "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+    args = (
+        "run",
+        "limits",
+        "--target",
+        device,
+        "--size",
+        "32m",
+        "--budget",
+        "90s",
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "1s",
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     wrong = ["not run"]
     for _ in range(2):  # once is luck, twice a fault
         proc = in_cgroup(volbench, group, *args)
@@ -180,10 +202,26 @@ def test_run_limits_on_a_host_fits_its_cgroups_caps(
     wanted: dict[str, float] = {"read": CAP_IOPS, "write": CAP_IOPS, "read_bytes": 6e6, "shared": 0}
     wrong = ["not run"]
     for _ in range(2):  # once is luck, twice a fault
-        proc = volbench("run", "limits", "--hosts", server.host, "--target", target,
-                        "--destroy-data", target, "--size", "32m", "--budget", "90s",
-                        "--runtime", "1s", "--ramp-time", "1s",
-                        "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+        proc = volbench(
+            "run",
+            "limits",
+            "--hosts",
+            server.host,
+            "--target",
+            target,
+            "--destroy-data",
+            target,
+            "--size",
+            "32m",
+            "--budget",
+            "90s",
+            "--runtime",
+            "1s",
+            "--ramp-time",
+            "1s",
+            "--runs-dir",
+            str(volbench.runs_dir),
+        )
         assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
         document = volbench.show()
         wrong = misfits(document, wanted)

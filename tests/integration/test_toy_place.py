@@ -38,8 +38,12 @@ def toy_volbench(volbench: Volbench, *args: str) -> subprocess.CompletedProcess[
     env = {**volbench.env, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
     return subprocess.run(
         [sys.executable, "-c", WITH_THE_TOY, *args],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def stored(volbench: Volbench, ref: str = "latest") -> RunRecord:

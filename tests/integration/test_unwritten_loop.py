@@ -39,9 +39,17 @@ def _sweep(volbench: Volbench, device: str, *args: str) -> dict[str, object]:
     """``run sweep`` (4 KiB random reads at queue depth 4 by default) on ``device``;
     its JSON document."""
     proc = volbench(
-        "run", "sweep", "--target", device, *SHORT, "--runs-dir", str(volbench.runs_dir),
-        *args, "--format", "json",
-    )  # fmt: skip
+        "run",
+        "sweep",
+        "--target",
+        device,
+        *SHORT,
+        "--runs-dir",
+        str(volbench.runs_dir),
+        *args,
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     document: dict[str, object] = json.loads(proc.stdout)
     return document

@@ -143,8 +143,11 @@ def cached(volbench: Volbench, device: str, group: Path, tmp_path: Path) -> None
     mine = tmp_path / "my-array.yaml"
     mine.write_text(MY_ARRAY, encoding="utf-8")
     promise = ("--catalogue", str(mine), "--product", "my-array", "--product-size", "20")
-    both = run(volbench, cgroup_prefix(group),
-               *sweep(volbench, device, "4s", "--cache", "both", "--strict", *promise))  # fmt: skip
+    both = run(
+        volbench,
+        cgroup_prefix(group),
+        *sweep(volbench, device, "4s", "--cache", "both", "--strict", *promise),
+    )
     assert both.returncode == 1, both.stderr
     assert "--strict: 1 test(s) marked" in both.stderr and f"buffered.{TEST} (cache" in both.stderr
     report = json.loads(both.stdout)
@@ -181,11 +184,23 @@ def test_another_process_on_the_device(volbench: Volbench, loop_device: Loop) ->
 
 def shared_device(volbench: Volbench, device: str, group: Path) -> None:
     other = subprocess.Popen(
-        ["fio", "--name=other", f"--filename={device}", "--direct=1", "--rw=randread",
-         "--bs=64k", "--iodepth=4", "--rate_iops=500", "--time_based", "--runtime=120",
-         "--size=32m", "--output=/dev/null"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            "fio",
+            "--name=other",
+            f"--filename={device}",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=64k",
+            "--iodepth=4",
+            "--rate_iops=500",
+            "--time_based",
+            "--runtime=120",
+            "--size=32m",
+            "--output=/dev/null",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(1)  # reading: 32 MB/s beside volbench's fio
         shared = run(volbench, cgroup_prefix(group), *sweep(volbench, device, "4s"))

@@ -35,17 +35,32 @@ pytestmark = [
 ]
 
 MIX = (
-    "--rw=randrw", "--rwmixread=70", "--bssplit=4k/100,64k/100", "--percentage_random=100,0",
-    "--iodepth=8", "--direct=1", "--ioengine=libaio",
-)  # fmt: skip
+    "--rw=randrw",
+    "--rwmixread=70",
+    "--bssplit=4k/100,64k/100",
+    "--percentage_random=100,0",
+    "--iodepth=8",
+    "--direct=1",
+    "--ioengine=libaio",
+)
 
 
 def _fio(device: str, seconds: float, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        ["fio", "--name=known", f"--filename={device}", *MIX, f"--runtime={seconds}",
-         "--time_based", "--output-format=json", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            "fio",
+            "--name=known",
+            f"--filename={device}",
+            *MIX,
+            f"--runtime={seconds}",
+            "--time_based",
+            "--output-format=json",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _profile(volbench: Volbench, name: str) -> dict[str, Any]:
@@ -94,8 +109,17 @@ def _capture(volbench: Volbench, device: str, name: str, seconds: float) -> subp
     """``capture`` of ``device`` started, returned once its trace is on: every block
     event of its tracefs instance enabled (a fixed wait of 1.5 s started the load before
     that on a busy machine, and the capture missed the first requests)."""
-    capture = volbench.start("capture", "--device", device, "--duration", f"{seconds}s",
-                             "-o", name, "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+    capture = volbench.start(
+        "capture",
+        "--device",
+        device,
+        "--duration",
+        f"{seconds}s",
+        "-o",
+        name,
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     deadline = time.monotonic() + 30
     while not _tracing() and time.monotonic() < deadline:
         assert capture.poll() is None, capture.stderr
@@ -107,8 +131,9 @@ def _tracing() -> bool:
     """A capture's instance in a tracefs mounted here (the system's, or the one a
     capture mounts for itself) has every block event it traces enabled."""
     roots = [Path(m.mountpoint) for m in read_mounts() if m.fstype == "tracefs"]
-    instances = [i for root in roots if (root / "instances").is_dir()
-                 for i in (root / "instances").iterdir()]  # fmt: skip
+    instances = [
+        i for root in roots if (root / "instances").is_dir() for i in (root / "instances").iterdir()
+    ]
     for instance in instances:
         if instance.name.startswith(INSTANCE_PREFIX):
             enabled = [instance / "events" / "block" / event / "enable" for event in EVENTS]
@@ -147,10 +172,24 @@ def test_capture_characterise_replay(loop_device: Any, volbench: Volbench) -> No
     # the exact replay on the other device: the same requests (fio's counts, and what
     # a capture of the replay saw: the block layer of this test device merges nothing)
     Path(f"/sys/block/{Path(other).name}/queue/nomerges").write_text("2")
-    replay = _capture_while(volbench, other, "replayed", [
-        "run", "replay", "--workload", "known", "--target", other, "--as-fast-as-possible",
-        "--runs-dir", str(volbench.runs_dir), "--format", "json",
-    ])  # fmt: skip
+    replay = _capture_while(
+        volbench,
+        other,
+        "replayed",
+        [
+            "run",
+            "replay",
+            "--workload",
+            "known",
+            "--target",
+            other,
+            "--as-fast-as-possible",
+            "--runs-dir",
+            str(volbench.runs_dir),
+            "--format",
+            "json",
+        ],
+    )
     output = json.loads(json.loads(replay.stdout)["fio_outputs"][0])["jobs"][0]
     assert output["read"]["total_ios"] == profile["counts"]["read"]
     assert output["write"]["total_ios"] == profile["counts"]["write"]
@@ -163,10 +202,24 @@ def test_capture_characterise_replay(loop_device: Any, volbench: Volbench) -> No
     assert others <= 0.01 * sum(known.values())
 
     # the synthetic job's run, captured, matches the captured mix within 3 points
-    _capture_while(volbench, other, "synthetic", [
-        "run", "replay", "--workload", "known", "--target", other, "--synthetic",
-        "--duration", "1500ms", "--runs-dir", str(volbench.runs_dir),
-    ])  # fmt: skip
+    _capture_while(
+        volbench,
+        other,
+        "synthetic",
+        [
+            "run",
+            "replay",
+            "--workload",
+            "known",
+            "--target",
+            other,
+            "--synthetic",
+            "--duration",
+            "1500ms",
+            "--runs-dir",
+            str(volbench.runs_dir),
+        ],
+    )
     synthetic = _shares(_profile(volbench, "synthetic"))
     for pattern, share in shares.items():
         if share >= 1:
@@ -182,10 +235,19 @@ def test_replay_with_writes_refuses_a_protected_device(
     _fio(source, 0.5).communicate(timeout=60)
     _stop(capture)
     mkfs = system_tool("mkfs.ext4")
-    protected = loop_device(32, setup=lambda image: subprocess.run(
-        [mkfs, "-q", "-F", str(image)], check=True))  # fmt: skip
-    done = volbench("run", "replay", "--workload", "writes", "--target", protected,
-                    "--runs-dir", str(volbench.runs_dir))  # fmt: skip
+    protected = loop_device(
+        32, setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)], check=True)
+    )
+    done = volbench(
+        "run",
+        "replay",
+        "--workload",
+        "writes",
+        "--target",
+        protected,
+        "--runs-dir",
+        str(volbench.runs_dir),
+    )
     assert done.returncode == 2
     assert f"refusing to write {protected}: it holds an ext4 filesystem" in done.stderr
 
@@ -199,11 +261,19 @@ def test_capture_of_a_read_only_partition_ends_on_ctrl_c(
     image = tmp_path / "ro.img"
     with image.open("wb") as handle:
         handle.truncate(64 << 20)
-    subprocess.run([system_tool("sfdisk"), "-q", str(image)], input="label: gpt\n,16M\n,16M\n",
-                   text=True, check=True)  # fmt: skip
+    subprocess.run(
+        [system_tool("sfdisk"), "-q", str(image)],
+        input="label: gpt\n,16M\n,16M\n",
+        text=True,
+        check=True,
+    )
     losetup, partx = system_tool("losetup"), system_tool("partx")
-    disk = subprocess.run([losetup, "-f", "--show", "-r", "-P", str(image)],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    disk = subprocess.run(
+        [losetup, "-f", "--show", "-r", "-P", str(image)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     try:
         part = f"{disk}p2"
         if not Path(part).exists():  # kernels without a partition parser for loop devices
@@ -211,10 +281,22 @@ def test_capture_of_a_read_only_partition_ends_on_ctrl_c(
         assert Path(f"/sys/class/block/{Path(part).name}/ro").read_text().strip() == "1"
         capture = _capture(volbench, part, "ro", 60)
         reader = subprocess.run(
-            ["fio", "--name=r", f"--filename={part}", "--rw=randread", "--bs=4k",
-             "--direct=1", "--readonly", "--runtime=1", "--time_based", "--output-format=json"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            [
+                "fio",
+                "--name=r",
+                f"--filename={part}",
+                "--rw=randread",
+                "--bs=4k",
+                "--direct=1",
+                "--readonly",
+                "--runtime=1",
+                "--time_based",
+                "--output-format=json",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         reads = json.loads(reader.stdout)["jobs"][0]["read"]["total_ios"]
         capture.send_signal(signal.SIGINT)
         done = finish(capture, 60)

@@ -231,14 +231,22 @@ def gen_store_cli(rng: random.Random) -> list[str]:
     or a label: ``show``, ``export``, ``explain``, ``check``, ``compare``, ``label``,
     ``runs --label``, ``fingerprint``, ``pts-report``, ``qos fit``."""
     ref = run_ref(rng)
-    # fmt: off
-    return rng.choice((
-        ["show", ref], ["export", ref, "--format", "csv"], ["explain", ref], ["check", ref],
-        ["compare", "1", ref, "--format", "json"], ["label", ref, "a=b"],
-        ["runs", "--label", long_label(rng)], ["fingerprint", ref], ["pts-report", ref],
-        ["qos", "fit", ref], ["label", "1", long_label(rng)], ["export", "1", ref, "-o", "-"],
-    ))
-    # fmt: on
+    return rng.choice(
+        (
+            ["show", ref],
+            ["export", ref, "--format", "csv"],
+            ["explain", ref],
+            ["check", ref],
+            ["compare", "1", ref, "--format", "json"],
+            ["label", ref, "a=b"],
+            ["runs", "--label", long_label(rng)],
+            ["fingerprint", ref],
+            ["pts-report", ref],
+            ["qos", "fit", ref],
+            ["label", "1", long_label(rng)],
+            ["export", "1", ref, "-o", "-"],
+        )
+    )
 
 
 def gen_cli(rng: random.Random, folder: Path) -> tuple[list[str], str]:
@@ -251,40 +259,105 @@ def gen_cli(rng: random.Random, folder: Path) -> tuple[list[str], str]:
     if kind == "store":
         args = gen_store_cli(rng)
         return args, " ".join(a[:30] for a in args[:12])
-    # fmt: off
     if kind == "sweep":
-        args = ["run", "sweep", *run, *_options(rng, (
-            "--bs", "--iodepth", "--numjobs", "--runtime", "--ramp-time", "--latency-target",
-            "--rwmixread", "--size", "--hourly-cost", "--label", "--stall-seconds"))]
+        args = [
+            "run",
+            "sweep",
+            *run,
+            *_options(
+                rng,
+                (
+                    "--bs",
+                    "--iodepth",
+                    "--numjobs",
+                    "--runtime",
+                    "--ramp-time",
+                    "--latency-target",
+                    "--rwmixread",
+                    "--size",
+                    "--hourly-cost",
+                    "--label",
+                    "--stall-seconds",
+                ),
+            ),
+        ]
         if "--label" in args and rng.random() < 0.7:
             args += ["--product", rng.choice(PRODUCTS)]
     elif kind == "iometer":
-        args = ["run", "iometer", *run, *_options(rng, (
-            "--workers", "--outstanding", "--runtime", "--ramp-time"))]
+        args = [
+            "run",
+            "iometer",
+            *run,
+            *_options(rng, ("--workers", "--outstanding", "--runtime", "--ramp-time")),
+        ]
         if rng.random() < 0.3:
             args += ["--spec-file", str(gen_spec_toml(rng, folder)[0]), "--spec", "oltp"]
     elif kind == "expect":
-        args = ["spec", "expect", rng.choice(PRODUCTS), "--size", n(rng), *_options(rng, (
-            "--provisioned-iops", "--provisioned-mbps", "--extra-performance", "--as-of"))]
+        args = [
+            "spec",
+            "expect",
+            rng.choice(PRODUCTS),
+            "--size",
+            n(rng),
+            *_options(
+                rng, ("--provisioned-iops", "--provisioned-mbps", "--extra-performance", "--as-of")
+            ),
+        ]
         if rng.random() < 0.15:
             args[2:3] = ["private-ssd", "--catalogue", str(gen_catalogue(rng, folder)[0])]
     elif kind == "curve":
-        args = ["spec", "curve", rng.choice(PRODUCTS), "--max-size", n(rng),
-                *_options(rng, ("--points", "--provisioned-iops"))]
+        args = [
+            "spec",
+            "curve",
+            rng.choice(PRODUCTS),
+            "--max-size",
+            n(rng),
+            *_options(rng, ("--points", "--provisioned-iops")),
+        ]
     elif kind == "cost":
-        args = ["cost", rng.choice(PRODUCTS), "--size", n(rng), *_options(rng, (
-            "--months", "--hours", "--provisioned-iops", "--provisioned-mbps"))]
+        args = [
+            "cost",
+            rng.choice(PRODUCTS),
+            "--size",
+            n(rng),
+            *_options(rng, ("--months", "--hours", "--provisioned-iops", "--provisioned-mbps")),
+        ]
     elif kind == "fit":
-        args = ["qos", "fit", "--capability", n(rng), "--host-used", n(rng),
-                f"--measured=a={n(rng)}", f"--measured=b={n(rng)}"]
+        args = [
+            "qos",
+            "fit",
+            "--capability",
+            n(rng),
+            "--host-used",
+            n(rng),
+            f"--measured=a={n(rng)}",
+            f"--measured=b={n(rng)}",
+        ]
     elif kind == "plan":
-        args = ["qos", "plan", "--capability", f"iops={n(rng)},bps={n(rng)}",
-                "--tenant", f"a:{n(rng)}", "--tenant", f"b:{n(rng)}",
-                *_options(rng, ("--alpha", "--volume-size", "--host-reserve"))]
+        args = [
+            "qos",
+            "plan",
+            "--capability",
+            f"iops={n(rng)},bps={n(rng)}",
+            "--tenant",
+            f"a:{n(rng)}",
+            "--tenant",
+            f"b:{n(rng)}",
+            *_options(rng, ("--alpha", "--volume-size", "--host-reserve")),
+        ]
     else:
-        args = ["qos", "predict", "--capability", f"iops={n(rng)}", "--alpha", n(rng),
-                "--tenant", f"a:{n(rng)}", "--host-used", f"iops={n(rng)}"]
-    # fmt: on
+        args = [
+            "qos",
+            "predict",
+            "--capability",
+            f"iops={n(rng)}",
+            "--alpha",
+            n(rng),
+            "--tenant",
+            f"a:{n(rng)}",
+            "--host-used",
+            f"iops={n(rng)}",
+        ]
     if rng.random() < 0.2:
         args += ["--format", "json"]
     return args, " ".join(a[:30] for a in args[:12])

@@ -26,21 +26,43 @@ WORKLOAD = StoredWorkload(rw="randread", bs_bytes=4096, iodepth=32, numjobs=1, p
 
 def _row(iops: float, place: str | None) -> StoredResult:
     return StoredResult(
-        round=0, test="randread-4k", direction="read", workload=WORKLOAD, iops=iops,
-        bw_bytes_per_s=iops * 4096, io_bytes=int(iops * 4096 * 10), runtime_ms=10_000,
-        lat_kind="lat", lat_mean_ns=32e9 / 1000 if place else 64e9 / 2000, lat_min_ns=1e3,
-        lat_max_ns=1e8, lat_stddev_ns=1e4, lat_p50_ns=3e7, lat_p90_ns=4e7, lat_p99_ns=5e7,
-        lat_p999_ns=6e7, lat_p9999_ns=7e7, usr_cpu_pct=1.0, sys_cpu_pct=2.0, jobs=1,
+        round=0,
+        test="randread-4k",
+        direction="read",
+        workload=WORKLOAD,
+        iops=iops,
+        bw_bytes_per_s=iops * 4096,
+        io_bytes=int(iops * 4096 * 10),
+        runtime_ms=10_000,
+        lat_kind="lat",
+        lat_mean_ns=32e9 / 1000 if place else 64e9 / 2000,
+        lat_min_ns=1e3,
+        lat_max_ns=1e8,
+        lat_stddev_ns=1e4,
+        lat_p50_ns=3e7,
+        lat_p90_ns=4e7,
+        lat_p99_ns=5e7,
+        lat_p999_ns=6e7,
+        lat_p9999_ns=7e7,
+        usr_cpu_pct=1.0,
+        sys_cpu_pct=2.0,
+        jobs=1,
         hostname=place,
-    )  # fmt: skip
+    )
 
 
 RUN = RunRecord(
-    id=1, plan="quick", status=RunStatus.COMPLETED, started_at="2026-11-24T00:00:00+00:00",
-    ended_at=None, target=TargetInfo("a, b", "fleet", 0), host=HostInfo.from_record({}), labels={},
+    id=1,
+    plan="quick",
+    status=RunStatus.COMPLETED,
+    started_at="2026-11-24T00:00:00+00:00",
+    ended_at=None,
+    target=TargetInfo("a, b", "fleet", 0),
+    host=HostInfo.from_record({}),
+    labels={},
     settings=RunSettings(places=(PlaceRecord("/a"), PlaceRecord("/b"))),
     results=(_row(2000, None), _row(1000, "/a"), _row(1000, "/b")),
-)  # fmt: skip
+)
 
 
 def test_the_aggregate_is_the_runs_result() -> None:

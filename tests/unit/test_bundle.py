@@ -160,8 +160,9 @@ def _failed_run(store: Store) -> int:
         LogSeries(0, "randread-4k@2", "lat", 1, "10.0.0.3", "read", ((1000, 81000.5),)),
     ]
     store.add_round(run_id, 0, raw, group_tests(parse(raw)), {}, series=series)
-    stall = Stall(0, "randread-4k", "2024-05-01T12:00:00+00:00", "2024-05-01T12:00:09+00:00",
-                  9.0, False, 4.5)  # fmt: skip
+    stall = Stall(
+        0, "randread-4k", "2024-05-01T12:00:00+00:00", "2024-05-01T12:00:09+00:00", 9.0, False, 4.5
+    )
     store.add_stalls(run_id, [stall])
     store.finish_run(run_id, RunStatus.FAILED, "fio stalled: no I/O completed for 9 s")
     return run_id
@@ -234,8 +235,11 @@ def _job_run(store: Store, tmp: Path, runner: RecordedRunner) -> int:
     recorded word)."""
     (tmp / "bundle.fio").write_text(JOB_FILE)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(job_tests, "read_checked", lambda paths, cwd, env, host: read_files(
-            paths, env, host, cwd))  # fmt: skip
+        patch.setattr(
+            job_tests,
+            "read_checked",
+            lambda paths, cwd, env, host: read_files(paths, env, host, cwd),
+        )
         made = job_tests.plan(["bundle.fio"], tmp, {}, replaced=True, host=HostFacts(4096, 1, 1))
     outcome = execute(_session(store, tmp, runner), made.spec, TARGET, LABELS, made.engines)
     assert outcome.status is RunStatus.COMPLETED
@@ -309,12 +313,14 @@ def _report(run: RunRecord) -> Any:
     document = report_document([run])
     return [
         (
-            s.title, s.header, s.notes,
+            s.title,
+            s.header,
+            s.notes,
             [(c.id, json.dumps(c.figure, sort_keys=True, default=str)) for c in s.charts],
             [(t.title, t.rows, t.notes, export(t, "json")) for t in s.sheets],
         )
         for s in document.sections
-    ]  # fmt: skip
+    ]
 
 
 def _equal_but_id(original: RunRecord, imported: RunRecord) -> None:
@@ -413,8 +419,9 @@ def test_export_and_import_commands(
     db = store.url.removeprefix("sqlite:///")
     chosen = [ids["pts"], ids["failed"], ids["quick"]]
     out = tmp_path / "three.vbundle"
-    code, _, err = _main(monkeypatch, capfdbinary, "export", *map(str, chosen), "latest",
-                         "-o", str(out), "--db", db)  # fmt: skip
+    code, _, err = _main(
+        monkeypatch, capfdbinary, "export", *map(str, chosen), "latest", "-o", str(out), "--db", db
+    )
     assert code == 0, err
     lines = err.splitlines()
     exported = [*chosen, ids["interrupted"]]  # latest: the last run made
@@ -423,8 +430,9 @@ def test_export_and_import_commands(
     target = str(tmp_path / "target.db")
     code, _, err = _main(monkeypatch, capfdbinary, "import", str(QUICK), "--db", target)
     assert code == 0 and err == f"imported {QUICK} as run 1\n", err
-    code, listing, err = _main(monkeypatch, capfdbinary, "import", str(out), "--db", target,
-                               "--format", "json")  # fmt: skip
+    code, listing, err = _main(
+        monkeypatch, capfdbinary, "import", str(out), "--db", target, "--format", "json"
+    )
     assert code == 0, err
     added = err.splitlines()
     assert len(added) == 4 and all(line.startswith("added run ") for line in added), err
@@ -441,10 +449,12 @@ def test_export_and_import_commands(
     ]
     assert all(line.endswith("not added again") for line in err.splitlines())
     for original, new_id in zip(originals, new_ids, strict=True):
-        _, shown, _ = _main(monkeypatch, capfdbinary, "show", str(new_id), "--format", "json",
-                            "--db", target)  # fmt: skip
-        _, before, _ = _main(monkeypatch, capfdbinary, "show", str(original.id), "--format", "json",
-                             "--db", db)  # fmt: skip
+        _, shown, _ = _main(
+            monkeypatch, capfdbinary, "show", str(new_id), "--format", "json", "--db", target
+        )
+        _, before, _ = _main(
+            monkeypatch, capfdbinary, "show", str(original.id), "--format", "json", "--db", db
+        )
         imported, there = json.loads(shown), json.loads(before)
         assert imported.pop("id") == new_id and there.pop("id") == original.id
         assert imported["uuid"] == original.uuid

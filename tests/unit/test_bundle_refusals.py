@@ -311,8 +311,9 @@ def test_a_bundle_expanding_beyond_its_limit_is_refused_as_it_is_read(
     bomb = gzip.compress(b'{"schema":"volbench.bundle","version":1,"runs":[' + b" " * (8 << 20))
     assert len(bomb) < 20_000
     message = _refused(store, tmp_path / "bomb.vbundle", bomb)
-    assert message.endswith("expands to more than 1 MiB, more than volbench reads at once:"
-                            " export fewer runs per bundle")  # fmt: skip
+    assert message.endswith(
+        "expands to more than 1 MiB, more than volbench reads at once: export fewer runs per bundle"
+    )
     plain = b'{"schema":"volbench.bundle","version":1,"runs":[' + b" " * (2 << 20)
     assert "expands to more than 1 MiB" in _refused(store, tmp_path / "plain.vbundle", plain)
 

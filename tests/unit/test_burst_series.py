@@ -165,8 +165,9 @@ def _summary(windows: list[float], seconds: float) -> Burst | None:
     return burst_from_samples(mean, min(windows), max(windows), stddev, seconds)
 
 
-def half_seconds(ceiling: float, baseline: float, credits: float, seconds: float,
-                 noise: float, seed: int) -> list[float]:  # fmt: skip
+def half_seconds(
+    ceiling: float, baseline: float, credits: float, seconds: float, noise: float, seed: int
+) -> list[float]:
     """fio's 500 ms windows of a bucket of ``credits`` spent at ``ceiling``, then the
     baseline, ``noise`` gaussian (a share of each window)."""
     rng, left, windows = random.Random(seed), credits, []

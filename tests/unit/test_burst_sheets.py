@@ -82,9 +82,12 @@ def lab_run(tmp_path: Path) -> tuple[Store, int]:
     tests = {t.name: t for t in group_tests(parse(text))}
     target = TargetInfo("/dev/vdb", "block", 1 << 30)
     run_id = store.create_run(
-        "quick", target, {"hostname": "guest"}, {"product": "lab-burst", "size_gib": "100"},
+        "quick",
+        target,
+        {"hostname": "guest"},
+        {"product": "lab-burst", "size_gib": "100"},
         RunSettings(),
-    )  # fmt: skip
+    )
     document = json.loads(text[text.index("{") :])
     for round_no, (name, (qd, iops, lat, per_second)) in enumerate(LAB.items()):
         one = {**document, "jobs": [j for j in document["jobs"] if j["jobname"] == name]}
@@ -116,8 +119,10 @@ def test_show_names_the_burst_and_the_limiter_pacing(tmp_path: Path) -> None:
         assert rows[name]["limit"] == "rate limiter", rows[name]
         assert rows[name]["why"].startswith("QD 1 gave 1,000 IOPS and QD 64 x 1 job the same")
     assert "after its burst" in rows["randwrite-4k-latency"]["why"]
-    for size, paced in (("randwrite-16k-throughput", "randwrite-4k-iops"),
-                        ("randread-16k-throughput", "randread-4k-iops")):  # fmt: skip
+    for size, paced in (
+        ("randwrite-16k-throughput", "randwrite-4k-iops"),
+        ("randread-16k-throughput", "randread-4k-iops"),
+    ):
         assert rows[size]["limit"] == "rate limiter", rows[size]
         assert rows[size]["why"] == (
             f"the same 1,000 IOPS as {paced} (4 KiB, paced by a rate limiter at ~1,000 IOPS)"

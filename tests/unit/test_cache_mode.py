@@ -19,12 +19,16 @@ def test_modes_rewrite_the_rounds() -> None:
     assert with_cache_mode(PLAN, "direct") is PLAN
     buffered = with_cache_mode(PLAN, "buffered")
     assert [(w.name, w.direct) for w in buffered.rounds[0]] == [
-        ("buffered.a", False), ("buffered.b", False),
-    ]  # fmt: skip
+        ("buffered.a", False),
+        ("buffered.b", False),
+    ]
     both = with_cache_mode(PLAN, "both")
     assert [(w.name, w.direct) for w in both.rounds[0]] == [
-        ("a", True), ("b", True), ("buffered.a", False), ("buffered.b", False),
-    ]  # fmt: skip
+        ("a", True),
+        ("b", True),
+        ("buffered.a", False),
+        ("buffered.b", False),
+    ]
     assert both.options["cache"] == "both"
     with pytest.raises(UsageError, match="unknown cache mode"):
         with_cache_mode(PLAN, "cached")
@@ -33,8 +37,14 @@ def test_modes_rewrite_the_rounds() -> None:
 
 
 def test_warning_only_beyond_twice_the_direct_figure() -> None:
-    figures = [("a", 10_000.0), ("buffered.a", 90_000.0), ("b", 10_000.0),
-               ("buffered.b", 19_000.0), ("c", 10_000.0), ("buffered.c", 4_000.0)]  # fmt: skip
+    figures = [
+        ("a", 10_000.0),
+        ("buffered.a", 90_000.0),
+        ("b", 10_000.0),
+        ("buffered.b", 19_000.0),
+        ("c", 10_000.0),
+        ("buffered.c", 4_000.0),
+    ]
     rows = [SimpleNamespace(result=SimpleNamespace(test=t, iops=i)) for t, i in figures]
     notes = cache_notes(rows)  # type: ignore[arg-type]
     assert len(notes) == 2

@@ -144,8 +144,9 @@ def test_a_run_records_its_promise_as_labels() -> None:
     with pytest.raises(UsageError, match="--product-size 500 and --label size_gib=400 differ"):
         run_promise.promise_labels((("size_gib", "400"),), None, 500, {})
     with pytest.raises(UsageError, match="--provisioned-iops 6000 and --label provisioned_iops"):
-        run_promise.promise_labels((("provisioned_iops", "3000"),), None, None,
-                                   {"provisioned_iops": 6000})  # fmt: skip
+        run_promise.promise_labels(
+            (("provisioned_iops", "3000"),), None, None, {"provisioned_iops": 6000}
+        )
 
 
 def test_the_promise_is_settled_before_the_run() -> None:
@@ -166,8 +167,9 @@ def test_the_promise_is_settled_before_the_run() -> None:
     with pytest.raises(UsageError, match="--provisioned-iops 60,000 IOPS is above the most"):
         run_promise.settled(over, cat, None)
     with pytest.raises(UsageError, match="label provisioned_iops='lots' is not a number"):
-        run_promise.settled((("product", "aws-io1"), ("size_gib", "100"),
-                             ("provisioned_iops", "lots")), cat, None)  # fmt: skip
+        run_promise.settled(
+            (("product", "aws-io1"), ("size_gib", "100"), ("provisioned_iops", "lots")), cat, None
+        )
 
 
 def test_check_reads_the_provisioned_labels(tmp_path: Path) -> None:

@@ -49,8 +49,9 @@ def test_quick_is_six_fio_processes_with_their_job_files(tmp_path: Path) -> None
 
 
 def test_an_adaptive_search_shows_its_first_tests_and_its_bound(tmp_path: Path) -> None:
-    options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 4, 16, 64), (1, 2), runtime_s=5,
-                                 ramp_time_s=0, find_max=True)  # fmt: skip
+    options = sweep.SweepOptions(
+        RW.RANDREAD, 4096, (1, 4, 16, 64), (1, 2), runtime_s=5, ramp_time_s=0, find_max=True
+    )
     dry = plan_preview(sweep.find_max_plan(options), TARGET, "io_uring", tmp_path)
     assert len(dry.job_files) == 1  # the search's first point
     assert dry.processes == dry.tests == 8  # the grid at most
@@ -73,8 +74,14 @@ def test_the_limits_experiment_shows_its_burst_probe_and_its_budget(tmp_path: Pa
 
 
 def test_pts_cells_and_rounds(tmp_path: Path) -> None:
-    options = build(("iops",), "enterprise", block_sizes=(4096, 65536), mixes=(100, 0),
-                    cell_seconds=60, max_rounds=25)  # fmt: skip
+    options = build(
+        ("iops",),
+        "enterprise",
+        block_sizes=(4096, 65536),
+        mixes=(100, 0),
+        cell_seconds=60,
+        max_rounds=25,
+    )
     dry = pts_preview(options, TARGET, "io_uring", tmp_path)
     labels = [j.label for j in dry.job_files]
     assert labels[:2] == [
@@ -161,15 +168,20 @@ def test_a_diskmark_run_is_shown_as_crystaldiskmark_shows_it(tmp_path: Path) -> 
         for n, work in enumerate(quick.workloads(options)[:3]):
             direction = "read" if work.rw.reads else "write"
             figures = dataclasses.replace(
-                template.directions["read"], direction=direction, iops=1000.0 * (n + 1),
+                template.directions["read"],
+                direction=direction,
+                iops=1000.0 * (n + 1),
                 bw_bytes_per_s=1e6 * (n + 1),
-            )  # fmt: skip
+            )
             test = dataclasses.replace(template, name=work.name, directions={direction: figures})
             store.add_round(run_id, n, "{}", [test], {work.name: StoredWorkload.of(work)})
         sheet = report_for(store.get_run(run_id))[0][0]
     assert [row["label"] for row in sheet.rows] == [
-        "SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"
-    ]  # fmt: skip
+        "SEQ1M Q8T1",
+        "SEQ1M Q1T1",
+        "RND4K Q32T1",
+        "RND4K Q1T1",
+    ]
     first, second = sheet.rows[0], sheet.rows[1]
     assert (first["read_mb_s"], first["write_mb_s"]) == (1.0, 2.0)
     assert (second["read_iops"], second["write_iops"]) == (3000.0, None)

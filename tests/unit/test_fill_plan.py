@@ -95,10 +95,16 @@ def test_a_resumed_adaptive_run_does_not_see_its_fill_either() -> None:
         options=filled.options,
     )
     run = RunRecord(
-        id=3, plan=sweep.NAME, status=RunStatus.INTERRUPTED, started_at="", ended_at=None,
-        target=TargetInfo("/dev/loop9", "block", GIB), host=HostInfo.from_record({}),
-        labels={}, settings=settings,
-    )  # fmt: skip
+        id=3,
+        plan=sweep.NAME,
+        status=RunStatus.INTERRUPTED,
+        started_at="",
+        ended_at=None,
+        target=TargetInfo("/dev/loop9", "block", GIB),
+        host=HostInfo.from_record({}),
+        labels={},
+        settings=settings,
+    )
     resumed = resumable_plan(run)
     assert [w.name for r in resumed.rounds for w in r] == ["fill"]
     assert resumed.next_round is not None
@@ -125,8 +131,9 @@ def test_the_dry_run_shows_the_fill_first_and_the_tests_as_without_it(tmp_path: 
 
 
 def test_a_search_s_dry_run_shows_its_first_test_after_the_fill(tmp_path: Path) -> None:
-    options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 4, 16, 64), (1, 2), runtime_s=5,
-                                 ramp_time_s=0, find_max=True)  # fmt: skip
+    options = sweep.SweepOptions(
+        RW.RANDREAD, 4096, (1, 4, 16, 64), (1, 2), runtime_s=5, ramp_time_s=0, find_max=True
+    )
     plain = plan_preview(sweep.find_max_plan(options), TARGET, "io_uring", tmp_path)
     filled = fill.with_fill(sweep.find_max_plan(options), GIB, None)
     dry = plan_preview(filled, TARGET, "io_uring", tmp_path)

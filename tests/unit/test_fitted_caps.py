@@ -35,13 +35,31 @@ MB = 1e6
 SOURCE = "limits run 12"
 
 
-def _test(name: str, rw: str, bs_kib: int, qd: int, iops: float, lat_ms: float | None = None,
-          cpu: float = 5.0) -> MeasuredTest:  # fmt: skip
+def _test(
+    name: str,
+    rw: str,
+    bs_kib: int,
+    qd: int,
+    iops: float,
+    lat_ms: float | None = None,
+    cpu: float = 5.0,
+) -> MeasuredTest:
     """A quick-plan test as fio measured it (latency by Little's law unless given)."""
     lat = (lat_ms * 1e6) if lat_ms is not None else qd / iops * 1e9
     read, write = (iops, 0.0) if rw == "read" else (0.0, iops)
-    return MeasuredTest(name, iops, iops * bs_kib * KIB, lat, qd, 1, (cpu,), True, read, write,
-                        bs_bytes=bs_kib * KIB)  # fmt: skip
+    return MeasuredTest(
+        name,
+        iops,
+        iops * bs_kib * KIB,
+        lat,
+        qd,
+        1,
+        (cpu,),
+        True,
+        read,
+        write,
+        bs_bytes=bs_kib * KIB,
+    )
 
 
 def _verdict(test: MeasuredTest, caps: Context) -> tuple[Limit, str]:
@@ -53,8 +71,9 @@ def test_separate_budgets_with_mb_s_caps_name_each_cap() -> None:
     """Read 3,000 IOPS and 24 MB/s, write 1,500 IOPS and 12 MB/s: the 16 KiB tests at the
     MB/s caps name them; the 4 KiB tests at the IOPS caps name those; a 4 KiB read a busy
     machine kept at 2,155 says the read cap did not bind."""
-    model, _ = experiment(Limiter(read_iops=3000, write_iops=1500, read_bps=24e6,
-                                  write_bps=12e6), 3)  # fmt: skip
+    model, _ = experiment(
+        Limiter(read_iops=3000, write_iops=1500, read_bps=24e6, write_bps=12e6), 3
+    )
     ctx = Context(caps=fitted_caps(model, None, SOURCE))
     limit, why = _verdict(_test("randread-16k", "read", 16, 32, 1420), ctx)
     assert limit is Limit.RATE_LIMITER
@@ -68,10 +87,13 @@ def test_separate_budgets_with_mb_s_caps_name_each_cap() -> None:
     held = verdict(_test("randread-4k", "read", 4, 32, 2155, cpu=97.0), ctx)
     assert held.limit is Limit.HOST_CPU
     assert any(
-        re.fullmatch(r"2,155 IOPS is 7\d% of the read IOPS cap \(limits run 12\), 2,9\d\d IOPS:"
-                     r" the limiter did not bind, host CPU held it", line)
+        re.fullmatch(
+            r"2,155 IOPS is 7\d% of the read IOPS cap \(limits run 12\), 2,9\d\d IOPS:"
+            r" the limiter did not bind, host CPU held it",
+            line,
+        )
         for line in held.evidence
-    ), held.evidence  # fmt: skip
+    ), held.evidence
 
 
 def test_a_4k_unit_under_1000_iops_names_the_unit_and_paces_qd1() -> None:
@@ -83,8 +105,10 @@ def test_a_4k_unit_under_1000_iops_names_the_unit_and_paces_qd1() -> None:
     limit, why = _verdict(_test("randread-16k", "read", 16, 32, 252), ctx)
     assert limit is Limit.RATE_LIMITER
     assert re.search(r"1,0\d\d IOPS in 4 KiB units", why), why
-    for name, rw, iops, lat in (("randread-4k-qd1", "read", 954, 0.99),
-                                ("randwrite-4k-qd1", "write", 922, 1.04)):  # fmt: skip
+    for name, rw, iops, lat in (
+        ("randread-4k-qd1", "read", 954, 0.99),
+        ("randwrite-4k-qd1", "write", 922, 1.04),
+    ):
         limit, why = _verdict(_test(name, rw, 4, 1, iops, lat), ctx)
         assert limit is Limit.RATE_LIMITER, why
         assert re.search(rf"IOPS cap \({SOURCE}\), (9\d\d|1,0\d\d) IOPS", why), why
@@ -99,8 +123,10 @@ def test_a_burst_on_a_shared_budget_names_the_baseline_for_writes_too() -> None:
     caps = fitted_caps(model, burst, SOURCE)
     assert model.shared_iops is True
     ctx = Context(caps=caps)
-    for test in (_test("randwrite-16k", "write", 16, 32, 635),
-                 _test("randwrite-4k-qd1", "write", 4, 1, 639, 1.47)):  # fmt: skip
+    for test in (
+        _test("randwrite-16k", "write", 16, 32, 635),
+        _test("randwrite-4k-qd1", "write", 4, 1, 639, 1.47),
+    ):
         limit, why = _verdict(test, ctx)
         assert limit is Limit.RATE_LIMITER, (test.name, why)
         assert "(limits run 12)" in why
@@ -138,13 +164,17 @@ def test_a_larger_request_at_the_devices_own_rate_for_its_size_is_the_device() -
     (at_16k,) = [c for c in caps if c.bs_bytes == 16 * KIB and c.direction == "read"]
     assert at_16k.iops is not None and at_16k.kind == "ceiling"
     deep = at_16k.least_outstanding
-    limit, why = _verdict(_test("randread-16k", "read", 16, deep, at_16k.iops * 0.98),
-                          Context(caps=caps))  # fmt: skip
+    limit, why = _verdict(
+        _test("randread-16k", "read", 16, deep, at_16k.iops * 0.98), Context(caps=caps)
+    )
     assert limit is Limit.DEVICE and "the device's own read rate at 16 KiB" in why, why
-    busy = tuple(HostSample(float(t), (95.0, 93.0), fio_cpu_cores=0.2, fio_wait_threads=0.01)
-                 for t in range(5))  # fmt: skip
-    limit, why = _verdict(_test("randread-16k", "read", 16, deep, at_16k.iops * 0.4),
-                          Context(caps=caps, host=busy))  # fmt: skip
+    busy = tuple(
+        HostSample(float(t), (95.0, 93.0), fio_cpu_cores=0.2, fio_wait_threads=0.01)
+        for t in range(5)
+    )
+    limit, why = _verdict(
+        _test("randread-16k", "read", 16, deep, at_16k.iops * 0.4), Context(caps=caps, host=busy)
+    )
     assert limit is Limit.HOST_CPU and "the host's CPUs held it" in why, why
     limit, why = _verdict(
         _test("randread-4k-qd1", "read", 4, 1, 9_000), Context(caps=caps, host=busy)

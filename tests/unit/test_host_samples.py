@@ -53,8 +53,13 @@ def test_stat_and_schedstat_fields() -> None:
     assert parse_schedstat("") is None
 
 
-def fake_process(root: Path, pid: int, ticks: int, threads: dict[int, tuple[int, int]],
-                 children: tuple[int, ...] = ()) -> None:  # fmt: skip
+def fake_process(
+    root: Path,
+    pid: int,
+    ticks: int,
+    threads: dict[int, tuple[int, int]],
+    children: tuple[int, ...] = (),
+) -> None:
     base = root / str(pid)
     (base / "task").mkdir(parents=True, exist_ok=True)
     (base / "stat").write_text(f"{pid} (fio) S 1 1 1 0 -1 0 0 0 0 0 {ticks} 0 0 0 20")
@@ -204,16 +209,25 @@ def test_series_round_trip_through_the_store(tmp_path: Path) -> None:
     with Store.open(str(tmp_path / "s.db")) as store:
         target = TargetInfo("/dev/x", "block", 1 << 30)
         run_id = store.create_run("quick", target, {"hostname": "h"}, {}, RunSettings())
-        store.add_round(run_id, 4, "{}", [], {"randread": StoredWorkload()},
-                        series=[*found, fio_log])  # fmt: skip
+        store.add_round(
+            run_id, 4, "{}", [], {"randread": StoredWorkload()}, series=[*found, fio_log]
+        )
         stored = store.get_run(run_id).series
     host = round_hosts(stored)[4]
     assert [r.cpu_busy_pct for r in host.readings] == [(50.0, 70.0), (51.0, 70.0), (52.0, 70.0)]
     assert host.readings[0] == HostSample(
-        time_s=1000.0, cpu_busy_pct=(50.0, 70.0), device_busy_pct=80.0, in_flight=3,
-        iops=900.0, memory_some_pct=1.0, io_some_pct=2.0, fio_cpu_cores=0.9,
-        fio_busiest_pct=88.0, fio_wait_threads=0.1, queue_length=2.5,
-    )  # fmt: skip
+        time_s=1000.0,
+        cpu_busy_pct=(50.0, 70.0),
+        device_busy_pct=80.0,
+        in_flight=3,
+        iops=900.0,
+        memory_some_pct=1.0,
+        io_some_pct=2.0,
+        fio_cpu_cores=0.9,
+        fio_busiest_pct=88.0,
+        fio_wait_threads=0.1,
+        queue_length=2.5,
+    )
     assert host.cpu_quota_cores == 0.5
     assert host.throttled_pct == pytest.approx(90.0)
     assert host.facts["cap_riops"] == 1000 and "x" not in host.facts
@@ -248,8 +262,7 @@ def test_the_run_document_names_the_host_of_each_sample_series(tmp_path: Path) -
     with Store.open(str(tmp_path / "s.db")) as store:
         target = TargetInfo("/dev/x", "block", 1 << 30)
         run_id = store.create_run("quick", target, {"hostname": "h"}, {}, RunSettings())
-        store.add_round(run_id, 0, "{}", [], {"randread": StoredWorkload()},
-                        series=[*here, *there])  # fmt: skip
+        store.add_round(run_id, 0, "{}", [], {"randread": StoredWorkload()}, series=[*here, *there])
         document = run_document(store.get_run(run_id))
     found = document["host_series"]
     assert isinstance(found, list) and len(found) == 2 * len(here)
@@ -258,6 +271,11 @@ def test_the_run_document_names_the_host_of_each_sample_series(tmp_path: Path) -
     )
     cpu = next(s for s in found if s["host"] == "lab://b" and s["kind"] == "cpu" and s["job"] == 1)
     assert cpu == {
-        "round": 0, "test": "randread", "kind": "cpu", "unit": "% busy", "job": 1,
-        "host": "lab://b", "points": [[1_000_000, 70.0], [1_001_000, 70.0], [1_002_000, 70.0]],
-    }  # fmt: skip
+        "round": 0,
+        "test": "randread",
+        "kind": "cpu",
+        "unit": "% busy",
+        "job": 1,
+        "host": "lab://b",
+        "points": [[1_000_000, 70.0], [1_001_000, 70.0], [1_002_000, 70.0]],
+    }

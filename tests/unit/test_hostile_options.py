@@ -54,8 +54,19 @@ def test_a_5000_digit_block_size(
     target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Was a ValueError traceback in units.py (int() of more than 4,300 digits)."""
-    err = _refused(monkeypatch, capsys, "run", "sweep", "--dry-run", "--target", target,
-                   "--size", "8m", "--bs", "9" * 5000)  # fmt: skip
+    err = _refused(
+        monkeypatch,
+        capsys,
+        "run",
+        "sweep",
+        "--dry-run",
+        "--target",
+        target,
+        "--size",
+        "8m",
+        "--bs",
+        "9" * 5000,
+    )
     assert "invalid size '9999" in err and "at most 40 digits" in err and len(err) < 300
 
 
@@ -82,8 +93,9 @@ def test_grids_beyond_the_limits_are_refused_before_they_are_expanded(
     args: tuple[str, ...],
     message: str,
 ) -> None:
-    err = _refused(monkeypatch, capsys, "run", plan, "--dry-run", "--target", target,
-                   "--size", "8m", *args)  # fmt: skip
+    err = _refused(
+        monkeypatch, capsys, "run", plan, "--dry-run", "--target", target, "--size", "8m", *args
+    )
     assert message in err
 
 
@@ -91,8 +103,17 @@ def test_provisioned_iops_1e400(
     target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Was an OverflowError traceback in specs/limits.py."""
-    err = _refused(monkeypatch, capsys, "spec", "expect", "aws-gp3", "--size", "100",
-                   "--provisioned-iops", "1e400")  # fmt: skip
+    err = _refused(
+        monkeypatch,
+        capsys,
+        "spec",
+        "expect",
+        "aws-gp3",
+        "--size",
+        "100",
+        "--provisioned-iops",
+        "1e400",
+    )
     assert "invalid number '1e400'" in err
 
 
@@ -102,8 +123,18 @@ def test_cost_over_1e308_months_is_refused_not_infinity(
     """Printed `Infinity`."""
     err = _refused(monkeypatch, capsys, "cost", "aws-gp3", "--size", "100", "--months", "1e308")
     assert "invalid number '1e308': it must be from 0 to 1e+12" in err
-    code, out, _, _ = _main(monkeypatch, capsys, "cost", "aws-gp3", "--size", "65536",
-                            "--months", "1e12", "--format", "json")  # fmt: skip
+    code, out, _, _ = _main(
+        monkeypatch,
+        capsys,
+        "cost",
+        "aws-gp3",
+        "--size",
+        "65536",
+        "--months",
+        "1e12",
+        "--format",
+        "json",
+    )
     assert code == 0 and "Infinity" not in out and "NaN" not in out
 
 
@@ -112,8 +143,18 @@ def test_qos_fit_host_used_nan(
     target: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     """`--host-used nan` gave alpha nan (click's FloatRange takes nan and inf)."""
-    err = _refused(monkeypatch, capsys, "qos", "fit", "--capability", "3888", "--host-used",
-                   value, "--measured", "a=118")  # fmt: skip
+    err = _refused(
+        monkeypatch,
+        capsys,
+        "qos",
+        "fit",
+        "--capability",
+        "3888",
+        "--host-used",
+        value,
+        "--measured",
+        "a=118",
+    )
     assert "must be numbers" in err
 
 
@@ -136,8 +177,9 @@ def test_other_hostile_run_options(
     args: tuple[str, ...],
     message: str,
 ) -> None:
-    err = _refused(monkeypatch, capsys, "run", "sweep", "--dry-run", "--target", target,
-                   "--size", "8m", *args)  # fmt: skip
+    err = _refused(
+        monkeypatch, capsys, "run", "sweep", "--dry-run", "--target", target, "--size", "8m", *args
+    )
     assert message in err
 
 

@@ -66,17 +66,32 @@ class Stated:
 STATED: dict[str, Stated] = {
     # no job options, no timestamp (fio 2.1.4): nothing of the pattern or time is stated
     "pkb_fio-2.1.4_five-groups.json": Stated(
-        None, 0, "sdb", None, None, None,
-        {name: (None, None, None, None) for name in (
-            "sequential_write", "sequential_read", "random_write_test", "random_read_test",
-            "random_read_test_parallel",
-        )},
+        None,
+        0,
+        "sdb",
+        None,
+        None,
+        None,
+        {
+            name: (None, None, None, None)
+            for name in (
+                "sequential_write",
+                "sequential_read",
+                "random_write_test",
+                "random_read_test",
+                "random_read_test_parallel",
+            )
+        },
     ),
     # global options (filename, ioengine) under each group's job options; size=100%;
     # timestamp_ms 1506559552257 less elapsed 21 s
     "pkb_fio-2.17_group-reporting.json": Stated(
-        "/dev/disk/by-id/google-pkb-7fb0c9d8-0-data-0-0", 0, None, "libaio",
-        "2017-09-28T00:45:31+00:00", "2017-09-28T00:45:52+00:00",
+        "/dev/disk/by-id/google-pkb-7fb0c9d8-0-data-0-0",
+        0,
+        None,
+        "libaio",
+        "2017-09-28T00:45:31+00:00",
+        "2017-09-28T00:45:52+00:00",
         {
             "rand_16k_read_100%-io-depth-1-num-jobs-2": ("randread", 16384, 1, 2),
             "rand_16k_write_100%-io-depth-1-num-jobs-2": ("randwrite", 16384, 1, 2),
@@ -84,46 +99,87 @@ STATED: dict[str, Stated] = {
     ),
     # filename relative to directory=/fio, size=1861G, iodepth=01, no numjobs
     "fio-plot_fio-2.18_randread.json": Stated(
-        "/fio/fio-test.bin", 1861 * 2**30, "md10,sdb,sdc,sdd,sde", "libaio",
-        "2017-04-01T17:29:58+00:00", "2017-04-01T17:30:59+00:00",
+        "/fio/fio-test.bin",
+        1861 * 2**30,
+        "md10,sdb,sdc,sdd,sde",
+        "libaio",
+        "2017-04-01T17:29:58+00:00",
+        "2017-04-01T17:30:59+00:00",
         {"random-io": ("randread", 4096, 1, None)},
     ),
     "fio-plot_fio-2.18_group-reporting.json": Stated(
-        "/dev/md127", 0, "md127,sdb,sdc,sdd,sde", "libaio",
-        "2017-04-17T11:14:54+00:00", "2017-04-17T11:15:05+00:00",
+        "/dev/md127",
+        0,
+        "md127,sdb,sdc,sdd,sde",
+        "libaio",
+        "2017-04-17T11:14:54+00:00",
+        "2017-04-17T11:15:05+00:00",
         {"random-io": ("randread", 4096, 1, 1)},
     ),
     "fio-plot_fio-3.1_floppy.json": Stated(
-        "/dev/sde", 0, "sde", "libaio", "2019-12-16T22:23:51+00:00",
-        "2019-12-16T22:26:07+00:00", {"iotest": ("randread", 4096, 1, 1)},
+        "/dev/sde",
+        0,
+        "sde",
+        "libaio",
+        "2019-12-16T22:23:51+00:00",
+        "2019-12-16T22:26:07+00:00",
+        {"iotest": ("randread", 4096, 1, 1)},
     ),
     "fio-plot_fio-3.6_4-clones.json": Stated(
-        "/dev/sdc", 0, "sdc", "libaio", "2018-05-13T22:04:53+00:00",
-        "2018-05-13T22:05:54+00:00", {"random-io": ("randread", 4096, 1, 4)},
+        "/dev/sdc",
+        0,
+        "sdc",
+        "libaio",
+        "2018-05-13T22:04:53+00:00",
+        "2018-05-13T22:05:54+00:00",
+        {"random-io": ("randread", 4096, 1, 4)},
     ),
     "fio-plot_fio-3.14.json": Stated(
-        "/dev/sdh", 0, "sdh", "libaio", "2019-08-25T20:26:02+00:00",
-        "2019-08-25T20:27:03+00:00", {"random-read": ("randread", 4096, 1, 1)},
+        "/dev/sdh",
+        0,
+        "sdh",
+        "libaio",
+        "2019-08-25T20:26:02+00:00",
+        "2019-08-25T20:27:03+00:00",
+        {"random-read": ("randread", 4096, 1, 1)},
     ),
     # size=50000Mi: fio reads "Mi" as 2^20 (kb_base=1024)
     "fio-plot_fio-3.16_raid5.json": Stated(
-        "/server/fiotest/test.bin", 50000 * 2**20, "md6,sdc,sdd,sde,sdf,sdg,sdh,sdi,sdj",
-        "libaio", "2019-11-11T20:05:52+00:00", "2019-11-11T20:06:53+00:00",
+        "/server/fiotest/test.bin",
+        50000 * 2**20,
+        "md6,sdc,sdd,sde,sdf,sdg,sdh,sdi,sdj",
+        "libaio",
+        "2019-11-11T20:05:52+00:00",
+        "2019-11-11T20:06:53+00:00",
         {"iotest": ("randread", 4096, 1, 1)},
     ),
     # the failed run: elapsed 0, size=100%% (no byte count)
     FAILED: Stated(
-        "/Users/nan03/tmp/fio", 0, None, "sync", "2023-02-28T19:01:38+00:00",
-        "2023-02-28T19:01:38+00:00", {"1m": ("write", 2**20, 64, 1)},
+        "/Users/nan03/tmp/fio",
+        0,
+        None,
+        "sync",
+        "2023-02-28T19:01:38+00:00",
+        "2023-02-28T19:01:38+00:00",
+        {"1m": ("write", 2**20, 64, 1)},
     ),
     "fio-plot_fio-3.34_randread.json": Stated(
-        "/Volumes/Temporary Storage/fio", 2**30, None, "sync", "2023-03-30T00:19:33+00:00",
-        "2023-03-30T00:19:36+00:00", {"FIOJOB": ("randread", 4096, 1, 1)},
+        "/Volumes/Temporary Storage/fio",
+        2**30,
+        None,
+        "sync",
+        "2023-03-30T00:19:33+00:00",
+        "2023-03-30T00:19:36+00:00",
+        {"FIOJOB": ("randread", 4096, 1, 1)},
     ),
     # rw/bs/iodepth/numjobs/ioengine in the global options, size=16Mi in the job's;
     # job_start 1741208675800, timestamp 1741208676
     JSON_PLUS: Stated(
-        None, 16 * 2**20, None, "posixaio", "2025-03-05T21:04:35+00:00",
+        None,
+        16 * 2**20,
+        None,
+        "posixaio",
+        "2025-03-05T21:04:35+00:00",
         "2025-03-05T21:04:36+00:00",
         {
             "/Users/alexander/CrystalDiskMark/CrystalDiskMark195681fd01a/"
@@ -132,7 +188,11 @@ STATED: dict[str, Stated] = {
     ),
     # rw=readwrite is fio's rw; the job name as fio cut it (127 characters)
     "fio-analyzer_fio-3.40_readwrite.json": Stated(
-        "/tmp/fio_test/fio_test_read_4k", 2**20, None, "psync", "2025-07-08T18:46:13+00:00",
+        "/tmp/fio_test/fio_test_read_4k",
+        2**20,
+        None,
+        "psync",
+        "2025-07-08T18:46:13+00:00",
         "2025-07-08T18:46:23+00:00",
         {
             "hourly_automated_test,pattern:read,block_size:4k,num_jobs:1,direct:1,"
@@ -143,20 +203,31 @@ STATED: dict[str, Stated] = {
     # numjobs in the job options, no iodepth; the start is the earliest job_start; a
     # client/server output states no end
     TWO_SERVERS: Stated(
-        "/mnt/fio-test", 4 * 2**20, None, "psync", "2026-09-28T14:04:36+00:00", None,
+        "/mnt/fio-test",
+        4 * 2**20,
+        None,
+        "psync",
+        "2026-09-28T14:04:36+00:00",
+        None,
         {"test": ("randread", 4096, None, 1)},
         places=["127.0.0.1:18802", "127.0.0.1:18801"],
     ),
     # client/server, fio 3.7: five clones on each of two hosts, no N; the global options
     # as fio printed them (each key twice); the start is fio's timestamp
     PBENCH: Stated(
-        "/tmp/fio", 4096 * 2**20, "dm-0,sda", "libaio", "2018-09-05T18:10:52+00:00", None,
-        {"job-/tmp/fio": ("read", 4096, 32, 5)}, places=["perf36", "perf84"],
+        "/tmp/fio",
+        4096 * 2**20,
+        "dm-0,sda",
+        "libaio",
+        "2018-09-05T18:10:52+00:00",
+        None,
+        {"job-/tmp/fio": ("read", 4096, 32, 5)},
+        places=["perf36", "perf84"],
     ),
     FIO2_CLONES: Stated(
         None, 0, "sda", None, None, None, {"random-read": (None, None, None, None)}
     ),
-}  # fmt: skip
+}
 
 
 def _document(path: Path) -> dict[str, Any]:
@@ -538,9 +609,16 @@ def test_times_and_flags_are_read_as_fio_reads_them() -> None:
     assert fio_time("10", 1e-6) == pytest.approx(1e-5)  # thinktime: usec without a unit
     record = workload_record(
         "j",
-        {"readwrite": "randrw", "rwmixwrite": "30", "time_based": "", "buffered": "1",
-         "bs": "4k,64k", "kb_base": "1000", "size": "1m"},
-    )  # fmt: skip
+        {
+            "readwrite": "randrw",
+            "rwmixwrite": "30",
+            "time_based": "",
+            "buffered": "1",
+            "bs": "4k,64k",
+            "kb_base": "1000",
+            "size": "1m",
+        },
+    )
     assert record == {
         "name": "j",
         "rw": "randrw",

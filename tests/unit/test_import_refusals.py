@@ -349,8 +349,10 @@ def test_a_time_after_now_and_a_day_is_refused(tmp_path: Path) -> None:
     doc.update(timestamp_ms=253_402_300_799_999, timestamp=253_402_300_799)
     message = _refused(tmp_path, doc)
     assert "(9999-12-31T23:59:59+00:00) is after " in message
-    assert message.endswith("(now and a day): not a time fio ran at (its machine's clock was"
-                            " not set, or the file was changed) at timestamp_ms")  # fmt: skip
+    assert message.endswith(
+        "(now and a day): not a time fio ran at (its machine's clock was"
+        " not set, or the file was changed) at timestamp_ms"
+    )
     ahead = int(time.time()) + 12 * 3600
     doc.update(timestamp_ms=ahead * 1000, timestamp=ahead)
     run_id = _import(tmp_path, doc)

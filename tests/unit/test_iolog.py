@@ -58,13 +58,15 @@ def test_mapping() -> None:
 
 
 def _replay(iolog: str, **extra: object) -> Workload:
-    return Workload("replay", RW.RANDRW, runtime_s=None, time_based=False, read_iolog=iolog,
-                    **extra)  # type: ignore[arg-type]  # fmt: skip
+    return Workload(
+        "replay", RW.RANDRW, runtime_s=None, time_based=False, read_iolog=iolog, **extra
+    )  # type: ignore[arg-type]
 
 
 def test_replay_job_opens_only_the_target() -> None:
-    text = render(JobFile("/dev/loop9", (_replay("/tmp/runs/w.iolog", replay_no_stall=True),),
-                          "io_uring"))  # fmt: skip
+    text = render(
+        JobFile("/dev/loop9", (_replay("/tmp/runs/w.iolog", replay_no_stall=True),), "io_uring")
+    )
     section = read_job(text)[1]
     assert section.get("read_iolog") == "/tmp/runs/w.iolog"
     assert section.get("replay_redirect") == "/dev/loop9"
@@ -94,10 +96,15 @@ def test_replay_is_not_time_based() -> None:
 
 def test_synthetic_job_splits_per_direction() -> None:
     workload = Workload(
-        "synthetic", RW.RANDRW, bssplit=((4096, 100),), write_bssplit=((65536, 60), (8192, 40)),
-        rwmixread_pct=70, random_pct=100, write_random_pct=0,
+        "synthetic",
+        RW.RANDRW,
+        bssplit=((4096, 100),),
+        write_bssplit=((65536, 60), (8192, 40)),
+        rwmixread_pct=70,
+        random_pct=100,
+        write_random_pct=0,
         random_distribution="zoned:50/5:30/15:15/30:5/50",
-    )  # fmt: skip
+    )
     section = read_job(render(JobFile("/dev/loop9", (workload,), "io_uring")))[1]
     assert section.get("bssplit") == "4096/100,65536/60:8192/40"
     assert section.get("percentage_random") == "100,0"

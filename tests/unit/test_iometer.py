@@ -121,24 +121,45 @@ def test_worker_counts_and_tests_are_bounded() -> None:
 
 def _result(test: str, workers: int, iops: float) -> StoredResult:
     return StoredResult(
-        round=0, test=test, direction="write",
+        round=0,
+        test=test,
+        direction="write",
         workload=StoredWorkload(rw="write", bs_bytes=8192, iodepth=1, numjobs=workers),
-        iops=iops, bw_bytes_per_s=iops * 8192, io_bytes=0, runtime_ms=30000, lat_kind="lat",
-        lat_mean_ns=workers / iops * 1e9, lat_min_ns=None, lat_max_ns=5e6, lat_stddev_ns=None,
-        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
-        lat_p9999_ns=None, usr_cpu_pct=0, sys_cpu_pct=0, jobs=workers,
-    )  # fmt: skip
+        iops=iops,
+        bw_bytes_per_s=iops * 8192,
+        io_bytes=0,
+        runtime_ms=30000,
+        lat_kind="lat",
+        lat_mean_ns=workers / iops * 1e9,
+        lat_min_ns=None,
+        lat_max_ns=5e6,
+        lat_stddev_ns=None,
+        lat_p50_ns=None,
+        lat_p90_ns=None,
+        lat_p99_ns=None,
+        lat_p999_ns=None,
+        lat_p9999_ns=None,
+        usr_cpu_pct=0,
+        sys_cpu_pct=0,
+        jobs=workers,
+    )
 
 
 def test_seed_002_worker_table_reads_as_saturation_after_two_workers() -> None:
     # the Azure VM disk post: Azure temporary disk, 8 KiB sequential write, 1..4 workers
     figures = {1: 8300, 2: 16300, 3: 16500, 4: 16500}
     run = RunRecord(
-        id=1, plan="iometer", status=RunStatus.COMPLETED, started_at="", ended_at=None,
-        target=TargetInfo("D:", "file", 0), host=HostInfo.from_record({}), labels={},
+        id=1,
+        plan="iometer",
+        status=RunStatus.COMPLETED,
+        started_at="",
+        ended_at=None,
+        target=TargetInfo("D:", "file", 0),
+        host=HostInfo.from_record({}),
+        labels={},
         settings=RunSettings(),
         results=tuple(_result(f"8k-sequential-write.w{w}", w, i) for w, i in figures.items()),
-    )  # fmt: skip
+    )
     sheet = iometer_sheet(run)
     assert [r["iops"] for r in sheet.rows] == list(figures.values())
     assert [r["scaling"] for r in sheet.rows] == ["1.00x", "1.96x", "1.99x", "1.99x"]

@@ -63,8 +63,10 @@ def test_the_error_is_stored_with_the_results_it_ended(tmp_path: Path) -> None:
         read = jobs[name]["read"]
         assert row.error == jobs[name]["error"]
         assert (row.iops, row.io_bytes, row.runtime_ms) == (
-            read["iops"], read["io_bytes"], read["runtime"]
-        )  # fmt: skip
+            read["iops"],
+            read["io_bytes"],
+            read["runtime"],
+        )
         assert row.lat_mean_ns == read["clat_ns"]["mean"]
     assert run.error == (
         f"warning: 'verify-read' ended with fio error 84 ({WORDS}); its figures are what fio"

@@ -63,8 +63,10 @@ def test_the_files_make_tests_rounds_and_targets(job_folder: Path) -> None:
     spec = made.spec
     assert spec.together and spec.name == "job"
     assert [[w.name for w in r] for r in spec.rounds] == [
-        ["read-a"], ["write", "write-beside"], ["named"]
-    ]  # fmt: skip
+        ["read-a"],
+        ["write", "write-beside"],
+        ["named"],
+    ]
     data = job_folder / "data"
     assert [(n.path, n.writes, n.size_bytes) for n in made.named] == [
         (f"{data}/shared.dat", True, 4 << 20),  # written by write, read by read-a and -b
@@ -77,16 +79,24 @@ def test_the_files_make_tests_rounds_and_targets(job_folder: Path) -> None:
     assert (read_a.iodepth, read_a.numjobs) == (5, 1)  # QD 1 and QD 4: 5 outstanding
     assert (read_a.runtime_s, read_a.time_based, read_a.direct) == (1.0, True, True)
     assert (spec.rounds[1][0].rw, spec.rounds[1][0].iodepth, spec.rounds[1][0].numjobs) == (
-        RW.RANDWRITE, 1, 2
-    )  # fmt: skip
+        RW.RANDWRITE,
+        1,
+        2,
+    )
     assert spec.rounds[2][0].rw is RW.READ and spec.rounds[2][0].ioengine == "psync"
     record = spec.options["job"]
     assert record["tests"][0] == {"name": "read-a", "jobs": ["read-a", "read-b"], "round": 0}
     kept = read(read_a.job_text or "")
     assert kept[1].options == (
-        ("ioengine", "libaio"), ("direct", "1"), ("bs", "8k"), ("timeout", "1"),
-        ("time_based", None), ("size", "4m"), ("rw", "randread"), ("iodepth", "4"),
-    )  # fmt: skip
+        ("ioengine", "libaio"),
+        ("direct", "1"),
+        ("bs", "8k"),
+        ("timeout", "1"),
+        ("time_based", None),
+        ("size", "4m"),
+        ("rw", "randread"),
+        ("iodepth", "4"),
+    )
     assert kept[1].files == (f"{data}/shared.dat", f"{data}/own.dat")
     (named,) = read(spec.rounds[2][0].job_text or "")
     assert (named.directories, named.pattern, named.nrfiles) == (
@@ -101,8 +111,9 @@ def test_the_text_fio_runs(job_folder: Path) -> None:
     data = job_folder / "data"
     held = (("/proc/1/fd/7", f"{data}/shared.dat"),)
     files = tuple(n.path for n in _plan(job_folder).named)
-    text = render(JobFile("", spec.rounds[1], "psync", Path("/runs/r/round-001"), held=held,
-                          files=files))  # fmt: skip
+    text = render(
+        JobFile("", spec.rounds[1], "psync", Path("/runs/r/round-001"), held=held, files=files)
+    )
     assert text.startswith("; written by volbench")
     assert "\n[global]\nthread\n" in text
     assert job_sections(text) == ("write", "write-beside")
@@ -141,8 +152,9 @@ def test_on_the_runs_targets_each_job_runs_on_every_place(job_folder: Path) -> N
     spec = _plan(job_folder, replaced=True).spec
     assert not _plan(job_folder, replaced=True).named
     held = (("/proc/1/fd/3", "/dev/vdb"),)
-    text = render(JobFile("", spec.rounds[1], "psync", None, targets=("/proc/1/fd/3", "/dev/vdc"),
-                          held=held))  # fmt: skip
+    text = render(
+        JobFile("", spec.rounds[1], "psync", None, targets=("/proc/1/fd/3", "/dev/vdc"), held=held)
+    )
     sections = text.split("\n[")[2:]
     assert [s.split("]")[0] for s in sections] == ["write", "write", "write-beside", "write-beside"]
     assert "filename=/proc/1/fd/3\ndescription=volbench target: /dev/vdb" in sections[0]
@@ -196,8 +208,9 @@ def _never(*args: object) -> None:
 def test_a_dry_run_shows_one_job_file_per_round(job_folder: Path) -> None:
     made = _plan(job_folder)
     target = TargetInfo("files", "files", 1 << 20)
-    dry = plan_preview(made.spec, target, "psync", job_folder / "runs",
-                       named=[n.path for n in made.named])  # fmt: skip
+    dry = plan_preview(
+        made.spec, target, "psync", job_folder / "runs", named=[n.path for n in made.named]
+    )
     assert (dry.processes, dry.tests) == (3, 4)
     assert [f.label for f in dry.job_files] == ["read-a", "write + write-beside", "named"]
     assert dry.low_s == pytest.approx(3 * (1 + FIO_START_S))  # the round's tests at once
@@ -215,8 +228,13 @@ class GroupingRunner(ReplayRunner):
         self.calls: list[str] = []
         self.stop_at = stop_at
 
-    def run(self, job_text: str, workdir: Path, on_status: Callable[..., None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> RawRun:  # fmt: skip
+    def run(
+        self,
+        job_text: str,
+        workdir: Path,
+        on_status: Callable[..., None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> RawRun:
         workdir.mkdir(parents=True, exist_ok=True)
         self.calls.append(job_text)
         if len(self.calls) - 1 == self.stop_at:
@@ -241,8 +259,15 @@ def test_a_run_interrupted_then_resumed_keeps_its_finished_groups(
         session = Session(store, runner, NullReporter(), tmp_path / "runs")
         with placed(None, "", made.writes, NullReporter(), named=made.named) as place:
             rounds = place.rounds(made.spec)
-            outcome = execute(session, rounds.plan, place.target, {}, made.engines,
-                              round_runner=rounds.runner, places=place.settings)  # fmt: skip
+            outcome = execute(
+                session,
+                rounds.plan,
+                place.target,
+                {},
+                made.engines,
+                round_runner=rounds.runner,
+                places=place.settings,
+            )
             assert outcome.status is RunStatus.INTERRUPTED
             assert [t.name for t in outcome.tests] == ["read-a"]
             run = store.get_run(str(outcome.run_id))
@@ -260,8 +285,11 @@ def test_a_run_interrupted_then_resumed_keeps_its_finished_groups(
             "named",
         ]
         assert sorted({(r.round, r.test) for r in run.results}) == [
-            (0, "read-a"), (1, "write"), (1, "write-beside"), (2, "named")
-        ]  # fmt: skip
+            (0, "read-a"),
+            (1, "write"),
+            (1, "write-beside"),
+            (2, "named"),
+        ]
         assert len(run.raw_outputs) == 3  # the round of two tests: one fio process
     assert len(runner.calls) == 4
     assert "[read-a]" not in runner.calls[2]  # resumed: only what was not stored

@@ -40,8 +40,15 @@ def test_volbench_reads_the_files_as_fio_did() -> None:
     ours = read_files(FILES, ENV, HOST, FOLDER)
     theirs = read_debug((FOLDER / "groups.parse.txt").read_text())
     assert disagreement(ours, theirs) is None
-    assert [s.name for s in theirs] == ["global", "read-a", "read-b", "write", "write-beside",
-                                        "global", "named"]  # fmt: skip
+    assert [s.name for s in theirs] == [
+        "global",
+        "read-a",
+        "read-b",
+        "write",
+        "write-beside",
+        "global",
+        "named",
+    ]
     assert ("runtime", "1") in theirs[0].options and ("bs", "8k") in theirs[0].options
     assert theirs[4].options == [("new_group", None), ("rw", "write")]  # defaults not read
     assert theirs[2].files == ["data/own.dat"]
@@ -77,8 +84,10 @@ def test_comments_include_variables_and_keywords_as_fio(tmp_path: Path) -> None:
     )
     sections = read_files(["sub/job.fio"], {"BS": "4"}, HOST, tmp_path)
     assert [(s.name, s.is_global) for s in sections] == [
-        ("global", True), ("j1", False), ("globalish", True)
-    ]  # fmt: skip
+        ("global", True),
+        ("j1", False),
+        ("globalish", True),
+    ]
     assert [o.text for o in sections[0].options] == ["bs=4k", "size=2048"]
     assert sections[0].options[0].where == "sub/inner.inc:1"
     assert [o.text for o in sections[1].options] == ["rw=read", "description=x${OPEN", "iodepth=2"]
@@ -123,8 +132,10 @@ def test_includes_hold_no_section_and_end(tmp_path: Path) -> None:
 def test_each_file_starts_without_the_globals_before_it(tmp_path: Path) -> None:
     every = jobs(_sections(tmp_path, "[global]\nbs=8k\n[a]\n[global]\nrw=write\n[b]\n", "[c]\n"))
     assert [(j.name, j.get("bs"), j.get("rw")) for j in every] == [
-        ("a", "8k", None), ("b", "8k", "write"), ("c", None, None)
-    ]  # fmt: skip
+        ("a", "8k", None),
+        ("b", "8k", "write"),
+        ("c", None, None),
+    ]
 
 
 def test_files_follow_fios_rules() -> None:
@@ -135,15 +146,22 @@ def test_files_follow_fios_rules() -> None:
     fio_named = named["named"]
     assert fio_named.named_by_fio and fio_named.directories == ("data",)
     assert opened(fio_named, "named", lambda _: False) == (
-        "data/named.0.0", "data/named.0.1", "data/named.1.0", "data/named.1.1"
-    )  # fmt: skip
+        "data/named.0.0",
+        "data/named.0.1",
+        "data/named.1.0",
+        "data/named.1.1",
+    )
 
 
 def test_directories_formats_and_a_job_named_as_a_device(tmp_path: Path) -> None:
-    every = jobs(_sections(tmp_path,
-        "[j]\ndirectory=d1:d2\nfilename=/abs:rel\\:x\n"
-        "[k]\ndirectory=d1:d2\nnumjobs=3\nfilename_format=$JobName-$jobnum.$filenum\n"
-        "[null]\n"))  # fmt: skip
+    every = jobs(
+        _sections(
+            tmp_path,
+            "[j]\ndirectory=d1:d2\nfilename=/abs:rel\\:x\n"
+            "[k]\ndirectory=d1:d2\nnumjobs=3\nfilename_format=$JobName-$jobnum.$filenum\n"
+            "[null]\n",
+        )
+    )
     files = [job_files(j) for j in every]
     assert files[0].listed == ("d1//abs", "d1/rel:x")  # dir + "/" + name, absolute or not
     assert opened(files[1], "k", lambda _: False) == ("d1/k-0.0", "d2/k-1.0", "d1/k-2.0")

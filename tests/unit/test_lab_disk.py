@@ -23,8 +23,19 @@ from volbench.places.table import purge
 def test_guest_disks_give_the_active_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path / "lab"))
     for name, size in (("a", 2 << 30), ("b", 1 << 30)):
-        guest = guests.Guest(name, "127.0.0.60", 8765, 8766, "tcg", Limits(),
-                             str(tmp_path / name), size, "6.1", 5.5, 1)  # fmt: skip
+        guest = guests.Guest(
+            name,
+            "127.0.0.60",
+            8765,
+            8766,
+            "tcg",
+            Limits(),
+            str(tmp_path / name),
+            size,
+            "6.1",
+            5.5,
+            1,
+        )
         guest.folder.mkdir(parents=True)
         guests.save(guest)
     both = [Place("lab://a", DISK), Place("lab://b", DISK)]
@@ -44,18 +55,24 @@ def test_a_guest_disk_is_purged_by_deallocating_its_image(
     monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path / "lab"))
     image = tmp_path / "disk.img"
     image.write_bytes(b"\xab" * (1 << 20))
-    guest = guests.Guest("p", "127.0.0.60", 8765, 8766, "tcg", Limits(), str(image), 1 << 20,
-                         "6.1", 5.5, 1)  # fmt: skip
+    guest = guests.Guest(
+        "p", "127.0.0.60", 8765, 8766, "tcg", Limits(), str(image), 1 << 20, "6.1", 5.5, 1
+    )
     guest.folder.mkdir(parents=True)
     guests.save(guest)
     target = TargetInfo(f"lab://p:{DISK}", "remote", 1 << 20)
     with pytest.raises(TargetError, match="lab guest p is not running"):
         purge(target)
     qemu = subprocess.Popen(
-        ["qemu-system-x86_64", "-c", "import time; time.sleep(60)", "-pidfile",
-         str(guest.folder / guests.PIDFILE)],
+        [
+            "qemu-system-x86_64",
+            "-c",
+            "import time; time.sleep(60)",
+            "-pidfile",
+            str(guest.folder / guests.PIDFILE),
+        ],
         executable=sys.executable,
-    )  # fmt: skip
+    )
     try:
         (guest.folder / guests.PIDFILE).write_text(f"{qemu.pid}\n")
         deadline = time.monotonic() + 10

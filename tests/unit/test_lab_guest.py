@@ -31,10 +31,15 @@ def fake_qemu(lab: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     folder = lab / "guests" / "g1"
     folder.mkdir(parents=True)
     proc = subprocess.Popen(
-        ["qemu-system-x86_64", "-c", "import time; time.sleep(60)", "-pidfile",
-         str(folder / guests.PIDFILE)],
+        [
+            "qemu-system-x86_64",
+            "-c",
+            "import time; time.sleep(60)",
+            "-pidfile",
+            str(folder / guests.PIDFILE),
+        ],
         executable=sys.executable,
-    )  # fmt: skip
+    )
     (folder / guests.PIDFILE).write_text(f"{proc.pid}\n")
     deadline = time.monotonic() + 10
     while not guests.command_line(proc.pid) and time.monotonic() < deadline:
@@ -128,8 +133,19 @@ def test_a_forwarded_port_taken_meanwhile_boots_on_another_address(
     monkeypatch.setattr(lifecycle, "_boot", boot)
     monkeypatch.setattr(lifecycle, "_free", lambda address: True)
     first = lifecycle._reserve(folder)
-    launch = Launch(folder, Path("k"), Path("i"), Path("d"), True, first, 8765, 8766,
-                    Limits(), "tcg", "lab-g1-tcg")  # fmt: skip
+    launch = Launch(
+        folder,
+        Path("k"),
+        Path("i"),
+        Path("d"),
+        True,
+        first,
+        8765,
+        8766,
+        Limits(),
+        "tcg",
+        "lab-g1-tcg",
+    )
     booted, address = lifecycle._boot_on_a_free_address(launch, 1.0)
     assert booted == (None, 1.0)
     assert tried == [first, address] and address != first
@@ -144,7 +160,18 @@ def test_another_boot_failure_is_not_retried(lab: Path, monkeypatch: pytest.Monk
         raise UsageError("qemu ended during the boot: no message")
 
     monkeypatch.setattr(lifecycle, "_boot", boot)
-    launch = Launch(folder, Path("k"), Path("i"), Path("d"), True, "127.0.0.60", 8765, 8766,
-                    Limits(), "tcg", "lab-g1-tcg")  # fmt: skip
+    launch = Launch(
+        folder,
+        Path("k"),
+        Path("i"),
+        Path("d"),
+        True,
+        "127.0.0.60",
+        8765,
+        8766,
+        Limits(),
+        "tcg",
+        "lab-g1-tcg",
+    )
     with pytest.raises(UsageError, match="no message"):
         lifecycle._boot_on_a_free_address(launch, 1.0)

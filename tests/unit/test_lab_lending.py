@@ -25,8 +25,9 @@ def qmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]
     """Guest ``g40`` recorded with its own limits, its qemu taken as running; the
     limits each QMP ``qom-set`` would give it, in order."""
     monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path / "lab"))
-    guest = guests.Guest("g40", "127.0.0.61", 8765, 8766, "tcg", OWN, str(tmp_path / "d.img"),
-                         1 << 27, "6.1", 5.3, 1)  # fmt: skip
+    guest = guests.Guest(
+        "g40", "127.0.0.61", 8765, 8766, "tcg", OWN, str(tmp_path / "d.img"), 1 << 27, "6.1", 5.3, 1
+    )
     guest.folder.mkdir(parents=True)
     guests.save(guest)
     sent: list[dict[str, Any]] = []

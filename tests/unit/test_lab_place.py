@@ -75,9 +75,18 @@ def test_an_unknown_guest_is_one_line(tmp_path: Path, monkeypatch: pytest.Monkey
 def launch(folder: Path, direct: bool = True) -> Launch:
     limits = Limits(iops_total=Bucket(1000, 3000, 10), iops_size=262144)
     return Launch(
-        folder, folder / "vmlinuz", folder / "initramfs.cpio", folder / "disk.img", direct,
-        "127.0.0.60", 8765, 8766, limits, "tcg", "lab-a-tcg",
-    )  # fmt: skip
+        folder,
+        folder / "vmlinuz",
+        folder / "initramfs.cpio",
+        folder / "disk.img",
+        direct,
+        "127.0.0.60",
+        8765,
+        8766,
+        limits,
+        "tcg",
+        "lab-a-tcg",
+    )
 
 
 def test_qemu_command(tmp_path: Path) -> None:
@@ -103,9 +112,19 @@ def test_qemu_command(tmp_path: Path) -> None:
 
 def _guest(name: str, disk_cache: str | None) -> guests.Guest:
     return guests.Guest(
-        name, "127.0.0.61", 8765, 8766, "tcg", Limits(), f"/lab/{name}/disk.img", 64 << 20,
-        "6.1.0", 5.0, 4242, disk_cache=disk_cache,
-    )  # fmt: skip
+        name,
+        "127.0.0.61",
+        8765,
+        8766,
+        "tcg",
+        Limits(),
+        f"/lab/{name}/disk.img",
+        64 << 20,
+        "6.1.0",
+        5.0,
+        4242,
+        disk_cache=disk_cache,
+    )
 
 
 @pytest.mark.parametrize(("disk_cache", "marked"), [("writeback", True), ("none", False)])
@@ -128,12 +147,18 @@ def test_a_guests_disk_cache_is_in_its_place_and_marks_its_reads(
     target = TargetInfo("lab://a:/dev/vda", "remote", 64 << 20, host_cache=cache)
     work = workload(direct=True, size_bytes=64 << 20)
     run = RunRecord(
-        id=3, plan="sweep", status=RunStatus.COMPLETED, started_at="", ended_at=None,
+        id=3,
+        plan="sweep",
+        status=RunStatus.COMPLETED,
+        started_at="",
+        ended_at=None,
         target=TargetInfo("lab://a:/dev/vda", "fleet", 64 << 20),
-        host=HostInfo.from_record({}), labels={},
+        host=HostInfo.from_record({}),
+        labels={},
         settings=RunSettings(places=(PlaceRecord(place.label, "lab://a", DISK, target),)),
-        results=(row("read", 2000.0, work),), uuid="u-3",
-    )  # fmt: skip
+        results=(row("read", 2000.0, work),),
+        uuid="u-3",
+    )
     found = validity_of(run)[(0, "t")]
     assert found.kinds == ((MarkKind.CACHE,) if marked else ())
     if marked:

@@ -93,9 +93,18 @@ def test_the_key_reaches_qemu_as_a_file(lab: Path, open_umask: None) -> None:
     assert len(key) == 64 and int(key, 16) >= 0
     assert make_key(folder) and read_key(folder) != key  # a new one for each boot
     launch = Launch(
-        folder, folder / "vmlinuz", folder / "initrd", folder / "disk.img", True,
-        "127.0.0.60", 8765, 8766, Limits(), "tcg", "lab-k-tcg",
-    )  # fmt: skip
+        folder,
+        folder / "vmlinuz",
+        folder / "initrd",
+        folder / "disk.img",
+        True,
+        "127.0.0.60",
+        8765,
+        8766,
+        Limits(),
+        "tcg",
+        "lab-k-tcg",
+    )
     command = qemu_command(launch)
     assert command[command.index("-fw_cfg") + 1] == f"name={KEY_NAME},file={path}"
     assert not any(read_key(folder) in argument for argument in command)
@@ -122,8 +131,19 @@ def modes(root: Path) -> dict[str, int]:
 
 def test_the_labs_files_are_made_private(lab: Path, open_umask: None) -> None:
     folder = private_folder(lab / "guests" / "p")
-    guest = guests.Guest("p", "127.0.0.60", 8765, 8766, "tcg", Limits(),
-                         str(folder / guests.DISK), 1 << 20, "6.1", 1.0, 1)  # fmt: skip
+    guest = guests.Guest(
+        "p",
+        "127.0.0.60",
+        8765,
+        8766,
+        "tcg",
+        Limits(),
+        str(folder / guests.DISK),
+        1 << 20,
+        "6.1",
+        1.0,
+        1,
+    )
     guests.save(guest)
     make_key(folder)
     with private_file(folder / guests.DISK) as disk:
@@ -145,8 +165,12 @@ def test_wider_lab_files_of_before_are_narrowed(lab: Path) -> None:
     private_folder(lab / "guests" / "old")
     with private_file(record):
         pass
-    assert modes(lab) == {".": 0o700, "guests": 0o700, "guests/old": 0o700,
-                          "guests/old/guest.json": 0o600}  # fmt: skip
+    assert modes(lab) == {
+        ".": 0o700,
+        "guests": 0o700,
+        "guests/old": 0o700,
+        "guests/old/guest.json": 0o600,
+    }
 
 
 def test_what_qemu_makes_is_private(tmp_path: Path, open_umask: None) -> None:

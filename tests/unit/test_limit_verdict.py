@@ -598,8 +598,20 @@ def test_a_vendors_io_unit_counts_a_large_request_as_several() -> None:
     256 KiB as one I/O (AWS's unit; a lab guest with QEMU's iops-size 256k): 4 I/Os per
     request, 1,000 as the volume counts them, its cap. fio's bandwidth / IOPS is a little
     over 1 MiB (its averages): the block size asked for is what counts."""
-    seq = MeasuredTest("seq1m", 249.6, 262_144_000, 16e6, 4, 1, (4.0,), True, 249.6, 0.0,
-                       sequential=True, bs_bytes=1 << 20)  # fmt: skip
+    seq = MeasuredTest(
+        "seq1m",
+        249.6,
+        262_144_000,
+        16e6,
+        4,
+        1,
+        (4.0,),
+        True,
+        249.6,
+        0.0,
+        sequential=True,
+        bs_bytes=1 << 20,
+    )
     cap = KnownCap("the volume", 1000.0, None, unit_bytes=256 * 1024)
     assert cap.counted(seq) == (pytest.approx(998.4), 4)
     found = verdict(seq, Context(caps=(cap,)))

@@ -224,8 +224,9 @@ def test_the_budget_bounds_the_plan() -> None:
         (workload,) = chosen
         spent += workload.duration_s
         probe = _measure(limiter, _next_of(workload.name), draw)
-        direction = DirectionResult("read", 0, 1000.0, probe.iops, 0.0, 1, None,
-                                    lat_mean_ns=probe.lat_mean_ns)  # fmt: skip
+        direction = DirectionResult(
+            "read", 0, 1000.0, probe.iops, 0.0, 1, None, lat_mean_ns=probe.lat_mean_ns
+        )
         tests.append(Result(workload.name, {"read": direction}, 0.0, 0.0, 1000.0, 1))
     assert spent <= 60.0 and len(tests) >= 10
 
@@ -335,8 +336,9 @@ class Volume:
             if index >= round(workload.ramp_time_s / WINDOW_S):
                 windows.append(rate * (1 + draw.gauss(0, WINDOW_NOISE)))
         mean = statistics.fmean(windows)
-        stats = IopsSamples(min(windows), max(windows), mean, statistics.stdev(windows),
-                            len(windows))  # fmt: skip
+        stats = IopsSamples(
+            min(windows), max(windows), mean, statistics.stdev(windows), len(windows)
+        )
         seconds = len(windows) * WINDOW_S
         shares = {"read": 1.0, "write": 0.0, "mix": 0.5}[kind]
         directions = {}
@@ -345,10 +347,16 @@ class Volume:
                 iops, lat = mean * share, test.iodepth / mean * 1e9  # Little's law
                 latency = LatencyStats("lat", lat / 2, lat * 2, lat, lat / 4, int(iops * seconds))
                 directions[name] = DirectionResult(
-                    name, int(iops * seconds * test.bs_bytes), seconds * 1e3, iops,
-                    iops * test.bs_bytes, int(iops * seconds), latency,
-                    iops_samples=stats if share == 1 else None, lat_mean_ns=lat,
-                )  # fmt: skip
+                    name,
+                    int(iops * seconds * test.bs_bytes),
+                    seconds * 1e3,
+                    iops,
+                    iops * test.bs_bytes,
+                    int(iops * seconds),
+                    latency,
+                    iops_samples=stats if share == 1 else None,
+                    lat_mean_ns=lat,
+                )
         return Result(workload.name, directions, 1.0, 1.0, seconds * 1e3, 1), windows
 
 
@@ -463,14 +471,17 @@ def stored_limits_run(
                     (1000 * (k + 1), share * (windows[2 * k] + windows[2 * k + 1]) / 2)
                     for k in range(len(windows) // 2)
                 )
-                series.append(LogSeries(round_no, workload.name, "iops", 0, None, direction,
-                                        points))  # fmt: skip
+                series.append(
+                    LogSeries(round_no, workload.name, "iops", 0, None, direction, points)
+                )
             if cpu_busy_pct is not None:
                 epoch_ms = int(started.timestamp() * 1000)
                 seconds = range(1, int(workload.duration_s) + 1)
                 busy = tuple((epoch_ms + 1000 * k, cpu_busy_pct) for k in seconds)
-                series += [LogSeries(round_no, workload.name, "cpu", cpu, None, "host", busy)
-                           for cpu in (0, 1)]  # fmt: skip
+                series += [
+                    LogSeries(round_no, workload.name, "cpu", cpu, None, "host", busy)
+                    for cpu in (0, 1)
+                ]
             store.add_round(
                 run_id,
                 round_no,
@@ -578,14 +589,16 @@ def test_a_large_request_a_little_over_the_cap_keeps_it() -> None:
 
 
 HELD_CASES = {
-    "read-4k-qd4": Limiter(read_iops=1200, write_iops=900, read_bps=1200 * 24_000,
-                           write_bps=900 * 24_000),
-    "read-4k-qd16": Limiter(read_iops=1200, write_iops=900, read_bps=1200 * 24_000,
-                            write_bps=900 * 24_000),
+    "read-4k-qd4": Limiter(
+        read_iops=1200, write_iops=900, read_bps=1200 * 24_000, write_bps=900 * 24_000
+    ),
+    "read-4k-qd16": Limiter(
+        read_iops=1200, write_iops=900, read_bps=1200 * 24_000, write_bps=900 * 24_000
+    ),
     "write-4k-qd4": Limiter(total_iops=1000),
     "read-64k-qd16": Limiter(read_iops=1200, write_iops=900),
     "write-256k-qd16": Limiter(read_iops=1200, write_iops=900),
-}  # fmt: skip
+}
 """A point held down, and the limits it was measured under: depths of a ladder at the
 IOPS cap, and sizes where an IOPS cap alone holds every size at the same rate."""
 
@@ -601,15 +614,18 @@ def test_a_point_a_busy_machine_held_down_is_measured_again(held: str) -> None:
         assert len(done) < 45, [p.name for p in done]
         probe = _measure(limiter, test, draw)
         if probe.name == held:  # the first time only: its again-test has another name
-            probe = dataclasses.replace(probe, read_iops=0.8 * probe.read_iops,
-                                        write_iops=0.8 * probe.write_iops)  # fmt: skip
+            probe = dataclasses.replace(
+                probe, read_iops=0.8 * probe.read_iops, write_iops=0.8 * probe.write_iops
+            )
         done.append(probe)
     names = [p.name for p in done]
     assert f"{held}-again" in names, names
     assert sum(n.endswith("-again") for n in names) == 1, names
     model = fit(done)
-    for side, wanted in (("read", limiter.read_iops or limiter.total_iops),
-                         ("write", limiter.write_iops or limiter.total_iops)):  # fmt: skip
+    for side, wanted in (
+        ("read", limiter.read_iops or limiter.total_iops),
+        ("write", limiter.write_iops or limiter.total_iops),
+    ):
         cap = getattr(model, side).iops_cap
         assert cap is not None and wanted and _close(cap.value, wanted), (side, cap)
     if limiter.read_bps:
@@ -708,9 +724,17 @@ def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
     IOPS at QD 1, 67 µs; a plateau of 266,088 IOPS from QD 64 to 256; 16 KiB as many,
     larger requests fewer); Little's law gives each latency. The CPUs of the host ran
     ``cpu_busy_pct`` busy through the plateau and the size ladder, less below it."""
-    figures = [(4, 1, 14_771.0), (4, 4, 58_000.0), (4, 16, 190_000.0), (4, 64, 266_000.0),
-               (4, 256, 266_176.0), (16, 256, 262_000.0), (64, 256, 80_000.0),
-               (256, 256, 22_000.0), (1024, 256, 5_600.0)]  # fmt: skip
+    figures = [
+        (4, 1, 14_771.0),
+        (4, 4, 58_000.0),
+        (4, 16, 190_000.0),
+        (4, 64, 266_000.0),
+        (4, 256, 266_176.0),
+        (16, 256, 262_000.0),
+        (64, 256, 80_000.0),
+        (256, 256, 22_000.0),
+        (1024, 256, 5_600.0),
+    ]
     return [
         Probe(
             f"read-{kib}k-qd{qd}",
@@ -743,8 +767,10 @@ def test_a_plateau_while_every_cpu_was_busy_is_the_hosts_ceiling_not_a_cap() -> 
 def test_a_plateau_the_sampler_did_not_see_stays_a_cap() -> None:
     """A test without host samples (an imported run, a round on several hosts) keeps the
     fit from I/O alone: one such test in the plateau leaves it a cap."""
-    reads = [dataclasses.replace(p, cpu_busy_pct=None) if p.outstanding == 256 else p
-             for p in _ram_loop_reads(99.0)]  # fmt: skip
+    reads = [
+        dataclasses.replace(p, cpu_busy_pct=None) if p.outstanding == 256 else p
+        for p in _ram_loop_reads(99.0)
+    ]
     assert fit(reads).read.iops_cap is not None
 
 
@@ -820,8 +846,11 @@ class BytesVolume:
             test.direction, test.direction
         )
         kind = kind if kind in ("read", "write", "mix") else "read"
-        shares = {"read": {"read": 1.0, "write": 0.0}, "write": {"read": 0.0, "write": 1.0},
-                  "mix": {"read": 0.5, "write": 0.5}}[kind]  # fmt: skip
+        shares = {
+            "read": {"read": 1.0, "write": 0.0},
+            "write": {"read": 0.0, "write": 1.0},
+            "mix": {"read": 0.5, "write": 0.5},
+        }[kind]
         lifted = {f"{b}_bps": self.ceiling for b in self._caps()}
         fast = dataclasses.replace(self.limiter, **lifted)  # type: ignore[arg-type]
         rates = [lim.rate(kind, test.bs_bytes, test.iodepth) for lim in (fast, self.limiter)]
@@ -834,8 +863,9 @@ class BytesVolume:
             if index >= round(workload.ramp_time_s / WINDOW_S):
                 windows.append(rate * (1 + draw.gauss(0, WINDOW_NOISE)))
         mean = statistics.fmean(windows)
-        stats = IopsSamples(min(windows), max(windows), mean, statistics.stdev(windows),
-                            len(windows))  # fmt: skip
+        stats = IopsSamples(
+            min(windows), max(windows), mean, statistics.stdev(windows), len(windows)
+        )
         seconds = len(windows) * WINDOW_S
         directions = {}
         for name, share in shares.items():
@@ -843,10 +873,16 @@ class BytesVolume:
                 iops, lat = mean * share, test.iodepth / mean * 1e9  # Little's law
                 latency = LatencyStats("lat", lat / 2, lat * 2, lat, lat / 4, int(iops * seconds))
                 directions[name] = DirectionResult(
-                    name, int(iops * seconds * test.bs_bytes), seconds * 1e3, iops,
-                    iops * test.bs_bytes, int(iops * seconds), latency,
-                    iops_samples=stats if share == 1 else None, lat_mean_ns=lat,
-                )  # fmt: skip
+                    name,
+                    int(iops * seconds * test.bs_bytes),
+                    seconds * 1e3,
+                    iops,
+                    iops * test.bs_bytes,
+                    int(iops * seconds),
+                    latency,
+                    iops_samples=stats if share == 1 else None,
+                    lat_mean_ns=lat,
+                )
         return Result(workload.name, directions, 1.0, 1.0, seconds * 1e3, 1), windows
 
 

@@ -33,8 +33,9 @@ from volbench.report.sheet import Sheet
 from volbench.testbed import TargetInfo
 from volbench.views import report_document, view
 
-CAPPED = Limiter(read_iops=3000, write_iops=2000, read_bps=3000 * 48 * KIB,
-                 write_bps=2000 * 48 * KIB)  # fmt: skip
+CAPPED = Limiter(
+    read_iops=3000, write_iops=2000, read_bps=3000 * 48 * KIB, write_bps=2000 * 48 * KIB
+)
 """Separate read and write IOPS and MB/s caps (MB/s caps of 48 KiB per capped I/O: no
 power of two, so no I/O unit); the device behind them is far faster."""
 
@@ -49,8 +50,7 @@ TITLES = [
 def _rows(round_no: int, probe: Probe) -> list[StoredResult]:
     """The stored result rows of one test of the experiment (a row per direction)."""
     rw = limits.DIRECTIONS[probe.direction].value
-    workload = StoredWorkload(rw=rw, bs_bytes=probe.bs_bytes, iodepth=probe.outstanding,
-                              numjobs=1)  # fmt: skip
+    workload = StoredWorkload(rw=rw, bs_bytes=probe.bs_bytes, iodepth=probe.outstanding, numjobs=1)
     return [
         result(
             iops,
@@ -76,12 +76,17 @@ def _run(limiter: Limiter, seed: int = 1) -> tuple[RunRecord, list[Probe]]:
     _, done = experiment(limiter, seed)
     results = tuple(row for i, probe in enumerate(done) for row in _rows(i, probe))
     run = RunRecord(
-        id=9, plan=limits.NAME, status=RunStatus.COMPLETED,
-        started_at="2026-11-26T00:00:00+00:00", ended_at="2026-11-26T00:05:00+00:00",
-        target=TargetInfo("/dev/vdb", "block", 1 << 30), host=HostInfo.from_record({}),
-        labels={}, settings=RunSettings(options={limits.NAME: json_object(limits.LimitsOptions())}),
+        id=9,
+        plan=limits.NAME,
+        status=RunStatus.COMPLETED,
+        started_at="2026-11-26T00:00:00+00:00",
+        ended_at="2026-11-26T00:05:00+00:00",
+        target=TargetInfo("/dev/vdb", "block", 1 << 30),
+        host=HostInfo.from_record({}),
+        labels={},
+        settings=RunSettings(options={limits.NAME: json_object(limits.LimitsOptions())}),
         results=results,
-    )  # fmt: skip
+    )
     return run, done
 
 
@@ -108,14 +113,18 @@ def _figure(card: Sheet, name: str) -> str:
 
 
 def _ladder(done: list[Probe], direction: str) -> list[Probe]:
-    return sorted((p for p in done if p.direction == direction and p.bs_bytes == 4 * KIB),
-                  key=lambda p: p.outstanding)  # fmt: skip
+    return sorted(
+        (p for p in done if p.direction == direction and p.bs_bytes == 4 * KIB),
+        key=lambda p: p.outstanding,
+    )
 
 
 def _sizes(done: list[Probe], direction: str) -> list[Probe]:
     deep = _ladder(done, direction)[-1].outstanding
-    return sorted((p for p in done if p.direction == direction and p.outstanding == deep),
-                  key=lambda p: p.bs_bytes)  # fmt: skip
+    return sorted(
+        (p for p in done if p.direction == direction and p.outstanding == deep),
+        key=lambda p: p.bs_bytes,
+    )
 
 
 def test_the_card_keeps_its_probes_and_model_for_the_charts() -> None:
@@ -170,8 +179,12 @@ def test_latency_against_queue_depth_grows_by_one_over_the_cap() -> None:
     caps = {"read": model.read.iops_cap.value, "write": model.write.iops_cap.value}
     assert chart.figure["layout"]["meta"]["unit"] == "ms"  # QD 16 at 2,000 IOPS: 8 ms
     names = [t["name"] for t in chart.figure["data"]]
-    assert names == ["read", "write", f"read: QD / {caps['read']:,.0f} IOPS",
-                     f"write: QD / {caps['write']:,.0f} IOPS"]  # fmt: skip
+    assert names == [
+        "read",
+        "write",
+        f"read: QD / {caps['read']:,.0f} IOPS",
+        f"write: QD / {caps['write']:,.0f} IOPS",
+    ]
     for direction, cap in caps.items():
         ladder = _ladder(done, direction)
         measured = _trace(chart, direction)
@@ -202,8 +215,10 @@ def test_mb_per_s_and_iops_against_request_size_with_the_caps_drawn() -> None:
     read = f"read MB/s cap {_figure(card, 'read MB/s cap').removesuffix(' MB/s')}"
     write = f"write MB/s cap {_figure(card, 'write MB/s cap').removesuffix(' MB/s')}"
     levels = _levels(mbps)
-    assert levels == {read: model.read.bytes_cap.value / 1e6,
-                      write: model.write.bytes_cap.value / 1e6}  # fmt: skip
+    assert levels == {
+        read: model.read.bytes_cap.value / 1e6,
+        write: model.write.bytes_cap.value / 1e6,
+    }
     assert levels[read] == pytest.approx(3000 * 48 * KIB / 1e6, rel=0.05)
     assert levels[write] == pytest.approx(2000 * 48 * KIB / 1e6, rel=0.05)
     assert model.read.iops_cap is not None and model.write.iops_cap is not None
@@ -251,8 +266,12 @@ def test_the_html_report_of_a_limits_run_shows_the_charts() -> None:
     assert view(run.plan).charts is limits_charts
     document = report_document([run])
     ids = [c.id for c in document.charts()]
-    ours = ["run9-limits-qd-iops", "run9-limits-qd-latency", "run9-limits-size-mbps",
-            "run9-limits-size-iops"]  # fmt: skip
+    ours = [
+        "run9-limits-qd-iops",
+        "run9-limits-qd-latency",
+        "run9-limits-size-mbps",
+        "run9-limits-size-iops",
+    ]
     assert ids[:4] == ours  # the plan's own charts first, then the fio run's
     page = render_html(document).decode()
     divs = re.findall(r'<div class="chart" id="([^"]+)"[^>]*>', page)

@@ -259,27 +259,47 @@ def test_version_5_stores_the_series_of_runs_whose_folders_are_still_there(
             for run_id, (settings, host, test) in layouts.items():
                 conn.execute(
                     runs.insert().values(
-                        id=run_id, plan="quick", status="completed", started_at=_iso(started),
-                        target={"path": "/dev/vdb"}, host={"hostname": host},
-                        settings={"plan": "quick", **settings}, non_compliant=False,
+                        id=run_id,
+                        plan="quick",
+                        status="completed",
+                        started_at=_iso(started),
+                        target={"path": "/dev/vdb"},
+                        host={"hostname": host},
+                        settings={"plan": "quick", **settings},
+                        non_compliant=False,
                     )
-                )  # fmt: skip
+                )
                 conn.execute(
                     rounds.insert().values(
-                        run_id=run_id, round=0, raw_json=f"output {run_id}",
+                        run_id=run_id,
+                        round=0,
+                        raw_json=f"output {run_id}",
                         committed_at=_iso(started + 59),
                     )
-                )  # fmt: skip
+                )
                 conn.execute(
                     results.insert().values(
-                        run_id=run_id, round=0, test=test, direction="read", workload={},
-                        iops=1.0, bw_bytes_per_s=1.0, io_bytes=1, runtime_ms=1.0,
-                        usr_cpu_pct=0.0, sys_cpu_pct=0.0, jobs=1,
+                        run_id=run_id,
+                        round=0,
+                        test=test,
+                        direction="read",
+                        workload={},
+                        iops=1.0,
+                        bw_bytes_per_s=1.0,
+                        io_bytes=1,
+                        runtime_ms=1.0,
+                        usr_cpu_pct=0.0,
+                        sys_cpu_pct=0.0,
+                        jobs=1,
                     )
-                )  # fmt: skip
+                )
     during = started + 30
-    first = _logs(old / "1" / "round-000", "randread-4k_{kind}.{job}.log",
-                  "randread-4k-other_{kind}.{job}.log", mtime=during)  # fmt: skip
+    first = _logs(
+        old / "1" / "round-000",
+        "randread-4k_{kind}.{job}.log",
+        "randread-4k-other_{kind}.{job}.log",
+        mtime=during,
+    )
     own = _logs(tmp_path / "own" / "round-000", "t@1_{kind}.{job}.log.10.0.0.2", output="output 2")
     _logs(old / "3" / "round-000", "randread-4k_{kind}.{job}.log", mtime=started - 365 * 86400)
     _logs(tmp_path / "other" / "round-000", "randread-4k_{kind}.{job}.log", output="output 9")
@@ -304,12 +324,19 @@ def test_version_6_gives_every_stored_run_a_uuid_of_its_own(db_url: str) -> None
             tables.reflect(conn)
             for run_id in (1, 2, 3):
                 conn.execute(
-                    tables.tables["runs"].insert().values(
-                        id=run_id, plan="quick", status="completed",
-                        started_at="2023-05-01T10:00:00+00:00", target={}, host={},
-                        settings={}, non_compliant=False,
+                    tables.tables["runs"]
+                    .insert()
+                    .values(
+                        id=run_id,
+                        plan="quick",
+                        status="completed",
+                        started_at="2023-05-01T10:00:00+00:00",
+                        target={},
+                        host={},
+                        settings={},
+                        non_compliant=False,
                     )
-                )  # fmt: skip
+                )
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql("SELECT setval('runs_id_seq', 3)")
     with Store.open(db_url) as store:

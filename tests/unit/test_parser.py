@@ -331,9 +331,12 @@ def test_fios_own_iops_samples_are_kept_per_direction() -> None:
         stats = output.jobs[0].directions[name].iops_samples
         assert stats is not None
         assert (stats.min, stats.max, stats.mean, stats.stddev, stats.samples) == (
-            raw[name]["iops_min"], raw[name]["iops_max"], raw[name]["iops_mean"],
-            raw[name]["iops_stddev"], raw[name]["iops_samples"],
-        )  # fmt: skip
+            raw[name]["iops_min"],
+            raw[name]["iops_max"],
+            raw[name]["iops_mean"],
+            raw[name]["iops_stddev"],
+            raw[name]["iops_samples"],
+        )
     fio2 = parse(fixture_text("fio2_randread_4jobs.json"))
     assert all(d.iops_samples is None for j in fio2.jobs for d in j.directions.values())
 

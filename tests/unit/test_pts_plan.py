@@ -34,12 +34,28 @@ def _stored(options: PtsOptions) -> PtsOptions:
 
 def _row(round_no: int, test: str, iops: float, io_bytes: int = 0) -> StoredResult:
     return StoredResult(
-        round=round_no, test=test, direction="write", workload=StoredWorkload(), iops=iops,
-        bw_bytes_per_s=iops * 4096, io_bytes=io_bytes, runtime_ms=1000.0, lat_kind="lat",
-        lat_mean_ns=100_000.0, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
-        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
-        lat_p9999_ns=None, usr_cpu_pct=0.0, sys_cpu_pct=0.0, jobs=1,
-    )  # fmt: skip
+        round=round_no,
+        test=test,
+        direction="write",
+        workload=StoredWorkload(),
+        iops=iops,
+        bw_bytes_per_s=iops * 4096,
+        io_bytes=io_bytes,
+        runtime_ms=1000.0,
+        lat_kind="lat",
+        lat_mean_ns=100_000.0,
+        lat_min_ns=None,
+        lat_max_ns=None,
+        lat_stddev_ns=None,
+        lat_p50_ns=None,
+        lat_p90_ns=None,
+        lat_p99_ns=None,
+        lat_p999_ns=None,
+        lat_p9999_ns=None,
+        usr_cpu_pct=0.0,
+        sys_cpu_pct=0.0,
+        jobs=1,
+    )
 
 
 def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000.0) -> None:
@@ -52,9 +68,16 @@ def _commit(results: list[StoredResult], step: catalog.Round, iops: float = 1000
 
 def test_parse_tests_all_unknown_and_empty() -> None:
     assert parse_tests(["all"]) == (
-        "iops", "throughput-1024k", "throughput-128k", "latency", "wsat", "hir", "xsr", "ecw",
+        "iops",
+        "throughput-1024k",
+        "throughput-128k",
+        "latency",
+        "wsat",
+        "hir",
+        "xsr",
+        "ecw",
         "dirth",
-    )  # fmt: skip
+    )
     assert parse_tests(["dirth,iops", "iops"]) == ("iops", "dirth")
     assert parse_tests(["throughput"]) == ("throughput-1024k", "throughput-128k")
     assert parse_tests(["throughput-128k,iops"]) == ("iops", "throughput-128k")
@@ -80,9 +103,12 @@ def test_profile_defaults_and_conflicts() -> None:
 
 def test_reduced_matrix_is_non_compliant_and_options_round_trip() -> None:
     options = build(
-        ("iops",), "enterprise", block_sizes=parse_block_sizes("64k,4k"),
-        mixes=parse_mixes("0/100,100/0"), cell_seconds=2.0,
-    )  # fmt: skip
+        ("iops",),
+        "enterprise",
+        block_sizes=parse_block_sizes("64k,4k"),
+        mixes=parse_mixes("0/100,100/0"),
+        cell_seconds=2.0,
+    )
     assert options.of(Matrix).block_sizes == (65536, 4096) and options.of(Matrix).mixes == (100, 0)
     assert len(options.non_compliant_reasons) == 3
     assert _stored(options) == options
@@ -184,8 +210,10 @@ def test_xsr_runs_three_access_groups_after_a_purge() -> None:
         steps.append(step)
         _commit(results, step)
     assert [(s.phase, s.index, s.purge) for s in steps] == [
-        ("group", 0, True), ("group", 1, False), ("group", 2, False),
-    ]  # fmt: skip
+        ("group", 0, True),
+        ("group", 1, False),
+        ("group", 2, False),
+    ]
     shapes = [(s.workloads[0].rw.value, s.workloads[0].bs_bytes, len(s.workloads)) for s in steps]
     assert shapes == [("write", 1048576, 4), ("randwrite", 8192, 4), ("write", 1048576, 4)]
 
@@ -353,16 +381,20 @@ def test_throughput_runs_each_block_size_as_a_test_of_its_own() -> None:
     # A run stored before the split: one test, both block sizes in each round.
     legacy = PtsOptions(tests=("throughput",))
     assert [w.name for w in catalog.ss_cells(legacy, ACTIVE, "throughput")] == [
-        "throughput.ss.0-100.1m", "throughput.ss.100-0.1m",
-        "throughput.ss.0-100.128k", "throughput.ss.100-0.128k",
-    ]  # fmt: skip
+        "throughput.ss.0-100.1m",
+        "throughput.ss.100-0.1m",
+        "throughput.ss.0-100.128k",
+        "throughput.ss.100-0.128k",
+    ]
 
 
 def test_block_sizes_and_mixes_reduce_the_latency_matrix_like_the_iops_one() -> None:
     options = build(
-        ("iops", "latency"), "enterprise", block_sizes=parse_block_sizes("4k,64k"),
+        ("iops", "latency"),
+        "enterprise",
+        block_sizes=parse_block_sizes("4k,64k"),
         mixes=parse_mixes("100/0,0/100"),
-    )  # fmt: skip
+    )
     cells = catalog.latency_cells(options, ACTIVE)
     assert [w.name for w in cells] == ["latency.ss.100-0.4k", "latency.ss.0-100.4k"]
     assert all(w.iodepth == 1 and w.numjobs == 1 for w in cells)  # TC1/QD1 as ever

@@ -44,12 +44,29 @@ from volbench.views import report_for
 RECORDING = FIO_FIXTURES / "pts" / "recording.tar.xz"
 MiB = 1 << 20
 OPTIONS = {
-    "tests": ("iops", "throughput-1024k", "throughput-128k", "latency", "wsat", "hir", "xsr",
-              "ecw", "dirth"),
-    "profile": "enterprise", "threads": 1, "iodepth": 4, "cell_seconds": 1.0, "max_rounds": 5,
-    "wsat_max_rounds": 3, "block_sizes": (65536, 4096), "mixes": (100, 0), "hir_cycles": 2,
-    "xsr_cells": 3, "toio_grid": (2, 1),
-}  # fmt: skip
+    "tests": (
+        "iops",
+        "throughput-1024k",
+        "throughput-128k",
+        "latency",
+        "wsat",
+        "hir",
+        "xsr",
+        "ecw",
+        "dirth",
+    ),
+    "profile": "enterprise",
+    "threads": 1,
+    "iodepth": 4,
+    "cell_seconds": 1.0,
+    "max_rounds": 5,
+    "wsat_max_rounds": 3,
+    "block_sizes": (65536, 4096),
+    "mixes": (100, 0),
+    "hir_cycles": 2,
+    "xsr_cells": 3,
+    "toio_grid": (2, 1),
+}
 """The options the fixture was recorded with (its command in the fixtures README), but
 for Throughput: it was recorded as one test (see :func:`split_throughput`). Latency
 is reduced by ``--block-sizes`` and ``--mixes`` to 4 KiB x (100/0, 0/100)."""
@@ -165,9 +182,17 @@ def _first_table(section: Section) -> Sheet:
 
 def test_every_test_has_its_page_with_the_pts_header(sections: dict[str, Section]) -> None:
     assert list(sections) == [
-        "IOPS", "Throughput SEQ 1024 KiB", "Throughput SEQ 128 KiB", "Latency", "WSAT", "HIR",
-        "XSR", "ECW", "DIRTH", "steady state",
-    ]  # fmt: skip
+        "IOPS",
+        "Throughput SEQ 1024 KiB",
+        "Throughput SEQ 128 KiB",
+        "Latency",
+        "WSAT",
+        "HIR",
+        "XSR",
+        "ECW",
+        "DIRTH",
+        "steady state",
+    ]
     for name in ("IOPS", "Latency", "DIRTH"):
         fields = dict(sections[name].header)
         assert fields["Purge"] == "none (replayed fio outputs)"
@@ -239,8 +264,10 @@ def test_window_plots_equal_the_tracked_values(
 def test_throughput_and_latency_equal_the_stored_results(
     run: RunRecord, sections: dict[str, Section]
 ) -> None:
-    for test, bs, label in (("throughput-1024k", "1m", "1024 KiB"),
-                            ("throughput-128k", "128k", "128 KiB")):  # fmt: skip
+    for test, bs, label in (
+        ("throughput-1024k", "1m", "1024 KiB"),
+        ("throughput-128k", "128k", "128 KiB"),
+    ):
         window = _window(run, test)
         cells = (f"0-100.{bs}", f"100-0.{bs}")
         expected = [
@@ -260,8 +287,9 @@ def test_throughput_and_latency_equal_the_stored_results(
     wipc = {r.test.split(".")[0] for r in run.results if ".wipc." in r.test}
     assert {"throughput-1024k", "throughput-128k"} <= wipc
     assert {r.test for r in run.results if r.test.startswith("throughput-128k.ss.")} == {
-        "throughput-128k.ss.0-100.128k", "throughput-128k.ss.100-0.128k",
-    }  # fmt: skip
+        "throughput-128k.ss.0-100.128k",
+        "throughput-128k.ss.100-0.128k",
+    }
 
     # Latency, reduced by --block-sizes 4k,64k and --mixes 100/0,0/100: 4 KiB x 2 mixes.
     window = _window(run, "latency")
@@ -433,16 +461,24 @@ def test_the_probe_is_checked_as_every_round_is(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("profile", "kind", "cache", "reason"),
     [
-        ("enterprise", "block", "write back", "write cache write back (the enterprise profile "
-         "requires it disabled)"),
+        (
+            "enterprise",
+            "block",
+            "write back",
+            "write cache write back (the enterprise profile requires it disabled)",
+        ),
         ("enterprise", "block", "write through", None),
-        ("client", "block", "write through", "write cache write through (the client profile "
-         "requires it enabled)"),
+        (
+            "client",
+            "block",
+            "write through",
+            "write cache write through (the client profile requires it enabled)",
+        ),
         ("client", "block", "write back", None),
         ("enterprise", "block", None, None),
         ("enterprise", "file", "write back", None),  # the file's device, not the target
     ],
-)  # fmt: skip
+)
 def test_write_cache_against_the_profile_is_a_non_compliant_reason(
     run: RunRecord, profile: str, kind: str, cache: str | None, reason: str | None
 ) -> None:
@@ -562,14 +598,19 @@ def test_steady_state_and_hir_sheets_print_labels_and_durations(run: RunRecord) 
 
 
 def test_latency_runs_the_whole_pts_matrix_when_nothing_reduces_it(tmp_path: Path) -> None:
-    run = _replayed(tmp_path, tests=("latency",), block_sizes=(1048576, 131072, 65536, 32768,
-                    16384, 8192, 4096, 512), mixes=(100, 95, 65, 50, 35, 5, 0))  # fmt: skip
+    run = _replayed(
+        tmp_path,
+        tests=("latency",),
+        block_sizes=(1048576, 131072, 65536, 32768, 16384, 8192, 4096, 512),
+        mixes=(100, 95, 65, 50, 35, 5, 0),
+    )
     assert not any("latency" in r for r in run.settings.non_compliant_reasons)
     (latency, *_) = report_for(run)[0]
     assert [row[0] for row in latency.cells()] == [
-        f"RND {bs} R/W {mix}" for mix in ("100/0", "65/35", "0/100")
+        f"RND {bs} R/W {mix}"
+        for mix in ("100/0", "65/35", "0/100")
         for bs in ("512 B", "4 KiB", "8 KiB")
-    ]  # fmt: skip
+    ]
 
 
 def test_a_run_of_the_old_single_throughput_test_still_reports(tmp_path: Path) -> None:
@@ -578,8 +619,11 @@ def test_a_run_of_the_old_single_throughput_test_still_reports(tmp_path: Path) -
     (table, *_) = report_for(run)[0]
     assert table.title == "Throughput" and LEGACY_THROUGHPUT in table.notes
     assert [row[0] for row in table.cells()] == [
-        "SEQ 1024 KiB write", "SEQ 1024 KiB read", "SEQ 128 KiB write", "SEQ 128 KiB read",
-    ]  # fmt: skip
+        "SEQ 1024 KiB write",
+        "SEQ 1024 KiB read",
+        "SEQ 128 KiB write",
+        "SEQ 128 KiB read",
+    ]
     window = _window(run, "throughput")
     expected = sum(_cell(run, n, "throughput.ss.100-0.128k", "bw") for n in window) / 5
     assert _close(table.rows[3]["bw_bytes_per_s"], expected)

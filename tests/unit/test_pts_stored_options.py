@@ -42,10 +42,19 @@ def test_a_setup_stored_before_reads_as_each_tests_record_and_is_written_alike()
     assert options.of(Grid) == Grid((2, 1))
     assert (options.threads, options.iodepth, options.cell_seconds) == (1, 4, 1.0)
     assert options == build(
-        tuple(stored["pts"]["tests"]), "enterprise", 1, 4, cell_seconds=1.0, max_rounds=5,
-        wsat_max_rounds=3, block_sizes=(65536, 4096), mixes=(100, 0), toio_grid=(2, 1),
-        hir_cycles=2, xsr_cells=3,
-    )  # fmt: skip
+        tuple(stored["pts"]["tests"]),
+        "enterprise",
+        1,
+        4,
+        cell_seconds=1.0,
+        max_rounds=5,
+        wsat_max_rounds=3,
+        block_sizes=(65536, 4096),
+        mixes=(100, 0),
+        toio_grid=(2, 1),
+        hir_cycles=2,
+        xsr_cells=3,
+    )
     written = json_object(setup)
     assert json.dumps(written) == json.dumps(stored)  # same keys, same order, same values
 
@@ -67,9 +76,12 @@ def test_equal_options_are_one_value_whatever_defaults_were_given() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value", "where"),
-    [("hir_cycles", "2", "$.pts.hir_cycles"), ("block_sizes", [4096, "8k"], "$.pts.block_sizes[1]"),
-     ("threads", True, "$.pts.threads")],
-)  # fmt: skip
+    [
+        ("hir_cycles", "2", "$.pts.hir_cycles"),
+        ("block_sizes", [4096, "8k"], "$.pts.block_sizes[1]"),
+        ("threads", True, "$.pts.threads"),
+    ],
+)
 def test_a_stored_value_of_a_wrong_type_names_its_key(key: str, value: object, where: str) -> None:
     stored = json.loads(STORED)
     stored["pts"][key] = value

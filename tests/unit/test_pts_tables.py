@@ -19,8 +19,17 @@ from volbench.report.pts.pages import all_pages, page_for
 
 def test_every_test_the_command_takes_is_run_and_has_a_page() -> None:
     names = catalog.names()
-    assert names == ("iops", "throughput-1024k", "throughput-128k", "latency", "wsat", "hir",
-                     "xsr", "ecw", "dirth")  # fmt: skip
+    assert names == (
+        "iops",
+        "throughput-1024k",
+        "throughput-128k",
+        "latency",
+        "wsat",
+        "hir",
+        "xsr",
+        "ecw",
+        "dirth",
+    )
     legacy = catalog.LEGACY.name  # old runs' one throughput test: run and shown, not chosen
     assert [page.test for page in all_pages() if page.test != legacy] == list(names)  # same order
     assert page_for(legacy).test == legacy
@@ -47,8 +56,14 @@ def test_each_declared_option_is_one_key_with_a_default_that_is_compliant() -> N
     keys = [d.key for kind in catalog.own_kinds() for _, d in declared.declarations(kind)]
     assert len(keys) == len(set(keys))
     assert not set(keys) & {f.name for f in dataclasses.fields(options.PtsOptions)}
-    assert set(keys) == {"block_sizes", "mixes", "wsat_max_rounds", "hir_cycles", "xsr_cells",
-                         "toio_grid"}  # fmt: skip
+    assert set(keys) == {
+        "block_sizes",
+        "mixes",
+        "wsat_max_rounds",
+        "hir_cycles",
+        "xsr_cells",
+        "toio_grid",
+    }
     every = options.build(catalog.names(), "enterprise")
     for kind in catalog.own_kinds():
         readers = catalog.readers(kind, catalog.names())

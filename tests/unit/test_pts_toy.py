@@ -45,14 +45,33 @@ class ToyOptions(OwnOptions):
 
     TITLE: ClassVar[str] = "Toy"
 
-    passes: int = option(2, Declared(
-        "toy_passes", "Passes of 4 KiB random writes.", "a toy test, not in PTS", low=1, high=9,
-    ))  # fmt: skip
+    passes: int = option(
+        2,
+        Declared(
+            "toy_passes",
+            "Passes of 4 KiB random writes.",
+            "a toy test, not in PTS",
+            low=1,
+            high=9,
+        ),
+    )
 
 
 def toy_pass(options: PtsOptions, active: int, n: int) -> tuple[Workload, ...]:
-    return (job(options, active, "toy", Phase.GROUP, PassCell(n), RW.RANDWRITE, bs_bytes=4096,
-                rwmixread_pct=0, iodepth=options.iodepth, numjobs=options.threads),)  # fmt: skip
+    return (
+        job(
+            options,
+            active,
+            "toy",
+            Phase.GROUP,
+            PassCell(n),
+            RW.RANDWRITE,
+            bs_bytes=4096,
+            rwmixread_pct=0,
+            iodepth=options.iodepth,
+            numjobs=options.threads,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -97,8 +116,11 @@ class ToyPage(BasePage):
     title: str = "Toy"
 
     def sheets(self, data: PtsData) -> list[Sheet]:
-        rows = [{"pass": r.index + 1, "iops": cell.iops}
-                for r in data.history("toy") for cell in r.cells.values()]  # fmt: skip
+        rows = [
+            {"pass": r.index + 1, "iops": cell.iops}
+            for r in data.history("toy")
+            for cell in r.cells.values()
+        ]
         columns = (Column("pass", "Pass", numeric=True), Column("iops", "IOPS", fmt_count, True))
         return [sheet("PTS toy", columns, rows, ())]
 
@@ -119,11 +141,25 @@ def test_the_command_takes_the_toy_and_its_option(toy: None, tmp_path: Path) -> 
     shown = CliRunner().invoke(command, ["--help"], terminal_width=100).output
     assert "dirth, toy or all" in shown
     assert "Toy options:\n  --toy-passes INTEGER RANGE  Passes of 4 KiB random writes." in shown
-    dry = CliRunner().invoke(command, [
-        "toy", "--target", str(tmp_path / "t.img"), "--size", "64m", "--toy-passes", "3",
-        "--cell-seconds", "2", "--runs-dir", str(tmp_path / "runs"), "--dry-run", "--format",
-        "json",
-    ])  # fmt: skip
+    dry = CliRunner().invoke(
+        command,
+        [
+            "toy",
+            "--target",
+            str(tmp_path / "t.img"),
+            "--size",
+            "64m",
+            "--toy-passes",
+            "3",
+            "--cell-seconds",
+            "2",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+    )
     assert dry.exit_code == 0, dry.output
     files = json.loads(dry.output)["job_files"]
     assert [f["label"] for f in files] == [
@@ -165,8 +201,11 @@ def test_the_toy_runs_stores_its_option_and_shows_its_page(toy: None, tmp_path: 
     stored = run.settings.options["pts"]
     assert list(stored)[-1] == "toy_passes" and stored["toy_passes"] == 3
     assert run.setup(PtsSetup).options.of(ToyOptions) == ToyOptions(passes=3)
-    assert [r.test for r in run.results] == ["toy.group.pass1", "toy.group.pass2",
-                                             "toy.group.pass3"]  # fmt: skip
+    assert [r.test for r in run.results] == [
+        "toy.group.pass1",
+        "toy.group.pass2",
+        "toy.group.pass3",
+    ]
     (table, *_) = pts_sheets(run)
     assert table.title == "PTS toy"
     assert [(row["pass"], row["iops"]) for row in table.rows] == [

@@ -53,7 +53,7 @@ def _guest(name: str, number: int) -> Guest:
     disk = f"/lab/backing/inst/mnt/disks/{name}.img"
     return Guest(
         name, f"127.0.0.{60 + number}", 8765, 8766, "tcg", Limits(), disk, 128 << 20, "6.1", 5.0, 1
-    )  # fmt: skip
+    )
 
 
 def test_host_and_guests_together_then_alpha(tmp_path: Path) -> None:
@@ -117,8 +117,11 @@ def test_a_quiet_guest_asks_for_its_plan_only_while_the_others_push() -> None:
     options = VerifyOptions(guests=True, fit_alpha=True, with_host=True, quiet=("g60",))
     verified, alone, free = course(plan, options, lambda: None).steps
     assert {w.name: w.rate_iops for w in verified.workloads} == {
-        "g40": None, "g60": 400, "g80": None, "host": None,
-    }  # fmt: skip
+        "g40": None,
+        "g60": 400,
+        "g80": None,
+        "host": None,
+    }
     assert [w.name for w in alone.workloads] == ["alone.host"]
     assert all(w.rate_iops is None for w in free.workloads)  # unlimited: what each gets
 
@@ -133,8 +136,11 @@ def test_planned_limits_per_direction_as_a_throttle_group() -> None:
 
 def test_tenants_of_the_alpha_rounds() -> None:
     assert [tenant_of(t) for t in ("g40", "free.g40", "alone.host", "free.host")] == [
-        "g40", "g40", "host", "host",
-    ]  # fmt: skip
+        "g40",
+        "g40",
+        "host",
+        "host",
+    ]
 
 
 def test_guests_not_on_one_backing_device_are_refused(

@@ -14,8 +14,12 @@ from volbench.plans.qos_plan_file import MAX_BYTES, read_plan
 
 
 def _document() -> dict[str, object]:
-    plan = make_plan(Rates(3888, 156, 4e8, 2e8), Rates(975, 0, 0, 0),
-                     [Tenant("web", 40), Tenant("db", 60)], alpha=0.2)  # fmt: skip
+    plan = make_plan(
+        Rates(3888, 156, 4e8, 2e8),
+        Rates(975, 0, 0, 0),
+        [Tenant("web", 40), Tenant("db", 60)],
+        alpha=0.2,
+    )
     return plan_document(plan)
 
 
@@ -83,7 +87,10 @@ def test_a_plan_file_not_utf8_or_too_large(tmp_path: Path) -> None:
 def test_fitting_alpha_needs_finite_figures() -> None:
     """Regression (issue 22): `qos fit --host-used nan` gave alpha nan."""
     assert fit_alpha(3888, 975, [118, 187, 235]) == pytest.approx(0.8146, abs=1e-4)
-    for capability, used, achieved in ((3888, float("nan"), [1.0]), (float("inf"), 0, [1.0]),
-                                       (3888, 0, [float("nan")])):  # fmt: skip
+    for capability, used, achieved in (
+        (3888, float("nan"), [1.0]),
+        (float("inf"), 0, [1.0]),
+        (3888, 0, [float("nan")]),
+    ):
         with pytest.raises(UsageError, match="must be numbers"):
             fit_alpha(capability, used, achieved)

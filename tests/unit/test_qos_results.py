@@ -27,24 +27,50 @@ from volbench.views import view
 
 def _result(test: str, iops: float, direction: str = "read") -> StoredResult:
     return StoredResult(
-        round=0, test=test, direction=direction, workload=StoredWorkload(), iops=iops,
-        bw_bytes_per_s=iops * 4096, io_bytes=0, runtime_ms=3000, lat_kind="lat",
-        lat_mean_ns=None, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
-        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
-        lat_p9999_ns=None, usr_cpu_pct=0, sys_cpu_pct=0, jobs=1,
-    )  # fmt: skip
+        round=0,
+        test=test,
+        direction=direction,
+        workload=StoredWorkload(),
+        iops=iops,
+        bw_bytes_per_s=iops * 4096,
+        io_bytes=0,
+        runtime_ms=3000,
+        lat_kind="lat",
+        lat_mean_ns=None,
+        lat_min_ns=None,
+        lat_max_ns=None,
+        lat_stddev_ns=None,
+        lat_p50_ns=None,
+        lat_p90_ns=None,
+        lat_p99_ns=None,
+        lat_p999_ns=None,
+        lat_p9999_ns=None,
+        usr_cpu_pct=0,
+        sys_cpu_pct=0,
+        jobs=1,
+    )
 
 
 def _run(run_id: int, results: dict[str, float], capability: float = 3888) -> RunRecord:
     tenants = [Tenant("t40", 40), Tenant("t60", 60), Tenant("t80", 80)]
     plan = make_plan((capability, 0), (975, 0), tenants)
     return RunRecord(
-        id=run_id, plan="qos-verify", status=RunStatus.COMPLETED, started_at="", ended_at=None,
-        target=TargetInfo.from_record({}), host=HostInfo.from_record({}), labels={},
-        settings=RunSettings(options={"qos_plan": plan_document(plan),
-                             "verify": {"bs_bytes": 4096, "tolerance_pct": 10.0}}),
+        id=run_id,
+        plan="qos-verify",
+        status=RunStatus.COMPLETED,
+        started_at="",
+        ended_at=None,
+        target=TargetInfo.from_record({}),
+        host=HostInfo.from_record({}),
+        labels={},
+        settings=RunSettings(
+            options={
+                "qos_plan": plan_document(plan),
+                "verify": {"bs_bytes": 4096, "tolerance_pct": 10.0},
+            }
+        ),
         results=tuple(_result(name, iops) for name, iops in results.items()),
-    )  # fmt: skip
+    )
 
 
 def test_seed_004_alpha_from_a_stored_run() -> None:

@@ -48,11 +48,21 @@ def test_bar_length_follows_the_ratio() -> None:
 def test_interval_iops_keeps_fios_own_samples_of_the_busiest_direction() -> None:
     job = {
         "jobname": "web",
-        "read": {"iops_min": 590, "iops_max": 612, "iops_mean": 601.5, "iops_stddev": 4.2,
-                 "iops_samples": 5},
-        "write": {"iops_min": 0, "iops_max": 0, "iops_mean": 0, "iops_stddev": 0,
-                  "iops_samples": 0},
-    }  # fmt: skip
+        "read": {
+            "iops_min": 590,
+            "iops_max": 612,
+            "iops_mean": 601.5,
+            "iops_stddev": 4.2,
+            "iops_samples": 5,
+        },
+        "write": {
+            "iops_min": 0,
+            "iops_max": 0,
+            "iops_mean": 0,
+            "iops_stddev": 0,
+            "iops_samples": 0,
+        },
+    }
     raw = "note: text around fio's JSON\n" + json.dumps({"jobs": [job]})
     assert interval_iops([raw, "not json"]) == {
         "web": {
@@ -118,8 +128,9 @@ def test_a_verification_killed_before_any_result_is_listed(tmp_path: Path) -> No
     settings = RunSettings(options=json_object(VerifySetup(plan_document(plan), options)))
     db = str(tmp_path / "v.db")
     with Store.open(db) as store:
-        run_id = store.create_run(QOS_VERIFY, TargetInfo("/dev/x", "block", 1 << 30), {}, {},
-                                  settings)  # fmt: skip
+        run_id = store.create_run(
+            QOS_VERIFY, TargetInfo("/dev/x", "block", 1 << 30), {}, {}, settings
+        )
         store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
         run = store.get_run(str(run_id))
     assert view(QOS_VERIFY).headline is not None

@@ -40,7 +40,11 @@ def test_a_toy_profile_is_its_rows(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_the_built_in_profiles_keep_their_tests() -> None:
     names = {p: [row.name for row in rows] for p, rows in quick.PROFILES.items()}
     assert names["default"] == [
-        "randwrite-4k-iops", "randread-4k-iops", "randwrite-16k-throughput",
-        "randread-16k-throughput", "randwrite-4k-latency", "randread-4k-latency",
-    ]  # fmt: skip
+        "randwrite-4k-iops",
+        "randread-4k-iops",
+        "randwrite-16k-throughput",
+        "randread-16k-throughput",
+        "randwrite-4k-latency",
+        "randread-4k-latency",
+    ]
     assert len(names["diskmark"]) == 8 and names["diskmark"][0] == "seq1m-q8t1-read"

@@ -154,8 +154,9 @@ def test_sampler_keeps_the_rounds_samples_on_this_machines_clock() -> None:
     channel.write(b"x" * (MAX_LINE + 10) + b"\n" + rest[-1].encode())  # an overlong line first
     samples = sampler.end(mark)
     assert len(samples) == 3 and channel.pokes == 1
-    assert [s.time_s for s in samples] == pytest.approx([1_700_000_000 + t - UPTIME[0]
-                                                          for t in UPTIME[1:]])  # fmt: skip
+    assert [s.time_s for s in samples] == pytest.approx(
+        [1_700_000_000 + t - UPTIME[0] for t in UPTIME[1:]]
+    )
     done = sum(s.iops * (t1 - t0) for s, t0, t1 in zip(samples, UPTIME, UPTIME[1:], strict=False))
     assert done == pytest.approx(READS[-1] - READS[0])  # every read the device completed
     sampler.close()

@@ -98,9 +98,14 @@ def test_qos_tenants_together_from_recorded_outputs(tmp_path: Path) -> None:
     with store:
         run_id, workdir = open_run(session, "qos-verify", target, {}, RunSettings())
         outcome = drive(
-            session, run_id, OneStep(Step(workloads, together=True)), target, "psync", workdir,
+            session,
+            run_id,
+            OneStep(Step(workloads, together=True)),
+            target,
+            "psync",
+            workdir,
             round_runner=Tenants(hierarchy, limits, 1.0),
-        )  # fmt: skip
+        )
         run = store.get_run(str(run_id))
     assert outcome.status is RunStatus.COMPLETED
     assert [r.test for r in sorted(run.results, key=lambda r: r.round)] == list(names)

@@ -110,8 +110,11 @@ def test_rate_and_percentile_charts_equal_fio_json(tmp_path: Path) -> None:
     # the percentile ladder: fio's own p50/p99 (one job per test here) in the chart's unit
     chart = charts["percentiles"]
     size = {"µs": 1e3, "ms": 1e6, "s": 1e9}[chart.figure["layout"]["meta"]["unit"]]
-    levels = {t["name"]: dict(zip(t["x"], t["y"], strict=True)) for t in chart.figure["data"]
-              if t.get("hoverinfo") != "skip"}  # fmt: skip
+    levels = {
+        t["name"]: dict(zip(t["x"], t["y"], strict=True))
+        for t in chart.figure["data"]
+        if t.get("hoverinfo") != "skip"
+    }
     for job in fio["jobs"]:
         for direction in ("read", "write"):
             if job[direction]["io_bytes"]:
@@ -262,8 +265,9 @@ def test_comparison_values_spread_and_merged_p99(tmp_path: Path) -> None:
     mean = row("lat_mean_ns")
     fast = job["read"]["lat_ns"]["mean"] / 1e3
     assert mean["value_1"] == pytest.approx((fast + 2 * fast) / 2, rel=1e-6)
-    cells = dict(zip([c.header for c in sheet.columns], sheet.cells()[sheet.rows.index(iops)],
-                     strict=True))  # fmt: skip
+    cells = dict(
+        zip([c.header for c in sheet.columns], sheet.cells()[sheet.rows.index(iops)], strict=True)
+    )
     assert cells["vendor=b (2 runs)"] == f"{iops['value_1']:,.0f}"
     # (the last "min-max" column: group b's)
     assert cells["min-max"] == f"{iops['min_1']:,.0f}-{iops['max_1']:,.0f} (sd 47%)"
@@ -321,8 +325,15 @@ def test_logs_of_several_places_share_one_clock(tmp_path: Path) -> None:
 def test_stalls_are_shaded_on_the_time_series(tmp_path: Path) -> None:
     """A stored stall is a shaded span on each per-second chart, from where it began in
     its test (fio's own clock) for as long as it lasted, named with its test."""
-    stall = Stall(0, "randread-4k", "2026-11-23T06:00:03+00:00", "2026-11-23T06:00:09+00:00",
-                  6.0, True, test_offset_s=3.0)  # fmt: skip
+    stall = Stall(
+        0,
+        "randread-4k",
+        "2026-11-23T06:00:03+00:00",
+        "2026-11-23T06:00:09+00:00",
+        6.0,
+        True,
+        test_offset_s=3.0,
+    )
     unknown = dataclasses.replace(stall, test_offset_s=None)
     series = _run_with_logs(tmp_path).series
     charts = timeseries_charts("run1", series, [stall, unknown])
@@ -340,10 +351,21 @@ def test_a_burst_is_shaded_on_the_iops_series() -> None:
     chart from the test's start for its 12.9 s at the ceiling, named with its figures;
     the latency chart and a flat test have none."""
     rates = [3000] * 12 + [2800] + [1000] * 27
-    burst = LogSeries(0, "randwrite-4k", "iops", 1, None, "write",
-                      tuple((1000 * (i + 1), r) for i, r in enumerate(rates)))  # fmt: skip
-    flat = dataclasses.replace(burst, test="randread-4k", direction="read",
-                               points=tuple((1000 * (i + 1), 1000) for i in range(40)))  # fmt: skip
+    burst = LogSeries(
+        0,
+        "randwrite-4k",
+        "iops",
+        1,
+        None,
+        "write",
+        tuple((1000 * (i + 1), r) for i, r in enumerate(rates)),
+    )
+    flat = dataclasses.replace(
+        burst,
+        test="randread-4k",
+        direction="read",
+        points=tuple((1000 * (i + 1), 1000) for i in range(40)),
+    )
     latency = dataclasses.replace(burst, kind="lat", points=((1000, 980_000), (2000, 990_000)))
     charts = {c.id: c for c in timeseries_charts("run1", [burst, flat, latency])}
     (shape,) = charts["run1-ts-iops"].figure["layout"]["shapes"]

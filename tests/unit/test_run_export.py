@@ -27,13 +27,28 @@ PLAN = "own-sheet-test"
 
 def _result(round_no: int, test: str, iops: float) -> StoredResult:
     return StoredResult(
-        round=round_no, test=test, direction="read", workload=StoredWorkload(rw="randread"),
+        round=round_no,
+        test=test,
+        direction="read",
+        workload=StoredWorkload(rw="randread"),
         iops=iops,
-        bw_bytes_per_s=iops * 4096, io_bytes=0, runtime_ms=3000, lat_kind="lat",
-        lat_mean_ns=None, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
-        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
-        lat_p9999_ns=None, usr_cpu_pct=0, sys_cpu_pct=0, jobs=1,
-    )  # fmt: skip
+        bw_bytes_per_s=iops * 4096,
+        io_bytes=0,
+        runtime_ms=3000,
+        lat_kind="lat",
+        lat_mean_ns=None,
+        lat_min_ns=None,
+        lat_max_ns=None,
+        lat_stddev_ns=None,
+        lat_p50_ns=None,
+        lat_p90_ns=None,
+        lat_p99_ns=None,
+        lat_p999_ns=None,
+        lat_p9999_ns=None,
+        usr_cpu_pct=0,
+        sys_cpu_pct=0,
+        jobs=1,
+    )
 
 
 def _own_sheet(run: RunRecord) -> Sheet:
@@ -46,13 +61,19 @@ def _own_sheet(run: RunRecord) -> Sheet:
 def test_export_of_a_plan_with_its_own_sheet_adds_the_run_record() -> None:
     raw = (fixture_text("randread_json.json"), fixture_text("numjobs4_jsonplus.json"))
     run = RunRecord(
-        id=12, plan=PLAN, status=RunStatus.FAILED, started_at="2024-01-01T00:00:00",
-        ended_at=None, target=TargetInfo("/dev/x", "block", 0),
-        host=HostInfo.from_record({"cpu_count": 2}), labels={"vendor": "acme"},
+        id=12,
+        plan=PLAN,
+        status=RunStatus.FAILED,
+        started_at="2024-01-01T00:00:00",
+        ended_at=None,
+        target=TargetInfo("/dev/x", "block", 0),
+        host=HostInfo.from_record({"cpu_count": 2}),
+        labels={"vendor": "acme"},
         settings=RunSettings(options={"verify": {"bs_bytes": 4096}}),
         results=(_result(0, "t40", 500.0), _result(1, "t60", 700.0)),
-        raw_outputs=raw, error="fio of tenant t60 failed",
-    )  # fmt: skip
+        raw_outputs=raw,
+        error="fio of tenant t60 failed",
+    )
     _, document = report_for(run, PlanView(sheet=_own_sheet))
     data = json.loads(export(Sheet("report", (), (), document), "json"))
     assert data["schema"] == "volbench.own/1"  # the plan's own keys, unchanged

@@ -36,8 +36,9 @@ from volbench.store.repository import Store
 from volbench.views import report_for, summary_for
 
 
-def point(name: str, iops: float, qd: int, jobs: int = 1, family: str = "randread-4k",
-          direct: bool = True) -> FactsOfTest:  # fmt: skip
+def point(
+    name: str, iops: float, qd: int, jobs: int = 1, family: str = "randread-4k", direct: bool = True
+) -> FactsOfTest:
     lat = qd * jobs / iops * 1e9
     measured = MeasuredTest(name, iops, iops * 4096, lat, qd, jobs, (20.0,) * jobs, direct)
     return FactsOfTest(0, measured, (family, direct))
@@ -107,8 +108,9 @@ def stored_run(tmp_path: Path) -> tuple[Store, int]:
             )
             samples = [dataclasses.replace(sample, time_s=1000.0 + t) for t in range(3)]
             series = sample_series(1, test.name, samples)
-            series += fact_series(1, test.name, 1000.0, {"cpu_quota": 0.5, "cg_period": 30,
-                                                         "cg_thrott": 28})  # fmt: skip
+            series += fact_series(
+                1, test.name, 1000.0, {"cpu_quota": 0.5, "cg_period": 30, "cg_thrott": 28}
+            )
         store.add_round(run_id, round_no, json.dumps(one), [test], {test.name: work}, series=series)
     stall = Stall(
         4,
@@ -221,8 +223,9 @@ def test_the_summary_has_a_line_per_limit(tmp_path: Path) -> None:
 def _cell(name: str, rw: str, read: float, write: float, mix: int | None = None) -> FactsOfTest:
     """A PTS-like 64 KiB cell at QD 4 x 2 threads, its queue kept full."""
     total = read + write
-    measured = MeasuredTest(name, total, total * 65536, 8 / total * 1e9, 4, 2, (5.0, 5.0), True,
-                            read, write)  # fmt: skip
+    measured = MeasuredTest(
+        name, total, total * 65536, 8 / total * 1e9, 4, 2, (5.0, 5.0), True, read, write
+    )
     family = (rw, 65536, None, mix, True, "libaio", None, None, None)
     pure = ("randread", 65536, None, None, True, "libaio", None, None, None)
     alone = (pure, ("randwrite", *pure[1:])) if rw == "randrw" else None
@@ -246,8 +249,9 @@ def test_a_mix_meets_the_caps_its_read_only_and_write_only_tests_show() -> None:
     )
     # one budget both share: the mix does no more than reads alone, no cap of its own
     shared = _cell("m", "randrw", 650, 350, 65)
-    one = {v.facts.measured.name: v for v in run_verdicts([_cell("r", "randread", 1000, 0),
-                                                           shared])}  # fmt: skip
+    one = {
+        v.facts.measured.name: v for v in run_verdicts([_cell("r", "randread", 1000, 0), shared])
+    }
     assert one["m"].context.caps == ()
     assert one["m"].verdict.limit is not Limit.RATE_LIMITER
 

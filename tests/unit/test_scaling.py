@@ -66,8 +66,11 @@ def test_knee_is_the_smallest_outstanding_reaching_95_percent_of_the_peak() -> N
 
 
 def test_best_under_latency_uses_mean_or_p99() -> None:
-    points = [point(1, 1, 10_000, 0.1, 0.3), point(4, 1, 30_000, 0.13, 0.9),
-              point(16, 1, 50_000, 0.3, 2.0)]  # fmt: skip
+    points = [
+        point(1, 1, 10_000, 0.1, 0.3),
+        point(4, 1, 30_000, 0.13, 0.9),
+        point(16, 1, 50_000, 0.3, 2.0),
+    ]
     assert best_under_latency(points, 0.5e6).label == "QD16x1"
     assert best_under_latency(points, 1e6, "p99").label == "QD4x1"
     assert best_under_latency(points, 0.05e6) is None

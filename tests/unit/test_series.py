@@ -115,8 +115,9 @@ def _series(round_no: int) -> list[LogSeries]:
 
 def _rows(engine: sa.Engine) -> list[tuple[object, ...]]:
     table = schema.series
-    query = sa.select(table.c.run_id, table.c.round, table.c.test, table.c.direction,
-                      table.c.samples).order_by(table.c.id)  # fmt: skip
+    query = sa.select(
+        table.c.run_id, table.c.round, table.c.test, table.c.direction, table.c.samples
+    ).order_by(table.c.id)
     with engine.connect() as conn:
         return [tuple(row) for row in conn.execute(query)]
 

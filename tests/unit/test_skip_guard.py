@@ -29,14 +29,25 @@ def _pytest(folder: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
         env["CI"] = ci
     tests = str(Path(__file__).parents[1])
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "skip_guard", "-p", "no:cacheprovider",
-         "--rootdir", str(folder), str(folder / "test_example.py")],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "skip_guard",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(folder),
+            str(folder / "test_example.py"),
+        ],
         env={**env, "PYTHONPATH": tests},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-    )  # fmt: skip
+    )
 
 
 def test_ci_fails_on_a_missing_install_step_only(tmp_path: Path) -> None:

@@ -15,10 +15,26 @@ CAT = catalogue.load()
 
 def test_the_catalogue_covers_every_product_of_the_yaml() -> None:
     api_names = {p.api_name for p in CAT.products}
-    for name in ("io2", "io2 Block Express", "sc1", "standard", "UltraSSD_LRS", "pd-standard",
-                 "pd-extreme", "hyperdisk-balanced", "hyperdisk-extreme", "hyperdisk-throughput",
-                 "cloud", "cloud_auto", "CLOUD_BSSD", "CLOUD_TSSD", "CLOUD_BASIC", "ESSD",
-                 "DataDisk", "SAS"):  # fmt: skip
+    for name in (
+        "io2",
+        "io2 Block Express",
+        "sc1",
+        "standard",
+        "UltraSSD_LRS",
+        "pd-standard",
+        "pd-extreme",
+        "hyperdisk-balanced",
+        "hyperdisk-extreme",
+        "hyperdisk-throughput",
+        "cloud",
+        "cloud_auto",
+        "CLOUD_BSSD",
+        "CLOUD_TSSD",
+        "CLOUD_BASIC",
+        "ESSD",
+        "DataDisk",
+        "SAS",
+    ):
         assert name in api_names, name
     vendors = {p.vendor for p in CAT.products}
     assert {"Baidu AI Cloud", "Kingsoft Cloud", "China Telecom eSurfing Cloud (ctyun)"} <= vendors
@@ -115,23 +131,46 @@ def test_azure_credit_bursting_for_30_minutes(
     ("size", "iops", "mb_s"), [(4, 1200, 300), (16, 4800, 1200), (64, 19200, 4000)]
 )
 def test_azure_ultra_disk_size_caps_table(size: float, iops: float, mb_s: float) -> None:
-    e = expect(CAT.find("UltraSSD_LRS"), size, "2025-01-01", {
-        "provisioned_iops": iops, "provisioned_mb_s": 1e5})  # fmt: skip
+    e = expect(
+        CAT.find("UltraSSD_LRS"),
+        size,
+        "2025-01-01",
+        {"provisioned_iops": iops, "provisioned_mb_s": 1e5},
+    )
     assert (e.iops, e.throughput_value) == (iops, mb_s)
-    assert expect(CAT.find("azure-ultra-disk"), 2048, "2025-01-01", {
-        "provisioned_iops": 160000, "provisioned_mb_s": 1e5}).iops == 160000  # fmt: skip
+    assert (
+        expect(
+            CAT.find("azure-ultra-disk"),
+            2048,
+            "2025-01-01",
+            {"provisioned_iops": 160000, "provisioned_mb_s": 1e5},
+        ).iops
+        == 160000
+    )
     with pytest.raises(UsageError, match="300"):  # 2023: 300 IOPS per GiB
-        expect(CAT.find("UltraSSD_LRS"), size, "2025-01-01", {
-            "provisioned_iops": iops + 1, "provisioned_mb_s": 1e5})  # fmt: skip
+        expect(
+            CAT.find("UltraSSD_LRS"),
+            size,
+            "2025-01-01",
+            {"provisioned_iops": iops + 1, "provisioned_mb_s": 1e5},
+        )
 
 
 def test_azure_ultra_disk_2026_1000_iops_per_gib_up_to_400000_and_10000_mb_s() -> None:
-    e = expect(CAT.find("azure-ultra-disk"), 400, None, {
-        "provisioned_iops": 400000, "provisioned_mb_s": 10000})  # fmt: skip
+    e = expect(
+        CAT.find("azure-ultra-disk"),
+        400,
+        None,
+        {"provisioned_iops": 400000, "provisioned_mb_s": 10000},
+    )
     assert (e.iops, e.throughput_value, e.edition.from_date) == (400000, 10000, "2026-09-16")
     with pytest.raises(UsageError, match="10,000 MB/s"):
-        expect(CAT.find("azure-ultra-disk"), 400, None, {
-            "provisioned_iops": 400000, "provisioned_mb_s": 10001})  # fmt: skip
+        expect(
+            CAT.find("azure-ultra-disk"),
+            400,
+            None,
+            {"provisioned_iops": 400000, "provisioned_mb_s": 10001},
+        )
 
 
 def test_pd_standard_has_separate_read_and_write_iops() -> None:

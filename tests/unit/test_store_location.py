@@ -195,9 +195,11 @@ NOT_LOCATIONS = [
 
 @pytest.mark.parametrize("location", NOT_LOCATIONS)
 def test_a_libpq_keyword_string_is_refused_without_showing_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     location: str,
-) -> None:  # fmt: skip
+) -> None:
     """Regression (issue 31, item 5): `--db "host=... password=S dbname=..."` was a SQLite
     path: the error printed the password and `import` made a file named after it."""
     monkeypatch.chdir(tmp_path)

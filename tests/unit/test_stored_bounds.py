@@ -120,9 +120,11 @@ COMMANDS_TAKING_RUN = [
     "argv", COMMANDS_TAKING_RUN, ids=[" ".join(a)[:40] for a in COMMANDS_TAKING_RUN]
 )
 def test_a_run_id_beyond_64_bits_is_one_line_for_every_command(
-    imported: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    imported: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     argv: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     """``show 99999999999999999999`` (and report, export, explain, compare, label,
     check) ended in OverflowError "int too large to convert to SQLite INTEGER"."""
     monkeypatch.chdir(Path(imported).parent)
@@ -136,8 +138,10 @@ def test_the_largest_run_id_is_asked_for_and_not_found(
     imported: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, err = _main(monkeypatch, capsys, "show", str(RUN_ID_MAX))
-    assert (code, err) == (2, f"volbench: error: no run {RUN_ID_MAX} in sqlite:///{imported}"
-                              " (see volbench runs)\n")  # fmt: skip
+    assert (code, err) == (
+        2,
+        f"volbench: error: no run {RUN_ID_MAX} in sqlite:///{imported} (see volbench runs)\n",
+    )
     with Store.open(imported) as store:
         with pytest.raises(StoreError, match="not a run: '9223372036854775808'"):
             store.get_run(RUN_ID_MAX + 1)  # the store's own callers are checked too
@@ -183,8 +187,12 @@ def test_a_100_mb_job_name_is_refused_in_bounded_memory(tmp_path: Path) -> None:
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "volbench", "import", str(path), "--db", str(tmp_path / "s.db")],
-        capture_output=True, text=True, preexec_fn=limited, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr == (
         f"volbench: error: cannot import {path}: a string of 100,000,000 characters, more"
@@ -292,17 +300,26 @@ def test_the_store_keeps_a_run_from_ending_before_it_starts(db_url: str) -> None
     databases alike."""
     with Store.open(db_url) as store:
         target = TargetInfo("/dev/x", "block", 1)
-        run_id = store.create_run("quick", target, {}, {}, RunSettings(),
-                                  started_at="2026-01-01T12:00:00+00:00")  # fmt: skip
-        store.add_round(run_id, 0, "{}", [], {}, started_at="2026-01-01T12:00:05+00:00",
-                        ended_at="2026-01-01T12:00:01+00:00")  # fmt: skip
+        run_id = store.create_run(
+            "quick", target, {}, {}, RunSettings(), started_at="2026-01-01T12:00:00+00:00"
+        )
+        store.add_round(
+            run_id,
+            0,
+            "{}",
+            [],
+            {},
+            started_at="2026-01-01T12:00:05+00:00",
+            ended_at="2026-01-01T12:00:01+00:00",
+        )
         store.finish_run(run_id, "completed", ended_at="2025-12-31T00:00:00+00:00")
         run = store.get_run(run_id)
         assert run.ended_at == run.started_at == "2026-01-01T12:00:00+00:00"
         assert run.rounds[0].ended_at == run.rounds[0].started_at == "2026-01-01T12:00:05+00:00"
         with pytest.raises(StoreError, match=r"1970-01-01T00:00:00\+00:00 is before 2005-01-01"):
-            store.create_run("quick", target, {}, {}, RunSettings(),
-                             started_at="1970-01-01T00:00:00+00:00")  # fmt: skip
+            store.create_run(
+                "quick", target, {}, {}, RunSettings(), started_at="1970-01-01T00:00:00+00:00"
+            )
         assert len(store.list_runs()) == 1
 
 
@@ -357,8 +374,11 @@ def test_a_label_beyond_the_store_is_refused_on_the_command_line(
         ("k" * 201 + "=v", "its key is 201 characters long, at most 200 (what the store keeps)"),
         ("k=" + "v" * 1001, "its value is 1,001 characters long, at most 1,000"),
     ]:
-        for argv in (("label", "1", label), ("import", str(FIO_FIXTURES / "randread_json.json"),
-                     "--label", label), ("runs", "--label", label)):  # fmt: skip
+        for argv in (
+            ("label", "1", label),
+            ("import", str(FIO_FIXTURES / "randread_json.json"), "--label", label),
+            ("runs", "--label", label),
+        ):
             code, err = _main(monkeypatch, capsys, *argv)
             assert code == 2 and expected in err and err.count("\n") == 1, err
     with Store.open(imported) as store:
@@ -380,8 +400,10 @@ def test_option_values_and_lists_beyond_the_store_are_left_out_or_cut(tmp_path: 
     document = raw_document("randread_json.json")
     job = document["jobs"][0]
     job["job options"]["ioengine"] = "e" * (OPTION_CHARS + 1)
-    document["jobs"] = [dict(job, **{"job options": dict(job["job options"], filename=f"/{i:05}"
-                         + "f" * 5000)}) for i in range(20)]  # fmt: skip
+    document["jobs"] = [
+        dict(job, **{"job options": dict(job["job options"], filename=f"/{i:05}" + "f" * 5000)})
+        for i in range(20)
+    ]
     with Store.open(str(tmp_path / "store.db")) as store:
         run = store.get_run(import_file(store, _write(tmp_path, document), {}))
     assert run.settings.ioengine is None

@@ -115,8 +115,9 @@ def test_log_axes_have_clean_labelled_ticks() -> None:
 
 
 def test_bars_are_labelled_and_qd1_gets_a_log_axis() -> None:
-    chart = bar_chart("b", "IOPS", [Series("read", ["qd1", "qd64"], [2_100.0, 98_000.0])],
-                      unit="IOPS")  # fmt: skip
+    chart = bar_chart(
+        "b", "IOPS", [Series("read", ["qd1", "qd64"], [2_100.0, 98_000.0])], unit="IOPS"
+    )
     (trace,) = chart.figure["data"]
     assert trace["text"] == ["2,100", "98,000"]
     assert chart.figure["layout"]["yaxis"]["type"] == "log"

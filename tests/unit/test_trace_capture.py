@@ -33,8 +33,12 @@ def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_refusing_kernel_gives_blktraces_reason(tools: Path, tmp_path: Path) -> None:
-    _tool(tools, "blktrace", "echo 'failed open /sys/kernel/debug/block/loop0/trace0:"
-                             " Operation not permitted' >&2\nexit 1\n")  # fmt: skip
+    _tool(
+        tools,
+        "blktrace",
+        "echo 'failed open /sys/kernel/debug/block/loop0/trace0:"
+        " Operation not permitted' >&2\nexit 1\n",
+    )
     _tool(tools, "blkparse", "cat >/dev/null\n")
     found = blktrace.start("/dev/loop0", tmp_path / "t.txt")
     assert found == (

@@ -63,8 +63,15 @@ def test_blkparse_default_output() -> None:
     trace = blkparse_text.build(found[device])
     assert trace.ops == "RRWWFRD"
     assert list(trace.size_bytes) == [4096, 4096, 65536, 65536, 0, 4096, 1 << 20]
-    assert list(trace.latency_ns) == [100_000, 200_000, 400_000, 500_000, 50_000, 300_000,
-                                      1_000_000]  # fmt: skip
+    assert list(trace.latency_ns) == [
+        100_000,
+        200_000,
+        400_000,
+        500_000,
+        50_000,
+        300_000,
+        1_000_000,
+    ]
     assert trace.before == 1  # sector 777 was issued before the trace began
     assert trace.issue_ns[0] == 0  # the first event of the device is the trace's start
 
@@ -205,8 +212,10 @@ def test_a_day_long_trace_is_profiled() -> None:
     from volbench.analysis.workload_profile import characterise
 
     for span_s in (86_400, MAX_SPAN_S):
-        lines = [BLKPARSE_D.format(time="0.000000000", sector=8, count=8),
-                 BLKPARSE_D.format(time=f"{span_s}.000000000", sector=64, count=8)]  # fmt: skip
+        lines = [
+            BLKPARSE_D.format(time="0.000000000", sector=8, count=8),
+            BLKPARSE_D.format(time=f"{span_s}.000000000", sector=64, count=8),
+        ]
         trace = blkparse_text.build(blkparse_text.events_by_device(lines)[(8, 0)])
         assert trace.duration_ns == span_s * 10**9
         assert len(characterise(trace).per_second) == span_s
@@ -232,8 +241,10 @@ def test_times_no_kernel_prints_are_one_line(times: tuple[str, ...], message: st
 
 def test_times_a_little_out_of_order_are_sorted() -> None:
     """What CPUs' clocks leave out of order (up to 10 s back) is sorted, not refused."""
-    lines = [BLKPARSE_D.format(time=t, sector=s, count=8)
-             for t, s in (("20.0", 8), ("10.000000001", 16), ("25.0", 24))]  # fmt: skip
+    lines = [
+        BLKPARSE_D.format(time=t, sector=s, count=8)
+        for t, s in (("20.0", 8), ("10.000000001", 16), ("25.0", 24))
+    ]
     trace = blkparse_text.build(blkparse_text.events_by_device(lines)[(8, 0)])
     assert list(trace.offset_bytes) == [16 * 512, 8 * 512, 24 * 512]
     assert list(trace.issue_ns) == [0, 9_999_999_999, 14_999_999_999]
@@ -248,8 +259,10 @@ def test_tracepoint_times_are_checked() -> None:
 
 def test_a_file_of_more_devices_than_traced_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blkparse_text, "MAX_DEVICES", 2)
-    lines = [BLKPARSE_D.format(time="0.1", sector=8, count=8).replace("8,0", f"8,{minor}")
-             for minor in (0, 16, 32)]  # fmt: skip
+    lines = [
+        BLKPARSE_D.format(time="0.1", sector=8, count=8).replace("8,0", f"8,{minor}")
+        for minor in (0, 16, 32)
+    ]
     with pytest.raises(UsageError, match="line 3: more than 2 devices traced"):
         blkparse_text.events_by_device(lines)
 

@@ -72,8 +72,9 @@ def test_reads_faster_than_the_medium_can_give() -> None:
 
 
 def test_a_working_set_inside_a_recorded_host_cache() -> None:
-    cache = FrontCache("QEMU's cache=writeback on the disk: the host's page cache",
-                       "writeback", 4 << 30)  # fmt: skip
+    cache = FrontCache(
+        "QEMU's cache=writeback on the disk: the host's page cache", "writeback", 4 << 30
+    )
     (mark,) = validity_cache.check(facts_of(front_cache=cache)).marks
     assert mark.problem == "the working set fits in a cache in front of the volume"
     assert "64 MiB, fits in its 4.0 GiB" in mark.evidence[0]

@@ -37,11 +37,18 @@ TARGET = TargetInfo("/dev/loop9", "block", 256 * MiB)
 
 def _run(plan: str, results: list[StoredResult], settings: RunSettings | None = None) -> RunRecord:
     return RunRecord(
-        id=11, plan=plan, status=RunStatus.COMPLETED,
-        started_at="2026-11-28T00:00:00+00:00", ended_at="2026-11-28T00:01:00+00:00",
-        target=TARGET, host=HostInfo.from_record({}), labels={},
-        settings=settings or RunSettings(), results=tuple(results), uuid="u-11",
-    )  # fmt: skip
+        id=11,
+        plan=plan,
+        status=RunStatus.COMPLETED,
+        started_at="2026-11-28T00:00:00+00:00",
+        ended_at="2026-11-28T00:01:00+00:00",
+        target=TARGET,
+        host=HostInfo.from_record({}),
+        labels={},
+        settings=settings or RunSettings(),
+        results=tuple(results),
+        uuid="u-11",
+    )
 
 
 def _marks(sheet: Sheet) -> list[object]:
@@ -56,8 +63,9 @@ def _plan_sheet(run: RunRecord) -> Sheet:
 
 
 def _test(name: str, round_no: int, direct: bool, **given: object) -> StoredResult:
-    return row("read", 2000.0, workload(name=name, direct=direct, **given), test=name,
-               round_no=round_no)  # fmt: skip
+    return row(
+        "read", 2000.0, workload(name=name, direct=direct, **given), test=name, round_no=round_no
+    )
 
 
 def test_an_iometer_spec_at_a_worker_count_carries_its_tests_mark() -> None:

@@ -35,8 +35,14 @@ from volbench.volume_writes import volume_history
 DISK = 256 * MiB
 
 
-def _run(store: Store, guest: str, tests: list[tuple[Workload, int]], plan: str = "quick",
-         options: dict[str, object] | None = None, boot: int = 1) -> int:  # fmt: skip
+def _run(
+    store: Store,
+    guest: str,
+    tests: list[tuple[Workload, int]],
+    plan: str = "quick",
+    options: dict[str, object] | None = None,
+    boot: int = 1,
+) -> int:
     """A stored run on the lab guest ``guest``'s disk (as it was after its ``boot``th
     ``volbench lab up``), each test a round of its own with fio's ``io_bytes`` as given."""
     label = f"lab://{guest}:/dev/vda"
@@ -131,8 +137,9 @@ def test_a_lab_guest_s_disk_is_named_by_its_image_and_qemu(
     monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path / "lab"))
     image = tmp_path / "disk.img"
     image.write_bytes(b"")
-    guest = guests.Guest("g1", "127.0.0.60", 8765, 8766, "tcg", Limits(), str(image), DISK,
-                         "6.1", 3.0, 4321)  # fmt: skip
+    guest = guests.Guest(
+        "g1", "127.0.0.60", 8765, 8766, "tcg", Limits(), str(image), DISK, "6.1", 3.0, 4321
+    )
     guest.folder.mkdir(parents=True)
     guests.save(guest)
     found = guest_disk(Place("lab://g1", "/dev/vda"))

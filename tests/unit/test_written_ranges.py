@@ -32,24 +32,47 @@ from volbench.units import MiB
 GIB = 1024 * MiB
 
 
-def row(round_no: int, test: str, direction: str, rw: str, io_bytes: int,
-        **workload: object) -> StoredResult:  # fmt: skip
+def row(
+    round_no: int, test: str, direction: str, rw: str, io_bytes: int, **workload: object
+) -> StoredResult:
     return StoredResult(
-        round=round_no, test=test, direction=direction,
+        round=round_no,
+        test=test,
+        direction=direction,
         workload=StoredWorkload(rw=rw, bs_bytes=4096, numjobs=1, **workload),  # type: ignore[arg-type]
-        iops=1.0, bw_bytes_per_s=1.0, io_bytes=io_bytes, runtime_ms=1000.0, lat_kind="lat",
-        lat_mean_ns=None, lat_min_ns=None, lat_max_ns=None, lat_stddev_ns=None,
-        lat_p50_ns=None, lat_p90_ns=None, lat_p99_ns=None, lat_p999_ns=None,
-        lat_p9999_ns=None, usr_cpu_pct=0.0, sys_cpu_pct=0.0, jobs=1,
-    )  # fmt: skip
+        iops=1.0,
+        bw_bytes_per_s=1.0,
+        io_bytes=io_bytes,
+        runtime_ms=1000.0,
+        lat_kind="lat",
+        lat_mean_ns=None,
+        lat_min_ns=None,
+        lat_max_ns=None,
+        lat_stddev_ns=None,
+        lat_p50_ns=None,
+        lat_p90_ns=None,
+        lat_p99_ns=None,
+        lat_p999_ns=None,
+        lat_p9999_ns=None,
+        usr_cpu_pct=0.0,
+        sys_cpu_pct=0.0,
+        jobs=1,
+    )
 
 
 def run(run_id: int, *rows: StoredResult, kind: str = "block", ours: bool = False) -> RunRecord:
     return RunRecord(
-        id=run_id, plan="quick", status=RunStatus.COMPLETED, started_at="2026-11-29T00:00:00",
-        ended_at=None, target=TargetInfo("/dev/loop9", kind, GIB, created_by_volbench=ours),
-        host=HostInfo.from_record({}), labels={}, settings=RunSettings(), results=rows,
-    )  # fmt: skip
+        id=run_id,
+        plan="quick",
+        status=RunStatus.COMPLETED,
+        started_at="2026-11-29T00:00:00",
+        ended_at=None,
+        target=TargetInfo("/dev/loop9", kind, GIB, created_by_volbench=ours),
+        host=HostInfo.from_record({}),
+        labels={},
+        settings=RunSettings(),
+        results=rows,
+    )
 
 
 def writes(record: RunRecord, purge: str | None = None) -> RunWrites:

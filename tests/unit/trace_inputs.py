@@ -55,8 +55,10 @@ def gen_trace_times(rng: random.Random, folder: Path) -> tuple[Path, str]:
         what = f"line {index + 1} negative"
     elif step < 0.55:
         back = rng.choice((MAX_STEP_BACK_NS // 10**9 + 1, 3600, 30 * DAY_S))
-        lines = [_retimed(line, _seconds(line) + 40 * DAY_S, decimals) if i in timed else line
-                 for i, line in enumerate(lines)]  # fmt: skip
+        lines = [
+            _retimed(line, _seconds(line) + 40 * DAY_S, decimals) if i in timed else line
+            for i, line in enumerate(lines)
+        ]
         lines[index] = _retimed(lines[index], _seconds(lines[index]) - back, decimals)
         what = f"line {index + 1} {back:,} s back"
     elif step < 0.85:

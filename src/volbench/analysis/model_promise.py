@@ -26,8 +26,9 @@ def _top_mbps(probes: Sequence[Probe], direction: str) -> Probe | None:
     return max(own, key=lambda p: p.bytes_per_s, default=None)
 
 
-def _row(what: str, tests: Sequence[str], expected: float, measured: float, unit: str,
-         reason: str) -> Verdict:  # fmt: skip
+def _row(
+    what: str, tests: Sequence[str], expected: float, measured: float, unit: str, reason: str
+) -> Verdict:
     ratio = measured / expected if expected else 0.0
     return Verdict(", ".join(tests[:3]), what, expected, measured, unit, verdict_of(ratio), reason)
 
@@ -37,12 +38,24 @@ def _iops_row(direction: str, model: DirectionModel, expected: float | None) -> 
         return None
     if model.iops_cap is not None:
         cap = model.iops_cap
-        return _row(f"{direction} IOPS cap", cap.tests, expected, cap.value, "IOPS",
-                    f"the fitted cap (±{cap.spread:.1%})")  # fmt: skip
+        return _row(
+            f"{direction} IOPS cap",
+            cap.tests,
+            expected,
+            cap.value,
+            "IOPS",
+            f"the fitted cap (±{cap.spread:.1%})",
+        )
     if model.ceiling is not None:
         top = model.ceiling
-        return _row(f"{direction} IOPS cap", top.tests, expected, top.value, "IOPS",
-                    "no cap found: the most the queue-depth ladder reached")  # fmt: skip
+        return _row(
+            f"{direction} IOPS cap",
+            top.tests,
+            expected,
+            top.value,
+            "IOPS",
+            "no cap found: the most the queue-depth ladder reached",
+        )
     return None
 
 
@@ -53,13 +66,25 @@ def _bytes_row(
         return None
     if model.bytes_cap is not None:
         cap = model.bytes_cap
-        return _row(f"{direction} MB/s cap", cap.tests, expected / MB, cap.value / MB, "MB/s",
-                    f"the fitted cap (±{cap.spread:.1%})")  # fmt: skip
+        return _row(
+            f"{direction} MB/s cap",
+            cap.tests,
+            expected / MB,
+            cap.value / MB,
+            "MB/s",
+            f"the fitted cap (±{cap.spread:.1%})",
+        )
     top = _top_mbps(probes, direction)
     if top is None:
         return None
-    return _row(f"{direction} MB/s cap", (top.name,), expected / MB, top.bytes_per_s / MB,
-                "MB/s", "no MB/s cap met up to the largest request: the most measured")  # fmt: skip
+    return _row(
+        f"{direction} MB/s cap",
+        (top.name,),
+        expected / MB,
+        top.bytes_per_s / MB,
+        "MB/s",
+        "no MB/s cap met up to the largest request: the most measured",
+    )
 
 
 def model_verdicts(
@@ -79,12 +104,28 @@ def model_verdicts(
         found += [row for row in rows if row is not None]
     if burst is not None and expectation.burst_iops:
         name = f"burst from rest (±{burst.spread:.1%})"
-        found.append(_row("burst ceiling", ("burst probe",), expectation.burst_iops,
-                          burst.ceiling, "IOPS", name))  # fmt: skip
+        found.append(
+            _row(
+                "burst ceiling",
+                ("burst probe",),
+                expectation.burst_iops,
+                burst.ceiling,
+                "IOPS",
+                name,
+            )
+        )
         if expectation.burst_seconds and expectation.iops:
             bucket = expectation.burst_seconds * (expectation.burst_iops - expectation.iops)
-            found.append(_row("burst credits", ("burst probe",), bucket, burst.credits, "I/Os",
-                              "I/Os above the baseline until it ran out"))  # fmt: skip
+            found.append(
+                _row(
+                    "burst credits",
+                    ("burst probe",),
+                    bucket,
+                    burst.credits,
+                    "I/Os",
+                    "I/Os above the baseline until it ran out",
+                )
+            )
     elif expectation.burst_iops:
         findings.append(
             f"the promise bursts to {expectation.burst_iops:,.0f} IOPS; the burst probe saw"

@@ -58,8 +58,12 @@ def next_point(
     highest = max(measured.values())
     top = next(p for p, iops in measured.items() if iops * (1 + gain) >= highest)
     index_d, index_j = depths.index(top[0]), jobs.index(top[1])
-    for d, j in ((index_d + 1, index_j), (index_d - 1, index_j),
-                 (index_d, index_j + 1), (index_d, index_j - 1)):  # fmt: skip
+    for d, j in (
+        (index_d + 1, index_j),
+        (index_d - 1, index_j),
+        (index_d, index_j + 1),
+        (index_d, index_j - 1),
+    ):
         if 0 <= d < len(depths) and 0 <= j < len(jobs) and (depths[d], jobs[j]) not in measured:
             return (depths[d], jobs[j])
     return None

@@ -123,10 +123,14 @@ def _device(facts: TestFacts) -> tuple[list[str], dict[str, float], str | None]:
             f"over {count.seconds:,.0f} s of the test the device completed {done:,.0f} I/Os"
             f" while fio completed {count.fio_ios:,.0f} ({share:.1%})"
         ],
-        {"device_ios": done, "fio_ios": count.fio_ios, "seconds": count.seconds,
-         "device_share": share},
+        {
+            "device_ios": done,
+            "fio_ios": count.fio_ios,
+            "seconds": count.seconds,
+            "device_share": share,
+        },
         None,
-    )  # fmt: skip
+    )
 
 
 def _latency(facts: TestFacts) -> tuple[list[str], dict[str, float]]:

@@ -118,8 +118,11 @@ def _unsettled(facts: TestFacts, found: Drift) -> Mark:
         evidence.append(
             f"it held {found.settled_level:,.0f} {UNIT} from {found.settled_s:,.0f} s on"
         )
-        figures.update(settled_s=found.settled_s, settled_iops=found.settled_level,
-                       suggested_runtime_s=suggested)  # fmt: skip
+        figures.update(
+            settled_s=found.settled_s,
+            settled_iops=found.settled_level,
+            suggested_runtime_s=suggested,
+        )
         parts = (
             Part(0.0, found.settled_s, found.first, UNIT, "before it settled"),
             Part(found.settled_s, runtime, found.settled_level, UNIT, "settled", marked=False),

@@ -156,10 +156,15 @@ def workload_record(profile: WorkloadProfile, found: SyntheticFit) -> dict[str, 
     record = dataclasses.asdict(profile)
     predicted = found.predicted()
     record["pattern_shares"] = [
-        {"access": a, "op": op, "size_bytes": size, "share_pct": share,
-         "fitted_pct": predicted.get((a, op, size), 0.0)}
+        {
+            "access": a,
+            "op": op,
+            "size_bytes": size,
+            "share_pct": share,
+            "fitted_pct": predicted.get((a, op, size), 0.0),
+        }
         for (a, op, size), share in sorted(profile.pattern_shares.items(), key=lambda kv: -kv[1])
-    ]  # fmt: skip
+    ]
     record["patterns"] = [{**dataclasses.asdict(p), "label": p.label} for p in profile.patterns]
     record["hot_pct"] = {str(k): v for k, v in profile.hot_pct.items()}
     fitted = dataclasses.asdict(found)

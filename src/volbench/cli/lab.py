@@ -24,9 +24,19 @@ from volbench.units import parse_size
 F = TypeVar("F", bound=Callable[..., Any])
 
 _HAND = (
-    "iops_total", "iops_read", "iops_write", "mbps", "mbps_read", "mbps_write",
-    "burst_iops", "burst_credits", "burst_mbps", "burst_mb", "io_unit", "io_max",
-)  # fmt: skip
+    "iops_total",
+    "iops_read",
+    "iops_write",
+    "mbps",
+    "mbps_read",
+    "mbps_write",
+    "burst_iops",
+    "burst_credits",
+    "burst_mbps",
+    "burst_mb",
+    "io_unit",
+    "io_max",
+)
 _PROMISE = ("product", "provisioned_iops", "provisioned_mbps", "extra_performance")
 
 

@@ -303,9 +303,12 @@ def dry_run(
         info = TargetInfo(place, "block", choice.size or 0)
     else:
         info, found = preview_target(
-            place, writes, choice.size, choice.destroy_data[0] if choice.destroy_data else None,
+            place,
+            writes,
+            choice.size,
+            choice.destroy_data[0] if choice.destroy_data else None,
             choice.force,
-        )  # fmt: skip
+        )
         notes += found
     spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
     spec = choice.filled(spec, info)
@@ -323,8 +326,9 @@ def _dry_run_named(choice: TargetChoice, plan: PlanSpec, named: Sequence[NamedPa
     infos = []
     for one in named:
         destroy = named_by(choice.destroy_data, one.path)
-        info, found = preview_target(one.path, one.writes, one.size_bytes or choice.size,
-                                     destroy, choice.force)  # fmt: skip
+        info, found = preview_target(
+            one.path, one.writes, one.size_bytes or choice.size, destroy, choice.force
+        )
         infos.append(NamedTarget(info, one.writes))
         notes += found
     target = run_target(infos)

@@ -178,8 +178,15 @@ def run_pts(
 
     def estimate(destroy: str | None, writes_checked: bool) -> tuple[DryRun, list[str]]:
         dry = pts_dry_run(options, targets, size, ioengine, runs_dir, destroy, writes_checked)
-        found = costs(dry.low_s, dry.high_s, dry.target.capacity_bytes, labels,
-                      costing.product, size, costing.hourly_cost)  # fmt: skip
+        found = costs(
+            dry.low_s,
+            dry.high_s,
+            dry.target.capacity_bytes,
+            labels,
+            costing.product,
+            size,
+            costing.hourly_cost,
+        )
         return dry, found
 
     if dry_run:

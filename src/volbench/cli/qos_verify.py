@@ -51,9 +51,19 @@ PERCENT = Converted("percent", functools.partial(parse_number, high=100.0, what=
 
 
 VERIFY_OPTIONS = (
-    "duration", "rw", "bs", "iodepth", "with_host", "tolerance", "ioengine", "destroy_data",
-    "quiet", "nominal_sizes", "guests", "fit_alpha",
-)  # fmt: skip
+    "duration",
+    "rw",
+    "bs",
+    "iodepth",
+    "with_host",
+    "tolerance",
+    "ioengine",
+    "destroy_data",
+    "quiet",
+    "nominal_sizes",
+    "guests",
+    "fit_alpha",
+)
 """The options of ``qos verify`` that make its :class:`VerifyOptions`."""
 
 
@@ -75,9 +85,19 @@ def verify_options(
     if fit_alpha and not guests:
         raise UsageError("--fit-alpha measures lab guests: give --guests too")
     return VerifyOptions(
-        duration, RW(rw), bs, iodepth, with_host, tolerance, ioengine, destroy_data, quiet,
-        nominal_sizes, guests, fit_alpha,
-    )  # fmt: skip
+        duration,
+        RW(rw),
+        bs,
+        iodepth,
+        with_host,
+        tolerance,
+        ioengine,
+        destroy_data,
+        quiet,
+        nominal_sizes,
+        guests,
+        fit_alpha,
+    )
 
 
 @click.command("verify")

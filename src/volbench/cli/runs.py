@@ -54,8 +54,9 @@ def runs(
             status=RunStatus(status) if status else None,
             limit=limit,
         )
-        briefs = {r.id: summary_for(store.get_run(r.id, raw=False), check=False).brief()
-                  for r in found}  # fmt: skip
+        briefs = {
+            r.id: summary_for(store.get_run(r.id, raw=False), check=False).brief() for r in found
+        }
     console.show(runs_sheet(found, briefs), fmt)
 
 

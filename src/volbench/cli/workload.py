@@ -165,8 +165,11 @@ def replay_command(
             markup=False,
             highlight=False,
         )
-        run_plan(choice, lambda info: replays.synthetic_plan(found, options, info),
-                 writes=replays.writes(profile, True, found))  # fmt: skip
+        run_plan(
+            choice,
+            lambda info: replays.synthetic_plan(found, options, info),
+            writes=replays.writes(profile, True, found),
+        )
         return
     if not fast:  # the trace's own pauses are no stalls of the target
         idle = profile.longest_idle_s * 100 / (speed_pct or 100)
@@ -179,5 +182,8 @@ def replay_command(
                 highlight=False,
             )
     folder = _scratch(choice.runs_dir, "replay")
-    run_plan(choice, lambda info: replays.exact_plan(trace, profile, options, info, folder),
-             writes=replays.writes(profile, False, found))  # fmt: skip
+    run_plan(
+        choice,
+        lambda info: replays.exact_plan(trace, profile, options, info, folder),
+        writes=replays.writes(profile, False, found),
+    )

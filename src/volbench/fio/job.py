@@ -313,15 +313,25 @@ def _render_tests(job: JobFile) -> str:
             if job.log_dir is None:
                 return []
             tag = job.log_tags[place] if place < len(job.log_tags) else None
-            prefix = check_value("log path", str(job.log_dir / (f"{name}@{tag}" if tag else name)),
-                                 path=True)  # fmt: skip
-            return [f"write_iops_log={prefix}", f"write_bw_log={prefix}",
-                    f"write_lat_log={prefix}", f"log_avg_msec={LOG_AVG_MSEC}"]  # fmt: skip
+            prefix = check_value(
+                "log path", str(job.log_dir / (f"{name}@{tag}" if tag else name)), path=True
+            )
+            return [
+                f"write_iops_log={prefix}",
+                f"write_bw_log={prefix}",
+                f"write_lat_log={prefix}",
+                f"log_avg_msec={LOG_AVG_MSEC}",
+            ]
 
         lines += group_lines(
-            workload.name, workload.job_text or "", targets, held, allowed.__contains__,
-            index > 0, logs,
-        )  # fmt: skip
+            workload.name,
+            workload.job_text or "",
+            targets,
+            held,
+            allowed.__contains__,
+            index > 0,
+            logs,
+        )
     return "\n".join(lines) + "\n"
 
 

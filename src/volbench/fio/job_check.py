@@ -81,9 +81,16 @@ def ask(
     command = [fio_path(), "--parse-only", "--debug=parse,file", *files]
     try:
         done = subprocess.run(
-            command, cwd=cwd, env=dict(env), input=stdin, capture_output=True, text=True,
-            timeout=60, check=False, errors="replace",
-        )  # fmt: skip
+            command,
+            cwd=cwd,
+            env=dict(env),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            errors="replace",
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise FioError(f"`fio --parse-only` did not answer: {exc}") from None
     if done.returncode != 0:

@@ -229,8 +229,11 @@ class SubprocessRunner:
     ) -> RawRun:
         """Follow fio to its end (its status documents, Ctrl-C, ``should_stop``)."""
         proc, items, stderr_chunks, err_thread = (
-            started.proc, started.items, started.stderr_chunks, started.err_thread,
-        )  # fmt: skip
+            started.proc,
+            started.items,
+            started.stderr_chunks,
+            started.err_thread,
+        )
         command, started_s = started.command, started.started_s
         out = _Stdout()
         interrupted_at: float | None = None

@@ -12,9 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 SHAPES = (
-    "total", "separate", "bytes", "separate bytes", "unit", "burst", "burst separate", "io.max",
-    "bytes burst", "bytes burst separate",
-)  # fmt: skip
+    "total",
+    "separate",
+    "bytes",
+    "separate bytes",
+    "unit",
+    "burst",
+    "burst separate",
+    "io.max",
+    "bytes burst",
+    "bytes burst separate",
+)
 """The knobs a draw sets: IOPS shared or per direction, MB/s shared or per direction
 beside them, an I/O unit (``iops-size``), a burst on a shared budget (``iops-total-max``),
 a burst on each direction's (``iops-read-max``, ``iops-write-max``: two buckets), a
@@ -73,11 +81,20 @@ def draw_limits(shape: str, draw: random.Random, top: int, most_mbps: float) -> 
         bytes_cap = mbps[0] * 1e6
         return Draw(shape, options, {**one, "read_bytes": bytes_cap, "write_bytes": bytes_cap})
     if shape in ("separate bytes", "io.max"):
-        options = ("--iops-read", str(iops[0]), "--iops-write", str(iops[1]),
-                   "--mbps-read", str(mbps[0]), "--mbps-write", str(mbps[1]))  # fmt: skip
+        options = (
+            "--iops-read",
+            str(iops[0]),
+            "--iops-write",
+            str(iops[1]),
+            "--mbps-read",
+            str(mbps[0]),
+            "--mbps-write",
+            str(mbps[1]),
+        )
         options += ("--io-max",) if shape == "io.max" else ()
-        return Draw(shape, options,
-                    {**two, "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[1] * 1e6})  # fmt: skip
+        return Draw(
+            shape, options, {**two, "read_bytes": mbps[0] * 1e6, "write_bytes": mbps[1] * 1e6}
+        )
     if shape == "unit":
         unit = draw.choice([8, 16, 32]) * 1024
         options = ("--iops-total", str(iops[0]), "--io-unit", f"{unit // 1024}k")
@@ -90,14 +107,34 @@ def draw_limits(shape: str, draw: random.Random, top: int, most_mbps: float) -> 
     credits = BURST_LENGTH * iops[0]
     if shape == "burst separate":
         other = share(0.3 * iops[1], top)
-        options = ("--iops-read", str(base), "--iops-write", str(other),
-                   "--burst-iops", str(iops[0]), "--burst-credits", str(credits))  # fmt: skip
-        wanted = {"read": base, "write": other, "shared": 0, "ceiling": iops[0],
-                  "credits": credits, "write_ceiling": iops[0],
-                  "write_credits": credits}  # fmt: skip
+        options = (
+            "--iops-read",
+            str(base),
+            "--iops-write",
+            str(other),
+            "--burst-iops",
+            str(iops[0]),
+            "--burst-credits",
+            str(credits),
+        )
+        wanted = {
+            "read": base,
+            "write": other,
+            "shared": 0,
+            "ceiling": iops[0],
+            "credits": credits,
+            "write_ceiling": iops[0],
+            "write_credits": credits,
+        }
         return Draw(shape, options, wanted)
-    options = ("--iops-total", str(base), "--burst-iops", str(iops[0]),
-               "--burst-credits", str(credits))  # fmt: skip
+    options = (
+        "--iops-total",
+        str(base),
+        "--burst-iops",
+        str(iops[0]),
+        "--burst-credits",
+        str(credits),
+    )
     wanted = {"read": base, "write": base, "shared": 1, "ceiling": iops[0], "credits": credits}
     return Draw(shape, options, wanted)
 
@@ -111,16 +148,33 @@ def _bytes_burst(shape: str, iops: list[int], mbps: list[float]) -> Draw:
     bucket_mb = BURST_LENGTH * ceiling
     burst = ("--burst-mbps", f"{ceiling:g}", "--burst-mb", f"{bucket_mb:g}")
     wanted: dict[str, float] = {
-        "read": iops[0], "write": iops[0], "shared": 1, "read_bytes": base * 1e6,
-        "write_bytes": base * 1e6, "bytes_ceiling": ceiling * 1e6,
+        "read": iops[0],
+        "write": iops[0],
+        "shared": 1,
+        "read_bytes": base * 1e6,
+        "write_bytes": base * 1e6,
+        "bytes_ceiling": ceiling * 1e6,
         "bytes_credits": bucket_mb * 1e6,
-    }  # fmt: skip
+    }
     if shape == "bytes burst":
         return Draw(shape, ("--iops-total", str(iops[0]), "--mbps", f"{base:g}", *burst), wanted)
-    options = ("--iops-read", str(iops[0]), "--iops-write", str(iops[1]),
-               "--mbps-read", f"{base:g}", "--mbps-write", f"{base:g}", *burst)  # fmt: skip
-    wanted |= {"write": iops[1], "shared": 0, "write_bytes_ceiling": ceiling * 1e6,
-               "write_bytes_credits": bucket_mb * 1e6}  # fmt: skip
+    options = (
+        "--iops-read",
+        str(iops[0]),
+        "--iops-write",
+        str(iops[1]),
+        "--mbps-read",
+        f"{base:g}",
+        "--mbps-write",
+        f"{base:g}",
+        *burst,
+    )
+    wanted |= {
+        "write": iops[1],
+        "shared": 0,
+        "write_bytes_ceiling": ceiling * 1e6,
+        "write_bytes_credits": bucket_mb * 1e6,
+    }
     return Draw(shape, options, wanted)
 
 

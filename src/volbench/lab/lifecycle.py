@@ -213,9 +213,18 @@ def _up(
         timeout = KVM_BOOT_S if attempt == "kvm" else TCG_BOOT_S
         say(f"booting {name} under {attempt} (up to {timeout:g} s)")
         launch = Launch(
-            folder, kernel.image, initrd, disk, direct, address,
-            FIO_HOST_PORT, SHELL_HOST_PORT, limits, attempt, f"lab-{name}-{attempt}",
-        )  # fmt: skip
+            folder,
+            kernel.image,
+            initrd,
+            disk,
+            direct,
+            address,
+            FIO_HOST_PORT,
+            SHELL_HOST_PORT,
+            limits,
+            attempt,
+            f"lab-{name}-{attempt}",
+        )
         booted, address = _boot_on_a_free_address(launch, timeout)
         if booted is None:
             if attempt == "kvm":
@@ -225,10 +234,19 @@ def _up(
         qemu, seconds = booted
         assert qemu.pid is not None
         guest = guests.Guest(
-            name, address, FIO_HOST_PORT, SHELL_HOST_PORT, attempt, limits, str(disk),
-            disk_bytes, kernel.release, round(seconds, 2), qemu.pid,
+            name,
+            address,
+            FIO_HOST_PORT,
+            SHELL_HOST_PORT,
+            attempt,
+            limits,
+            str(disk),
+            disk_bytes,
+            kernel.release,
+            round(seconds, 2),
+            qemu.pid,
             disk_cache="none" if direct else "writeback",
-        )  # fmt: skip
+        )
         guests.save(guest)
         if limits.in_guest:  # the guest's kernel holds them: once it answers
             io_max.apply(name, limits)

@@ -160,10 +160,19 @@ class LabKind:
         if running_pid(guest.folder) is None:
             raise TargetError(f"lab guest {guest.name} is not running: `volbench lab up` it again")
         done = subprocess.run(
-            ["fallocate", "--punch-hole", "--offset", "0", "--length", str(guest.disk_bytes),
-             guest.disk],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            [
+                "fallocate",
+                "--punch-hole",
+                "--offset",
+                "0",
+                "--length",
+                str(guest.disk_bytes),
+                guest.disk,
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise TargetError(f"purging {place.label} (its image {guest.disk}) failed: {why}")

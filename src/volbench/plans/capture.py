@@ -167,8 +167,9 @@ def capture_device(
     )
     status = RunStatus.INTERRUPTED if captured.interrupted else RunStatus.COMPLETED
     message = _message(captured)
-    run_id = _store(store, target, captured.trace, labels, details,
-                    captured.started_at, status, message)  # fmt: skip
+    run_id = _store(
+        store, target, captured.trace, labels, details, captured.started_at, status, message
+    )
     return StoredCapture(run_id, name, status, len(captured.trace), message)
 
 
@@ -211,8 +212,7 @@ def import_blkparse(
     )
     target = {"path": f"{device[0]},{device[1]}", "kind": "block", "capacity_bytes": 0}
     message = "; ".join(notes)
-    run_id = _store(store, target, trace, labels, details, None,
-                    RunStatus.COMPLETED, message)  # fmt: skip
+    run_id = _store(store, target, trace, labels, details, None, RunStatus.COMPLETED, message)
     return StoredCapture(run_id, name, RunStatus.COMPLETED, len(trace), message)
 
 

@@ -154,8 +154,9 @@ def _kept(job: Job, files: GroupJob | None) -> GroupJob:
     options = tuple((o.key, o.value) for o in job.lines() if canonical(o.key) not in DECIDED)
     if files is None:
         return GroupJob(options)
-    return GroupJob(options, files.files, files.directories, files.pattern, files.nrfiles,
-                    files.redirect)  # fmt: skip
+    return GroupJob(
+        options, files.files, files.directories, files.pattern, files.nrfiles, files.redirect
+    )
 
 
 def plan(
@@ -225,8 +226,9 @@ def _check_replaced(job: Job, replaced: bool, remote: bool) -> None:
         )
 
 
-def _fio_opens(tests: Sequence[Workload], files: tuple[str, ...], cwd: Path,
-               env: Mapping[str, str]) -> None:  # fmt: skip
+def _fio_opens(
+    tests: Sequence[Workload], files: tuple[str, ...], cwd: Path, env: Mapping[str, str]
+) -> None:
     """UsageError unless fio, reading the job file volbench will give it, adds exactly
     the files each job was given (fio's own split of ``filename=``)."""
     text = render(JobFile("", tuple(tests), DEFAULT_ENGINE, files=files))

@@ -221,10 +221,15 @@ def probes(tests: Sequence[TestResult]) -> list[Probe]:
             continue
         if test.name in stale:
             continue
-        done = {n: completed_iops(d.bw_bytes_per_s, d.iops, parsed.bs_bytes)
-                for n, d in test.directions.items()}  # fmt: skip
-        timed = [(done[n], d.lat_mean_ns or 0.0) for n, d in test.directions.items()
-                 if done[n] > 0 and d.lat_mean_ns]  # fmt: skip
+        done = {
+            n: completed_iops(d.bw_bytes_per_s, d.iops, parsed.bs_bytes)
+            for n, d in test.directions.items()
+        }
+        timed = [
+            (done[n], d.lat_mean_ns or 0.0)
+            for n, d in test.directions.items()
+            if done[n] > 0 and d.lat_mean_ns
+        ]
         lat = sum(iops * lat_ns for iops, lat_ns in timed)
         found.append(
             Probe(
@@ -248,15 +253,22 @@ def _dip_next(
     a size more than that below a larger one (neither a limiter nor a device does that; a
     busy machine holding the test down does); each once only (``done``: as measured;
     ``merged``: each point at its higher figure, :func:`settled`)."""
-    again = {(p.bs_bytes, p.outstanding) for p in done
-             if p.direction == direction and p.name.endswith(AGAIN)}  # fmt: skip
+    again = {
+        (p.bs_bytes, p.outstanding)
+        for p in done
+        if p.direction == direction and p.name.endswith(AGAIN)
+    }
     if sizes:
         deep = deepest(merged, direction)
-        points = sorted((p for p in merged if p.direction == direction and p.outstanding == deep),
-                        key=lambda p: -p.bs_bytes)  # fmt: skip
+        points = sorted(
+            (p for p in merged if p.direction == direction and p.outstanding == deep),
+            key=lambda p: -p.bs_bytes,
+        )
     else:
-        points = sorted((p for p in merged if p.direction == direction and p.bs_bytes == 4 * KIB),
-                        key=lambda p: p.outstanding)  # fmt: skip
+        points = sorted(
+            (p for p in merged if p.direction == direction and p.bs_bytes == 4 * KIB),
+            key=lambda p: p.outstanding,
+        )
     for index, probe in enumerate(points):  # each against those that must do as many I/Os
         before = [p.iops for p in points[:index]]
         held = before and probe.iops < (1 - SAME) * max(before)
@@ -347,8 +359,9 @@ def _mix_next(
     if large is not None and large not in mixed:
         return Next("mix", large, deep)
     model = fit(done, two_buckets)
-    again = {p.bs_bytes for p in measured or done
-             if p.direction == "mix" and p.name.endswith(AGAIN)}  # fmt: skip
+    again = {
+        p.bs_bytes for p in measured or done if p.direction == "mix" and p.name.endswith(AGAIN)
+    }
     for size, shared, caps in (
         (4 * KIB, model.shared_iops, (model.read.iops_cap, model.write.iops_cap)),
         (large, model.shared_bytes, (model.read.bytes_cap, model.write.bytes_cap)),
@@ -537,8 +550,10 @@ def bytes_regained(
         if test.name.startswith("bdrain-") or test.name in (BBURST.name, WBBURST.name):
             break
         drain = drained_s(test.name) is not None
-        done = sum(d.bw_bytes_per_s for name, d in test.directions.items()
-                   if side in (None, name)) / BYTES_BS  # fmt: skip
+        done = (
+            sum(d.bw_bytes_per_s for name, d in test.directions.items() if side in (None, name))
+            / BYTES_BS
+        )
         seconds = test.runtime_ms / 1000 + (0.0 if drain else options.ramp_time_s)
         back += max(0.0, burst.baseline - done) * seconds
         back += 0.0 if drain else burst.baseline * BYTES_GAP_S
@@ -555,8 +570,11 @@ def bytes_burst_seen(options: LimitsOptions, tests: Sequence[TestResult]) -> Bur
     if burst is None:
         return None
     stale = bytes_stale(tests)
-    spent = [(t.bw_bytes_per_s / BYTES_BS, t.runtime_ms / 1000 + options.ramp_time_s)
-             for t in tests if t.name in stale]  # fmt: skip
+    spent = [
+        (t.bw_bytes_per_s / BYTES_BS, t.runtime_ms / 1000 + options.ramp_time_s)
+        for t in tests
+        if t.name in stale
+    ]
     return with_spent(burst, spent, PROCESS_GAP_S * len(spent))
 
 
@@ -614,8 +632,10 @@ def past_cap(done: Sequence[Probe], direction: str) -> bool:
     """Whether a size of ``direction``'s ladder at its deep queue ran more than
     :data:`SAME` below the 4 KiB IOPS there: past the IOPS cap's reach, at a MB/s level."""
     deep = deepest(done, direction)
-    sizes = sorted((p for p in done if p.direction == direction and p.outstanding == deep),
-                   key=lambda p: p.bs_bytes)  # fmt: skip
+    sizes = sorted(
+        (p for p in done if p.direction == direction and p.outstanding == deep),
+        key=lambda p: p.bs_bytes,
+    )
     return any(p.iops < (1 - SAME) * sizes[0].iops for p in sizes[1:])
 
 

@@ -146,9 +146,14 @@ def verify(
                 monitor.set_limits(guest.name, Limits())
 
         return drive(
-            session, run_id, course(plan, options, lift), info, REMOTE_ENGINE, workdir,
+            session,
+            run_id,
+            course(plan, options, lift),
+            info,
+            REMOTE_ENGINE,
+            workdir,
             round_runner=tenants,
-        )  # fmt: skip
+        )
     finally:
         for guest in found:
             if lab_guests.running_pid(guest_dir(guest.name)) is not None:

@@ -149,9 +149,14 @@ def _drive(
     workloads = tuple(tenant_workload(limit, engine, options) for limit in limits)
     tenants = Tenants(hierarchy, limits, options.duration_s)
     return drive(
-        session, run_id, OneStep(Step(workloads, together=True)), info, engine, workdir,
+        session,
+        run_id,
+        OneStep(Step(workloads, together=True)),
+        info,
+        engine,
+        workdir,
         round_runner=tenants,
-    )  # fmt: skip
+    )
 
 
 def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) -> DryRun:

@@ -93,8 +93,9 @@ def exact_plan(
     folder.mkdir(parents=True, exist_ok=True)
     usable = min(target.capacity_bytes, options.size_bytes or target.capacity_bytes)
     iolog = folder / f"{options.workload}.iolog"
-    summary = write_iolog(trace, target.path, usable, target.logical_block_bytes or 512,
-                          iolog, options.mapping)  # fmt: skip
+    summary = write_iolog(
+        trace, target.path, usable, target.logical_block_bytes or 512, iolog, options.mapping
+    )
     reads = summary.counts["read"]
     written = summary.counts["write"] + summary.counts["trim"]
     rw = RW.RANDRW if reads and written else RW.RANDREAD if reads else RW.RANDWRITE

@@ -188,8 +188,9 @@ def _placed_again(
     fleet = stored_fleet(record.settings) if record.settings.places else None
     path = record.target.path
     named = [NamedPath(n.target.path, n.writes) for n in record.settings.named]
-    with placed(fleet, path, writes, session.reporter, None, how.destroy_data, how.force,
-                named) as place:  # fmt: skip
+    with placed(
+        fleet, path, writes, session.reporter, None, how.destroy_data, how.force, named
+    ) as place:
         then = [n.target for n in record.settings.named] or [record.target]
         now = [n.target for n in place.named] or [place.target]
         for before, after in zip(then, now, strict=True):

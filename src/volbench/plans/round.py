@@ -134,13 +134,15 @@ class LocalLaunch(OneProcess):
     def checks_logs(self) -> bool:
         return self.layout is None  # several targets: logs are named TEST@N
 
-    def _job(self, target: TargetInfo, workloads: tuple[Workload, ...], ioengine: str,
-             folder: Path) -> JobFile:  # fmt: skip
+    def _job(
+        self, target: TargetInfo, workloads: tuple[Workload, ...], ioengine: str, folder: Path
+    ) -> JobFile:
         """The job file of ``workloads`` with its logs in ``folder``: the targets as fio
         reaches them, the checked files themselves (:func:`volbench.targets.hold.reach`)."""
         if self.files:
-            return JobFile("", workloads, ioengine, folder, held=reached(self.files),
-                           files=self.files)  # fmt: skip
+            return JobFile(
+                "", workloads, ioengine, folder, held=reached(self.files), files=self.files
+            )
         path, held = reach(target.path), reached((target.path,))
         return JobFile(path, workloads, ioengine, folder, held=held)
 
@@ -216,9 +218,11 @@ def run_round(
     raws = launched.raws
     if launched.failures and not any(raw.output.strip() for raw in raws):
         raise HostsLost(launched.failures)
-    stalled = stall_reason(status.opened[0]) if status.opened and any(
-        raw.stopped for raw in raws
-    ) else None  # fmt: skip
+    stalled = (
+        stall_reason(status.opened[0])
+        if status.opened and any(raw.stopped for raw in raws)
+        else None
+    )
     tests: list[TestResult] = []
     cut: set[str] = set()
     problems: list[str] = []
@@ -227,8 +231,9 @@ def run_round(
     for process, raw in zip(processes, raws, strict=True):
         if not raw.output.strip():
             if raw.interrupted:  # fio had to be killed: nothing to keep
-                unsaved.append("fio did not stop and was killed" if raw.killed
-                               else "fio printed no result")  # fmt: skip
+                unsaved.append(
+                    "fio did not stop and was killed" if raw.killed else "fio printed no result"
+                )
             elif stalled:
                 raise RunStalled(
                     f"{stalled}; fio did not end and was killed, the round has no output"
@@ -241,9 +246,17 @@ def run_round(
             continue
         also_cut = {status.opened[0].test} if stalled else set()  # it did not finish
         done = commit_round(
-            session, run_id, round_no + committed, raw, process.workloads, split, places,
-            also_cut, folder=process.folder, watch=context.watch,
-        )  # fmt: skip
+            session,
+            run_id,
+            round_no + committed,
+            raw,
+            process.workloads,
+            split,
+            places,
+            also_cut,
+            folder=process.folder,
+            watch=context.watch,
+        )
         committed += 1
         tests += done.tests
         cut |= done.cut

@@ -143,8 +143,9 @@ def compare(section: Mapping[str, Any], results: Sequence[StoredResult]) -> list
         tests = set(step.get("tests", []))
         for expected in step.get("expects", []):
             wanted = directions(str(expected["what"])) if expected["unit"] == "IOPS" else ()
-            rows = [r for r in results
-                    if r.place is None and r.test in tests and r.direction in wanted]  # fmt: skip
+            rows = [
+                r for r in results if r.place is None and r.test in tests and r.direction in wanted
+            ]
             measured = sum(r.iops for r in rows) if rows else None
             found.append(
                 Comparison(

@@ -32,9 +32,23 @@ Category = str | float
 """An x value: a category's name (a test, a block size's text) or a number."""
 
 PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#000075", "#800000", "#469990", "#f032e6", "#e6ab02", "#222222",
-)  # fmt: skip
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#000075",
+    "#800000",
+    "#469990",
+    "#f032e6",
+    "#e6ab02",
+    "#222222",
+)
 """plotly's ten colours, then six more of a 20-colour set chosen to be told apart
 (Sasha Trubetskoy, "List of 20 Simple, Distinct Colors"), without its pale ones."""
 
@@ -118,8 +132,17 @@ def _errors(s: Series) -> Plotly:
         return {}
     plus = [_less(h, y) for h, y in zip(s.high, s.y, strict=True)]
     minus = [_less(y, lo) for lo, y in zip(s.low, s.y, strict=True)]
-    return {"error_y": {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus,
-                        "color": "#444", "thickness": 1.2, "width": 4}}  # fmt: skip
+    return {
+        "error_y": {
+            "type": "data",
+            "symmetric": False,
+            "array": plus,
+            "arrayminus": minus,
+            "color": "#444",
+            "thickness": 1.2,
+            "width": 4,
+        }
+    }
 
 
 def bar_chart(
@@ -158,9 +181,15 @@ def bar_chart(
     )
     if not log and tops:  # room above the tallest bar for its label
         yaxis["range"] = [0, max(max(tops), 0) * 1.12 or 1]
-    layout = base_layout(title, x_title, y_title, barmode="group", yaxis=yaxis,
-                         uniformtext={"minsize": 8, "mode": "show"},
-                         meta={"unit": unit})  # fmt: skip
+    layout = base_layout(
+        title,
+        x_title,
+        y_title,
+        barmode="group",
+        yaxis=yaxis,
+        uniformtext={"minsize": 8, "mode": "show"},
+        meta={"unit": unit},
+    )
     return Chart(chart_id, title, {"data": data, "layout": layout})
 
 
@@ -233,18 +262,35 @@ def with_marks(chart: Chart, marks: Sequence[Mark], *, name: str = "marked") -> 
     log_y = layout.get("yaxis", {}).get("type") == "log"
     notes = list(layout.get("annotations", []))
     for mark in marks:  # an annotation on a log axis sits at log10 of its value
-        notes.append({"x": _at(mark.x, log_x), "y": _at(mark.y, log_y), "text": mark.text,
-                      "showarrow": True, "arrowhead": 2, "ax": 0, "ay": -36,
-                      "font": {"size": 11, "color": MARK_COLOR},
-                      "bgcolor": "rgba(255,255,255,0.85)"})  # fmt: skip
+        notes.append(
+            {
+                "x": _at(mark.x, log_x),
+                "y": _at(mark.y, log_y),
+                "text": mark.text,
+                "showarrow": True,
+                "arrowhead": 2,
+                "ax": 0,
+                "ay": -36,
+                "font": {"size": 11, "color": MARK_COLOR},
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
+        )
     layout["annotations"] = notes
     stars = {
-        "type": "scatter", "mode": "markers", "name": name,
-        "x": [m.x for m in marks], "y": [m.y for m in marks], "text": [m.text for m in marks],
-        "marker": {"symbol": "star", "size": 14, "color": MARK_COLOR,
-                   "line": {"color": "#fff", "width": 1}},
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": [m.x for m in marks],
+        "y": [m.y for m in marks],
+        "text": [m.text for m in marks],
+        "marker": {
+            "symbol": "star",
+            "size": 14,
+            "color": MARK_COLOR,
+            "line": {"color": "#fff", "width": 1},
+        },
         "hovertemplate": "%{text}<extra></extra>",
-    }  # fmt: skip
+    }
     return Chart(chart.id, chart.title, {"data": [*chart.figure["data"], stars], "layout": layout})
 
 
@@ -279,14 +325,33 @@ def with_level(
     named at its left end (``right``: at its right end, so two levels near each other
     keep their names apart) in ``color``."""
     layout = dict(chart.figure["layout"])
-    layout["shapes"] = [*layout.get("shapes", []), {
-        "type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y,
-        "line": {"color": color, "width": 1.5, "dash": "dash"}}]  # fmt: skip
+    layout["shapes"] = [
+        *layout.get("shapes", []),
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "yref": "y",
+            "y0": y,
+            "y1": y,
+            "line": {"color": color, "width": 1.5, "dash": "dash"},
+        },
+    ]
     at = _at(y, layout.get("yaxis", {}).get("type") == "log")
-    layout["annotations"] = [*layout.get("annotations", []), {
-        "xref": "paper", "x": 1 if right else 0, "xanchor": "right" if right else "left",
-        "y": at, "yanchor": "bottom", "text": text,
-        "showarrow": False, "font": {"size": 11, "color": color}}]  # fmt: skip
+    layout["annotations"] = [
+        *layout.get("annotations", []),
+        {
+            "xref": "paper",
+            "x": 1 if right else 0,
+            "xanchor": "right" if right else "left",
+            "y": at,
+            "yanchor": "bottom",
+            "text": text,
+            "showarrow": False,
+            "font": {"size": 11, "color": color},
+        },
+    ]
     return Chart(chart.id, chart.title, {**chart.figure, "layout": layout})
 
 

@@ -162,13 +162,24 @@ class ComparisonRow(Row):
         return self.document()[key]
 
     def document(self) -> dict[str, object]:
-        row: dict[str, object] = {"test": self.test, "direction": self.direction,
-                                  "metric": self.metric, "metric_key": self.metric_key}  # fmt: skip
+        row: dict[str, object] = {
+            "test": self.test,
+            "direction": self.direction,
+            "metric": self.metric,
+            "metric_key": self.metric_key,
+        }
         for index, f in enumerate(self.figures):
-            row.update({f"group_{index}": f.group, f"value_{index}": f.value,
-                        f"min_{index}": f.min, f"max_{index}": f.max,
-                        f"stdev_{index}": f.stdev, f"runs_{index}": f.runs,
-                        f"source_{index}": f.source})  # fmt: skip
+            row.update(
+                {
+                    f"group_{index}": f.group,
+                    f"value_{index}": f.value,
+                    f"min_{index}": f.min,
+                    f"max_{index}": f.max,
+                    f"stdev_{index}": f.stdev,
+                    f"runs_{index}": f.runs,
+                    f"source_{index}": f.source,
+                }
+            )
             if index:
                 row[f"diff_pct_{index}"] = f.diff_pct
         return row
@@ -219,8 +230,10 @@ def _figure(
     if all(found):
         merged = merge_bins(*(b for b in found if b))
         p99 = percentiles_from_bins(merged, (99.0,))[99.0]
-        top = max((float(r.result.lat_max_ns) for _, r in rows if r.result.lat_max_ns is not None),
-                  default=p99)  # fmt: skip
+        top = max(
+            (float(r.result.lat_max_ns) for _, r in rows if r.result.lat_max_ns is not None),
+            default=p99,
+        )
         return replace(spread, value=min(p99, top) / metric.scale, source="json+ bins")
     return replace(spread, value=max(values), source="worst run")
 

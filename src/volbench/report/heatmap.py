@@ -47,8 +47,9 @@ def heatmap_chart(
     colorbar: dict[str, object] = {"title": {"text": unit}, "thickness": 12}
     if log and values:
         ticks = nice_ticks(min(values), max(values))
-        colorbar.update(tickvals=[math.log10(t) for t in ticks],
-                        ticktext=[tick_text(t, unit) for t in ticks])  # fmt: skip
+        colorbar.update(
+            tickvals=[math.log10(t) for t in ticks], ticktext=[tick_text(t, unit) for t in ticks]
+        )
     trace = {
         "type": "heatmap",
         "x": list(x_labels),

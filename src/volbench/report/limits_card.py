@@ -163,8 +163,9 @@ def _bytes_burst(
 def _cpu_busy(host: RoundHost | None) -> float | None:
     """How busy the CPUs of fio's host were through a round (%, the mean over its
     samples of every CPU's; None: not sampled)."""
-    per_second = [statistics.fmean(s.cpu_busy_pct) for s in host.readings
-                  if s.cpu_busy_pct] if host else []  # fmt: skip
+    per_second = (
+        [statistics.fmean(s.cpu_busy_pct) for s in host.readings if s.cpu_busy_pct] if host else []
+    )
     return statistics.fmean(per_second) if per_second else None
 
 
@@ -184,8 +185,12 @@ class CardLine:
 
     def row(self) -> dict[str, object]:
         """The line as the card's row (its tests named in one text, as shown)."""
-        return {"figure": self.figure, "value": self.value, "spread": self.spread,
-                "tests": ", ".join(self.tests)}  # fmt: skip
+        return {
+            "figure": self.figure,
+            "value": self.value,
+            "spread": self.spread,
+            "tests": ", ".join(self.tests),
+        }
 
 
 def _rows(name: str, model: DirectionModel) -> list[CardLine]:
@@ -205,12 +210,14 @@ def _rows(name: str, model: DirectionModel) -> list[CardLine]:
     if model.unit is not None and cap is not None:
         how = {True: "counted rounded up", False: "counted in proportion", None: "in proportion"}
         same = ", the same limit as the MB/s cap" if limit is not None else ""
-        rows.append(CardLine(
-            f"{name} I/O unit",
-            f"{model.unit.bytes // KIB} KiB, {how[model.unit.rounded]}{same}",
-            "exact",
-            tuple(cap.tests),
-        ))  # fmt: skip
+        rows.append(
+            CardLine(
+                f"{name} I/O unit",
+                f"{model.unit.bytes // KIB} KiB, {how[model.unit.rounded]}{same}",
+                "exact",
+                tuple(cap.tests),
+            )
+        )
     floor = model.latency_floor
     paced = " (the limiter's pacing)" if model.paced_at_qd1 else ""
     add("latency at QD 1", floor, f"{floor.value / 1e3:,.0f} µs{paced}" if floor else "")
@@ -248,14 +255,21 @@ def _burst_rows(found: tuple[str, Burst] | None, what: str = "burst") -> list[Ca
     spread = f"±{burst.spread:.1%}"
     digits = 0 if burst.unit == "IOPS" else 1
     return [
-        CardLine(f"{what} ceiling", f"{burst.ceiling:,.{digits}f} {burst.unit}", spread,
-                 (name,)),
+        CardLine(f"{what} ceiling", f"{burst.ceiling:,.{digits}f} {burst.unit}", spread, (name,)),
         CardLine(f"{what} length", f"{burst.seconds:,.1f} s from rest", "±1 s", (name,)),
-        CardLine(f"{what} credits", f"{burst.credits:,.0f} {burst.amount} above the baseline",
-                 spread, (name,)),
-        CardLine(f"baseline after the {what}", f"{burst.baseline:,.{digits}f} {burst.unit}",
-                 spread, (name,)),
-    ]  # fmt: skip
+        CardLine(
+            f"{what} credits",
+            f"{burst.credits:,.0f} {burst.amount} above the baseline",
+            spread,
+            (name,),
+        ),
+        CardLine(
+            f"baseline after the {what}",
+            f"{burst.baseline:,.{digits}f} {burst.unit}",
+            spread,
+            (name,),
+        ),
+    ]
 
 
 def _buckets(found: RunFit, ran: bool) -> list[str]:
@@ -351,8 +365,9 @@ def _no_limiter(model: LimiterModel) -> list[str]:
     ]
     if not ceilings:
         return []
-    levels = [f"{name} {side.bytes_cap.value / MB:,.0f} MB/s" for name, side in sides
-              if side.bytes_cap]  # fmt: skip
+    levels = [
+        f"{name} {side.bytes_cap.value / MB:,.0f} MB/s" for name, side in sides if side.bytes_cap
+    ]
     level = (
         f"; MB/s levelled at {' and '.join(levels)} (a MB/s cap, or the device's own bandwidth)"
         if levels

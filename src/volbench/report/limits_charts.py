@@ -43,16 +43,18 @@ Level = Callable[[DirectionModel], tuple[float, str] | None]
 figure), None when the model has none."""
 
 
-def _with_levels(chart: Chart, ladders: Ladders, models: Mapping[str, DirectionModel],
-                 level: Level) -> Chart:  # fmt: skip
+def _with_levels(
+    chart: Chart, ladders: Ladders, models: Mapping[str, DirectionModel], level: Level
+) -> Chart:
     """``chart`` with each direction's ``level`` drawn in its series' colour, named
     "read ..." at the left end and "write ..." at the right."""
     for index, direction in enumerate(ladders):
         found = level(models[direction])
         if found is not None:
             value, text = found
-            chart = with_level(chart, value, f"{direction} {text}", color=colour(index),
-                               right=direction == "write")  # fmt: skip
+            chart = with_level(
+                chart, value, f"{direction} {text}", color=colour(index), right=direction == "write"
+            )
     return chart
 
 
@@ -69,8 +71,9 @@ def _bytes_cap(model: DirectionModel) -> tuple[float, str] | None:
     return limit.value / MB, f"{what} {limit.value / MB:,.1f}"
 
 
-def _queue_charts(prefix: str, probes: Sequence[Probe],
-                  models: Mapping[str, DirectionModel]) -> list[Chart]:  # fmt: skip
+def _queue_charts(
+    prefix: str, probes: Sequence[Probe], models: Mapping[str, DirectionModel]
+) -> list[Chart]:
     """IOPS and mean latency vs outstanding I/O at 4 KiB."""
     ladders = {d: ladder for d in DIRECTIONS if (ladder := queue_ladder(probes, d))}
     if not ladders:
@@ -90,25 +93,54 @@ def _queue_charts(prefix: str, probes: Sequence[Probe],
         for d, ladder in ladders.items()
     ]
     fits = [
-        (Series(f"{d}: QD / {caps[d]:,.0f} IOPS", [p.outstanding for p in ladders[d]],
-                [v / size for v in values]), colour(list(ladders).index(d)))
+        (
+            Series(
+                f"{d}: QD / {caps[d]:,.0f} IOPS",
+                [p.outstanding for p in ladders[d]],
+                [v / size for v in values],
+            ),
+            colour(list(ladders).index(d)),
+        )
         for d, values in at_cap.items()
-    ]  # fmt: skip
+    ]
     depth = "Outstanding I/O (queue depth)"
     return [
-        _with_levels(line_chart(f"{prefix}-qd-iops", "IOPS vs queue depth (4 KiB)", iops,
-                                x_title=depth, y_title="IOPS", log_x=True, x_at_values=True,
-                                unit="IOPS", y_from_zero=True),
-                     ladders, models, _iops_cap),
-        with_fits(line_chart(f"{prefix}-qd-latency", "Mean latency vs queue depth (4 KiB)",
-                             latency, x_title=depth, y_title="Latency", log_x=True, log_y=True,
-                             x_at_values=True, unit=unit),
-                  fits),
-    ]  # fmt: skip
+        _with_levels(
+            line_chart(
+                f"{prefix}-qd-iops",
+                "IOPS vs queue depth (4 KiB)",
+                iops,
+                x_title=depth,
+                y_title="IOPS",
+                log_x=True,
+                x_at_values=True,
+                unit="IOPS",
+                y_from_zero=True,
+            ),
+            ladders,
+            models,
+            _iops_cap,
+        ),
+        with_fits(
+            line_chart(
+                f"{prefix}-qd-latency",
+                "Mean latency vs queue depth (4 KiB)",
+                latency,
+                x_title=depth,
+                y_title="Latency",
+                log_x=True,
+                log_y=True,
+                x_at_values=True,
+                unit=unit,
+            ),
+            fits,
+        ),
+    ]
 
 
-def _size_charts(prefix: str, probes: Sequence[Probe],
-                 models: Mapping[str, DirectionModel]) -> list[Chart]:  # fmt: skip
+def _size_charts(
+    prefix: str, probes: Sequence[Probe], models: Mapping[str, DirectionModel]
+) -> list[Chart]:
     """MB/s and IOPS vs request size at each direction's deepest queue."""
     ladders = {d: ladder for d in DIRECTIONS if len(ladder := size_ladder(probes, d)) > 1}
     if not ladders:
@@ -122,15 +154,41 @@ def _size_charts(prefix: str, probes: Sequence[Probe],
     iops = [Series(names[d], sizes[d], [p.iops for p in ladder]) for d, ladder in ladders.items()]
     size = "Request size (KiB)"
     return [
-        _with_levels(line_chart(f"{prefix}-size-mbps", "MB/s vs request size (deepest queue)",
-                                mbps, x_title=size, y_title="MB/s", log_x=True, log_y=True,
-                                x_at_values=True, unit="MB/s", x_unit="KiB"),
-                     ladders, models, _bytes_cap),
-        _with_levels(line_chart(f"{prefix}-size-iops", "IOPS vs request size (deepest queue)",
-                                iops, x_title=size, y_title="IOPS", log_x=True, log_y=True,
-                                x_at_values=True, unit="IOPS", x_unit="KiB"),
-                     ladders, models, _iops_cap),
-    ]  # fmt: skip
+        _with_levels(
+            line_chart(
+                f"{prefix}-size-mbps",
+                "MB/s vs request size (deepest queue)",
+                mbps,
+                x_title=size,
+                y_title="MB/s",
+                log_x=True,
+                log_y=True,
+                x_at_values=True,
+                unit="MB/s",
+                x_unit="KiB",
+            ),
+            ladders,
+            models,
+            _bytes_cap,
+        ),
+        _with_levels(
+            line_chart(
+                f"{prefix}-size-iops",
+                "IOPS vs request size (deepest queue)",
+                iops,
+                x_title=size,
+                y_title="IOPS",
+                log_x=True,
+                log_y=True,
+                x_at_values=True,
+                unit="IOPS",
+                x_unit="KiB",
+            ),
+            ladders,
+            models,
+            _iops_cap,
+        ),
+    ]
 
 
 def limits_charts(card: Sheet) -> list[Chart]:

@@ -82,15 +82,32 @@ def sweep_charts(sheet: Sheet) -> list[Chart]:
         return r.lat_p99_ns if which == "p99" else r.lat_mean_ns
 
     charts = [
-        with_marks(line_chart(f"run{rid}-sweep-iops", "IOPS vs queue depth", iops,
-                              x_title="Queue depth per job", y_title="IOPS", log_x=True,
-                              x_at_values=True, unit="IOPS"),
-                   _marks(points, lambda r: r.iodepth, lambda r: r.iops)),
-        with_marks(line_chart(f"run{rid}-sweep-latency", "Latency vs IOPS (demand intensity)",
-                              latency, x_title="IOPS", y_title="Latency", log_y=True,
-                              unit=unit),
-                   _marks(points, lambda r: r.iops, lat, size)),
-    ]  # fmt: skip
+        with_marks(
+            line_chart(
+                f"run{rid}-sweep-iops",
+                "IOPS vs queue depth",
+                iops,
+                x_title="Queue depth per job",
+                y_title="IOPS",
+                log_x=True,
+                x_at_values=True,
+                unit="IOPS",
+            ),
+            _marks(points, lambda r: r.iodepth, lambda r: r.iops),
+        ),
+        with_marks(
+            line_chart(
+                f"run{rid}-sweep-latency",
+                "Latency vs IOPS (demand intensity)",
+                latency,
+                x_title="IOPS",
+                y_title="Latency",
+                log_y=True,
+                unit=unit,
+            ),
+            _marks(points, lambda r: r.iops, lat, size),
+        ),
+    ]
     target = settings.get("latency_target_ns")
     if target:
         charts[1] = with_level(
@@ -116,11 +133,24 @@ def iometer_charts(sheet: Sheet) -> list[Chart]:
         for n, rs in specs.items()
     ]
     return [
-        line_chart(f"run{rid}-iometer-iops", "IOPS per worker count", iops,
-                   x_title="Workers", y_title="IOPS", unit="IOPS"),
-        line_chart(f"run{rid}-iometer-response", "Response time per worker count", response,
-                   x_title="Workers", y_title="Response time", log_y=True, unit=unit),
-    ]  # fmt: skip
+        line_chart(
+            f"run{rid}-iometer-iops",
+            "IOPS per worker count",
+            iops,
+            x_title="Workers",
+            y_title="IOPS",
+            unit="IOPS",
+        ),
+        line_chart(
+            f"run{rid}-iometer-response",
+            "Response time per worker count",
+            response,
+            x_title="Workers",
+            y_title="Response time",
+            log_y=True,
+            unit=unit,
+        ),
+    ]
 
 
 def scan_charts(sheet: Sheet) -> list[Chart]:
@@ -131,9 +161,15 @@ def scan_charts(sheet: Sheet) -> list[Chart]:
         Series("transfer rate", [r.position_pct for r in rows], [r.bw_mb_per_s for r in rows])
     ]
     return [
-        line_chart(f"run{rid}-scan", "Transfer rate vs position", series,
-                   x_title="Position on the device (% of capacity)", y_title="MB/s", unit="MB/s")
-    ]  # fmt: skip
+        line_chart(
+            f"run{rid}-scan",
+            "Transfer rate vs position",
+            series,
+            x_title="Position on the device (% of capacity)",
+            y_title="MB/s",
+            unit="MB/s",
+        )
+    ]
 
 
 def qos_verify_charts(sheet: Sheet) -> list[Chart]:
@@ -146,6 +182,12 @@ def qos_verify_charts(sheet: Sheet) -> list[Chart]:
         Series("achieved", tenants, [r.achieved_iops for r in rows]),
     ]
     return [
-        bar_chart(f"run{rid}-qos-iops", "Planned vs achieved IOPS per tenant", series,
-                  x_title="Tenant", y_title="IOPS", unit="IOPS")
-    ]  # fmt: skip
+        bar_chart(
+            f"run{rid}-qos-iops",
+            "Planned vs achieved IOPS per tenant",
+            series,
+            x_title="Tenant",
+            y_title="IOPS",
+            unit="IOPS",
+        )
+    ]

@@ -203,9 +203,18 @@ def _comparisons(found: Sequence[Comparison]) -> str:
 def index_page(entries: Sequence[IndexEntry], found: Sequence[Comparison], now: str) -> bytes:
     """The index of the site's runs and comparisons."""
     keys = label_keys(entries)
-    heads = [("Run", "number"), ("Plan", ""), ("Status", ""), ("Started (UTC)", ""),
-             ("Took", "number"), *((k, _kind(entries, k)) for k in keys), ("Tests", ""),
-             ("Headline figures", ""), ("Against the promise", ""), ("Files", "")]  # fmt: skip
+    heads = [
+        ("Run", "number"),
+        ("Plan", ""),
+        ("Status", ""),
+        ("Started (UTC)", ""),
+        ("Took", "number"),
+        *((k, _kind(entries, k)) for k in keys),
+        ("Tests", ""),
+        ("Headline figures", ""),
+        ("Against the promise", ""),
+        ("Files", ""),
+    ]
     head = "".join(
         f'<th data-type="{kind}">{escape(text)}</th>' if kind else f"<th>{escape(text)}</th>"
         for text, kind in heads

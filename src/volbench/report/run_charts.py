@@ -141,8 +141,14 @@ def percentile_chart(prefix: str, rows: Sequence[ResultRow]) -> Chart | None:
         (label, [_scaled(shown_percentile(r, key), size) for r in timed])
         for label, key in PERCENTILES
     ]
-    return ladder_chart(f"{prefix}-percentiles", "Latency percentiles", categories, levels,
-                        y_title="Latency", unit=unit)  # fmt: skip
+    return ladder_chart(
+        f"{prefix}-percentiles",
+        "Latency percentiles",
+        categories,
+        levels,
+        y_title="Latency",
+        unit=unit,
+    )
 
 
 def _scaled(value: float | None, size: float) -> float | None:
@@ -334,8 +340,12 @@ def run_sections(
     summary = summary or summarise(run, view, verdicts=verdicts)
     promise = (summary.promise,) if summary.promise else ()
     if view.sections is not None:
-        first = Section(f"Run {run.id}: {run.plan}", header=run_header(run), sheets=promise,
-                        **summary_parts(summary))  # fmt: skip
+        first = Section(
+            f"Run {run.id}: {run.plan}",
+            header=run_header(run),
+            sheets=promise,
+            **summary_parts(summary),
+        )
         return [first, *view.sections(run)]
     sheets, _ = report_for(run, view)
     charts = view.charts(sheets[0]) if view.charts and sheets else []

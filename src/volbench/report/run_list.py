@@ -95,9 +95,11 @@ def runs_sheet(runs: Sequence[RunRecord], briefs: Mapping[int, RunBrief] | None 
         for r in runs
         for brief in [briefs.get(r.id)]
     )
-    columns = RUN_LIST_COLUMNS if briefs else tuple(
-        c for c in RUN_LIST_COLUMNS if c.key not in ("duration_s", "tests", "headline")
-    )  # fmt: skip
+    columns = (
+        RUN_LIST_COLUMNS
+        if briefs
+        else tuple(c for c in RUN_LIST_COLUMNS if c.key not in ("duration_s", "tests", "headline"))
+    )
     return Sheet(
         title="volbench runs",
         columns=columns,

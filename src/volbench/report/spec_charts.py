@@ -27,10 +27,15 @@ def curve_charts(sheet: Sheet) -> list[Chart]:
         if series:
             charts.append(
                 line_chart(
-                    f"spec-{key}", title, series, x_title=f"Size ({unit})", y_title=y_title,
-                    unit=y_title, markers=None,
+                    f"spec-{key}",
+                    title,
+                    series,
+                    x_title=f"Size ({unit})",
+                    y_title=y_title,
+                    unit=y_title,
+                    markers=None,
                 )
-            )  # fmt: skip
+            )
     return charts
 
 

@@ -130,9 +130,14 @@ GENERIC_COLUMNS = (
     Column("iops", "IOPS", fmt_count, numeric=True),
     Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
     Column("lat_mean_ns", "Mean latency", fmt_latency, numeric=True),
-    Column("lat_p99_ns", "p99 latency", fmt_latency, numeric=True,
-           shown=lambda r: shown_percentile(r, "lat_p99_ns")),
-)  # fmt: skip
+    Column(
+        "lat_p99_ns",
+        "p99 latency",
+        fmt_latency,
+        numeric=True,
+        shown=lambda r: shown_percentile(r, "lat_p99_ns"),
+    ),
+)
 
 
 def generic_headline(run: RunRecord) -> Headline:
@@ -307,8 +312,15 @@ def with_promise(table: Sheet, check: Sheet) -> Sheet:
         i for i, text in enumerate(promised) if ": below" in text or ": error" in text
     )
     columns = (*table.columns, Column("promise", "Promised: verdict"))
-    return Sheet(table.title, columns, rows, {**table.document, "rows": list(rows)}, table.notes,
-                 table.flagged_rows | flagged, table.row_tests)  # fmt: skip
+    return Sheet(
+        table.title,
+        columns,
+        rows,
+        {**table.document, "rows": list(rows)},
+        table.notes,
+        table.flagged_rows | flagged,
+        table.row_tests,
+    )
 
 
 def summarise(
@@ -327,9 +339,11 @@ def summarise(
     headline = (view.headline or generic_headline)(aggregate_run(run))
     sheet, verdict = promise(run, verdicts) if check else (None, None)
     # a plan's own header may say it already (PTS: its non-compliant reasons)
-    said = {n for n in run_notes(run) if n.startswith("NON-COMPLIANT")} if any(
-        "NON-COMPLIANT" in n for n in headline.notes
-    ) else set()  # fmt: skip
+    said = (
+        {n for n in run_notes(run) if n.startswith("NON-COMPLIANT")}
+        if any("NON-COMPLIANT" in n for n in headline.notes)
+        else set()
+    )
     table = with_promise(headline.table, sheet) if sheet else headline.table
     if run.raw_outputs:  # a record read with its outputs (not a list of runs)
         table = with_marks(table, verdicts.of(run))

@@ -207,9 +207,13 @@ def sweep_headline(run: RunRecord) -> Headline:
         if all(r.point != points[shallowest].point for r in rows):
             rows.insert(0, replace(points[shallowest], mark="shallowest queue"))
             chosen.insert(0, shallowest)
-    table = Sheet(f"Run {run.id} at a glance: sweep", HEADLINE_COLUMNS, tuple(rows),
-                  {"rows": documents(rows)},
-                  row_tests=tuple(sheet.row_tests[i] for i in chosen))  # fmt: skip
+    table = Sheet(
+        f"Run {run.id} at a glance: sweep",
+        HEADLINE_COLUMNS,
+        tuple(rows),
+        {"rows": documents(rows)},
+        row_tests=tuple(sheet.row_tests[i] for i in chosen),
+    )
     named = [r for r in rows if r.mark and r.mark != "shallowest queue"]
     named.sort(key=lambda r: "peak" not in (r.mark or ""))  # the peak first
     figures = tuple(f"{fmt_count(r.iops)} IOPS at {r.point} ({r.mark})" for r in named)

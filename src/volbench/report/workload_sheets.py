@@ -85,22 +85,39 @@ def _summary_rows(run: RunRecord, p: StoredProfile) -> list[ProfileLine]:
     rows = [
         ("Device", f"{capture.device} ({capture.method})"),
         ("Duration", f"{p.duration_s:,.1f} s"),
-        ("Requests", f"{p.ios:,} ({counts.read:,} read, {counts.write:,} write, "
-                     f"{counts.trim:,} trim, {counts.flush:,} flush)"),
+        (
+            "Requests",
+            f"{p.ios:,} ({counts.read:,} read, {counts.write:,} write, "
+            f"{counts.trim:,} trim, {counts.flush:,} flush)",
+        ),
         ("Rate", f"{fmt_count(p.iops)} IOPS on average"),
-        ("Read / write (by count)", f"{p.read_pct:.1f}% / {100 - p.read_pct:.1f}%"
-         if counts.read + counts.write else "-"),
-        ("Sequential", f"{p.sequential_pct:.1f}% ("
-         + ", ".join(f"{op} {v:.1f}%" for op, v in seq.items()) + ")"),
-        ("Queue depth", f"mean {p.qd_mean:.1f}, p{QD_PERCENTILE:.0f} {p.qd_percentile:.0f},"
-                        f" max {p.qd_max} (while busy, {p.busy_pct:.0f}% of the time;"
-                        f" longest pause {p.longest_idle_s:,.1f} s)"),
-        ("Working set", f"{format_bytes(p.working_set_bytes)} touched in a span of "
-                        f"{format_bytes(p.span_bytes)}"),
-        ("Concentration", ", ".join(
-            f"{hot[str(s)]:.0f}% of I/O in the hottest {s}%" for s in HOT_SHARES
-        ) + f" of the touched space ({format_bytes(p.region_bytes)} regions)"),
-    ]  # fmt: skip
+        (
+            "Read / write (by count)",
+            f"{p.read_pct:.1f}% / {100 - p.read_pct:.1f}%" if counts.read + counts.write else "-",
+        ),
+        (
+            "Sequential",
+            f"{p.sequential_pct:.1f}% ("
+            + ", ".join(f"{op} {v:.1f}%" for op, v in seq.items())
+            + ")",
+        ),
+        (
+            "Queue depth",
+            f"mean {p.qd_mean:.1f}, p{QD_PERCENTILE:.0f} {p.qd_percentile:.0f},"
+            f" max {p.qd_max} (while busy, {p.busy_pct:.0f}% of the time;"
+            f" longest pause {p.longest_idle_s:,.1f} s)",
+        ),
+        (
+            "Working set",
+            f"{format_bytes(p.working_set_bytes)} touched in a span of "
+            f"{format_bytes(p.span_bytes)}",
+        ),
+        (
+            "Concentration",
+            ", ".join(f"{hot[str(s)]:.0f}% of I/O in the hottest {s}%" for s in HOT_SHARES)
+            + f" of the touched space ({format_bytes(p.region_bytes)} regions)",
+        ),
+    ]
     if p.lost:
         rows.append(("Events lost", f"{p.lost:,} (the kernel's trace buffer was full)"))
     if p.before:
@@ -233,17 +250,40 @@ def workload_charts(run: RunRecord) -> list[Chart]:
     hot = p.hot_pct
     shares = [f"hottest {s}%" for s in HOT_SHARES]
     return [
-        line_chart(f"run{rid}-workload-rate", "Requests issued per second", rate,
-                   x_title="Seconds", y_title="Requests", markers=None),
-        line_chart(f"run{rid}-workload-qd", "Queue depth over time (mean per second)", qd,
-                   x_title="Seconds", y_title="Requests in flight", markers=None),
-        bar_chart(f"run{rid}-workload-sizes", "Block sizes", bars,
-                  x_title="Request size", y_title="Requests"),
-        bar_chart(f"run{rid}-workload-hot", "Share of requests in the hottest touched space",
-                  [Series("captured", shares, [hot[str(s)] for s in HOT_SHARES]),
-                   Series("uniform", shares, [float(s) for s in HOT_SHARES])],
-                  y_title="% of requests", unit="%"),
-    ]  # fmt: skip
+        line_chart(
+            f"run{rid}-workload-rate",
+            "Requests issued per second",
+            rate,
+            x_title="Seconds",
+            y_title="Requests",
+            markers=None,
+        ),
+        line_chart(
+            f"run{rid}-workload-qd",
+            "Queue depth over time (mean per second)",
+            qd,
+            x_title="Seconds",
+            y_title="Requests in flight",
+            markers=None,
+        ),
+        bar_chart(
+            f"run{rid}-workload-sizes",
+            "Block sizes",
+            bars,
+            x_title="Request size",
+            y_title="Requests",
+        ),
+        bar_chart(
+            f"run{rid}-workload-hot",
+            "Share of requests in the hottest touched space",
+            [
+                Series("captured", shares, [hot[str(s)] for s in HOT_SHARES]),
+                Series("uniform", shares, [float(s) for s in HOT_SHARES]),
+            ],
+            y_title="% of requests",
+            unit="%",
+        ),
+    ]
 
 
 def workload_sections(run: RunRecord) -> list[Section]:

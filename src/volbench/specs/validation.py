@@ -319,9 +319,16 @@ def product(
     (see :class:`Checker`)."""
     required = ("id", "vendor", "name", "size_unit", "capacity", "editions")
     optional = (
-        "api_name", "iops_io_bytes", "count_unit_bytes", "io_quote", "rw_limits", "rw_quote",
-        "latency", "prices", "override",
-    )  # fmt: skip
+        "api_name",
+        "iops_io_bytes",
+        "count_unit_bytes",
+        "io_quote",
+        "rw_limits",
+        "rw_quote",
+        "latency",
+        "prices",
+        "override",
+    )
     ident = text(mapping(value, place, ("id",), required + optional)["id"], place.at("id"), 64)
     if not _ID.match(ident):
         raise place.at("id").fail(f"{ident!r} must be lower-case letters, digits, . _ - (a name)")

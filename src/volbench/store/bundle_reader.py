@@ -189,8 +189,12 @@ class Reader(ValueReader):
 
     def stall(self, value: Any, at: str) -> Stall:
         item = self.mapping(value, at)
-        self.keys(item, at, {"round", "test", "started_at", "ended_at", "seconds", "resolved"},
-                  {"test_offset_s"})  # fmt: skip
+        self.keys(
+            item,
+            at,
+            {"round", "test", "started_at", "ended_at", "seconds", "resolved"},
+            {"test_offset_s"},
+        )
         started_at = self.time(item["started_at"], f"{at}.started_at")
         ended_at = self.time(item["ended_at"], f"{at}.ended_at")
         self.in_order(started_at, ended_at, f"{at}.ended_at")

@@ -264,9 +264,10 @@ def _lower_contents(device: BlockDevice) -> list[tuple[str, str | None, str]]:
     found = []
     for slave in device.slaves:
         kept = [
-            sig for sig in probe(slave.path)
+            sig
+            for sig in probe(slave.path)
             if sig.kind not in STACKING_KINDS and sig.family not in own
-        ]  # fmt: skip
+        ]
         found.append((slave.path, describe(kept), "a device-mapper or md device over"))
     return found
 

@@ -117,9 +117,13 @@ def events_by_device(lines: Iterable[str]) -> dict[tuple[int, int], DeviceEvents
         if action not in "QDC":
             continue
         time_ns, device, first, count = event_numbers(
-            f"{source} line {number}", seconds, fraction, (major, minor),
-            sector or "0", sectors or "0",
-        )  # fmt: skip
+            f"{source} line {number}",
+            seconds,
+            fraction,
+            (major, minor),
+            sector or "0",
+            sectors or "0",
+        )
         clock.check(time_ns, number)
         events = found.get(device)
         if events is None:

@@ -89,8 +89,9 @@ def capture(
                 found = blkparse_text.events_by_device(lines)
             events = found.get((major, minor), blkparse_text.DeviceEvents())
             trace = blkparse_text.build(events)
-            return Captured(device, major, minor, BLKTRACE, _timed(trace, waited),
-                            started, waited, cut)  # fmt: skip
+            return Captured(
+                device, major, minor, BLKTRACE, _timed(trace, waited), started, waited, cut
+            )
         note = run if use_blktrace or partition else None
         with TraceInstance(device, text) as instance:
             try:

@@ -91,10 +91,13 @@ def unpack_part(blob: bytes, first_ns: int) -> tuple[list[array[int]], str]:
 def pack(trace: IoTrace) -> tuple[TracePart, ...]:
     """The stored parts of ``trace``."""
     return tuple(
-        TracePart(trace.issue_ns[start], min(len(trace), start + PART_IOS) - start,
-                  pack_part(trace, start, min(len(trace), start + PART_IOS)))
+        TracePart(
+            trace.issue_ns[start],
+            min(len(trace), start + PART_IOS) - start,
+            pack_part(trace, start, min(len(trace), start + PART_IOS)),
+        )
         for start in range(0, len(trace), PART_IOS)
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,12 @@ class TraceBuilder:
             issue = array("q", (t - earliest for t in issue))
         span = self._last - self._start - min(earliest, 0) if self._start is not None else 0
         return IoTrace(
-            issue, latency, offset, size, ops.decode("ascii"), max(span, duration_ns or 0),
-            self.before, self.lost,
-        )  # fmt: skip
+            issue,
+            latency,
+            offset,
+            size,
+            ops.decode("ascii"),
+            max(span, duration_ns or 0),
+            self.before,
+            self.lost,
+        )

@@ -34,15 +34,40 @@ if TYPE_CHECKING:  # options imports the catalog, which imports the tests
 
 # Also public here, as the unit tests reach them: Round and single tests' cells and labels.
 __all__ = [
-    "TESTS", "Round", "block_size_changes", "block_size_label", "by_name", "grid_sweep_cells",
-    "has_wipc", "hir_cells", "iops_cells", "kib", "latency_cells", "misfits", "names",
-    "own_kinds", "preconditioning", "preconditioning_for", "readers", "selectors", "ss_cells",
-    "tests_of", "tracked_cells",
-]  # fmt: skip
+    "TESTS",
+    "Round",
+    "block_size_changes",
+    "block_size_label",
+    "by_name",
+    "grid_sweep_cells",
+    "has_wipc",
+    "hir_cells",
+    "iops_cells",
+    "kib",
+    "latency_cells",
+    "misfits",
+    "names",
+    "own_kinds",
+    "preconditioning",
+    "preconditioning_for",
+    "readers",
+    "selectors",
+    "ss_cells",
+    "tests_of",
+    "tracked_cells",
+]
 
 TESTS: tuple[PtsTest, ...] = (
-    IOPS, *THROUGHPUTS, LATENCY, WSAT, HIR, XSR, ECW, DIRTH, LEGACY,
-)  # fmt: skip
+    IOPS,
+    *THROUGHPUTS,
+    LATENCY,
+    WSAT,
+    HIR,
+    XSR,
+    ECW,
+    DIRTH,
+    LEGACY,
+)
 """Every PTS test, in the order ``all`` runs them (the legacy ``throughput`` of old
 runs last: it is read and resumed, never chosen)."""
 

@@ -148,9 +148,14 @@ def mix_rw(read_pct: int, random: bool = True) -> RW:
 
 
 def job(
-    options: PtsOptions, active: int, test: str, phase: str, cell: CellName, rw: RW,
+    options: PtsOptions,
+    active: int,
+    test: str,
+    phase: str,
+    cell: CellName,
+    rw: RW,
     **fields: object,
-) -> Workload:  # fmt: skip
+) -> Workload:
     """One time-based cell ``TEST.PHASE.CELL`` of ``--cell-seconds`` over the active range."""
     return Workload(
         f"{test}.{phase}.{cell}",
@@ -169,9 +174,17 @@ RANDOM_WRITE_4K = MixCell(0, 4096)
 def random_write_4k(options: PtsOptions, active: int, test: str, phase: str) -> Workload:
     """A cell of 4 KiB random writes at the run's TC x QD."""
     return job(
-        options, active, test, phase, RANDOM_WRITE_4K, RW.RANDWRITE, bs_bytes=4096,
-        rwmixread_pct=0, iodepth=options.iodepth, numjobs=options.threads,
-    )  # fmt: skip
+        options,
+        active,
+        test,
+        phase,
+        RANDOM_WRITE_4K,
+        RW.RANDWRITE,
+        bs_bytes=4096,
+        rwmixread_pct=0,
+        iodepth=options.iodepth,
+        numjobs=options.threads,
+    )
 
 
 def kib(size: int) -> str:

@@ -36,11 +36,16 @@ class Grid(OwnOptions):
 
     TITLE: ClassVar[str] = "ECW and DIRTH"
 
-    toio_grid: tuple[int, ...] = option((), Declared(
-        "toio_grid", "Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.",
-        "SNIA SSS PTS-E 1.1, ECW and DIRTH tests", parse=parse_grid,
-        shown="ECW 32,16,8,4,2,1; DIRTH 32,16,8,6,4,2,1",
-    ))  # fmt: skip
+    toio_grid: tuple[int, ...] = option(
+        (),
+        Declared(
+            "toio_grid",
+            "Reduce the ECW/DIRTH TC and QD grid, e.g. 8,1.",
+            "SNIA SSS PTS-E 1.1, ECW and DIRTH tests",
+            parse=parse_grid,
+            shown="ECW 32,16,8,4,2,1; DIRTH 32,16,8,6,4,2,1",
+        ),
+    )
 
     def reasons(self, options: PtsOptions, tests: tuple[str, ...]) -> tuple[str, ...]:
         return ("reduced TC x QD grid",) if self.toio_grid and tests else ()
@@ -66,8 +71,9 @@ class DemandTest(SteadyStateTest):
     def cell(self, options: PtsOptions, active: int, phase: Phase, tc: int, qd: int) -> Workload:
         cell = GridCell(tc, qd)
         shape = self.shape(options)
-        return job(options, active, self.name, phase, cell, RW.RANDRW, iodepth=qd, numjobs=tc,
-                   **shape)  # fmt: skip
+        return job(
+            options, active, self.name, phase, cell, RW.RANDRW, iodepth=qd, numjobs=tc, **shape
+        )
 
     def ss_cells(self, options: PtsOptions, active: int) -> tuple[Workload, ...]:
         top = max(self.grid(options))

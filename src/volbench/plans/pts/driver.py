@@ -72,9 +72,13 @@ def measure_seq_write(
     the probe raises KeyboardInterrupt (the run has not been recorded yet).
     """
     probe = Workload(
-        "seq-write-probe", RW.WRITE, bs_bytes=WIPC_BS, iodepth=32, size_bytes=active,
+        "seq-write-probe",
+        RW.WRITE,
+        bs_bytes=WIPC_BS,
+        iodepth=32,
+        size_bytes=active,
         runtime_s=SPEED_PROBE_S,
-    )  # fmt: skip
+    )
     guard = Guard((target,))
     with guard.hold:
         guard.check(writes=True)

@@ -35,10 +35,16 @@ class HirOptions(OwnOptions):
 
     TITLE: ClassVar[str] = "HIR"
 
-    cycles: int = option(HIR_CYCLES, Declared(
-        "hir_cycles", "Cycles per wait state; not 360: non-compliant.",
-        "SNIA SSS PTS-E 1.1, HIR test", low=1, high=MAX_HIR_CYCLES,
-    ))  # fmt: skip
+    cycles: int = option(
+        HIR_CYCLES,
+        Declared(
+            "hir_cycles",
+            "Cycles per wait state; not 360: non-compliant.",
+            "SNIA SSS PTS-E 1.1, HIR test",
+            low=1,
+            high=MAX_HIR_CYCLES,
+        ),
+    )
 
     def reasons(self, options: PtsOptions, tests: tuple[str, ...]) -> tuple[str, ...]:
         if self.cycles == HIR_CYCLES or not tests:
@@ -53,9 +59,11 @@ def hir_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, .
     scale = options.cell_seconds / 60
     wait = HIR_WAIT_STATES_S[index]
     shape: dict[str, object] = {
-        "bs_bytes": 4096, "rwmixread_pct": 0, "iodepth": options.iodepth,
+        "bs_bytes": 4096,
+        "rwmixread_pct": 0,
+        "iodepth": options.iodepth,
         "numjobs": options.threads,
-    }  # fmt: skip
+    }
     cycles = Workload(
         f"hir.{Phase.IDLE}.{WaitCell(wait, 'cycles')}",
         RW.RANDWRITE,

@@ -74,14 +74,26 @@ class Matrix(OwnOptions):
 
     TITLE: ClassVar[str] = "IOPS and latency"
 
-    block_sizes: tuple[int, ...] = option(IOPS_BLOCK_SIZES, Declared(
-        "block_sizes", "Reduce the IOPS and latency matrices, e.g. 4k,64k.", SOURCE,
-        parse=parse_block_sizes, shown="1024k,128k,64k,32k,16k,8k,4k,512",
-    ))  # fmt: skip
-    mixes: tuple[int, ...] = option(IOPS_MIXES, Declared(
-        "mixes", "Reduce the IOPS and latency matrices, e.g. 100/0,0/100.", SOURCE,
-        parse=parse_mixes, shown="100/0,95/5,65/35,50/50,35/65,5/95,0/100",
-    ))  # fmt: skip
+    block_sizes: tuple[int, ...] = option(
+        IOPS_BLOCK_SIZES,
+        Declared(
+            "block_sizes",
+            "Reduce the IOPS and latency matrices, e.g. 4k,64k.",
+            SOURCE,
+            parse=parse_block_sizes,
+            shown="1024k,128k,64k,32k,16k,8k,4k,512",
+        ),
+    )
+    mixes: tuple[int, ...] = option(
+        IOPS_MIXES,
+        Declared(
+            "mixes",
+            "Reduce the IOPS and latency matrices, e.g. 100/0,0/100.",
+            SOURCE,
+            parse=parse_mixes,
+            shown="100/0,95/5,65/35,50/50,35/65,5/95,0/100",
+        ),
+    )
 
     def latency_block_sizes(self, options: PtsOptions) -> tuple[int, ...]:
         """The Latency test's block sizes: PTS's, less those ``--block-sizes`` left out

@@ -52,9 +52,24 @@ Own = TypeVar("Own", bound=OwnOptions)
 COMMON = ("cell_seconds", "max_rounds", "purge", "ioengine", "logical_block_bytes")
 """The options :func:`build` takes by name besides the profile's and the tests' own."""
 
-STORED_ORDER = ("tests", "profile", "threads", "iodepth", "active_range_pct", "cell_seconds",
-                "max_rounds", "wsat_max_rounds", "block_sizes", "mixes", "toio_grid",
-                "hir_cycles", "xsr_cells", "purge", "ioengine", "logical_block_bytes")  # fmt: skip
+STORED_ORDER = (
+    "tests",
+    "profile",
+    "threads",
+    "iodepth",
+    "active_range_pct",
+    "cell_seconds",
+    "max_rounds",
+    "wsat_max_rounds",
+    "block_sizes",
+    "mixes",
+    "toio_grid",
+    "hir_cycles",
+    "xsr_cells",
+    "purge",
+    "ioengine",
+    "logical_block_bytes",
+)
 """The keys of a stored run's ``pts`` options in the order volbench has written them;
 the keys of tests added since follow."""
 

@@ -35,10 +35,16 @@ class WsatOptions(OwnOptions):
 
     TITLE: ClassVar[str] = "WSAT"
 
-    max_rounds: int = option(1440, Declared(
-        "wsat_max_rounds", "WSAT samples at most (it ends at 4 x the active range written).",
-        "SNIA SSS PTS-E 1.1, WSAT test", low=1, high=MAX_WSAT_ROUNDS,
-    ))  # fmt: skip
+    max_rounds: int = option(
+        1440,
+        Declared(
+            "wsat_max_rounds",
+            "WSAT samples at most (it ends at 4 x the active range written).",
+            "SNIA SSS PTS-E 1.1, WSAT test",
+            low=1,
+            high=MAX_WSAT_ROUNDS,
+        ),
+    )
 
 
 def wsat_cells(

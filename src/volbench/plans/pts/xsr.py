@@ -17,8 +17,11 @@ from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
 if TYPE_CHECKING:  # options imports the catalog, which imports this module
     from volbench.plans.pts.options import PtsOptions
 
-XSR_GROUPS = (("g1-seq1m", RW.WRITE, 1048576), ("g2-rnd8k", RW.RANDWRITE, 8192),
-              ("g3-seq1m", RW.WRITE, 1048576))  # fmt: skip
+XSR_GROUPS = (
+    ("g1-seq1m", RW.WRITE, 1048576),
+    ("g2-rnd8k", RW.RANDWRITE, 8192),
+    ("g3-seq1m", RW.WRITE, 1048576),
+)
 """XSR access groups: SEQ 1024 KiB write -> RND 8 KiB write -> SEQ 1024 KiB write."""
 
 
@@ -28,10 +31,16 @@ class XsrOptions(OwnOptions):
 
     TITLE: ClassVar[str] = "XSR"
 
-    cells: int = option(60, Declared(
-        "xsr_cells", "Cells per XSR group (one fio process: at most fio's 4,096 jobs).",
-        "SNIA SSS PTS-E 1.1, XSR test", low=1, high=MAX_NUMJOBS,
-    ))  # fmt: skip
+    cells: int = option(
+        60,
+        Declared(
+            "xsr_cells",
+            "Cells per XSR group (one fio process: at most fio's 4,096 jobs).",
+            "SNIA SSS PTS-E 1.1, XSR test",
+            low=1,
+            high=MAX_NUMJOBS,
+        ),
+    )
 
 
 def xsr_cells(options: PtsOptions, active: int, index: int) -> tuple[Workload, ...]:

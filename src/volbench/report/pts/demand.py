@@ -84,19 +84,38 @@ def demand_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
     for row in rows:
         per_tc.setdefault(int(row.tc), []).append(row)
     ordered = {tc: sorted(rs, key=lambda r: r.qd) for tc, rs in sorted(per_tc.items())}
-    variation = [Series(f"TC {tc}", [r.qd for r in rs], [r.iops for r in rs])
-                 for tc, rs in ordered.items()]  # fmt: skip
+    variation = [
+        Series(f"TC {tc}", [r.qd for r in rs], [r.iops for r in rs]) for tc, rs in ordered.items()
+    ]
     unit, size = latency_unit(r.lat_mean_ns for r in rows)
-    intensity = [Series(f"TC {tc}", [r.iops for r in rs],
-                        [r.lat_mean_ns / size if r.lat_mean_ns is not None else None
-                         for r in rs])
-                 for tc, rs in ordered.items()]  # fmt: skip
+    intensity = [
+        Series(
+            f"TC {tc}",
+            [r.iops for r in rs],
+            [r.lat_mean_ns / size if r.lat_mean_ns is not None else None for r in rs],
+        )
+        for tc, rs in ordered.items()
+    ]
     return [
-        line_chart(f"{prefix}-variation", "Demand variation: IOPS vs queue depth", variation,
-                   x_title="QD", y_title="IOPS", log_x=True, x_at_values=True, unit="IOPS"),
-        line_chart(f"{prefix}-intensity", "Demand intensity: response time vs IOPS", intensity,
-                   x_title="IOPS", y_title=f"Average response time ({unit})", unit=unit),
-    ]  # fmt: skip
+        line_chart(
+            f"{prefix}-variation",
+            "Demand variation: IOPS vs queue depth",
+            variation,
+            x_title="QD",
+            y_title="IOPS",
+            log_x=True,
+            x_at_values=True,
+            unit="IOPS",
+        ),
+        line_chart(
+            f"{prefix}-intensity",
+            "Demand intensity: response time vs IOPS",
+            intensity,
+            x_title="IOPS",
+            y_title=f"Average response time ({unit})",
+            unit=unit,
+        ),
+    ]
 
 
 @dataclass(frozen=True)

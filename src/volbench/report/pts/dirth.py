@@ -109,13 +109,22 @@ def histogram_chart(histograms: Sheet, prefix: str) -> Chart:
     series = []
     for r in rows:
         total = sum(r.histogram.values()) or 1
-        series.append(Series(
-            f"{r.point} ({r.cell})", [_edge_label(e) for e in edges],
-            [100 * r.histogram.get(str(e), 0) / total for e in edges],
-        ))  # fmt: skip
-    return bar_chart(f"{prefix}-histograms", "Response-time histograms: share of I/Os",
-                     series, x_title="Response time, up to (bucket upper edge)",
-                     y_title="% of the point's I/Os", log_y=False, unit="%")  # fmt: skip
+        series.append(
+            Series(
+                f"{r.point} ({r.cell})",
+                [_edge_label(e) for e in edges],
+                [100 * r.histogram.get(str(e), 0) / total for e in edges],
+            )
+        )
+    return bar_chart(
+        f"{prefix}-histograms",
+        "Response-time histograms: share of I/Os",
+        series,
+        x_title="Response time, up to (bucket upper edge)",
+        y_title="% of the point's I/Os",
+        log_y=False,
+        unit="%",
+    )
 
 
 def _edge_label(edge_ns: int) -> str:

@@ -68,8 +68,16 @@ def hir_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
             ("steady_state_iops", "steady state"),
         )
     ]
-    return [line_chart(f"{prefix}-waits", "HIR: IOPS across wait states", series,
-                       x_title="Wait state (s)", y_title="IOPS", unit="IOPS")]  # fmt: skip
+    return [
+        line_chart(
+            f"{prefix}-waits",
+            "HIR: IOPS across wait states",
+            series,
+            x_title="Wait state (s)",
+            y_title="IOPS",
+            unit="IOPS",
+        )
+    ]
 
 
 @dataclass(frozen=True)
@@ -91,9 +99,12 @@ class HirPage(BasePage):
         longest = max(rows, key=lambda r: r["wait_s"])
         return [
             Figure("steady-state IOPS", rows[0]["steady_state_iops"], "IOPS"),
-            Figure(f"IOPS while writing, wait {format_seconds(longest['wait_s'])}",
-                   longest["write_period_iops"], "IOPS"),
-        ]  # fmt: skip
+            Figure(
+                f"IOPS while writing, wait {format_seconds(longest['wait_s'])}",
+                longest["write_period_iops"],
+                "IOPS",
+            ),
+        ]
 
 
 PAGES = (HirPage(),)

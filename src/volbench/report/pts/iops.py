@@ -44,24 +44,40 @@ def iops_charts(sheets: Sequence[Sheet], prefix: str, data: PtsData) -> list[Cha
     rows = sheets[0].rows
     mixes = data.options.of(Matrix).mixes
     lines = [
-        Series(f"R/W {m}/{100 - m}", [r["bs_bytes"] / 1024 for r in rows],
-               [r[f"iops_{m}"] for r in rows])
+        Series(
+            f"R/W {m}/{100 - m}",
+            [r["bs_bytes"] / 1024 for r in rows],
+            [r[f"iops_{m}"] for r in rows],
+        )
         for m in mixes
-    ]  # fmt: skip
-    by_size = line_chart(f"{prefix}-2d", "IOPS vs block size", lines, x_title="Block size",
-                         y_title="IOPS", log_x=True, log_y=True, x_at_values=True,
-                         unit="IOPS")  # fmt: skip
+    ]
+    by_size = line_chart(
+        f"{prefix}-2d",
+        "IOPS vs block size",
+        lines,
+        x_title="Block size",
+        y_title="IOPS",
+        log_x=True,
+        log_y=True,
+        x_at_values=True,
+        unit="IOPS",
+    )
     xaxis = by_size.figure["layout"]["xaxis"]
     if "tickvals" in xaxis:  # the block sizes as the tables print them
         xaxis["ticktext"] = [block_size_label(round(v * 1024)) for v in xaxis["tickvals"]]
     return [
         by_size,
-        heatmap_chart(f"{prefix}-matrix", "IOPS by block size and R/W mix",
-                      [block_size_label(r["bs_bytes"]) for r in rows],
-                      [f"R/W {m}/{100 - m}" for m in mixes],
-                      [[r[f"iops_{m}"] for r in rows] for m in mixes],
-                      x_title="Block size", y_title="R/W mix", unit="IOPS"),
-    ]  # fmt: skip
+        heatmap_chart(
+            f"{prefix}-matrix",
+            "IOPS by block size and R/W mix",
+            [block_size_label(r["bs_bytes"]) for r in rows],
+            [f"R/W {m}/{100 - m}" for m in mixes],
+            [[r[f"iops_{m}"] for r in rows] for m in mixes],
+            x_title="Block size",
+            y_title="R/W mix",
+            unit="IOPS",
+        ),
+    ]
 
 
 @dataclass(frozen=True)
@@ -78,8 +94,11 @@ class IopsPage(BasePage):
     def headline(self, sheets: Sequence[Sheet], data: PtsData) -> list[Figure]:
         """The IOPS of the tracking variables the matrix has (R/W 0/100 4 KiB, 65/35
         64 KiB, 100/0 1024 KiB: PTS 2.0.2) and the matrix's highest."""
-        cells = {(m, r["bs_bytes"]): r[f"iops_{m}"] for r in sheets[0].rows
-                 for m in data.options.of(Matrix).mixes}  # fmt: skip
+        cells = {
+            (m, r["bs_bytes"]): r[f"iops_{m}"]
+            for r in sheets[0].rows
+            for m in data.options.of(Matrix).mixes
+        }
         figures = [
             Figure(f"R/W {m}/{100 - m}, {block_size_label(bs)}", cells[m, bs], "IOPS")
             for m, bs in TRACKED_CELLS
@@ -88,8 +107,9 @@ class IopsPage(BasePage):
         known = {k: v for k, v in cells.items() if v is not None}
         if known and max(known, key=lambda k: known[k]) not in TRACKED_CELLS:
             (m, bs), top = max(known.items(), key=lambda item: item[1])
-            figures.append(Figure(f"highest: R/W {m}/{100 - m}, {block_size_label(bs)}", top,
-                                  "IOPS"))  # fmt: skip
+            figures.append(
+                Figure(f"highest: R/W {m}/{100 - m}, {block_size_label(bs)}", top, "IOPS")
+            )
         return figures
 
     def convergence_cells(

@@ -59,16 +59,27 @@ def latency_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
     sizes = list(dict.fromkeys(bs for bs, _ in cells))
     mixes = list(dict.fromkeys(mix for _, mix in cells))
     charts = []
-    for key, title in (("lat_mean_ns", "Average"), ("lat_max_ns", "Maximum"),
-                       ("lat_p99999_ns", "p99.999")):  # fmt: skip
+    for key, title in (
+        ("lat_mean_ns", "Average"),
+        ("lat_max_ns", "Maximum"),
+        ("lat_p99999_ns", "p99.999"),
+    ):
         value = {cell: micro_s(r[key]) for cell, r in zip(cells, rows, strict=True)}
         if not any(v is not None for v in value.values()):
             continue
         z = [[value.get((bs, mix)) for bs in sizes] for mix in mixes]
         charts.append(
-            heatmap_chart(f"{prefix}-{key}", f"{title} response time (TC1/QD1)", sizes, mixes, z,
-                          x_title="Block size", y_title="R/W mix", unit="µs")
-        )  # fmt: skip
+            heatmap_chart(
+                f"{prefix}-{key}",
+                f"{title} response time (TC1/QD1)",
+                sizes,
+                mixes,
+                z,
+                x_title="Block size",
+                y_title="R/W mix",
+                unit="µs",
+            )
+        )
     return charts
 
 

@@ -39,9 +39,13 @@ def pts_sheets(run: RunRecord) -> list[Sheet]:
     sheets += [*([steady] if steady.rows else []), cells_sheet(run)]
     first = sheets[0]
     sheets[0] = Sheet(
-        first.title, first.columns, first.rows, first.document,
-        header_notes(run) + first.notes, first.flagged_rows,
-    )  # fmt: skip
+        first.title,
+        first.columns,
+        first.rows,
+        first.document,
+        header_notes(run) + first.notes,
+        first.flagged_rows,
+    )
     return sheets
 
 

@@ -136,18 +136,32 @@ def steady_state_sheet(data: PtsData) -> Sheet:
         ss = data.history(test.name, "ss")
         if not verdict.windows and ss:  # fewer rounds than a window: the rounds there are
             for name, values in test.tracking(ss).items():
-                rows.append(_row(
-                    test.name, name, f"1-{len(values)}", values, (average(values), None, None),
-                    (None, None), not_evaluated(len(values)).removeprefix("steady state "),
-                ))  # fmt: skip
+                rows.append(
+                    _row(
+                        test.name,
+                        name,
+                        f"1-{len(values)}",
+                        values,
+                        (average(values), None, None),
+                        (None, None),
+                        not_evaluated(len(values)).removeprefix("steady state "),
+                    )
+                )
         for name, w in verdict.windows.items():
-            rows.append(_row(
-                test.name, name, f"{w.rounds[0] + 1}-{w.rounds[-1] + 1}", list(w.values),
-                (w.average, w.slope, w.intercept),
-                (100 * w.data_excursion / w.average if w.average else None,
-                 100 * w.slope_excursion / w.average if w.average else None),
-                "yes" if w.steady else "NOT achieved",
-            ))  # fmt: skip
+            rows.append(
+                _row(
+                    test.name,
+                    name,
+                    f"{w.rounds[0] + 1}-{w.rounds[-1] + 1}",
+                    list(w.values),
+                    (w.average, w.slope, w.intercept),
+                    (
+                        100 * w.data_excursion / w.average if w.average else None,
+                        100 * w.slope_excursion / w.average if w.average else None,
+                    ),
+                    "yes" if w.steady else "NOT achieved",
+                )
+            )
     columns = (
         Column("test", "Test"),
         Column("label", "Tracking variable"),
@@ -183,8 +197,9 @@ def convergence_chart(
     unit, divisor = FIGURE_UNITS[figure]
     series = []
     for name in names:
-        values = [getattr(r.cells[name], CELL_ATTRIBUTES[figure]) if name in r.cells else None
-                  for r in ss]  # fmt: skip
+        values = [
+            getattr(r.cells[name], CELL_ATTRIBUTES[figure]) if name in r.cells else None for r in ss
+        ]
         series.append(
             Series(
                 name,
@@ -192,8 +207,9 @@ def convergence_chart(
                 [float(v) / divisor if v is not None else None for v in values],
             )
         )
-    chart = line_chart(cid, f"{title}: steady-state convergence", series,
-                       x_title="Round", y_title=unit, unit=unit)  # fmt: skip
+    chart = line_chart(
+        cid, f"{title}: steady-state convergence", series, x_title="Round", y_title=unit, unit=unit
+    )
     chart.figure["layout"]["xaxis"]["dtick"] = 1  # rounds are whole numbers
     return chart
 

@@ -39,6 +39,8 @@ def cells_sheet(run: RunRecord) -> Sheet:
         Column("bw_mb_per_s", "MB/s", fmt_rate, numeric=True),
         Column("lat_mean_ns", "Lat mean", fmt_latency, numeric=True),
     )
-    notes = ("phases: wipc preconditioning, ss steady-state round, run WSAT sample, idle HIR "
-             "wait state, group XSR access group, sweep TC x QD sweep",)  # fmt: skip
+    notes = (
+        "phases: wipc preconditioning, ss steady-state round, run WSAT sample, idle HIR "
+        "wait state, group XSR access group, sweep TC x QD sweep",
+    )
     return sheet("Every stored cell of every round", columns, rows, notes)

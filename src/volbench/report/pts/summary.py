@@ -86,10 +86,11 @@ def pts_headline(run: RunRecord) -> Headline:
             continue
         page = page_for(test)
         found = [
-            FigureEntry(name=f.name, value=f.value, unit=f.unit,
-                        label=f"{f.name}: {figure_text(f)}")
+            FigureEntry(
+                name=f.name, value=f.value, unit=f.unit, label=f"{f.name}: {figure_text(f)}"
+            )
             for f in page.headline(page.sheets(data), data)
-        ]  # fmt: skip
+        ]
         steady = steady_text(data, test)
         rows.append(TestHeadlineRow(page.title, found, steady))
     table = Sheet(f"Run {run.id} at a glance: PTS", COLUMNS, tuple(rows), {"rows": documents(rows)})

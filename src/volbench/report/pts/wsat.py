@@ -54,8 +54,10 @@ def wsat_written_notes(data: PtsData, written: int, samples: int) -> tuple[str, 
     total = f"written {written / 1e9:,.2f} GB of {target / 1e9:,.2f} GB"
     if written > target:
         over = written - target
-        return (f"{total}: the last sample wrote {over / 1e6:,.1f} MB ({over / target:.2%}) "
-                "past 4 x active range",)  # fmt: skip
+        return (
+            f"{total}: the last sample wrote {over / 1e6:,.1f} MB ({over / target:.2%}) "
+            "past 4 x active range",
+        )
     if written == target:
         return (f"{total}: stopped at 4 x active range",)
     if samples >= data.options.of(WsatOptions).max_rounds:
@@ -70,14 +72,36 @@ def wsat_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
     by_time = [Series("IOPS", [r["elapsed_s"] for r in rows], iops)]
     by_gb = [Series("IOPS", [r["written_gb"] for r in rows], iops)]
     return [
-        line_chart(f"{prefix}-time", "WSAT: IOPS vs time", by_time, x_title="Time (s)",
-                   y_title="IOPS", markers=None, unit="IOPS"),
-        line_chart(f"{prefix}-gb", "WSAT: IOPS vs total GB written", by_gb,
-                   x_title="Total written (GB)", y_title="IOPS", markers=None, unit="IOPS"),
-        line_chart(f"{prefix}-gb-log", "WSAT: IOPS vs total GB written (log)", by_gb,
-                   x_title="Total written (GB)", y_title="IOPS", log_x=True, log_y=True,
-                   markers=None, unit="IOPS"),
-    ]  # fmt: skip
+        line_chart(
+            f"{prefix}-time",
+            "WSAT: IOPS vs time",
+            by_time,
+            x_title="Time (s)",
+            y_title="IOPS",
+            markers=None,
+            unit="IOPS",
+        ),
+        line_chart(
+            f"{prefix}-gb",
+            "WSAT: IOPS vs total GB written",
+            by_gb,
+            x_title="Total written (GB)",
+            y_title="IOPS",
+            markers=None,
+            unit="IOPS",
+        ),
+        line_chart(
+            f"{prefix}-gb-log",
+            "WSAT: IOPS vs total GB written (log)",
+            by_gb,
+            x_title="Total written (GB)",
+            y_title="IOPS",
+            log_x=True,
+            log_y=True,
+            markers=None,
+            unit="IOPS",
+        ),
+    ]
 
 
 @dataclass(frozen=True)

@@ -74,19 +74,40 @@ def xsr_charts(sheets: Sequence[Sheet], prefix: str) -> list[Chart]:
     groups: dict[str, list[Any]] = {}
     for row in sheets[0].rows:
         groups.setdefault(str(row["group"]), []).append(row)
-    bw = [Series(g, [r["elapsed_s"] for r in rs], [r["bw_mb_per_s"] for r in rs])
-          for g, rs in groups.items()]  # fmt: skip
+    bw = [
+        Series(g, [r["elapsed_s"] for r in rs], [r["bw_mb_per_s"] for r in rs])
+        for g, rs in groups.items()
+    ]
     unit, size = latency_unit(r["lat_mean_ns"] for r in sheets[0].rows)
-    lat = [Series(g, [r["elapsed_s"] for r in rs],
-                  [r["lat_mean_ns"] / size if r["lat_mean_ns"] is not None else None for r in rs])
-           for g, rs in groups.items()]  # fmt: skip
+    lat = [
+        Series(
+            g,
+            [r["elapsed_s"] for r in rs],
+            [r["lat_mean_ns"] / size if r["lat_mean_ns"] is not None else None for r in rs],
+        )
+        for g, rs in groups.items()
+    ]
     return [
-        line_chart(f"{prefix}-bw", "XSR: throughput vs time", bw, x_title="Time (s)",
-                   y_title="MB/s", markers=None, unit="MB/s"),
-        line_chart(f"{prefix}-lat", "XSR: response time vs time", lat, x_title="Time (s)",
-                   y_title="Average response time", log_y=True, markers=None,
-                   unit=unit),
-    ]  # fmt: skip
+        line_chart(
+            f"{prefix}-bw",
+            "XSR: throughput vs time",
+            bw,
+            x_title="Time (s)",
+            y_title="MB/s",
+            markers=None,
+            unit="MB/s",
+        ),
+        line_chart(
+            f"{prefix}-lat",
+            "XSR: response time vs time",
+            lat,
+            x_title="Time (s)",
+            y_title="Average response time",
+            log_y=True,
+            markers=None,
+            unit=unit,
+        ),
+    ]
 
 
 @dataclass(frozen=True)
