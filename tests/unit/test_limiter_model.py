@@ -17,11 +17,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from recorded import fixture_text
 
-from volbench.analysis.aggregate import group_tests
 from volbench.analysis.limiter_model import KIB, LimiterModel, Probe, fit
-from volbench.fio.parser import parse
 from volbench.lab import draws
 from volbench.lab.draws import Draw
 from volbench.model import (
@@ -701,22 +698,6 @@ def test_a_mix_a_busy_machine_held_is_measured_once_more() -> None:
     assert fit([*held, fine]).shared_iops is True
     still = Probe("mix-4k-qd16-again", "mix", 4 * KIB, 16, 300, 300, 26.5e6)
     assert next_test([*held, still]) is None  # once only
-
-
-def test_a_mbps_cap_is_read_from_the_ios_fio_completed_not_those_it_issued() -> None:
-    """Large requests under a MB/s cap (recorded: reads of 64 KiB to 1 MiB at QD 16, 1 s
-    tests after a 1 s ramp, a blkio cgroup holding them to 15.8 MB/s): fio's ``iops``
-    counts the I/Os issued after the ramp over a runtime that lasts until the queue in
-    flight completed, 7.9 MB/s at 1 MiB; the I/Os completed in that window (its bytes)
-    are the cap's rate. blkio lets a 1 s test of smaller requests a few percent over
-    (its 100 ms slices: 64 KiB at 5.7 %), never under."""
-    text = fixture_text("bytes_cap_large_requests_json.json")
-    found = {p.bs_bytes: p for p in probes(group_tests(parse(text)))}
-    assert sorted(found) == [64 * KIB, 256 * KIB, 1024 * KIB]
-    cap = 15.8e6
-    assert abs(found[1024 * KIB].bytes_per_s - cap) <= 0.02 * cap, found[1024 * KIB]
-    for probe in found.values():
-        assert 0.98 * cap <= probe.bytes_per_s <= 1.08 * cap, probe
 
 
 def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:

@@ -57,8 +57,8 @@ UNITS = tuple(KIB << k for k in range(2, 11))
 @dataclass(frozen=True)
 class Probe:
     """One test of the experiment: ``direction`` "read", "write" or "mix" (50/50),
-    request size (bytes), outstanding I/O (iodepth x jobs), the I/Os of each direction
-    completed a second (:func:`completed_iops`) and the mean latency (ns, IOPS-weighted)."""
+    request size (bytes), outstanding I/O (iodepth x jobs), the IOPS fio measured of
+    each direction and the mean latency (ns, IOPS-weighted)."""
 
     name: str
     direction: str
@@ -129,26 +129,6 @@ class LimiterModel:
     shared_iops: bool | None
     shared_bytes: bool | None
     open: tuple[str, ...]
-
-
-def completed_iops(bw_bytes_per_s: float, iops: float, bs_bytes: int) -> float:
-    """The I/Os of ``bs_bytes`` a test completed a second over fio's window: its bytes
-    (``io_bytes``) over its ``runtime``, i.e. fio's ``bw_bytes`` / ``bs_bytes`` (fio's
-    ``iops`` when it gave no bytes).
-
-    Not fio's ``iops``: stat.c takes it as ``total_io_u`` / ``runtime``, and
-    ``total_io_u`` counts the I/Os *issued* after the ramp (ioengines.c counts at queue
-    time), while ``runtime`` runs until the last I/O in flight has completed. The queue
-    in flight at the end (issued, but completed after the runtime was due) lengthens the
-    runtime by a latency without adding issues; the queue in flight when the ramp ended
-    completes inside the window and adds bytes, no issues. Under a MB/s cap a queue is a
-    long time: 16 reads of 1 MiB at 15.8 MB/s take 1.06 s, so a 1 s test counted 15
-    issued I/Os in 1,992 ms (7.9 MB/s) and 30 completed ones (15.8 MB/s;
-    ``tests/fixtures/fio/bytes_cap_large_requests_json.json``). The limiter was kept
-    busy through the whole window: what it completed there is its rate."""
-    if bw_bytes_per_s > 0 and bs_bytes > 0:
-        return bw_bytes_per_s / bs_bytes
-    return iops
 
 
 def settled(probes: Sequence[Probe]) -> list[Probe]:

@@ -74,7 +74,6 @@ from volbench.analysis.limiter_model import (
     KIB,
     SAME,
     Probe,
-    completed_iops,
     deepest,
     fit,
     settled,
@@ -211,8 +210,7 @@ def parse_name(name: str) -> Next | None:
 def probes(tests: Sequence[TestResult]) -> list[Probe]:
     """The experiment's probes as :class:`Probe` records (other tests, the rest and the
     second burst probe among them, are left out, and the reads' larger tests that ran on
-    a MB/s bucket's credits, :func:`bytes_stale`); each direction's IOPS the I/Os it
-    completed a second (:func:`completed_iops`)."""
+    a MB/s bucket's credits, :func:`bytes_stale`); each direction's IOPS as fio gave them."""
     found = []
     stale = bytes_stale(tests)
     for test in tests:
@@ -221,10 +219,7 @@ def probes(tests: Sequence[TestResult]) -> list[Probe]:
             continue
         if test.name in stale:
             continue
-        done = {
-            n: completed_iops(d.bw_bytes_per_s, d.iops, parsed.bs_bytes)
-            for n, d in test.directions.items()
-        }
+        done = {n: d.iops for n, d in test.directions.items()}
         timed = [
             (done[n], d.lat_mean_ns or 0.0)
             for n, d in test.directions.items()

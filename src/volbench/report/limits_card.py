@@ -26,7 +26,6 @@ from volbench.analysis.limiter_model import (
     Figure,
     LimiterModel,
     Probe,
-    completed_iops,
     fit,
 )
 from volbench.analysis.model_promise import matches
@@ -67,8 +66,7 @@ def _newest(run: RunRecord) -> dict[str, int]:
 
 def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
     """The experiment's probes of ``run`` (directions of a test added up; the rest and
-    the second burst probe left out), each direction's I/Os completed a second
-    (:func:`~volbench.analysis.limiter_model.completed_iops`) and how busy the host's
+    the second burst probe left out), each direction's IOPS as fio gave them and how busy the host's
     CPUs were through its round (:func:`~volbench.analysis.limiter_model.cpu_bound`); a
     test that burst steadily (``bursts``, by round
     and test) counts at its baseline after the burst, its directions in their measured
@@ -85,7 +83,7 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
         parsed = parse_name(name)
         if parsed is None or parsed.direction not in PROBED or name in stale:
             continue
-        done = [(r, completed_iops(r.bw_bytes_per_s, r.iops, parsed.bs_bytes)) for r in rows]
+        done = [(r, r.iops) for r in rows]
         iops = sum(n for _, n in done)
         timed = [(n, r.lat_mean_ns or 0.0) for r, n in done if n > 0 and r.lat_mean_ns]
         if iops <= 0 or not timed:
