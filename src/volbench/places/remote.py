@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 
 from volbench.errors import TargetError, UsageError
-from volbench.model import Place
+from volbench.model import HostCache, Place, TargetIdentity
 from volbench.targets.safety import check_remote_write
 
 
@@ -40,3 +40,28 @@ def cannot_purge(place: Place) -> TargetError:
         f"volbench cannot purge {place.label}: purge it on its host and add --no-purge "
         "(marked non-compliant)"
     )
+
+
+class OtherHost:
+    """What the kinds of another host share (a fio server's, an ``ssh://`` host's): a
+    write is checked by the remote rule alone (nothing of the target can be known from
+    here), nothing caches it on this machine, nothing purges it from here, and a killed
+    run leaves nothing here to reclaim."""
+
+    def check_write(
+        self, place: Place, writes: bool, named: bool, force: bool
+    ) -> TargetIdentity | None:
+        check_remote(place, writes, named, force)
+        return None
+
+    def host_cache(self, place: Place) -> HostCache | None:
+        return None
+
+    def purge(self, place: Place) -> str:
+        raise cannot_purge(place)
+
+    def can_purge(self, place: Place) -> bool:
+        return False
+
+    def reclaim(self) -> list[str]:
+        return []

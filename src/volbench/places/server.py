@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress, parse_host
-from volbench.model import HostCache, Place, TargetIdentity
-from volbench.places.remote import cannot_purge, check_remote
+from volbench.model import Place
+from volbench.places.remote import OtherHost
 
 
 def no_channel(host: HostAddress) -> str:
@@ -21,7 +21,7 @@ def no_channel(host: HostAddress) -> str:
     )
 
 
-class ServerKind:
+class ServerKind(OtherHost):
     """``HOST[:PORT]``: every spelling no other kind owns (the table's last entry)."""
 
     name = "server"
@@ -54,24 +54,6 @@ class ServerKind:
             return no_channel(parse_host(host))
         except UsageError:
             return f"volbench has no channel to sample {host}"
-
-    def check_write(
-        self, place: Place, writes: bool, named: bool, force: bool
-    ) -> TargetIdentity | None:
-        check_remote(place, writes, named, force)
-        return None
-
-    def host_cache(self, place: Place) -> HostCache | None:
-        return None
-
-    def purge(self, place: Place) -> str:
-        raise cannot_purge(place)
-
-    def can_purge(self, place: Place) -> bool:
-        return False
-
-    def reclaim(self) -> list[str]:
-        return []
 
 
 SERVER = ServerKind()

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.tunnel import SshHost, ssh_config, tunnels
-from volbench.model import HostCache, Place, TargetIdentity
-from volbench.places.remote import cannot_purge, check_remote
+from volbench.model import Place
+from volbench.places.remote import OtherHost
 from volbench.targets.remote_channel import SshChannel
 from volbench.targets.remote_sampler import RemoteSampler
 from volbench.targets.remote_stream import sampler_script
@@ -51,7 +51,7 @@ def parse_ssh_host(text: str) -> SshHost:
     return SshHost(match["host"], match["user"], port, name=name)
 
 
-class SshKind:
+class SshKind(OtherHost):
     """``ssh://[USER@]HOST[:PORT]``: fio's server through a tunnel, sampled through a
     second session."""
 
@@ -85,24 +85,6 @@ class SshKind:
     def sampler(self, host: str, path: str) -> RemoteSampler | str:
         channel = SshChannel(parse_ssh_host(host), sampler_script(path), ssh_config())
         return RemoteSampler(host, channel)
-
-    def check_write(
-        self, place: Place, writes: bool, named: bool, force: bool
-    ) -> TargetIdentity | None:
-        check_remote(place, writes, named, force)
-        return None
-
-    def host_cache(self, place: Place) -> HostCache | None:
-        return None
-
-    def purge(self, place: Place) -> str:
-        raise cannot_purge(place)
-
-    def can_purge(self, place: Place) -> bool:
-        return False
-
-    def reclaim(self) -> list[str]:
-        return []
 
 
 SSH = SshKind()
