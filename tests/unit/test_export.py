@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from recorded import FIO_FIXTURES
 
+from stored_rows import bare_row
 from volbench.analysis.aggregate import group_tests
 from volbench.errors import UsageError
 from volbench.fio.parser import parse
@@ -233,28 +234,13 @@ def test_an_exporters_own_key_error_is_not_an_unknown_format(
 
 
 def result(iops: float, lat_mean_ns: float, **changes: Any) -> StoredResult:
-    base = StoredResult(
-        round=0,
-        test="t",
-        direction="read",
+    base = bare_row(
+        iops,
         workload=StoredWorkload(rw="randread", bs_bytes=4096, iodepth=4, numjobs=1),
-        iops=iops,
-        bw_bytes_per_s=iops * 4096,
         io_bytes=int(iops * 4096),
-        runtime_ms=1000,
-        lat_kind="lat",
         lat_mean_ns=lat_mean_ns,
-        lat_min_ns=None,
-        lat_max_ns=None,
-        lat_stddev_ns=None,
-        lat_p50_ns=None,
-        lat_p90_ns=None,
-        lat_p99_ns=None,
-        lat_p999_ns=None,
-        lat_p9999_ns=None,
         usr_cpu_pct=1.0,
         sys_cpu_pct=2.0,
-        jobs=1,
     )
     return dataclasses.replace(base, **changes)
 

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from stored_rows import bare_row
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.analysis.qos_document import plan_document, plan_from_document
 from volbench.analysis.qos_results import check_run, fit_groups, measurement, planned_iops
@@ -17,7 +18,6 @@ from volbench.model import (
     RunSettings,
     RunStatus,
     StoredResult,
-    StoredWorkload,
     TargetInfo,
 )
 from volbench.report.qos_sheets import fit_sheet
@@ -26,29 +26,7 @@ from volbench.views import view
 
 
 def _result(test: str, iops: float, direction: str = "read") -> StoredResult:
-    return StoredResult(
-        round=0,
-        test=test,
-        direction=direction,
-        workload=StoredWorkload(),
-        iops=iops,
-        bw_bytes_per_s=iops * 4096,
-        io_bytes=0,
-        runtime_ms=3000,
-        lat_kind="lat",
-        lat_mean_ns=None,
-        lat_min_ns=None,
-        lat_max_ns=None,
-        lat_stddev_ns=None,
-        lat_p50_ns=None,
-        lat_p90_ns=None,
-        lat_p99_ns=None,
-        lat_p999_ns=None,
-        lat_p9999_ns=None,
-        usr_cpu_pct=0,
-        sys_cpu_pct=0,
-        jobs=1,
-    )
+    return bare_row(iops, test=test, direction=direction, runtime_ms=3000)
 
 
 def _run(run_id: int, results: dict[str, float], capability: float = 3888) -> RunRecord:

@@ -8,6 +8,7 @@ import json
 
 from recorded import fixture_text
 
+from stored_rows import bare_row
 from volbench.model import (
     HostInfo,
     RunRecord,
@@ -26,28 +27,8 @@ PLAN = "own-sheet-test"
 
 
 def _result(round_no: int, test: str, iops: float) -> StoredResult:
-    return StoredResult(
-        round=round_no,
-        test=test,
-        direction="read",
-        workload=StoredWorkload(rw="randread"),
-        iops=iops,
-        bw_bytes_per_s=iops * 4096,
-        io_bytes=0,
-        runtime_ms=3000,
-        lat_kind="lat",
-        lat_mean_ns=None,
-        lat_min_ns=None,
-        lat_max_ns=None,
-        lat_stddev_ns=None,
-        lat_p50_ns=None,
-        lat_p90_ns=None,
-        lat_p99_ns=None,
-        lat_p999_ns=None,
-        lat_p9999_ns=None,
-        usr_cpu_pct=0,
-        sys_cpu_pct=0,
-        jobs=1,
+    return bare_row(
+        iops, round=round_no, test=test, workload=StoredWorkload(rw="randread"), runtime_ms=3000
     )
 
 

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from stored_rows import bare_row
 from volbench.analysis.validity import Mark, MarkKind
 from volbench.analysis.validity_unwritten import run_marks, unchecked_reason
 from volbench.analysis.written_ranges import (
@@ -35,28 +36,14 @@ GIB = 1024 * MiB
 def row(
     round_no: int, test: str, direction: str, rw: str, io_bytes: int, **workload: object
 ) -> StoredResult:
-    return StoredResult(
+    return bare_row(
+        1.0,
         round=round_no,
         test=test,
         direction=direction,
         workload=StoredWorkload(rw=rw, bs_bytes=4096, numjobs=1, **workload),  # type: ignore[arg-type]
-        iops=1.0,
         bw_bytes_per_s=1.0,
         io_bytes=io_bytes,
-        runtime_ms=1000.0,
-        lat_kind="lat",
-        lat_mean_ns=None,
-        lat_min_ns=None,
-        lat_max_ns=None,
-        lat_stddev_ns=None,
-        lat_p50_ns=None,
-        lat_p90_ns=None,
-        lat_p99_ns=None,
-        lat_p999_ns=None,
-        lat_p9999_ns=None,
-        usr_cpu_pct=0.0,
-        sys_cpu_pct=0.0,
-        jobs=1,
     )
 
 
