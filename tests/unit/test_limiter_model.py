@@ -443,12 +443,15 @@ def stored_limits_run(
     ran: list[tuple[Workload, Result, list[float]]],
     late_s: float = 0.0,
     cpu_busy_pct: float | None = None,
+    fio_load: tuple[float, float] | None = None,
 ) -> RunRecord:
     """``ran`` stored as ``run limits`` stores it: a round a test, its per-second logs
     (fio's 1 s windows: two of :data:`WINDOW_S` each), round times on a clock that
     runs through the tests and the gaps between them; ``late_s`` more before the
     second burst probe (as :func:`run_limits` had it); ``cpu_busy_pct``: the sampler's
-    host CPUs (two), each that busy every second of every round (None: not sampled)."""
+    host CPUs (two), each that busy every second of every round (None: not sampled);
+    ``fio_load``: fio's processes every second (cores running, threads waiting for a
+    CPU; None: not sampled)."""
     store = Store.open(str(tmp_path / "limits.db"))
     target = TargetInfo("/dev/vdb", "block", 1 << 30)
     settings = RunSettings(ioengine="libaio", options=plan(LimitsOptions()).options)
@@ -479,6 +482,19 @@ def stored_limits_run(
                     LogSeries(round_no, workload.name, "cpu", cpu, None, "host", busy)
                     for cpu in (0, 1)
                 ]
+                if fio_load is not None:
+                    series += [
+                        LogSeries(
+                            round_no,
+                            workload.name,
+                            kind,
+                            0,
+                            None,
+                            "host",
+                            tuple((t, value) for t, _ in busy),
+                        )
+                        for kind, value in zip(("fio_cpu", "fio_wait"), fio_load, strict=True)
+                    ]
             store.add_round(
                 run_id,
                 round_no,
@@ -700,11 +716,11 @@ def test_a_mix_a_busy_machine_held_is_measured_once_more() -> None:
     assert next_test([*held, still]) is None  # once only
 
 
-def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
+def _ram_loop_reads(starved: bool) -> list[Probe]:
     """A loop device over an image in RAM, reads (BENCHMARKS.md, bench/limits: 14,771
     IOPS at QD 1, 67 µs; a plateau of 266,088 IOPS from QD 64 to 256; 16 KiB as many,
-    larger requests fewer); Little's law gives each latency. The CPUs of the host ran
-    ``cpu_busy_pct`` busy through the plateau and the size ladder, less below it."""
+    larger requests fewer); Little's law gives each latency. fio was short of CPU
+    (``starved``) through the plateau and the size ladder, not below it."""
     figures = [
         (4, 1, 14_771.0),
         (4, 4, 58_000.0),
@@ -725,45 +741,58 @@ def _ram_loop_reads(cpu_busy_pct: float) -> list[Probe]:
             iops,
             0.0,
             qd / iops * 1e9,
-            cpu_busy_pct if qd >= 64 else 50.0,
+            starved and qd >= 64,
         )
         for kib, qd, iops in figures
     ]
 
 
-def test_a_plateau_while_every_cpu_was_busy_is_the_hosts_ceiling_not_a_cap() -> None:
+def test_a_plateau_while_fio_was_short_of_cpu_is_the_hosts_ceiling_not_a_cap() -> None:
     """From I/O alone a CPU-bound device is a limiter: flat IOPS over a doubling of
-    queue with latency growing as 1/cap, and 16 KiB at the same IOPS. The host's CPUs
-    tell them apart: all busy through the plateau (the device's work is theirs), the
-    ceiling; with CPU to spare (the control), a cap."""
-    model = fit(_ram_loop_reads(99.0))
+    queue with latency growing as 1/cap, and 16 KiB at the same IOPS. fio's want of
+    CPU tells them apart: short of it through the plateau (the device's work is the
+    CPUs'), the ceiling; with CPU to spare (the control), a cap."""
+    model = fit(_ram_loop_reads(True))
     assert model.read.iops_cap is None, model.read
     assert model.read.cpu_bound
     assert model.read.ceiling is not None and _close(model.read.ceiling.value, 266_088)
-    spare = fit(_ram_loop_reads(60.0))
+    spare = fit(_ram_loop_reads(False))
     assert spare.read.iops_cap is not None and _close(spare.read.iops_cap.value, 266_088)
     assert not spare.read.cpu_bound
 
 
-def test_a_plateau_the_sampler_did_not_see_stays_a_cap() -> None:
-    """A test without host samples (an imported run, a round on several hosts) keeps the
-    fit from I/O alone: one such test in the plateau leaves it a cap."""
+def test_a_plateau_with_one_test_not_short_of_cpu_stays_a_cap() -> None:
+    """One test of the plateau in which fio had the CPU it wanted (or whose host was
+    not sampled: an imported run, a round on several hosts) leaves it a cap."""
     reads = [
-        dataclasses.replace(p, cpu_busy_pct=None) if p.outstanding == 256 else p
-        for p in _ram_loop_reads(99.0)
+        dataclasses.replace(p, starved=False) if p.outstanding == 256 else p
+        for p in _ram_loop_reads(True)
     ]
     assert fit(reads).read.iops_cap is not None
 
 
-@pytest.mark.parametrize(("busy", "limited"), [(97.0, False), (40.0, True), (None, True)])
-def test_the_card_reads_the_host_cpus_stored_with_each_round(
-    tmp_path: Path, busy: float | None, limited: bool
+@pytest.mark.parametrize(
+    ("busy", "fio", "limited"),
+    [
+        (97.0, (0.9, 1.1), False),
+        (100.0, (0.02, 0.0), True),
+        (40.0, (0.9, 0.1), True),
+        (97.0, None, True),
+        (None, None, True),
+    ],
+)
+def test_the_card_reads_fios_want_of_cpu_stored_with_each_round(
+    tmp_path: Path, busy: float | None, fio: tuple[float, float] | None, limited: bool
 ) -> None:
     """A device at 266,088 IOPS whatever the queue and size (as a cap would be), stored
-    with the sampler's host CPUs through every round: all busy, "no limiter found",
-    the ceiling the host's CPUs'; with CPU to spare, or not sampled, a cap."""
+    with the sampler's host CPUs and fio's processes (cores running, threads waiting for
+    a CPU) through every round. Every CPU busy and fio's threads waiting more than they
+    ran: "no limiter found", the ceiling the host's CPUs'. A cap whose host other work
+    kept busy (fio idle between its I/Os: CI's hogs beside a cgroup's 500 IOPS), CPU to
+    spare, or fio not sampled: a cap."""
     volume = Volume(Limiter(total_iops=266_088), 266_088.0, 0.0, 266_088.0)
-    run = stored_limits_run(tmp_path, run_limits(volume, LimitsOptions(), 5), cpu_busy_pct=busy)
+    ran = run_limits(volume, LimitsOptions(), 5)
+    run = stored_limits_run(tmp_path, ran, cpu_busy_pct=busy, fio_load=fio)
     card = limits_card(run)
     figures = {str(r["figure"]) for r in card.rows}
     assert ("read IOPS cap" in figures) is limited, figures

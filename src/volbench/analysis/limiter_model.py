@@ -33,7 +33,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volbench.analysis.cpu_starvation import HOST_CPU_PCT
 from volbench.analysis.throttle import Point, fingerprint
 
 KIB = 1024
@@ -67,9 +66,10 @@ class Probe:
     read_iops: float
     write_iops: float
     lat_mean_ns: float
-    cpu_busy_pct: float | None = None
-    """How busy the CPUs of the host fio ran on were while the test ran (%, the mean of
-    every CPU's over the samples; None: not sampled)."""
+    starved: bool = False
+    """fio was short of CPU while the test ran, by fio's own figures: a job near all of
+    a core, its cgroup's CPU quota, or its threads waiting for a CPU on a host with none
+    idle (the validity check "starved", :mod:`volbench.analysis.cpu_starvation`)."""
 
     @property
     def iops(self) -> float:
@@ -191,17 +191,17 @@ def _iops(probes: Sequence[Probe], direction: str) -> tuple[Figure | None, Figur
 
 
 def cpu_bound(plateau: Sequence[Probe]) -> bool:
-    """Whether the CPUs of fio's host held the ``plateau``: every test of it ran with
-    all CPUs :data:`~volbench.analysis.cpu_starvation.HOST_CPU_PCT` busy on average.
+    """Whether the CPUs fio ran on held the ``plateau``: fio was short of CPU
+    (:attr:`Probe.starved`) in every test of it.
 
     Little's law holds for any server kept busy, so a plateau alone does not tell a
     limiter from a device whose work is the host's CPUs' (a loop device over an image in
     RAM: the copy is a kernel thread's; its reads of 4 KiB levelled at 266,088 IOPS from
-    QD 64 to 256 on two CPUs, BENCHMARKS.md). A limiter holds the rate below what the
-    host can do and leaves it idle time; a host with none left at every depth is the
-    ceiling itself. A plateau with a test not sampled is a limiter's, as before."""
-    busy = [p.cpu_busy_pct for p in plateau]
-    return bool(busy) and all(b is not None and b >= HOST_CPU_PCT for b in busy)
+    QD 64 to 256 on two CPUs, BENCHMARKS.md, with fio's job at 94-98 % of a core). The
+    sign is fio's own, not the host's CPUs alone: a limiter leaves fio idle between its
+    I/Os however busy other work keeps the host (a cgroup's 500 IOPS beside two busy
+    loops, every CPU 100 % busy, fio's job at 2 % of a core)."""
+    return bool(plateau) and all(p.starved for p in plateau)
 
 
 def _sizes(probes: Sequence[Probe], direction: str, outstanding: int) -> list[Probe]:

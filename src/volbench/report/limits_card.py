@@ -10,16 +10,14 @@ their own)."""
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from volbench.analysis import validity_starved
 from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
 from volbench.analysis.burst_series import Burst, with_spent
-from volbench.analysis.cpu_starvation import HOST_CPU_PCT
-from volbench.analysis.host_series import RoundHost, round_hosts
 from volbench.analysis.limiter_model import (
     KIB,
     DirectionModel,
@@ -29,6 +27,7 @@ from volbench.analysis.limiter_model import (
     fit,
 )
 from volbench.analysis.model_promise import matches
+from volbench.analysis.run_validity import facts_of_tests
 from volbench.analysis.stored_bursts import stored_bursts
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord, StoredResult
@@ -64,15 +63,18 @@ def _newest(run: RunRecord) -> dict[str, int]:
     return newest
 
 
-def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> list[Probe]:
+def stored_probes(
+    run: RunRecord,
+    bursts: Mapping[tuple[int, str], Burst],
+    short: set[tuple[int, str]] | None = None,
+) -> list[Probe]:
     """The experiment's probes of ``run`` (directions of a test added up; the rest and
-    the second burst probe left out), each direction's IOPS as fio gave them and how busy the host's
-    CPUs were through its round (:func:`~volbench.analysis.limiter_model.cpu_bound`); a
-    test that burst steadily (``bursts``, by round
-    and test) counts at its baseline after the burst, its directions in their measured
-    proportion."""
+    the second burst probe left out), each direction's IOPS as fio gave them and whether
+    fio was short of CPU in it (``short``, by round and test; None: :func:`starved`); a
+    test that burst steadily (``bursts``, by round and test) counts at its baseline
+    after the burst, its directions in their measured proportion."""
     newest = _newest(run)
-    hosts = round_hosts(run.series)
+    short = starved(run) if short is None else short
     stale = set(_bytes_stale(run, bursts))
     tests: dict[str, list[StoredResult]] = {}
     for row in run.aggregate:
@@ -93,9 +95,9 @@ def stored_probes(run: RunRecord, bursts: Mapping[tuple[int, str], Burst]) -> li
         scale = burst.baseline / iops if burst is not None and burst.steady else 1.0
         read = scale * sum(n for r, n in done if r.direction == "read")
         write = scale * sum(n for r, n in done if r.direction == "write")
-        busy = _cpu_busy(hosts.get(newest[name]))
+        held = (newest[name], name) in short
         found.append(
-            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat, busy)
+            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat, held)
         )
     return found
 
@@ -158,13 +160,17 @@ def _bytes_burst(
     )
 
 
-def _cpu_busy(host: RoundHost | None) -> float | None:
-    """How busy the CPUs of fio's host were through a round (%, the mean over its
-    samples of every CPU's; None: not sampled)."""
-    per_second = (
-        [statistics.fmean(s.cpu_busy_pct) for s in host.readings if s.cpu_busy_pct] if host else []
-    )
-    return statistics.fmean(per_second) if per_second else None
+def starved(run: RunRecord) -> set[tuple[int, str]]:
+    """The tests of ``run`` (round, name) in which fio was short of CPU: the validity
+    check "starved" (:mod:`volbench.analysis.validity_starved`), on fio's own figures
+    (its jobs' CPU, its cgroup's quota, its threads' waits for a CPU), never on the
+    host's CPUs alone: other work that keeps every CPU busy does not hold a limiter's
+    rate, which leaves fio idle between its I/Os."""
+    return {
+        (facts.round, facts.test)
+        for facts in facts_of_tests(run)
+        if validity_starved.check(facts).marks
+    }
 
 
 def _spread(figure: Figure) -> str:
@@ -316,13 +322,11 @@ class RunFit:
 def fitted_model(run: RunRecord) -> RunFit:
     """The limits run's fit: what the card shows and what other runs of the same volume
     are explained with (:mod:`volbench.volume_limits`)."""
-    hosts = round_hosts(run.series)
+    short = starved(run)
     bursts = {
-        key: burst
-        for key, burst in stored_bursts(run.series).items()
-        if (_cpu_busy(hosts.get(key[0])) or 0.0) < HOST_CPU_PCT
-    }  # a rate the host's CPUs held through its round varied with them: not a bucket's
-    probes = stored_probes(run, bursts)
+        key: burst for key, burst in stored_bursts(run.series).items() if key not in short
+    }  # a rate fio's want of CPU held varied with the CPU it got: not a bucket's
+    probes = stored_probes(run, bursts, short)
     refill, unmeasured = stored_refill(run, bursts)
     writes = _probe_burst(bursts, WBURST.name)
     ran = any(r.test == WBURST.name for r in run.aggregate)
@@ -353,11 +357,7 @@ def _no_limiter(model: LimiterModel) -> list[str]:
         return []
     ceilings = [
         f"{name} {side.ceiling.value:,.0f} IOPS"
-        + (
-            f" (every CPU {HOST_CPU_PCT:.0f}% busy or more: the host's CPUs)"
-            if side.cpu_bound
-            else ""
-        )
+        + (" (fio was short of CPU: the host's CPUs)" if side.cpu_bound else "")
         for name, side in sides
         if side.ceiling
     ]
