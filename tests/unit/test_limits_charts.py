@@ -50,6 +50,7 @@ TITLES = [
 def _rows(round_no: int, probe: Probe) -> list[StoredResult]:
     """The stored result rows of one test of the experiment (a row per direction)."""
     rw = limits.DIRECTIONS[probe.direction].value
+    bw = probe.bytes_per_s
     workload = StoredWorkload(rw=rw, bs_bytes=probe.bs_bytes, iodepth=probe.outstanding, numjobs=1)
     return [
         result(
@@ -59,8 +60,8 @@ def _rows(round_no: int, probe: Probe) -> list[StoredResult]:
             test=probe.name,
             direction=direction,
             workload=workload,
-            bw_bytes_per_s=iops * probe.bs_bytes,
-            io_bytes=int(iops * probe.bs_bytes * 10),
+            bw_bytes_per_s=bw * iops / probe.iops,
+            io_bytes=int(bw * iops / probe.iops * 10),
             runtime_ms=10_000,
             usr_cpu_pct=1.0,
             sys_cpu_pct=2.0,

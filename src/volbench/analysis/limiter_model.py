@@ -51,6 +51,10 @@ I/Os there. (A limiter's own window lets a 1 s test of a TCG guest through up to
 over its cap; a CPU-bound file system measured here did 14 % more at 16 KiB.)"""
 UNITS = tuple(KIB << k for k in range(2, 11))
 """I/O units looked for: 4 KiB to 1 MiB, powers of two."""
+MBPS_TEST = {"read": "bytes", "write": "wbytes"}
+"""The :attr:`Probe.direction` of each direction's MB/s test: the first request size
+past the IOPS cap at a shallow queue, longer than the ladders' tests
+(:func:`volbench.plans.limits.next_test`), from which the MB/s cap is read."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,9 @@ class Probe:
     read_iops: float
     write_iops: float
     lat_mean_ns: float
+    bw_bytes_per_s: float | None = None
+    """fio's own bandwidth (bytes completed over its runtime, reads and writes; None:
+    not given): the MB/s test's figure (:data:`MBPS_TEST`)."""
     starved: bool = False
     """fio was short of CPU while the test ran, by fio's own figures: a job near all of
     a core, its cgroup's CPU quota, or its threads waiting for a CPU on a host with none
@@ -77,7 +84,11 @@ class Probe:
 
     @property
     def bytes_per_s(self) -> float:
-        return self.iops * self.bs_bytes
+        """fio's bandwidth, else its IOPS times the request size (bytes/s). Under a MB/s
+        cap a deep queue of large requests ends the test still in flight, and fio's IOPS
+        (those issued, over a runtime that lasts until they completed) fall short of
+        what completed (:func:`_measured_level`)."""
+        return self.bw_bytes_per_s or self.iops * self.bs_bytes
 
 
 @dataclass(frozen=True)
@@ -241,6 +252,34 @@ def _bytes_and_unit(
     return figure, _unit(figure, cap)
 
 
+def _measured_level(
+    level: Figure, probes: Sequence[Probe], direction: str, limited: bool
+) -> Figure:
+    """The MB/s level of ``direction``'s size ladder, read again from its MB/s test (the
+    last of them), when one ran and did not fall more than :data:`SAME` below it.
+
+    A ladder's test at the deep queue ends with that queue in flight: fio's IOPS count
+    the requests issued before its runtime ended, over a runtime that lasts until they
+    completed, and a MB/s cap drains a deep queue of large requests slowly (1 MiB reads
+    at QD 16 under QEMU's 12 MB/s: 12 issued in 2,360 ms of a 1 s test, 5.3 MB/s; fio's
+    bandwidth, 12.00 MB/s). The MB/s test keeps a few requests in flight for a few
+    seconds, so fio's bandwidth (bytes completed over its runtime) and its IOPS agree
+    within a few percent under either throttle (BENCHMARKS.md, bench/limits: QEMU's
+    exact, the kernel's io.max 0-3 % over, where a 1 s test at the deep queue came out
+    up to 6 % over). The figure is that test's alone; the ladder's tests that found the
+    level follow it. A level a device's deep queue reached falls at a shallow one: the
+    ladder's figure stays when the MB/s test did more than :data:`SAME` less (twice
+    that beside an IOPS cap, ``limited``: a limiter's level needs no deep queue)."""
+    tests = [p for p in probes if p.direction == MBPS_TEST[direction]]
+    if not tests:
+        return level
+    test = tests[-1]
+    least = (1 - 2 * SAME) if limited else (1 - SAME)
+    if test.bytes_per_s < least * level.value:
+        return level
+    return Figure(test.bytes_per_s, 0.0, (test.name, *level.tests))  # the one measured, those found
+
+
 def _unit(bytes_cap: Figure, cap: Figure | None) -> Unit | None:
     """The power-of-two unit ``u`` with ``cap x u`` within :data:`UNIT_SPREAD` of
     ``bytes_cap``: counted in proportion, an I/O unit and that bytes cap are the same
@@ -308,6 +347,10 @@ def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
         ceiling = Figure(cap.value, cap.spread, cap.tests)  # the device's own
         cap = None
         bytes_cap, unit = _bytes_and_unit(sizes, None)
+    if bytes_cap is not None:
+        bytes_cap = _measured_level(bytes_cap, probes, direction, cap is not None)
+        if unit is None or not unit.rounded:  # rounded up: read off the IOPS, not MB/s
+            unit = _unit(bytes_cap, cap)
     if unit is not None and unit.rounded is None and len(sizes) > 1:
         between = [p for p in sizes if p.bs_bytes > unit.bytes and p.bs_bytes % unit.bytes]
         if between:  # a size between units kept to the proportional count

@@ -72,6 +72,7 @@ from volbench.analysis.burst_refill import probe_seconds, rest_seconds
 from volbench.analysis.burst_series import Burst, burst_from_samples, with_spent
 from volbench.analysis.limiter_model import (
     KIB,
+    MBPS_TEST,
     SAME,
     Probe,
     deepest,
@@ -101,11 +102,16 @@ DIRECTIONS = {
     "wburst": RW.RANDWRITE,
     "bburst": RW.RANDREAD,
     "wbburst": RW.RANDWRITE,
+    "bytes": RW.RANDREAD,
+    "wbytes": RW.RANDWRITE,
 }
 """What each test does, by the first part of its name: ``rest`` idles (one I/O a second,
 :data:`REST_IOPS`), ``refill`` is the burst probe again after it, ``wburst`` the burst
-probe of writes, ``bburst`` and ``wbburst`` the burst probes of MB/s (reads', writes')."""
-PROBED = ("read", "write", "mix", "burst")
+probe of writes, ``bburst`` and ``wbburst`` the burst probes of MB/s (reads', writes'),
+``bytes`` and ``wbytes`` the MB/s tests (reads', writes': :func:`_mbps_next`)."""
+SIDE = {"bytes": "read", "wbytes": "write"}
+"""The direction each MB/s test measures."""
+PROBED = ("read", "write", "mix", "burst", *MBPS_TEST.values())
 """The tests that are probes of the ladders and the fit (:func:`probes`)."""
 MIN_BURST_S = 20.0
 """The shortest burst probe (s): a bucket of 10 s at a burst five times the baseline
@@ -129,6 +135,13 @@ MIN_BYTES_BURST_S = 10.0
 """The shortest MB/s burst probe (s): a bucket of 4 s at three times the baseline (the
 lab's draws) empties in 6 s, and each plateau must last 3 s
 (:data:`~volbench.analysis.burst_series.MIN_PLATEAU_S`)."""
+MBPS_QD = 4
+"""The MB/s test's queue (the deep queue's, when shallower): a few requests in flight,
+so that what is in flight when fio's runtime ends is a few percent of what it did."""
+MIN_MBPS_TEST_S = 3.0
+"""The MB/s test's shortest runtime (s): 3 s of 256 KiB at 12 MB/s are 137 requests,
+and the kernel's io.max throttle lets a 1 s test through up to 6 % over its MB/s cap
+(BENCHMARKS.md, bench/limits)."""
 REST_IOPS = 1
 """The rest's I/O rate (fio ``rate_iops``): a completion every second keeps the stall
 watch (5 s without one) quiet, and costs the bucket one I/O a second of its refill."""
@@ -194,7 +207,8 @@ def probe_name(direction: str, bs_bytes: int, outstanding: int, again: bool = Fa
 
 AGAIN = "-again"
 _NAME = re.compile(
-    r"^(read|write|mix|burst|rest|refill|wburst|bburst|wbburst)-(\d{1,7})k-qd(\d{1,5})(-again)?\Z"
+    r"^(read|write|mix|burst|rest|refill|wburst|bburst|wbburst|bytes|wbytes)"
+    r"-(\d{1,7})k-qd(\d{1,5})(-again)?\Z"
 )
 
 
@@ -235,6 +249,7 @@ def probes(tests: Sequence[TestResult]) -> list[Probe]:
                 done.get("read", 0.0),
                 done.get("write", 0.0),
                 lat / sum(iops for iops, _ in timed) if timed else 0.0,
+                sum(d.bw_bytes_per_s for d in test.directions.values()),
             )
         )
     return found
@@ -453,29 +468,30 @@ def lead_in(options: LimitsOptions, tests: Sequence[TestResult], test: Next) -> 
     half seconds up, at least one. A bucket of its own for each direction
     (:data:`WBURST` found one) is drained by the test's direction; the reads' bucket
     before a mix has refilled through every write test: drained whole."""
-    if test.direction not in ("read", "write", "mix"):
+    direction = SIDE.get(test.direction, test.direction)
+    if direction not in ("read", "write", "mix"):
         return None
     reads = burst_seen(options, tests)
     if reads is None:
         return None
     writes = burst_seen(options, tests, WBURST)
     own = {"read": reads, "write": writes or reads}
-    if test.direction == "mix":
+    if direction == "mix":
         buckets = [(reads, reads.credits if writes else regained(options, tests, reads, None))]
         if writes is not None:
             buckets.append((writes, regained(options, tests, writes, "write")))
     else:
-        side = test.direction if writes is not None else None
-        bucket = own[test.direction]
+        side = direction if writes is not None else None
+        bucket = own[direction]
         buckets = [(bucket, regained(options, tests, bucket, side))]
     seconds = max(  # half seconds up: fio's runtime takes milliseconds
         math.ceil(2 * credits / (burst.ceiling - burst.baseline)) / 2 for burst, credits in buckets
     )
     return Workload(
         drain_name(max(1.0, seconds), test),
-        DIRECTIONS[test.direction],
+        DIRECTIONS[direction],
         bs_bytes=4 * KIB,
-        rwmixread_pct=50 if test.direction == "mix" else None,
+        rwmixread_pct=50 if direction == "mix" else None,
         iodepth=BURST_QD,
         ioengine=options.ioengine,
         size_bytes=options.size_bytes,
@@ -494,25 +510,26 @@ def bytes_lead_in(
     (:func:`bytes_regained`, in requests of :data:`BYTES_BS`), half seconds up, at least
     one; as :func:`lead_in` does for a bucket of I/Os. A test of 4 KiB does far less than
     a MB/s cap (its IOPS cap's bytes): it is not lifted, and leaves the bucket to fill."""
-    if test.direction not in ("read", "write", "mix") or test.bs_bytes <= 4 * KIB:
+    direction = SIDE.get(test.direction, test.direction)
+    if direction not in ("read", "write", "mix") or test.bs_bytes <= 4 * KIB:
         return None
     reads = bytes_burst_seen(options, tests)
     if reads is None:
         return None
     writes = burst_seen(options, tests, WBBURST)
     own = {"read": reads, "write": writes or reads, "mix": reads}
-    side = test.direction if writes is not None and test.direction != "mix" else None
-    bucket = own[test.direction]
+    side = direction if writes is not None and direction != "mix" else None
+    bucket = own[direction]
     credits = bytes_regained(options, tests, bucket, side)
     seconds = math.ceil(2 * credits / (bucket.ceiling - bucket.baseline)) / 2
-    if writes is not None and test.direction == "mix":  # each bucket: the longer drain
+    if writes is not None and direction == "mix":  # each bucket: the longer drain
         more = bytes_regained(options, tests, writes, "write")
         seconds = max(seconds, math.ceil(2 * more / (writes.ceiling - writes.baseline)) / 2)
     return Workload(
         drain_name(max(1.0, seconds), test, "b"),
-        DIRECTIONS[test.direction],
+        DIRECTIONS[direction],
         bs_bytes=BYTES_BS,
-        rwmixread_pct=50 if test.direction == "mix" else None,
+        rwmixread_pct=50 if direction == "mix" else None,
         iodepth=BYTES_QD,
         ioengine=options.ioengine,
         size_bytes=options.size_bytes,
@@ -623,15 +640,34 @@ def refill_tests(options: LimitsOptions, burst: Burst | None) -> tuple[Next, ...
     )
 
 
-def past_cap(done: Sequence[Probe], direction: str) -> bool:
-    """Whether a size of ``direction``'s ladder at its deep queue ran more than
-    :data:`SAME` below the 4 KiB IOPS there: past the IOPS cap's reach, at a MB/s level."""
+def _past(done: Sequence[Probe], direction: str) -> list[Probe]:
+    """The sizes of ``direction``'s ladder at its deep queue that ran more than
+    :data:`SAME` below the 4 KiB IOPS there (past the IOPS cap's reach, at a MB/s
+    level), smallest first."""
     deep = deepest(done, direction)
     sizes = sorted(
         (p for p in done if p.direction == direction and p.outstanding == deep),
         key=lambda p: p.bs_bytes,
     )
-    return any(p.iops < (1 - SAME) * sizes[0].iops for p in sizes[1:])
+    return [p for p in sizes[1:] if p.iops < (1 - SAME) * sizes[0].iops]
+
+
+def past_cap(done: Sequence[Probe], direction: str) -> bool:
+    """Whether a size of ``direction``'s ladder ran past the IOPS cap (:func:`_past`)."""
+    return bool(_past(done, direction))
+
+
+def _mbps_next(done: Sequence[Probe], direction: str) -> Next | None:
+    """``direction``'s MB/s test, once its size ladder is done and ran past the IOPS cap:
+    the first size past it at :data:`MBPS_QD` (the deep queue's, when shallower), for
+    :data:`MIN_MBPS_TEST_S` at least; the fit reads the MB/s cap from it
+    (:func:`~volbench.analysis.limiter_model.fit`)."""
+    kind = MBPS_TEST[direction]
+    past = _past(done, direction)
+    deep = deepest(done, direction)
+    if deep is None or not past or any(p.direction == kind for p in done):
+        return None
+    return Next(kind, past[0].bs_bytes, min(deep, MBPS_QD))
 
 
 def next_test(
@@ -665,6 +701,7 @@ def next_test(
             or _dip_next(done, merged, side, sizes=False)
             or _sizes_next(merged, side)
             or _dip_next(done, merged, side, sizes=True)
+            or _mbps_next(done, side)
         )
 
     reads = direction_next("read")
@@ -684,7 +721,13 @@ def workload(options: LimitsOptions, test: Next) -> Workload:
     probe = test.direction in ("burst", "wburst")
     of_bytes = test.direction in ("bburst", "wbburst")
     runtime = test.runtime_s or (
-        options.burst_s if probe else options.bytes_burst_s if of_bytes else None
+        options.burst_s
+        if probe
+        else options.bytes_burst_s
+        if of_bytes
+        else max(options.runtime_s, MIN_MBPS_TEST_S)
+        if test.direction in SIDE
+        else None
     )
     ramp = options.ramp_time_s
     return Workload(

@@ -95,9 +95,18 @@ def stored_probes(
         scale = burst.baseline / iops if burst is not None and burst.steady else 1.0
         read = scale * sum(n for r, n in done if r.direction == "read")
         write = scale * sum(n for r, n in done if r.direction == "write")
-        held = (newest[name], name) in short
         found.append(
-            Probe(name, parsed.direction, parsed.bs_bytes, parsed.iodepth, read, write, lat, held)
+            Probe(
+                name,
+                parsed.direction,
+                parsed.bs_bytes,
+                parsed.iodepth,
+                read,
+                write,
+                lat,
+                scale * sum(r.bw_bytes_per_s for r, _ in done),
+                (newest[name], name) in short,
+            )
         )
     return found
 
