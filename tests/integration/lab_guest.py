@@ -20,6 +20,7 @@ import pytest
 from cli_harness import Volbench
 
 from measured import record
+from volbench.cli.options import parse_duration
 from volbench.lab import guest as guests
 
 NAME = "itest"
@@ -38,6 +39,9 @@ DEEP_SHARE = 0.4
 """A limit for tests at QD 16 or more: at most this share of the guest's own rate there
 (the slowest deep workload), so the guest keeps 2.5 times the limit's rate should the
 machine get busier after the measurement."""
+LIMITS_SHARE = 0.3
+"""The limits experiments' rates: at most this share of the guest's own rate at QD 16,
+so its deepest tests (QD 256) hold them while other lab tests' guests share the cores."""
 QD1_SHARE = 0.5
 """A limit that must pace QD 1 too (one budget from QD 1 on): at most this share of the
 guest's own QD 1 rate, so each I/O's round trip through the guest takes at most half of
@@ -181,3 +185,32 @@ def capacity(
 def limits(request: pytest.FixtureRequest, capacity: Capacity, chosen: str) -> None:
     """The guest's measured figures and the limits the test chose, in the summary."""
     record(request, f"{capacity.text()}; limits chosen: {chosen}")
+
+
+def run_limits(tool: Volbench, budget: str = "120s") -> int:
+    """``run limits`` on the guest (1 s tests); its run's id. The budget bounds fio's
+    time, not the gaps between rounds and the drains' rounds: a bursting draw takes up
+    to 150 s of a 120 s budget (BENCHMARKS.md, bench/limits)."""
+    run = tool(
+        "run",
+        "limits",
+        "--hosts",
+        f"lab://{NAME}",
+        "--budget",
+        budget,
+        "--runtime",
+        "1s",
+        "--ramp-time",
+        "1s",
+        "--runs-dir",
+        str(tool.runs_dir),
+        timeout=3 * parse_duration(budget),
+    )
+    assert run.returncode == 0, run.stderr
+    return int(tool.show()["run"])
+
+
+def set_limits(tool: Volbench, *options: str) -> None:
+    lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
+    changed = tool("lab", "limit", NAME, *options)
+    assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr

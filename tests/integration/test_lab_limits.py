@@ -1,16 +1,12 @@
-"""``run limits`` on a lab guest (a TCG guest of this module's own, :mod:`lab_guest`):
-limits drawn at random on every knob of QEMU's throttle group and the guest kernel's
-io.max, fitted within their tolerances; a guest limited as a catalogue product, its
-check, the quick plan's verdicts from the fitted model and a limit halved; a cloud's
-recipe on the guest against its product. Apart from test_lab.py so that pytest-xdist
-runs the two modules' guests side by side."""
+"""``run limits`` on a lab guest (a TCG guest of this module's own, :mod:`lab_guest`): a
+guest limited as a catalogue product, its check, the quick plan's verdicts from the
+fitted model and a limit halved; a cloud's recipe on the guest against its product (the
+random draws: test_lab_draws.py). Apart from test_lab.py and test_lab_draws.py so that
+pytest-xdist runs the three modules' guests side by side."""
 
 from __future__ import annotations
 
 import json
-import os
-import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,89 +14,22 @@ import pytest
 from cli_harness import Volbench
 from lab_guest import (
     DEEP_SHARE,
+    LIMITS_SHARE,
     NAME,
     PRODUCT,
     Capacity,
     limits,
+    run_limits,
+    set_limits,
 )
 
 from measured import record
 from products import split_product
-from volbench.cli.options import parse_duration
-from volbench.lab import draws
 from volbench.lab import guest as guests
 from volbench.lab.draws import share
 
-LIMITS_DRAWS = 2
-CI_SHAPES = tuple(shape for shape in draws.SHAPES if "bytes burst" not in shape)
-"""The shapes this test draws from: all but the bursts of MB/s, whose fit was right in
-3 of 6 draws on a busy machine (BENCHMARKS.md, bench/limits: a bucket lifting a test
-past its drain, false bursts at a few requests a window); bench/limits draws them."""
-LIMITS_SHARE = 0.3
-"""The limits experiments' rates: at most this share of the guest's own rate at QD 16,
-so its deepest tests (QD 256) hold them while other lab tests' guests share the cores."""
 CAP_MATCH = 0.10
-"""A quick test within 10 % of a cap set on the guest ran at it (the verdicts' own rule)."""
-
-
-def _run_limits(tool: Volbench, budget: str = "120s") -> int:
-    """``run limits`` on the guest (1 s tests); its run's id. The budget bounds fio's
-    time, not the gaps between rounds and the drains' rounds: a bursting draw takes up
-    to 150 s of a 120 s budget (BENCHMARKS.md, bench/limits)."""
-    run = tool(
-        "run",
-        "limits",
-        "--hosts",
-        f"lab://{NAME}",
-        "--budget",
-        budget,
-        "--runtime",
-        "1s",
-        "--ramp-time",
-        "1s",
-        "--runs-dir",
-        str(tool.runs_dir),
-        timeout=3 * parse_duration(budget),
-    )
-    assert run.returncode == 0, run.stderr
-    return int(tool.show()["run"])
-
-
-def _set(tool: Volbench, *options: str) -> None:
-    lifted = tool("lab", "limit", NAME)  # a bucket set anew starts full
-    changed = tool("lab", "limit", NAME, *options)
-    assert lifted.returncode == 0 and changed.returncode == 0, changed.stderr
-
-
-@pytest.mark.timeout(1200)
-def test_limits_of_random_draws(
-    lab: tuple[Volbench, Path],
-    guest: guests.Guest,
-    capacity: Capacity,
-    request: pytest.FixtureRequest,
-) -> None:
-    """``run limits`` on limits drawn at random (two of :data:`CI_SHAPES`: QEMU's
-    throttle group's every knob, and the guest kernel's io.max; a new seed each run, in
-    the summary; ``VOLBENCH_LIMITS_SEED`` repeats one): each IOPS and MB/s cap within
-    5 %, the unit exact, one budget or two right, a burst's ceiling within 5 % and its
-    bucket within 10 %. A draw a busy machine held off is drawn once more with the same
-    limits."""
-    tool, _ = lab
-    seed = int(os.environ.get("VOLBENCH_LIMITS_SEED") or time.time_ns() % 1_000_000)
-    draw = random.Random(seed)
-    top = share(LIMITS_SHARE * capacity.deep, 1500)
-    for shape in draw.sample(CI_SHAPES, LIMITS_DRAWS):
-        drawn = draws.draw_limits(shape, draw, top, LIMITS_SHARE * capacity.mbps)
-        limits(request, capacity, f"seed {seed}, {drawn.text()}")
-        wrong = ["not run"]
-        for _ in range(2):  # once is luck, twice a fault
-            _set(tool, *drawn.options)
-            _run_limits(tool)
-            wrong = draws.misfits(tool.show(), drawn.wanted)
-            if not wrong:
-                break
-            record(request, f"seed {seed}, {shape}: {'; '.join(wrong)}: measured again")
-        assert not wrong, (seed, shape, drawn.options, wrong)
+"""A quick test within 10 % of a fitted cap ran at it (the verdicts' own rule)."""
 
 
 def _caps_met(row: dict[str, Any], caps: dict[str, float]) -> list[str]:
@@ -145,8 +74,8 @@ def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
     limits(request, capacity, f"lab-split: read {read}, write {write} IOPS, {mbps} MB/s shared")
     check = ("check", "latest", *product, "--size", "0.25", "--format", "json")
     for _ in range(2):  # once is luck, twice a fault
-        _set(tool, *product)
-        run_id = _run_limits(tool)
+        set_limits(tool, *product)
+        run_id = run_limits(tool)
         met = tool(*check)
         if met.returncode == 0:
             break
@@ -191,8 +120,8 @@ def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
     assert at_cap >= 2  # a busy machine may hold some under their caps, not all
 
     halved = share(write / 2, write)
-    _set(tool, "--iops-read", str(read), "--iops-write", str(halved), "--mbps", f"{mbps}")
-    _run_limits(tool)
+    set_limits(tool, "--iops-read", str(read), "--iops-write", str(halved), "--mbps", f"{mbps}")
+    run_limits(tool)
     below = tool(*check)
     assert below.returncode == 1, below.stdout
     flagged = [r for r in json.loads(below.stdout)["verdicts"] if r["verdict"] == "below"]
@@ -244,11 +173,11 @@ def test_a_cloud_recipe_on_a_guest_checked_against_its_product(
         "--runs-dir",
         str(tool.runs_dir),
     )
-    _set(tool, "--iops-total", str(iops))
+    set_limits(tool, "--iops-total", str(iops))
     ran = tool(*recipe)
     if ran.returncode != 0:  # once is luck, twice a fault
         record(request, f"recipe on lab-flat: {ran.stdout[-300:]}: measured again")
-        _set(tool, "--iops-total", str(iops))
+        set_limits(tool, "--iops-total", str(iops))
         ran = tool(*recipe)
     assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-2000:])
     run = tool.show()
@@ -258,7 +187,7 @@ def test_a_cloud_recipe_on_a_guest_checked_against_its_product(
     assert line in ran.stdout, ran.stdout[-1500:]
     assert abs(read["iops"] - iops) <= CAP_MATCH * iops, read
 
-    _set(tool, "--iops-total", str(share(iops / 2, iops)))
+    set_limits(tool, "--iops-total", str(share(iops / 2, iops)))
     below = tool(*recipe)
     assert below.returncode == 1, (below.stdout[-2000:], below.stderr[-2000:])
     assert "below" in below.stdout, below.stdout[-1500:]
