@@ -113,3 +113,9 @@ class FioOutput:
     client_options: dict[str, dict[str, str]] = field(default_factory=dict)
     timestamp_ms: int | None = None
     time: str | None = None
+
+    @property
+    def client_server(self) -> bool:
+        """A client/server run's output (its jobs name their host): its ``timestamp_s``
+        is when it started, not when it ended."""
+        return any(job.hostname for job in self.jobs)

@@ -18,6 +18,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,10 @@ def test_hosts_results_per_place_and_aggregate(
     run = _stored(volbench)
     assert run.status is RunStatus.COMPLETED and run.settings.ioengine == "libaio"
     assert [h.answers for h in run.settings.hosts] == [True, True]
+    for times in run.rounds:  # volbench's clock: fio's client stamps its output as it starts
+        assert times.started_at is not None and times.ended_at is not None, times
+        took = datetime.fromisoformat(times.ended_at) - datetime.fromisoformat(times.started_at)
+        assert took >= timedelta(seconds=1), times  # each round's 1 s runtime at least
     entries = [e for raw in run.raw_outputs for e in _entries(raw)]
     together = [r for r in run.results if r.hostname is None]
     assert sorted(r.test for r in together) == ["qd1-jobs1", "qd4-jobs1"]

@@ -16,6 +16,7 @@ from test_qos_sheets import QOS_VERIFY, Rates, Tenant, VerifySetup, make_plan, p
 
 from validity_facts import MiB, row, workload
 from volbench.analysis.qos_results import VerifyOptions
+from volbench.analysis.validity import Validity
 from volbench.model import (
     RW,
     HostInfo,
@@ -29,7 +30,7 @@ from volbench.model import (
 from volbench.plans import hdtune, iometer
 from volbench.records import json_object
 from volbench.report.sheet import Sheet
-from volbench.report.validity_sheets import MARK_NOTE, Verdicts, with_marks
+from volbench.report.validity_sheets import MARK_NOTE, Verdicts, _notes, with_marks
 from volbench.views import report_for, summary_for
 
 TARGET = TargetInfo("/dev/loop9", "block", 256 * MiB)
@@ -160,3 +161,30 @@ def test_a_commands_verdicts_work_each_run_out_once_and_none_outlives_it() -> No
     assert verdicts.of(plain)[(0, "r")].valid  # no volume history given: not judged
     verdicts.give_volume(plain, ())  # a volume nothing wrote before
     assert [m.kind.value for m in verdicts.of(plain)[(0, "r")].marks] == ["unwritten"]
+
+
+def test_what_was_not_checked_is_a_line_a_check_after_a_run_and_whole_in_explain() -> None:
+    """Each test's reason holds its own figures (its timed part's seconds), so 22 short
+    tests gave 22 lines of one reason: after a run, one line a check, its first reason
+    and how many more ``explain`` holds; ``explain`` has each."""
+
+    def short(seconds: float) -> str:
+        return f"the host's CPU: no whole second of its {seconds:.1f} s timed part"
+
+    found = {
+        (n, f"t{n}"): Validity(n, f"t{n}", (), (short(1 + n / 10), "a mixed average: 1 s of log"))
+        for n in range(5)
+    }
+    run = _run("quick", [])
+    brief = _notes(run, found)
+    assert brief == [
+        "0 of 5 test(s) marked: their figures are not the volume's",
+        f"not checked: {short(1.0)} (t0, t1, t2 and 2 more; 4 more reason(s) in volbench"
+        " explain 11)",
+        "not checked: a mixed average: 1 s of log (t0, t1, t2 and 2 more)",
+        "the evidence of each mark: volbench explain 11",
+    ]
+    whole = _notes(run, found, brief=False)
+    assert [n for n in whole if n.startswith("not checked: the host's CPU")] == [
+        f"not checked: {short(1 + n / 10)} (t{n})" for n in range(5)
+    ]

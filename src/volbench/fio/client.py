@@ -30,6 +30,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,7 @@ class ClientRunner:
             path = workdir / f"job-{index}.fio"
             write_job(path, text)
             command += [host.client_option, str(path)]
+        started_s = time.time()
         proc = start_fio(command, workdir)
         failures: list[HostFailure] = []
         stopped = threading.Event()
@@ -184,6 +186,8 @@ class ClientRunner:
             command=tuple(command),
             text="".join(splitter.text),
             stopped=stopped.is_set(),
+            started_s=started_s,
+            ended_s=time.time(),
         )
         return ClientRun(raw, tuple(failures))
 

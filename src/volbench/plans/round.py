@@ -392,8 +392,9 @@ def commit_round(
     tests = [t for t in tests if t.name not in cut]
     shares = [t for t in shares if t.name not in cut]
     records = {w.name: StoredWorkload.of(w, places) for w in workloads}
-    # fio's own clock for the end (its output's timestamp), volbench's for the start
-    ended_s = output.timestamp_s or raw.ended_s
+    # fio's own clock for a local run's end (its output's timestamp), volbench's for the
+    # start, and for a client/server run's end: its timestamp is its start
+    ended_s = raw.ended_s if output.client_server else output.timestamp_s or raw.ended_s
     try:
         series = read_series(folder, round_no) if folder is not None else []
     except OSError as exc:

@@ -302,16 +302,25 @@ def evidence_lines(run: RunRecord, found: Mapping[Key, Validity]) -> list[Eviden
     return lines
 
 
-def _notes(run: RunRecord, found: Mapping[Key, Validity]) -> list[str]:
+def _notes(run: RunRecord, found: Mapping[Key, Validity], brief: bool = True) -> list[str]:
+    """The sheet's notes: how many tests are marked, what could not be checked and in
+    which tests, and where the evidence is. ``brief``: one line per check, its first
+    reason (a test's reason holds its own figures) and how many more ``explain`` has;
+    else every reason."""
     marked = [v for v in found.values() if not v.valid]
-    unchecked: dict[str, list[str]] = {}
+    unchecked: dict[str, dict[str, list[str]]] = {}
     for v in found.values():
         for why in v.unchecked:
-            unchecked.setdefault(why, []).append(v.test)
+            check = why.partition(": ")[0] if brief else why
+            unchecked.setdefault(check, {}).setdefault(why, []).append(v.test)
     notes = [f"{len(marked)} of {len(found)} test(s) marked: their figures are not the volume's"]
-    for why, tests in unchecked.items():
+    for reasons in unchecked.values():
+        why = next(iter(reasons))
+        tests = list(dict.fromkeys(t for named in reasons.values() for t in named))
         names = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
-        notes.append(f"not checked: {why} ({names})")
+        others = len(reasons) - 1
+        more = f"; {others} more reason(s) in volbench explain {run.id}" if others else ""
+        notes.append(f"not checked: {why} ({names}{more})")
     notes.append(f"the evidence of each mark: volbench explain {run.id}")
     return notes
 
@@ -342,7 +351,7 @@ def evidence_sheet(run: RunRecord, verdicts: Verdicts | None = None) -> Sheet:
     notes. ``verdicts``: the command's (:class:`Verdicts`)."""
     found = given(verdicts).of(run)
     rows = evidence_lines(run, found)
-    notes = _notes(run, found)[:-1]
+    notes = _notes(run, found, brief=False)[:-1]
     if not found:
         notes = [f"run {run.id} has no stored test results"]
     return Sheet(
