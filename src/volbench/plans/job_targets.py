@@ -78,12 +78,11 @@ def _fio_named(job: Job, cwd: str) -> tuple[GroupJob, tuple[str, ...]]:
         raise UsageError(f"{job.section.where}: job {job.name} opens more than {MAX_FILES:,} files")
     for folder in dirs:
         if not os.path.isdir(folder):
-            raise UsageError(
-                f"{job.section.where}: directory {folder} does not exist (fio needs one)"
-            )
+            what = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise UsageError(f"{job.where('directory')}: directory {folder} {what} (fio needs one)")
     paths = tuple(
         dict.fromkeys(
-            f"{dirs[jobnum % len(dirs)]}/{format_name(literal, '', jobnum, filenum)}"
+            os.path.join(dirs[jobnum % len(dirs)], format_name(literal, "", jobnum, filenum))
             for jobnum in range(files.numjobs)
             for filenum in range(files.nrfiles)
         )
