@@ -246,3 +246,15 @@ def test_includes_that_multiply_are_refused_before_they_are_read_out(tmp_path: P
         " included): refused"
     )
     assert str(refused.value).startswith("d.inc:")  # the include whose file went over
+
+
+def test_a_job_file_that_is_no_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    """A FIFO given or included would block reading (nothing writes it), a device never
+    end: refused without opening them."""
+    os.mkfifo(tmp_path / "fifo")
+    for text in ("[job]\ninclude fifo\n", "[job]\ninclude /dev/zero\n"):
+        with pytest.raises(UsageError) as refused:
+            _sections(tmp_path, text)
+        assert str(refused.value).endswith(" is not a regular file: refused")
+    with pytest.raises(UsageError, match="fifo is not a regular file: refused"):
+        read_files(["fifo"], {}, HOST, tmp_path)

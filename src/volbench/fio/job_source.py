@@ -139,7 +139,10 @@ class _Reader:
         return self.numbered[path]
 
     def _numbered(self, path: str) -> list[tuple[str, str]]:
-        text = read_text(self.cwd / path, MAX_FILE_BYTES, "job file")
+        where = self.cwd / path
+        if where.exists() and not where.is_file():  # a FIFO would block, a device never end
+            raise UsageError(f"job file {where} is not a regular file: refused")
+        text = read_text(where, MAX_FILE_BYTES, "job file")
         numbered = []
         for number, line in enumerate(text.split("\n"), start=1):
             at = f"{path}:{number}"
