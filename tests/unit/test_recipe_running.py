@@ -14,7 +14,8 @@ from volbench.recipes import jobs, loader, running
 
 def _rendering(name: str, targets: dict[str, str], scale: Fraction) -> jobs.Rendering:
     recipe = loader.find(loader.load(()), name)
-    return jobs.render(recipe, targets, scale, {"filesize": "64M"} if name == "gcp-pd-raw" else {})
+    settings = {"filesize": "2000G"} if name == "gcp-pd-raw" else {}
+    return jobs.render(recipe, targets, scale, settings)
 
 
 def test_the_job_files_written_are_the_dry_runs_text_in_the_recipes_order(tmp_path: Path) -> None:
