@@ -73,6 +73,9 @@ def test_the_settings_name_the_page_and_each_steps_tests_and_compare_them(tmp_pa
         0.5,
     )
     lines = running.comparison_lines(section, rows)
+    assert lines[1] == "the page's steps (their tests): " + ", ".join(
+        f"{step} (test-{number})" for number, step in enumerate(ids)
+    )
     assert any("not comparable" in line for line in lines)
     assert any(line.endswith("measured 50,000 (0.50 x)") for line in lines)
     assert running.compare(section, [])[0].measured is None
