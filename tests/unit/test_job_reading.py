@@ -22,7 +22,7 @@ from volbench.fio.job_source import (
     read_files,
 )
 from volbench.plans.job_groups import groups
-from volbench.plans.job_targets import resolve
+from volbench.plans.job_targets import named_paths, resolve
 
 FOLDER = FIO_FIXTURES / "jobfile"
 FILES = ("groups.fio", "named.fio")
@@ -258,3 +258,15 @@ def test_a_job_file_that_is_no_regular_file_is_refused_unread(tmp_path: Path) ->
         assert str(refused.value).endswith(" is not a regular file: refused")
     with pytest.raises(UsageError, match="fifo is not a regular file: refused"):
         read_files(["fifo"], {}, HOST, tmp_path)
+
+
+def test_a_replay_writes_its_redirect_whatever_rw_says(tmp_path: Path) -> None:
+    """An iolog's own writes and trims are replayed onto ``replay_redirect`` with fio's
+    default ``rw`` (read): the device counts as written, checked as a write target."""
+    text = "[replay]\nread_iolog=t.log\nreplay_redirect=dev\n[reads]\nfilename=r.dat\n"
+    replay, reads = jobs(_sections(tmp_path, text))
+    _, named = named_paths((replay, reads), str(tmp_path))
+    assert [(n.path, n.writes) for n in named] == [
+        (str(tmp_path / "dev"), True),
+        (str(tmp_path / "r.dat"), False),
+    ]
