@@ -1,8 +1,8 @@
 """``volbench run job`` with the real fio: an ext4 device a job file names (directly,
 through a link, by a relative path, in an included file) refused and unchanged, and
 ``--target`` in place of the job file's files; refused options, one line each; a job
-file on another host through fio's server. (The figures against fio's own, and resume:
-tests/integration/test_job_throttle.py.)
+file on another host through fio's server, and through ssh. (The figures against fio's
+own, and resume: tests/integration/test_job_throttle.py.)
 
 Every device is a loop device over an image file made by the ``loop_device`` fixture
 (which detaches it, and only it); only processes this test started are signalled.
@@ -19,8 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench, error_line, run_all
+from cli_harness import Volbench, error_line, finish, run_all
 from test_fleet_loopback import StartServer, fio_server  # noqa: F401 (a fixture)
+from test_ssh_hosts import SshServers, _assert_all_gone, ssh_servers, watching  # noqa: F401
 
 from volbench.store.repository import Store
 
@@ -147,3 +148,33 @@ def test_a_job_file_on_another_host_through_fios_server(
     assert sorted({r.test for r in run.results if r.place is None}) == ["reads", "writes"]
     assert {r.place for r in run.results if r.place} == {f"{server.host}:{target}"}
     assert target.stat().st_size == 8 << 20  # fio's server wrote it
+
+
+def test_a_job_file_on_an_ssh_host(
+    volbench: Volbench,
+    ssh_servers: SshServers,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """``--hosts ssh://...``: the job file's two groups run on the host (fio's server
+    reached through ssh), each a test with the host's share, and no ssh or fio process
+    of the run is left afterwards."""
+    host = ssh_servers.hosts[0]
+    target = tmp_path / "ssh.dat"
+    (volbench.home / "job.fio").write_text(
+        "[global]\nioengine=psync\nsize=8m\nruntime=1\ntime_based\n"
+        "[reads]\nrw=randread\n[writes]\nstonewall\nrw=randwrite\n"
+    )
+    started = volbench.start(
+        *("run", "job", "job.fio", "--hosts", host, "--target", f"{host}:{target}"),
+        *("--force", "--size", "8m", "--runs-dir", str(volbench.runs_dir)),
+        env=ssh_servers.env,
+    )
+    with watching(started, ssh_servers) as watch:
+        proc = finish(started)
+    assert proc.returncode == 0, proc.stderr
+    _assert_all_gone(watch)
+    with Store.open(str(volbench.db)) as store:
+        run = store.get_run("latest")
+    assert sorted({r.test for r in run.results if r.place is None}) == ["reads", "writes"]
+    assert {r.place for r in run.results if r.place} == {f"{host}:{target}"}
+    assert target.stat().st_size == 8 << 20

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from volbench.plans import job_reading, job_tests
 from volbench.plans.dry_run import FIO_START_S, plan_preview
 from volbench.plans.engine import execute
 from volbench.plans.execution import Session
+from volbench.plans.job_targets import NamedPath, prepare_named
 from volbench.plans.placement import placed
 from volbench.plans.reporter import NullReporter
 from volbench.plans.resumption import committed_tests, resume_run
@@ -311,3 +313,28 @@ def test_a_test_larger_than_the_store_keeps_is_refused(
     (tmp_path / "big.fio").write_text(f"[global]\nfilename=/dev/vdz\n{jobs}")
     with pytest.raises(UsageError, match=r"test j0: its jobs take 69,120 characters, more than"):
         job_tests.plan(["big.fio"], tmp_path, {}, host=HOST, replaced=True)
+
+
+def test_files_to_make_that_do_not_fit_together_are_none_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three 1 MiB files a job names on a file system with 2.5 MiB free: each alone
+    fits, all three do not; refused before any is made (not two made, then a refusal
+    with the file system full)."""
+    real = os.statvfs
+
+    def statvfs(path: str) -> os.statvfs_result:
+        found = real(path)
+        fields = list(found)
+        fields[0] = fields[1] = 4096  # f_bsize, f_frsize
+        fields[4] = 640  # f_bavail: 2.5 MiB
+        return os.statvfs_result(fields)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    named = [NamedPath(str(tmp_path / f"f{n}.dat"), True, 1 << 20) for n in range(3)]
+    with pytest.raises(UsageError) as refused:
+        prepare_named(named, NullReporter())
+    assert str(refused.value) == (
+        f"not enough space in {tmp_path} for the files the jobs name: 3.0 MiB needed, 2.5 MiB free"
+    )
+    assert not list(tmp_path.iterdir())

@@ -13,8 +13,16 @@ from recorded import FIO_FIXTURES
 from volbench.errors import UsageError
 from volbench.fio.job_check import FioSection, disagreement, read_debug
 from volbench.fio.job_files import exists_here, job_files, listed_files, opened
-from volbench.fio.job_source import LINE_CHARS, HostFacts, Section, jobs, read_files
+from volbench.fio.job_source import (
+    LINE_CHARS,
+    MAX_LINES,
+    HostFacts,
+    Section,
+    jobs,
+    read_files,
+)
 from volbench.plans.job_groups import groups
+from volbench.plans.job_targets import named_paths, resolve
 
 FOLDER = FIO_FIXTURES / "jobfile"
 FILES = ("groups.fio", "named.fio")
@@ -205,3 +213,60 @@ def test_wait_for_a_job_fio_runs_beside_is_refused(tmp_path: Path) -> None:
         groups(jobs(_sections(tmp_path, "[a]\n[b]\nwait_for=a\n")))
     with pytest.raises(UsageError, match="no job of that name before it"):
         groups(jobs(_sections(tmp_path, "[a]\nwait_for=b\n[b]\n")))
+
+
+def test_a_directory_fio_cannot_use_and_the_line_that_names_it(tmp_path: Path) -> None:
+    """A ``directory=`` that is a link to a device is not a folder (not "missing"); the
+    root folder gives the files fio would make there, one ``/`` between; each refusal
+    points at the option's own line, not its section's."""
+    os.symlink("/dev/null", tmp_path / "device")
+    text = "[j]\nrw=write\ndirectory=device\n[k]\nrw=write\nsize=1m\ndirectory=/\n"
+    device, root = jobs(_sections(tmp_path, text))
+    with pytest.raises(UsageError) as refused:
+        resolve(device, str(tmp_path))
+    assert str(refused.value) == "a.fio:3: directory /dev/null is not a folder (fio needs one)"
+    assert resolve(root, str(tmp_path))[1] == ("/k.0.0",)
+    (pattern,) = jobs(_sections(tmp_path, "[j]\nrw=write\n\nfilename_format=../$jobname\n"))
+    with pytest.raises(UsageError) as refused:
+        resolve(pattern, str(tmp_path))
+    assert str(refused.value).startswith("a.fio:4: filename_format='../$jobname': ")
+
+
+def test_includes_that_multiply_are_refused_before_they_are_read_out(tmp_path: Path) -> None:
+    """Four files each including the next 30 times make 810,000 lines of the fifth's
+    (fio would read them all; deeper, billions): refused in one line, where the budget
+    of :data:`MAX_LINES` ran out."""
+    for name, after in zip("abcd", "bcde", strict=True):
+        (tmp_path / f"{name}.inc").write_text(f"include {after}.inc\n" * 30)
+    (tmp_path / "e.inc").write_text("bs=4k\n")
+    with pytest.raises(UsageError) as refused:
+        _sections(tmp_path, "[job]\ninclude a.inc\n")
+    assert str(refused.value).endswith(
+        f": more than {MAX_LINES:,} lines read with the files included (each time they are"
+        " included): refused"
+    )
+    assert str(refused.value).startswith("d.inc:")  # the include whose file went over
+
+
+def test_a_job_file_that_is_no_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    """A FIFO given or included would block reading (nothing writes it), a device never
+    end: refused without opening them."""
+    os.mkfifo(tmp_path / "fifo")
+    for text in ("[job]\ninclude fifo\n", "[job]\ninclude /dev/zero\n"):
+        with pytest.raises(UsageError) as refused:
+            _sections(tmp_path, text)
+        assert str(refused.value).endswith(" is not a regular file: refused")
+    with pytest.raises(UsageError, match="fifo is not a regular file: refused"):
+        read_files(["fifo"], {}, HOST, tmp_path)
+
+
+def test_a_replay_writes_its_redirect_whatever_rw_says(tmp_path: Path) -> None:
+    """An iolog's own writes and trims are replayed onto ``replay_redirect`` with fio's
+    default ``rw`` (read): the device counts as written, checked as a write target."""
+    text = "[replay]\nread_iolog=t.log\nreplay_redirect=dev\n[reads]\nfilename=r.dat\n"
+    replay, reads = jobs(_sections(tmp_path, text))
+    _, named = named_paths((replay, reads), str(tmp_path))
+    assert [(n.path, n.writes) for n in named] == [
+        (str(tmp_path / "dev"), True),
+        (str(tmp_path / "r.dat"), False),
+    ]

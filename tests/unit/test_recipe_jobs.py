@@ -150,3 +150,23 @@ def test_only_an_option_the_page_says_to_change_can_be_set() -> None:
         jobs.check_settings(recipe, ["filesize=all"])
     with pytest.raises(UsageError, match="asks to change only: none"):
         jobs.check_settings(loader.find(RECIPES, "tencent-cbs"), ["size=1G"])
+
+
+def test_a_job_that_would_start_past_its_filesize_is_refused_before_fio() -> None:
+    """gcp-pd-raw on a 128 MiB disk rehearsed at 2e-05: ``filesize`` 1 MiB, but the
+    16 bandwidth jobs' page offsets (100G apart) scaled to 2 MiB apart put the last at
+    30 MiB, where fio stops the run ("you need to specify valid offset=", checked by
+    hand with fio 3.33). The page's own values and the same steps at the page's disk
+    size pass."""
+    recipe = loader.find(RECIPES, "gcp-pd-raw")
+    targets = jobs.bind_targets(recipe, ["/dev/loop9"])
+    small = jobs.check_settings(recipe, ["filesize=128M"])
+    with pytest.raises(UsageError) as refused:
+        jobs.render(recipe, targets, Fraction(1, 50_000), small)
+    assert str(refused.value) == (
+        "step write-bandwidth: its last job would start 30 MiB in, past filesize=1m, and fio"
+        " refuses that (offset=0, offset_increment=2m, numjobs=16): give a larger --set"
+        " filesize, or other steps with --step"
+    )
+    assert jobs.render(recipe, targets, Fraction(1, 50_000), {}).steps
+    assert jobs.render(recipe, targets, 1, small, only=["write-iops"]).steps

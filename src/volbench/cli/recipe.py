@@ -44,7 +44,6 @@ from volbench.cli.options import (
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.plan_run import TargetChoice, run_plan
 from volbench.errors import UsageError
-from volbench.model import RunRecord
 from volbench.places.table import default_targets
 from volbench.plans import job_tests
 from volbench.recipes import jobs, loader, running
@@ -244,15 +243,9 @@ def run_recipe(rendering: jobs.Rendering, choice: TargetChoice) -> None:
     )
     for note in written.notes:
         console.stderr.print(note, markup=False, highlight=False)
-
-    def after(run: RunRecord) -> None:
-        if choice.fmt != "table":
-            return
-        stored = run.settings.options.get(running.RECIPE, section)
-        for line in running.comparison_lines(stored, run.results):
-            console.stdout.print(line, markup=False, highlight=False)
-
-    run_plan(choice, spec, made.writes, made.named, after)
+    # the run's sheet names the page, a rehearsal and the figures the page expects
+    # (volbench.report.run_sheets), here as in `show` and `report`
+    run_plan(choice, spec, made.writes, made.named)
 
 
 def list_sheet(recipes: Sequence[Recipe]) -> Sheet:

@@ -63,7 +63,7 @@ def _count(job: Job, key: str) -> int:
     text = job.get(key, "1") or "1"
     if not (text.strip().isdigit() and 1 <= int(text) <= MAX_FILES):
         raise UsageError(
-            f"{job.section.where}: {key}={shown(text)}: give a whole number from 1 to {MAX_FILES:,}"
+            f"{job.where(key)}: {key}={shown(text)}: give a whole number from 1 to {MAX_FILES:,}"
         )
     return int(text)
 
@@ -89,13 +89,15 @@ def job_files(job: Job) -> JobFiles:
         names, directory = _adds(section, directory)
         listed += names
     if "-" in listed:
-        raise UsageError(f"{job.section.where}: filename=- reads or writes fio's own stdin/stdout")
+        raise UsageError(
+            f"{job.where('filename')}: filename=- reads or writes fio's own stdin/stdout"
+        )
     numjobs = _count(job, "numjobs")
     redirect = job.get("replay_redirect") or None
     if job.has("read_iolog") and redirect is None:
         raise UsageError(
-            f"{job.section.where}: read_iolog replays the files its iolog names, which volbench"
-            " cannot check: give replay_redirect=DEVICE (the target it replays onto)"
+            f"{job.where('read_iolog')}: read_iolog replays the files its iolog names, which"
+            " volbench cannot check: give replay_redirect=DEVICE (the target it replays onto)"
         )
     return JobFiles(
         tuple(listed),
@@ -127,8 +129,8 @@ def check_pattern(job: Job, pattern: str) -> None:
         rest = re.sub(re.escape(keyword), "", rest, flags=re.IGNORECASE)
     if "$" in rest or "/" in rest:
         raise UsageError(
-            f"{job.section.where}: filename_format={shown(pattern)}: use $jobname, $jobnum and"
-            " $filenum, and no /"
+            f"{job.where('filename_format')}: filename_format={shown(pattern)}: use $jobname,"
+            " $jobnum and $filenum, and no /"
         )
 
 

@@ -167,7 +167,11 @@ def folder_path_problem(key: str, value: str) -> str | None:
 
 def writes(options: Mapping[str, str | None]) -> bool:
     """Whether a job of these (canonical, effective) options writes or trims its files:
-    its ``rw`` (fio's default is read) moves data in another direction than reading."""
+    its ``rw`` (fio's default is read) moves data in another direction than reading, or
+    it replays an iolog (``read_iolog``: the log's own writes and trims, whatever ``rw``
+    says)."""
+    if options.get("read_iolog"):
+        return True
     pattern = rw_pattern(options.get("rw") or "read") or "write"  # unknown: as written
     return pattern not in ("read", "randread")
 

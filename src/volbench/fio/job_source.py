@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from volbench.errors import UsageError
@@ -50,6 +50,10 @@ MAX_INCLUDE_DEPTH = 8
 """How deep includes may nest (fio has no limit: a file including itself never ends)."""
 MAX_SECTIONS = 1_024
 """The most sections in all the files."""
+MAX_LINES = 200_000
+"""The most lines read in all, an included file's lines counted each time it is
+included (a file including another many times, which includes another many times ...,
+would have fio read billions)."""
 
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+@-]{0,99}\Z")
 """A section (job) name volbench takes: letters, digits and ``_ . + @ -``."""
@@ -111,15 +115,33 @@ class Section:
         return self.name.startswith("global")
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Reader:
     env: Mapping[str, str]
     host: HostFacts
     cwd: Path
+    read: int = 0
+    """Lines read so far (:data:`MAX_LINES`)."""
+    numbered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Each file's lines, read once however often it is included."""
 
-    def lines(self, path: str) -> list[tuple[str, str]]:
-        """(``FILE:LINE``, the line) of ``path`` (relative to ``cwd``)."""
+    def lines(self, path: str, included_at: str | None = None) -> list[tuple[str, str]]:
+        """(``FILE:LINE``, the line) of ``path`` (relative to ``cwd``; ``included_at``:
+        the line that includes it)."""
+        if path not in self.numbered:
+            self.numbered[path] = self._numbered(path)
+        self.read += len(self.numbered[path])
+        if self.read > MAX_LINES:
+            raise UsageError(
+                f"{included_at or path}: more than {MAX_LINES:,} lines read with the files"
+                " included (each time they are included): refused"
+            )
+        return self.numbered[path]
+
+    def _numbered(self, path: str) -> list[tuple[str, str]]:
         where = self.cwd / path
+        if where.exists() and not where.is_file():  # a FIFO would block, a device never end
+            raise UsageError(f"job file {where} is not a regular file: refused")
         text = read_text(where, MAX_FILE_BYTES, "job file")
         numbered = []
         for number, line in enumerate(text.split("\n"), start=1):
@@ -135,10 +157,11 @@ class _Reader:
             numbered.append((at, line))
         return numbered
 
-    def options(self, path: str, depth: int) -> list[OptionLine]:
-        """The options of included file ``path`` (no section may start in it)."""
+    def options(self, path: str, depth: int, included_at: str) -> list[OptionLine]:
+        """The options of file ``path`` included at ``included_at`` (no section may
+        start in it)."""
         found: list[OptionLine] = []
-        for at, raw in self.lines(path):
+        for at, raw in self.lines(path, included_at):
             if _comment(raw):
                 continue
             line = raw.lstrip()
@@ -150,7 +173,7 @@ class _Reader:
     def option(self, path: str, at: str, line: str, depth: int) -> list[OptionLine]:
         """The option of ``line`` (cut), or the options of the file it includes."""
         if line.startswith("include"):
-            return self.options(self.include(path, at, line[8:], depth), depth + 1)
+            return self.options(self.include(path, at, line[8:], depth), depth + 1, at)
         line = self.expand(line, at)
         key, equals, value = line.partition("=")
         key = key.rstrip()
@@ -291,6 +314,12 @@ class Job:
 
     def has(self, key: str) -> bool:
         return any(canonical(line.key) == key for line in self.lines())
+
+    def where(self, key: str) -> str:
+        """``FILE:LINE`` of canonical option ``key`` in effect (the last given), else the
+        section's: where an error about its value points."""
+        found = [line.where for line in self.lines() if canonical(line.key) == key]
+        return found[-1] if found else self.section.where
 
     def effective(self) -> dict[str, str | None]:
         """Every option the job runs with by canonical name, the last given (None: a

@@ -99,12 +99,12 @@ def _check_waits(made: Sequence[Group]) -> None:
             if waited:
                 if waited not in round_of:
                     raise UsageError(
-                        f"{job.section.where}: wait_for={shown(waited)}: no job of that name"
+                        f"{job.where('wait_for')}: wait_for={shown(waited)}: no job of that name"
                         " before it (fio refuses it)"
                     )
                 if round_of[waited] == group.round:
                     raise UsageError(
-                        f"{job.section.where}: wait_for={shown(waited)} waits for a job fio"
+                        f"{job.where('wait_for')}: wait_for={shown(waited)} waits for a job fio"
                         " runs at the same time: volbench cannot keep that (use stonewall)"
                     )
             round_of.setdefault(job.reported, group.round)
@@ -117,7 +117,7 @@ def clones(group: Group) -> int:
         text = job.get("numjobs", "1") or "1"
         if not (text.isdigit() and 1 <= int(text) <= MAX_NUMJOBS):
             raise UsageError(
-                f"{job.section.where}: numjobs={shown(text)}: from 1 to {MAX_NUMJOBS:,}"
+                f"{job.where('numjobs')}: numjobs={shown(text)}: from 1 to {MAX_NUMJOBS:,}"
             )
         total += int(text)
     if total > MAX_NUMJOBS:

@@ -44,6 +44,7 @@ from volbench.plans.places import named_by
 from volbench.plans.preparation import DEFAULT_FILE_BYTES, prepare_target
 from volbench.plans.reporter import Reporter
 from volbench.store.limits import TEXT_CHARS, joined
+from volbench.units import format_bytes
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,11 @@ def _fio_named(job: Job, cwd: str) -> tuple[GroupJob, tuple[str, ...]]:
         raise UsageError(f"{job.section.where}: job {job.name} opens more than {MAX_FILES:,} files")
     for folder in dirs:
         if not os.path.isdir(folder):
-            raise UsageError(
-                f"{job.section.where}: directory {folder} does not exist (fio needs one)"
-            )
+            what = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise UsageError(f"{job.where('directory')}: directory {folder} {what} (fio needs one)")
     paths = tuple(
         dict.fromkeys(
-            f"{dirs[jobnum % len(dirs)]}/{format_name(literal, '', jobnum, filenum)}"
+            os.path.join(dirs[jobnum % len(dirs)], format_name(literal, "", jobnum, filenum))
             for jobnum in range(files.numjobs)
             for filenum in range(files.nrfiles)
         )
@@ -145,16 +145,43 @@ def prepare_named(
     force: bool = False,
 ) -> tuple[NamedTarget, ...]:
     """Each of ``paths`` checked and ready as a ``--target`` (see the module docstring):
-    a missing file made at the size its jobs ask, else ``size_bytes``, else 1 GiB."""
+    a missing file made at the size its jobs ask, else ``size_bytes``, else 1 GiB. The
+    missing files of one file system must fit in its free space together, or none is
+    made (16 jobs' files would fill it one by one, then fail at the next)."""
+    new_sizes = {
+        named.path: named.size_bytes or size_bytes or DEFAULT_FILE_BYTES
+        for named in paths
+        if not os.path.lexists(named.path)
+    }
+    _check_room(new_sizes)
     prepared = []
     for named in paths:
-        new = not os.path.lexists(named.path)
-        size = (named.size_bytes or size_bytes or DEFAULT_FILE_BYTES) if new else None
+        size = new_sizes.get(named.path)
         info = prepare_target(
             named.path, named.writes, reporter, size, named_by(destroy_data, named.path), force
         )
         prepared.append(NamedTarget(info, named.writes))
     return tuple(prepared)
+
+
+def _check_room(new_sizes: dict[str, int]) -> None:
+    """Refuse when the files to make in existing folders, summed per file system, need
+    more bytes than it has free (as a scratch file's own check, for all of them)."""
+    needed: dict[int, tuple[str, int]] = {}
+    for path, size in new_sizes.items():
+        folder = os.path.dirname(path)
+        if os.path.isdir(folder):
+            device = os.stat(folder).st_dev
+            first, total = needed.get(device, (folder, 0))
+            needed[device] = (first, total + size)
+    for folder, total in needed.values():
+        vfs = os.statvfs(folder)
+        free = vfs.f_bavail * vfs.f_frsize
+        if total > free:
+            raise UsageError(
+                f"not enough space in {folder} for the files the jobs name:"
+                f" {format_bytes(total)} needed, {format_bytes(free)} free"
+            )
 
 
 def run_target(named: Sequence[NamedTarget]) -> TargetInfo:

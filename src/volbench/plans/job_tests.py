@@ -216,12 +216,12 @@ def _check_replaced(job: Job, replaced: bool, remote: bool) -> None:
     are the iolog's), nor, on other hosts, write an iolog there."""
     if replaced and job.has("read_iolog"):
         raise UsageError(
-            f"{job.section.where}: read_iolog replays onto the iolog's own files: give no"
+            f"{job.where('read_iolog')}: read_iolog replays onto the iolog's own files: give no"
             " --target (the job file's replay_redirect is checked) or leave the replay out"
         )
     if remote and job.has("write_iolog"):
         raise UsageError(
-            f"{job.section.where}: write_iolog would be written on the other host, outside"
+            f"{job.where('write_iolog')}: write_iolog would be written on the other host, outside"
             " the run's folder: refused"
         )
 

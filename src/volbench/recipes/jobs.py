@@ -31,6 +31,7 @@ from volbench.errors import UsageError
 from volbench.fio.job_text import escape_filename, read_job, value_problem
 from volbench.recipes import options as fio_options
 from volbench.recipes.model import Option, Recipe, Section, Step, Target
+from volbench.units import format_bytes
 
 WRITES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw"})
 """``rw`` values that write to the target."""
@@ -256,6 +257,7 @@ def render_step(
         body += ["", f"[{section.name}]", *(option.text for option in section.options)]
     text = "\n".join(header + body) + "\n"
     _prove(text, sections)
+    _check_offsets(step, sections)
     return StepJob(step, text, args, tuple(changes), _writes(sections))
 
 
@@ -282,6 +284,31 @@ def _changed(
         return value
     changes.append(f"{option.key}={value}: scaled from {before}")
     return value
+
+
+def _check_offsets(step: Step, sections: Sequence[Section]) -> None:
+    """Refuse a job that would start past its ``filesize``: fio stops it ("you need to
+    specify valid offset=", filesetup.c ``setup_files``) when ``offset`` +
+    ``offset_increment`` x its clone's number is beyond ``filesize`` (a rehearsal scales
+    the page's offsets, the user's ``--set filesize`` too)."""
+    defaults = {o.key: o.value for s in sections if s.name == "global" for o in s.options}
+    for section in sections:
+        if section.name == "global":
+            continue
+        job = {**defaults, **{o.key: o.value for o in section.options}}
+        filesize = job.get("filesize")
+        if not filesize:
+            continue
+        clones = int(job.get("numjobs") or 1)
+        step_bytes = fio_options.size_bytes(job.get("offset_increment") or "0")
+        last = fio_options.size_bytes(job.get("offset") or "0") + step_bytes * (clones - 1)
+        if last > fio_options.size_bytes(filesize):
+            raise UsageError(
+                f"step {step.id}: its last job would start {format_bytes(last)} in, past"
+                f" filesize={filesize}, and fio refuses that (offset={job.get('offset') or 0},"
+                f" offset_increment={job.get('offset_increment') or 0}, numjobs={clones}):"
+                " give a larger --set filesize, or other steps with --step"
+            )
 
 
 def _writes(sections: Sequence[Section]) -> bool:

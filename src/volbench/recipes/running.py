@@ -161,8 +161,9 @@ def compare(section: Mapping[str, Any], results: Sequence[StoredResult]) -> list
 
 
 def comparison_lines(section: Mapping[str, Any], results: Sequence[StoredResult]) -> list[str]:
-    """The lines printed after a recipe's run: what the page expects, what was measured
-    and their ratio, and, for a rehearsal, that its figures are not comparable."""
+    """The lines under a recipe's run: its page, each step's tests, what the page
+    expects, what was measured and their ratio, and, for a rehearsal, that its figures
+    are not comparable."""
     found = compare(section, results)
     lines: list[str] = []
     page = section.get("page", {})
@@ -170,6 +171,12 @@ def comparison_lines(section: Mapping[str, Any], results: Sequence[StoredResult]
         f"recipe {section.get('id')}: {page.get('title')}, {page.get('url')}"
         f" (read {page.get('read')})"
     )
+    steps = [
+        f"{step['id']} ({', '.join(step.get('tests', [])) or 'no test'})"
+        for step in section.get("steps", [])
+    ]
+    if steps:  # a test is named after its first job, which the page names
+        lines.append(f"the page's steps (their tests): {', '.join(steps)}")
     if section.get("rehearsal"):
         lines.append(
             f"a rehearsal, scaled to {section.get('scale')}: sizes and runtimes are not the"

@@ -15,6 +15,7 @@ from typing import Any
 from volbench.analysis.host_series import is_host
 from volbench.analysis.littles_law import TOLERANCE, check
 from volbench.model import RunRecord, StoredResult, StoredWorkload, split_cache_mode
+from volbench.recipes.running import RECIPE, comparison_lines
 from volbench.records import json_object
 from volbench.report.fleet_sheets import aggregate_run, fleet_sheet, is_fleet
 from volbench.report.plan_view import PlanView, Report
@@ -255,6 +256,9 @@ def run_sheet(run: RunRecord) -> Sheet:
         notes.append("labels: " + fmt_labels(run.labels))
     if run.error:
         notes.append(f"note: {run.error}")
+    recipe = run.settings.options.get(RECIPE)
+    if isinstance(recipe, Mapping):  # the page, a rehearsal, the figures it expects
+        notes += comparison_lines(recipe, run.results)
     if "clat" in lat_kinds:
         clat = [r.result for r in rows if r.result.lat_kind == "clat"]
         given = all(r.lat_total_mean_ns is not None for r in clat)
