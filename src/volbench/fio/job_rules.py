@@ -85,6 +85,11 @@ REFUSED: Mapping[str, str] = MappingProxyType(
         "unlink_each_loop": "deletes the job's files, which volbench checks again",
         "opendir": "opens every file under a folder: name the files with filename=",
         "profile": "adds the jobs of one of fio's profiles",
+        "read_iolog": (
+            "replays an iolog, which fio would read in the run's own folder, made anew for"
+            " the run: to replay a workload, trace it with `volbench capture` and replay it"
+            " with `volbench run replay`"
+        ),
     }
 )
 """Options refused whatever their value, with why (read after "OPTION ...")."""
