@@ -178,3 +178,16 @@ def test_a_job_file_on_an_ssh_host(
     assert sorted({r.test for r in run.results if r.place is None}) == ["reads", "writes"]
     assert {r.place for r in run.results if r.place} == {f"{host}:{target}"}
     assert target.stat().st_size == 8 << 20
+
+
+def test_the_options_a_job_file_decides_are_not_offered(volbench: Volbench) -> None:
+    """``--ioengine`` and ``--cache`` are the job file's own (``ioengine=``, ``direct=``):
+    ``run job`` neither lists them nor takes them."""
+    shown = volbench("run", "job", "--help")
+    assert shown.returncode == 0 and "--fill" in shown.stdout, shown.stderr
+    assert "--ioengine" not in shown.stdout and "--cache" not in shown.stdout
+    (volbench.home / "one.fio").write_text("[job]\nfilename=x.dat\nsize=1m\n")
+    for option in (("--ioengine", "psync"), ("--cache", "buffered")):
+        refused = volbench("run", "job", "one.fio", *option)
+        assert refused.returncode == 2 and f"No such option '{option[0]}'" in refused.stderr
+    assert not volbench.stored_runs()

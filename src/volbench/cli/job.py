@@ -8,14 +8,13 @@ import os
 
 import click
 
-from volbench.cli.plan_run import TargetChoice, run_plan, target_options
-from volbench.errors import UsageError
+from volbench.cli.plan_run import TargetChoice, job_target_options, run_plan
 from volbench.plans import job_tests
 
 
 @click.command("job")
 @click.argument("files", nargs=-1, required=True, metavar="FILE.fio...")
-@target_options
+@job_target_options
 def command(files: tuple[str, ...], choice: TargetChoice) -> None:
     """Run your own fio job files as fio would: each group of jobs (up to a stonewall or
     new_group) is a test, each on the files its jobs name, checked as --target is
@@ -27,10 +26,6 @@ def command(files: tuple[str, ...], choice: TargetChoice) -> None:
 def run_job_files(choice: TargetChoice, files: tuple[str, ...]) -> None:
     """Read and check the job ``files`` (in the folder volbench was started in, with its
     environment), then run them through the one run engine (:func:`run_plan`)."""
-    if choice.ioengine is not None:
-        raise UsageError("--ioengine: a job file names its own ioengine (ioengine= in it)")
-    if choice.cache != "direct":
-        raise UsageError("--cache: a job file says itself how it reads (direct= in it)")
     replaced = bool(choice.targets or choice.hosts)
     made = job_tests.plan(
         files, job_tests.cwd(), os.environ, replaced=replaced, remote=bool(choice.hosts)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -126,9 +126,25 @@ def _fleet_values(kwargs: dict[str, Any]) -> None:
     kwargs["target"] = targets[0] if targets else DEFAULT_TARGET
 
 
+JOB_FILE_DECIDES = {"ioengine": None, "cache": "direct"}
+"""The shared options a job file decides itself (``ioengine=``, ``direct=`` in it): not
+offered by ``run job`` (:func:`job_target_options`), and their values in its choice."""
+
+
+def job_target_options(function: F) -> F:
+    """:func:`target_options` without those a job file decides (:data:`JOB_FILE_DECIDES`)."""
+    return _with_target_options(function, JOB_FILE_DECIDES)
+
+
 def target_options(function: F) -> F:
     """Add the shared options; the command receives them as one ``choice`` argument
     (the promise's options recorded in its labels: :func:`promise_options`)."""
+    return _with_target_options(function, {})
+
+
+def _with_target_options(function: F, decided: Mapping[str, str | None]) -> F:
+    """``function`` with the shared options but those ``decided`` (by their name in
+    :class:`TargetChoice`, with the value its choice gets)."""
     options = [
         click.option(
             "--target",
@@ -141,16 +157,22 @@ def target_options(function: F) -> F:
         click.option(
             "--size", type=POSITIVE_SIZE, default=None, help="Active range; scratch files: 1g."
         ),
-        ioengine_option,
+        *(() if "ioengine" in decided else (ioengine_option,)),
         label_option,
         write_options,
         runs_dir_option,
-        click.option(
-            "--cache",
-            type=click.Choice(MODES),
-            default="direct",
-            show_default=True,
-            help="direct I/O, buffered (page cache), or both side by side.",
+        *(
+            ()
+            if "cache" in decided
+            else (
+                click.option(
+                    "--cache",
+                    type=click.Choice(MODES),
+                    default="direct",
+                    show_default=True,
+                    help="direct I/O, buffered (page cache), or both side by side.",
+                ),
+            )
         ),
         click.option(
             "--fill",
@@ -171,6 +193,7 @@ def target_options(function: F) -> F:
     @functools.wraps(function)
     def wrapper(**kwargs: Any) -> Any:
         _fleet_values(kwargs)
+        kwargs.update(decided)
         choice = TargetChoice(**{name: kwargs.pop(name) for name in _NAMES})
         return function(choice=choice, **kwargs)
 
