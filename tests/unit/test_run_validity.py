@@ -213,7 +213,7 @@ def test_too_few_whole_seconds_are_not_compared() -> None:
     window = Window(END_S - 2.0, END_S, CLOSE_S, "fio's end of the round (timestamp_ms)")
     rate = FioRate("t", window, IOPS * 4096, 0.0, IOPS)
     why = device_count(samples(IOPS * 4096), rate)
-    assert isinstance(why, str) and "hold 0 whole second(s) of the test's 2.0 s" in why
+    assert isinstance(why, str) and "cover 0.0 s of the test's 2.0 s" in why
 
 
 def test_a_recorded_cache_mode_is_read_from_the_settings() -> None:

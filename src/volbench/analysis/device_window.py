@@ -108,9 +108,9 @@ def device_count(
     seconds = sum(end - start for start, end, _ in held)
     if seconds < MIN_SECONDS:
         return (
-            f"the device's once-a-second samples hold {seconds:.0f} whole second(s) of the"
-            f" test's {window.seconds:,.1f} s timed part (less {window.margin_s:g} s at either"
-            f" end: {window.how}); {MIN_SECONDS:.0f} are needed"
+            f"the device's once-a-second samples cover {seconds:.1f} s of the test's"
+            f" {window.seconds:,.1f} s timed part (less {window.margin_s:g} s at either"
+            f" end: {window.how}); {MIN_SECONDS:g} s are needed"
         )
     tests = [own.test]
     read = write = ios = 0.0
