@@ -37,7 +37,9 @@ of its own, chosen one at a time from what the earlier ones measured:
    (QEMU's ``bps-*-max``) is met only by requests that large. When it empties one, the
    reads' larger tests before it are measured again, every larger test after it runs
    after a drain of that bucket (``bdrain-2s-read-64k-qd16``, :func:`bytes_lead_in`),
-   and ``wbburst-256k-qd4`` before the writes' tests tells a bucket of their own;
+   and ``wbburst-256k-qd4`` before the writes' tests tells a bucket of their own.
+   After the ladder, the MB/s test (``bytes-32k-qd4``, ``wbytes-32k-qd4``:
+   :func:`_mbps_next`), from which the fit reads the MB/s cap;
 4. a 50/50 mix at the deep queue, at 4 KiB (one IOPS budget or two; none when each
    direction bursts from a bucket of its own: two budgets) and, where both directions
    met a bytes cap, at the first size both ran at it (one MB/s budget or two).
