@@ -14,7 +14,7 @@ import pytest
 from test_export import result
 from test_limiter_model import Limiter, experiment
 
-from volbench.analysis.limiter_model import KIB, Probe, fit
+from volbench.analysis.limiter_model import KIB, MBPS_TEST, Probe, fit
 from volbench.model import (
     HostInfo,
     RunRecord,
@@ -212,6 +212,9 @@ def test_mb_per_s_and_iops_against_request_size_with_the_caps_drawn() -> None:
         assert _trace(mbps, name)["x"] == [p.bs_bytes / KIB for p in sizes]
         assert _trace(mbps, name)["y"] == pytest.approx([p.bytes_per_s / 1e6 for p in sizes])
         assert _trace(iops, name)["y"] == pytest.approx([p.iops for p in sizes])
+        (tested,) = [p for p in done if p.direction == MBPS_TEST[direction]]
+        point = _trace(mbps, f"{direction} MB/s test at QD {tested.outstanding}")
+        assert (point["x"], point["y"]) == ([tested.bs_bytes / KIB], [tested.bytes_per_s / 1e6])
     assert model.read.bytes_cap is not None and model.write.bytes_cap is not None
     read = f"read MB/s cap {_figure(card, 'read MB/s cap').removesuffix(' MB/s')}"
     write = f"write MB/s cap {_figure(card, 'write MB/s cap').removesuffix(' MB/s')}"

@@ -265,7 +265,7 @@ def check_sheet(
         *instance_notes,
         f"measured: fio's figures as stored for run {run.id}; a figure meets the promise"
         " at 0.9 to 1.1 times the expected value (AWS's own band: at least 90% of"
-        " provisioned IOPS 99% of the time, Amazon EC2 user guide, \"General Purpose SSD"
+        ' provisioned IOPS 99% of the time, Amazon EC2 user guide, "General Purpose SSD'
         " volumes\"; volbench holds every vendor's product to it)",
         *error_lines(verdicts),
         *not_judged_lines(verdicts),

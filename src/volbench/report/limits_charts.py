@@ -7,7 +7,8 @@ shows).
 * mean latency vs queue depth at 4 KiB, and where a direction has an IOPS cap the
   latency the cap makes drawn dashed over it (Little's law: QD / cap, 1/cap more per
   queued I/O);
-* MB/s vs request size at the deepest queue, each MB/s cap a level;
+* MB/s vs request size at the deepest queue, each MB/s cap a level, and the MB/s test
+  it was read from (a few requests in flight for longer) a point of its own;
 * IOPS vs request size at the deepest queue, each IOPS cap a level (flat until a
   MB/s cap or an I/O unit takes over).
 
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from volbench.analysis.limiter_model import (
     KIB,
+    MBPS_TEST,
     DirectionModel,
     Probe,
     queue_ladder,
@@ -150,6 +152,11 @@ def _size_charts(
     mbps = [
         Series(names[d], sizes[d], [p.bytes_per_s / MB for p in ladder])
         for d, ladder in ladders.items()
+    ] + [  # the MB/s test each MB/s cap is read from: a point of its own
+        Series(f"{d} MB/s test at QD {p.outstanding}", [p.bs_bytes / KIB], [p.bytes_per_s / MB])
+        for d in ladders
+        for p in probes
+        if p.direction == MBPS_TEST[d]
     ]
     iops = [Series(names[d], sizes[d], [p.iops for p in ladder]) for d, ladder in ladders.items()]
     size = "Request size (KiB)"
