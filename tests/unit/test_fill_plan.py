@@ -1,4 +1,4 @@
-"""``--fill`` (plans/fill.py): the fill of what a plan reads, first; an adaptive plan
+"""``--fill`` (plans/runs/fill.py): the fill of what a plan reads, first; an adaptive plan
 chooses its tests without it, started and resumed."""
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from volbench.model import (
     Workload,
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
-from volbench.plans import fill, quick, sweep
+from volbench.plans import quick, sweep
 from volbench.plans.dry_run import FIO_START_S, plan_preview
-from volbench.plans.execution import PlanSpec
 from volbench.plans.resumption import resumable_plan
+from volbench.plans.runs import fill
+from volbench.plans.runs.execution import PlanSpec
 from volbench.units import MiB
 
 GIB = 1024 * MiB

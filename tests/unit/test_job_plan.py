@@ -25,13 +25,14 @@ from volbench.fio.job_text import JobValueError
 from volbench.fio.raw import RawRun
 from volbench.fio.replay import ReplayRunner, job_sections
 from volbench.model import RW, RunStatus, TargetInfo
-from volbench.plans import job_reading, job_tests
 from volbench.plans.dry_run import FIO_START_S, plan_preview
-from volbench.plans.engine import execute
-from volbench.plans.execution import Session
-from volbench.plans.placement import placed
-from volbench.plans.reporter import NullReporter
+from volbench.plans.jobs import reading as job_reading
+from volbench.plans.jobs import tests as job_tests
+from volbench.plans.placement.placed import placed
 from volbench.plans.resumption import committed_tests, resume_run
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 FOLDER = FIO_FIXTURES / "jobfile"

@@ -1,5 +1,5 @@
 """A user's job file read as fio reads it (volbench.fio.job_source, job_files,
-plans.job_groups), held against fio's own recorded reading of the same files
+plans.jobs.groups), held against fio's own recorded reading of the same files
 (tests/fixtures/fio/jobfile: ``fio --parse-only --debug=parse,file``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from volbench.errors import UsageError
 from volbench.fio.job_check import FioSection, disagreement, read_debug
 from volbench.fio.job_files import exists_here, job_files, listed_files, opened
 from volbench.fio.job_source import LINE_CHARS, HostFacts, Section, jobs, read_files
-from volbench.plans.job_groups import groups
+from volbench.plans.jobs.groups import groups
 
 FOLDER = FIO_FIXTURES / "jobfile"
 FILES = ("groups.fio", "named.fio")

@@ -14,21 +14,12 @@ import pytest
 from volbench.analysis import qos_results
 from volbench.cli.main import cli
 from volbench.model import RW, RunSettings
-from volbench.plans import (
-    capture,
-    firsttouch,
-    hdtune,
-    importing,
-    iometer,
-    job_tests,
-    limits,
-    qos_capability,
-    quick,
-    replay,
-    sweep,
-)
+from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
+from volbench.plans.imported import importing
+from volbench.plans.jobs import tests as job_tests
 from volbench.plans.kinds import KINDS, Resumes, kind
 from volbench.plans.pts import driver
+from volbench.plans.qos import capability as qos_capability
 from volbench.views import UNKNOWN, VIEWS, view
 
 CREATED_BY = {

@@ -23,10 +23,10 @@ from volbench.errors import TargetError
 from volbench.fio.job_text import held_description
 from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
-from volbench.plans.execution import Session
 from volbench.plans.pts import driver, state
 from volbench.plans.pts.options import PtsSetup, build
-from volbench.plans.reporter import NullReporter
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.report.axis import duration_text
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section

@@ -20,13 +20,13 @@ from recorded import FIO_FIXTURES
 from volbench.cli.pts import pts_command
 from volbench.fio.runner import ReplayRunner
 from volbench.model import RW, RunStatus, TargetInfo, Workload
-from volbench.plans.execution import Session
 from volbench.plans.pts import catalog, driver
 from volbench.plans.pts.cells import PassCell, job
 from volbench.plans.pts.declared import Declared, OwnOptions, option
 from volbench.plans.pts.options import PtsOptions, PtsSetup, build
 from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
-from volbench.plans.reporter import NullReporter
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.report.chart import Chart
 from volbench.report.pts import pages
 from volbench.report.pts.data import PtsData, sheet

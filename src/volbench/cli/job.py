@@ -1,5 +1,5 @@
 """``volbench run job``: the user's own fio job files, run as fio runs them, with
-everything volbench adds to a plan (:mod:`volbench.plans.job_tests`)."""
+everything volbench adds to a plan (:mod:`volbench.plans.jobs.tests`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 
 from volbench.cli.plan_run import TargetChoice, run_plan, target_options
 from volbench.errors import UsageError
-from volbench.plans import job_tests
+from volbench.plans.jobs import tests as job_tests
 
 
 @click.command("job")

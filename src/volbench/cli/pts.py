@@ -39,18 +39,18 @@ from volbench.plans.dry_run import (
     choose_engine,
     preview_target,
 )
-from volbench.plans.dry_run_pts import pts_preview
-from volbench.plans.execution import Outcome, Session
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.placement import Placement
-from volbench.plans.places import places_from
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.named import places_from
+from volbench.plans.placement.placed import Placement
 from volbench.plans.pts import catalog, driver
+from volbench.plans.pts.dry_run import pts_preview
 from volbench.plans.pts.options import (
     NAME as PTS,
 )
 from volbench.plans.pts.options import (
     PtsOptions,
 )
+from volbench.plans.runs.execution import Outcome, Session
 from volbench.plans.starting import RunRequest, Where, started
 from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.specs import catalogue

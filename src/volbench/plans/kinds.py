@@ -17,22 +17,13 @@ from types import MappingProxyType
 from volbench.analysis import qos_results
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunSettings, Workload
-from volbench.plans import (
-    capture,
-    firsttouch,
-    hdtune,
-    importing,
-    iometer,
-    job_tests,
-    limits,
-    qos_capability,
-    quick,
-    replay,
-    sweep,
-)
-from volbench.plans.execution import PlanSpec
+from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
+from volbench.plans.imported import importing
+from volbench.plans.jobs import tests as job_tests
 from volbench.plans.profile_record import stored_profile
 from volbench.plans.pts import options as pts
+from volbench.plans.qos import capability as qos_capability
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import section
 
 Rebuilder = Callable[[RunSettings], PlanSpec]

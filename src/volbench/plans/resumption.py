@@ -1,6 +1,6 @@
 """Continuing a run that did not finish: the plan and what it has done, from the store.
 
-Every plan started by :func:`volbench.plans.engine.execute` records its tests in
+Every plan started by :func:`volbench.plans.runs.engine.execute` records its tests in
 run order (``planned``, one fio process each) and whether it is adaptive; an
 adaptive plan is rebuilt from its recorded options by its row in the table of
 plans (:data:`volbench.plans.kinds.KINDS`), which also says how each plan resumes.
@@ -22,16 +22,18 @@ from volbench.analysis.aggregate import group_tests, place_tests
 from volbench.errors import TargetError, UsageError
 from volbench.fio.parser import parse
 from volbench.model import RunRecord, RunStatus, TargetInfo, TestResult
-from volbench.plans import fill, kinds, qos_verify
-from volbench.plans.engine import local_targets, proceed, recorded_engine
-from volbench.plans.execution import Outcome, PlanSpec, RoundRunner, Session
-from volbench.plans.fleet_preparation import stored_fleet
-from volbench.plans.job_targets import NamedPath
+from volbench.plans import kinds
 from volbench.plans.kinds import Resumes
-from volbench.plans.placement import Placement, placed
+from volbench.plans.placement.fleet_preparation import stored_fleet
+from volbench.plans.placement.job_targets import NamedPath
+from volbench.plans.placement.placed import Placement, placed
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import PtsSetup
-from volbench.plans.round import run_round
+from volbench.plans.qos import verify as qos_verify
+from volbench.plans.runs import fill
+from volbench.plans.runs.engine import local_targets, proceed, recorded_engine
+from volbench.plans.runs.execution import Outcome, PlanSpec, RoundRunner, Session
+from volbench.plans.runs.round import run_round
 from volbench.targets.identity import describe, identify, same
 from volbench.targets.safety import check_round
 

@@ -20,10 +20,8 @@ from volbench.fio.parser import parse
 from volbench.fio.request import Here
 from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
 from volbench.places.table import can_purge, purge
-from volbench.plans.engine import Guard, Step, drive, open_run, recorded_engine
-from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
-from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
-from volbench.plans.fleet_spec import Fleet
+from volbench.plans.placement.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
+from volbench.plans.placement.fleet_spec import Fleet
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.cells import kib
 from volbench.plans.pts.estimate import estimate_note, format_duration, remaining
@@ -37,7 +35,9 @@ from volbench.plans.pts.options import (
 )
 from volbench.plans.pts.steady import WIPC_BS
 from volbench.plans.pts.test import Phase, Round, StoredRound
-from volbench.plans.round import run_round
+from volbench.plans.runs.engine import Guard, Step, drive, open_run, recorded_engine
+from volbench.plans.runs.execution import Outcome, RoundRunner, Session, prepare_runs_dir
+from volbench.plans.runs.round import run_round
 from volbench.records import json_object
 from volbench.targets.hold import reach, reached
 from volbench.units import format_bytes
@@ -67,7 +67,7 @@ def measure_seq_write(
 
     It writes (at most ``SPEED_PROBE_S`` seconds from the start of the active range),
     so it runs before the first purge, after the checks every round gets
-    (:class:`volbench.plans.engine.Guard`: the target is still what was checked and not
+    (:class:`volbench.plans.runs.engine.Guard`: the target is still what was checked and not
     in use, and fio reaches it through the descriptor that holds it). Ctrl-C during
     the probe raises KeyboardInterrupt (the run has not been recorded yet).
     """
@@ -221,7 +221,7 @@ def begin(
     The estimate uses a short measured 128 KiB sequential write (before the purge;
     on several targets at once, of the first local one; none on other hosts).
     With ``places`` every round runs on all of them at once (``target`` is their
-    record, :func:`volbench.plans.fleet_preparation.fleet_target`) and each is purged.
+    record, :func:`volbench.plans.placement.fleet_preparation.fleet_target`) and each is purged.
     Block sizes the target cannot do are left out first (:func:`fit_target`).
     """
     options = fit_target(options, target, places)
@@ -357,7 +357,7 @@ def run(
     places: PreparedFleet | None = None,
 ) -> Outcome:
     """Run (or continue) PTS run ``run_id`` until every test is done, on the run
-    engine (:func:`volbench.plans.engine.drive`): each cell a fio process of its own,
+    engine (:func:`volbench.plans.runs.engine.drive`): each cell a fio process of its own,
     committed as it ends.
 
     ``purged_already``: the target was purged just before the run was recorded

@@ -8,7 +8,7 @@ from pathlib import Path
 from volbench.errors import TargetError
 from volbench.fio.job_text import check_value
 from volbench.model import TargetInfo
-from volbench.plans.reporter import Reporter
+from volbench.plans.runs.reporter import Reporter
 from volbench.targets.safety import canonical, check_write_allowed
 from volbench.targets.scratch import prepare_file
 from volbench.targets.target import inspect, require_capacity

@@ -2,7 +2,7 @@
 
 A run is on one target on this machine, or on several places at once (local
 targets, hosts running fio's server, hosts reached through SSH:
-:mod:`volbench.plans.fleet`). :func:`placed` prepares either (safety checks by
+:mod:`volbench.plans.placement.fleet`). :func:`placed` prepares either (safety checks by
 identity, scratch files, hosts probed and their tunnels opened until the block
 ends) and gives a :class:`Placement`: the run's target record, how its rounds run
 (the round runner), what its settings record of its places, and its ioengine. A new
@@ -19,14 +19,14 @@ from pathlib import Path
 
 from volbench.fio.runner import Runner
 from volbench.model import NamedTarget, RunSettings, TargetInfo
-from volbench.plans.execution import PlanSpec, RoundRunner
-from volbench.plans.fleet import FleetRounds
-from volbench.plans.fleet_preparation import PreparedFleet, prepare_fleet
-from volbench.plans.fleet_spec import REMOTE_ENGINE, Fleet, connected, schedule
-from volbench.plans.job_targets import NamedPath, prepare_named, run_target
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import Reporter
-from volbench.plans.round import LocalLaunch, run_round
+from volbench.plans.placement.fleet import FleetRounds
+from volbench.plans.placement.fleet_preparation import PreparedFleet, prepare_fleet
+from volbench.plans.placement.fleet_spec import REMOTE_ENGINE, Fleet, connected, schedule
+from volbench.plans.placement.job_targets import NamedPath, prepare_named, run_target
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.execution import PlanSpec, RoundRunner
+from volbench.plans.runs.reporter import Reporter
+from volbench.plans.runs.round import LocalLaunch, run_round
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class Placement:
 
     def rounds(self, plan: PlanSpec) -> Rounds:
         """``plan`` as the places run it (with ``--solo``: each fixed round first on each
-        place alone, :func:`volbench.plans.fleet_spec.schedule`) and how its rounds run."""
+        place alone, :func:`volbench.plans.placement.fleet_spec.schedule`) and how its
+        rounds run."""
         if self.fleet is None:
             return Rounds(plan, self._local)
         plan, alone = schedule(plan, self.fleet.fleet)
@@ -105,7 +106,7 @@ def placed(
     """The run's places ready for the block: ``target`` alone on this machine when
     ``fleet`` is None, else every place of ``fleet`` (``ssh://`` hosts' tunnels open
     until the block ends), or, for a job file that names its own, each file and device
-    of ``named`` (:mod:`volbench.plans.job_targets`). Every check refuses in one line
+    of ``named`` (:mod:`volbench.plans.placement.job_targets`). Every check refuses in one line
     before anything runs."""
     if named:
         prepared = prepare_named(named, reporter, size_bytes, destroy_data, force)
