@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.fio.runner import RawRun, StatusCallback, SubprocessRunner, job_sections
-from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.placement.preparation import PurgeSettings, prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
     build,
@@ -112,7 +112,7 @@ def record(directory: Path, size_bytes: int, overrides: dict[str, Any], once: bo
         info = prepare_target(str(device), True, reporter, None, str(device), False)
         session = Session(store, runner, reporter, Path(tmp) / "runs")
         options = build(**overrides)
-        driver.begin(session, options, info, {}, None, driver.PurgeSettings(data_allowed=True))
+        driver.begin(session, options, info, {}, None, PurgeSettings(data_allowed=True))
     return runner.count
 
 

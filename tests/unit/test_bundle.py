@@ -43,6 +43,7 @@ from volbench.model import RW, LogSeries, RunRecord, RunSettings, RunStatus, Sta
 from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
 from volbench.plans.imported.importing import import_file
 from volbench.plans.jobs import tests as job_tests
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import build
 from volbench.plans.qos import capability as qos_capability
@@ -118,7 +119,7 @@ def _pts_run(store: Store, tmp: Path) -> int:
         tar.extractall(folder, filter="data")
     split_throughput(folder)
     session = _session(store, tmp, RecordedRunner(folder))
-    purging = driver.PurgeSettings(replay=True)
+    purging = PurgeSettings(replay=True)
     options = build(**PTS_OPTIONS)  # type: ignore[arg-type]
     outcome = driver.begin(session, options, TARGET, LABELS, None, purging)
     assert outcome.status is RunStatus.COMPLETED

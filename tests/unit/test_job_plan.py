@@ -28,8 +28,9 @@ from volbench.model import RW, RunStatus, TargetInfo
 from volbench.plans.dry_run import FIO_START_S, plan_preview
 from volbench.plans.jobs import reading as job_reading
 from volbench.plans.jobs import tests as job_tests
+from volbench.plans.kinds import kind
 from volbench.plans.placement.placed import placed
-from volbench.plans.resumption import committed_tests, resume_run
+from volbench.plans.resumers import Tests, committed_tests
 from volbench.plans.runs.engine import execute
 from volbench.plans.runs.execution import Session
 from volbench.plans.runs.reporter import NullReporter
@@ -275,7 +276,9 @@ def test_a_run_interrupted_then_resumed_keeps_its_finished_groups(
             assert [n.target.path for n in run.settings.named] == [n.path for n in made.named]
             assert [n.writes for n in run.settings.named] == [True] + [False] * 5
             runner.stop_at = None
-            done = resume_run(session, run, place.target, place.round_runner)
+            resumer = kind(run.plan).resume
+            assert isinstance(resumer, Tests)
+            done = resumer.run_again(session, run, place.target, place.round_runner)
         assert done.status is RunStatus.COMPLETED
         assert [t.name for t in done.tests] == ["write", "write-beside", "named"]
         run = store.get_run(str(outcome.run_id))

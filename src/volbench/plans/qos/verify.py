@@ -39,6 +39,7 @@ from volbench.model import (
     Workload,
 )
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
+from volbench.plans.placement.placed import Resuming
 from volbench.plans.placement.preparation import prepare_target
 from volbench.plans.qos.setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.runs.engine import Step, drive, open_run, recorded_engine
@@ -88,10 +89,13 @@ def verify(
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
 
 
-def resume(session: Session, run: RunRecord) -> Outcome:
+def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
     """Run again, in the same run, a verification that was interrupted before any
     tenant's result was stored (its tenants run together: a share measured alone
-    would not be a verification). UsageError when some tenants were stored."""
+    would not be a verification). UsageError when some tenants were stored. Its
+    device is prepared with the options it recorded (``how`` has nothing for it)."""
+    session.reporter.note(f"resuming run {record.id}: its tenants run again together")
+    run = session.store.get_run(record.id)
     if run.raw_outputs:
         raise UsageError(
             f"run {run.id}: {len(run.raw_outputs)} of its tenants were stored before it "
