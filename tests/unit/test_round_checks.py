@@ -41,6 +41,9 @@ class OneStep:
     def committed(self, round_no: int, tests: Sequence[Result]) -> None:
         pass
 
+    def foreseen(self) -> tuple[Workload, ...]:
+        return ()
+
 
 def _checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rws: tuple[RW, ...]) -> list[bool]:
     """The ``writes`` of every check of a run of one step of a test per ``rws``."""

@@ -205,3 +205,7 @@ class Steps:
 
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         pass
+
+    def foreseen(self) -> tuple[Workload, ...]:
+        """No guess: its steps' tests run together."""
+        return ()

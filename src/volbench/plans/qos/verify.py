@@ -227,6 +227,10 @@ class OneStep:
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         pass
 
+    def foreseen(self) -> tuple[Workload, ...]:
+        """No guess: its steps' tests run together."""
+        return ()
+
 
 @dataclass(frozen=True)
 class Tenants:

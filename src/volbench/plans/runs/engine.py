@@ -68,6 +68,11 @@ class Course(Protocol):
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         """Rounds from ``round_no`` on were committed with these tests."""
 
+    def foreseen(self) -> tuple[Workload, ...]:
+        """A guess at the tests of the step after the current one, asked once the
+        current step is known: the engine starts the first one's fio ahead, held until
+        its round starts (killed unused when the guess was wrong). Empty: no guess."""
+
 
 class PlanCourse:
     """A :class:`PlanSpec` under way: its rounds in order, then what ``next_round``
@@ -89,6 +94,11 @@ class PlanCourse:
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         self.tests += tests
         self._finished |= {t.name for t in tests}
+
+    def foreseen(self) -> tuple[Workload, ...]:
+        """No guess: nothing is started ahead across its steps (within a step, the
+        engine starts each next test's fio ahead)."""
+        return ()
 
 
 def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Workload]]:
@@ -237,10 +247,9 @@ def _run_step(
 
 
 def _guess(course: Course, step: Step) -> tuple[Workload, ...]:
-    """The first test of the course's guess at its next step (its ``foreseen``, where it
-    has one): its fio is started ahead and held until its round starts."""
-    foreseen: Callable[[], tuple[Workload, ...]] | None = getattr(course, "foreseen", None)
-    return () if step.together or foreseen is None else foreseen()[:1]
+    """The first test of the course's guess at its next step (:meth:`Course.foreseen`):
+    its fio is started ahead and held until its round starts."""
+    return () if step.together else course.foreseen()[:1]
 
 
 @contextlib.contextmanager
