@@ -28,10 +28,10 @@ from overhead import zram_device
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW
 from volbench.plans import sweep
-from volbench.plans.engine import execute
-from volbench.plans.execution import Session
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import NullReporter
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 BLKIO = Path("/sys/fs/cgroup/blkio")

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from volbench.model import TargetInfo
-from volbench.plans.engine import Guard
+from volbench.plans.runs.engine import Guard
 from volbench.targets.identity import identify
 from volbench.targets.safety import check_round
 

@@ -26,10 +26,10 @@ from volbench.fio.executable import best_engine, fio_path
 from volbench.fio.job import JobFile, render
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, Workload
-from volbench.plans.engine import execute
-from volbench.plans.execution import PlanSpec, Session
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import NullReporter
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import PlanSpec, Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 ZRAM_CONTROL = Path("/sys/class/zram-control")

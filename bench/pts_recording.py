@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.fio.runner import RawRun, StatusCallback, SubprocessRunner, job_sections
-from volbench.plans.execution import Session
-from volbench.plans.preparation import prepare_target
+from volbench.plans.placement.preparation import PurgeSettings, prepare_target
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import (
     build,
@@ -43,7 +42,8 @@ from volbench.plans.pts.options import (
     parse_mixes,
     parse_tests,
 )
-from volbench.plans.reporter import NullReporter
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 MiB = 1 << 20
@@ -112,7 +112,7 @@ def record(directory: Path, size_bytes: int, overrides: dict[str, Any], once: bo
         info = prepare_target(str(device), True, reporter, None, str(device), False)
         session = Session(store, runner, reporter, Path(tmp) / "runs")
         options = build(**overrides)
-        driver.begin(session, options, info, {}, None, driver.PurgeSettings(data_allowed=True))
+        driver.begin(session, options, info, {}, None, PurgeSettings(data_allowed=True))
     return runner.count
 
 

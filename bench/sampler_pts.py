@@ -35,7 +35,7 @@ from pathlib import Path
 from overhead import zram_device
 
 from volbench.model import TargetInfo
-from volbench.plans.round_watch import RoundWatch
+from volbench.plans.runs.round_watch import RoundWatch
 from volbench.store.repository import Store
 from volbench.targets.sampler import Sampler
 

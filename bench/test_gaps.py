@@ -33,8 +33,8 @@ from volbench.fio.executable import best_engine
 from volbench.fio.job import JobFile, render
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, Workload
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import NullReporter
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.reporter import NullReporter
 
 
 def _busy_ms(outputs: list[str]) -> float:

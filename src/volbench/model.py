@@ -127,7 +127,7 @@ class Workload:
     job_text: str | None = None
     """A test of a user's job file (``volbench run job``): its jobs as fio runs them
     (:mod:`volbench.fio.job_group`), instead of the options above, which then describe
-    them (:func:`volbench.plans.job_tests.summary`)."""
+    them (:func:`volbench.plans.jobs.tests.summary`)."""
 
     @property
     def outstanding_io(self) -> int:

@@ -19,21 +19,12 @@ from typing import TypeVar
 from volbench.analysis import qos_results
 from volbench.analysis.limit_evidence import KnownCap
 from volbench.model import RunRecord
-from volbench.plans import (
-    capture,
-    fill,
-    firsttouch,
-    hdtune,
-    importing,
-    iometer,
-    job_tests,
-    limits,
-    qos_capability,
-    quick,
-    replay,
-    sweep,
-)
+from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
+from volbench.plans.imported import importing
+from volbench.plans.jobs import tests as job_tests
 from volbench.plans.pts import options as pts
+from volbench.plans.qos import capability as qos_capability
+from volbench.plans.runs import fill
 from volbench.report import contents, run_sheets
 from volbench.report.diskmark_sheets import quick_sheet
 from volbench.report.document import Document

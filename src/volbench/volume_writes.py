@@ -19,7 +19,7 @@ from volbench.store.repository import Store
 def written_key(run: RunRecord) -> str | None:
     """What names ``run``'s volume for what was written on it: its volume key, and for
     a place whose disk is made anew (a lab guest's, every ``volbench lab up``) the disk
-    it was (:func:`volbench.plans.fleet_preparation.guest_disk`)."""
+    it was (:func:`volbench.plans.placement.fleet_preparation.guest_disk`)."""
     key = volume_key(run)
     places = run.settings.places
     target = places[0].target if key is not None and len(places) == 1 else None

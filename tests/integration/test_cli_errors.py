@@ -30,11 +30,11 @@ from cli_harness import (
 from volbench.errors import FioError
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.engine import execute
-from volbench.plans.execution import PlanSpec, Session
-from volbench.plans.importing import import_file
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import NullReporter
+from volbench.plans.imported.importing import import_file
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import PlanSpec, Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 from volbench.targets.scratch import is_volbench_file
 

@@ -23,8 +23,8 @@ import pytest
 from cli_harness import Volbench, error_line, finish, fio_jobs, fio_json, run_all
 
 from volbench.errors import TargetError
-from volbench.plans.qos_plan_file import read_plan
-from volbench.plans.qos_setup import plan_id
+from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.qos.setup import plan_id
 from volbench.targets import cgroup
 
 TENANTS = ("--tenant", "qos-t40:40", "--tenant", "qos-t60:60", "--tenant", "qos-t80:80")

@@ -26,10 +26,10 @@ from test_cli_kill import fio_processes
 from volbench.analysis.percentiles import percentiles_from_bins
 from volbench.fio.runner import SubprocessRunner
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.engine import execute
-from volbench.plans.execution import PlanSpec, Session
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import NullReporter
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import PlanSpec, Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 from volbench.targets.scratch import MARKER_XATTR, is_volbench_file, sidecar_path
 

@@ -23,8 +23,8 @@ from measured import record
 from volbench.lab import backing
 from volbench.lab import guest as guests
 from volbench.lab.throttle import Bucket
-from volbench.plans.qos_plan_file import read_plan
-from volbench.plans.qos_setup import host_group
+from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.qos.setup import host_group
 from volbench.store.repository import Store
 from volbench.targets import cgroup
 

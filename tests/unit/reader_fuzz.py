@@ -84,7 +84,7 @@ def read_spec_toml(path: Path) -> None:
 
 def read_qos_plan(path: Path) -> None:
     from volbench.analysis.qos_document import plan_document
-    from volbench.plans.qos_plan_file import read_plan
+    from volbench.plans.qos.plan_file import read_plan
 
     json.dumps(plan_document(read_plan(str(path))), allow_nan=False)
 

@@ -40,25 +40,17 @@ from volbench.fio.job_source import HostFacts, read_files
 from volbench.fio.parser import parse
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck, job_sections
 from volbench.model import RW, LogSeries, RunRecord, RunSettings, RunStatus, Stall, TargetInfo
-from volbench.plans import (
-    capture,
-    firsttouch,
-    hdtune,
-    iometer,
-    job_tests,
-    limits,
-    qos_capability,
-    quick,
-    replay,
-    sweep,
-)
-from volbench.plans.engine import Step, drive, execute, open_run
-from volbench.plans.execution import Session
-from volbench.plans.importing import import_file
+from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
+from volbench.plans.imported.importing import import_file
+from volbench.plans.jobs import tests as job_tests
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.pts import driver
 from volbench.plans.pts.options import build
-from volbench.plans.qos_verify import OneStep
-from volbench.plans.reporter import NullReporter
+from volbench.plans.qos import capability as qos_capability
+from volbench.plans.qos.verify import OneStep
+from volbench.plans.runs.engine import Step, drive, execute, open_run
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.records import json_object
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
@@ -127,7 +119,7 @@ def _pts_run(store: Store, tmp: Path) -> int:
         tar.extractall(folder, filter="data")
     split_throughput(folder)
     session = _session(store, tmp, RecordedRunner(folder))
-    purging = driver.PurgeSettings(replay=True)
+    purging = PurgeSettings(replay=True)
     options = build(**PTS_OPTIONS)  # type: ignore[arg-type]
     outcome = driver.begin(session, options, TARGET, LABELS, None, purging)
     assert outcome.status is RunStatus.COMPLETED

@@ -11,7 +11,7 @@ text, byte flips; numbers beyond 64 bits and of 400 digits, texts and keys at an
 beyond the store's bounds, times out of fio's lifetime or out of order), sometimes
 mutates a round's fio output inside it the same way,
 and writes it gzip-compressed (and then sometimes flipped or cut) or plain. It is
-imported by :func:`volbench.plans.importing.import_path` with the plans' checks
+imported by :func:`volbench.plans.imported.importing.import_path` with the plans' checks
 (what the ``import`` command calls) into a real SQLite store.
 
 Every outcome must be a one-line :class:`~volbench.errors.VolbenchError` of exit
@@ -53,7 +53,7 @@ from test_import_fuzz import impossible, impossible_times, round_trip
 from volbench.errors import VolbenchError
 from volbench.fio.parser import parse
 from volbench.plans import capture
-from volbench.plans.importing import import_file, import_path
+from volbench.plans.imported.importing import import_file, import_path
 from volbench.plans.kinds import check_setup
 from volbench.store import bundle
 from volbench.store.repository import Store

@@ -21,7 +21,7 @@ from test_bundle import BLKPARSE, _failed_run
 
 from volbench.cli.main import main
 from volbench.plans import capture
-from volbench.plans.importing import import_file, import_path
+from volbench.plans.imported.importing import import_file, import_path
 from volbench.plans.kinds import check_setup
 from volbench.records import RecordError
 from volbench.store import bundle

@@ -9,7 +9,7 @@ import pytest
 from volbench.errors import UsageError
 from volbench.model import RW, Workload, split_cache_mode
 from volbench.plans.cache_mode import with_cache_mode
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.report.run_sheets import cache_notes
 
 PLAN = PlanSpec("p", ((Workload("a", RW.RANDREAD), Workload("b", RW.WRITE)),))

@@ -15,7 +15,7 @@ from recorded import FIO_FIXTURES
 
 from volbench.errors import UsageError
 from volbench.model import TargetInfo
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.spec_sheets import product_sheet
 from volbench.specs import catalogue, run_promise, user_catalogue, validation

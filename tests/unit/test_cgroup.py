@@ -8,7 +8,7 @@ import pytest
 
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.errors import TargetError
-from volbench.plans.qos_setup import host_group, plan_id, tenant_limits
+from volbench.plans.qos.setup import host_group, plan_id, tenant_limits
 from volbench.targets import cgroup
 from volbench.targets.cgroup import Hierarchy, Limits
 

@@ -23,7 +23,7 @@ from volbench.plans.dry_run import (
     preview_target,
     product_size,
 )
-from volbench.plans.dry_run_pts import pts_preview
+from volbench.plans.pts.dry_run import pts_preview
 from volbench.plans.pts.options import build
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, parse_hourly_cost, run_cost

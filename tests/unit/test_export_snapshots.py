@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from recorded import FIO_FIXTURES
 
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.comparison import comparison_sheet
 from volbench.report.export import export
 from volbench.report.run_sheets import run_sheet

@@ -1,4 +1,4 @@
-"""``--fill`` (plans/fill.py): the fill of what a plan reads, first; an adaptive plan
+"""``--fill`` (plans/runs/fill.py): the fill of what a plan reads, first; an adaptive plan
 chooses its tests without it, started and resumed."""
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from volbench.model import (
     Workload,
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
-from volbench.plans import fill, quick, sweep
+from volbench.plans import quick, sweep
 from volbench.plans.dry_run import FIO_START_S, plan_preview
-from volbench.plans.execution import PlanSpec
-from volbench.plans.resumption import resumable_plan
+from volbench.plans.kinds import kind
+from volbench.plans.resumers import Tests
+from volbench.plans.runs import fill
+from volbench.plans.runs.execution import PlanSpec
 from volbench.units import MiB
 
 GIB = 1024 * MiB
@@ -105,7 +107,9 @@ def test_a_resumed_adaptive_run_does_not_see_its_fill_either() -> None:
         labels={},
         settings=settings,
     )
-    resumed = resumable_plan(run)
+    resumer = kind(run.plan).resume
+    assert isinstance(resumer, Tests)
+    resumed = resumer.plan(run)
     assert [w.name for r in resumed.rounds for w in r] == ["fill"]
     assert resumed.next_round is not None
     # the sweep's first point, as if the fill were not there: qd1-jobs1

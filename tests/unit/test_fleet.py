@@ -15,10 +15,10 @@ from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.fio.server import parse_identity, server_command
 from volbench.model import RW, Place, Workload
-from volbench.plans import fill
-from volbench.plans.execution import PlanSpec
-from volbench.plans.fleet_spec import Fleet, schedule
-from volbench.plans.places import places_from, read_hosts_file
+from volbench.plans.placement.fleet_spec import Fleet, schedule
+from volbench.plans.placement.named import places_from, read_hosts_file
+from volbench.plans.runs import fill
+from volbench.plans.runs.execution import PlanSpec
 
 FLEET = "fleet_client_server_jsonplus.txt"
 

@@ -24,7 +24,7 @@ from volbench.analysis.host_series import (
 )
 from volbench.analysis.timeseries import round_logs
 from volbench.model import HostSample, LogSeries, RunSettings, StoredWorkload, TargetInfo
-from volbench.plans.round_watch import enabled, health_values
+from volbench.plans.runs.round_watch import enabled, health_values
 from volbench.report.run_sheets import run_document
 from volbench.store.repository import Store
 from volbench.targets import cgroup_limits as cg

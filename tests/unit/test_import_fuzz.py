@@ -1,7 +1,7 @@
 """Fuzzing ``volbench import`` in-process with mutated recorded fio outputs.
 
 Each mutation of a fixture in tests/fixtures/fio (see :mod:`mutation`) is written to
-a file and imported by :func:`volbench.plans.importing.import_file` (what the
+a file and imported by :func:`volbench.plans.imported.importing.import_file` (what the
 ``import`` command calls) into a real SQLite store. Every outcome must be either a
 refusal -- a one-line :class:`UsageError` naming the file, with nothing stored (no
 run, round or result row) -- or an import whose every stored figure is one fio can
@@ -36,7 +36,7 @@ from volbench.errors import UsageError
 from volbench.fio.document import LONG_LONG_MAX
 from volbench.fio.parser import MAX_CPU_PCT, MAX_IOPS, parse
 from volbench.model import RunRecord, RunStatus, StoredResult
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.store import bundle
 from volbench.store.limits import EARLIEST, latest
 from volbench.store.repository import Store

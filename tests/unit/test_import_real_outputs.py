@@ -25,7 +25,7 @@ from recorded import FIO_FIXTURES
 
 from volbench.fio.options import fio_size, fio_time, workload_record
 from volbench.model import RunRecord, StoredResult
-from volbench.plans.importing import import_file, read_import
+from volbench.plans.imported.importing import import_file, read_import
 from volbench.report.run_sheets import result_rows
 from volbench.store.repository import Store
 

@@ -21,8 +21,8 @@ from volbench.errors import ParseError, UsageError
 from volbench.fio.latency import bucket_width
 from volbench.fio.parser import parse
 from volbench.model import RunStatus
-from volbench.plans import importing
-from volbench.plans.importing import import_file
+from volbench.plans.imported import importing
+from volbench.plans.imported.importing import import_file
 from volbench.store import bundle
 from volbench.store.repository import Store
 

@@ -20,8 +20,8 @@ from recorded import FIO_FIXTURES, fixture_text, raw_document
 
 from volbench.analysis.promise import Measured, check
 from volbench.model import RunRecord
-from volbench.plans.imported_output import fio_error_texts
-from volbench.plans.importing import import_file, read_import
+from volbench.plans.imported.importing import import_file, read_import
+from volbench.plans.imported.output import fio_error_texts
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.html import render_html
 from volbench.report.run_sheets import run_sheet

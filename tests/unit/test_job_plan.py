@@ -26,14 +26,16 @@ from volbench.fio.job_text import JobValueError
 from volbench.fio.raw import RawRun
 from volbench.fio.replay import ReplayRunner, job_sections
 from volbench.model import RW, RunStatus, TargetInfo
-from volbench.plans import job_reading, job_tests
 from volbench.plans.dry_run import FIO_START_S, plan_preview
-from volbench.plans.engine import execute
-from volbench.plans.execution import Session
-from volbench.plans.job_targets import NamedPath, prepare_named
-from volbench.plans.placement import placed
-from volbench.plans.reporter import NullReporter
-from volbench.plans.resumption import committed_tests, resume_run
+from volbench.plans.jobs import reading as job_reading
+from volbench.plans.jobs import tests as job_tests
+from volbench.plans.kinds import kind
+from volbench.plans.placement.job_targets import NamedPath, prepare_named
+from volbench.plans.placement.placed import placed
+from volbench.plans.resumers import Tests, committed_tests
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 FOLDER = FIO_FIXTURES / "jobfile"
@@ -277,7 +279,9 @@ def test_a_run_interrupted_then_resumed_keeps_its_finished_groups(
             assert [n.target.path for n in run.settings.named] == [n.path for n in made.named]
             assert [n.writes for n in run.settings.named] == [True] + [False] * 5
             runner.stop_at = None
-            done = resume_run(session, run, place.target, place.round_runner)
+            resumer = kind(run.plan).resume
+            assert isinstance(resumer, Tests)
+            done = resumer.run_again(session, run, place.target, place.round_runner)
         assert done.status is RunStatus.COMPLETED
         assert [t.name for t in done.tests] == ["write", "write-beside", "named"]
         run = store.get_run(str(outcome.run_id))

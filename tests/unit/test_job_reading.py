@@ -1,5 +1,5 @@
 """A user's job file read as fio reads it (volbench.fio.job_source, job_files,
-plans.job_groups), held against fio's own recorded reading of the same files
+plans.jobs.groups), held against fio's own recorded reading of the same files
 (tests/fixtures/fio/jobfile: ``fio --parse-only --debug=parse,file``)."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from volbench.fio.job_source import (
     jobs,
     read_files,
 )
-from volbench.plans.job_groups import groups
-from volbench.plans.job_targets import named_paths, resolve
+from volbench.plans.jobs.groups import groups
+from volbench.plans.placement.job_targets import named_paths, resolve
 
 FOLDER = FIO_FIXTURES / "jobfile"
 FILES = ("groups.fio", "named.fio")

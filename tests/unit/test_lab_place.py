@@ -27,7 +27,7 @@ from volbench.model import (
 from volbench.places import lab
 from volbench.places.lab import DISK, LAB, guest_cache, lab_address, lab_name
 from volbench.places.table import check_write, host_name, kind_of
-from volbench.plans.places import places_from
+from volbench.plans.placement.named import places_from
 
 
 def test_lab_names() -> None:

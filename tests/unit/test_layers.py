@@ -75,9 +75,15 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
         ),
         (
             "fio/upward.py",
-            "from volbench.plans import engine",
+            "from volbench.plans.runs import engine",
             "Layers: each imports only those below it BROKEN",
-            "volbench.fio.upward -> volbench.plans.engine",
+            "volbench.fio.upward -> volbench.plans.runs.engine",
+        ),
+        (
+            "plans/runs/upward.py",
+            "from volbench.plans.placement import placed",
+            "Plans: plan kinds over where a run goes over how a run goes BROKEN",
+            "volbench.plans.runs.upward -> volbench.plans.placement.placed",
         ),
         (
             "testbed.py",

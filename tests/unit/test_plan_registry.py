@@ -14,21 +14,14 @@ import pytest
 from volbench.analysis import qos_results
 from volbench.cli.main import cli
 from volbench.model import RW, RunSettings
-from volbench.plans import (
-    capture,
-    firsttouch,
-    hdtune,
-    importing,
-    iometer,
-    job_tests,
-    limits,
-    qos_capability,
-    quick,
-    replay,
-    sweep,
-)
-from volbench.plans.kinds import KINDS, Resumes, kind
+from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
+from volbench.plans.imported import importing
+from volbench.plans.jobs import tests as job_tests
+from volbench.plans.kinds import KINDS, kind
 from volbench.plans.pts import driver
+from volbench.plans.qos import capability as qos_capability
+from volbench.plans.qos import verify as qos_verify
+from volbench.plans.resumers import PLANNED, Tests, never
 from volbench.views import UNKNOWN, VIEWS, view
 
 CREATED_BY = {
@@ -107,19 +100,21 @@ def test_the_table_is_read_only_and_unknown_plans_are_generic() -> None:
 
 
 def test_how_each_plan_resumes_is_in_the_table() -> None:
-    assert kind(driver.NAME).resumes is Resumes.ROUNDS
-    assert kind(qos_results.PLAN).resumes is Resumes.TOGETHER
-    assert kind(importing.PLAN).resumes is Resumes.NEVER
-    assert kind(quick.NAME).resumes is Resumes.TESTS
-    assert kind(job_tests.NAME).resumes is Resumes.TESTS and kind(job_tests.NAME).together
-    assert kind("no-such-plan").resumes is Resumes.TESTS  # its recorded tests, if any
+    assert kind(driver.NAME).resume is driver.resume  # after its last committed round
+    assert kind(qos_results.PLAN).resume is qos_verify.resume  # its tenants together
+    assert kind(importing.PLAN).resume is never and kind(capture.NAME).resume is never
+    assert kind(quick.NAME).resume is PLANNED
+    job = kind(job_tests.NAME).resume
+    assert isinstance(job, Tests) and job.together is not None and job.rebuild is None
+    assert kind("no-such-plan").resume is PLANNED  # its recorded tests, if any
 
 
 def test_a_sweep_run_is_rebuilt_from_its_settings() -> None:
     options = sweep.SweepOptions(RW.RANDREAD, 4096, (1, 2, 4), (1, 2), find_max=True)
     plan = sweep.find_max_plan(options)
-    rebuild = kind(sweep.NAME).rebuild
-    assert rebuild is not None
+    resumer = kind(sweep.NAME).resume
+    assert isinstance(resumer, Tests) and resumer.rebuild is not None
+    rebuild = resumer.rebuild
     stored = RunSettings.from_record(
         json.loads(json.dumps(RunSettings(options=plan.options).record()))
     )

@@ -12,7 +12,7 @@ from products import split_product
 from volbench.analysis.promise import Measured, check, combined_finding, rate_verdict
 from volbench.errors import UsageError
 from volbench.model import StoredWorkload
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet, count_unit_lines
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect, given_caps

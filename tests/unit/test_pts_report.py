@@ -23,10 +23,11 @@ from volbench.errors import TargetError
 from volbench.fio.job_text import held_description
 from volbench.fio.runner import RawRun, ReplayRunner
 from volbench.model import RunRecord, RunStatus, TargetInfo
-from volbench.plans.execution import Session
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.pts import driver, state
 from volbench.plans.pts.options import PtsSetup, build
-from volbench.plans.reporter import NullReporter
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.report.axis import duration_text
 from volbench.report.chart import Chart, traces_values
 from volbench.report.document import Section
@@ -100,7 +101,7 @@ def _replayed(tmp: Path, **options: Any) -> RunRecord:
     target = TargetInfo("/dev/replayed", "block", 64 * MiB)
     with Store.open(str(tmp / "store.db")) as store:
         session = Session(store, ReplayRunner(tmp / "rec"), NullReporter(), tmp / "runs")
-        purging = driver.PurgeSettings(replay=True)
+        purging = PurgeSettings(replay=True)
         outcome = driver.begin(session, build(**{**OPTIONS, **options}), target, {}, None, purging)  # type: ignore[arg-type]
         assert outcome.status is RunStatus.COMPLETED
         return store.get_run(outcome.run_id)
@@ -417,7 +418,7 @@ def test_ctrl_c_during_the_probe_stops_the_run_before_it_is_recorded(tmp_path: P
     with Store.open(str(tmp_path / "store.db")) as store:
         runner = _CtrlCOnProbe(tmp_path / "rec")
         session = Session(store, runner, NullReporter(), tmp_path / "runs")
-        purging = driver.PurgeSettings(replay=True)
+        purging = PurgeSettings(replay=True)
         with pytest.raises(KeyboardInterrupt):
             driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
         assert store.list_runs() == []
@@ -507,7 +508,7 @@ def test_fewer_rounds_than_a_window_report_steady_state_not_evaluated(tmp_path: 
     options = build(**{**OPTIONS, "tests": ("iops", "hir"), "max_rounds": 2})  # type: ignore[arg-type]
     with Store.open(str(tmp_path / "store.db")) as store:
         session = Session(store, ReplayRunner(tmp_path / "rec"), NullReporter(), tmp_path / "runs")
-        purging = driver.PurgeSettings(replay=True)
+        purging = PurgeSettings(replay=True)
         outcome = driver.begin(session, options, target, {}, None, purging)
         assert outcome.status is RunStatus.COMPLETED
         stored = store.get_run(outcome.run_id)

@@ -20,13 +20,14 @@ from recorded import FIO_FIXTURES
 from volbench.cli.pts import pts_command
 from volbench.fio.runner import ReplayRunner
 from volbench.model import RW, RunStatus, TargetInfo, Workload
-from volbench.plans.execution import Session
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.pts import catalog, driver
 from volbench.plans.pts.cells import PassCell, job
 from volbench.plans.pts.declared import Declared, OwnOptions, option
 from volbench.plans.pts.options import PtsOptions, PtsSetup, build
 from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
-from volbench.plans.reporter import NullReporter
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.report.chart import Chart
 from volbench.report.pts import pages
 from volbench.report.pts.data import PtsData, sheet
@@ -194,7 +195,7 @@ def test_the_toy_runs_stores_its_option_and_shows_its_page(toy: None, tmp_path: 
     with Store.open(str(tmp_path / "store.db")) as store:
         runner = ReplayRunner(_recording(tmp_path))
         session = Session(store, runner, NullReporter(), tmp_path / "runs")
-        purging = driver.PurgeSettings(replay=True)
+        purging = PurgeSettings(replay=True)
         outcome = driver.begin(session, options, target, {}, None, purging)
         assert outcome.status is RunStatus.COMPLETED
         run = store.get_run(outcome.run_id)

@@ -24,12 +24,12 @@ from volbench.fio.runner import ReplayRunner
 from volbench.lab.guest import Guest
 from volbench.lab.throttle import Bucket, Limits
 from volbench.model import RunSettings, RunStatus, TargetInfo
-from volbench.plans.engine import drive, open_run
-from volbench.plans.execution import Session
-from volbench.plans.qos_guest_launch import GuestTenants, tenant_of
-from volbench.plans.qos_guests import course, guest_limits, shared_backing
-from volbench.plans.qos_plan_file import read_plan
-from volbench.plans.reporter import NullReporter
+from volbench.plans.qos.guest_launch import GuestTenants, tenant_of
+from volbench.plans.qos.guests import course, guest_limits, shared_backing
+from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.runs.engine import drive, open_run
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.records import json_object
 from volbench.store.repository import Store
 

@@ -10,7 +10,7 @@ import pytest
 from volbench.analysis.qos import MAX_TENANTS, Rates, Tenant, fit_alpha, make_plan
 from volbench.analysis.qos_document import plan_document
 from volbench.errors import UsageError
-from volbench.plans.qos_plan_file import MAX_BYTES, read_plan
+from volbench.plans.qos.plan_file import MAX_BYTES, read_plan
 
 
 def _document() -> dict[str, object]:

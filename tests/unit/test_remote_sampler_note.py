@@ -14,10 +14,10 @@ from recorded import FIO_FIXTURES
 
 from volbench.fio.tunnel import SshHost
 from volbench.model import HostSample, LogSeries, Place, PlaceRecord, RunRecord, TargetInfo
-from volbench.plans.fleet_preparation import fleet_settings
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.importing import import_file
-from volbench.plans.remote_watch import RemoteWatch, not_sampled, watch_of
+from volbench.plans.imported.importing import import_file
+from volbench.plans.placement.fleet_preparation import fleet_settings
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.runs.remote_watch import RemoteWatch, not_sampled, watch_of
 from volbench.report.limit_sheets import explain_sheet, limits_sheet
 from volbench.store.repository import Store
 from volbench.targets.remote_channel import ssh_sampler_command

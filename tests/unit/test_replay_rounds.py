@@ -14,13 +14,13 @@ from recorded import FIO_FIXTURES
 
 from volbench.fio.runner import ReplayRunner
 from volbench.model import RW, Place, RunSettings, RunStatus, TargetInfo, Workload
-from volbench.plans.engine import Step, drive, execute, open_run
-from volbench.plans.execution import PlanSpec, Session
-from volbench.plans.fleet import FleetRounds
-from volbench.plans.fleet_preparation import fleet_settings, fleet_target
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.qos_verify import OneStep, Tenants
-from volbench.plans.reporter import NullReporter
+from volbench.plans.placement.fleet import FleetRounds
+from volbench.plans.placement.fleet_preparation import fleet_settings, fleet_target
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.qos.verify import OneStep, Tenants
+from volbench.plans.runs.engine import Step, drive, execute, open_run
+from volbench.plans.runs.execution import PlanSpec, Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 from volbench.targets import cgroup
 from volbench.views import summary_for

@@ -28,7 +28,7 @@ from volbench.errors import UsageError
 from volbench.fio.logs import read_series
 from volbench.fio.parser import parse
 from volbench.model import LogSeries, RunRecord, RunSettings, RunStatus, Stall
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.chart import traces_values, window_chart
 from volbench.report.comparison import comparison_charts, comparison_sheet
 from volbench.report.heatmap import heatmap_chart

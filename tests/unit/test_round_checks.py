@@ -16,10 +16,10 @@ from recorded import FIO_FIXTURES
 from volbench.fio.runner import ReplayRunner
 from volbench.model import RW, RunSettings, RunStatus, TargetInfo, Workload
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
-from volbench.plans import engine
-from volbench.plans.engine import Step, drive, open_run
-from volbench.plans.execution import Session
-from volbench.plans.reporter import NullReporter
+from volbench.plans.runs import engine
+from volbench.plans.runs.engine import Step, drive, open_run
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 MiB = 1 << 20
@@ -40,6 +40,9 @@ class OneStep:
 
     def committed(self, round_no: int, tests: Sequence[Result]) -> None:
         pass
+
+    def foreseen(self) -> tuple[Workload, ...]:
+        return ()
 
 
 def _checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rws: tuple[RW, ...]) -> list[bool]:

@@ -27,7 +27,7 @@ from volbench.model import (
     TargetInfo,
     Workload,
 )
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.report.export import export
 from volbench.report.limit_sheets import explain_sheet, facts_of, limits_sheet

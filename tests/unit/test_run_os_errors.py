@@ -17,11 +17,12 @@ from volbench.fio.logs import missing_logs
 from volbench.fio.runner import RawRun, ReplayRunner, StatusCallback, StopCheck
 from volbench.model import RunStatus, TargetInfo, Workload
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
-from volbench.plans import execution, quick
-from volbench.plans import round as round_module
-from volbench.plans.engine import execute
-from volbench.plans.execution import Session, prepare_runs_dir
-from volbench.plans.reporter import NullReporter
+from volbench.plans import quick
+from volbench.plans.runs import execution
+from volbench.plans.runs import round as round_module
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import Session, prepare_runs_dir
+from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 
 TARGET = TargetInfo(path="/tmp/volbench-test.img", kind="file", capacity_bytes=1 << 30)
@@ -111,7 +112,7 @@ def test_missing_or_empty_per_second_logs_are_named(tmp_path: Path) -> None:
 
 
 class _Warnings:
-    """What :func:`volbench.plans.round._check_logs` uses of a session."""
+    """What :func:`volbench.plans.runs.round._check_logs` uses of a session."""
 
     def __init__(self) -> None:
         self.warnings: list[str] = []

@@ -29,7 +29,7 @@ from volbench.model import (
 )
 from volbench.plans import sweep
 from volbench.plans.capture import CaptureSetup
-from volbench.plans.fleet_preparation import stored_fleet
+from volbench.plans.placement.fleet_preparation import stored_fleet
 from volbench.plans.pts.iops import Matrix
 from volbench.plans.pts.options import PtsSetup, build
 from volbench.records import RecordError

@@ -10,7 +10,7 @@ from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.promise import Measured, rate_verdict
 from volbench.errors import UsageError
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect, instance_caps

@@ -9,7 +9,7 @@ import pytest
 from recorded import FIO_FIXTURES
 
 from volbench.errors import UsageError
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.check_sheets import CheckRequest, check_sheet
 from volbench.specs import catalogue
 from volbench.specs.expectation import check_limits, expect

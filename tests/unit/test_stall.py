@@ -15,7 +15,7 @@ from recorded import FIO_FIXTURES
 
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason, utc_text
 from volbench.model import RW, Stall, Workload
-from volbench.plans.round_status import RoundStatus
+from volbench.plans.runs.round_status import RoundStatus
 
 T0 = 1_700_000_000.0
 

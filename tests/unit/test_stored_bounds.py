@@ -25,8 +25,8 @@ from volbench.cli.main import INTERNAL_ERROR, main
 from volbench.errors import StoreError, UsageError
 from volbench.fio.document import load
 from volbench.model import RunRecord, RunSettings, TargetInfo
-from volbench.plans.importing import import_file
-from volbench.plans.places import places_from
+from volbench.plans.imported.importing import import_file
+from volbench.plans.placement.named import places_from
 from volbench.store import bundle
 from volbench.store.bundle_values import BundleError
 from volbench.store.limits import (

@@ -11,7 +11,7 @@ import pytest
 from recorded import FIO_FIXTURES, raw_document
 
 from volbench.model import RunRecord
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.axis import duration_text, latency_unit, log_axis, tick_text
 from volbench.report.chart import PALETTE, Series, bar_chart, line_chart
 from volbench.report.run_list import runs_sheet

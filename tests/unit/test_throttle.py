@@ -11,7 +11,7 @@ from recorded import FIO_FIXTURES, raw_document
 from volbench.analysis.throttle import Point, fingerprint, shared_budget
 from volbench.errors import UsageError
 from volbench.model import StoredResult
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.report.throttle_sheets import (
     fingerprint_sheet,
     points_by_workload,

@@ -165,7 +165,7 @@ def test_an_event_before_the_first_one_starts_the_trace() -> None:
 
 def test_import_of_blkparse_output_is_a_captured_workload(tmp_path: Path) -> None:
     from volbench.plans import capture
-    from volbench.plans.importing import import_path
+    from volbench.plans.imported.importing import import_path
     from volbench.store.repository import Store
 
     with Store.open(str(tmp_path / "v.db")) as store:

@@ -13,8 +13,8 @@ from volbench.fio.server import exposure_warning
 from volbench.fio.tunnel import SshHost, local_addresses, remote_script, ssh_command
 from volbench.places.ssh import parse_ssh_host
 from volbench.places.table import host_name
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.places import places_from
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.named import places_from
 
 
 @pytest.mark.parametrize(

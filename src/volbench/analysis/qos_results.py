@@ -32,7 +32,7 @@ class VerifyOptions:
     when the quiet ones still get what they asked for. ``nominal_sizes``: the
     tenants' sizes are proportions, not checked against the device's capacity.
     ``guests``: each tenant is the lab guest of its name (limits in QEMU's throttle
-    group, :mod:`volbench.plans.qos_guests`); ``fit_alpha``: two more rounds measure
+    group, :mod:`volbench.plans.qos.guests`); ``fit_alpha``: two more rounds measure
     the guests' virtualisation loss (:mod:`volbench.analysis.qos_alpha`)."""
 
     duration_s: float = 3.0

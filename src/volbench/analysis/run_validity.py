@@ -61,7 +61,7 @@ CHECKS: tuple[Check, ...] = (
 """Every check, in the order their marks are listed."""
 
 IMPORTED = "import"
-"""The plan of a run imported from fio's output (plans/importing.py)."""
+"""The plan of a run imported from fio's output (plans/imported/importing.py)."""
 CACHE_MODE = "cache_mode"
 """The run's settings key recording a cache in front of its volume (:func:`front_cache`)."""
 

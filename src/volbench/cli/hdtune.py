@@ -11,7 +11,7 @@ from volbench.errors import UsageError
 from volbench.model import TargetInfo
 from volbench.plans import firsttouch as firsttouch_plan
 from volbench.plans import hdtune
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 
 
 @click.command("scan")

@@ -1,5 +1,5 @@
 """``volbench run job``: the user's own fio job files, run as fio runs them, with
-everything volbench adds to a plan (:mod:`volbench.plans.job_tests`)."""
+everything volbench adds to a plan (:mod:`volbench.plans.jobs.tests`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import click
 
 from volbench.cli.plan_run import TargetChoice, job_target_options, run_plan
-from volbench.plans import job_tests
+from volbench.plans.jobs import tests as job_tests
 
 
 @click.command("job")

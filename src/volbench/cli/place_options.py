@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from volbench.fio.job_text import check_value
-from volbench.plans.places import read_hosts_file
+from volbench.plans.placement.named import read_hosts_file
 from volbench.text_file import read_text
 from volbench.units import MiB
 

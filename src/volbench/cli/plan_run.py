@@ -37,14 +37,14 @@ from volbench.plans.dry_run import (
     plan_preview,
     preview_target,
 )
-from volbench.plans.engine import execute
-from volbench.plans.execution import Outcome, PlanSpec, Session
-from volbench.plans.fill import note as fill_note
-from volbench.plans.fill import with_fill
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.job_targets import NamedPath, run_target
-from volbench.plans.placement import Placement
-from volbench.plans.places import named_by, places_from
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.job_targets import NamedPath, run_target
+from volbench.plans.placement.named import named_by, places_from
+from volbench.plans.placement.placed import Placement
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import Outcome, PlanSpec, Session
+from volbench.plans.runs.fill import note as fill_note
+from volbench.plans.runs.fill import with_fill
 from volbench.plans.starting import RunRequest, Where, started
 from volbench.report.validity_sheets import Verdicts
 from volbench.specs.run_cost import HourlyCost

@@ -39,18 +39,19 @@ from volbench.plans.dry_run import (
     choose_engine,
     preview_target,
 )
-from volbench.plans.dry_run_pts import pts_preview
-from volbench.plans.execution import Outcome, Session
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.placement import Placement
-from volbench.plans.places import places_from
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.named import places_from
+from volbench.plans.placement.placed import Placement
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.pts import catalog, driver
+from volbench.plans.pts.dry_run import pts_preview
 from volbench.plans.pts.options import (
     NAME as PTS,
 )
 from volbench.plans.pts.options import (
     PtsOptions,
 )
+from volbench.plans.runs.execution import Outcome, Session
 from volbench.plans.starting import RunRequest, Where, started
 from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.specs import catalogue
@@ -72,12 +73,12 @@ def purge_settings(
     ata_password: str | None,
     destroy_data: Sequence[str],
     replay: bool | str | None = False,
-) -> driver.PurgeSettings:
+) -> PurgeSettings:
     """How each test purges (``--purge``, ``--ata-password``, ``--destroy-data``;
     ``replay``: recorded outputs, nothing is purged)."""
     if purge_method == "ata-secure-erase" and not ata_password:
         raise UsageError("--purge ata-secure-erase needs --ata-password")
-    return driver.PurgeSettings(purge_method, ata_password, bool(destroy_data), bool(replay))
+    return PurgeSettings(purge_method, ata_password, bool(destroy_data), bool(replay))
 
 
 def finish(store: Store, outcome: Outcome, fmt: str, strict: bool = False) -> None:
@@ -153,7 +154,7 @@ throughput-1024k and throughput-128k, each with its own purge and WIPC.
 def run_pts(
     options: PtsOptions,
     places: Places,
-    purging: driver.PurgeSettings,
+    purging: PurgeSettings,
     size: int | None,
     ioengine: str | None,
     labels: tuple[tuple[str, str], ...],

@@ -29,8 +29,10 @@ from volbench.cli.qos_options import GUESTS_HELP, MEASURED, RATES, TENANT, nomin
 from volbench.cli.qos_verify import verify_command
 from volbench.errors import UsageError
 from volbench.lab import monitor
-from volbench.plans import qos_capability, qos_guests, qos_setup
-from volbench.plans.qos_plan_file import read_plan
+from volbench.plans.qos import capability as qos_capability
+from volbench.plans.qos import guests as qos_guests
+from volbench.plans.qos import setup as qos_setup
+from volbench.plans.qos.plan_file import read_plan
 from volbench.plans.starting import open_session
 from volbench.report.qos_sheets import (
     applied_sheet,

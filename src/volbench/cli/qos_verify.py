@@ -36,12 +36,12 @@ from volbench.cli.qos_options import GUESTS_HELP, nominal_option
 from volbench.cli.session import conclude
 from volbench.errors import CheckFailed, UsageError
 from volbench.model import RW, RunRecord
-from volbench.plans import qos_guests
 from volbench.plans.dry_run import estimate_line
-from volbench.plans.execution import Outcome, Session
-from volbench.plans.placement import Placement
-from volbench.plans.qos_plan_file import read_plan
-from volbench.plans.qos_verify import preview, verify
+from volbench.plans.placement.placed import Placement
+from volbench.plans.qos import guests as qos_guests
+from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.qos.verify import preview, verify
+from volbench.plans.runs.execution import Outcome, Session
 from volbench.plans.starting import RunRequest, runs_folder, started
 from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.specs.run_cost import HourlyCost

@@ -45,7 +45,7 @@ from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.plan_run import TargetChoice, run_plan
 from volbench.errors import UsageError
 from volbench.places.table import default_targets
-from volbench.plans import job_tests
+from volbench.plans.jobs import tests as job_tests
 from volbench.recipes import jobs, loader, running
 from volbench.recipes.model import Recipe, Step
 from volbench.report.sheet import Column, Sheet

@@ -19,7 +19,7 @@ from volbench.cli.options import (
 from volbench.cli.spec import catalogue_option
 from volbench.errors import UsageError
 from volbench.model import RunStatus
-from volbench.plans.importing import import_path
+from volbench.plans.imported.importing import import_path
 from volbench.plans.kinds import check_setup
 from volbench.report.run_list import runs_sheet
 from volbench.report.validity_sheets import Verdicts

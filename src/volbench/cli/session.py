@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from volbench.cli import console
 from volbench.model import RunStatus
-from volbench.plans.execution import Outcome
+from volbench.plans.runs.execution import Outcome
 
 
 def conclude(outcome: Outcome, show: Callable[[], None] | None = None) -> None:

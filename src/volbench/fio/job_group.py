@@ -5,7 +5,7 @@ with (its global sections' options first, then its own, in order) but those volb
 decides itself (:data:`DECIDED`):
 
 - which jobs run together (``stonewall``, ``new_group``, ``wait_for``): each of the
-  file's groups is a test, a round of the run (:mod:`volbench.plans.job_tests`);
+  file's groups is a test, a round of the run (:mod:`volbench.plans.jobs.tests`);
   :func:`group_lines` starts each test of a round with ``new_group``;
 - ``thread``: volbench runs every job as a thread of fio, so it stops with volbench
   (:func:`volbench.fio.job.render`); ``name``: each job is reported under its test's

@@ -115,7 +115,7 @@ FILE_OPTIONS = frozenset(
 """Options that say which files a job opens (:mod:`volbench.fio.job_files`)."""
 
 GROUPING = frozenset({"stonewall", "new_group", "wait_for"})
-"""Options that say which jobs run together (:mod:`volbench.plans.job_tests`)."""
+"""Options that say which jobs run together (:mod:`volbench.plans.jobs.tests`)."""
 
 _PATTERNS = frozenset({"buffer_pattern", "verify_pattern"})
 

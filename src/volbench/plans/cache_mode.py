@@ -12,7 +12,7 @@ import dataclasses
 
 from volbench.errors import UsageError
 from volbench.model import BUFFERED_PREFIX, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 
 MODES = ("direct", "buffered", "both")
 

@@ -20,9 +20,9 @@ from volbench.errors import UsageError, VolbenchError
 from volbench.fio.executable import ENGINE_ORDER, best_engine
 from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.model import TargetInfo, Workload
-from volbench.plans import fill
-from volbench.plans.execution import PlanSpec, new_workdir
-from volbench.plans.preparation import DEFAULT_FILE_BYTES
+from volbench.plans.placement.preparation import DEFAULT_FILE_BYTES
+from volbench.plans.runs import fill
+from volbench.plans.runs.execution import PlanSpec, new_workdir
 from volbench.plans.sweep import options_from
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, run_cost

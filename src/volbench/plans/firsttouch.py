@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from volbench.model import RW, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object
 
 PASSES = ("first-pass", "second-pass")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from volbench.errors import UsageError
 from volbench.model import RW, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object
 
 SCAN = "scan"

@@ -23,7 +23,7 @@ from typing import Any
 from volbench.errors import UsageError
 from volbench.fio.bounds import MAX_BLOCK_SIZE, MAX_NUMJOBS, MAX_POINTS
 from volbench.model import RW, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object
 from volbench.text_file import read_text
 from volbench.units import parse_size, shown

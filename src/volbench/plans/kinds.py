@@ -1,6 +1,7 @@
 """The one table of what each plan's runs are to the run engine: how a run is
-continued by ``volbench resume``, how an adaptive plan is rebuilt from its settings,
-and how its own recorded options are read back. How runs are *shown* is a layer
+continued by ``volbench resume`` (its resumer, :mod:`volbench.plans.resumers`, which
+rebuilds an adaptive plan from its settings), and how its own recorded options are
+read back. How runs are *shown* is a layer
 above, in :mod:`volbench.views`; both tables are keyed by the plan names runs store.
 
 :data:`KINDS` is written out here, whole; nothing registers itself on import.
@@ -11,51 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from types import MappingProxyType
 
 from volbench.analysis import qos_results
 from volbench.errors import UsageError
 from volbench.model import RunRecord, RunSettings, Workload
-from volbench.plans import (
-    capture,
-    firsttouch,
-    hdtune,
-    importing,
-    iometer,
-    job_tests,
-    limits,
-    qos_capability,
-    quick,
-    replay,
-    sweep,
-)
-from volbench.plans.execution import PlanSpec
+from volbench.plans import capture, firsttouch, hdtune, iometer, limits, quick, replay, sweep
+from volbench.plans.imported import importing
+from volbench.plans.jobs import tests as job_tests
 from volbench.plans.profile_record import stored_profile
+from volbench.plans.pts import driver
 from volbench.plans.pts import options as pts
+from volbench.plans.qos import capability as qos_capability
+from volbench.plans.qos import verify as qos_verify
+from volbench.plans.resumers import PLANNED, Resumer, Tests, never
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import section
-
-Rebuilder = Callable[[RunSettings], PlanSpec]
-"""An adaptive plan (its next round chosen from results) from its run's settings."""
 
 SetupReader = Callable[[RunRecord], object]
 """A plan's own recorded options as its typed record (RecordError: they do not fit)."""
-
-Regrouper = Callable[[RunSettings], tuple[tuple[Workload, ...], ...]]
-"""A plan's rounds from its run's settings (its recorded tests in their rounds)."""
-
-
-class Resumes(StrEnum):
-    """How a plan's run goes on after it stopped (:mod:`volbench.plans.resumption`)."""
-
-    TESTS = "tests"
-    """Its planned tests that have no stored result run, each whole."""
-    ROUNDS = "rounds"
-    """It goes on at its first missing cell, from its recorded options (PTS)."""
-    TOGETHER = "together"
-    """Its tests run again all at once, in their cgroups (a QoS verification)."""
-    NEVER = "never"
-    """It cannot be continued (an import, a capture: start it again)."""
 
 
 def _section(key: str, kind: type[object]) -> SetupReader:
@@ -93,38 +68,34 @@ def _job_rounds(settings: RunSettings) -> tuple[tuple[Workload, ...], ...]:
 class PlanKind:
     """A plan's row of the table."""
 
-    resumes: Resumes = Resumes.TESTS
-    rebuild: Rebuilder | None = None
-    """For an adaptive plan: how ``volbench resume`` rebuilds it (None: its recorded
-    rounds are all there is to resume)."""
+    resume: Resumer = PLANNED
+    """How ``volbench resume`` continues its run (:mod:`volbench.plans.resumers`): by
+    default its planned tests that have no stored result, each whole."""
     setup: SetupReader | None = None
     """Reads the plan's own recorded options (None: the plan records none to check)."""
-    together: Regrouper | None = None
-    """For a plan whose rounds run their tests at once (a job file's groups): its
-    rounds from its settings (None: each recorded test is a round of its own)."""
 
 
 KINDS: Mapping[str, PlanKind] = MappingProxyType(
     {
         quick.NAME: PlanKind(setup=_section(quick.NAME, quick.QuickOptions)),
         sweep.NAME: PlanKind(
-            rebuild=_find_max_again, setup=_section(sweep.NAME, sweep.SweepOptions)
+            Tests(rebuild=_find_max_again), setup=_section(sweep.NAME, sweep.SweepOptions)
         ),
         iometer.NAME: PlanKind(setup=_section(iometer.NAME, iometer.IometerOptions)),
         hdtune.SCAN: PlanKind(setup=_section(hdtune.SCAN, hdtune.ScanOptions)),
         hdtune.FILEBENCH: PlanKind(setup=_section(hdtune.FILEBENCH, hdtune.FilebenchOptions)),
         firsttouch.NAME: PlanKind(setup=_section(firsttouch.NAME, firsttouch.FirstTouchOptions)),
-        pts.NAME: PlanKind(Resumes.ROUNDS, setup=_whole(pts.PtsSetup)),
-        qos_results.PLAN: PlanKind(Resumes.TOGETHER, setup=qos_results.VerifySetup.of),
+        pts.NAME: PlanKind(driver.resume, setup=_whole(pts.PtsSetup)),
+        qos_results.PLAN: PlanKind(qos_verify.resume, setup=qos_results.VerifySetup.of),
         qos_capability.NAME: PlanKind(),
-        importing.PLAN: PlanKind(Resumes.NEVER),
-        capture.NAME: PlanKind(Resumes.NEVER, setup=stored_profile),
+        importing.PLAN: PlanKind(never),
+        capture.NAME: PlanKind(never, setup=stored_profile),
         replay.NAME: PlanKind(setup=_section(replay.NAME, replay.ReplayOptions)),
         limits.NAME: PlanKind(
-            rebuild=_limits_again, setup=_section(limits.NAME, limits.LimitsOptions)
+            Tests(rebuild=_limits_again), setup=_section(limits.NAME, limits.LimitsOptions)
         ),
         job_tests.NAME: PlanKind(
-            setup=_section(job_tests.NAME, job_tests.JobOptions), together=_job_rounds
+            Tests(together=_job_rounds), setup=_section(job_tests.NAME, job_tests.JobOptions)
         ),
     }
 )

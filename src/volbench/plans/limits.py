@@ -84,7 +84,7 @@ from volbench.analysis.limiter_model import (
 from volbench.errors import UsageError
 from volbench.fio.job import planned_seconds
 from volbench.model import RW, TestResult, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object
 
 NAME = "limits"

@@ -14,7 +14,7 @@ series, limit verdicts and ``volbench compare`` work as for every plan):
 
 The iolog is written into the runs folder (scratch space) before the run starts;
 a replay writes when its trace does, so the target passes the usual safety
-checks first (:func:`volbench.plans.preparation.prepare_target`).
+checks first (:func:`volbench.plans.placement.preparation.prepare_target`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from volbench.analysis.workload_profile import WorkloadProfile
 from volbench.errors import UsageError
 from volbench.fio.iolog import write_iolog
 from volbench.model import RW, TargetInfo, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object
 from volbench.trace.events import IoTrace
 

@@ -4,7 +4,7 @@ comes out (:class:`Started`), for ``run`` plans, ``pts`` and ``qos verify``.
 Every run is started the same way, in this order, so each refusal is one line before
 anything is written: a product named in the labels is checked; fio (or the recorded
 outputs of ``--replay``) is checked before the store is opened (:func:`open_session`);
-the runs folder; the places (:func:`~volbench.plans.placement.placed`: a target on
+the runs folder; the places (:func:`~volbench.plans.placement.placed.placed`: a target on
 this machine, several, or hosts; each checked by the safety rules); the product's
 promise at the target's size; then the plan's own start (``begin``). Commands only
 parse their options into a request and render what comes out.
@@ -19,11 +19,11 @@ from pathlib import Path
 
 from volbench.fio.runner import ReplayRunner, Runner, SubprocessRunner
 from volbench.fio.stall import StallPolicy
-from volbench.plans.execution import Outcome, Session, prepare_runs_dir
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.job_targets import NamedPath
-from volbench.plans.placement import Placement, placed
-from volbench.plans.reporter import Reporter
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.job_targets import NamedPath
+from volbench.plans.placement.placed import Placement, placed
+from volbench.plans.runs.execution import Outcome, Session, prepare_runs_dir
+from volbench.plans.runs.reporter import Reporter
 from volbench.specs import catalogue
 from volbench.specs.run_promise import settled
 from volbench.store.repository import Store, default_data_dir

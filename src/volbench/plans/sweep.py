@@ -16,7 +16,7 @@ from volbench.analysis.peak_search import next_point
 from volbench.errors import UsageError
 from volbench.fio.bounds import MAX_IODEPTH, MAX_NUMJOBS, MAX_POINTS
 from volbench.model import RW, TestResult, Workload
-from volbench.plans.execution import PlanSpec
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object, section
 
 NAME = "sweep"

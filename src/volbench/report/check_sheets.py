@@ -31,8 +31,8 @@ from volbench.analysis.run_limits import run_verdicts
 from volbench.analysis.validity import Validity
 from volbench.errors import UsageError
 from volbench.model import RunRecord
-from volbench.plans import fill
 from volbench.plans.limits import NAME as LIMITS
+from volbench.plans.runs import fill
 from volbench.report.burst_sheets import bucket_lines, catalogue_burst_lines, run_bursts
 from volbench.report.limit_sheets import LimitRow, facts_of, limit_rows
 from volbench.report.limits_card import fitted_model

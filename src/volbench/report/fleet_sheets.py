@@ -19,7 +19,7 @@ from volbench.records import json_object
 from volbench.report.rows import Row, documents
 from volbench.report.sheet import Column, Sheet, fmt_count, fmt_latency, fmt_rate
 
-SOLO_PREFIX = "solo."  # as volbench.plans.fleet writes it
+SOLO_PREFIX = "solo."  # as volbench.plans.placement.fleet writes it
 MB = 1_000_000
 
 COLUMNS = (

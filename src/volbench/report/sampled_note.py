@@ -1,8 +1,8 @@
 """What the limit sheets say of a run's host and device samples: which hosts were
 sampled, and exactly why one was not.
 
-A run on this machine is sampled by plans/round_watch.py, one on other hosts by
-plans/remote_watch.py (its series named after each host). A host that was not
+A run on this machine is sampled by plans/runs/round_watch.py, one on other hosts by
+plans/runs/remote_watch.py (its series named after each host). A host that was not
 sampled is one of: a plain fio server (``HOST[:PORT]``: volbench has no channel to
 it), a host whose sampling session failed (an ssh session, a lab guest's shell: the
 run's stored warning ``host NAME is not sampled: REASON``,
@@ -16,7 +16,7 @@ import re
 
 from volbench.model import RunRecord
 from volbench.places.table import kind_of
-from volbench.plans.importing import PLAN as IMPORTED
+from volbench.plans.imported.importing import PLAN as IMPORTED
 from volbench.targets.remote_sampler import NOT_SAMPLED
 
 SAMPLED = (

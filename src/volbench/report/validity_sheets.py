@@ -21,7 +21,7 @@ from volbench.analysis.validity_facts import Known
 from volbench.analysis.written_ranges import RunWrites
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
-from volbench.plans import fill
+from volbench.plans.runs import fill
 from volbench.report.limit_sheets import EXPLAIN_COLUMNS
 from volbench.report.rows import Row
 from volbench.report.sheet import Column, Sheet, fmt_count

@@ -4,7 +4,7 @@ One set of bounds for the schema (:mod:`volbench.store.schema` sizes its columns
 them), for every write (:class:`volbench.store.repository.Store` checks what it is
 given, so SQLite, which does not enforce ``VARCHAR`` lengths, keeps exactly what
 PostgreSQL keeps) and for every reader of outside input (fio's JSON,
-:mod:`volbench.fio.parser` and :mod:`volbench.plans.imported_output`; bundles,
+:mod:`volbench.fio.parser` and :mod:`volbench.plans.imported.output`; bundles,
 :mod:`volbench.store.bundle_reader`; labels and run ids on the command line,
 :mod:`volbench.cli.options`). So what volbench accepts, it stores alike on both
 databases, exports and imports back; a value beyond a bound is refused where it is

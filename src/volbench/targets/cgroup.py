@@ -61,7 +61,7 @@ class Hierarchy:
 class Limits:
     """One tenant's limits: IOPS and bytes/s per direction (0 = no limit), weight;
     ``group`` names its cgroup ``volbench-<group>`` when it is not the tenant's name
-    (a plan's cgroups are ``volbench-p<plan id>-<tenant>``: :mod:`volbench.plans.qos_setup`)."""
+    (a plan's cgroups are ``volbench-p<plan id>-<tenant>``: :mod:`volbench.plans.qos.setup`)."""
 
     tenant: str
     read_iops: int

@@ -11,19 +11,26 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
 from volbench.fio.request import Here
-from volbench.model import RW, RunSettings, StoredResult, TargetInfo, TestResult, Workload
-from volbench.places.table import can_purge, purge
-from volbench.plans.engine import Guard, Step, drive, open_run, recorded_engine
-from volbench.plans.execution import Outcome, RoundRunner, Session, prepare_runs_dir
-from volbench.plans.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
-from volbench.plans.fleet_spec import Fleet
+from volbench.model import (
+    RW,
+    RunRecord,
+    RunSettings,
+    StoredResult,
+    TargetInfo,
+    TestResult,
+    Workload,
+)
+from volbench.places.table import can_purge
+from volbench.plans.placement.fleet import REMOTE_ENGINE, FleetRounds, PreparedFleet
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.placed import Resuming, placed_again
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.pts import catalog, state
 from volbench.plans.pts.cells import kib
 from volbench.plans.pts.estimate import estimate_note, format_duration, remaining
@@ -37,27 +44,15 @@ from volbench.plans.pts.options import (
 )
 from volbench.plans.pts.steady import WIPC_BS
 from volbench.plans.pts.test import Phase, Round, StoredRound
-from volbench.plans.round import run_round
+from volbench.plans.runs.engine import Guard, Step, drive, open_run, recorded_engine
+from volbench.plans.runs.execution import Outcome, RoundRunner, Session, prepare_runs_dir
+from volbench.plans.runs.round import run_round
 from volbench.records import json_object
 from volbench.targets.hold import reach, reached
 from volbench.units import format_bytes
 
 SPEED_PROBE_S = 2.0
 """Length of the sequential-write probe that sizes the WIPC estimate, seconds."""
-
-
-@dataclass(frozen=True)
-class PurgeSettings:
-    method: str = "auto"
-    ata_password: str | None = None
-    data_allowed: bool = False  # --destroy-data was given for this device
-    replay: bool = False  # fio's outputs are replayed: nothing writes, nothing to purge
-
-    def apply(self, target: TargetInfo) -> str:
-        """Purge ``target``; return the method used (as recorded in the run)."""
-        if self.replay:
-            return "none (replayed fio outputs)"
-        return purge(target, self.method, self.ata_password, self.data_allowed)
 
 
 def measure_seq_write(
@@ -67,7 +62,7 @@ def measure_seq_write(
 
     It writes (at most ``SPEED_PROBE_S`` seconds from the start of the active range),
     so it runs before the first purge, after the checks every round gets
-    (:class:`volbench.plans.engine.Guard`: the target is still what was checked and not
+    (:class:`volbench.plans.runs.engine.Guard`: the target is still what was checked and not
     in use, and fio reaches it through the descriptor that holds it). Ctrl-C during
     the probe raises KeyboardInterrupt (the run has not been recorded yet).
     """
@@ -221,7 +216,7 @@ def begin(
     The estimate uses a short measured 128 KiB sequential write (before the purge;
     on several targets at once, of the first local one; none on other hosts).
     With ``places`` every round runs on all of them at once (``target`` is their
-    record, :func:`volbench.plans.fleet_preparation.fleet_target`) and each is purged.
+    record, :func:`volbench.plans.placement.fleet_preparation.fleet_target`) and each is purged.
     Block sizes the target cannot do are left out first (:func:`fit_target`).
     """
     options = fit_target(options, target, places)
@@ -357,7 +352,7 @@ def run(
     places: PreparedFleet | None = None,
 ) -> Outcome:
     """Run (or continue) PTS run ``run_id`` until every test is done, on the run
-    engine (:func:`volbench.plans.engine.drive`): each cell a fio process of its own,
+    engine (:func:`volbench.plans.runs.engine.drive`): each cell a fio process of its own,
     committed as it ends.
 
     ``purged_already``: the target was purged just before the run was recorded
@@ -410,3 +405,20 @@ def _steady_note(test: str, history: list[StoredRound], options: PtsOptions) -> 
 
 def _span(rounds: tuple[int, ...]) -> str:
     return f"{rounds[0] + 1}-{rounds[-1] + 1}" if rounds else "-"
+
+
+def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
+    """Continue the stored PTS run ``record`` after its last committed round (the same
+    loop as a new run's, :func:`run`), on its places made ready again; UsageError when
+    its target's logical block size is no longer the one it was planned for."""
+    with placed_again(session.reporter, record, True, how) as place:
+        planned = record.setup(PtsSetup).options.logical_block_bytes
+        if logical_block_bytes(place.target, place.fleet) != planned:
+            raise UsageError(
+                f"{record.target.path} no longer has the {planned}-byte logical blocks run "
+                f"{record.id} was planned for: cannot resume"
+            )
+        session.store.reopen_run(record.id)
+        committed = session.store.round_count(record.id)
+        session.reporter.note(f"resuming run {record.id} after {committed} committed cells")
+        return run(session, record.id, place.target, how.purging, places=place.fleet)

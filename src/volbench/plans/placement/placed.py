@@ -2,11 +2,12 @@
 
 A run is on one target on this machine, or on several places at once (local
 targets, hosts running fio's server, hosts reached through SSH:
-:mod:`volbench.plans.fleet`). :func:`placed` prepares either (safety checks by
+:mod:`volbench.plans.placement.fleet`). :func:`placed` prepares either (safety checks by
 identity, scratch files, hosts probed and their tunnels opened until the block
 ends) and gives a :class:`Placement`: the run's target record, how its rounds run
 (the round runner), what its settings record of its places, and its ioengine. A new
-run, a PTS run and a resumed run of any plan all start here.
+run, a PTS run and a resumed run of any plan all start here: a stored run's places
+are made ready again, as they were, by :func:`placed_again`.
 """
 
 from __future__ import annotations
@@ -17,16 +18,17 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from volbench.errors import UsageError
 from volbench.fio.runner import Runner
-from volbench.model import NamedTarget, RunSettings, TargetInfo
-from volbench.plans.execution import PlanSpec, RoundRunner
-from volbench.plans.fleet import FleetRounds
-from volbench.plans.fleet_preparation import PreparedFleet, prepare_fleet
-from volbench.plans.fleet_spec import REMOTE_ENGINE, Fleet, connected, schedule
-from volbench.plans.job_targets import NamedPath, prepare_named, run_target
-from volbench.plans.preparation import prepare_target
-from volbench.plans.reporter import Reporter
-from volbench.plans.round import LocalLaunch, run_round
+from volbench.model import NamedTarget, RunRecord, RunSettings, TargetInfo
+from volbench.plans.placement.fleet import FleetRounds
+from volbench.plans.placement.fleet_preparation import PreparedFleet, prepare_fleet, stored_fleet
+from volbench.plans.placement.fleet_spec import REMOTE_ENGINE, Fleet, connected, schedule
+from volbench.plans.placement.job_targets import NamedPath, prepare_named, run_target
+from volbench.plans.placement.preparation import PurgeSettings, prepare_target
+from volbench.plans.runs.execution import PlanSpec, RoundRunner
+from volbench.plans.runs.reporter import Reporter
+from volbench.plans.runs.round import LocalLaunch, run_round
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,8 @@ class Placement:
 
     def rounds(self, plan: PlanSpec) -> Rounds:
         """``plan`` as the places run it (with ``--solo``: each fixed round first on each
-        place alone, :func:`volbench.plans.fleet_spec.schedule`) and how its rounds run."""
+        place alone, :func:`volbench.plans.placement.fleet_spec.schedule`) and how its
+        rounds run."""
         if self.fleet is None:
             return Rounds(plan, self._local)
         plan, alone = schedule(plan, self.fleet.fleet)
@@ -105,7 +108,7 @@ def placed(
     """The run's places ready for the block: ``target`` alone on this machine when
     ``fleet`` is None, else every place of ``fleet`` (``ssh://`` hosts' tunnels open
     until the block ends), or, for a job file that names its own, each file and device
-    of ``named`` (:mod:`volbench.plans.job_targets`). Every check refuses in one line
+    of ``named`` (:mod:`volbench.plans.placement.job_targets`). Every check refuses in one line
     before anything runs."""
     if named:
         prepared = prepare_named(named, reporter, size_bytes, destroy_data, force)
@@ -118,3 +121,33 @@ def placed(
     with connected(fleet) as reachable:
         ready = prepare_fleet(reachable, writes, reporter, destroy_data, force)
         yield Placement(ready.target, ready)
+
+
+@dataclass(frozen=True)
+class Resuming:
+    """What ``volbench resume`` was told: how a target is purged (a plan that purges),
+    and the safety options its places are prepared with again."""
+
+    purging: PurgeSettings
+    destroy_data: Sequence[str] = ()
+    force: bool = False
+
+
+@contextlib.contextmanager
+def placed_again(
+    reporter: Reporter, record: RunRecord, writes: bool, how: Resuming
+) -> Iterator[Placement]:
+    """The places of the stored run ``record`` ready again, as they were, through the
+    same checks as a new run's (:func:`placed`); UsageError when a size changed."""
+    fleet = stored_fleet(record.settings) if record.settings.places else None
+    path = record.target.path
+    named = [NamedPath(n.target.path, n.writes) for n in record.settings.named]
+    with placed(fleet, path, writes, reporter, None, how.destroy_data, how.force, named) as place:
+        then = [n.target for n in record.settings.named] or [record.target]
+        now = [n.target for n in place.named] or [place.target]
+        for before, after in zip(then, now, strict=True):
+            if after.capacity_bytes != before.capacity_bytes:
+                raise UsageError(
+                    f"{before.path} changed size since run {record.id} started: cannot resume"
+                )
+        yield place

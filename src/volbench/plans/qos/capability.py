@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from volbench.analysis.qos import Rates, check_capacity
 from volbench.errors import FioError, TargetError
 from volbench.model import RW, RunStatus, Workload
-from volbench.plans.engine import execute
-from volbench.plans.execution import PlanSpec, Session
-from volbench.plans.preparation import prepare_target
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.engine import execute
+from volbench.plans.runs.execution import PlanSpec, Session
 from volbench.targets.safety import check_write_allowed
 from volbench.units import GiB
 

@@ -1,5 +1,5 @@
 """The host and disk of each other host a run's rounds run on, sampled like this
-machine's (plans/round_watch.py) and stored with each round.
+machine's (plans/runs/round_watch.py) and stored with each round.
 
 For the whole run, each host runs the sampler script (targets/remote_sampler.py) on
 the disk under its first target, through the channel its place's kind opens
@@ -19,8 +19,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from volbench.analysis.host_series import fact_series, sample_series
 from volbench.model import HostSample, LogSeries, Place
 from volbench.places.table import sampler as sampler_of
-from volbench.plans.execution import Session
-from volbench.plans.round_watch import Watch, enabled
+from volbench.plans.runs.execution import Session
+from volbench.plans.runs.round_watch import Watch, enabled
 from volbench.targets.remote_sampler import NOT_SAMPLED, RemoteSampler
 
 Samplers = Mapping[str, RemoteSampler | str]
@@ -67,7 +67,7 @@ def not_sampled(host: str, reason: str) -> str:
 
 @dataclasses.dataclass
 class RemoteWatch:
-    """Watches one round on other hosts (:class:`volbench.plans.round_watch.Watch`)."""
+    """Watches one round on other hosts (:class:`volbench.plans.runs.round_watch.Watch`)."""
 
     samplers: tuple[RemoteSampler, ...]
     _samples: dict[str, tuple[HostSample, ...]] | None = None

@@ -31,13 +31,13 @@ from volbench.lab.backing import Backing, of_disk
 from volbench.lab.home import guest_dir
 from volbench.lab.throttle import Bucket, Limits
 from volbench.model import RunSettings, TestResult, Workload
-from volbench.plans.engine import Step, drive, open_run
-from volbench.plans.execution import Outcome, Session, prepare_runs_dir
-from volbench.plans.fleet_spec import REMOTE_ENGINE
-from volbench.plans.preparation import prepare_target
-from volbench.plans.qos_guest_launch import GuestTenants
-from volbench.plans.qos_setup import device_number, plan_id, tenant_limits
-from volbench.plans.qos_verify import tenant_workload
+from volbench.plans.placement.fleet_spec import REMOTE_ENGINE
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.qos.guest_launch import GuestTenants
+from volbench.plans.qos.setup import device_number, plan_id, tenant_limits
+from volbench.plans.qos.verify import tenant_workload
+from volbench.plans.runs.engine import Step, drive, open_run
+from volbench.plans.runs.execution import Outcome, Session, prepare_runs_dir
 from volbench.records import json_object
 from volbench.targets import cgroup
 
@@ -205,3 +205,7 @@ class Steps:
 
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         pass
+
+    def foreseen(self) -> tuple[Workload, ...]:
+        """No guess: its steps' tests run together."""
+        return ()

@@ -31,7 +31,7 @@ from volbench.units import shown
 
 NAME_CHARS = 64
 """The longest test name taken from a job's name (before a ``-gN``)."""
-_SOLO = "solo."  # volbench.plans.fleet_spec.SOLO_PREFIX (a run on several places)
+_SOLO = "solo."  # volbench.plans.placement.fleet_spec.SOLO_PREFIX (a run on several places)
 
 
 @dataclass(frozen=True)

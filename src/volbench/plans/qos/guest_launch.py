@@ -1,4 +1,4 @@
-"""The round of a QoS verification on lab guests (:mod:`volbench.plans.qos_guests`):
+"""The round of a QoS verification on lab guests (:mod:`volbench.plans.qos.guests`):
 every tenant's fio at once, a fio client per guest (fio's server in the guest, on its
 disk) and the host's own fio here on the shared backing device, in the host's cgroup
 except when it runs alone. Every fio is reached through ``session.runner`` (the
@@ -24,9 +24,9 @@ from volbench.fio.runner import RawRun
 from volbench.lab import guest as lab_guests
 from volbench.model import FioOutput, TestResult, Workload
 from volbench.places.lab import DISK
-from volbench.plans.execution import RoundContext, Session
-from volbench.plans.round import Process, run_round
-from volbench.plans.round_status import RoundStatus
+from volbench.plans.runs.execution import RoundContext, Session
+from volbench.plans.runs.round import Process, run_round
+from volbench.plans.runs.round_status import RoundStatus
 from volbench.targets import cgroup
 
 

@@ -2,13 +2,13 @@
 watch, and the commit of what each printed to the store.
 
 A round is one fio process on this machine (in every plan, one test:
-:mod:`volbench.plans.engine` runs the tests of a plan's steps one by one), one fio
+:mod:`volbench.plans.runs.engine` runs the tests of a plan's steps one by one), one fio
 client for targets on other hosts, or a fio process per QoS tenant at once: each a
 :class:`Launch`, and :func:`run_round` the one path they all take. When a fio
 process ends, fio's verbatim JSON and the per-test results are committed at once, so
 a crash or a kill loses at most the test that was running; Ctrl-C keeps what fio
 measured up to it. Where a step's next test is known (the round's
-:class:`~volbench.plans.execution.Ahead`), its fio is started ahead, held before its
+:class:`~volbench.plans.runs.execution.Ahead`), its fio is started ahead, held before its
 first I/O, and let go as this round's fio ends well (:mod:`volbench.fio.held`): it
 runs while this round is committed, and a kill during that commit loses at most these
 two tests, which ``volbench resume`` runs again (a test is a result only once
@@ -35,9 +35,9 @@ from volbench.fio.runner import RawRun
 from volbench.fio.stall import stall_reason, utc_text
 from volbench.model import FioOutput, StoredWorkload, TargetInfo, TestResult, Workload
 from volbench.output_file import fio_folder
-from volbench.plans.execution import RUNS_DIR_HINT, RoundContext, Session, round_folder
-from volbench.plans.round_status import RoundStatus
-from volbench.plans.round_watch import Watch
+from volbench.plans.runs.execution import RUNS_DIR_HINT, RoundContext, Session, round_folder
+from volbench.plans.runs.round_status import RoundStatus
+from volbench.plans.runs.round_watch import Watch
 from volbench.targets.hold import reach, reached
 
 Split = Callable[[FioOutput], tuple[list[TestResult], list[TestResult]]]
@@ -70,8 +70,8 @@ class Process:
 
 class Launch(Protocol):
     """How a round's fio starts on its place: one process here (:class:`LocalLaunch`),
-    one fio client for other hosts (:class:`volbench.plans.fleet.HostsLaunch`), or a
-    process per QoS tenant at once (:class:`volbench.plans.qos_verify.TenantsLaunch`).
+    one fio client for other hosts (:class:`volbench.plans.placement.fleet.HostsLaunch`), or a
+    process per QoS tenant at once (:class:`volbench.plans.qos.verify.TenantsLaunch`).
     Every launch reaches fio through ``session.runner`` (replayable in tests)."""
 
     @property
@@ -123,7 +123,7 @@ class OneProcess:
 class LocalLaunch(OneProcess):
     """One fio process on this machine: the workloads on ``target``, the tests of a job
     file on the ``files`` it names (each checked), or the job file ``layout`` makes
-    (several targets at once: :mod:`volbench.plans.fleet`)."""
+    (several targets at once: :mod:`volbench.plans.placement.fleet`)."""
 
     layout: JobLayout | None = None
     watched: bool = True
@@ -192,7 +192,7 @@ def run_round(
 
     Each fio process's output is committed as a round of the store (numbered from
     ``context.round_no``) before anything else happens; ``split`` and ``places`` say how its
-    jobs make tests (several targets at once: :mod:`volbench.plans.fleet`). Stalls
+    jobs make tests (several targets at once: :mod:`volbench.plans.placement.fleet`). Stalls
     seen are stored whatever happens; with ``session.stall.abort`` the first one stops
     fio, the finished tests are committed and :class:`RunStalled` is raised. A failed
     fio (or a lost host, unless the launch goes on without it) raises FioError once

@@ -3,7 +3,7 @@ adds to every plan (safety checks by identity, stored results and series, host
 samples, stall watch, verdicts, the promise check, reports, resume).
 
 Each group of jobs fio reports together is a test, each set of jobs fio runs together
-a round: one fio process (:mod:`volbench.plans.job_groups`), so a finished group is
+a round: one fio process (:mod:`volbench.plans.jobs.groups`), so a finished group is
 stored within a second of its end and ``volbench resume`` runs only the groups not
 stored. A test keeps its jobs as fio reads them (:mod:`volbench.fio.job_group`); what
 differs from one fio process over the whole files: a fio start (about 0.3 s) between
@@ -12,7 +12,7 @@ test, and the seeds fio derives from a job's number where ``randseed`` is not gi
 (``randrepeat``: random offsets are those of the round's own fio).
 
 The files each job opens are resolved and checked as a ``--target``
-(:mod:`volbench.plans.job_targets`); ``--target`` (one or several) and ``--hosts``
+(:mod:`volbench.plans.placement.job_targets`); ``--target`` (one or several) and ``--hosts``
 replace them: every job then runs on each target. The test's workload record
 describes its jobs for checks and reports (:func:`summary`): what all its jobs state
 alike, its outstanding I/Os summed over them.
@@ -35,10 +35,10 @@ from volbench.fio.job_rules import DEFAULT_ENGINE, canonical
 from volbench.fio.job_source import HostFacts, Job, jobs
 from volbench.fio.options import workload_record
 from volbench.model import RW, Workload
-from volbench.plans.execution import PlanSpec
-from volbench.plans.job_groups import Group, clones, groups
-from volbench.plans.job_reading import read_checked
-from volbench.plans.job_targets import NamedPath, named_paths
+from volbench.plans.jobs.groups import Group, clones, groups
+from volbench.plans.jobs.reading import read_checked
+from volbench.plans.placement.job_targets import NamedPath, named_paths
+from volbench.plans.runs.execution import PlanSpec
 from volbench.records import json_object, section
 from volbench.store.limits import TEXT_CHARS
 

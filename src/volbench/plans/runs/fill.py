@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from volbench.errors import UsageError
 from volbench.model import RW, RunRecord, TestResult, Workload
-from volbench.plans.execution import NextRound, PlanSpec
+from volbench.plans.runs.execution import NextRound, PlanSpec
 from volbench.records import json_object
 from volbench.units import KiB, format_bytes
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import TargetError
 from volbench.fio.job_text import check_value
 from volbench.model import TargetInfo
-from volbench.plans.reporter import Reporter
+from volbench.places.table import purge
+from volbench.plans.runs.reporter import Reporter
 from volbench.targets.safety import canonical, check_write_allowed
 from volbench.targets.scratch import prepare_file
 from volbench.targets.target import inspect, require_capacity
@@ -16,6 +18,24 @@ from volbench.units import format_bytes
 
 DEFAULT_FILE_BYTES = 1 << 30
 """Size of a scratch file target when the user gives none: 1 GiB."""
+
+
+@dataclass(frozen=True)
+class PurgeSettings:
+    """How a target is purged before a plan that purges (PTS) writes it: the method
+    (``--purge-method``), the ATA security password, whether ``--destroy-data`` named
+    the device, and whether fio's outputs are replayed (nothing is purged then)."""
+
+    method: str = "auto"
+    ata_password: str | None = None
+    data_allowed: bool = False  # --destroy-data was given for this device
+    replay: bool = False  # fio's outputs are replayed: nothing writes, nothing to purge
+
+    def apply(self, target: TargetInfo) -> str:
+        """Purge ``target``; return the method used (as recorded in the run)."""
+        if self.replay:
+            return "none (replayed fio outputs)"
+        return purge(target, self.method, self.ata_password, self.data_allowed)
 
 
 def _is_block_device(path: Path) -> bool:

@@ -4,7 +4,7 @@ The plan's limits are applied as cgroups ``volbench-<tenant>`` (and
 ``volbench-<plan id>-host`` with the host reserve when asked); every tenant's fio starts
 inside its cgroup at the same moment and drives the device harder than its
 limit (a deep queue), so each tenant measures what its allocation delivers under
-contention. The tenants are one step of the run engine (:mod:`volbench.plans.engine`,
+contention. The tenants are one step of the run engine (:mod:`volbench.plans.runs.engine`,
 which records, finishes and resumes the run as for every plan); each tenant's fio
 output is committed as one round of the run (round number = tenant order), and the
 cgroups are removed afterwards whatever happened.
@@ -39,12 +39,13 @@ from volbench.model import (
     Workload,
 )
 from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
-from volbench.plans.engine import Step, drive, open_run, recorded_engine
-from volbench.plans.execution import Outcome, RoundContext, Session, prepare_runs_dir
-from volbench.plans.preparation import prepare_target
-from volbench.plans.qos_setup import device_number, plan_id, require_room, tenant_limits
-from volbench.plans.round import Process, run_round
-from volbench.plans.round_status import RoundStatus
+from volbench.plans.placement.placed import Resuming
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.qos.setup import device_number, plan_id, require_room, tenant_limits
+from volbench.plans.runs.engine import Step, drive, open_run, recorded_engine
+from volbench.plans.runs.execution import Outcome, RoundContext, Session, prepare_runs_dir
+from volbench.plans.runs.round import Process, run_round
+from volbench.plans.runs.round_status import RoundStatus
 from volbench.records import json_object
 from volbench.targets import cgroup
 from volbench.targets.hold import reach, reached
@@ -88,10 +89,13 @@ def verify(
         cgroup.remove([hierarchy.path(limit.cgroup) for limit in limits])
 
 
-def resume(session: Session, run: RunRecord) -> Outcome:
+def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
     """Run again, in the same run, a verification that was interrupted before any
     tenant's result was stored (its tenants run together: a share measured alone
-    would not be a verification). UsageError when some tenants were stored."""
+    would not be a verification). UsageError when some tenants were stored. Its
+    device is prepared with the options it recorded (``how`` has nothing for it)."""
+    session.reporter.note(f"resuming run {record.id}: its tenants run again together")
+    run = session.store.get_run(record.id)
     if run.raw_outputs:
         raise UsageError(
             f"run {run.id}: {len(run.raw_outputs)} of its tenants were stored before it "
@@ -222,6 +226,10 @@ class OneStep:
 
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         pass
+
+    def foreseen(self) -> tuple[Workload, ...]:
+        """No guess: its steps' tests run together."""
+        return ()
 
 
 @dataclass(frozen=True)

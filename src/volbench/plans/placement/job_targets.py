@@ -5,17 +5,18 @@ to the folder volbench is started in (where fio run by hand would run), and reso
 to what they are: absolute, every link and ``..`` resolved
 (:func:`volbench.targets.safety.canonical`). That path is what the safety checks look
 at, what fio is given (a job's ``filename=`` is written again with it) and what is
-checked again by identity before every round (:class:`volbench.plans.engine.Guard`).
+checked again by identity before every round (:class:`volbench.plans.runs.engine.Guard`).
 Files fio names itself (``directory``, ``filename_format``) are given to fio as its
 folder and pattern, the folder resolved: such a file may not be a link.
 
-Each is then prepared as a ``--target`` is (:func:`volbench.plans.preparation.prepare_target`):
-a device written needs ``--destroy-data`` when it holds data, the machine's own disk
-and devices in use are refused, a file volbench did not make is written only with
-``--force``, and a missing file is made as a scratch file of real data, as large as
-its jobs ask (``filesize``, else ``size`` over its files), else ``--size``, else 1 GiB.
-A job that only reads an existing file smaller than it asks for would have fio lay the
-rest out: that file counts as written.
+Each is then prepared as a ``--target`` is
+(:func:`volbench.plans.placement.preparation.prepare_target`): a device written needs
+``--destroy-data`` when it holds data, the machine's own disk and devices in use are
+refused, a file volbench did not make is written only with ``--force``, and a missing
+file is made as a scratch file of real data, as large as its jobs ask (``filesize``,
+else ``size`` over its files), else ``--size``, else 1 GiB. A job that only reads an
+existing file smaller than it asks for would have fio lay the rest out: that file counts
+as written.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from volbench.fio.job_rules import writes
 from volbench.fio.job_source import Job
 from volbench.fio.options import fio_size
 from volbench.model import NamedTarget, TargetInfo
-from volbench.plans.places import named_by
-from volbench.plans.preparation import DEFAULT_FILE_BYTES, prepare_target
-from volbench.plans.reporter import Reporter
+from volbench.plans.placement.named import named_by
+from volbench.plans.placement.preparation import DEFAULT_FILE_BYTES, prepare_target
+from volbench.plans.runs.reporter import Reporter
 from volbench.store.limits import TEXT_CHARS, joined
 from volbench.units import format_bytes
 

@@ -6,7 +6,7 @@ as a fio process of its own (a round of the store, committed as it ends: a test
 fio finished is stored within about a second, whatever is killed afterwards), or
 all of a step's tests at once where the plan needs that (QoS verification's
 tenants, :attr:`Step.together`); the next test of a step is started ahead and held
-until the one before ends (:class:`volbench.plans.execution.Ahead`), so a step's
+until the one before ends (:class:`volbench.plans.runs.execution.Ahead`), so a step's
 tests run back to back. It owns the run's heartbeat and its end:
 ``completed``, ``interrupted`` (Ctrl-C, with what was cut) or ``failed`` (the
 error's one line stored, re-raised with how to continue the run). Starting a run
@@ -26,7 +26,7 @@ from typing import Protocol
 from volbench.errors import RunFailed, StoreError, UsageError, VolbenchError
 from volbench.fio.job import planned_seconds
 from volbench.model import RunRecord, RunSettings, RunStatus, TargetInfo, TestResult, Workload
-from volbench.plans.execution import (
+from volbench.plans.runs.execution import (
     Ahead,
     Outcome,
     PlanSpec,
@@ -37,8 +37,8 @@ from volbench.plans.execution import (
     os_failure,
     prepare_runs_dir,
 )
-from volbench.plans.round import run_round
-from volbench.plans.round_watch import watch_for
+from volbench.plans.runs.round import run_round
+from volbench.plans.runs.round_watch import watch_for
 from volbench.store.heartbeat import Heartbeat
 from volbench.targets.hold import Hold
 from volbench.targets.host import collect_host
@@ -68,6 +68,11 @@ class Course(Protocol):
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         """Rounds from ``round_no`` on were committed with these tests."""
 
+    def foreseen(self) -> tuple[Workload, ...]:
+        """A guess at the tests of the step after the current one, asked once the
+        current step is known: the engine starts the first one's fio ahead, held until
+        its round starts (killed unused when the guess was wrong). Empty: no guess."""
+
 
 class PlanCourse:
     """A :class:`PlanSpec` under way: its rounds in order, then what ``next_round``
@@ -89,6 +94,11 @@ class PlanCourse:
     def committed(self, round_no: int, tests: Sequence[TestResult]) -> None:
         self.tests += tests
         self._finished |= {t.name for t in tests}
+
+    def foreseen(self) -> tuple[Workload, ...]:
+        """No guess: nothing is started ahead across its steps (within a step, the
+        engine starts each next test's fio ahead)."""
+        return ()
 
 
 def _rounds(plan: PlanSpec, tests: Sequence[TestResult]) -> Iterator[Sequence[Workload]]:
@@ -145,8 +155,8 @@ def drive(
     """Run ``course``'s steps on run ``run_id`` until it has none left; return the outcome.
 
     New rounds are numbered after the committed ones. ``round_runner`` runs and
-    commits one round (several places at once: :mod:`volbench.plans.fleet`; a
-    QoS plan's tenants: :mod:`volbench.plans.qos_verify`). ``note`` is stored with a
+    commits one round (several places at once: :mod:`volbench.plans.placement.fleet`; a
+    QoS plan's tenants: :mod:`volbench.plans.qos.verify`). ``note`` is stored with a
     completed run (e.g. hosts lost on the way), with the run's warnings. A
     :class:`VolbenchError` or an OS error marks the run failed and is raised again
     with the run's id and how to continue it.
@@ -193,7 +203,7 @@ def _run_step(
     every round of the run shares (its own number and what comes after it are set for
     each). Returns what the user should be told when Ctrl-C cut the step short (else
     None). Before each, ``guard`` checks the targets; the host and the target's disk
-    are watched while each runs (:mod:`volbench.plans.round_watch`)."""
+    are watched while each runs (:mod:`volbench.plans.runs.round_watch`)."""
     batches = [step.workloads] if step.together else [(w,) for w in step.workloads]
     label = step.note or step.workloads[0].name
     shown = len(batches) > 1  # one progress line for the step's tests
@@ -237,10 +247,9 @@ def _run_step(
 
 
 def _guess(course: Course, step: Step) -> tuple[Workload, ...]:
-    """The first test of the course's guess at its next step (its ``foreseen``, where it
-    has one): its fio is started ahead and held until its round starts."""
-    foreseen: Callable[[], tuple[Workload, ...]] | None = getattr(course, "foreseen", None)
-    return () if step.together or foreseen is None else foreseen()[:1]
+    """The first test of the course's guess at its next step (:meth:`Course.foreseen`):
+    its fio is started ahead and held until its round starts."""
+    return () if step.together else course.foreseen()[:1]
 
 
 @contextlib.contextmanager
@@ -330,7 +339,8 @@ def execute(
     The settings record the planned tests (``planned``, one fio process each) and
     whether more are chosen from results (``adaptive``), so ``volbench resume`` can
     continue the run (:mod:`volbench.plans.resumption`); ``places`` the targets of a
-    run on several at once (:attr:`volbench.plans.fleet_preparation.PreparedFleet.settings`).
+    run on several at once
+    (:attr:`volbench.plans.placement.fleet_preparation.PreparedFleet.settings`).
     """
     engine = ioengine or session.runner.engine(Path(target.path))
     settings = dataclasses.replace(

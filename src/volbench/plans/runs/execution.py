@@ -1,6 +1,6 @@
 """What a plan is (:class:`PlanSpec`), the parts a run needs (:class:`Session`), how
 a run ended (:class:`Outcome`), and its runs folder. A round of a run:
-:mod:`volbench.plans.round`."""
+:mod:`volbench.plans.runs.round`."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from volbench.fio.job import planned_seconds
 from volbench.fio.runner import Runner
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus, TargetInfo, TestResult, Workload
-from volbench.plans.reporter import Reporter
-from volbench.plans.round_watch import Watch
+from volbench.plans.runs.reporter import Reporter
+from volbench.plans.runs.round_watch import Watch
 from volbench.store.repository import Store, default_data_dir
 
 NextRound = Callable[[Sequence[TestResult]], Sequence[Workload] | None]
@@ -127,7 +127,7 @@ class RoundContext:
     """Everything about one round besides the session: which run and round it is, its
     place and ioengine, the run's folder of fio files, the round after it (when fio
     may be started ahead) and what watches the host and disk while it runs (its
-    series are committed with the round, :mod:`volbench.plans.round_watch`)."""
+    series are committed with the round, :mod:`volbench.plans.runs.round_watch`)."""
 
     run_id: int
     round_no: int
@@ -149,7 +149,7 @@ def round_folder(workdir: Path, round_no: int) -> Path:
 
 
 class RoundRunner(Protocol):
-    """Runs and commits one round: :func:`volbench.plans.round.run_round`'s signature."""
+    """Runs and commits one round: :func:`volbench.plans.runs.round.run_round`'s signature."""
 
     def __call__(
         self, session: Session, context: RoundContext, workloads: Sequence[Workload]

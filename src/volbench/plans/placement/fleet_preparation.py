@@ -19,11 +19,11 @@ from volbench.model import (
     TargetInfo,
 )
 from volbench.places import table
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.places import check_remote_file, named_by
-from volbench.plans.preparation import prepare_target
-from volbench.plans.remote_watch import unsampled
-from volbench.plans.reporter import Reporter
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.named import check_remote_file, named_by
+from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.runs.remote_watch import unsampled
+from volbench.plans.runs.reporter import Reporter
 from volbench.targets.remote_sampler import NOT_SAMPLED
 
 
@@ -110,7 +110,7 @@ def prepare_fleet(
     """Check every place before anything runs; return the fleet that will run, each
     place's target, and what each host said of itself.
 
-    Local targets go through :func:`~volbench.plans.preparation.prepare_target`
+    Local targets go through :func:`~volbench.plans.placement.preparation.prepare_target`
     (safety checks, scratch files). volbench cannot look at another host's
     targets: remote ones need ``size_bytes``; a plan that writes writes a remote
     block device (``/dev/``) only when ``--destroy-data`` names it as ``HOST:PATH``,

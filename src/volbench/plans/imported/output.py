@@ -53,7 +53,7 @@ from volbench.model import (
     TargetInfo,
     TestResult,
 )
-from volbench.plans.imported_times import times
+from volbench.plans.imported.times import times
 from volbench.store.limits import (
     HOSTNAME_CHARS,
     NAME_CHARS,

@@ -1,6 +1,6 @@
 """A fleet: the places a plan runs on at once (local targets, or targets on other
 hosts through fio's client/server mode), and which rounds run on each place alone
-(``solo``). :mod:`volbench.plans.fleet` runs its rounds."""
+(``solo``). :mod:`volbench.plans.placement.fleet` runs its rounds."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from volbench.model import (
 )
 from volbench.places.table import connected as connected_hosts
 from volbench.places.table import kind_of
-from volbench.plans import fill
-from volbench.plans.execution import PlanSpec
-from volbench.plans.remote_watch import Samplers, sampled
+from volbench.plans.runs import fill
+from volbench.plans.runs.execution import PlanSpec
+from volbench.plans.runs.remote_watch import Samplers, sampled
 
 REMOTE_ENGINE = "libaio"
 """ioengine on other hosts unless ``--ioengine`` says otherwise (fio has it on every Linux)."""
@@ -46,7 +46,7 @@ class Fleet:
     samplers: Samplers = field(default_factory=dict, compare=False)
     checked_files: tuple[Place, ...] = field(default=(), compare=False)
     """Remote file targets written (checked by the host's own fio when the run starts,
-    :func:`volbench.plans.places.check_remote_file`): checked there again before each
+    :func:`volbench.plans.placement.named.check_remote_file`): checked there again before each
     round that writes, as nothing on this machine can hold them open."""
 
     def address(self, host: str) -> HostAddress:
@@ -84,7 +84,7 @@ class Fleet:
 def connected(fleet: Fleet) -> Iterator[Fleet]:
     """The fleet with a way to reach every host for the block, each as its kind reaches
     it (:func:`volbench.places.table.connected`: an ``ssh://`` host through an SSH
-    tunnel), each sampled through its kind's channel (:mod:`volbench.plans.remote_watch`),
+    tunnel), each sampled through its kind's channel (:mod:`volbench.plans.runs.remote_watch`),
     all closed however the block ends."""
     names = list(dict.fromkeys(p.host for p in fleet.places if p.host is not None))
     with connected_hosts(names) as addresses, sampled(fleet.places) as samplers:

@@ -20,7 +20,7 @@ from typing import Any
 from volbench.fio.live import LiveSample, LiveSampler
 from volbench.fio.stall import StallPolicy, StallWatch, stall_reason
 from volbench.model import Stall, Workload
-from volbench.plans.reporter import Reporter
+from volbench.plans.runs.reporter import Reporter
 
 
 class RoundStatus:

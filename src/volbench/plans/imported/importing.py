@@ -28,7 +28,7 @@ from volbench.model import (
     TestResult,
 )
 from volbench.plans import capture
-from volbench.plans.imported_output import fio_error_texts, read_output
+from volbench.plans.imported.output import fio_error_texts, read_output
 from volbench.store import bundle
 from volbench.store.repository import Store
 
@@ -43,7 +43,7 @@ plain JSON, about 220 MB of json+ (bench/import_scale.py); reading one takes abo
 @dataclasses.dataclass(frozen=True)
 class ImportedRun:
     """Everything one imported file stores: fio's JSON verbatim and what it states
-    (:mod:`volbench.plans.imported_output`): results, workloads, target, host, fio's
+    (:mod:`volbench.plans.imported.output`): results, workloads, target, host, fio's
     own start and end times (None: not stated) and notes for the user."""
 
     target: TargetInfo
@@ -71,7 +71,7 @@ def _check_storable(tests: list[TestResult]) -> None:
 def read_import(path: Path) -> ImportedRun:
     """Read, parse and check one fio output file; :class:`UsageError` (one line naming
     the file, what is wrong and where) when it cannot be imported as it is. What the
-    file states is taken from it (:func:`volbench.plans.imported_output.read_output`)."""
+    file states is taken from it (:func:`volbench.plans.imported.output.read_output`)."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)

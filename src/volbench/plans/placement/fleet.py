@@ -32,13 +32,13 @@ from volbench.model import (
     TestResult,
     Workload,
 )
-from volbench.plans.execution import RoundContext, Session
-from volbench.plans.fleet_preparation import PreparedFleet as PreparedFleet
-from volbench.plans.fleet_spec import REMOTE_ENGINE as REMOTE_ENGINE
-from volbench.plans.fleet_spec import Fleet
-from volbench.plans.places import check_remote_file
-from volbench.plans.remote_watch import watching
-from volbench.plans.round import (
+from volbench.plans.placement.fleet_preparation import PreparedFleet as PreparedFleet
+from volbench.plans.placement.fleet_spec import REMOTE_ENGINE as REMOTE_ENGINE
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.named import check_remote_file
+from volbench.plans.runs.execution import RoundContext, Session
+from volbench.plans.runs.remote_watch import watching
+from volbench.plans.runs.round import (
     HostsLost,
     JobLayout,
     Launch,
@@ -47,14 +47,14 @@ from volbench.plans.round import (
     Process,
     run_round,
 )
-from volbench.plans.round_status import RoundStatus
+from volbench.plans.runs.round_status import RoundStatus
 from volbench.targets.hold import reach, reached
 
 
 @dataclass
 class FleetRounds:
     """Runs one round on the fleet's places and commits it (see
-    :func:`volbench.plans.round.run_round`, which every round takes)."""
+    :func:`volbench.plans.runs.round.run_round`, which every round takes)."""
 
     fleet: Fleet
     alone: Mapping[int, tuple[Place, ...]] = field(default_factory=dict)
@@ -81,7 +81,7 @@ class FleetRounds:
         self, session: Session, context: RoundContext, workloads: Sequence[Workload]
     ) -> tuple[list[TestResult], str | None]:
         """The round (:meth:`_round`), its other hosts sampled while it runs
-        (:func:`volbench.plans.remote_watch.watching`)."""
+        (:func:`volbench.plans.runs.remote_watch.watching`)."""
         places = self.places(context.round_no)
         with watching(session, self.fleet.samplers, places, self.told, context.watch) as watch:
             return self._round(session, dataclasses.replace(context, watch=watch), workloads)

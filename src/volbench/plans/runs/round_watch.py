@@ -11,7 +11,7 @@ and a drive that gave nothing once is not asked again).
 
 Runs on several places at once are not watched here (the local host is not where
 their fio runs): rounds on other hosts are watched through a channel to each host
-(plans/remote_watch.py). ``VOLBENCH_SAMPLER=off`` turns the watch off
+(plans/runs/remote_watch.py). ``VOLBENCH_SAMPLER=off`` turns the watch off
 (bench/sampler_pts.py measures its cost with it).
 """
 
@@ -57,7 +57,7 @@ def health_values(reading: smart.DriveHealth) -> dict[str, float | None]:
 
 class Watch(Protocol):
     """What watches a round while it runs: :class:`RoundWatch` on this machine,
-    :class:`volbench.plans.remote_watch.RemoteWatch` on other hosts."""
+    :class:`volbench.plans.runs.remote_watch.RemoteWatch` on other hosts."""
 
     def start(self) -> None: ...
     def take(self, round_no: int, test: str) -> list[LogSeries]: ...
