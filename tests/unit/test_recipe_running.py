@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from recorded import FIO_FIXTURES
 
 from volbench.cli.main import cli
-from volbench.plans.importing import import_file
+from volbench.plans.imported.importing import import_file
 from volbench.recipes import jobs, loader, running
 from volbench.report.run_sheets import run_sheet
 from volbench.store.repository import Store

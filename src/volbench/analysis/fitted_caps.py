@@ -131,8 +131,15 @@ def fitted_caps(
         found.append(KnownCap(label, value, None, fitted=True))
     if model.shared_bytes and read.bytes_cap and write.bytes_cap:
         value = (read.bytes_cap.value + write.bytes_cap.value) / 2
-        label = f"the MB/s budget reads and writes share ({source})"
-        found.append(KnownCap(label, None, value, fitted=True))
+        if read.iops_cap and write.iops_cap:
+            label = f"the MB/s budget reads and writes share ({source})"
+            found.append(KnownCap(label, None, value, fitted=True))
+        else:  # no limiter met: as each direction's level, a cap or the device's own
+            label = (
+                f"the MB/s level reads and writes share ({source}: a MB/s cap or the"
+                " device's bandwidth)"
+            )
+            found.append(KnownCap(label, None, value, fitted=True, kind="ceiling"))
     if burst is not None and burst.steady and burst.unit == "IOPS":
         direction = "read" if write_burst is not None else None  # a bucket of the reads' own
         what = "read burst" if direction else "burst"
