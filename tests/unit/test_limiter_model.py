@@ -1043,3 +1043,45 @@ def test_a_unit_the_deep_queues_low_level_suggested_goes_with_it() -> None:
     model = fit([*done, measured])
     assert model.write.bytes_cap is not None and _close(model.write.bytes_cap.value, 6.0e6)
     assert model.write.unit is None, model.write
+
+
+@pytest.mark.parametrize("given", [True, False], ids=["over-the-runtime-asked", "fios-iops"])
+def test_iops_are_counted_over_the_runtime_the_test_was_given(given: bool) -> None:
+    """A lab guest's reads under QEMU's 150 IOPS (a burst's baseline), 1 s tests: fio's
+    runtime lasts until the queue in flight completed (1,107 ms at QD 16), so its IOPS
+    fall 9 % short of the cap; counted over the second asked for, within 1 % (the
+    control, fio's IOPS as given, 6 % under). Figures of a stored run (BENCHMARKS.md,
+    bench/limits)."""
+    measured = [  # (name, queue, fio's IOPS, fio's runtime in ms)
+        ("read-4k-qd1", 1, 139.4, 1033.0),
+        ("read-4k-qd4", 4, 147.0, 1027.0),
+        ("read-4k-qd16", 16, 136.4, 1107.0),
+        ("read-16k-qd16", 16, 136.2, 1101.0),
+    ]
+    tests = [
+        Result(
+            name,
+            {
+                "read": DirectionResult(
+                    "read",
+                    int(iops * ms / 1e3) * 4096,
+                    ms,
+                    iops,
+                    iops * 4096,
+                    int(iops),
+                    None,
+                    lat_mean_ns=qd / 150 * 1e9,  # the limiter's pacing (Little's law)
+                )
+            },
+            1.0,
+            1.0,
+            ms,
+            1,
+        )
+        for name, qd, iops, ms in measured
+    ]
+    options = LimitsOptions(budget_s=120.0, runtime_s=1.0, ramp_time_s=1.0)
+    cap = fit(probes(tests, options if given else None)).read.iops_cap
+    assert cap is not None
+    error = abs(cap.value - 150) / 150
+    assert (error <= 0.01) if given else (error > 0.05), cap
