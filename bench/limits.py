@@ -236,7 +236,8 @@ def main() -> None:
             )
         print(f"\n{right} of {args.draws} draws right in every figure\n")
         if args.volumes:
-            image = home / "loop.img"
+            shm = Path("/dev/shm")  # in RAM: nothing written to this machine's disk
+            image = Path(tempfile.mkstemp(".img", "volbench-bench-loop-", shm)[1])
             with image.open("wb") as file:
                 file.truncate(128 << 20)
             attach = ["losetup", "-f", "--show", "--direct-io=on", str(image)]
@@ -245,6 +246,7 @@ def main() -> None:
                 volumes(env, top, args.budget, args.runtime, loop)
             finally:
                 subprocess.run(["losetup", "-d", loop], check=False)
+                image.unlink()
     finally:
         volbench(env, "lab", "down", "--all")
 
