@@ -142,21 +142,6 @@ class LimiterModel:
     open: tuple[str, ...]
 
 
-def issued_rate(iops: float, runtime_ms: float, planned_s: float | None) -> float:
-    """fio's ``iops`` of a test counted over the runtime it was given (``planned_s``, s),
-    where fio's own ``runtime_ms`` ran past it (None: fio's ``iops``).
-
-    fio stops issuing when the runtime ends and waits for the queue in flight; under
-    QEMU's throttle its runtime lasts until that queue completed, and its IOPS (the I/Os
-    it issued, over that runtime) fall short of the cap by the queue's share: 4 KiB
-    reads at QD 16 under 150 IOPS, 1 s, ran 1,107 ms and gave 136.4 IOPS, 151 over the
-    second asked for (BENCHMARKS.md, bench/limits). The kernel's io.max throttle ends
-    fio's runtime on time (1,001 ms at QD 16): its IOPS stand."""
-    if not planned_s or runtime_ms <= planned_s * 1000:
-        return iops
-    return iops * runtime_ms / (planned_s * 1000)
-
-
 def settled(probes: Sequence[Probe]) -> list[Probe]:
     """``probes`` with each point (direction, request size, queue) measured twice counted
     once, at its higher IOPS: the experiment measures a point again only where it fell

@@ -79,7 +79,6 @@ from volbench.analysis.limiter_model import (
     Probe,
     deepest,
     fit,
-    issued_rate,
     settled,
 )
 from volbench.errors import UsageError
@@ -224,12 +223,10 @@ def parse_name(name: str) -> Next | None:
     return Next(match.group(1), size, depth, again=match.group(4) is not None)
 
 
-def probes(tests: Sequence[TestResult], options: LimitsOptions | None = None) -> list[Probe]:
+def probes(tests: Sequence[TestResult]) -> list[Probe]:
     """The experiment's probes as :class:`Probe` records (other tests, the rest and the
     second burst probe among them, are left out, and the reads' larger tests that ran on
-    a MB/s bucket's credits, :func:`bytes_stale`); each direction's IOPS as fio gave
-    them, over the runtime ``options`` gave each test where fio's ran past it
-    (:func:`~volbench.analysis.limiter_model.issued_rate`; None: as fio gave them)."""
+    a MB/s bucket's credits, :func:`bytes_stale`); each direction's IOPS as fio gave them."""
     found = []
     stale = bytes_stale(tests)
     for test in tests:
@@ -238,8 +235,7 @@ def probes(tests: Sequence[TestResult], options: LimitsOptions | None = None) ->
             continue
         if test.name in stale:
             continue
-        planned = workload(options, parsed).runtime_s if options is not None else None
-        done = {n: issued_rate(d.iops, d.runtime_ms, planned) for n, d in test.directions.items()}
+        done = {n: d.iops for n, d in test.directions.items()}
         timed = [
             (done[n], d.lat_mean_ns or 0.0)
             for n, d in test.directions.items()
@@ -761,7 +757,7 @@ def plan(options: LimitsOptions) -> PlanSpec:
         )
 
     def next_round(tests: Sequence[TestResult]) -> tuple[Workload, ...] | None:
-        done = probes(tests, options)
+        done = probes(tests)
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
         wburst = write_probe(options, seen)

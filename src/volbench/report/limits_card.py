@@ -25,7 +25,6 @@ from volbench.analysis.limiter_model import (
     LimiterModel,
     Probe,
     fit,
-    issued_rate,
 )
 from volbench.analysis.model_promise import matches
 from volbench.analysis.run_validity import facts_of_tests
@@ -70,9 +69,7 @@ def stored_probes(
     short: set[tuple[int, str]] | None = None,
 ) -> list[Probe]:
     """The experiment's probes of ``run`` (directions of a test added up; the rest and
-    the second burst probe left out), each direction's IOPS as fio gave them (over the
-    runtime the test was given, where fio's ran past it:
-    :func:`~volbench.analysis.limiter_model.issued_rate`) and whether
+    the second burst probe left out), each direction's IOPS as fio gave them and whether
     fio was short of CPU in it (``short``, by round and test; None: :func:`starved`); a
     test that burst steadily (``bursts``, by round and test) counts at its baseline
     after the burst, its directions in their measured proportion."""
@@ -88,7 +85,7 @@ def stored_probes(
         parsed = parse_name(name)
         if parsed is None or parsed.direction not in PROBED or name in stale:
             continue
-        done = [(r, issued_rate(r.iops, r.runtime_ms, r.workload.runtime_s)) for r in rows]
+        done = [(r, r.iops) for r in rows]
         iops = sum(n for _, n in done)
         timed = [(n, r.lat_mean_ns or 0.0) for r, n in done if n > 0 and r.lat_mean_ns]
         if iops <= 0 or not timed:
