@@ -175,7 +175,8 @@ def test_run_limits_fits_the_cgroups_own_caps(
         wrong = misfits(document, wanted)
         if not wrong:
             break
-        record(request, f"cgroup caps: {'; '.join(wrong)}: measured again")
+        probes = {p["name"]: round(p["read_iops"] + p["write_iops"]) for p in document["probes"]}
+        record(request, f"cgroup caps: {'; '.join(wrong)} ({probes}): measured again")
     assert not wrong, wrong
     assert document["model"]["write"]["bytes_cap"] is None, document["model"]["write"]
 
@@ -221,6 +222,7 @@ def test_run_limits_on_a_host_fits_its_cgroups_caps(
             "1s",
             "--runs-dir",
             str(volbench.runs_dir),
+            timeout=270,  # the budget bounds fio's time: rounds' gaps and drains come on top
         )
         assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
         document = volbench.show()
