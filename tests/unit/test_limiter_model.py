@@ -1043,3 +1043,19 @@ def test_a_unit_the_deep_queues_low_level_suggested_goes_with_it() -> None:
     model = fit([*done, measured])
     assert model.write.bytes_cap is not None and _close(model.write.bytes_cap.value, 6.0e6)
     assert model.write.unit is None, model.write
+
+
+def test_a_point_measured_again_is_one_point_to_the_mbps_test() -> None:
+    """A busy machine held 4 KiB at QD 256 (measured again, higher): the two are one
+    point, not a size past the IOPS cap, so no MB/s test of 4 KiB runs."""
+    done = [
+        Probe(f"read-4k-qd{qd}", "read", 4 * KIB, qd, iops, 0.0, qd / iops * 1e9)
+        for qd, iops in ((1, 1900.0), (4, 3000.0), (16, 3900.0), (64, 3950.0), (256, 4000.0))
+    ] + [
+        Probe("read-4k-qd256-again", "read", 4 * KIB, 256, 1500.0, 0.0, 256 / 1500 * 1e9),
+    ]
+    done += [  # the size ladder: 130 MB/s from 64 KiB on
+        Probe(f"read-{kib}k-qd256", "read", kib * KIB, 256, iops, 0.0, 256 / iops * 1e9)
+        for kib, iops in ((16, 3900.0), (32, 3950.0), (64, 2000.0), (256, 500.0))
+    ]
+    assert next_test(done) == Next("bytes", 64 * KIB, 4)

@@ -659,14 +659,15 @@ def past_cap(done: Sequence[Probe], direction: str) -> bool:
     return bool(_past(done, direction))
 
 
-def _mbps_next(done: Sequence[Probe], direction: str) -> Next | None:
+def _mbps_next(done: Sequence[Probe], merged: Sequence[Probe], direction: str) -> Next | None:
     """``direction``'s MB/s test, once its size ladder is done and ran past the IOPS cap:
     the first size past it at :data:`MBPS_QD` (the deep queue's, when shallower), for
     :data:`MIN_MBPS_TEST_S` at least; the fit reads the MB/s cap from it
-    (:func:`~volbench.analysis.limiter_model.fit`)."""
+    (:func:`~volbench.analysis.limiter_model.fit`). ``done``: as measured; ``merged``:
+    each point at its higher figure (:func:`settled`: a point measured again is one)."""
     kind = MBPS_TEST[direction]
-    past = _past(done, direction)
-    deep = deepest(done, direction)
+    past = _past(merged, direction)
+    deep = deepest(merged, direction)
     if deep is None or not past or any(p.direction == kind for p in done):
         return None
     return Next(kind, past[0].bs_bytes, min(deep, MBPS_QD))
@@ -703,7 +704,7 @@ def next_test(
             or _dip_next(done, merged, side, sizes=False)
             or _sizes_next(merged, side)
             or _dip_next(done, merged, side, sizes=True)
-            or _mbps_next(done, side)
+            or _mbps_next(done, merged, side)
         )
 
     reads = direction_next("read")
