@@ -1059,3 +1059,16 @@ def test_a_point_measured_again_is_one_point_to_the_mbps_test() -> None:
         for kib, iops in ((16, 3900.0), (32, 3950.0), (64, 2000.0), (256, 500.0))
     ]
     assert next_test(done) == Next("bytes", 64 * KIB, 4)
+
+
+@pytest.mark.parametrize(("busy", "bursts"), [(40.0, True), (97.0, False)])
+def test_a_burst_probe_while_every_cpu_was_busy_is_no_bucket(
+    tmp_path: Path, busy: float, bursts: bool
+) -> None:
+    """A bucket of 30,000 I/Os over 600 a second, its probe stored with the sampler's
+    host CPUs: with CPU to spare, the card has its burst; with every CPU busy, a step
+    in the probe's rate may be the CPU other work left a device whose work is the CPUs'
+    (a loop device in RAM beside a busy machine's tests read as a burst), so none."""
+    ran = run_limits(qemu_bucket(), LimitsOptions(), 4)
+    card = limits_card(stored_limits_run(tmp_path, ran, cpu_busy_pct=busy))
+    assert (card.document["burst"] is not None) is bursts, card.document["burst"]

@@ -18,6 +18,8 @@ from typing import Any
 from volbench.analysis import validity_starved
 from volbench.analysis.burst_refill import Refill, refill_rate, rested_s
 from volbench.analysis.burst_series import Burst, with_spent
+from volbench.analysis.cpu_starvation import HOST_CPU_PCT, mean_of
+from volbench.analysis.host_series import round_hosts
 from volbench.analysis.limiter_model import (
     KIB,
     DirectionModel,
@@ -167,6 +169,21 @@ def _bytes_burst(
         ceiling_noise=burst.ceiling_noise * mb,
         baseline_noise=burst.baseline_noise * mb,
     )
+
+
+def _cpu_held_rounds(run: RunRecord) -> set[tuple[int, str]]:
+    """The tests of ``run`` (round, name) whose round ran with every CPU of fio's host
+    :data:`~volbench.analysis.cpu_starvation.HOST_CPU_PCT` busy on average: a device
+    whose work is the CPUs' (a loop device over an image in RAM) moves its rate with the
+    CPU other work leaves it, in steps a burst probe reads as a bucket's, while fio
+    itself waits on its I/O and is not short of CPU (:func:`starved`). A cap's plateau
+    is judged by :func:`starved` alone: a limiter holds its rate whatever else runs."""
+    busy_rounds = {
+        round_no
+        for round_no, host in round_hosts(run.series).items()
+        if (mean_of([mean_of(s.cpu_busy_pct) for s in host.readings]) or 0.0) >= HOST_CPU_PCT
+    }
+    return {(row.round, row.test) for row in run.aggregate if row.round in busy_rounds}
 
 
 def starved(run: RunRecord) -> set[tuple[int, str]]:
@@ -332,9 +349,10 @@ def fitted_model(run: RunRecord) -> RunFit:
     """The limits run's fit: what the card shows and what other runs of the same volume
     are explained with (:mod:`volbench.volume_limits`)."""
     short = starved(run)
+    held = short | _cpu_held_rounds(run)
     bursts = {
-        key: burst for key, burst in stored_bursts(run.series).items() if key not in short
-    }  # a rate fio's want of CPU held varied with the CPU it got: not a bucket's
+        key: burst for key, burst in stored_bursts(run.series).items() if key not in held
+    }  # a rate the CPU it got held varied with that CPU: not a bucket's
     probes = stored_probes(run, bursts, short)
     refill, unmeasured = stored_refill(run, bursts)
     writes = _probe_burst(bursts, WBURST.name)
