@@ -16,6 +16,7 @@ from volbench.analysis.host_series import RoundHost, fact_series, sample_series
 from volbench.analysis.limit_evidence import KnownCap, Limit, MeasuredTest
 from volbench.analysis.run_limits import FactsOfTest, recorded_caps, run_verdicts
 from volbench.fio.job_cpu import job_cpu
+from volbench.fio.job_times import job_times
 from volbench.fio.parser import parse
 from volbench.model import (
     RW,
@@ -266,3 +267,28 @@ def test_a_mix_meets_the_cgroup_caps_of_each_direction() -> None:
     )
     assert found.verdict.limit is Limit.RATE_LIMITER
     assert found.verdict.evidence[0].startswith("the reads of this mix, 4,990 IOPS of 7,680")
+
+
+def test_the_report_decodes_each_raw_output_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The validity marks and the limits sheet both read each round's job times: the
+    report decodes each stored output once (and again for a run read anew)."""
+    from volbench.analysis import run_validity
+
+    decoded: list[str] = []
+
+    def counted(text: str) -> run_validity.JobTimes:
+        decoded.append(text)
+        return job_times(text)
+
+    monkeypatch.setattr(run_validity, "job_times", counted)
+    store, run_id = stored_run(tmp_path)
+    with store:
+        run = store.get_run(run_id)
+        again = store.get_run(run_id)
+    report_for(run)
+    report_for(run)
+    assert len(decoded) == len(run.raw_outputs) == 6
+    report_for(again)
+    assert len(decoded) == 12

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import threading
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 
 from volbench.fio.live import job_totals
 from volbench.fio.runner import DocumentSplitter
-from volbench.fio.status_stream import DocumentStream, Item, lean_status, pump
+from volbench.fio.status_stream import DocumentStream, Item, lean_status, pump, without_bulk
 
 LATS = ("clat_ns", "lat_ns")
 
@@ -50,6 +51,25 @@ def test_lean_status_keeps_every_figure_the_live_display_reads(
         stats = [job[d][k] for job in lean["jobs"] for d in ("read", "write") for k in LATS]
         assert all(not s.get("bins") and not s.get("percentile") for s in stats)
         assert len(json.dumps(lean)) < len(json.dumps(full))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "",
+        '{"bins" : {"1" : 2}, "percentile" : {"x" : {"1" : 2}}, "bins" : {}}',
+        '{"percentile" : {"1.0" : 3, "bins" : {"2" : 1}}}',
+        '{"bins" : {"1" : 2',
+    ],
+)
+def test_without_bulk_empties_what_the_regular_expression_did(
+    status_stream: str, extra: str
+) -> None:
+    """Each flat bins or percentile object emptied, a nested one kept whole, a cut-off
+    one left as it is: as ``re.sub`` of the pattern below does."""
+    pattern = re.compile(r'("(?:bins|percentile)" : )\{[^{}]*\}')
+    for text in (*_by_chunks(status_stream, 4096)[0], extra):
+        assert without_bulk(text) == pattern.sub(r"\1{}", text)
 
 
 def test_pump_reads_a_pipe_to_its_end(status_stream: str) -> None:

@@ -26,8 +26,9 @@ Where a check's data come from:
 
 from __future__ import annotations
 
-import functools
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from volbench.analysis import (
@@ -47,6 +48,7 @@ from volbench.analysis.validity_facts import FrontCache, Known, TestFacts
 from volbench.analysis.written_ranges import written_before
 from volbench.fio.job_times import JobTimes, job_times
 from volbench.model import RunRecord, StoredResult
+from volbench.timeline import RoundTimes
 
 Check = Callable[[TestFacts], Checked]
 """A check: a pure function of one test's facts."""
@@ -68,9 +70,36 @@ CACHE_MODE = "cache_mode"
 NOTHING_KNOWN = Known()
 """What a view knows of the place when it knows nothing."""
 
-round_times = functools.lru_cache(maxsize=8)(job_times)
-""":func:`job_times` of a round's raw output (its jobs' CPU too: the limit verdicts'),
-decoded once per output however many views ask (a 20,000-job output is 90 MB)."""
+
+@dataclass
+class _Decoded:
+    """The job times of one run's raw outputs, decoded as asked: ``outputs`` and
+    ``rounds`` are held, so their ids (the key) stay theirs while this lives."""
+
+    outputs: tuple[str, ...]
+    rounds: tuple[RoundTimes, ...]
+    by_round: dict[int, str]
+    times: dict[int, JobTimes] = field(default_factory=dict)
+
+
+_DECODED: dict[tuple[int, int], _Decoded] = {}
+
+
+def round_times(run: RunRecord, round_no: int) -> JobTimes:
+    """:func:`job_times` of round ``round_no``'s raw output of ``run`` (empty when none is
+    stored; its jobs' CPU too: the limit verdicts'), decoded once per output however
+    many views ask: the validity marks and the limits sheet each read every round's
+    (an IOPS cell's output is 80-150 kB, a 20,000-job output 90 MB). Kept while
+    ``run`` lives (a copy of it by :func:`dataclasses.replace` shares its outputs)."""
+    key = (id(run.raw_outputs), id(run.rounds))
+    found = _DECODED.get(key)
+    if found is None:
+        by_round = {t.round: raw for t, raw in zip(run.rounds, run.raw_outputs, strict=False)}
+        found = _DECODED[key] = _Decoded(run.raw_outputs, run.rounds, by_round)
+        weakref.finalize(run, _DECODED.pop, key, None)
+    if round_no not in found.times:
+        found.times[round_no] = job_times(found.by_round.get(round_no, ""))
+    return found.times[round_no]
 
 
 def front_cache(run: RunRecord) -> FrontCache | None:
@@ -124,12 +153,11 @@ def _windows(
     run: RunRecord, tests: Mapping[tuple[int, str], list[StoredResult]]
 ) -> tuple[dict[tuple[int, str], Window], dict[int, JobTimes]]:
     """Each test's timed part on the samples' clock, where it can be placed."""
-    outputs = {t.round: raw for t, raw in zip(run.rounds, run.raw_outputs, strict=False)}
     ended = {t.round: t.ended_at for t in run.rounds}
     names: dict[int, list[str]] = {}
     for round_no, test in tests:
         names.setdefault(round_no, []).append(test)
-    times = {r: round_times(outputs.get(r, "")) for r in names}
+    times = {r: round_times(run, r) for r in names}
     found = {}
     for (round_no, test), rows in tests.items():
         runtime = max(r.runtime_ms for r in rows) / 1000

