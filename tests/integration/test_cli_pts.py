@@ -25,7 +25,7 @@ from test_cli_kill import fio_processes, wait_for
 
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord
-from volbench.plans.pts import state
+from volbench.plans.pts import driver, state
 from volbench.plans.pts.options import PtsSetup
 from volbench.plans.pts.wsat import WSAT_LAST_SAMPLE_MARGIN
 from volbench.store.repository import Store
@@ -101,8 +101,13 @@ def test_every_test_end_to_end(volbench: Volbench, loop_device: Loop) -> None:
     # Per-cell IOPS equal fio's own numbers in the stored raw JSON.
     with Store.open(str(volbench.db)) as store:
         run = store.get_run("latest")
+    # the probe's output first (no cell): the estimate's speed is fio's write bandwidth in it
+    probe = fio_jobs(fio_json(run.raw_outputs[driver.PROBE_ROUND]))
+    assert [j["jobname"] for j in probe] == [driver.PROBE]
+    speed = run.setup(PtsSetup).seq_write_bytes_per_s
+    assert speed == sum(j["write"]["bw_bytes"] for j in probe) > 0
     checked = 0
-    for round_no, raw in enumerate(run.raw_outputs):
+    for round_no, raw in enumerate(run.raw_outputs[driver.PROBE_ROUND + 1 :], 1):
         fio_iops: dict[str, float] = {}
         for job in fio_jobs(fio_json(raw)):
             fio_iops[job["jobname"]] = fio_iops.get(job["jobname"], 0.0) + sum(
@@ -227,7 +232,8 @@ def _committed(db: Path) -> int:
 
 def _check_pts_complete(run: RunRecord, steady_rounds: int) -> None:
     """Every cell of every PTS round stored exactly once, as fio measured it, and the
-    rounds numbered without gaps: WIPC, then ``steady_rounds`` steady-state rounds."""
+    rounds numbered without gaps after the probe's output: WIPC, then ``steady_rounds``
+    steady-state rounds."""
     assert run.status.value == "completed", run.error
     setup = run.setup(PtsSetup)
     options, active = setup.options, setup.active_bytes
@@ -236,7 +242,8 @@ def _check_pts_complete(run: RunRecord, steady_rounds: int) -> None:
         ("ss", n) for n in range(steady_rounds)
     ]
     stored = sorted({r.round for r in run.results})
-    assert stored == list(range(len(run.raw_outputs)))  # one fio output per cell, no gap
+    assert driver.stored_probe(run) is not None  # round 0: the probe's, no cell's
+    assert stored == list(range(1, len(run.raw_outputs)))  # one fio output per cell, no gap
     cells = {(r.round, r.test) for r in run.results}
     assert len(cells) == len(stored)  # one cell per fio process
     assert sum(len(r.cells) for r in rounds) == len(cells)  # none twice, none left out
@@ -258,7 +265,7 @@ def test_killed_mid_round_resumes_without_lost_or_repeated_cells(
     args = _pts(volbench, device, "iops", "--block-sizes", "4k,64k", "--mixes", "100/0,0/100")
     proc = volbench.start(*args)
     try:
-        at = 1 + rng.randrange(1, 4)  # WIPC, then 1-3 cells of the first round (4 cells)
+        at = 2 + rng.randrange(1, 4)  # the probe, WIPC, then 1-3 cells of the first round
         assert wait_for(lambda: _committed(volbench.db) >= at, 120), "no cell was committed"
         time.sleep(rng.uniform(0.0, 0.4))  # inside the next cell (0.5 s)
         if victim == "volbench":
@@ -285,7 +292,7 @@ def test_killed_mid_round_resumes_without_lost_or_repeated_cells(
     assert before >= at
     resumed = volbench("resume", "latest", "--format", "json", timeout=200)
     assert resumed.returncode == 0, resumed.stderr
-    assert "goes on after" in resumed.stderr or before % 4 == 1  # mid-round: it goes on
+    assert "goes on after" in resumed.stderr or before % 4 == 2  # mid-round: it goes on
     with Store.open(str(volbench.db)) as store:
         run = store.get_run("latest")
     _check_pts_complete(run, 5)

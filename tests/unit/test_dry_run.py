@@ -15,16 +15,11 @@ from volbench.errors import UsageError
 from volbench.fio.parser import parse
 from volbench.model import RW, RunSettings, StoredWorkload, TargetInfo
 from volbench.plans import limits, quick, sweep
-from volbench.plans.dry_run import (
-    FIO_START_S,
-    estimate_line,
-    format_duration,
-    plan_preview,
-    preview_target,
-    product_size,
-)
+from volbench.plans.dry_run import plan_preview
+from volbench.plans.placement.preview import preview_target
 from volbench.plans.pts.dry_run import pts_preview
 from volbench.plans.pts.options import build
+from volbench.plans.runs.preview import FIO_START_S, estimate_line, format_duration, product_size
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, parse_hourly_cost, run_cost
 from volbench.store.repository import Store

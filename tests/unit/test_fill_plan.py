@@ -22,11 +22,12 @@ from volbench.model import (
 )
 from volbench.model import TestResult as Result  # not "Test*": pytest would collect it
 from volbench.plans import quick, sweep
-from volbench.plans.dry_run import FIO_START_S, plan_preview
+from volbench.plans.dry_run import plan_preview
 from volbench.plans.kinds import kind
 from volbench.plans.resumers import Tests
 from volbench.plans.runs import fill
 from volbench.plans.runs.execution import PlanSpec
+from volbench.plans.runs.preview import FIO_START_S
 from volbench.units import MiB
 
 GIB = 1024 * MiB

@@ -26,7 +26,7 @@ from volbench.fio.job_text import JobValueError
 from volbench.fio.raw import RawRun
 from volbench.fio.replay import ReplayRunner, job_sections
 from volbench.model import RW, RunStatus, TargetInfo
-from volbench.plans.dry_run import FIO_START_S, plan_preview
+from volbench.plans.dry_run import plan_preview
 from volbench.plans.jobs import reading as job_reading
 from volbench.plans.jobs import tests as job_tests
 from volbench.plans.kinds import kind
@@ -35,6 +35,7 @@ from volbench.plans.placement.placed import placed
 from volbench.plans.resumers import Tests, committed_tests
 from volbench.plans.runs.engine import execute
 from volbench.plans.runs.execution import Session
+from volbench.plans.runs.preview import FIO_START_S
 from volbench.plans.runs.reporter import NullReporter
 from volbench.store.repository import Store
 

@@ -446,7 +446,9 @@ def test_the_probe_is_checked_as_every_round_is(tmp_path: Path) -> None:
     with Store.open(str(tmp_path / "store.db")) as store:
         runner = _Probed(tmp_path / "rec")
         session = Session(store, runner, NullReporter(), tmp_path / "runs")
-        speed = driver.measure_seq_write(session, target, 64 * MiB, "psync", tmp_path / "p")
+        speed = driver.measure_seq_write(
+            session, target, 64 * MiB, "psync", tmp_path / "p"
+        ).bytes_per_s
         assert speed > 0 and runner.runs == 1
         assert (
             f"description={held_description(str(path))}" in (tmp_path / "p" / "job.fio").read_text()
@@ -553,7 +555,10 @@ def test_export_has_the_run_record_raw_outputs_and_every_stored_cell(run: RunRec
         iops = sum(j[row["direction"]]["iops"] for j in jobs if j["jobname"] == name)
         assert math.isclose(row["iops"], iops, rel_tol=1e-9), name
     rounds = {r.round for r in run.results}
-    assert {r["round"] for r in cells.rows} == rounds == set(range(len(run.raw_outputs)))
+    assert {r["round"] for r in cells.rows} == rounds
+    # every fio output stored is a cell's but the probe's, stored first without rows
+    assert rounds | {driver.PROBE_ROUND} == set(range(len(run.raw_outputs)))
+    assert driver.PROBE_ROUND not in rounds
     markdown = export(cells, "markdown").decode()
     assert "Every stored cell of every round" in markdown
     assert len(export(cells, "csv").decode().strip().splitlines()) >= len(run.results) + 1
@@ -681,3 +686,49 @@ def test_tables_print_separated_figures_in_units_and_block_sizes_in_bytes_or_kib
     assert {"R/W 100/0, 4 KiB", "R/W 0/100, 1024 KiB", "TC 2 x QD 2", "pass 1"} <= labels
     assert not any(re.fullmatch(r"\d+-\d+\.\d+[km]", label) for label in labels)
     assert cell_label("100-0.512") == "R/W 100/0, 512 B"
+
+
+def test_a_stored_pts_run_replays_from_its_own_outputs(run: RunRecord, tmp_path: Path) -> None:
+    """Every fio process of a stored PTS run is in its store, the probe first: its
+    outputs alone (as ``volbench export`` or bench/behaviour_snapshot.py keep them) replay
+    it with the same results, the same estimate and the same outputs."""
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for number, raw in enumerate(run.raw_outputs):
+        (folder / f"{number:04d}.json").write_text(raw)
+    target = TargetInfo("/dev/replayed", "block", 64 * MiB)
+    with Store.open(str(tmp_path / "again.db")) as store:
+        session = Session(store, ReplayRunner(folder), NullReporter(), tmp_path / "runs")
+        purging = PurgeSettings(replay=True)
+        outcome = driver.begin(session, build(**OPTIONS), target, {}, None, purging)  # type: ignore[arg-type]
+        again = store.get_run(outcome.run_id)
+    assert again.status is RunStatus.COMPLETED
+    assert again.raw_outputs == run.raw_outputs
+    assert again.settings.options == run.settings.options  # the estimate's speed among them
+    assert [r for r in again.results] == [r for r in run.results]
+
+
+def test_the_estimate_is_read_from_the_stored_probe(run: RunRecord) -> None:
+    """The speed the WIPC estimate used is fio's write bandwidth in the probe's output,
+    which the run stores (as fio printed it) before its first cell."""
+    stored = driver.stored_probe(run)
+    assert stored is not None and stored == run.raw_outputs[driver.PROBE_ROUND]
+    with tarfile.open(RECORDING) as tar:
+        member = tar.extractfile("0000-seq-write-probe.json")
+        assert member is not None
+        recorded = member.read().decode()
+    jobs = json.loads(stored)["jobs"]
+    assert [j["jobname"] for j in jobs] == ["seq-write-probe"]
+    assert json.loads(stored) == json.loads(recorded)
+    bw = sum(j["write"]["bw_bytes"] for j in jobs)
+    assert bw > 0
+    assert run.setup(PtsSetup).seq_write_bytes_per_s == bw == driver.probe_speed(stored)
+    # no PTS cell or round counts it
+    assert all(r.round != driver.PROBE_ROUND for r in run.results)
+    assert all(
+        c.round_no != driver.PROBE_ROUND
+        for r in state.stored_rounds(
+            run.results, run.setup(PtsSetup).options, run.setup(PtsSetup).active_bytes
+        )
+        for c in r.cells.values()
+    )

@@ -1,5 +1,6 @@
 """``--dry-run``, ``--product`` and ``--hourly-cost`` of the run commands, and how a dry
-run and the estimate before a run are shown (the service: :mod:`volbench.plans.dry_run`)."""
+run is shown (what a run would do and its cost: the start service's answer,
+:func:`volbench.plans.starting.previewed`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ import click
 
 from volbench.cli import console
 from volbench.cli.options import Converted
-from volbench.plans.dry_run import DryRun, cost_texts, duration_text, product_size
-from volbench.specs import catalogue
-from volbench.specs.run_cost import HourlyCost, parse_hourly_cost
+from volbench.plans.runs.preview import DryRun, duration_text
+from volbench.specs.run_cost import parse_hourly_cost
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,27 +58,6 @@ def dry_run_option(function: F) -> F:
         help="Print the fio job files, fio processes, tests and estimated duration (and"
         " cost); write nothing to any target or store.",
     )(function)
-
-
-def costs(
-    low_s: float,
-    high_s: float,
-    capacity_bytes: int | None,
-    labels: Sequence[tuple[str, str]],
-    product: str | None,
-    size_bytes: int | None,
-    hourly: HourlyCost | None,
-) -> list[str]:
-    """The estimated cost of a run of ``low_s`` to ``high_s`` s: the volume (--product,
-    or the ``product`` label, at the ``size_gib`` label, --size or the target's
-    capacity) and the VM (--hourly-cost); [] when neither is known."""
-    given = dict(labels)
-    product = product or given.get("product")
-    if product is None and hourly is None:
-        return []
-    unit = catalogue.load(()).find(product).size_unit if product else "GiB"
-    size = product_size(unit, given, size_bytes, capacity_bytes) if product else None
-    return cost_texts(low_s, high_s, product, size, hourly)
 
 
 def document(dry: DryRun, costs: Sequence[str]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import click
 
 from volbench.cli import console
 from volbench.cli.check import promise_options, show_run
-from volbench.cli.dry_run import checked_cost_options, costs, dry_run_option
+from volbench.cli.dry_run import checked_cost_options, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     POSITIVE_SIZE,
@@ -29,26 +29,22 @@ from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.session import conclude
 from volbench.errors import UsageError
 from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
-from volbench.model import NamedTarget, RunRecord, TargetInfo
+from volbench.model import RunRecord, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
-from volbench.plans.dry_run import (
-    choose_engine,
-    estimate_line,
-    plan_preview,
-    preview_target,
-)
+from volbench.plans.dry_run import plan_dry_run, plan_preview
 from volbench.plans.placement.fleet_spec import Fleet
-from volbench.plans.placement.job_targets import NamedPath, run_target
-from volbench.plans.placement.named import named_by, places_from
+from volbench.plans.placement.job_targets import NamedPath
+from volbench.plans.placement.named import places_from
 from volbench.plans.placement.placed import Placement
+from volbench.plans.placement.preview import PlacePreview
 from volbench.plans.runs.engine import execute
 from volbench.plans.runs.execution import Outcome, PlanSpec, Session
 from volbench.plans.runs.fill import note as fill_note
 from volbench.plans.runs.fill import with_fill
-from volbench.plans.starting import RunRequest, Where, started
+from volbench.plans.runs.preview import DryRun, costs, estimate_line
+from volbench.plans.starting import Costing, Previewed, RunRequest, Where, started
 from volbench.report.validity_sheets import Verdicts
 from volbench.specs.run_cost import HourlyCost
-from volbench.store.repository import default_data_dir
 from volbench.volume_limits import caps_of
 from volbench.volume_writes import with_history
 
@@ -218,7 +214,8 @@ def run_plan(
     named: Sequence[NamedPath] = (),
     after: Callable[[RunRecord], None] | None = None,
 ) -> None:
-    """Prepare the target, run ``plan`` with live progress, print its sheet.
+    """Prepare the target, run ``plan`` with live progress, print its sheet; with
+    ``--dry-run``, print what it would run instead (the service's preview).
 
     ``plan`` may be a function of the prepared target (plans sized by capacity);
     then ``writes`` says whether it writes (for the safety checks). ``named``: the
@@ -232,10 +229,8 @@ def run_plan(
     """
     if choice.fill and named:
         raise UsageError(FILL_NAMED)
-    if choice.dry_run:
-        return dry_run(choice, plan, writes, named)
-    if choice.target == DEFAULT_TARGET and not named:  # the embedded default: volbench's own
-        Path(choice.target).parent.mkdir(exist_ok=True)
+    if choice.target == DEFAULT_TARGET and not named and not choice.dry_run:
+        Path(choice.target).parent.mkdir(exist_ok=True)  # the embedded default: volbench's own
     if isinstance(plan, PlanSpec):
         plan = with_cache_mode(plan, choice.cache)
         writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
@@ -252,17 +247,20 @@ def run_plan(
         choice.runs_dir,
         choice.replay,
         StallPolicy(choice.stall_seconds, choice.abort_on_stall),
+        dry_run=choice.dry_run,
+        costing=Costing(choice.product, choice.hourly_cost),
     )
     reporter = console.ProgressReporter()
+
+    def spec_of(target: TargetInfo) -> PlanSpec:
+        """The plan on ``target``, with the fill of what it reads first (``--fill``)."""
+        spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache)
+        return choice.filled(spec, target)
 
     def begin(session: Session, place: Placement | None, labels: dict[str, str]) -> Outcome:
         assert place is not None  # the request has its places
         target = place.target
-        spec = choice.filled(
-            plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(target), choice.cache),
-            target,
-        )
-        rounds = place.rounds(spec)
+        rounds = place.rounds(spec_of(target))
         reporter.note(_estimate(choice, rounds.plan, target, named))
         return execute(
             session,
@@ -275,7 +273,14 @@ def run_plan(
             note=rounds.note,
         )
 
-    with started(request, reporter, begin) as ran:
+    def preview(place: PlacePreview | None, runs_dir: Path) -> DryRun:
+        assert place is not None  # the request has its places
+        return plan_dry_run(spec_of(place.target), place, choice.ioengine, runs_dir)
+
+    with started(request, reporter, begin, preview) as ran:
+        if isinstance(ran, Previewed):
+            show_dry_run(ran.dry, ran.costs, choice.fmt)
+            return
         verdicts = Verdicts()
         run = with_history(ran.store, ran.store.get_run(str(ran.outcome.run_id)), verdicts)
         caps = caps_of(ran.store, run)
@@ -299,63 +304,3 @@ def _estimate(
     line = estimate_line(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes))
     filling = fill_note(spec)
     return line if filling is None else f"{line}\n{filling}"
-
-
-def dry_run(
-    choice: TargetChoice,
-    plan: PlanSpec | PlanFactory,
-    writes: bool,
-    named: Sequence[NamedPath] = (),
-) -> None:
-    """Show what ``plan`` would run on the target, and write nothing (no store, no
-    target, no runs folder): the first place's job files for a run on several; for a
-    job file's own files, what each would be and what a run would say of it."""
-    if named and isinstance(plan, PlanSpec):
-        return _dry_run_named(choice, plan, named)
-    notes = []
-    place = choice.target
-    if choice.fleet() is not None:
-        places = places_from(choice.targets, choice.hosts)
-        place = places[0].path
-        notes.append(f"{len(places)} places at once; job files of the first, {places[0].label}")
-    if isinstance(plan, PlanSpec):
-        plan = with_cache_mode(plan, choice.cache)
-        writes = any(w.rw.writes for round_ in plan.rounds for w in round_)
-    writes = writes or choice.fill
-    if choice.hosts and choice.fleet() is not None:
-        info = TargetInfo(place, "block", choice.size or 0)
-    else:
-        info, found = preview_target(
-            place,
-            writes,
-            choice.size,
-            choice.destroy_data[0] if choice.destroy_data else None,
-            choice.force,
-        )
-        notes += found
-    spec = plan if isinstance(plan, PlanSpec) else with_cache_mode(plan(info), choice.cache)
-    spec = choice.filled(spec, info)
-    filling = fill_note(spec)
-    notes += [filling] if filling else []
-    engine, found = choose_engine(info, choice.ioengine)
-    runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
-    dry = plan_preview(spec, info, engine, runs_dir, (*notes, *found))
-    show_dry_run(dry, choice.costs(dry.low_s, dry.high_s, info.capacity_bytes), choice.fmt)
-
-
-def _dry_run_named(choice: TargetChoice, plan: PlanSpec, named: Sequence[NamedPath]) -> None:
-    """:func:`dry_run` of a job file on the files and devices it names."""
-    notes: list[str] = []
-    infos = []
-    for one in named:
-        destroy = named_by(choice.destroy_data, one.path)
-        info, found = preview_target(
-            one.path, one.writes, one.size_bytes or choice.size, destroy, choice.force
-        )
-        infos.append(NamedTarget(info, one.writes))
-        notes += found
-    target = run_target(infos)
-    engine = choice.ioengine or "-"
-    runs_dir = Path(choice.runs_dir or default_data_dir() / "runs")
-    dry = plan_preview(plan, target, engine, runs_dir, notes, named=[n.path for n in named])
-    show_dry_run(dry, choice.costs(dry.low_s, dry.high_s, target.capacity_bytes), choice.fmt)

@@ -3,6 +3,7 @@ continues a run: :mod:`volbench.cli.resume`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ import click
 
 from volbench.cli import console
 from volbench.cli.check import promise_options, show_run
-from volbench.cli.dry_run import checked_cost_options, costs, dry_run_option
+from volbench.cli.dry_run import checked_cost_options, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     OUTPUT_FILE,
@@ -34,17 +35,13 @@ from volbench.errors import UsageError
 from volbench.fio.stall import StallPolicy
 from volbench.model import RunStatus
 from volbench.places.table import default_targets
-from volbench.plans.dry_run import (
-    DryRun,
-    choose_engine,
-    preview_target,
-)
 from volbench.plans.placement.fleet_spec import Fleet
 from volbench.plans.placement.named import places_from
 from volbench.plans.placement.placed import Placement
 from volbench.plans.placement.preparation import PurgeSettings
+from volbench.plans.placement.preview import PlacePreview
 from volbench.plans.pts import catalog, driver
-from volbench.plans.pts.dry_run import pts_preview
+from volbench.plans.pts.dry_run import pts_dry_run
 from volbench.plans.pts.options import (
     NAME as PTS,
 )
@@ -52,12 +49,12 @@ from volbench.plans.pts.options import (
     PtsOptions,
 )
 from volbench.plans.runs.execution import Outcome, Session
-from volbench.plans.starting import RunRequest, Where, started
+from volbench.plans.runs.preview import DryRun
+from volbench.plans.starting import Costing, Previewed, RunRequest, Where, previewed, started
 from volbench.report.pts.report import pts_document, pts_sheets
 from volbench.specs import catalogue
-from volbench.specs.run_cost import HourlyCost
 from volbench.specs.run_promise import settled
-from volbench.store.repository import Store, default_data_dir
+from volbench.store.repository import Store
 from volbench.targets.purge import METHODS
 
 PTS_FORMATS = ("table", "json", "csv", "markdown")
@@ -134,14 +131,6 @@ def stall_policy(stall_seconds: float, abort_on_stall: bool) -> StallPolicy:
     return StallPolicy(stall_seconds, abort_on_stall)
 
 
-@dataclass(frozen=True)
-class Costing:
-    """What the run's cost is estimated from: ``--product`` and ``--hourly-cost``."""
-
-    product: str | None
-    hourly_cost: HourlyCost | None
-
-
 HELP = """SNIA PTS, the Performance Test Specification: TEST is {tests}.
 
 Each test purges, preconditions and runs rounds until steady state (at most
@@ -169,38 +158,16 @@ def run_pts(
     costing: Costing,
 ) -> None:
     """``volbench pts`` (:func:`pts_command`), its options as records."""
-    fmt = shown.fmt
     targets = places.targets
     fleet = None
     if places.hosts or len(targets) > 1:
         fleet = Fleet(places_from(targets, places.hosts), places.keep_going, size_bytes=size)
         fleet.check_stall_policy(stall.abort)
     driver.check_places(fleet, options, bool(replay))
-
-    def estimate(destroy: str | None, writes_checked: bool) -> tuple[DryRun, list[str]]:
-        dry = pts_dry_run(options, targets, size, ioengine, runs_dir, destroy, writes_checked)
-        found = costs(
-            dry.low_s,
-            dry.high_s,
-            dry.target.capacity_bytes,
-            labels,
-            costing.product,
-            size,
-            costing.hourly_cost,
-        )
-        return dry, found
-
-    if dry_run:
-        dry, found = estimate(destroy_data[0] if destroy_data else None, force)
-        show_dry_run(dry, found, "json" if fmt == "json" else "table")
-        return
-    notes: tuple[str, ...] = ()
-    if costing.product or costing.hourly_cost or dict(labels).get("product"):
-        settled(labels, catalogue.load(), None)  # a wrong product: one line, first
-        found = estimate(None, True)[1]
-        notes = (f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}",)
     where = Where(targets[0], fleet, size, destroy_data, force)
-    request = RunRequest(where, True, labels, db, runs_dir, replay, stall, notes)
+    request = RunRequest(
+        where, True, labels, db, runs_dir, replay, stall, dry_run=dry_run, costing=costing
+    )
 
     def begin(session: Session, place: Placement | None, promised: dict[str, str]) -> Outcome:
         assert place is not None  # the request has its places
@@ -208,8 +175,20 @@ def run_pts(
             session, options, place.target, promised, ioengine, purging, place.fleet
         )
 
-    with started(request, PtsReporter(), begin) as ran:
-        finish(ran.store, ran.outcome, fmt, shown.strict)
+    def preview(place: PlacePreview | None, folder: Path) -> DryRun:
+        assert place is not None  # the request has its places
+        return pts_dry_run(options, place, ioengine, folder)
+
+    if not dry_run and (costing.product or costing.hourly_cost or dict(labels).get("product")):
+        settled(labels, catalogue.load(), None)  # a wrong product: one line, first
+        found = previewed(request, preview).costs
+        note = f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}"
+        request = dataclasses.replace(request, notes=(note,))
+    with started(request, PtsReporter(), begin, preview) as ran:
+        if isinstance(ran, Previewed):
+            show_dry_run(ran.dry, ran.costs, "json" if shown.fmt == "json" else "table")
+            return
+        finish(ran.store, ran.outcome, shown.fmt, shown.strict)
 
 
 def pts_command() -> click.Command:
@@ -281,22 +260,3 @@ def pts_report(run_ref: str, fmt: str, output: str | None, db: str | None) -> No
     if run.plan != PTS:
         raise UsageError(f"run {run.id} is a {run.plan} run, not PTS (see volbench show)")
     console.show_report(pts_sheets(run), pts_document(run), fmt, output)
-
-
-def pts_dry_run(
-    options: PtsOptions,
-    targets: Sequence[str],
-    size: int | None,
-    ioengine: str | None,
-    runs_dir: str | None,
-    destroy_data: str | None,
-    force: bool,
-) -> DryRun:
-    """What the PTS run would do on the first target (nothing written)."""
-    info, notes = preview_target(targets[0], True, size, destroy_data, force)
-    if len(targets) > 1:
-        notes.append(f"{len(targets)} targets at once; job files of the first")
-    engine, found = choose_engine(info, ioengine)
-    fitted = driver.fit_target(options, info, None)
-    folder = Path(runs_dir or default_data_dir() / "runs")
-    return pts_preview(fitted, info, engine, folder, (*notes, *found))

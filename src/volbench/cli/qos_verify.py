@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from pathlib import Path
 
 import click
 
@@ -17,7 +18,7 @@ from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_alpha import guest_alpha
 from volbench.analysis.qos_results import VerifyOptions, check_run
 from volbench.cli import console
-from volbench.cli.dry_run import cost_options, costs, dry_run_option
+from volbench.cli.dry_run import cost_options, dry_run_option
 from volbench.cli.dry_run import show as show_dry_run
 from volbench.cli.options import (
     BLOCK_SIZE,
@@ -36,13 +37,14 @@ from volbench.cli.qos_options import GUESTS_HELP, nominal_option
 from volbench.cli.session import conclude
 from volbench.errors import CheckFailed, UsageError
 from volbench.model import RW, RunRecord
-from volbench.plans.dry_run import estimate_line
 from volbench.plans.placement.placed import Placement
+from volbench.plans.placement.preview import PlacePreview
 from volbench.plans.qos import guests as qos_guests
 from volbench.plans.qos.plan_file import read_plan
 from volbench.plans.qos.verify import preview, verify
 from volbench.plans.runs.execution import Outcome, Session
-from volbench.plans.starting import RunRequest, runs_folder, started
+from volbench.plans.runs.preview import DryRun, estimate_line
+from volbench.plans.starting import Costing, Previewed, RunRequest, Started, previewed, started
 from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.specs.run_cost import HourlyCost
 
@@ -158,21 +160,23 @@ def verify_command(
         return
     if device is None:
         raise UsageError("give --device DEV (tenants in cgroups) or --guests (lab guests)")
-    if dry_run:
-        dry = preview(plan, device, options, runs_folder(runs_dir))
-        found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
-        show_dry_run(dry, found, "json" if fmt == "json" else "table")
-        return
     reporter = console.ProgressReporter()
+    costing = Costing(product, hourly_cost)
+    # verify checks its device itself: the request has no places
+    request = RunRequest(None, True, labels, db, runs_dir, dry_run=dry_run, costing=costing)
+
+    def preview_of(place: PlacePreview | None, folder: Path) -> DryRun:
+        return preview(plan, device, options, folder)
 
     def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
-        dry = preview(plan, device, options, session.runs_dir)
-        found = costs(dry.low_s, dry.high_s, None, labels, product, None, hourly_cost)
-        reporter.note(estimate_line(dry, found))
+        estimate = previewed(request, preview_of)
+        reporter.note(estimate_line(estimate.dry, estimate.costs))
         return verify(session, plan, device, options, settled)
 
-    request = RunRequest(None, True, labels, db, runs_dir)  # verify checks its device
-    with started(request, reporter, begin) as ran:
+    with started(request, reporter, begin, preview_of) as ran:
+        if isinstance(ran, Previewed):
+            show_dry_run(ran.dry, ran.costs, "json" if fmt == "json" else "table")
+            return
         conclude(ran.outcome)  # interrupted: where the run is, exit 130
         run = ran.store.get_run(str(ran.outcome.run_id))
     _conclude_verify(run, options, fmt)
@@ -193,6 +197,7 @@ def _verify_guests(
 
     request = RunRequest(None, True, labels, db, runs_dir)  # the guests' own disks
     with started(request, console.ProgressReporter(), begin) as ran:
+        assert isinstance(ran, Started)  # the request is not a dry run
         conclude(ran.outcome)
         run = ran.store.get_run(str(ran.outcome.run_id))
     _conclude_verify(run, options, fmt)

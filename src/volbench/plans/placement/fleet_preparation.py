@@ -26,6 +26,12 @@ from volbench.plans.runs.remote_watch import unsampled
 from volbench.plans.runs.reporter import Reporter
 from volbench.targets.remote_sampler import NOT_SAMPLED
 
+REMOTE_SIZE = (
+    "targets on other hosts need --size (the active range on each, e.g. --size 1g): "
+    "volbench cannot look at another host's files and devices"
+)
+"""Why a run on other hosts without ``--size`` (nor a size its places' kind gives) is refused."""
+
 
 def fleet_target(fleet: Fleet, infos: Sequence[TargetInfo]) -> TargetInfo:
     """The run's target record: every place by label; capacity the smallest one's
@@ -140,10 +146,7 @@ def prepare_fleet(
     size = fleet.size_bytes if fleet.size_bytes is not None else table.default_size(fleet.places)
     fleet = dataclasses.replace(fleet, size_bytes=size)
     if size is None:
-        raise UsageError(
-            "targets on other hosts need --size (the active range on each, e.g. --size 1g): "
-            "volbench cannot look at another host's files and devices"
-        )
+        raise UsageError(REMOTE_SIZE)
     identities = {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
     probes = probe_all(fleet.hosts())
     silent = [p for p in probes if not p.answers]

@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.job import JobFile, render
 from volbench.fio.parser import parse
+from volbench.fio.raw import RawRun
 from volbench.fio.request import Here
+from volbench.fio.stall import utc_text
 from volbench.model import (
     RW,
     RunRecord,
@@ -54,11 +57,48 @@ from volbench.units import format_bytes
 SPEED_PROBE_S = 2.0
 """Length of the sequential-write probe that sizes the WIPC estimate, seconds."""
 
+PROBE = "seq-write-probe"
+"""The probe's fio job name, as its stored output names it."""
+
+PROBE_ROUND = 0
+"""The store round that holds the probe's fio output, before the run's first cell:
+stored as fio printed it and without result rows, so PTS rounds, cells, reports and
+steady-state tables never count it, while the run's fio outputs hold every fio process
+it ran (the estimate is traceable to it, and ``--replay`` of its outputs answers the
+probe with it)."""
+
+
+@dataclass(frozen=True)
+class SpeedProbe:
+    """The sequential-write probe's fio run (``raw``: its output verbatim, its times)
+    and the speed read from its output (``bytes_per_s``: :func:`probe_speed`)."""
+
+    raw: RawRun
+    bytes_per_s: float
+
+
+def probe_speed(output: str) -> float:
+    """128 KiB sequential write speed (bytes/s) in the probe's fio output ``output``:
+    fio's write ``bw_bytes`` of its jobs, summed."""
+    jobs = parse(output).jobs
+    return sum(j.directions["write"].bw_bytes_per_s for j in jobs if "write" in j.directions)
+
+
+def stored_probe(record: RunRecord) -> str | None:
+    """The probe's fio output as run ``record`` stores it (its round
+    :data:`PROBE_ROUND`, read with its outputs), None when it has none (a run on other
+    hosts, or one stored before the probe was)."""
+    if not record.raw_outputs or any(r.round == PROBE_ROUND for r in record.results):
+        return None
+    output = record.raw_outputs[PROBE_ROUND]
+    return output if {j.name for j in parse(output).jobs} == {PROBE} else None
+
 
 def measure_seq_write(
     session: Session, target: TargetInfo, active: int, ioengine: str, workdir: Path
-) -> float:
-    """128 KiB sequential write speed of the target (bytes/s), from a short fio run.
+) -> SpeedProbe:
+    """128 KiB sequential write speed of the target, from a short fio run (its output
+    is stored with the run once it is recorded: :data:`PROBE_ROUND`).
 
     It writes (at most ``SPEED_PROBE_S`` seconds from the start of the active range),
     so it runs before the first purge, after the checks every round gets
@@ -67,7 +107,7 @@ def measure_seq_write(
     the probe raises KeyboardInterrupt (the run has not been recorded yet).
     """
     probe = Workload(
-        "seq-write-probe",
+        PROBE,
         RW.WRITE,
         bs_bytes=WIPC_BS,
         iodepth=32,
@@ -83,8 +123,22 @@ def measure_seq_write(
         raise KeyboardInterrupt
     if not raw.output.strip():
         raise FioError(f"the sequential write probe failed: {raw.last_error_line or 'no output'}")
-    jobs = parse(raw.output).jobs
-    return sum(j.directions["write"].bw_bytes_per_s for j in jobs if "write" in j.directions)
+    return SpeedProbe(raw, probe_speed(raw.output))
+
+
+def store_probe(session: Session, run_id: int, probe: SpeedProbe) -> None:
+    """Store the probe's fio output with run ``run_id``, as its round
+    :data:`PROBE_ROUND` (fio's output verbatim, no result rows), before any cell."""
+    raw = probe.raw
+    session.store.add_round(
+        run_id,
+        PROBE_ROUND,
+        raw.output,
+        (),
+        {},
+        started_at=utc_text(raw.started_s) if raw.started_s else None,
+        ended_at=utc_text(raw.ended_s) if raw.ended_s else None,
+    )
 
 
 def write_cache_state(target: TargetInfo) -> str | None:
@@ -231,19 +285,21 @@ def begin(
     remote = places is not None and places.fleet.remote
     engine = ioengine or (REMOTE_ENGINE if remote else session.runner.engine(Path(local[0].path)))
     prepare_runs_dir(session.runs_dir)
-    speed = 0.0
+    probe = None
     if remote:
         session.reporter.note("no estimate: the sequential write speed of other hosts is unknown")
     else:
-        probe_dir = session.runs_dir / "pts-probe"
-        speed = measure_seq_write(session, local[0], active, engine, probe_dir)
-        session.reporter.note(estimate_note(options, active, speed))
+        probe = measure_seq_write(session, local[0], active, engine, session.runs_dir / "pts-probe")
+        session.reporter.note(estimate_note(options, active, probe.bytes_per_s))
+    speed = probe.bytes_per_s if probe is not None else 0.0
     for reason in non_compliant_reasons(options, target):
         session.reporter.note(f"non-compliant with PTS: {reason}")
     method = "none (--no-purge)"
     if options.purge:
         method = _purge_all(session, purging, local)
     run_id, _ = start(session, options, target, labels, engine, method, speed, places)
+    if probe is not None:
+        store_probe(session, run_id, probe)
     return run(session, run_id, target, purging, purged_already=options.purge, places=places)
 
 
@@ -419,6 +475,6 @@ def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
                 f"{record.id} was planned for: cannot resume"
             )
         session.store.reopen_run(record.id)
-        committed = session.store.round_count(record.id)
+        committed = len({r.round for r in record.results})  # not the probe's: no rows
         session.reporter.note(f"resuming run {record.id} after {committed} committed cells")
         return run(session, record.id, place.target, how.purging, places=place.fleet)

@@ -16,14 +16,26 @@ from pathlib import Path
 
 from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.model import TargetInfo, Workload
-from volbench.plans.dry_run import FIO_START_S, DryRun, job_texts
-from volbench.plans.pts import catalog, state
+from volbench.plans.placement.preview import PlacePreview
+from volbench.plans.pts import catalog, driver, state
 from volbench.plans.pts.estimate import estimate
 from volbench.plans.pts.options import PtsOptions
+from volbench.plans.runs.preview import FIO_START_S, DryRun, job_texts
 from volbench.units import format_bytes
 
 UNKNOWN_SPEED = 1e15
 """A write speed so high that size-based writes take no time (bytes/s)."""
+
+
+def pts_dry_run(
+    options: PtsOptions, place: PlacePreview, ioengine: str | None, runs_dir: Path
+) -> DryRun:
+    """The dry run of a PTS run of ``options`` where the look at its places found
+    ``place`` (on several, the first): its tests fitted to the target's logical
+    blocks, the ioengine it would use (``ioengine`` when given)."""
+    engine, found = place.engine(ioengine)
+    fitted = driver.fit_target(options, place.target, None)
+    return pts_preview(fitted, place.target, engine, runs_dir, (*place.notes, *found))
 
 
 def pts_preview(

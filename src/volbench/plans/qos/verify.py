@@ -38,12 +38,13 @@ from volbench.model import (
     TestResult,
     Workload,
 )
-from volbench.plans.dry_run import FIO_START_S, DryRun, choose_engine, job_texts, preview_target
 from volbench.plans.placement.placed import Resuming
 from volbench.plans.placement.preparation import prepare_target
+from volbench.plans.placement.preview import choose_engine, preview_target
 from volbench.plans.qos.setup import device_number, plan_id, require_room, tenant_limits
 from volbench.plans.runs.engine import Step, drive, open_run, recorded_engine
 from volbench.plans.runs.execution import Outcome, RoundContext, Session, prepare_runs_dir
+from volbench.plans.runs.preview import FIO_START_S, DryRun, job_texts
 from volbench.plans.runs.round import Process, run_round
 from volbench.plans.runs.round_status import RoundStatus
 from volbench.records import json_object
