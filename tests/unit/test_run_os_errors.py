@@ -23,6 +23,7 @@ from volbench.plans.runs import round as round_module
 from volbench.plans.runs.engine import execute
 from volbench.plans.runs.execution import Session, prepare_runs_dir
 from volbench.plans.runs.reporter import NullReporter
+from volbench.plans.starting import runs_folder
 from volbench.store.repository import Store
 
 TARGET = TargetInfo(path="/tmp/volbench-test.img", kind="file", capacity_bytes=1 << 30)
@@ -139,3 +140,13 @@ def test_a_group_of_short_jobs_spanning_two_windows_is_not_taken_for_a_full_disk
         round_module._check_logs(cast(Session, session), 0, tmp_path, [test], [workload])
         assert bool(session.warnings) is warned, runtime_s
     assert "t_iops" in session.warnings[0]
+
+
+def test_a_relative_runs_dir_is_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fio runs in a folder of its own: ``--runs-dir rr`` would name ``rr/rr`` there (the
+    PTS probe's job file was not found), so the folder is made absolute where volbench
+    was started."""
+    monkeypatch.chdir(tmp_path)
+    assert runs_folder("rr") == tmp_path / "rr"

@@ -40,8 +40,10 @@ Labels = tuple[tuple[str, str], ...]
 
 
 def runs_folder(option: str | None) -> Path:
-    """The folder of the runs' fio files: ``--runs-dir``, else volbench's data folder's."""
-    return Path(option) if option else default_data_dir() / "runs"
+    """The folder of the runs' fio files: ``--runs-dir`` (made absolute: fio runs in a
+    folder of its own, where a relative path would name another), else volbench's data
+    folder's."""
+    return Path(option).absolute() if option else default_data_dir() / "runs"
 
 
 @contextlib.contextmanager
