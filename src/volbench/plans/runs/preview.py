@@ -14,7 +14,6 @@ adaptive plan's is a range.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from volbench.model import TargetInfo, Workload
 from volbench.plans.runs.execution import new_workdir
 from volbench.specs import catalogue
 from volbench.specs.run_cost import HourlyCost, run_cost
+from volbench.specs.run_promise import labelled_size
 
 FIO_START_S = 0.3
 """Seconds each fio process adds to its tests' planned time (start, set-up, commit)."""
@@ -103,28 +103,16 @@ def estimate_line(dry: DryRun, costs: Sequence[str] = ()) -> str:
     return f"estimate: {tests} in {processes}, {duration_text(dry.low_s, dry.high_s)}{cost}"
 
 
-MAX_LABEL_SIZE = 1e12
-"""The largest volume size a ``size_gib`` or ``size`` label may give (GiB or GB)."""
-
-
 def product_size(
     unit: str, labels: dict[str, str], size_bytes: int | None, capacity_bytes: int | None
 ) -> float | None:
     """The volume's size in a catalogue unit (GiB or GB): the run's ``size_gib`` or
-    ``size`` label (in that unit, as ``volbench check`` reads them), else ``--size``,
-    else the target's capacity (bytes)."""
-    for key in ("size_gib", "size"):
-        if key in labels:
-            try:
-                size = float(labels[key])
-            except ValueError:
-                size = math.nan
-            if not 0 < size <= MAX_LABEL_SIZE:
-                raise UsageError(
-                    f"label {key}={labels[key][:40]!r} is not a size: a number above 0, at"
-                    f" most {MAX_LABEL_SIZE:g}"
-                )
-            return size
+    ``size`` label (in that unit, as ``volbench check`` reads them:
+    :func:`~volbench.specs.run_promise.labelled_size`), else ``--size``, else the
+    target's capacity (bytes)."""
+    size = labelled_size(labels)
+    if size is not None:
+        return size
     found = size_bytes or capacity_bytes
     if not found:
         return None
