@@ -80,6 +80,7 @@ from volbench.analysis.limiter_model import (
     deepest,
     fit,
     settled,
+    size_ladder,
 )
 from volbench.errors import UsageError
 from volbench.fio.job import planned_seconds
@@ -646,11 +647,7 @@ def _past(done: Sequence[Probe], direction: str) -> list[Probe]:
     """The sizes of ``direction``'s ladder at its deep queue that ran more than
     :data:`SAME` below the 4 KiB IOPS there (past the IOPS cap's reach, at a MB/s
     level), smallest first."""
-    deep = deepest(done, direction)
-    sizes = sorted(
-        (p for p in done if p.direction == direction and p.outstanding == deep),
-        key=lambda p: p.bs_bytes,
-    )
+    sizes = size_ladder(done, direction)
     return [p for p in sizes[1:] if p.iops < (1 - SAME) * sizes[0].iops]
 
 
@@ -717,21 +714,23 @@ def next_test(
     return direction_next("write") or _mix_next(merged, two_buckets, done)
 
 
+def _own_runtime(options: LimitsOptions, direction: str) -> float | None:
+    """The runtime (s) of a test whose kind has one of its own: the burst probes', the
+    MB/s burst probes', the MB/s tests' (None: the experiment's usual)."""
+    if direction in ("burst", "wburst"):
+        return options.burst_s
+    if direction in ("bburst", "wbburst"):
+        return options.bytes_burst_s
+    if direction in SIDE:
+        return max(options.runtime_s, MIN_MBPS_TEST_S)
+    return None
+
+
 def workload(options: LimitsOptions, test: Next) -> Workload:
     """The fio job of ``test``: a burst probe from its first second (no ramp: the ceiling
     is there), the rest at :data:`REST_IOPS`."""
     unramped = test.direction in ("burst", "refill", "rest", "wburst", "bburst", "wbburst")
-    probe = test.direction in ("burst", "wburst")
-    of_bytes = test.direction in ("bburst", "wbburst")
-    runtime = test.runtime_s or (
-        options.burst_s
-        if probe
-        else options.bytes_burst_s
-        if of_bytes
-        else max(options.runtime_s, MIN_MBPS_TEST_S)
-        if test.direction in SIDE
-        else None
-    )
+    runtime = test.runtime_s or _own_runtime(options, test.direction)
     ramp = options.ramp_time_s
     return Workload(
         test.name,
