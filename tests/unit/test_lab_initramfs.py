@@ -4,8 +4,11 @@ from their .modinfo ELF sections."""
 
 from __future__ import annotations
 
+import os
 import stat
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,3 +143,49 @@ def test_guest_modules_from_a_kernel_folder(tmp_path: Path) -> None:
     (tmp_path / "modules.builtin").write_text("kernel/drivers/net/virtio_net.ko\n")
     with pytest.raises(UsageError, match="has no qemu_fw_cfg"):
         guest_modules(tmp_path)
+
+
+def _fake_apt(bin_dir: Path, log: Path) -> None:
+    """apt-cache, apt-get and dpkg-deb stand-ins: a slow download, logged."""
+    tools = {
+        "apt-cache": "echo '  Depends: linux-image-6.1.0-99-amd64'",
+        "apt-get": f'echo "$$" >> {log}; sleep 0.5; : > linux-image-6.1.0-99-amd64_1_amd64.deb',
+        "dpkg-deb": 'mkdir -p "$3/boot" && : > "$3/boot/vmlinuz-6.1.0-99-amd64"',
+    }
+    bin_dir.mkdir()
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+
+
+def test_guests_brought_up_at_once_download_the_kernel_once(tmp_path: Path) -> None:
+    """Three ``lab up`` at once on a fresh machine, in labs sharing one ``kernels/``
+    folder (as the test modules share pytest's cache): one downloads, the others wait
+    for it and find its kernel (no rename onto a folder another just filled)."""
+    log = tmp_path / "downloads.log"
+    _fake_apt(tmp_path / "bin", log)
+    shared = tmp_path / "kernels"
+    shared.mkdir()
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    code = "from volbench.lab.kernel import debian_kernel; print(debian_kernel(print).image)"
+    started = []
+    for n in range(3):
+        lab = tmp_path / f"lab{n}"
+        lab.mkdir()
+        (lab / "kernels").symlink_to(shared)
+        started.append(
+            subprocess.Popen(
+                [sys.executable, "-c", code],
+                env={**env, "VOLBENCH_LAB_DIR": str(lab)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    for process in started:
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        image = Path(out.splitlines()[-1])
+        assert image.parts[-3:] == ("linux-image-6.1.0-99-amd64", "boot", "vmlinuz-6.1.0-99-amd64")
+    assert len(log.read_text().split()) == 1
+    assert not list(shared.glob(".download-*"))

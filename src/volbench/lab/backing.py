@@ -19,16 +19,21 @@ device whose backing file is the recorded image is ever detached.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from volbench import records
 from volbench.errors import UsageError
-from volbench.lab.home import check_name, lab_dir, private_file, private_folder, write_private
+from volbench.lab.home import (
+    check_name,
+    lab_dir,
+    lab_lock,
+    private_file,
+    private_folder,
+    write_private,
+)
 
 IMAGE_BYTES = 4 << 30
 """The backing image's size (sparse: only what the guests' images use takes room)."""
@@ -62,18 +67,6 @@ class Backing:
 
 def backings_dir() -> Path:
     return lab_dir() / "backing"
-
-
-@contextlib.contextmanager
-def lab_lock(what: str) -> Iterator[None]:
-    """An exclusive lock of the lab's folder for ``what`` (``lab up`` runs at once)."""
-    private_folder(lab_dir())
-    with private_file(lab_dir() / f".{what}.lock", append=True) as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _run(*command: str) -> str:

@@ -16,8 +16,11 @@ as root in the guest.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -98,3 +101,17 @@ def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` (:func:`private_file`)."""
     with private_file(path) as handle:
         handle.write(text.encode())
+
+
+@contextlib.contextmanager
+def lab_lock(what: str, folder: Path | None = None) -> Iterator[None]:
+    """An exclusive lock for ``what`` (``lab up`` runs at once), held on
+    ``.WHAT.lock`` in ``folder`` (default: the lab's folder; a folder that several
+    labs share, such as a linked ``kernels/``, is locked in itself)."""
+    where = private_folder(folder or lab_dir())
+    with private_file(where / f".{what}.lock", append=True) as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

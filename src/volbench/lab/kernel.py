@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import UsageError
-from volbench.lab.home import lab_dir, private_folder
+from volbench.lab.home import lab_dir, lab_lock
 
 METAPACKAGE = "linux-image-amd64"
 _DEPENDS = re.compile(r"^\s*Depends:\s*(linux-image-[0-9][^\s<>]*)", re.MULTILINE)
@@ -87,29 +87,42 @@ def unpacked(root: Path) -> Kernel | None:
     return Kernel(images[-1], release, modules if modules.is_dir() else None)
 
 
-def debian_kernel(say: Callable[[str], None]) -> Kernel:
-    """Debian's kernel, downloaded and unpacked once into ``kernels/PACKAGE`` of the
-    lab's folder (a later call finds it there without asking apt)."""
-    kernels = lab_dir() / "kernels"
-    found = sorted(kernels.glob("linux-image-*"))
-    for folder in reversed(found):
+def _found(kernels: Path) -> Kernel | None:
+    """The newest kernel already unpacked under ``kernels``, if any."""
+    for folder in sorted(kernels.glob("linux-image-*"), reverse=True):
         kernel = unpacked(folder)
         if kernel is not None:
             return kernel
-    package = package_name()
-    say(f"downloading {package} (apt-get download) into {kernels}")
-    private_folder(kernels)
-    with tempfile.TemporaryDirectory(dir=kernels, prefix=".download-") as work:
-        folder = Path(work)
-        _run(["apt-get", "download", package], cwd=folder)
-        debs = sorted(folder.glob("*.deb"))
-        if not debs:
-            raise UsageError(f"apt-get download {package} left no .deb ({_SETUP})")
-        say(f"unpacking {debs[0].name} (dpkg-deb -x)")
-        _run(["dpkg-deb", "-x", str(debs[0]), str(folder / "root")])
-        target = kernels / package
-        shutil.rmtree(target, ignore_errors=True)
-        (folder / "root").rename(target)
+    return None
+
+
+def debian_kernel(say: Callable[[str], None]) -> Kernel:
+    """Debian's kernel, downloaded and unpacked once into ``kernels/PACKAGE`` of the
+    lab's folder (a later call finds it there without asking apt). Guests brought up
+    at once take turns (a lock in ``kernels/``, which labs may share): the first
+    downloads, the others find its kernel, and no folder a guest boots from is
+    replaced."""
+    kernels = lab_dir() / "kernels"
+    kernel = _found(kernels)
+    if kernel is not None:
+        return kernel
+    with lab_lock("download", kernels):
+        kernel = _found(kernels)
+        if kernel is not None:
+            return kernel
+        package = package_name()
+        say(f"downloading {package} (apt-get download) into {kernels}")
+        with tempfile.TemporaryDirectory(dir=kernels, prefix=".download-") as work:
+            folder = Path(work)
+            _run(["apt-get", "download", package], cwd=folder)
+            debs = sorted(folder.glob("*.deb"))
+            if not debs:
+                raise UsageError(f"apt-get download {package} left no .deb ({_SETUP})")
+            say(f"unpacking {debs[0].name} (dpkg-deb -x)")
+            _run(["dpkg-deb", "-x", str(debs[0]), str(folder / "root")])
+            target = kernels / package
+            shutil.rmtree(target, ignore_errors=True)  # a download cut off, holding no vmlinuz
+            (folder / "root").rename(target)
     kernel = unpacked(target)
     if kernel is None:
         raise UsageError(f"{package} holds no boot/vmlinuz-* ({_SETUP})")

@@ -27,8 +27,15 @@ from volbench.fio.client import HostAddress
 from volbench.fio.server import probe
 from volbench.lab import guest as guests
 from volbench.lab import io_max
-from volbench.lab.backing import lab_lock, write_out
-from volbench.lab.home import guest_dir, lab_dir, private_file, private_folder, write_private
+from volbench.lab.backing import write_out
+from volbench.lab.home import (
+    guest_dir,
+    lab_dir,
+    lab_lock,
+    private_file,
+    private_folder,
+    write_private,
+)
 from volbench.lab.init_script import READY
 from volbench.lab.initramfs import initramfs
 from volbench.lab.kernel import Kernel, debian_kernel, given_kernel
