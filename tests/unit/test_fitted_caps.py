@@ -83,7 +83,7 @@ def test_separate_budgets_with_mb_s_caps_name_each_cap() -> None:
     assert "of the write MB/s cap (limits run 12" in why
     limit, why = _verdict(_test("randwrite-4k", "write", 4, 32, 1418), ctx)
     assert limit is Limit.RATE_LIMITER
-    assert "of the write IOPS cap (limits run 12), 1,5" in why
+    assert re.search(r"of the write IOPS cap \(limits run 12\), 1,(4[6-9]|5[0-4])\d IOPS", why), why
     held = verdict(_test("randread-4k", "read", 4, 32, 2155, cpu=97.0), ctx)
     assert held.limit is Limit.HOST_CPU
     assert any(
@@ -104,7 +104,7 @@ def test_a_4k_unit_under_1000_iops_names_the_unit_and_paces_qd1() -> None:
     ctx = Context(caps=fitted_caps(model, None, SOURCE))
     limit, why = _verdict(_test("randread-16k", "read", 16, 32, 252), ctx)
     assert limit is Limit.RATE_LIMITER
-    assert re.search(r"1,0\d\d IOPS in 4 KiB units", why), why
+    assert re.search(r"(9[7-9]\d|1,0[0-2]\d) IOPS in 4 KiB units", why), why
     for name, rw, iops, lat in (
         ("randread-4k-qd1", "read", 954, 0.99),
         ("randwrite-4k-qd1", "write", 922, 1.04),

@@ -14,7 +14,7 @@ import pytest
 from test_export import result
 from test_limiter_model import Limiter, experiment
 
-from volbench.analysis.limiter_model import KIB, MBPS_TEST, Probe, fit
+from volbench.analysis.limiter_model import KIB, MBPS_TEST, Probe, fit, settled, size_ladder
 from volbench.model import (
     HostInfo,
     RunRecord,
@@ -42,8 +42,8 @@ power of two, so no I/O unit); the device behind them is far faster."""
 TITLES = [
     "IOPS vs queue depth (4 KiB)",
     "Mean latency vs queue depth (4 KiB)",
-    "MB/s vs request size (deepest queue)",
-    "IOPS vs request size (deepest queue)",
+    "MB/s vs request size (deep queue)",
+    "IOPS vs request size (deep queue)",
 ]
 
 
@@ -121,11 +121,7 @@ def _ladder(done: list[Probe], direction: str) -> list[Probe]:
 
 
 def _sizes(done: list[Probe], direction: str) -> list[Probe]:
-    deep = _ladder(done, direction)[-1].outstanding
-    return sorted(
-        (p for p in done if p.direction == direction and p.outstanding == deep),
-        key=lambda p: p.bs_bytes,
-    )
+    return size_ladder(settled(done), direction)
 
 
 def test_the_card_keeps_its_probes_and_model_for_the_charts() -> None:
@@ -203,7 +199,7 @@ def test_mb_per_s_and_iops_against_request_size_with_the_caps_drawn() -> None:
     card = limits_card(run)
     charts = _charts(card)
     model = fit(done)
-    mbps, iops = charts["MB/s vs request size (deepest queue)"], charts[TITLES[3]]
+    mbps, iops = charts["MB/s vs request size (deep queue)"], charts[TITLES[3]]
     assert (mbps.id, iops.id) == ("run9-limits-size-mbps", "run9-limits-size-iops")
     for direction in ("read", "write"):
         sizes = _sizes(done, direction)
@@ -239,7 +235,7 @@ def test_mb_per_s_and_iops_against_request_size_with_the_caps_drawn() -> None:
 def test_a_whole_mib_is_ticked_in_full() -> None:
     run, done = _run(Limiter(read_iops=1000, write_iops=800))  # no MB/s cap: 1 MiB measured
     charts = _charts(limits_card(run))
-    ticks = charts["MB/s vs request size (deepest queue)"].figure["layout"]["xaxis"]["ticktext"]
+    ticks = charts["MB/s vs request size (deep queue)"].figure["layout"]["xaxis"]["ticktext"]
     assert ticks[-1] == "1,024" and 1024 * KIB in {p.bs_bytes for p in done}
 
 

@@ -163,10 +163,22 @@ def _ladder(probes: Sequence[Probe], direction: str, bs: int) -> list[Probe]:
     )
 
 
-def deepest(probes: Sequence[Probe], direction: str) -> int | None:
-    """The deepest outstanding I/O of ``direction``'s 4 KiB ladder (None: no ladder)."""
+def deep_queue(probes: Sequence[Probe], direction: str) -> int | None:
+    """The queue ``direction``'s size ladder, MB/s test and mix run at (None: no 4 KiB
+    ladder): one rung past the shallowest depth of its 4 KiB ladder within :data:`SAME`
+    of the ladder's best, the deepest rung when none is past it.
+
+    One rung more keeps a device busy at larger requests, which take it longer; no
+    deeper, since a limiter gains nothing from more queue, and what is in flight when a
+    test's ramp and runtime end is counted wrongly by fio (QEMU's throttle at 120 IOPS,
+    1 s: fio's IOPS 117.0 at QD 4, 106.8 at QD 16, 209 of 260 at QD 64: BENCHMARKS.md,
+    :data:`volbench.plans.limits.DRAIN_SHARE`)."""
     ladder = _ladder(probes, direction, 4 * KIB)
-    return ladder[-1].outstanding if ladder else None
+    if not ladder:
+        return None
+    best = max(p.iops for p in ladder)
+    first = next(i for i, p in enumerate(ladder) if p.iops >= (1 - SAME) * best)
+    return ladder[min(first + 1, len(ladder) - 1)].outstanding
 
 
 def queue_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
@@ -176,9 +188,9 @@ def queue_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
 
 
 def size_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
-    """``direction``'s request-size ladder at the deepest queue of its 4 KiB ladder,
+    """``direction``'s request-size ladder at its deep queue (:func:`deepest`),
     4 KiB first: what its bytes cap and I/O unit are read off (empty: no 4 KiB ladder)."""
-    deep = deepest(probes, direction)
+    deep = deep_queue(probes, direction)
     return _sizes(probes, direction, deep) if deep is not None else []
 
 

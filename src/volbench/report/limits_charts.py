@@ -7,9 +7,9 @@ shows).
 * mean latency vs queue depth at 4 KiB, and where a direction has an IOPS cap the
   latency the cap makes drawn dashed over it (Little's law: QD / cap, 1/cap more per
   queued I/O);
-* MB/s vs request size at the deepest queue, each MB/s cap a level, and the MB/s test
+* MB/s vs request size at the deep queue, each MB/s cap a level, and the MB/s test
   it was read from (a few requests in flight for longer) a point of its own;
-* IOPS vs request size at the deepest queue, each IOPS cap a level (flat until a
+* IOPS vs request size at the deep queue, each IOPS cap a level (flat until a
   MB/s cap or an I/O unit takes over).
 
 Units: MB/s = bytes/s / 10^6, request sizes in KiB, latency in the unit that fits the
@@ -143,7 +143,7 @@ def _queue_charts(
 def _size_charts(
     prefix: str, probes: Sequence[Probe], models: Mapping[str, DirectionModel]
 ) -> list[Chart]:
-    """MB/s and IOPS vs request size at each direction's deepest queue."""
+    """MB/s and IOPS vs request size at each direction's deep queue."""
     ladders = {d: ladder for d in DIRECTIONS if len(ladder := size_ladder(probes, d)) > 1}
     if not ladders:
         return []
@@ -164,7 +164,7 @@ def _size_charts(
         _with_levels(
             line_chart(
                 f"{prefix}-size-mbps",
-                "MB/s vs request size (deepest queue)",
+                "MB/s vs request size (deep queue)",
                 mbps,
                 x_title=size,
                 y_title="MB/s",
@@ -181,7 +181,7 @@ def _size_charts(
         _with_levels(
             line_chart(
                 f"{prefix}-size-iops",
-                "IOPS vs request size (deepest queue)",
+                "IOPS vs request size (deep queue)",
                 iops,
                 x_title=size,
                 y_title="IOPS",
@@ -201,7 +201,7 @@ def _size_charts(
 def limits_charts(card: Sheet) -> list[Chart]:
     """The charts of a limits card (:func:`volbench.report.limits_card.limits_card`):
     IOPS and latency vs queue depth at 4 KiB, MB/s and IOPS vs request size at the
-    deepest queue, the fitted caps drawn as levels (see the module's docstring); a
+    deep queue, the fitted caps drawn as levels (see the module's docstring); a
     chart without probes to draw is left out."""
     probes, model = card_fit(card)
     prefix = f"run{card.document.get('run', 'limits')}-limits"
