@@ -8,6 +8,7 @@ own fio output. Every figure checked is recomputed from fio's JSON."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -23,9 +24,13 @@ from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner
 from volbench.lab.guest import Guest
 from volbench.lab.throttle import Bucket, Limits
-from volbench.model import RunSettings, RunStatus, TargetInfo
+from volbench.model import Place, RunSettings, RunStatus, TargetInfo
+from volbench.plans.placement.fleet_preparation import PreparedFleet
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.placed import Placement
 from volbench.plans.qos.guest_launch import GuestTenants, tenant_of
 from volbench.plans.qos.guests import course, guest_limits, shared_backing
+from volbench.plans.qos.places import tenant_places
 from volbench.plans.qos.plan_file import read_plan
 from volbench.plans.runs.engine import drive, open_run
 from volbench.plans.runs.execution import Session
@@ -157,7 +162,9 @@ def test_guests_not_on_one_backing_device_are_refused(
         (("qos", "apply", "PLAN"), "--device DEV (cgroups on it) or --guests"),
         (("qos", "apply", "PLAN", "--guests", "--device", "/dev/null"), "not both"),
         (("qos", "apply", "PLAN", "--guests"), "no lab guest g40"),
-        (("qos", "verify", "PLAN"), "--device DEV (tenants in cgroups) or --guests"),
+        (("qos", "verify", "PLAN"), "--device DEV (tenants in cgroups), --guests (lab guests) or"),
+        (("qos", "verify", "PLAN", "--hosts", "h", "--guests"), "no --device, --guests, --dry"),
+        (("qos", "verify", "PLAN", "--device", "/dev/null", "--replay", "."), "(--hosts) only"),
         (("qos", "verify", "PLAN", "--fit-alpha", "--device", "/dev/null"), "give --guests too"),
         (("qos", "verify", "PLAN", "--guests", "--dry-run"), "no --device, --dry-run"),
         (("qos", "verify", "PLAN", "--guests"), "no lab guest g40"),
@@ -180,3 +187,27 @@ def test_bad_input_is_one_line(
     assert ended.value.code == 2, err
     assert err.startswith("volbench: error: ") and "\n" not in err, err
     assert says in err
+
+
+def _placed(*hosts: str) -> Placement:
+    places = tuple(Place(h, "/data/t") for h in hosts)
+    infos = [TargetInfo(p.label, "remote", 1 << 30) for p in places]
+    return Placement(infos[0], PreparedFleet(Fleet(places, size_bytes=1 << 30), infos, []))
+
+
+@pytest.mark.parametrize(
+    ("placement", "options", "says"),
+    [
+        (_placed("a", "b"), VerifyOptions(), "3 tenants (g40, g60, g80): give each a place"),
+        (_placed("a", "b", "b"), VerifyOptions(), "on a host of its own, in that order"),
+        (_placed("a", "b", "c"), VerifyOptions(with_host=True), "--with-host runs on this"),
+        (_placed("a", "b", "c"), VerifyOptions(quiet=("g99",)), "--quiet g99: the plan has no"),
+    ],
+)
+def test_tenants_on_places_are_one_each_on_hosts_of_their_own(
+    placement: Placement, options: VerifyOptions, says: str
+) -> None:
+    plan = read_plan(str(RECORDED / "plan.json"))
+    with pytest.raises(UsageError, match=re.escape(says)):
+        tenant_places(plan, placement, options)
+    assert tenant_places(plan, _placed("a", "b", "c"), VerifyOptions()).fleet.places[2].host == "c"

@@ -1,6 +1,6 @@
-"""``volbench qos verify``: every tenant at once, in its cgroup on one device or in its
-lab guest, planned vs achieved (the NetEase QoS test's check); with guests, alpha
-fitted from them against the host alone.
+"""``volbench qos verify``: every tenant at once, in its cgroup on one device, in its
+lab guest or on its place of a host, planned vs achieved (the NetEase QoS test's
+check); with guests, alpha fitted from them against the host alone.
 
 A thin command: parse, call one service function, render a Sheet.
 """
@@ -183,7 +183,7 @@ def verify_command(
     product: str | None,
     hourly_cost: HourlyCost | None,
 ) -> None:
-    """Run all tenants at once in their cgroups (or lab guests): planned vs achieved.
+    """Run all tenants at once in their cgroups (or lab guests, or places): planned vs achieved.
 
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
@@ -208,7 +208,10 @@ def verify_command(
         _verify_guests(plan, options, runs_dir, labels, db, fmt)
         return
     if device is None:
-        raise UsageError("give --device DEV (tenants in cgroups) or --guests (lab guests)")
+        raise UsageError(
+            "give --device DEV (tenants in cgroups), --guests (lab guests)"
+            " or --hosts with a --target HOST:PATH per tenant"
+        )
     reporter = console.ProgressReporter()
     costing = Costing(product, hourly_cost)
     # verify checks its device itself: the request has no places

@@ -1,6 +1,6 @@
 """The kinds of place, in one table (:data:`KINDS`), and what the rest of volbench
 asks of a place through it: which kind a host is, its name, how fio reaches it, its
-sampler, its write check, purge and what a killed run left.
+sampler, its write check, purge, a QoS tenant's limits on it and what a killed run left.
 
 A new kind of place is a module with a class that follows
 :class:`volbench.places.kind.PlaceKind`, and its entry here (CONTRIBUTING.md, "Adding
