@@ -24,14 +24,16 @@ from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner
 from volbench.lab.guest import Guest
 from volbench.lab.throttle import Bucket, Limits
-from volbench.model import Place, RunSettings, RunStatus, TargetInfo
+from volbench.model import Place, PlaceRecord, RunSettings, RunStatus, TargetInfo
 from volbench.plans.placement.fleet_preparation import PreparedFleet
 from volbench.plans.placement.fleet_spec import Fleet
-from volbench.plans.placement.placed import Placement
+from volbench.plans.placement.placed import Placement, Resuming
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.qos.guest_launch import GuestTenants, tenant_of
 from volbench.plans.qos.guests import course, guest_limits, shared_backing
 from volbench.plans.qos.places import tenant_places
 from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.qos.verify import resume as verify_resume
 from volbench.plans.runs.engine import drive, open_run
 from volbench.plans.runs.execution import Session
 from volbench.plans.runs.reporter import NullReporter
@@ -211,3 +213,19 @@ def test_tenants_on_places_are_one_each_on_hosts_of_their_own(
     with pytest.raises(UsageError, match=re.escape(says)):
         tenant_places(plan, placement, options)
     assert tenant_places(plan, _placed("a", "b", "c"), VerifyOptions()).fleet.places[2].host == "c"
+
+
+def test_a_verification_on_places_is_not_resumed(tmp_path: Path) -> None:
+    """Its limits were given back when it stopped: it is started again, not resumed (nor
+    taken for a verification on this machine's device, whose cgroups it never had)."""
+    plan = read_plan(str(RECORDED / "plan.json"))
+    setup = VerifySetup(qos_plan=plan_document(plan), verify=VerifyOptions())
+    places = tuple(PlaceRecord(f"{h}:/t", h, "/t", kind="loopback") for h in ("a", "b", "c"))
+    settings = RunSettings(ioengine="libaio", options=json_object(setup), places=places)
+    with Store.open(f"sqlite:///{tmp_path / 'volbench.db'}") as store:
+        runner = ReplayRunner(RECORDED)  # nothing runs: it is refused first
+        session = Session(store, runner, NullReporter(), tmp_path / "runs")
+        target = TargetInfo("a:/t, b:/t, c:/t", "fleet", 1 << 30)
+        run_id, _ = open_run(session, PLAN, target, {}, settings)
+        with pytest.raises(UsageError, match=r"verified places on hosts.*qos verify --hosts"):
+            verify_resume(session, store.get_run(str(run_id)), Resuming(PurgeSettings()))
