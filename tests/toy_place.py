@@ -5,8 +5,10 @@ volbench starts for the run on the loopback address 127.0.0.N.
 Its targets are on this machine, so its writes go through the same check as a local
 target's (:func:`volbench.targets.safety.check_write_allowed`), and an existing
 target's identity is recorded and checked before every round
-(:func:`volbench.targets.safety.check_round`). Its entry in the table is made by the
-test (``monkeypatch.setattr(table, "KINDS", (LOOPBACK, *table.KINDS))``).
+(:func:`volbench.targets.safety.check_round`). A QoS tenant on it is held to its
+limits as a host holds its tenants (NetEase's KVM host QoS test): its fio server, and
+the jobs it forks, in a cgroup of its own throttling the disk under the place's file.
+Its entry in the table is made by the test (``table.KINDS = (LOOPBACK, *table.KINDS)``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from volbench.errors import FioError, UsageError
 from volbench.fio.client import HostAddress
@@ -26,6 +29,8 @@ from volbench.fio.executable import die_with_parent
 from volbench.fio.server import probe
 from volbench.fio.tunnel import free_port
 from volbench.model import HostCache, Place, TargetIdentity, TargetInfo
+from volbench.targets import cgroup
+from volbench.targets.blockdev import BlockDevice
 from volbench.targets.identity import identify
 from volbench.targets.purge import purge
 from volbench.targets.safety import check_write_allowed
@@ -47,6 +52,10 @@ class LoopbackKind:
 
     name = "loopback"
     scheme = SCHEME
+
+    def __init__(self) -> None:
+        self.servers: dict[str, int] = {}
+        """The process id of each reached host's fio server, by host name."""
 
     def owns(self, spec: str) -> bool:
         return spec.strip().lower().startswith(SCHEME)
@@ -90,12 +99,14 @@ class LoopbackKind:
                     )
                     _wait_answering(address)
                     found.append(address)
+                    self.servers[address.name or host] = started[-1].pid
                 yield found
         finally:
             for proc in started:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGTERM)  # the server this kind started
                 proc.wait(timeout=10)
+            self.servers.clear()
 
     def unsampled(self, host: str) -> str | None:
         return f"{host} is a toy place: volbench has no channel to sample it"
@@ -120,9 +131,46 @@ class LoopbackKind:
     def can_purge(self, place: Place) -> bool:
         return os.path.isfile(place.path)
 
+    @contextlib.contextmanager
+    def limit(
+        self, place: Place, limits: cgroup.Limits, plan: str
+    ) -> Iterator[list[cgroup.Written]]:
+        """The host's fio server (and the jobs it forks) in the cgroup of ``limits``, on
+        the disk under the place's file, until the block ends."""
+        server = self.servers.get(place.host or "")
+        if server is None:
+            raise UsageError(f"{place.host} is not reached: its server is started first")
+        hierarchy = cgroup.find_hierarchy()
+        written = cgroup.apply(hierarchy, _disk_of(place.path), [limits], plan)
+        try:
+            cgroup.join(hierarchy, limits.cgroup, server)
+            yield written
+        finally:
+            with contextlib.suppress(OSError, ProcessLookupError):  # back to the root group
+                (hierarchy.root / "cgroup.procs").write_text(f"{server}\n")
+            _remove(hierarchy.path(limits.cgroup))
+
     def reclaim(self) -> list[str]:
         """Nothing outlives a killed run: its servers die with it (``die_with_parent``)."""
         return []
+
+
+def _remove(group: Path, timeout_s: float = 10.0) -> None:
+    """Remove ``group`` once the jobs the server forked into it have ended."""
+    deadline = time.monotonic() + timeout_s
+    while cgroup.remove_idle([group])[1] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    cgroup.remove([group])
+
+
+def _disk_of(path: str) -> str:
+    """``MAJ:MIN`` of the whole disk holding ``path``'s file system (throttles are per disk)."""
+    st = os.stat(path)
+    device = BlockDevice.from_devnum((os.major(st.st_dev), os.minor(st.st_dev)))
+    if device is None:
+        raise UsageError(f"{path} is not on a block device: no cgroup can throttle it")
+    major, minor = device.disk.devnum
+    return f"{major}:{minor}"
 
 
 def _wait_answering(address: HostAddress, timeout_s: float = 15.0) -> None:

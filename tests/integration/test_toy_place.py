@@ -2,24 +2,32 @@
 kind of ``tests/toy_place.py`` (``--hosts loopback://N``: a folder of this machine
 through a fio server the kind starts on 127.0.0.N), put in the table here, runs
 ``run quick`` and ``pts`` through real fio servers, then the same commands again
-through the replay runner from the first runs' own outputs; its writes are checked
-as a local target's and its target's identity before every round."""
+through the replay runner from the first runs' own outputs, and verifies a QoS plan
+(each tenant on a place of its own, held to its limits by the kind) the same two ways;
+its writes are checked as a local target's and its target's identity before every
+round."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import Volbench, error_line
+from cli_harness import Volbench, error_line, fio_jobs, fio_json
 
+from volbench.analysis.qos_results import VerifySetup
 from volbench.errors import TargetError
 from volbench.model import RunRecord, RunStatus
 from volbench.plans.pts.options import PtsSetup
+from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.qos.setup import group
 from volbench.store.repository import Store
+from volbench.targets import cgroup
 from volbench.targets.safety import check_round
 from volbench.targets.scratch import prepare_file
 
@@ -134,3 +142,87 @@ def test_a_toy_place_writes_only_what_the_safety_checks_allow(
     other.replace(ours)  # another file (inode) under the same name
     with pytest.raises(TargetError, match="no longer what the run started on"):
         check_round(recorded.target, writes=True)
+
+
+TENANTS = {"toy-a": (HOST, 100.0), "toy-b": ("loopback://8", 200.0)}
+"""Each tenant of the QoS plan: its place's host and its planned read IOPS (a third and
+two thirds of 300 IOPS, by size: 1 and 2 GiB; this machine's disk gives them on a
+busy day: its 4 KiB random reads at QD 16 run in the thousands)."""
+
+
+@pytest.fixture
+def toy_plan(volbench: Volbench, tmp_path: Path) -> Iterator[tuple[Path, list[Path]]]:
+    """A QoS plan of :data:`TENANTS` and the cgroups its tenants get on the toy's places
+    (skips without root or cgroup I/O control); those are removed at the end even when
+    the test fails (nothing runs in them by then: the toy's servers die with volbench)."""
+    if os.geteuid() != 0:
+        pytest.skip("cgroups need root")
+    try:
+        hierarchy = cgroup.find_hierarchy()
+    except TargetError as exc:
+        pytest.skip(str(exc))
+    sizes = [f"--tenant={n}:{g}" for n, g in zip(TENANTS, (1, 2), strict=True)]
+    made = volbench("qos", "plan", "--capability", "iops=300,bps=1g", *sizes, "--format", "json")
+    assert made.returncode == 0, made.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text(made.stdout)
+    groups = [hierarchy.path(group(read_plan(str(plan)), n)) for n in TENANTS]
+    if any(path.exists() for path in groups):
+        pytest.skip(f"{groups[0].parent}: this plan's cgroups exist already, not this test's")
+    yield plan, groups
+    for path in groups:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
+def test_a_toy_place_verifies_a_qos_plan_through_fio_and_the_replay_runner(
+    volbench: Volbench, tmp_path: Path, toy_plan: tuple[Path, list[Path]]
+) -> None:
+    """Each tenant on a toy place of its own, held to its limits by the toy kind (its
+    fio server in the tenant's cgroup), all at once through fio's client: each gets its
+    plan (fio's own IOPS), and the run replays from its own output."""
+    plan, groups = toy_plan
+    targets = []
+    for name, (host, _) in TENANTS.items():
+        target = tmp_path / f"{name}.dat"
+        prepare_file(target, 16 * MiB)
+        targets += ["--target", f"{host}:{target}"]
+    hosts = ",".join(host for host, _ in TENANTS.values())
+    verify = ("qos", "verify", str(plan), "--hosts", hosts, *targets, "--duration", "2s")
+    proc = toy_volbench(volbench, *verify, "--runs-dir", str(volbench.runs_dir), "--format", "json")
+    assert proc.returncode == 0, proc.stderr  # every tenant within 10 % of its plan
+    assert not any(path.exists() for path in groups)  # the kind gave its limits back
+    document = json.loads(proc.stdout)
+    achieved = {t["tenant"]: t["achieved_iops"] for t in document["tenants"]}
+    assert {t["tenant"]: t["planned_iops"] for t in document["tenants"]} == {
+        n: pytest.approx(iops) for n, (_, iops) in TENANTS.items()
+    }
+    for name, (_, iops) in TENANTS.items():
+        assert abs(achieved[name] - iops) <= 0.1 * iops, (name, achieved)
+    run = stored(volbench)
+    assert run.plan == "qos-verify" and run.status is RunStatus.COMPLETED
+    (raw,) = run.raw_outputs  # one fio client: a job file per host, at once
+    fio = {e["hostname"]: e for e in fio_jobs(fio_json(raw))}
+    assert {h: e["jobname"] for h, e in fio.items()} == {"127.0.0.7": "toy-a", "127.0.0.8": "toy-b"}
+    assert {e["jobname"]: e["read"]["iops"] for e in fio.values()} == {
+        n: pytest.approx(iops) for n, iops in achieved.items()
+    }
+    places = run.settings.places
+    assert [(p.kind, p.host) for p in places] == [("loopback", h) for h, _ in TENANTS.values()]
+    for place in places:  # identities recorded, checked before the round
+        assert place.target is not None and place.target.identity is not None
+        assert place.target.identity.inode == os.stat(str(place.path)).st_ino
+    written = run.setup(VerifySetup).written  # the cgroup lines the kind wrote
+    for (name, (_, iops)), path in zip(TENANTS.items(), groups, strict=True):
+        mine = [w["value"] for w in written if w["tenant"] == name and str(path) in w["file"]]
+        assert any(v.endswith(f" {iops:.0f}") or f"riops={iops:.0f} " in v for v in mine), mine
+
+    again = toy_volbench(
+        volbench, *verify, "--format", "json", "--replay", str(replay_folder(run, tmp_path / "v"))
+    )
+    assert again.returncode == 0, again.stderr
+    replayed = stored(volbench)
+    assert replayed.id != run.id and replayed.raw_outputs == run.raw_outputs
+    assert json.loads(again.stdout)["tenants"] == [
+        {**t, "run_id": replayed.id} if "run_id" in t else t for t in document["tenants"]
+    ]

@@ -12,12 +12,15 @@ from pathlib import Path
 import pytest
 
 import volbench
+from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.model import Place
 from volbench.places import table
 from volbench.places.lab import LAB
 from volbench.places.server import SERVER
 from volbench.places.ssh import SSH
+from volbench.targets import cgroup
+from volbench.targets.cgroup import Written
 
 SPELLING = re.compile(
     r"""is_lab\(|is_ssh\(|startswith\(\s*["'](lab|ssh)://|["'](lab|ssh)://["']\s+in\b"""
@@ -79,3 +82,51 @@ def test_no_module_outside_the_place_kinds_tests_a_places_spelling() -> None:
         if SPELLING.search(line)
     ]
     assert found == []
+
+
+class Limiting:
+    """A kind that holds its places to limits: it records what is held, and when."""
+
+    name = "limiting"
+    scheme = "limit://"
+
+    def __init__(self) -> None:
+        self.held: list[str] = []
+
+    def owns(self, spec: str) -> bool:
+        return spec.startswith(self.scheme)
+
+    @contextlib.contextmanager
+    def limit(self, place: Place, limits: cgroup.Limits, plan: str) -> Iterator[list[Written]]:
+        self.held.append(f"{place.label} {limits.read_iops}")
+        try:
+            yield [Written(limits.tenant, f"{place.label} riops", str(limits.read_iops))]
+        finally:
+            self.held.remove(f"{place.label} {limits.read_iops}")
+
+
+def _limits(tenant: str, iops: int) -> cgroup.Limits:
+    return cgroup.Limits(tenant, iops, 0, 0, 0, 500, 100, f"pabc-{tenant}")
+
+
+def test_places_are_held_to_their_limits_by_their_kind_and_given_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kind = Limiting()
+    monkeypatch.setattr(table, "KINDS", (kind, *table.KINDS))
+    places = [Place("limit://a", "/x"), Place("limit://b", "/y")]
+    with table.limited(places, [_limits("a", 100), _limits("b", 200)], "abc") as written:
+        assert kind.held == ["limit://a:/x 100", "limit://b:/y 200"]
+        assert [(w.tenant, w.value) for w in written] == [("a", "100"), ("b", "200")]
+    assert kind.held == []
+    # a kind that cannot limit refuses in one line; what was held already is given back
+    refused = [Place("limit://a", "/x"), Place("10.0.0.5", "/dev/vdb")]
+    with (
+        pytest.raises(UsageError, match=r"cannot hold 10.0.0.5 to a QoS plan's limits"),
+        table.limited(refused, [_limits("a", 100), _limits("b", 200)], "abc"),
+    ):
+        pass
+    assert kind.held == []
+    for host in ("ssh://h", "lab://g1"):
+        with pytest.raises(UsageError, match=f"cannot hold {host} to"):
+            table.kind_of(host).limit(Place(host, "/dev/vdb"), _limits("a", 1), "abc")

@@ -8,6 +8,7 @@ own fio output. Every figure checked is recomputed from fio's JSON."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -23,10 +24,16 @@ from volbench.errors import UsageError
 from volbench.fio.runner import ReplayRunner
 from volbench.lab.guest import Guest
 from volbench.lab.throttle import Bucket, Limits
-from volbench.model import RunSettings, RunStatus, TargetInfo
+from volbench.model import Place, PlaceRecord, RunSettings, RunStatus, TargetInfo
+from volbench.plans.placement.fleet_preparation import PreparedFleet
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.placed import Placement, Resuming
+from volbench.plans.placement.preparation import PurgeSettings
 from volbench.plans.qos.guest_launch import GuestTenants, tenant_of
 from volbench.plans.qos.guests import course, guest_limits, shared_backing
+from volbench.plans.qos.places import tenant_places
 from volbench.plans.qos.plan_file import read_plan
+from volbench.plans.qos.verify import resume as verify_resume
 from volbench.plans.runs.engine import drive, open_run
 from volbench.plans.runs.execution import Session
 from volbench.plans.runs.reporter import NullReporter
@@ -157,7 +164,9 @@ def test_guests_not_on_one_backing_device_are_refused(
         (("qos", "apply", "PLAN"), "--device DEV (cgroups on it) or --guests"),
         (("qos", "apply", "PLAN", "--guests", "--device", "/dev/null"), "not both"),
         (("qos", "apply", "PLAN", "--guests"), "no lab guest g40"),
-        (("qos", "verify", "PLAN"), "--device DEV (tenants in cgroups) or --guests"),
+        (("qos", "verify", "PLAN"), "--device DEV (tenants in cgroups), --guests (lab guests) or"),
+        (("qos", "verify", "PLAN", "--hosts", "h", "--guests"), "no --device, --guests, --dry"),
+        (("qos", "verify", "PLAN", "--device", "/dev/null", "--replay", "."), "(--hosts) only"),
         (("qos", "verify", "PLAN", "--fit-alpha", "--device", "/dev/null"), "give --guests too"),
         (("qos", "verify", "PLAN", "--guests", "--dry-run"), "no --device, --dry-run"),
         (("qos", "verify", "PLAN", "--guests"), "no lab guest g40"),
@@ -180,3 +189,43 @@ def test_bad_input_is_one_line(
     assert ended.value.code == 2, err
     assert err.startswith("volbench: error: ") and "\n" not in err, err
     assert says in err
+
+
+def _placed(*hosts: str) -> Placement:
+    places = tuple(Place(h, "/data/t") for h in hosts)
+    infos = [TargetInfo(p.label, "remote", 1 << 30) for p in places]
+    return Placement(infos[0], PreparedFleet(Fleet(places, size_bytes=1 << 30), infos, []))
+
+
+@pytest.mark.parametrize(
+    ("placement", "options", "says"),
+    [
+        (_placed("a", "b"), VerifyOptions(), "3 tenants (g40, g60, g80): give each a place"),
+        (_placed("a", "b", "b"), VerifyOptions(), "on a host of its own, in that order"),
+        (_placed("a", "b", "c"), VerifyOptions(with_host=True), "--with-host runs on this"),
+        (_placed("a", "b", "c"), VerifyOptions(quiet=("g99",)), "--quiet g99: the plan has no"),
+    ],
+)
+def test_tenants_on_places_are_one_each_on_hosts_of_their_own(
+    placement: Placement, options: VerifyOptions, says: str
+) -> None:
+    plan = read_plan(str(RECORDED / "plan.json"))
+    with pytest.raises(UsageError, match=re.escape(says)):
+        tenant_places(plan, placement, options)
+    assert tenant_places(plan, _placed("a", "b", "c"), VerifyOptions()).fleet.places[2].host == "c"
+
+
+def test_a_verification_on_places_is_not_resumed(tmp_path: Path) -> None:
+    """Its limits were given back when it stopped: it is started again, not resumed (nor
+    taken for a verification on this machine's device, whose cgroups it never had)."""
+    plan = read_plan(str(RECORDED / "plan.json"))
+    setup = VerifySetup(qos_plan=plan_document(plan), verify=VerifyOptions())
+    places = tuple(PlaceRecord(f"{h}:/t", h, "/t", kind="loopback") for h in ("a", "b", "c"))
+    settings = RunSettings(ioengine="libaio", options=json_object(setup), places=places)
+    with Store.open(f"sqlite:///{tmp_path / 'volbench.db'}") as store:
+        runner = ReplayRunner(RECORDED)  # nothing runs: it is refused first
+        session = Session(store, runner, NullReporter(), tmp_path / "runs")
+        target = TargetInfo("a:/t, b:/t, c:/t", "fleet", 1 << 30)
+        run_id, _ = open_run(session, PLAN, target, {}, settings)
+        with pytest.raises(UsageError, match=r"verified places on hosts.*qos verify --hosts"):
+            verify_resume(session, store.get_run(str(run_id)), Resuming(PurgeSettings()))

@@ -1,6 +1,6 @@
-"""``volbench qos verify``: every tenant at once, in its cgroup on one device or in its
-lab guest, planned vs achieved (the NetEase QoS test's check); with guests, alpha
-fitted from them against the host alone.
+"""``volbench qos verify``: every tenant at once, in its cgroup on one device, in its
+lab guest or on its place of a host, planned vs achieved (the NetEase QoS test's
+check); with guests, alpha fitted from them against the host alone.
 
 A thin command: parse, call one service function, render a Sheet.
 """
@@ -24,6 +24,7 @@ from volbench.cli.options import (
     BLOCK_SIZE,
     JOB_PATH,
     POSITIVE_DURATION,
+    POSITIVE_SIZE,
     Converted,
     db_option,
     format_option,
@@ -33,18 +34,30 @@ from volbench.cli.options import (
     parse_number,
     runs_dir_option,
 )
+from volbench.cli.place_options import given
 from volbench.cli.qos_options import GUESTS_HELP, nominal_option
 from volbench.cli.session import conclude
 from volbench.errors import CheckFailed, UsageError
 from volbench.model import RW, RunRecord
+from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.named import places_from
 from volbench.plans.placement.placed import Placement
 from volbench.plans.placement.preview import PlacePreview
 from volbench.plans.qos import guests as qos_guests
+from volbench.plans.qos.places import verify_places
 from volbench.plans.qos.plan_file import read_plan
 from volbench.plans.qos.verify import preview, verify
 from volbench.plans.runs.execution import Outcome, Session
 from volbench.plans.runs.preview import DryRun, estimate_line
-from volbench.plans.starting import Costing, Previewed, RunRequest, Started, previewed, started
+from volbench.plans.starting import (
+    Costing,
+    Previewed,
+    RunRequest,
+    Started,
+    Where,
+    previewed,
+    started,
+)
 from volbench.report.qos_verify_sheets import verify_sheet
 from volbench.specs.run_cost import HourlyCost
 
@@ -107,6 +120,24 @@ def verify_options(
 @click.option("--device", type=JOB_PATH, help="Whole block device to verify on.")
 @click.option("--guests", is_flag=True, help=GUESTS_HELP)
 @click.option(
+    "--hosts",
+    "host_lists",
+    multiple=True,
+    metavar="H1,H2,...",
+    help="Tenants on places of these hosts, one each, held to their limits by the"
+    " place's kind; with --target HOST:PATH for each, in the plan's order.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="HOST:PATH",
+    help="A tenant's place on a host of --hosts (one per tenant, in the plan's order).",
+)
+@click.option(
+    "--size", type=POSITIVE_SIZE, default=None, help="With --hosts: active range on each place."
+)
+@click.option(
     "--fit-alpha",
     is_flag=True,
     help="With --guests: then the host alone and the guests without limits: alpha.",
@@ -125,6 +156,7 @@ def verify_options(
 @ioengine_option
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
 @runs_dir_option
+@click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
 @click.option(
     "--quiet", multiple=True, metavar="TENANT", help="Asks for its plan only (isolation check)."
 )
@@ -138,8 +170,12 @@ def verify_options(
 def verify_command(
     plan_file: str,
     device: str | None,
+    host_lists: tuple[str, ...],
+    targets: tuple[str, ...],
+    size: int | None,
     options: VerifyOptions,
     runs_dir: str | None,
+    replay: str | None,
     labels: tuple[tuple[str, str], ...],
     db: str | None,
     fmt: str,
@@ -147,10 +183,23 @@ def verify_command(
     product: str | None,
     hourly_cost: HourlyCost | None,
 ) -> None:
-    """Run all tenants at once in their cgroups (or lab guests): planned vs achieved.
+    """Run all tenants at once in their cgroups (or lab guests, or places): planned vs achieved.
 
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
+    if host_lists or targets:
+        if device is not None or options.guests or dry_run:
+            raise UsageError(
+                "--hosts verifies on the places given: no --device, --guests, --dry-run"
+            )
+        places, hosts = given(targets, (), host_lists, None)
+        where = Where(
+            places[0] if places else "", Fleet(places_from(places, hosts), size_bytes=size), size
+        )
+        _verify_places(plan, options, where, runs_dir, replay, labels, db, fmt)
+        return
+    if replay is not None:
+        raise UsageError("--replay replays a verification on places (--hosts) only")
     if options.guests:
         if device is not None or dry_run:
             raise UsageError(
@@ -159,7 +208,10 @@ def verify_command(
         _verify_guests(plan, options, runs_dir, labels, db, fmt)
         return
     if device is None:
-        raise UsageError("give --device DEV (tenants in cgroups) or --guests (lab guests)")
+        raise UsageError(
+            "give --device DEV (tenants in cgroups), --guests (lab guests)"
+            " or --hosts with a --target HOST:PATH per tenant"
+        )
     reporter = console.ProgressReporter()
     costing = Costing(product, hourly_cost)
     # verify checks its device itself: the request has no places
@@ -178,6 +230,31 @@ def verify_command(
             show_dry_run(ran.dry, ran.costs, "json" if fmt == "json" else "table")
             return
         conclude(ran.outcome)  # interrupted: where the run is, exit 130
+        run = ran.store.get_run(str(ran.outcome.run_id))
+    _conclude_verify(run, options, fmt)
+
+
+def _verify_places(
+    plan: QosPlan,
+    options: VerifyOptions,
+    where: Where,
+    runs_dir: str | None,
+    replay: str | None,
+    labels: tuple[tuple[str, str], ...],
+    db: str | None,
+    fmt: str,
+) -> None:
+    """``qos verify --hosts``: the tenants on their places, each held to its limits by
+    its kind (:mod:`volbench.plans.qos.places`)."""
+
+    def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
+        assert place is not None  # the request has its places
+        return verify_places(session, plan, place, options, settled)
+
+    request = RunRequest(where, options.rw.writes, labels, db, runs_dir, replay=replay)
+    with started(request, console.ProgressReporter(), begin) as ran:
+        assert isinstance(ran, Started)  # the request is not a dry run
+        conclude(ran.outcome)
         run = ran.store.get_run(str(ran.outcome.run_id))
     _conclude_verify(run, options, fmt)
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from volbench.fio.client import HostAddress
 from volbench.model import HostCache, Place, TargetIdentity
+from volbench.targets.cgroup import Limits, Written
 from volbench.targets.remote_sampler import RemoteSampler
 
 
@@ -98,6 +99,16 @@ class PlaceKind(Protocol):
 
     def can_purge(self, place: Place) -> bool:
         """Whether :meth:`purge` can purge ``place``."""
+        ...
+
+    def limit(
+        self, place: Place, limits: Limits, plan: str
+    ) -> AbstractContextManager[list[Written]]:
+        """For a ``with`` block: what runs on ``place`` held to a QoS tenant's
+        ``limits`` (IOPS and bytes/s per direction, 0 = none) where its I/O is done,
+        given back when the block ends; what was set, a line each, as ``qos verify``
+        records it. ``plan``: the QoS plan's id (what volbench sets is marked with it).
+        UsageError when this kind cannot hold its places to limits."""
         ...
 
     def reclaim(self) -> list[str]:

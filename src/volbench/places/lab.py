@@ -24,7 +24,8 @@ from volbench.lab import monitor
 from volbench.lab.guest import Guest, load, running_pid
 from volbench.lab.shell import shell_of
 from volbench.model import HostCache, Place, TargetIdentity
-from volbench.places.remote import cannot_purge, check_remote
+from volbench.places.remote import cannot_limit, cannot_purge, check_remote
+from volbench.targets.cgroup import Limits, Written
 from volbench.targets.host import MEMINFO, parse_mem_total
 from volbench.targets.identity import identify
 from volbench.targets.kernel_file import kernel_text
@@ -177,6 +178,13 @@ class LabKind:
             why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise TargetError(f"purging {place.label} (its image {guest.disk}) failed: {why}")
         return "lab image deallocated (fallocate --punch-hole)"
+
+    def limit(
+        self, place: Place, limits: Limits, plan: str
+    ) -> contextlib.AbstractContextManager[list[Written]]:
+        """Refused: a plan's tenants that are lab guests are verified by ``qos verify
+        --guests`` (:mod:`volbench.plans.qos.guests`), which limits them in QEMU."""
+        raise cannot_limit(place)
 
     def reclaim(self) -> list[str]:
         """A killed ``qos verify``'s guests get their own limits back."""

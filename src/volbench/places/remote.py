@@ -5,9 +5,11 @@ with ``--destroy-data=HOST:/dev/NAME`` naming a device."""
 from __future__ import annotations
 
 import posixpath
+from contextlib import AbstractContextManager
 
 from volbench.errors import TargetError, UsageError
 from volbench.model import HostCache, Place, TargetIdentity
+from volbench.targets.cgroup import Limits, Written
 from volbench.targets.safety import check_remote_write
 
 
@@ -65,3 +67,17 @@ class OtherHost:
 
     def reclaim(self) -> list[str]:
         return []
+
+    def limit(
+        self, place: Place, limits: Limits, plan: str
+    ) -> AbstractContextManager[list[Written]]:
+        """Refused: volbench has no way to limit the I/O of another host's fio."""
+        raise cannot_limit(place)
+
+
+def cannot_limit(place: Place) -> UsageError:
+    """The error for a place whose kind cannot hold it to a QoS plan's limits."""
+    return UsageError(
+        f"volbench cannot hold {place.host} to a QoS plan's limits: verify a plan on a"
+        " device of this machine (--device) or on lab guests (--guests)"
+    )

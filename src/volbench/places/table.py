@@ -1,6 +1,6 @@
 """The kinds of place, in one table (:data:`KINDS`), and what the rest of volbench
 asks of a place through it: which kind a host is, its name, how fio reaches it, its
-sampler, its write check, purge and what a killed run left.
+sampler, its write check, purge, a QoS tenant's limits on it and what a killed run left.
 
 A new kind of place is a module with a class that follows
 :class:`volbench.places.kind.PlaceKind`, and its entry here (CONTRIBUTING.md, "Adding
@@ -19,6 +19,7 @@ from volbench.places.kind import PlaceKind
 from volbench.places.lab import LAB
 from volbench.places.server import SERVER
 from volbench.places.ssh import SSH
+from volbench.targets.cgroup import Limits, Written
 from volbench.targets.purge import purge as purge_here
 from volbench.targets.remote_sampler import RemoteSampler
 
@@ -88,6 +89,21 @@ def reclaim(places: Sequence[Place]) -> list[str]:
     """What a killed run left on the kinds of ``places`` given back; a line for each."""
     kinds = [kind_of(p.host) for p in places if p.host is not None]
     return [line for kind in KINDS if kind in kinds for line in kind.reclaim()]
+
+
+@contextlib.contextmanager
+def limited(
+    places: Sequence[Place], limits: Sequence[Limits], plan: str
+) -> Iterator[list[Written]]:
+    """Each of ``places`` (on other hosts) held to its own of ``limits`` by its kind
+    (:meth:`~volbench.places.kind.PlaceKind.limit`) for the block, all given back when
+    it ends (those already set, when a later one is refused); what was set."""
+    written: list[Written] = []
+    with contextlib.ExitStack() as stack:
+        for place, limit in zip(places, limits, strict=True):
+            assert place.host is not None
+            written += stack.enter_context(kind_of(place.host).limit(place, limit, plan))
+        yield written
 
 
 def host_cache(place: Place) -> HostCache | None:

@@ -109,6 +109,11 @@ def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
             f"run {run.id} verified lab guests, whose limits it gave back when it stopped:"
             " start a new `volbench qos verify --guests`"
         )
+    if run.settings.places:
+        raise UsageError(
+            f"run {run.id} verified places on hosts, whose limits it gave back when it"
+            " stopped: start a new `volbench qos verify --hosts`"
+        )
     cgroup.require_root()
     hierarchy = cgroup.find_hierarchy()
     device = run.target.path
