@@ -47,6 +47,7 @@ from volbench.errors import ParseError
 from volbench.fio import latency
 from volbench.fio.document import LONG_LONG_MAX, load
 from volbench.fio.fields import Fields, shown
+from volbench.fio.job_times import remember
 from volbench.model import (
     DirectionResult,
     DiskUtil,
@@ -96,7 +97,9 @@ Kinds = dict[tuple[bool, int, str], tuple[str, bool] | None]
 def parse(text: str) -> FioOutput:
     """Parse fio's JSON output; raise :class:`ParseError` (one line) if it holds none
     or holds what fio cannot have printed."""
-    doc = Fields(load(text))
+    decoded = load(text)
+    remember(text, decoded)  # the run's report reads its times without decoding it again
+    doc = Fields(decoded)
     if not doc.has("jobs") and not doc.has("client_stats"):
         raise ParseError("fio JSON output has neither 'jobs' nor 'client_stats'")
     entries = doc.children("jobs") + doc.children("client_stats")
