@@ -98,7 +98,6 @@ def parse(text: str) -> FioOutput:
     """Parse fio's JSON output; raise :class:`ParseError` (one line) if it holds none
     or holds what fio cannot have printed."""
     decoded = load(text)
-    remember(text, decoded)  # the run's report reads its times without decoding it again
     doc = Fields(decoded)
     if not doc.has("jobs") and not doc.has("client_stats"):
         raise ParseError("fio JSON output has neither 'jobs' nor 'client_stats'")
@@ -106,7 +105,7 @@ def parse(text: str) -> FioOutput:
     kinds = _kinds(entries)
     parsed = [_job(entry, kinds) for entry in entries]
     shared, per_client = _global_options(doc)
-    return FioOutput(
+    output = FioOutput(
         fio_version=doc.text("fio version") or "",
         timestamp_s=_at_most(doc, "timestamp", MAX_EPOCH_S, "year 9999 in s since 1970"),
         jobs=tuple(j for j in parsed if j.name != ALL_CLIENTS),
@@ -119,6 +118,8 @@ def parse(text: str) -> FioOutput:
         else None,
         time=doc.text("time"),
     )
+    remember(text, decoded)  # fio's output, checked: the run's report reads its job times
+    return output
 
 
 def client_key(hostname: str | None, port: int | None) -> str:
