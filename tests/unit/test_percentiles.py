@@ -3,6 +3,7 @@ calc_clat_percentiles)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -10,6 +11,9 @@ from recorded import FIO_FIXTURES, raw_document
 
 from volbench.analysis.percentiles import (
     REPORTED_PERCENTILES,
+    _quotient,
+    _threshold,
+    _threshold_count,
     merge_bins,
     percentile_from_bins,
     percentiles_from_bins,
@@ -112,3 +116,18 @@ def test_merged_clone_bins_equal_the_sum_of_raw_bins() -> None:
 
 def test_reported_percentiles() -> None:
     assert REPORTED_PERCENTILES == (50.0, 90.0, 99.0, 99.9, 99.99)
+
+
+def test_whole_sample_thresholds_equal_the_long_double_ones() -> None:
+    """The integer form of fio's threshold (:func:`_threshold_count`, the one the
+    percentiles use) is the ceiling of its exact long-double rounding, ties included:
+    totals ``u x 2^k`` whose product with the percentile's quotient has 65 significant
+    bits before its ``k`` trailing zeros are halfway between two long doubles."""
+    pcts = (1.0, 5.0, 10.0, 30.0, 50.0, 90.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0)
+    for pct in pcts:
+        numerator = _quotient(pct).numerator
+        halfway = [u for u in range(1, 200, 2) if (numerator * u).bit_length() == 65]
+        totals = [*range(1, 2001), *(u << k for u in halfway for k in range(40))]
+        totals += [10**k + d for k in range(4, 19) for d in (-1, 0, 1)]
+        for total in totals:
+            assert _threshold_count(pct, total) == math.ceil(_threshold(pct, total)), (pct, total)

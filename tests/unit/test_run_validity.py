@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import pytest
+from recorded import fixture_text
 
 from validity_facts import MiB, row, workload
 from volbench.analysis.device_window import FioRate, device_count
@@ -207,6 +209,33 @@ def test_job_times_read_from_fio_json() -> None:
     assert times.cpu_pct == {"a": (30.0,), "b": (30.0,)}
     assert times.timestamp_ms == END_S * 1000 and not times.client
     assert job_times("not json") == JobTimes()
+
+
+def test_job_times_of_an_output_parsed_here_are_not_decoded_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parser keeps the times of each output it decodes (a round, as it is
+    committed): the run's report then reads them without decoding the output again,
+    the same times as decoded anew; an output never parsed is decoded as before."""
+    from volbench.fio import job_times as module
+    from volbench.fio.parser import parse
+
+    parsed = fixture_text("numjobs4_jsonplus.json")
+    other = "note: fio says\n" + fio_output({"a": 3.0, "b": 7.0}, cpu=30.0)
+    fresh = job_times(parsed)
+    parse(parsed)
+    decoded: list[str] = []
+    original = module.load
+
+    def load(text: str) -> dict[str, Any]:
+        decoded.append(text)
+        return original(text)
+
+    monkeypatch.setattr(module, "load", load)
+    assert job_times(parsed) == fresh and fresh.elapsed_s
+    assert decoded == []
+    assert job_times(other).elapsed_s == {"a": 3.0, "b": 7.0}
+    assert decoded == [other]
 
 
 def test_too_few_whole_seconds_are_not_compared() -> None:

@@ -47,6 +47,7 @@ from volbench.errors import ParseError
 from volbench.fio import latency
 from volbench.fio.document import LONG_LONG_MAX, load
 from volbench.fio.fields import Fields, shown
+from volbench.fio.job_times import remember
 from volbench.model import (
     DirectionResult,
     DiskUtil,
@@ -96,14 +97,15 @@ Kinds = dict[tuple[bool, int, str], tuple[str, bool] | None]
 def parse(text: str) -> FioOutput:
     """Parse fio's JSON output; raise :class:`ParseError` (one line) if it holds none
     or holds what fio cannot have printed."""
-    doc = Fields(load(text))
+    decoded = load(text)
+    doc = Fields(decoded)
     if not doc.has("jobs") and not doc.has("client_stats"):
         raise ParseError("fio JSON output has neither 'jobs' nor 'client_stats'")
     entries = doc.children("jobs") + doc.children("client_stats")
     kinds = _kinds(entries)
     parsed = [_job(entry, kinds) for entry in entries]
     shared, per_client = _global_options(doc)
-    return FioOutput(
+    output = FioOutput(
         fio_version=doc.text("fio version") or "",
         timestamp_s=_at_most(doc, "timestamp", MAX_EPOCH_S, "year 9999 in s since 1970"),
         jobs=tuple(j for j in parsed if j.name != ALL_CLIENTS),
@@ -116,6 +118,8 @@ def parse(text: str) -> FioOutput:
         else None,
         time=doc.text("time"),
     )
+    remember(text, decoded)  # fio's output, checked: the run's report reads its job times
+    return output
 
 
 def client_key(hostname: str | None, port: int | None) -> str:

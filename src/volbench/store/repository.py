@@ -39,12 +39,24 @@ from volbench.store.database import (
     redact,
 )
 from volbench.store.limits import NAME_CHARS
-from volbench.store.run_queries import RunQueries
+from volbench.store.run_queries import RUN_ID, RunQueries
 from volbench.store.schema import rounds, runs
 from volbench.store.series import series_rows
 from volbench.store.traces import trace_rows
 
 __all__ = ["Store", "default_data_dir"]
+
+_ADMIT_ROUND = sa.select(
+    runs.c.status,
+    sa.exists()
+    .where(rounds.c.run_id == runs.c.id, rounds.c.round == sa.bindparam("round_no"))
+    .label("stored"),
+).where(runs.c.id == RUN_ID)
+"""A run's status and whether its round ``round_no`` is stored, in one statement
+built once (:meth:`Store.add_round`, once a cell)."""
+_INSERT_ROUND = rounds.insert()
+_INSERT_RESULTS = schema.results.insert()
+_INSERT_SERIES = schema.series.insert()
 
 
 def _require_store(engine: Engine, name: str) -> None:
@@ -246,26 +258,29 @@ class Store(RunQueries):
         )
         packed = series_rows(run_id, series)
         with self._begin(write=True) as conn:
-            status = self._status(conn, run_id)
+            found = conn.execute(_ADMIT_ROUND, {"run_id": run_id, "round_no": round_no}).first()
+            if found is None:
+                raise StoreError(f"no run {run_id} in {self.url} (see volbench runs)")
+            status = RunStatus(found.status)
             if status is not RunStatus.RUNNING:
                 raise StoreError(f"run {run_id} is {status}: cannot add round {round_no}")
-            key = (rounds.c.run_id == run_id) & (rounds.c.round == round_no)
-            if conn.execute(sa.select(rounds.c.round).where(key)).first() is not None:
+            if found.stored:
                 raise StoreError(f"round {round_no} of run {run_id} is already stored")
             conn.execute(
-                rounds.insert().values(
-                    run_id=run_id,
-                    round=round_no,
-                    started_at=started_at,
-                    ended_at=ended_at,
-                    raw_json=raw_json,
-                    committed_at=rows.now(),
-                )
+                _INSERT_ROUND,
+                {
+                    "run_id": run_id,
+                    "round": round_no,
+                    "started_at": started_at,
+                    "ended_at": ended_at,
+                    "raw_json": raw_json,
+                    "committed_at": rows.now(),
+                },
             )
             if new_rows:
-                conn.execute(schema.results.insert(), new_rows)
+                conn.execute(_INSERT_RESULTS, new_rows)
             if packed:
-                conn.execute(schema.series.insert(), packed)
+                conn.execute(_INSERT_SERIES, packed)
 
     def add_stalls(self, run_id: int, found: Sequence[Stall]) -> None:
         """Store the stalls seen in a run (committed when this returns; any run status)."""

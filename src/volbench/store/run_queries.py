@@ -41,6 +41,23 @@ states none starts when it was imported, so a start-time order would leave eithe
 from where the user just put it, and ``latest`` naming another run."""
 
 
+RUN_ID = sa.bindparam("run_id", type_=sa.BigInteger)
+"""A run's id in the statements built once below (their compiled form is cached). A
+BIGINT: PostgreSQL's ``runs.id`` is an INTEGER (32 bits), and an id given as one
+refuses any beyond it ("integer out of range") instead of finding no run."""
+
+_STATUS = sa.select(runs.c.status).where(runs.c.id == RUN_ID)
+_ROUND_COUNT = sa.select(sa.func.count()).select_from(rounds).where(rounds.c.run_id == RUN_ID)
+_RESULTS = (
+    sa.select(schema.results)
+    .where(
+        schema.results.c.run_id == sa.bindparam("run_id"),
+        schema.results.c.round >= sa.bindparam("from_round"),
+    )
+    .order_by(schema.results.c.round, schema.results.c.id)
+)
+
+
 class RunQueries:
     """The reads of a result store on SQLite or PostgreSQL, and its connection."""
 
@@ -149,8 +166,7 @@ class RunQueries:
         """How many rounds of a run are committed (``len(get_run(ref).raw_outputs)``)."""
         with self._begin() as conn:
             run_id = self._resolve(conn, ref)
-            count = sa.select(sa.func.count()).select_from(rounds).where(rounds.c.run_id == run_id)
-            return int(conn.execute(count).scalar_one())
+            return int(conn.execute(_ROUND_COUNT, {"run_id": run_id}).scalar_one())
 
     def list_runs(
         self,
@@ -215,12 +231,7 @@ class RunQueries:
 
     @staticmethod
     def _results(conn: Connection, run_id: int, from_round: int = 0) -> tuple[StoredResult, ...]:
-        table = schema.results
-        found = conn.execute(
-            sa.select(table)
-            .where(table.c.run_id == run_id, table.c.round >= from_round)
-            .order_by(table.c.round, table.c.id)
-        )
+        found = conn.execute(_RESULTS, {"run_id": run_id, "from_round": from_round})
         return tuple(rows.stored_result(r) for r in found)
 
     def _resolve(self, conn: Connection, ref: str | int) -> int:
@@ -242,12 +253,9 @@ class RunQueries:
         return run_id
 
     def _status(self, conn: Connection, run_id: int) -> RunStatus:
-        """The status of run ``run_id``; StoreError if there is no such run. The id is
-        bound as a BIGINT: PostgreSQL's ``runs.id`` is an INTEGER (32 bits), and an id
-        given as one refuses any beyond it ("integer out of range") instead of finding
-        no run."""
-        given = sa.literal(run_id, sa.BigInteger)
-        status = conn.execute(sa.select(runs.c.status).where(runs.c.id == given)).scalar()
+        """The status of run ``run_id``; StoreError if there is no such run (the id
+        bound as a BIGINT: :data:`RUN_ID`)."""
+        status = conn.execute(_STATUS, {"run_id": run_id}).scalar()
         if status is None:
             raise StoreError(f"no run {run_id} in {self.url} (see volbench runs)")
         return RunStatus(status)
