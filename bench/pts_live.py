@@ -52,7 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,16 @@ def warm(src: Path, env: dict[str, str]) -> None:
     )
 
 
+def pts_round(args: Sequence[str], target: Sequence[str], cell_s: float, runs: Path) -> list[str]:
+    """``volbench pts ARGS TARGET``: one round of ``cell_s`` cells, no purge, its fio
+    files in ``runs``."""
+    return [
+        *(sys.executable, "-m", "volbench", "pts", *args, *target),
+        *("--cell-seconds", f"{cell_s:g}", "--max-rounds", "1", "--no-purge"),
+        *("--runs-dir", str(runs)),
+    ]
+
+
 def run(
     src: Path,
     target: list[str],
@@ -252,21 +262,7 @@ def run(
     args, phase, _ = TESTS[test]
     db = work / f"{src.parent.name}-{time.monotonic_ns()}.db"
     env = {**base_env, "PYTHONPATH": str(src), "VOLBENCH_DB": str(db)}
-    command = [
-        sys.executable,
-        "-m",
-        "volbench",
-        "pts",
-        *args,
-        *target,
-        "--cell-seconds",
-        f"{cell_s:g}",
-        "--max-rounds",
-        "1",
-        "--no-purge",
-        "--runs-dir",
-        str(work / "runs"),
-    ]
+    command = pts_round(args, target, cell_s, work / "runs")
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     samples: list[Sample] = []

@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pts_live import WARM_UP, bytecode_env, shm_loop
+from pts_live import bytecode_env, pts_round, shm_loop, warm
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 FIXTURE = SRC.parent / "tests" / "fixtures" / "fio" / "pts" / "recording.tar.xz"
@@ -112,27 +112,10 @@ def one_pass(src: Path, outputs: Path, device: Path, work: Path, env: dict[str, 
     for extra in ((), ("--block-sizes", "4k", "--mixes", "100/0")):
         db = work / f"store-{len(figures)}.db"
         db.unlink(missing_ok=True)
+        target = ("--target", str(device), f"--destroy-data={device}")
         command = [
-            sys.executable,
-            "-m",
-            "volbench",
-            "pts",
-            "iops",
-            "--target",
-            str(device),
-            f"--destroy-data={device}",
-            "--cell-seconds",
-            "1",
-            "--max-rounds",
-            "1",
-            "--no-purge",
-            "--db",
-            str(db),
-            "--runs-dir",
-            str(work / "runs"),
-            "--replay",
-            str(outputs),
-            *extra,
+            *pts_round(("iops",), target, 1, work / "runs"),
+            *("--db", str(db), "--replay", str(outputs), *extra),
         ]
         figures.append(cpu_of(command, env))
     return Pass(imports, figures[0][0], figures[1][0], figures[0][1])
@@ -161,13 +144,7 @@ def main() -> None:
         env = bytecode_env(args.bytecode, work)
         for src in trees.values():
             if args.bytecode == "warm":
-                subprocess.run(
-                    [sys.executable, "-c", WARM_UP],
-                    env={**env, "PYTHONPATH": str(src)},
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    check=True,
-                )
+                warm(src, env)
             one_pass(src, outputs, device, work / "first", env)  # runs dir, store made once
         passes: dict[str, list[Pass]] = {name: [] for name in trees}
         print(f"load average {os.getloadavg()[0]:.1f}, {args.bytecode} bytecode", flush=True)
