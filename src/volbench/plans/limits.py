@@ -79,6 +79,7 @@ from volbench.analysis.limiter_model import (
     Probe,
     deep_queue,
     fit,
+    queue_ladder,
     settled,
     size_ladder,
 )
@@ -738,18 +739,16 @@ def _own_runtime(options: LimitsOptions, direction: str) -> float | None:
 def queue_runtime(options: LimitsOptions, done: Sequence[Probe], test: Next) -> float | None:
     """The runtime (s) of a ladder test (reads', writes', a mix's) long enough that its
     queue is at most :data:`DRAIN_SHARE` of the I/Os it does at the best 4 KiB rate its
-    direction measured so far (a mix's: the lower of the reads' and the writes'), the
-    experiment's usual at least, a sixteenth of the budget at most (None: the usual, as
-    for a test of another kind or with no rate measured yet)."""
+    direction measured so far (a mix's: its own once measured, else the lower of the
+    reads' and the writes'), the experiment's usual at least, a sixteenth of the budget
+    at most (None: the usual, as for a test of another kind or with no rate measured
+    yet)."""
     if test.direction not in ("read", "write", "mix"):
         return None
     sides = ("read", "write") if test.direction == "mix" else (test.direction,)
-    best = [
-        max((p.iops for p in done if p.direction == side and p.bs_bytes == 4 * KIB), default=0.0)
-        for side in sides
-    ]
-    mix = [p.iops for p in done if p.direction == "mix" and p.bs_bytes == 4 * KIB]
-    rate = max(mix) if mix and test.direction == "mix" else min(best)
+    if test.direction == "mix" and queue_ladder(done, "mix"):
+        sides = ("mix",)
+    rate = min(max((p.iops for p in queue_ladder(done, side)), default=0.0) for side in sides)
     if rate <= 0:
         return None
     wanted = test.iodepth / (DRAIN_SHARE * rate)
