@@ -1125,3 +1125,22 @@ def test_a_burst_probe_while_every_cpu_was_busy_is_no_bucket(
     ran = run_limits(qemu_bucket(), LimitsOptions(), 4)
     card = limits_card(stored_limits_run(tmp_path, ran, cpu_busy_pct=busy))
     assert (card.document["burst"] is not None) is bursts, card.document["burst"]
+
+
+def test_a_mbps_test_at_the_iops_cap_is_no_mbps_cap() -> None:
+    """A cgroup's 300 IOPS on a loop device (CI, 2026-11-29): 512 KiB writes at QD 4 fell
+    to 270 in the ladder's 1 s and 1 MiB to 120 (the device's bandwidth at a shallow
+    queue), and the MB/s test at that size did 314 IOPS, 164.7 MB/s: the size is not
+    past the IOPS cap, so no MB/s cap and no 512 KiB unit."""
+    ladder = [
+        Probe(f"write-4k-qd{qd}", "write", 4 * KIB, qd, 0.0, 300.0, qd / 300 * 1e9)
+        for qd in (1, 4, 16)
+    ]
+    sizes = [
+        Probe(f"write-{kib}k-qd4", "write", kib * KIB, 4, 0.0, iops, 4 / iops * 1e9)
+        for kib, iops in ((16, 300.0), (64, 299.0), (256, 298.0), (512, 270.0), (1024, 120.0))
+    ]
+    test = Probe("wbytes-512k-qd4", "wbytes", 512 * KIB, 4, 0.0, 314.0, 4 / 314 * 1e9, 164.7e6)
+    model = fit([*ladder, *sizes, test])
+    assert model.write.iops_cap is not None and _close(model.write.iops_cap.value, 300)
+    assert model.write.bytes_cap is None and model.write.unit is None, model.write

@@ -292,6 +292,15 @@ def _measured_level(
     return Figure(test.bytes_per_s, 0.0, (test.name, *level.tests))  # the one measured, those found
 
 
+def _at_iops_cap(probes: Sequence[Probe], direction: str, cap: Figure) -> bool:
+    """Whether ``direction``'s MB/s test ran at its IOPS cap (within :data:`SAME`): its
+    size is not past the cap, and the ladder's point there fell short for the device,
+    not a MB/s cap (a cgroup's 300 IOPS on a loop device: 512 KiB writes at QD 4, 270
+    IOPS in the ladder's 1 s, 314 in the MB/s test's 3 s)."""
+    tests = [p for p in probes if p.direction == MBPS_TEST[direction]]
+    return bool(tests) and tests[-1].iops >= (1 - SAME) * cap.value
+
+
 def _unit(bytes_cap: Figure, cap: Figure | None) -> Unit | None:
     """The power-of-two unit ``u`` with ``cap x u`` within :data:`UNIT_SPREAD` of
     ``bytes_cap``: counted in proportion, an I/O unit and that bytes cap are the same
@@ -363,6 +372,8 @@ def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
         bytes_cap = _measured_level(bytes_cap, probes, direction, cap is not None)
         if unit is None or not unit.rounded:  # rounded up: read off the IOPS, not MB/s
             unit = _unit(bytes_cap, cap)
+    if bytes_cap is not None and cap is not None and _at_iops_cap(probes, direction, cap):
+        bytes_cap, unit = None, None
     if unit is not None and unit.rounded is None and len(sizes) > 1:
         between = [p for p in sizes if p.bs_bytes > unit.bytes and p.bs_bytes % unit.bytes]
         if between:  # a size between units kept to the proportional count
