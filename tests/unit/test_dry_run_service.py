@@ -82,6 +82,26 @@ def test_a_place_on_another_host_is_shown_at_its_size_or_refused_as_its_run() ->
         previewed_place(fleet, "127.0.0.1:8765:/dev/vdb", True)
 
 
+def test_a_place_on_another_host_is_never_probed_on_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A guest's ``/dev/vda`` may be this machine's own disk: the dry run's engine is the
+    one a run on another host uses, not a read probe of the path here."""
+    here = tmp_path / "vda"
+    here.write_bytes(b"\0" * 65536)  # a path on this machine with the guest's disk's name
+    probed: list[Path] = []
+    monkeypatch.setattr(
+        "volbench.plans.placement.preview.best_engine", lambda path: probed.append(path) or "x"
+    )
+    alone = Fleet((Place("127.0.0.1:8765", str(here)),))
+    assert previewed_place(alone, "", True, 1 << 30).engine(None) == ("libaio", [])
+    beside = Fleet((Place(None, str(here)), Place("127.0.0.1:8765", "/dev/vdb")))
+    assert previewed_place(beside, str(here), True, 1 << 30).engine(None) == ("libaio", [])
+    assert previewed_place(None, str(here), True).engine(None) == ("x", [])  # local: probed
+    assert probed == [here]
+    assert previewed_place(alone, "", True, 1 << 30).engine("psync") == ("psync", [])
+
+
 def test_pts_and_run_plans_show_several_places_alike(tmp_path: Path) -> None:
     first, second = tmp_path / "a.img", tmp_path / "b.img"
     for path in (first, second):

@@ -3,7 +3,8 @@
 
 A target is inspected, never made: a file the run would create is described, and what
 the safety checks would refuse is said, not raised. On several places the first one
-stands for all; a place on another host is not looked at.
+stands for all; a place on another host is not looked at, nor is a path of the same
+name on this machine (a guest's ``/dev/vda`` may be this machine's own disk).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from volbench.fio.executable import ENGINE_ORDER, best_engine
 from volbench.model import NamedTarget, TargetInfo
 from volbench.places import table
 from volbench.plans.placement.fleet_preparation import REMOTE_SIZE
-from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.fleet_spec import REMOTE_ENGINE, Fleet
 from volbench.plans.placement.job_targets import NamedPath, run_target
 from volbench.plans.placement.named import named_by
 from volbench.plans.placement.preparation import DEFAULT_FILE_BYTES
@@ -32,18 +33,23 @@ class PlacePreview:
     """What the look found: the target a dry run shows (on several places, the
     first's), what a real run would do to it first or refuse (``notes``), and the
     files a job file's tests open themselves (``named``: the run's target stands for
-    them)."""
+    them); ``remote``: a place is on another host (the run's engine is then
+    :data:`REMOTE_ENGINE`, as :meth:`volbench.plans.placement.placed.Placement.engine`)."""
 
     target: TargetInfo
     notes: tuple[str, ...] = ()
     named: tuple[str, ...] = ()
+    remote: bool = False
 
     def engine(self, ioengine: str | None) -> tuple[str, list[str]]:
         """The ioengine the run would use and what is said of it: ``ioengine`` when
-        given; a job file's own files: its job file decides (``-``); else
+        given; a job file's own files: its job file decides (``-``); places on other
+        hosts: :data:`REMOTE_ENGINE`, never a probe of this machine; else
         :func:`choose_engine`."""
         if self.named:
             return ioengine or "-", []
+        if self.remote:
+            return ioengine or REMOTE_ENGINE, []
         return choose_engine(self.target, ioengine)
 
 
@@ -80,10 +86,11 @@ def previewed_place(
             size = size_bytes if size_bytes is not None else table.default_size(fleet.places)
             if size is None:
                 raise UsageError(REMOTE_SIZE)
-            return PlacePreview(TargetInfo(target, "block", size), tuple(notes))
+            return PlacePreview(TargetInfo(target, "block", size), tuple(notes), remote=True)
     destroy = destroy_data[0] if destroy_data else None
     info, found = preview_target(target, writes, size_bytes, destroy, force)
-    return PlacePreview(info, (*notes, *found))
+    remote = fleet is not None and fleet.remote
+    return PlacePreview(info, (*notes, *found), remote=remote)
 
 
 def preview_target(
