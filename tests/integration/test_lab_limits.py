@@ -114,7 +114,8 @@ def test_a_product_checked_then_its_verdicts_then_a_halved_limit(
         if _caps_met(row, caps):
             at_cap += 1
             assert row["limit"] == "rate limiter", (row["test"], evidence)
-            assert f"limits run {run_id}" in evidence, (row["test"], evidence)
+            fits = {metric: (r["measured"], r.get("reason")) for metric, r in rows.items()}
+            assert f"limits run {run_id}" in evidence, (row["test"], evidence, fits)
         elif row["limit"] != "rate limiter":
             assert "the limiter did not bind" in evidence, (row["test"], row["limit"], evidence)
     assert at_cap >= 2  # a busy machine may hold some under their caps, not all

@@ -839,6 +839,25 @@ def test_a_plateau_while_fio_was_short_of_cpu_is_the_hosts_ceiling_not_a_cap() -
     assert not spare.read.cpu_bound
 
 
+def test_a_cap_that_paces_fio_from_qd_1_stays_a_cap_however_short_of_cpu_fio_was() -> None:
+    """A lab guest capped at 1,200 read IOPS on a busy host: fio in the guest at a core's
+    worth of the guest's time (starved) in every test, and its reads flat from QD 1 to
+    16 with latency growing as 1/cap. fio short of CPU would have gained from the deeper
+    queue; a cap paces QD 1 as well: the cap stands. The same plateau reached only from
+    QD 4 on is the host's ceiling (the loop device in RAM's test above)."""
+    figures = [(4, 1, 1_198.0), (4, 4, 1_195.0), (4, 16, 1_179.0)]
+    figures += [(8, 4, 1_198.0), (16, 4, 872.0), (64, 4, 218.0)]
+    reads = [
+        Probe(f"read-{kib}k-qd{qd}", "read", kib * KIB, qd, iops, 0.0, qd / iops * 1e9, None, True)
+        for kib, qd, iops in figures
+    ]
+    model = fit(reads).read
+    assert model.iops_cap is not None and _close(model.iops_cap.value, 1_191)
+    assert model.paced_at_qd1 and not model.cpu_bound
+    slower = [dataclasses.replace(p, read_iops=600.0) if p.outstanding == 1 else p for p in reads]
+    assert fit(slower).read.iops_cap is None and fit(slower).read.cpu_bound
+
+
 def test_a_plateau_with_one_test_not_short_of_cpu_stays_a_cap() -> None:
     """One test of the plateau in which fio had the CPU it wanted (or whose host was
     not sampled: an imported run, a round on several hosts) leaves it a cap."""

@@ -215,7 +215,11 @@ def _iops(probes: Sequence[Probe], direction: str) -> tuple[Figure | None, Figur
 
 def cpu_bound(plateau: Sequence[Probe]) -> bool:
     """Whether the CPUs fio ran on held the ``plateau``: fio was short of CPU
-    (:attr:`Probe.starved`) in every test of it.
+    (:attr:`Probe.starved`) in every test of it. Not asked of a plateau that starts at
+    QD 1 (:attr:`DirectionModel.paced_at_qd1`): fio short of CPU gains from a deeper queue
+    (libaio submits and reaps several I/Os a call), a limiter pacing it does not (a lab
+    guest's 1,200 IOPS cap from QD 1 to 16 while a busy host kept the guest's fio at a
+    core's worth of the guest's time).
 
     Little's law holds for any server kept busy, so a plateau alone does not tell a
     limiter from a device whose work is the host's CPUs' (a loop device over an image in
@@ -359,7 +363,9 @@ def _held_over_size(cap: Figure, sizes: Sequence[Probe], bytes_cap: Figure | Non
 def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
     cap, ceiling = _iops(probes, direction)
     named = {p.name: p for p in probes}
-    held = cap is not None and cpu_bound([named[name] for name in cap.tests])
+    qd1 = [p for p in queue_ladder(probes, direction) if p.outstanding == 1]
+    paced = bool(qd1 and cap and abs(qd1[0].iops - cap.value) <= SAME * cap.value)
+    held = cap is not None and not paced and cpu_bound([named[name] for name in cap.tests])
     if cap is not None and held:
         cap, ceiling = None, cap  # the host's CPUs' and the device's, not a limiter's
     sizes = size_ladder(probes, direction)
@@ -378,9 +384,8 @@ def _direction(probes: Sequence[Probe], direction: str) -> DirectionModel:
         between = [p for p in sizes if p.bs_bytes > unit.bytes and p.bs_bytes % unit.bytes]
         if between:  # a size between units kept to the proportional count
             unit = Unit(unit.bytes, False)
-    qd1 = [p for p in queue_ladder(probes, direction) if p.outstanding == 1]
     floor = Figure(qd1[0].lat_mean_ns, 0.0, (qd1[0].name,)) if qd1 else None
-    paced = bool(qd1 and cap and abs(qd1[0].iops - cap.value) <= SAME * cap.value)
+    paced = paced and cap is not None
     return DirectionModel(cap, ceiling, bytes_cap, unit, floor, paced, held)
 
 
