@@ -131,8 +131,10 @@ def test_capped_above_the_promise_exits_0_and_a_users_product_is_checked(
     assert code == 0, err + out[-3000:]
     table = out.split("vs AWS EBS Provisioned IOPS SSD (io1) at 100 GiB", 1)[1]
     verdicts = table.split("expected:", 1)[0]  # the check's table, before its notes
-    judged = verdicts.count("above") + verdicts.count("meets") + verdicts.count("not judged")
-    assert "below" not in verdicts and judged == 4
+    rows = [[c.strip() for c in line.split("│")] for line in verdicts.splitlines()]
+    column = [cells[7] for cells in rows if len(cells) > 8 and cells[1]]  # a test's first line
+    # a busy machine starves fio at 50,000 IOPS: "not judged" (the figure is the CPU's)
+    assert len(column) == 4 and set(column) <= {"above", "meets", "not judged"}, verdicts
     assert ": limited by " in table or ": limit not determined" in table  # the limit verdicts
     mine = tmp_path / "my-array.yaml"
     mine.write_text(MY_ARRAY, encoding="utf-8")

@@ -689,9 +689,12 @@ HELD_CASES = {
     "write-4k-qd4": Limiter(total_iops=1000),
     "read-64k-qd4": Limiter(read_iops=1200, write_iops=900),  # the deep queue: QD 1 at the cap
     "write-256k-qd4": Limiter(read_iops=1200, write_iops=900),
+    "read-8k-qd4": Limiter(read_iops=1200, write_iops=960, total_bps=14_400_000),
 }
 """A point held down, and the limits it was measured under: depths of a ladder at the
-IOPS cap, and sizes where an IOPS cap alone holds every size at the same rate."""
+IOPS cap, sizes where an IOPS cap alone holds every size at the same rate, and the size
+between the IOPS cap and a MB/s cap (8 KiB under 1,200 IOPS and 14.4 MB/s: held down, it
+is under both, as a device's would be)."""
 
 
 @pytest.mark.parametrize("held", sorted(HELD_CASES))

@@ -297,7 +297,26 @@ def _dip_next(
         held = before and probe.iops < (1 - SAME) * max(before)
         if held and (probe.bs_bytes, probe.outstanding) not in again:
             return Next(direction, probe.bs_bytes, probe.outstanding, again=True)
+    between = _between(points[::-1]) if sizes else None
+    if between is not None and (between.bs_bytes, between.outstanding) not in again:
+        return Next(direction, between.bs_bytes, between.outstanding, again=True)
     return None
+
+
+def _between(sizes: Sequence[Probe]) -> Probe | None:
+    """The first size past 4 KiB of a size ladder (``sizes``, smallest first) when it
+    ran below both the 4 KiB plateau's IOPS and the larger sizes' MB/s by more than
+    :data:`SAME`: under a limiter it is at one of them (an IOPS cap, or a bytes level
+    from where it starts); the fit reads "the device's own ceiling" off such a point
+    (:func:`volbench.analysis.limiter_model.fit`, a size past the plateau at fewer IOPS
+    and fewer MB/s), so it is measured once more: a busy machine held it (a lab guest's
+    8 KiB reads at 1,100 of a 1,200 IOPS cap), or the device does that again."""
+    if len(sizes) < 3 or sizes[0].bs_bytes != 4 * KIB:
+        return None
+    first, after = sizes[1], sizes[2:]
+    fewer_ios = first.iops < (1 - SAME) * sizes[0].iops
+    fewer_bytes = first.bytes_per_s < (1 - SAME) * max(p.bytes_per_s for p in after)
+    return first if fewer_ios and fewer_bytes else None
 
 
 def _ladder_next(done: Sequence[Probe], direction: str) -> Next | None:
