@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_limiter_model import Limiter, _random_limiter, experiment
+from test_limiter_model import Limiter, _ram_loop_reads, _random_limiter, experiment
 from test_limits_charts import _run
 
 from products import split_product
@@ -20,7 +20,7 @@ from volbench.analysis.burst_series import Burst
 from volbench.analysis.fitted_caps import fitted_caps, volume_key
 from volbench.analysis.limit_evidence import Context, Limit, MeasuredTest
 from volbench.analysis.limit_verdict import verdict
-from volbench.analysis.limiter_model import KIB
+from volbench.analysis.limiter_model import KIB, fit
 from volbench.model import RunRecord
 from volbench.plans import quick
 from volbench.report.check_sheets import CheckRequest, check_sheet
@@ -180,6 +180,36 @@ def test_a_larger_request_at_the_devices_own_rate_for_its_size_is_the_device() -
         _test("randread-4k-qd1", "read", 4, 1, 9_000), Context(caps=caps, host=busy)
     )
     assert limit is Limit.QUEUE, why
+
+
+def test_a_test_on_the_ladders_plateau_is_judged_by_the_devices_rate_at_its_size() -> None:
+    """A loop device over an image in RAM, no limiter (fio short of CPU through its 4 KiB
+    plateau, from QD 64): the size ladder ran one rung deeper, at QD 256. The quick
+    plan's 16 KiB reads at QD 64 are on the plateau, so the device's 16 KiB rate judges
+    them: under it while every CPU was busy, "host CPU" (the device's work is the CPUs':
+    BENCHMARKS.md's loop device, 208,991 IOPS, fio's job at 69 % of a core, the device
+    96 % busy, was "not determined"); at it, "device". QD 16, short of the plateau: the
+    rate says nothing of it."""
+    from volbench.timeline import HostSample
+
+    probes = _ram_loop_reads(True)
+    caps = fitted_caps(fit(probes), None, SOURCE, probes=probes)
+    (at_16k,) = [c for c in caps if c.bs_bytes == 16 * KIB]
+    assert at_16k.least_outstanding == 64 and at_16k.iops == 262_000.0, at_16k
+    busy = tuple(
+        HostSample(float(t), (99.0, 98.0), fio_cpu_cores=0.69, fio_wait_threads=0.1)
+        for t in range(5)
+    )
+    limit, why = _verdict(
+        _test("randread-16k", "read", 16, 64, 208_991, cpu=69.0), Context(caps=caps, host=busy)
+    )
+    assert limit is Limit.HOST_CPU and "the device's own read rate at 16 KiB" in why, why
+    limit, why = _verdict(_test("randread-16k", "read", 16, 64, 255_000), Context(caps=caps))
+    assert limit is Limit.DEVICE and "the device's own read rate at 16 KiB" in why, why
+    limit, why = _verdict(
+        _test("randread-16k", "read", 16, 16, 150_000), Context(caps=caps, host=busy)
+    )
+    assert "the device's own" not in why, why
 
 
 @pytest.mark.parametrize("seed", range(12))

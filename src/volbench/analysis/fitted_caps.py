@@ -20,6 +20,7 @@ from volbench.analysis.limiter_model import (
     DirectionModel,
     LimiterModel,
     Probe,
+    plateau_depth,
     settled,
     size_ladder,
 )
@@ -29,8 +30,15 @@ DIRECTIONS = ("read", "write")
 
 
 def _direction_caps(
-    direction: str, model: DirectionModel, source: str, sizes: Sequence[Probe] = ()
+    direction: str,
+    model: DirectionModel,
+    source: str,
+    sizes: Sequence[Probe] = (),
+    plateau: int | None = None,
 ) -> list[KnownCap]:
+    """``direction``'s caps; where none binds, the device's own rate at each size
+    (``sizes``), for tests at least as deep as the 4 KiB ladder's ``plateau``
+    (:func:`volbench.analysis.limiter_model.plateau_depth`; else the sizes' queue)."""
     found = []
     cap, unit = model.iops_cap, model.unit
     if cap is not None:
@@ -82,7 +90,7 @@ def _direction_caps(
                 fitted=True,
                 kind="ceiling",
                 bs_bytes=4 * KIB,  # the queue-depth ladder's size, at its deep queue
-                least_outstanding=sizes[0].outstanding if sizes else 1,
+                least_outstanding=plateau or (sizes[0].outstanding if sizes else 1),
             )
         )
         found += [  # the size ladder at the deep queue: the device's own rate at each size
@@ -95,7 +103,7 @@ def _direction_caps(
                 fitted=True,
                 kind="ceiling",
                 bs_bytes=p.bs_bytes,
-                least_outstanding=p.outstanding,
+                least_outstanding=plateau or p.outstanding,
             )
             for p in sizes
             if p.bs_bytes > 4 * KIB
@@ -122,7 +130,9 @@ def fitted_caps(
     found = [
         c
         for d in DIRECTIONS
-        for c in _direction_caps(d, directions[d], source, size_ladder(merged, d))
+        for c in _direction_caps(
+            d, directions[d], source, size_ladder(merged, d), plateau_depth(merged, d)
+        )
     ]
     read, write = model.read, model.write
     if model.shared_iops and read.iops_cap and write.iops_cap:

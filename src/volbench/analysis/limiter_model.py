@@ -176,9 +176,22 @@ def deep_queue(probes: Sequence[Probe], direction: str) -> int | None:
     ladder = _ladder(probes, direction, 4 * KIB)
     if not ladder:
         return None
-    best = max(p.iops for p in ladder)
-    first = next(i for i, p in enumerate(ladder) if p.iops >= (1 - SAME) * best)
+    first = _plateau_index(ladder)
     return ladder[min(first + 1, len(ladder) - 1)].outstanding
+
+
+def _plateau_index(ladder: Sequence[Probe]) -> int:
+    best = max(p.iops for p in ladder)
+    return next(i for i, p in enumerate(ladder) if p.iops >= (1 - SAME) * best)
+
+
+def plateau_depth(probes: Sequence[Probe], direction: str) -> int | None:
+    """The shallowest depth of ``direction``'s 4 KiB ladder within :data:`SAME` of its
+    best (None: no ladder): from there on more queue did not raise IOPS, so a test at
+    least this deep is not held by its queue (a larger request needs no more in flight
+    to keep a device busy)."""
+    ladder = _ladder(probes, direction, 4 * KIB)
+    return ladder[_plateau_index(ladder)].outstanding if ladder else None
 
 
 def queue_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
@@ -188,7 +201,7 @@ def queue_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
 
 
 def size_ladder(probes: Sequence[Probe], direction: str) -> list[Probe]:
-    """``direction``'s request-size ladder at its deep queue (:func:`deepest`),
+    """``direction``'s request-size ladder at its deep queue (:func:`deep_queue`),
     4 KiB first: what its bytes cap and I/O unit are read off (empty: no 4 KiB ladder)."""
     deep = deep_queue(probes, direction)
     return _sizes(probes, direction, deep) if deep is not None else []
