@@ -77,7 +77,7 @@ def test_a_place_on_another_host_is_shown_at_its_size_or_refused_as_its_run() ->
         "block",
         1 << 30,
     )
-    assert shown.notes == ("1 places at once; job files of the first, 127.0.0.1:8765:/dev/vdb",)
+    assert shown.notes == ("job files of 127.0.0.1:8765:/dev/vdb",)
     with pytest.raises(UsageError, match="need --size"):
         previewed_place(fleet, "127.0.0.1:8765:/dev/vdb", True)
 

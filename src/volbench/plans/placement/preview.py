@@ -81,7 +81,12 @@ def previewed_place(
     if fleet is not None:
         first = fleet.places[0]
         target = first.path
-        notes.append(f"{len(fleet.places)} places at once; job files of the first, {first.label}")
+        many = len(fleet.places) > 1
+        notes.append(
+            f"{len(fleet.places)} places at once; job files of the first, {first.label}"
+            if many
+            else f"job files of {first.label}"
+        )
         if first.host is not None:  # as it is prepared: its size given, or its kind's
             size = size_bytes if size_bytes is not None else table.default_size(fleet.places)
             if size is None:
