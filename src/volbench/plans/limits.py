@@ -26,7 +26,9 @@ of its own, chosen one at a time from what the earlier ones measured:
    rising: a cap keeps them flat while latency grows by 1/cap per queued I/O. A depth
    more than 5 % below a shallower one (or, in the size ladder, a size below a larger
    one), which neither a limiter nor a device does, is measured once more
-   (``read-4k-qd16-again``) and counts at its higher figure: a busy machine held it;
+   (``read-4k-qd16-again``) and counts at its higher figure: a busy machine held it; so
+   is the first size past 4 KiB where it ran under both the plateau's IOPS and the
+   larger sizes' MB/s (:func:`_between`);
 3. a request-size ladder at that deep queue per direction (16 KiB, 64 KiB, 256 KiB,
    1 MiB), to tell an IOPS cap from a bytes cap and find an I/O unit; 384 KiB too
    when 256 KiB still ran at the IOPS cap (between 256 KiB units: rounded up or not);
