@@ -131,6 +131,9 @@ class LoopbackKind:
     def can_purge(self, place: Place) -> bool:
         return os.path.isfile(place.path)
 
+    def can_limit(self, place: Place) -> bool:
+        return True
+
     @contextlib.contextmanager
     def limit(
         self, place: Place, limits: cgroup.Limits, plan: str

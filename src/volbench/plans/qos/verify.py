@@ -178,11 +178,7 @@ def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) 
     workloads = [tenant_workload(limit, engine, options) for limit in limits]
     rounds = [(w.name, (w,)) for w in workloads]
     files = job_texts(rounds, info, engine, runs_dir, [w.name for w in workloads])
-    cgroups = [
-        f"tenant {limit.tenant}: cgroup {cgroup.PREFIX}{limit.cgroup}, read {limit.read_iops}"
-        f" IOPS / {limit.read_bps} B/s, write {limit.write_iops} IOPS / {limit.write_bps} B/s"
-        for limit in limits
-    ]
+    cgroups = [f"{limits_text(limit)}; cgroup {cgroup.PREFIX}{limit.cgroup}" for limit in limits]
     seconds = options.duration_s + FIO_START_S
     return DryRun(
         PLAN,
@@ -194,6 +190,14 @@ def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) 
         seconds,
         seconds,
         (*notes, *found, "every tenant's fio at the same time, each in its cgroup:", *cgroups),
+    )
+
+
+def limits_text(limit: cgroup.Limits) -> str:
+    """A tenant's limits as a dry run shows them (0: none)."""
+    return (
+        f"tenant {limit.tenant}: read {limit.read_iops} IOPS / {limit.read_bps} B/s,"
+        f" write {limit.write_iops} IOPS / {limit.write_bps} B/s"
     )
 
 
