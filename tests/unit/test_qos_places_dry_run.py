@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import toy_place
 from click.testing import CliRunner, Result
 
+import toy_place
 from volbench.cli.main import cli
 from volbench.errors import UsageError
 from volbench.places import table
@@ -39,10 +39,9 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _plan(runner: CliRunner, folder: Path) -> Path:
+    tenants = ("--tenant", "a:1", "--tenant", "b:2")
     made = runner.invoke(
-        cli,
-        ["qos", "plan", "--capability", "iops=300", "--tenant", "a:1", "--tenant", "b:2"]
-        + ["--format", "json"],
+        cli, ["qos", "plan", "--capability", "iops=300", *tenants, "--format", "json"]
     )
     assert made.exit_code == 0, made.output
     plan = folder / "plan.json"
@@ -52,11 +51,8 @@ def _plan(runner: CliRunner, folder: Path) -> Path:
 
 def _dry(runner: CliRunner, plan: Path, runs: Path, *args: str) -> Result:
     hosts = ("--hosts", "loopback://7,loopback://8")
-    return runner.invoke(
-        cli,
-        ["qos", "verify", str(plan), *hosts, *args, "--duration", "5s", "--runs-dir", str(runs)]
-        + ["--dry-run"],
-    )
+    common = ("--duration", "5s", "--runs-dir", str(runs), "--dry-run")
+    return runner.invoke(cli, ["qos", "verify", str(plan), *hosts, *args, *common])
 
 
 def test_a_dry_run_on_places_shows_each_tenant_and_writes_nothing(
@@ -120,11 +116,8 @@ def test_a_dry_run_says_what_its_run_would_refuse(toy: None, tmp_path: Path) -> 
     runs = tmp_path / "runs"
     hosts = ["--hosts", "127.0.0.2,127.0.0.3", "--size", "1g", "--rw", "randwrite"]
     places = ["--target", "127.0.0.2:/dev/vdb", "--target", "127.0.0.3:/data/b"]
-    server = runner.invoke(
-        cli,
-        ["qos", "verify", str(plan), *hosts, *places, "--destroy-data", "127.0.0.2:/dev/vdb"]
-        + ["--dry-run", "--runs-dir", str(runs)],
-    )
+    hosts += ["--destroy-data", "127.0.0.2:/dev/vdb", "--dry-run", "--runs-dir", str(runs)]
+    server = runner.invoke(cli, ["qos", "verify", str(plan), *hosts, *places])
     assert server.exit_code == 0, server.output
     refused = [n for n in server.stdout.splitlines() if n.startswith("a real run would be refused")]
     assert refused == [
