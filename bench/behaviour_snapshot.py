@@ -3,16 +3,21 @@ volbench prints of them, compared before and after.
 
 ``make DIR`` (root, fio, losetup) runs every plan kind once with the real fio on a
 64 MiB loop device backed by a file in ``/dev/shm`` (quick, sweep, PTS IOPS on two
-block sizes and two mixes at 1 s cells, QoS verify of three tenants in cgroups of
-its own, limits at a 20 s budget, iometer, scan, a recipe at a tiny scale) into the
-store ``DIR/store.db``, and keeps each run's fio outputs (``DIR/replay/RUN``).
+block sizes and two mixes at 1 s cells, PTS WSAT at two 1 s samples, QoS verify of
+three tenants in cgroups of its own, limits at a 20 s budget, iometer, scan, a recipe
+at a tiny scale) into the store ``DIR/store.db``, and keeps each run's fio outputs
+(``DIR/replay/RUN``). A PTS run's outputs begin with its probe (round 0, no result
+rows: the 128 KiB sequential write that measures the speed its estimate and WSAT's
+use), which its replay needs: ``make`` stops when a PTS run stored none.
 
 ``dump DIR OUT`` writes into ``OUT`` what this checkout prints of that store: each
 run's ``show``, ``explain`` and ``report`` (HTML) and ``runs``, each plan's
 ``--dry-run`` on the same loop device, and the same plans run again through the
 replay runner (``--replay``, fio's recorded outputs of ``make``) into a store of
-their own, with those runs' ``show`` and ``explain``. Time stamps, run folders,
-durations measured by the clock and the loop device's name are masked.
+their own, with those runs' ``show`` and ``explain``; for each PTS run (made and
+replayed), its probe: the round that holds it, its job and write speed, and the speed
+the run recorded. Time stamps, run folders, durations measured by the clock and the
+loop device's name are masked.
 
 Run ``dump`` with the code before the change and after it, on the same ``DIR``, and
 ``compare`` the two ``OUT`` folders: it prints every differing line. Expected to
@@ -82,6 +87,7 @@ def plans(qos_plan: Path) -> tuple[Plan, ...]:
                 "100/0,0/100",
             ),
         ),
+        Plan("pts-wsat", ("pts", "wsat"), ("--cell-seconds", "1s", "--wsat-max-rounds", "2")),
         Plan(
             "qos", ("qos", "verify", str(qos_plan)), ("--duration", "1s"), "--device", replays=False
         ),
@@ -176,6 +182,9 @@ def make(folder: Path) -> None:
     finally:
         detach(folder)
     keep_outputs(folder)
+    for run_id, probe in probes(folder / "store.db").items():
+        if probe.job != PROBE:
+            raise SystemExit(f"make: PTS run {run_id} stored no probe (round 0): {probe}")
 
 
 def keep_outputs(folder: Path) -> None:
@@ -188,6 +197,51 @@ def keep_outputs(folder: Path) -> None:
         where = folder / "replay" / str(run_id)
         where.mkdir(parents=True, exist_ok=True)
         (where / f"{round_no:04d}.json").write_text(raw)
+
+
+PROBE = "seq-write-probe"
+"""The job name of a PTS run's probe (``volbench.plans.pts.driver.PROBE``)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a stored PTS run holds of its probe: the job of its round 0 (no result rows
+    in it), fio's write speed in it and the speed the run recorded (bytes/s)."""
+
+    job: str
+    fio_bytes_per_s: float
+    recorded_bytes_per_s: float
+
+    def text(self) -> str:
+        return (
+            f"round 0: job {self.job}, fio write bw_bytes {self.fio_bytes_per_s:.0f},"
+            f" recorded seq_write_bytes_per_s {self.recorded_bytes_per_s:.0f}\n"
+        )
+
+
+def probes(db: Path) -> dict[int, Probe]:
+    """The probe of each PTS run in the store ``db`` (read with SQL: the code before and
+    after a change reads the same store)."""
+    found = {}
+    with sqlite3.connect(db) as store:
+        runs = store.execute("SELECT id, settings FROM runs WHERE plan = 'pts' ORDER BY id")
+        for run_id, settings in runs.fetchall():
+            first = store.execute(
+                "SELECT raw_json FROM rounds WHERE run_id = ? AND round = 0", (run_id,)
+            ).fetchone()
+            rows = store.execute(
+                "SELECT COUNT(*) FROM results WHERE run_id = ? AND round = 0", (run_id,)
+            ).fetchone()[0]
+            recorded = float(json.loads(settings).get("seq_write_bytes_per_s", 0.0))
+            if first is None or rows:
+                found[run_id] = Probe("none", 0.0, recorded)
+                continue
+            raw = first[0]
+            jobs = json.loads(raw[raw.find("{") : raw.rfind("}") + 1]).get("jobs", [])
+            names = ",".join(j["jobname"] for j in jobs)
+            speed = sum(float(j.get("write", {}).get("bw_bytes", 0)) for j in jobs)
+            found[run_id] = Probe(names, speed, recorded)
+    return found
 
 
 MASKS = (
@@ -226,6 +280,9 @@ def dump_store(env: dict[str, str], db: str, out: Path, folder: Path, prefix: st
                 proc = volbench(env, command, str(run_id), "--db", db, "--format", fmt, check=False)
                 text = f"exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
                 (out / f"{prefix}{run_id}-{plan}.{command}.{fmt}").write_text(masked(text, folder))
+        if plan == "pts":
+            probe = probes(Path(db))[run_id]
+            (out / f"{prefix}{run_id}-{plan}.probe").write_text(probe.text())
         if not prefix:
             html = out / f"{run_id}-{plan}.report.html"
             volbench(env, "report", str(run_id), "--db", db, "-o", str(html))

@@ -240,12 +240,16 @@ def warm(src: Path, env: dict[str, str]) -> None:
     )
 
 
-def pts_round(args: Sequence[str], target: Sequence[str], cell_s: float, runs: Path) -> list[str]:
-    """``volbench pts ARGS TARGET``: one round of ``cell_s`` cells, no purge, its fio
-    files in ``runs``."""
+def pts_round(
+    args: Sequence[str], target: Sequence[str], cell_s: float, runs: Path, rounds: int = 1
+) -> list[str]:
+    """``volbench pts ARGS TARGET``: ``rounds`` rounds at most (one by default) of
+    ``cell_s`` cells, no purge, its fio files in ``runs``; the command line of every
+    bench that runs a PTS round (this one, ``sampler_pts``, ``pts_overhead``,
+    ``pts_replay_cpu``)."""
     return [
         *(sys.executable, "-m", "volbench", "pts", *args, *target),
-        *("--cell-seconds", f"{cell_s:g}", "--max-rounds", "1", "--no-purge"),
+        *("--cell-seconds", f"{cell_s:g}", "--max-rounds", str(rounds), "--no-purge"),
         *("--runs-dir", str(runs)),
     ]
 

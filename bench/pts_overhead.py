@@ -41,9 +41,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from pts_live import bytecode_env, pts_round, warm
+
 from volbench.store.repository import Store
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
+THIS_SRC = Path(__file__).resolve().parents[1] / "src"
 BLOCK_SIZES = ("4k", "64k")
 MIXES = ("100/0", "65/35", "0/100")
 OTHER_BLOCK_SIZES = ("1m", "128k", "32k", "16k", "8k", "512b")
@@ -123,13 +126,12 @@ def timed(command: list[str], group: Path, env: dict[str, str] | None = None) ->
 
 def with_bytecode(tmp: Path, src: Path | None) -> dict[str, str]:
     """The environment of a volbench command: modules compiled once into a cache of ours
-    (by a ``--dry-run`` of the command first), as an installed volbench has them (this
-    VM sets PYTHONDONTWRITEBYTECODE=1, which compiles every module again at each start:
-    about 3 s); ``src`` first on the module path when given."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
+    (:func:`pts_live.warm`), as an installed volbench has them (this VM sets
+    PYTHONDONTWRITEBYTECODE=1, which compiles every module again at each start: about
+    3 s); ``src`` (else this tree's) first on the module path."""
+    env = bytecode_env("warm", tmp)
+    env["PYTHONPATH"] = str(src or THIS_SRC)
+    warm(src or THIS_SRC, env)
     return env
 
 
@@ -140,35 +142,7 @@ def volbench(
     folder = Path(tempfile.mkdtemp(dir=tmp))
     db = folder / "bench.db"
     env = with_bytecode(tmp, src)
-    command = [
-        sys.executable,
-        "-m",
-        "volbench",
-        "pts",
-        "iops",
-        "--target",
-        str(device),
-        "--no-purge",
-        "--threads",
-        "4",
-        "--iodepth",
-        "32",
-        "--cell-seconds",
-        f"{cell_s:g}",
-        "--block-sizes",
-        ",".join(BLOCK_SIZES),
-        "--mixes",
-        ",".join(MIXES),
-        "--max-rounds",
-        "5",
-        "--runs-dir",
-        str(folder / "runs"),
-        "--db",
-        str(db),
-        "--format",
-        "json",
-    ]
-    subprocess.run([*command, "--dry-run"], env=env, capture_output=True, check=True)  # caches
+    command = [*pts_command(device, cell_s, folder / "runs"), "--db", str(db), "--format", "json"]
     wall = timed(command, group, env)
     with Store.open(str(db)) as store:
         run = store.get_run("latest")
@@ -180,6 +154,14 @@ def volbench(
     for raw in run.raw_outputs:
         fio_s += cell_seconds(json.loads(raw[raw.find("{") : raw.rfind("}") + 1]))
     return Measure(tool, fio_s, wall, run_s)
+
+
+def pts_command(device: Path, cell_s: float, runs: Path) -> list[str]:
+    """The measured ``volbench pts iops``: :data:`BLOCK_SIZES` x :data:`MIXES` at TC 4 x
+    QD 32, 5 rounds at most, its fio files in ``runs``."""
+    matrix = ("--block-sizes", ",".join(BLOCK_SIZES), "--mixes", ",".join(MIXES))
+    test = ("iops", "--threads", "4", "--iodepth", "32", *matrix)
+    return pts_round(test, ("--target", str(device)), cell_s, runs, rounds=5)
 
 
 def other_suite(root: Path, device: Path, group: Path, tmp: Path, cell_s: float) -> Measure:

@@ -26,13 +26,13 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from overhead import zram_device
+from pts_live import pts_round
 
 from volbench.model import TargetInfo
 from volbench.plans.runs.round_watch import RoundWatch
@@ -64,24 +64,8 @@ def run_once(device: Path, sampler: bool, cell_seconds: float) -> Measured:
     with tempfile.TemporaryDirectory(prefix="sampler-pts-") as folder:
         db = Path(folder) / "store.db"
         command = [
-            sys.executable,
-            "-m",
-            "volbench",
-            "pts",
-            "iops",
-            "--target",
-            str(device),
-            "--cell-seconds",
-            f"{cell_seconds:g}",
-            "--max-rounds",
-            "1",
-            "--no-purge",
-            "--db",
-            str(db),
-            "--runs-dir",
-            folder,
-            "--format",
-            "json",
+            *pts_round(("iops",), ("--target", str(device)), cell_seconds, Path(folder)),
+            *("--db", str(db), "--format", "json"),
         ]
         env = {**os.environ, "VOLBENCH_SAMPLER": "on" if sampler else "off"}
         log = Path(folder) / "stderr.txt"  # progress lines: a pipe left unread would fill

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from volbench.errors import FioError, UsageError
+from volbench.errors import FioError, TargetError, UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.executable import die_with_parent
 from volbench.fio.server import probe
@@ -131,6 +131,9 @@ class LoopbackKind:
     def can_purge(self, place: Place) -> bool:
         return os.path.isfile(place.path)
 
+    def can_limit(self, place: Place) -> bool:
+        return True
+
     @contextlib.contextmanager
     def limit(
         self, place: Place, limits: cgroup.Limits, plan: str
@@ -141,7 +144,7 @@ class LoopbackKind:
         if server is None:
             raise UsageError(f"{place.host} is not reached: its server is started first")
         hierarchy = cgroup.find_hierarchy()
-        written = cgroup.apply(hierarchy, _disk_of(place.path), [limits], plan)
+        written = cgroup.apply(hierarchy, _disk_of(place.path), [limits], plan, owned=True)
         try:
             cgroup.join(hierarchy, limits.cgroup, server)
             yield written
@@ -151,8 +154,13 @@ class LoopbackKind:
             _remove(hierarchy.path(limits.cgroup))
 
     def reclaim(self) -> list[str]:
-        """Nothing outlives a killed run: its servers die with it (``die_with_parent``)."""
-        return []
+        """The cgroups a killed run's tenants were held in (its servers die with it,
+        ``die_with_parent``; its cgroups stay: :func:`volbench.targets.cgroup.reclaim`)."""
+        try:
+            hierarchy = cgroup.find_hierarchy()
+        except TargetError:
+            return []
+        return cgroup.reclaim(hierarchy)
 
 
 def _remove(group: Path, timeout_s: float = 10.0) -> None:

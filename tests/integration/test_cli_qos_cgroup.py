@@ -444,12 +444,52 @@ def test_sigkill_during_verify_leaves_cgroups_that_resume_clears(
     while any(_read(p / "cgroup.procs").strip() for p in _left_behind()):
         assert time.monotonic() < deadline, "fio did not end"
         time.sleep(0.1)
-    assert _left_behind() != []  # left by the kill
+    left = _left_behind()
+    assert left != []  # left by the kill
     resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
     assert resumed.returncode == 0, resumed.stderr
-    assert "removed the cgroups the stopped run left" in resumed.stderr
+    for path in left:
+        assert f"removed cgroup {path}, left by volbench pid {proc.pid} on" in resumed.stderr
     assert _left_behind() == []
     assert volbench.stored()["status"] == "completed"
+
+
+@pytest.mark.usefixtures("own_cgroups")
+def test_the_next_verify_removes_what_a_killed_one_left_and_spares_a_live_ones(
+    volbench: Volbench, loop_device: Loop, tmp_path: Path
+) -> None:
+    """A verify killed by SIGKILL leaves its cgroups; the next volbench that makes
+    cgroups removes those whose maker has ended (recorded with each: its pid and start
+    time), and leaves an idle one whose maker still runs (this test's process)."""
+    proc, fio_pids = _verify_under_way(volbench, loop_device, tmp_path)
+    left = _left_behind()
+    os.kill(proc.pid, signal.SIGKILL)  # the volbench this test started, by its pid
+    finish(proc, 30)
+    for pid in fio_pids:  # the fio it started, if they outlived it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(_read(p / "cgroup.procs").strip() for p in left):
+        assert time.monotonic() < deadline, "fio did not end"
+        time.sleep(0.1)
+    assert [p for p in left if p.is_dir()] == left  # SIGKILL: nothing removed them
+    hierarchy = cgroup.find_hierarchy()
+    live = cgroup.Limits("qos-db", 1, 1, 0, 0, 10, 1, f"p{os.getpid()}-qos-db")
+    device = loop_device(32)
+    cgroup.apply(hierarchy, _devnum(device), [live], "live", owned=True)  # this process's
+    try:
+        plan = _plan(volbench, tmp_path, "--capability", "iops=1000", *TENANTS, "--nominal-sizes")
+        runs = ("--runs-dir", str(volbench.runs_dir))
+        again = volbench("qos", "verify", str(plan), "--device", device, "--duration", "1s", *runs)
+        assert again.returncode in (0, 1), again.stderr  # it ran: its figures are not asked
+        for path in left:
+            assert f"removed cgroup {path}, left by volbench pid {proc.pid} on" in again.stderr
+        assert not any(p.exists() for p in left)
+        assert hierarchy.path(live.cgroup).is_dir()  # its maker lives: not touched
+        assert str(hierarchy.path(live.cgroup)) not in again.stderr
+    finally:
+        cgroup.remove([hierarchy.path(live.cgroup)])
+    assert _left_behind() == []
 
 
 def _read(path: Path) -> str:

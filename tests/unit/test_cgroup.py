@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,7 @@ import pytest
 from volbench.analysis.qos import Rates, Tenant, make_plan
 from volbench.errors import TargetError
 from volbench.plans.qos.setup import host_group, plan_id, tenant_limits
+from volbench.store import owner as owners
 from volbench.targets import cgroup
 from volbench.targets.cgroup import Hierarchy, Limits
 
@@ -21,7 +25,7 @@ def _v1(tmp_path: Path) -> Hierarchy:
 def test_v1_throttle_lines_keyed_by_device(tmp_path: Path) -> None:
     hierarchy = _v1(tmp_path)
     limits = Limits("a", 600, 150, 1_000_000, 200_000, 500, 5000)
-    written = cgroup.apply(hierarchy, "7:3", [limits], "p1")
+    written = cgroup.apply(hierarchy, "7:3", [limits], "p1", owned=False)
     folder = tmp_path / "volbench-a"
     assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 600\n"
     assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 150\n"
@@ -33,13 +37,13 @@ def test_v1_throttle_lines_keyed_by_device(tmp_path: Path) -> None:
 
 
 def test_v1_zero_bandwidth_means_no_bps_rule(tmp_path: Path) -> None:
-    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 600, 0, 0, 500, 5000)], "p1")
+    cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 600, 600, 0, 0, 500, 5000)], "p1", owned=False)
     assert not (tmp_path / "volbench-a" / "blkio.throttle.read_bps_device").exists()
 
 
 def test_v2_io_max_and_weight(tmp_path: Path) -> None:
     hierarchy = Hierarchy(tmp_path, 2)
-    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 20, 0, 1000, 500, 5000)], "p1")
+    cgroup.apply(hierarchy, "8:0", [Limits("a", 100, 20, 0, 1000, 500, 5000)], "p1", owned=False)
     assert (tmp_path / "cgroup.subtree_control").read_text() == "+io\n"
     assert (tmp_path / "volbench-a" / "io.max").read_text() == (
         "8:0 riops=100 wiops=20 rbps=max wbps=1000\n"
@@ -59,6 +63,7 @@ def test_failure_removes_every_cgroup_it_created(
             "7:3",
             [Limits("a", 1, 1, 0, 0, 10, 1), Limits("b", 1, 1, 0, 0, 10, 1)],
             "p1",
+            owned=True,
         )
     assert not (tmp_path / "volbench-a").exists()
     assert (tmp_path / "volbench-b").exists()
@@ -67,8 +72,8 @@ def test_failure_removes_every_cgroup_it_created(
 def test_ours_and_remove_touch_only_volbench_cgroups(tmp_path: Path) -> None:
     hierarchy = _v1(tmp_path)
     limits = [Limits("a", 1, 1, 0, 0, 10, 1, "p1-a"), Limits("b", 1, 1, 0, 0, 10, 1, "p2-b")]
-    cgroup.apply(hierarchy, "7:3", limits[:1], "p1")
-    cgroup.apply(hierarchy, "7:3", limits[1:], "p2")
+    cgroup.apply(hierarchy, "7:3", limits[:1], "p1", owned=False)
+    cgroup.apply(hierarchy, "7:3", limits[1:], "p2", owned=False)
     (tmp_path / "volbench-foreign").mkdir()  # named like ours, not made by volbench
     (tmp_path / "other").mkdir()
     assert cgroup.plan_of(tmp_path / "volbench-p1-a") == "p1"
@@ -93,7 +98,7 @@ def test_a_cgroup_that_cannot_be_marked_is_not_left(
 
     monkeypatch.setattr(cgroup.os, "setxattr", refuse)
     with pytest.raises(TargetError, match=r"cannot mark cgroup .*volbench-a as volbench's"):
-        cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 1, 1, 0, 0, 10, 1)], "p1")
+        cgroup.apply(_v1(tmp_path), "7:3", [Limits("a", 1, 1, 0, 0, 10, 1)], "p1", owned=False)
     assert not (tmp_path / "volbench-a").exists()
 
 
@@ -151,13 +156,52 @@ def test_cgroups_are_named_after_the_plan() -> None:
 def test_apply_writes_read_and_write_limits_of_a_seed_plan(tmp_path: Path) -> None:
     # the NetEase QoS test: read C=3888 C0=975, write C=156 C0=48; 40 of 180 GiB
     plan = make_plan(Rates(3888, 156), Rates(975, 48), [Tenant("t40", 40), Tenant("t140", 140)])
-    cgroup.apply(_v1(tmp_path), "7:3", tenant_limits(plan), plan_id(plan))
+    cgroup.apply(_v1(tmp_path), "7:3", tenant_limits(plan), plan_id(plan), owned=False)
     folder = tmp_path / f"volbench-p{plan_id(plan)}-t40"
     assert (folder / "blkio.throttle.read_iops_device").read_text() == "7:3 647\n"  # 2913x40/180
     assert (folder / "blkio.throttle.write_iops_device").read_text() == "7:3 24\n"  # 108x40/180
     v2 = tmp_path / "v2"
     v2.mkdir()
-    cgroup.apply(Hierarchy(v2, 2), "8:0", tenant_limits(plan), plan_id(plan))
+    cgroup.apply(Hierarchy(v2, 2), "8:0", tenant_limits(plan), plan_id(plan), owned=False)
     assert (v2 / f"volbench-p{plan_id(plan)}-t40" / "io.max").read_text() == (
         "8:0 riops=647 wiops=24 rbps=max wbps=max\n"
     )
+
+
+def test_reclaim_removes_only_cgroups_whose_maker_has_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cgroup made for a run records its maker; the next volbench removes it once that
+    process has ended (its pid gone, reused by another process, or a zombie), never one
+    whose maker lives or that records none (``qos apply``'s)."""
+    hierarchy = _v1(tmp_path)
+    monkeypatch.setattr(cgroup, "_lines", lambda *_: [])  # a folder cannot rmdir with files
+    names = ("live", "reused", "zombie", "applied")
+    limits = [Limits(n, 1, 1, 0, 0, 10, 1, f"p1-{n}") for n in names]
+    cgroup.apply(hierarchy, "7:3", limits[:3], "p1", owned=True)  # this process: lives
+    cgroup.apply(hierarchy, "7:3", limits[3:], "p1", owned=False)
+    here = owners.current()
+    assert cgroup.owner_of(tmp_path / "volbench-p1-live") == here
+    assert cgroup.owner_of(tmp_path / "volbench-p1-applied") is None
+    reused = replace(here, start_ticks=here.start_ticks + 1)  # the pid, another process
+    os.setxattr(tmp_path / "volbench-p1-reused", cgroup.OWNER, reused.text().encode())
+    child = subprocess.Popen(["sleep", "0"])
+    started = owners._start_ticks(child.pid)
+    assert started is not None
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, not yet collected
+    ended = replace(here, pid=child.pid, start_ticks=started)
+    os.setxattr(tmp_path / "volbench-p1-zombie", cgroup.OWNER, ended.text().encode())
+    try:
+        lines = cgroup.reclaim(hierarchy)
+    finally:
+        child.wait()
+    assert sorted(lines) == [
+        f"removed cgroup {tmp_path / f'volbench-p1-{n}'}, left by volbench"
+        f" {o.describe()}, which has ended"
+        for n, o in (("reused", reused), ("zombie", ended))
+    ]
+    assert sorted(p.name for p in cgroup.ours(hierarchy)) == [
+        "volbench-p1-applied",
+        "volbench-p1-live",
+    ]
+    assert cgroup.reclaim(hierarchy) == []

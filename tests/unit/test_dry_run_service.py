@@ -77,7 +77,17 @@ def test_a_place_on_another_host_is_shown_at_its_size_or_refused_as_its_run() ->
         "block",
         1 << 30,
     )
-    assert shown.notes == ("job files of 127.0.0.1:8765:/dev/vdb",)
+    refused = (
+        "a real run would be refused: refusing to write 127.0.0.1:8765:/dev/vdb: volbench"
+        " cannot check a device on another host for data"
+        " (use --destroy-data=127.0.0.1:8765:/dev/vdb to overwrite it)"
+    )
+    first = "job files of 127.0.0.1:8765:/dev/vdb"
+    assert shown.refused and shown.said == (first, refused)  # its kind's check, as its run's
+    assert shown.engine(None) == ("libaio", [])  # as its run: the local probe says nothing
+    host = Fleet((Place("127.0.0.1", "/dev/vdb"),))  # as volbench names it
+    named = previewed_place(host, "", True, 1 << 30, ("127.0.0.1:8765:/dev/vdb",))
+    assert not named.refused and named.notes == ()
     with pytest.raises(UsageError, match="need --size"):
         previewed_place(fleet, "127.0.0.1:8765:/dev/vdb", True)
 
@@ -95,8 +105,6 @@ def test_a_place_on_another_host_is_never_probed_on_this_machine(
     )
     alone = Fleet((Place("127.0.0.1:8765", str(here)),))
     assert previewed_place(alone, "", True, 1 << 30).engine(None) == ("libaio", [])
-    beside = Fleet((Place(None, str(here)), Place("127.0.0.1:8765", "/dev/vdb")))
-    assert previewed_place(beside, str(here), True, 1 << 30).engine(None) == ("libaio", [])
     assert previewed_place(None, str(here), True).engine(None) == ("x", [])  # local: probed
     assert probed == [here]
     assert previewed_place(alone, "", True, 1 << 30).engine("psync") == ("psync", [])

@@ -234,6 +234,8 @@ def apply(plan_file: str, device: str | None, guests: bool, nominal_sizes: bool,
     if device is None:
         raise UsageError("give --device DEV (cgroups on it) or --guests (lab guests)")
     applied = qos_setup.apply_plan(plan, device, nominal=nominal_sizes)
+    for line in applied.reclaimed:  # what a killed verify left
+        console.stderr.print(line)
     hierarchy = f"cgroup v{applied.hierarchy.version} at {applied.hierarchy.root}"
     rows = [{"tenant": w.tenant, "file": w.file, "value": w.value} for w in applied.written]
     console.show(applied_sheet(hierarchy, applied.devnum, rows), fmt)

@@ -14,7 +14,6 @@ from pathlib import Path
 import click
 
 from volbench import records
-from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_alpha import guest_alpha
 from volbench.analysis.qos_results import VerifyOptions, check_run
 from volbench.cli import console
@@ -44,16 +43,17 @@ from volbench.plans.placement.named import places_from
 from volbench.plans.placement.placed import Placement
 from volbench.plans.placement.preview import PlacePreview
 from volbench.plans.qos import guests as qos_guests
-from volbench.plans.qos.places import verify_places
+from volbench.plans.qos.places import preview_places, verify_places
 from volbench.plans.qos.plan_file import read_plan
 from volbench.plans.qos.verify import preview, verify
 from volbench.plans.runs.execution import Outcome, Session
 from volbench.plans.runs.preview import DryRun, estimate_line
 from volbench.plans.starting import (
+    Begin,
     Costing,
+    Preview,
     Previewed,
     RunRequest,
-    Started,
     Where,
     previewed,
     started,
@@ -187,16 +187,36 @@ def verify_command(
 
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
+    costing = Costing(product, hourly_cost)
     if host_lists or targets:
-        if device is not None or options.guests or dry_run:
-            raise UsageError(
-                "--hosts verifies on the places given: no --device, --guests, --dry-run"
-            )
+        if device is not None or options.guests:
+            raise UsageError("--hosts verifies on the places given: no --device, --guests")
         places, hosts = given(targets, (), host_lists, None)
-        where = Where(
-            places[0] if places else "", Fleet(places_from(places, hosts), size_bytes=size), size
+        fleet = Fleet(places_from(places, hosts), size_bytes=size)
+        named = (options.destroy_data,) if options.destroy_data else ()  # HOST:PATH
+        where = Where(places[0] if places else "", fleet, size, named)
+        request = RunRequest(
+            where,
+            options.rw.writes,
+            labels,
+            db,
+            runs_dir,
+            replay=replay,
+            dry_run=dry_run,
+            costing=costing,
         )
-        _verify_places(plan, options, where, runs_dir, replay, labels, db, fmt)
+
+        def on_places(place: PlacePreview | None, folder: Path) -> DryRun:
+            assert place is not None  # the request has its places
+            return preview_places(plan, fleet, place, options, folder)
+
+        def begin_places(
+            session: Session, place: Placement | None, settled: dict[str, str]
+        ) -> Outcome:
+            assert place is not None  # the request has its places
+            return verify_places(session, plan, place, options, settled)
+
+        _verify(request, begin_places, on_places, options, fmt)
         return
     if replay is not None:
         raise UsageError("--replay replays a verification on places (--hosts) only")
@@ -205,77 +225,56 @@ def verify_command(
             raise UsageError(
                 "--guests verifies on the guests' backing device: no --device, --dry-run"
             )
-        _verify_guests(plan, options, runs_dir, labels, db, fmt)
+
+        def begin_guests(
+            session: Session, place: Placement | None, settled: dict[str, str]
+        ) -> Outcome:
+            return qos_guests.verify(session, plan, options, settled)
+
+        # the guests' own disks: the request has no places
+        _verify(RunRequest(None, True, labels, db, runs_dir), begin_guests, None, options, fmt)
         return
     if device is None:
         raise UsageError(
             "give --device DEV (tenants in cgroups), --guests (lab guests)"
             " or --hosts with a --target HOST:PATH per tenant"
         )
-    reporter = console.ProgressReporter()
-    costing = Costing(product, hourly_cost)
+    on_device = device
     # verify checks its device itself: the request has no places
     request = RunRequest(None, True, labels, db, runs_dir, dry_run=dry_run, costing=costing)
 
-    def preview_of(place: PlacePreview | None, folder: Path) -> DryRun:
-        return preview(plan, device, options, folder)
+    def on_cgroups(place: PlacePreview | None, folder: Path) -> DryRun:
+        return preview(plan, on_device, options, folder)
 
     def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
-        estimate = previewed(request, preview_of)
-        reporter.note(estimate_line(estimate.dry, estimate.costs))
-        return verify(session, plan, device, options, settled)
+        return verify(session, plan, on_device, options, settled)
 
-    with started(request, reporter, begin, preview_of) as ran:
+    _verify(request, begin, on_cgroups, options, fmt)
+
+
+def _verify(
+    request: RunRequest,
+    begin: Begin,
+    preview_of: Preview | None,
+    options: VerifyOptions,
+    fmt: str,
+) -> None:
+    """Start the verification ``request`` asks for, whatever its tenants are (cgroups,
+    places, guests): its dry run shown as every run's, else its estimate (when it has a
+    dry run) before it runs, and its sheet."""
+    reporter = console.ProgressReporter()
+
+    def estimated(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
+        if preview_of is not None:
+            estimate = previewed(request, preview_of)
+            reporter.note(estimate_line(estimate.dry, estimate.costs))
+        return begin(session, place, settled)
+
+    with started(request, reporter, estimated, preview_of) as ran:
         if isinstance(ran, Previewed):
             show_dry_run(ran.dry, ran.costs, "json" if fmt == "json" else "table")
             return
         conclude(ran.outcome)  # interrupted: where the run is, exit 130
-        run = ran.store.get_run(str(ran.outcome.run_id))
-    _conclude_verify(run, options, fmt)
-
-
-def _verify_places(
-    plan: QosPlan,
-    options: VerifyOptions,
-    where: Where,
-    runs_dir: str | None,
-    replay: str | None,
-    labels: tuple[tuple[str, str], ...],
-    db: str | None,
-    fmt: str,
-) -> None:
-    """``qos verify --hosts``: the tenants on their places, each held to its limits by
-    its kind (:mod:`volbench.plans.qos.places`)."""
-
-    def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
-        assert place is not None  # the request has its places
-        return verify_places(session, plan, place, options, settled)
-
-    request = RunRequest(where, options.rw.writes, labels, db, runs_dir, replay=replay)
-    with started(request, console.ProgressReporter(), begin) as ran:
-        assert isinstance(ran, Started)  # the request is not a dry run
-        conclude(ran.outcome)
-        run = ran.store.get_run(str(ran.outcome.run_id))
-    _conclude_verify(run, options, fmt)
-
-
-def _verify_guests(
-    plan: QosPlan,
-    options: VerifyOptions,
-    runs_dir: str | None,
-    labels: tuple[tuple[str, str], ...],
-    db: str | None,
-    fmt: str,
-) -> None:
-    """``qos verify --guests``: the tenants in their lab guests (and the host)."""
-
-    def begin(session: Session, place: Placement | None, settled: dict[str, str]) -> Outcome:
-        return qos_guests.verify(session, plan, options, settled)
-
-    request = RunRequest(None, True, labels, db, runs_dir)  # the guests' own disks
-    with started(request, console.ProgressReporter(), begin) as ran:
-        assert isinstance(ran, Started)  # the request is not a dry run
-        conclude(ran.outcome)
         run = ran.store.get_run(str(ran.outcome.run_id))
     _conclude_verify(run, options, fmt)
 

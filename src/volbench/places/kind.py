@@ -101,6 +101,11 @@ class PlaceKind(Protocol):
         """Whether :meth:`purge` can purge ``place``."""
         ...
 
+    def can_limit(self, place: Place) -> bool:
+        """Whether :meth:`limit` can hold ``place`` to a QoS tenant's limits (asked by
+        a dry run, which sets nothing)."""
+        ...
+
     def limit(
         self, place: Place, limits: Limits, plan: str
     ) -> AbstractContextManager[list[Written]]:

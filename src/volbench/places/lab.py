@@ -179,6 +179,9 @@ class LabKind:
             raise TargetError(f"purging {place.label} (its image {guest.disk}) failed: {why}")
         return "lab image deallocated (fallocate --punch-hole)"
 
+    def can_limit(self, place: Place) -> bool:
+        return False
+
     def limit(
         self, place: Place, limits: Limits, plan: str
     ) -> contextlib.AbstractContextManager[list[Written]]:

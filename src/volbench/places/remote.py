@@ -68,6 +68,9 @@ class OtherHost:
     def reclaim(self) -> list[str]:
         return []
 
+    def can_limit(self, place: Place) -> bool:
+        return False
+
     def limit(
         self, place: Place, limits: Limits, plan: str
     ) -> AbstractContextManager[list[Written]]:

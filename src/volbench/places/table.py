@@ -91,6 +91,16 @@ def reclaim(places: Sequence[Place]) -> list[str]:
     return [line for kind in KINDS if kind in kinds for line in kind.reclaim()]
 
 
+def cannot_limit(places: Sequence[Place]) -> list[str]:
+    """Why a kind of ``places`` (on other hosts) cannot hold one to a QoS tenant's
+    limits, a line for each such place (what :func:`limited` would refuse)."""
+    return [
+        str(remote.cannot_limit(p))
+        for p in places
+        if p.host is not None and not kind_of(p.host).can_limit(p)
+    ]
+
+
 @contextlib.contextmanager
 def limited(
     places: Sequence[Place], limits: Sequence[Limits], plan: str

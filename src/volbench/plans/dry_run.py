@@ -100,5 +100,5 @@ def plan_dry_run(
     given) and what is said of the place, the fill and the ioengine."""
     filling = fill.note(spec)
     engine, found = place.engine(ioengine)
-    notes = (*place.notes, *([filling] if filling else []), *found)
+    notes = (*place.said, *([filling] if filling else []), *found)
     return plan_preview(spec, place.target, engine, runs_dir, notes, named=place.named)

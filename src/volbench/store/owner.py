@@ -8,7 +8,8 @@ the process's start time) and a *heartbeat* the owner refreshes every
 
 - on the owner's own host and boot, the owner lives while ``/proc/PID`` exists
   with the same start time (a pid reused by another process has another one;
-  proc(5), ``/proc/PID/stat`` field 22, in clock ticks since boot);
+  proc(5), ``/proc/PID/stat`` field 22, in clock ticks since boot) and has not
+  ended (a zombie, state ``Z``, has);
 - anywhere else (a shared PostgreSQL store), while its heartbeat is younger than
   :data:`STALE_S` seconds.
 
@@ -59,12 +60,15 @@ class Owner:
 
 
 def _start_ticks(pid: int) -> int | None:
-    """Field 22 of ``/proc/PID/stat`` (after the parenthesised name), or None."""
+    """Field 22 of ``/proc/PID/stat`` (after the parenthesised name), or None (also for
+    a process that has ended and waits for its parent to collect it: state ``Z``)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat.rpartition(")")[2].split()
+    if fields[:1] == ["Z"]:
+        return None
     return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 

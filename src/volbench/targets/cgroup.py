@@ -34,10 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import TargetError
+from volbench.store import owner as owners
 
 PREFIX = "volbench-"
 MARK = "trusted.volbench.plan"
 """Extended attribute on each cgroup directory volbench made: the plan's id."""
+OWNER = "trusted.volbench.owner"
+"""Extended attribute on a cgroup volbench made for one run only: the process that made
+it (:meth:`volbench.store.owner.Owner.text`)."""
 V1_DEFAULT_WEIGHT = 500
 """blkio.weight a new v1 cgroup starts with."""
 V2_DEFAULT_WEIGHT = 100
@@ -172,9 +176,18 @@ def _lines(hierarchy: Hierarchy, devnum: str, limits: Limits) -> list[tuple[str,
     return lines
 
 
-def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits], plan: str) -> list[Written]:
+def apply(
+    hierarchy: Hierarchy,
+    devnum: str,
+    tenants: Sequence[Limits],
+    plan: str,
+    *,
+    owned: bool,
+) -> list[Written]:
     """Create ``volbench-<group>`` cgroups marked as plan ``plan``'s (:data:`MARK`) with
-    their limits; return what was written.
+    their limits; return what was written. ``owned``: they are this process's, for its
+    run only (:data:`OWNER`: removed by :func:`reclaim` once it has ended); else they
+    stay until ``qos clear``.
 
     A weight file the kernel does not offer (v1 without CFQ/BFQ) is reported as
     ``not available`` instead of written. On any failure every cgroup created by
@@ -193,6 +206,8 @@ def apply(hierarchy: Hierarchy, devnum: str, tenants: Sequence[Limits], plan: st
                 )
             path.mkdir()
             created.append(path)
+            if owned:
+                _set(path, OWNER, owners.current().text())
             _mark(path, plan)
             for name, value in _lines(hierarchy, devnum, limits):
                 if name.endswith("weight") and not (path / name).exists():
@@ -239,13 +254,54 @@ def remove_idle(paths: Sequence[Path]) -> tuple[list[str], list[str]]:
 
 def _mark(path: Path, plan: str) -> None:
     """Mark the new cgroup ``path`` as plan ``plan``'s (see the module docstring)."""
+    _set(path, MARK, plan)
+
+
+def _set(path: Path, name: str, value: str) -> None:
     try:
-        os.setxattr(path, MARK, plan.encode())
+        os.setxattr(path, name, value.encode())
     except OSError as exc:
         raise TargetError(
-            f"cannot mark cgroup {path} as volbench's ({MARK}): {exc.strerror or exc}"
+            f"cannot mark cgroup {path} as volbench's ({name}): {exc.strerror or exc}"
             " (the cgroup filesystem must keep trusted.* extended attributes)"
         ) from exc
+
+
+def owner_of(path: Path) -> owners.Owner | None:
+    """The volbench process that made cgroup ``path`` for its run only; None when it
+    records none (``qos apply``'s, an older volbench's)."""
+    try:
+        return owners.Owner.parse(os.getxattr(path, OWNER).decode(errors="replace"))
+    except OSError:
+        return None
+
+
+def left_over(hierarchy: Hierarchy, plan: str | None = None) -> list[Path]:
+    """volbench's cgroups (of plan ``plan`` when given) whose recorded owner has ended."""
+    found = []
+    for path in ours(hierarchy, plan):
+        owner = owner_of(path)
+        if owner is not None and not owners.alive(owner, None):
+            found.append(path)
+    return found
+
+
+def reclaim(hierarchy: Hierarchy) -> list[str]:
+    """Remove the idle cgroups a volbench process made for its run and left when it
+    ended (SIGKILL: :func:`left_over`); a line for each, and for each one still busy
+    (left, with what to do)."""
+    lines = []
+    for path in left_over(hierarchy):
+        owner = owner_of(path)
+        by = f"left by volbench {owner.describe() if owner else ''}, which has ended"
+        removed, busy = remove_idle([path])
+        if removed:
+            lines.append(f"removed cgroup {path}, {by}")
+        if busy:
+            lines.append(
+                f"cgroup {path}, {by}, still has processes: stop them, then `volbench qos clear`"
+            )
+    return lines
 
 
 def plan_of(path: Path) -> str | None:

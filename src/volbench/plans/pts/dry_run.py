@@ -35,7 +35,7 @@ def pts_dry_run(
     blocks, the ioengine it would use (``ioengine`` when given)."""
     engine, found = place.engine(ioengine)
     fitted = driver.fit_target(options, place.target, None)
-    return pts_preview(fitted, place.target, engine, runs_dir, (*place.notes, *found))
+    return pts_preview(fitted, place.target, engine, runs_dir, (*place.said, *found))
 
 
 def pts_preview(

@@ -123,7 +123,9 @@ def verify(
     try:
         if hierarchy is not None:
             cgroup.require_root()
-            written = cgroup.apply(hierarchy, devnum, host, plan_id(plan))
+            for line in cgroup.reclaim(hierarchy):  # what a killed verify left
+                session.reporter.note(line)
+            written = cgroup.apply(hierarchy, devnum, host, plan_id(plan), owned=True)
         for guest in found:  # given back below, or by the next volbench if this one is killed
             monitor.lend(guest.name)
         apply_guests(plan)

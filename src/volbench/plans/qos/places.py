@@ -7,30 +7,41 @@ every tenant's fio runs at once through one fio client, a job file per host (fio
 the tenants (the comparison with the plan:
 :func:`volbench.analysis.qos_results.check_run`). The places are prepared as every
 run's are (:func:`volbench.plans.placement.placed.placed`: safety and identity checks,
-the identity checked again before the round)."""
+the identity checked again before the round); ``--dry-run`` shows each tenant's job
+file on its place, and what the places' write checks say, nothing written
+(:func:`preview_places`)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from volbench.analysis.aggregate import place_tests
 from volbench.analysis.qos import QosPlan
 from volbench.analysis.qos_document import plan_document
 from volbench.analysis.qos_results import PLAN, VerifyOptions, VerifySetup
 from volbench.errors import UsageError
-from volbench.fio.job import JobFile, render
+from volbench.fio.job import JobFile, planned_seconds, render
 from volbench.fio.request import OnHosts, Ran
-from volbench.model import FioOutput, Place, TestResult, Workload
+from volbench.model import FioOutput, Place, TargetInfo, TestResult, Workload
 from volbench.places import table
 from volbench.plans.placement.fleet_preparation import PreparedFleet
 from volbench.plans.placement.fleet_spec import Fleet
 from volbench.plans.placement.placed import Placement
+from volbench.plans.placement.preview import REFUSED, PlacePreview
 from volbench.plans.qos.setup import plan_id, tenant_limits
-from volbench.plans.qos.verify import OneStep, tenant_workload
+from volbench.plans.qos.verify import OneStep, limits_text, tenant_workload
 from volbench.plans.runs.engine import Step, drive, open_run
-from volbench.plans.runs.execution import Outcome, RoundContext, Session
+from volbench.plans.runs.execution import (
+    Outcome,
+    RoundContext,
+    Session,
+    new_workdir,
+    round_folder,
+)
+from volbench.plans.runs.preview import FIO_START_S, DryRun, JobText
 from volbench.plans.runs.round import OneProcess, Process, run_round
 from volbench.plans.runs.round_status import RoundStatus
 from volbench.records import json_object
@@ -39,11 +50,22 @@ from volbench.records import json_object
 def tenant_places(plan: QosPlan, placement: Placement, options: VerifyOptions) -> PreparedFleet:
     """The places that are the plan's tenants, one each on a host of its own, in the
     plan's order; UsageError for what this verification cannot do."""
-    names = [a.tenant.name for a in plan.allocations]
     prepared = placement.fleet
-    if prepared is None or any(p.host is None for p in prepared.fleet.places):
-        raise UsageError("qos verify --target takes places on hosts: HOST:PATH, with --hosts")
-    fleet = prepared.fleet
+    if prepared is None:
+        raise UsageError(NOT_ON_HOSTS)
+    check_tenants(plan, prepared.fleet, options)
+    return prepared
+
+
+NOT_ON_HOSTS = "qos verify --target takes places on hosts: HOST:PATH, with --hosts"
+
+
+def check_tenants(plan: QosPlan, fleet: Fleet, options: VerifyOptions) -> None:
+    """UsageError unless ``fleet``'s places can be the plan's tenants: one each, on a
+    host of its own, in the plan's order, with options a verification on places takes."""
+    names = [a.tenant.name for a in plan.allocations]
+    if any(p.host is None for p in fleet.places):
+        raise UsageError(NOT_ON_HOSTS)
     if options.with_host:
         raise UsageError("--with-host runs on this machine's device: not with --hosts")
     if len(fleet.places) != len(names) or len({p.host for p in fleet.places}) != len(names):
@@ -54,7 +76,62 @@ def tenant_places(plan: QosPlan, placement: Placement, options: VerifyOptions) -
     unknown = sorted(set(options.quiet) - set(names))
     if unknown:
         raise UsageError(f"--quiet {unknown[0]}: the plan has no tenant of that name")
-    return prepared
+
+
+def preview_places(
+    plan: QosPlan, fleet: Fleet, place: PlacePreview, options: VerifyOptions, runs_dir: Path
+) -> DryRun:
+    """What :func:`verify_places` would run (``--dry-run``): each tenant's job file on
+    its place, all at once through one fio client, each place held to its tenant's
+    limits by its kind; what its places' write checks say (``place``, the look at
+    them: :func:`~volbench.plans.placement.preview.previewed_place`). Nothing is
+    limited, run or stored."""
+    check_tenants(plan, fleet, options)
+    limits = tenant_limits(plan)
+    engine, found = place.engine(options.ioengine)
+    size = place.target.capacity_bytes
+    folder = round_folder(new_workdir(runs_dir), 0)
+    workloads = [tenant_workload(limit, engine, options) for limit in limits]
+    files = tuple(
+        JobText(
+            f"tenant {w.name} on {p.label}",
+            tenant_job(p, w, engine, folder, size),
+            planned_seconds((w,)),
+        )
+        for p, w in zip(fleet.places, workloads, strict=True)
+    )
+    does = "writes" if options.rw.writes else "reads"
+    tenants = [
+        f"{limits_text(limit)}; {does} {p.label} (a {table.kind_of(p.host or '').name} place)"
+        for p, limit in zip(fleet.places, limits, strict=True)
+    ]
+    refused = [f"{REFUSED}{line}" for line in table.cannot_limit(fleet.places)]
+    checked = (
+        ["every place written passes its kind's safety checks (nothing was written)"]
+        if options.rw.writes and not place.refused
+        else []
+    )
+    seconds = options.duration_s + FIO_START_S
+    target = TargetInfo(", ".join(p.label for p in fleet.places), "fleet", size)
+    intro = "every tenant's fio at the same time through one fio client, each place held to"
+    notes = (
+        *place.notes,
+        *refused,
+        *checked,
+        *found,
+        f"{intro} its tenant's limits by its kind:",
+        *tenants,
+    )
+    return DryRun(PLAN, target, engine, files, 1, len(files), seconds, seconds, notes)
+
+
+def tenant_job(
+    place: Place, workload: Workload, engine: str, folder: Path, size_bytes: int | None
+) -> str:
+    """The job file of a tenant's ``workload`` on its ``place`` (its active range
+    ``size_bytes``, None: the place's own), logs in ``folder``."""
+    extra = {} if size_bytes is None else {"size": str(size_bytes)}
+    return render(JobFile(place.path, (workload,), engine, folder, extra))
 
 
 def verify_places(
@@ -137,13 +214,11 @@ class PlacesLaunch(OneProcess):
         status: RoundStatus,
     ) -> Ran:
         (process,) = processes
-        extra = {} if self.fleet.size_bytes is None else {"size": str(self.fleet.size_bytes)}
-
-        def job(place: Place, workload: Workload) -> str:
-            return render(JobFile(place.path, (workload,), context.ioengine, process.folder, extra))
-
+        size, engine = self.fleet.size_bytes, context.ioengine
         jobs = {
-            self.fleet.address(place.host or ""): job(place, workload)
+            self.fleet.address(place.host or ""): tenant_job(
+                place, workload, engine, process.folder, size
+            )
             for place, workload in zip(self.fleet.places, process.workloads, strict=True)
         }
         return session.runner.execute(

@@ -26,6 +26,8 @@ class Applied:
     hierarchy: cgroup.Hierarchy
     devnum: str
     written: tuple[cgroup.Written, ...]
+    reclaimed: tuple[str, ...] = ()
+    """What killed runs left that was removed first (:func:`volbench.targets.cgroup.reclaim`)."""
 
 
 def device_number(path: str) -> str:
@@ -124,8 +126,10 @@ def apply_plan(
     hierarchy = cgroup.find_hierarchy()
     devnum = device_number(device)
     require_room(plan, device, nominal)
-    written = cgroup.apply(hierarchy, devnum, tenant_limits(plan, with_host), plan_id(plan))
-    return Applied(hierarchy, devnum, tuple(written))
+    reclaimed = cgroup.reclaim(hierarchy)
+    limits = tenant_limits(plan, with_host)
+    written = cgroup.apply(hierarchy, devnum, limits, plan_id(plan), owned=False)  # they stay
+    return Applied(hierarchy, devnum, tuple(written), tuple(reclaimed))
 
 
 def clear(plan: QosPlan | None = None) -> tuple[list[str], list[str]]:

@@ -74,7 +74,9 @@ def verify(
         raise UsageError(f"--quiet {unknown[0]}: the plan has no tenant of that name")
     engine = options.ioengine or best_engine(Path(info.path))
     prepare_runs_dir(session.runs_dir)
-    written = cgroup.apply(hierarchy, devnum, limits, plan_id(plan))
+    for line in cgroup.reclaim(hierarchy):  # what a killed verify left
+        session.reporter.note(line)
+    written = cgroup.apply(hierarchy, devnum, limits, plan_id(plan), owned=True)
     try:
         setup = VerifySetup(
             qos_plan=plan_document(plan),
@@ -122,7 +124,7 @@ def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
     )
     limits = tenant_limits(plan, options.with_host)
     _clear_left_over(session, hierarchy, plan_id(plan))
-    cgroup.apply(hierarchy, device_number(device), limits, plan_id(plan))
+    cgroup.apply(hierarchy, device_number(device), limits, plan_id(plan), owned=True)
     session.store.reopen_run(run.id)
     try:
         workdir = run.logs_dir(session.runs_dir)
@@ -133,10 +135,15 @@ def resume(session: Session, record: RunRecord, how: Resuming) -> Outcome:
 
 
 def _clear_left_over(session: Session, hierarchy: cgroup.Hierarchy, plan: str) -> None:
-    """Remove the idle cgroups of ``plan`` that a killed verification left (a SIGKILL
-    gives it no chance to): the run to resume is not running, so they are its own.
-    TargetError when one still has processes."""
-    removed, busy = cgroup.remove_idle(cgroup.ours(hierarchy, plan))
+    """Remove the idle cgroups a killed verification left (a SIGKILL gives it no chance
+    to): any volbench's whose maker has ended (:func:`volbench.targets.cgroup.reclaim`),
+    and those of ``plan`` that record no maker (an older volbench's: the run to resume
+    is not running, so they are its own); never one whose maker still runs.
+    TargetError when one of ``plan`` still has processes."""
+    for line in cgroup.reclaim(hierarchy):
+        session.reporter.note(line)
+    unowned = [p for p in cgroup.ours(hierarchy, plan) if cgroup.owner_of(p) is None]
+    removed, busy = cgroup.remove_idle(unowned)
     if busy:
         raise TargetError(
             f"cgroup {busy[0]} of this plan still has processes: stop them, then resume"
@@ -178,11 +185,7 @@ def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) 
     workloads = [tenant_workload(limit, engine, options) for limit in limits]
     rounds = [(w.name, (w,)) for w in workloads]
     files = job_texts(rounds, info, engine, runs_dir, [w.name for w in workloads])
-    cgroups = [
-        f"tenant {limit.tenant}: cgroup {cgroup.PREFIX}{limit.cgroup}, read {limit.read_iops}"
-        f" IOPS / {limit.read_bps} B/s, write {limit.write_iops} IOPS / {limit.write_bps} B/s"
-        for limit in limits
-    ]
+    cgroups = [f"{limits_text(limit)}; cgroup {cgroup.PREFIX}{limit.cgroup}" for limit in limits]
     seconds = options.duration_s + FIO_START_S
     return DryRun(
         PLAN,
@@ -194,6 +197,14 @@ def preview(plan: QosPlan, device: str, options: VerifyOptions, runs_dir: Path) 
         seconds,
         seconds,
         (*notes, *found, "every tenant's fio at the same time, each in its cgroup:", *cgroups),
+    )
+
+
+def limits_text(limit: cgroup.Limits) -> str:
+    """A tenant's limits as a dry run shows them (0: none)."""
+    return (
+        f"tenant {limit.tenant}: read {limit.read_iops} IOPS / {limit.read_bps} B/s,"
+        f" write {limit.write_iops} IOPS / {limit.write_bps} B/s"
     )
 
 
