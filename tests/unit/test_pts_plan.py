@@ -225,6 +225,11 @@ def test_estimate_brackets_five_to_max_rounds() -> None:
     assert guess.low_s == pytest.approx(wipc_s + 5 * 20)
     assert guess.high_s == pytest.approx(wipc_s + 25 * 20)
     assert format_duration(3725) == "1h 2m" and format_duration(42) == "42s"
+    fewer = build(
+        ("iops",), "enterprise", block_sizes=(4096,), mixes=(100, 0), cell_seconds=10, max_rounds=2
+    )  # below a window: every round runs, low and high alike (not "5 to 2")
+    guess = estimate(fewer, ACTIVE, seq_write_bytes_per_s=128 * MiB)
+    assert guess.low_s == pytest.approx(wipc_s + 2 * 20) == pytest.approx(guess.high_s)
 
 
 def test_remaining_time_shrinks_as_rounds_commit_and_is_zero_when_done() -> None:

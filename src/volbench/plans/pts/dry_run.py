@@ -60,11 +60,12 @@ def pts_preview(
                     (f"{test.name} {phase.value} round {index + 1}: {w.name}", (w,)) for w in cells
                 ]
     files = job_texts(rounds, target, engine, runs_dir)
+    fewest = [f"fio processes: {low} if every test is steady in {WINDOW_ROUNDS} rounds"]
+    fewest = fewest if high > low else []
     guess = estimate(options, active, write_speed or UNKNOWN_SPEED)
     extra = [
         f"active range {format_bytes(active)} of {format_bytes(target.capacity_bytes)};"
-        f" each cell a fio process of its own; steady-state rounds {WINDOW_ROUNDS} to"
-        f" {options.max_rounds} per test",
+        f" each cell a fio process of its own; {_rounds(options)}",
     ]
     if write_speed is None:
         extra.append(
@@ -81,5 +82,16 @@ def pts_preview(
         high,
         guess.low_s + FIO_START_S * low,
         guess.high_s + FIO_START_S * high,
-        (*notes, *extra, f"fio processes: {low} if every test is steady in {WINDOW_ROUNDS} rounds"),
+        (*notes, *extra, *fewest),
     )
+
+
+def _rounds(options: PtsOptions) -> str:
+    """How many steady-state rounds a test runs: "5 to 25", or every one of fewer than a
+    window's (no steady state can then be evaluated)."""
+    least, most = options.fewest_rounds, options.max_rounds
+    if most > least:
+        return f"steady-state rounds {least} to {most} per test"
+    if most >= WINDOW_ROUNDS:
+        return f"steady-state rounds: {most} per test"
+    return f"{most} round(s) per test: no steady state (it needs a {WINDOW_ROUNDS}-round window)"

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.plans.pts import catalog
 from volbench.plans.pts.options import PtsOptions
 from volbench.plans.pts.test import Phase, StoredRound
@@ -61,7 +60,7 @@ def estimate_note(options: PtsOptions, active: int, seq_write_bytes_per_s: float
     tests = catalog.tests_of(options)
     low, high = [], []
     if any(test.steady_state for test in tests):
-        low.append(f"steady state in {WINDOW_ROUNDS} rounds")
+        low.append(f"steady state in {options.fewest_rounds} rounds")
         high.append(f"every test to its round limit of {options.max_rounds}")
     for bounds in filter(None, (test.estimate_bounds(options) for test in tests)):
         low.append(bounds[0])

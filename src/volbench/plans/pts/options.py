@@ -135,6 +135,12 @@ class PtsOptions:
         return tuple((self.of(k), catalog.readers(k, self.tests)) for k in own_kinds())
 
     @property
+    def fewest_rounds(self) -> int:
+        """The fewest steady-state rounds a test runs: a window's, or every round when
+        ``max_rounds`` is below a window (no steady state can then be evaluated)."""
+        return min(WINDOW_ROUNDS, self.max_rounds)
+
+    @property
     def non_compliant_reasons(self) -> tuple[str, ...]:
         """Why results of these options are not PTS-compliant (empty = compliant)."""
         reasons = []

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from volbench.analysis.steady_state import WINDOW_ROUNDS
 from volbench.model import RW, Workload
 from volbench.plans.pts.cells import PassCell, kib
 from volbench.plans.pts.test import BaseTest, Phase, Round, StoredRound
@@ -88,12 +87,13 @@ class SteadyStateTest(BaseTest):
     def estimate(
         self, options: PtsOptions, active: int, speed: float, purge_s: float
     ) -> tuple[float, float]:
-        """WIPC at ``speed``, 5 to ``max_rounds`` steady-state rounds, and the phases
+        """WIPC at ``speed``, 5 (or fewer: :attr:`PtsOptions.fewest_rounds`) to
+        ``max_rounds`` steady-state rounds, and the phases
         after steady state whole."""
         round_s = Round(self.name, Phase.SS, 0, self.ss_cells(options, active)).planned_s
         after = [w for p in self._after() for r in self.after_rounds(options, active, p) for w in r]
         fixed = purge_s + 2 * active / speed + sum(w.duration_s for w in after)
-        return fixed + WINDOW_ROUNDS * round_s, fixed + options.max_rounds * round_s
+        return fixed + options.fewest_rounds * round_s, fixed + options.max_rounds * round_s
 
     def describe(self, step: Round, options: PtsOptions) -> str:
         if step.phase == Phase.WIPC:

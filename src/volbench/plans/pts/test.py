@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from volbench.analysis.steady_state import WINDOW_ROUNDS, Verdict, assess
+from volbench.analysis.steady_state import Verdict, assess
 from volbench.model import StoredResult, Workload
 from volbench.plans.pts.declared import OwnOptions
 
@@ -217,4 +217,4 @@ class BaseTest:
 
     def repeats(self, options: PtsOptions, phase: Phase) -> tuple[int, int]:
         """A steady-state round: from a window's rounds to ``--max-rounds``; others once."""
-        return (WINDOW_ROUNDS, options.max_rounds) if phase == Phase.SS else (1, 1)
+        return (options.fewest_rounds, options.max_rounds) if phase == Phase.SS else (1, 1)
