@@ -363,13 +363,14 @@ class BlockDevice:
         return [d for d in self.family() if d.devnum in nums]
 
 
-def root_devices() -> set[str]:
+def root_devices(mounts: list[Mount] | None = None) -> set[str]:
     """Sysfs names of what must never be written: the device holding ``/``, what it is
-    stacked on, and the whole disks of those (writing a disk writes its partitions)."""
+    stacked on, and the whole disks of those (writing a disk writes its partitions).
+    ``mounts``: the mount table read already (None: read it)."""
     nums: set[DevNum] = set()
     st = os.stat("/")
     nums.add((os.major(st.st_dev), os.minor(st.st_dev)))
-    for mount in read_mounts():
+    for mount in read_mounts() if mounts is None else mounts:
         if mount.mountpoint == "/":
             nums |= mount_devnum(mount)
     names: set[str] = set()
