@@ -462,7 +462,7 @@ def main() -> None:
                     over = 1000 * (m.round_s / m.cells - args.cell_seconds) if m.cells else math.nan
                     load = os.getloadavg()[0]
                     print(
-                        f"{name:7s} {label:15s} {wall} {m.cpu_s:6.1f} {share:6.1f} "
+                        f"{name:7s} {label:15s} {wall} {m.cpu_s:6.2f} {share:6.2f} "
                         f"{m.round_pct:7.1f} {m.round_mib:7.0f} {m.peak_mib:7.0f} {m.stalls:6d} "
                         f"{m.exit_code:4d} {m.cells:5d} {m.round_s:7.2f} {m.busy_s:6.2f} "
                         f"{m.idle_ms:12.1f} {over:12.1f} {load:5.1f}"
