@@ -14,7 +14,8 @@ takes direct I/O since Linux 6.6, ``losetup -l`` shows DIO 1 on 6.18; 512 B logi
 blocks: all 56 cells), detached and the image removed at the end.
 
 The *round* is the IOPS steady-state round, or the DIRTH/ECW sweep. Measured from
-/proc of the volbench process itself (not its fio children), sampled every 0.2 s: CPU
+/proc of the volbench process itself (not its fio children), sampled every 0.2 s and
+once more when it has exited, before it is reaped (its whole CPU): CPU
 time (utime + stime, fields 14 + 15 of /proc/PID/stat), over the whole command and
 during the round (from the end of the fio process before the round to fio's end of
 its last cell: the live display, ETA and stall watch); peak resident memory (VmHWM of
@@ -142,6 +143,13 @@ def _sample(pid: int) -> tuple[float, float] | None:
         (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")), 0
     )
     return cpu, hwm / 1024
+
+
+def _exited(pid: int) -> bool:
+    """Whether process ``pid`` (a child of this one) has exited; it is left unreaped,
+    so that /proc still holds its own CPU times in full. ``os.wait4``'s figure would not
+    do: it adds the CPU of every child the process reaped (fio's)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def _children(pid: int) -> list[str]:
@@ -275,7 +283,7 @@ def run(
     sent_at: float | None = None
     fio_left: float | None = None  # fio still running this late after SIGINT
     cut = ""
-    while proc.poll() is None:
+    while not _exited(proc.pid):
         found = _sample(proc.pid)
         if found:
             samples.append(Sample(time.time(), *found))
@@ -291,7 +299,12 @@ def run(
             fio_left = time.monotonic()
         time.sleep(0.2 if sent_at is None else 0.02)
     ended = time.monotonic()
-    # VmHWM only grows; a last sample of the process as a zombie has none (0)
+    # the exited process, not yet reaped: its CPU in full (VmHWM: a zombie has none, 0)
+    final = _sample(proc.pid)
+    if final is not None:
+        samples.append(Sample(time.time(), final[0], 0.0))
+    proc.wait()
+    # VmHWM only grows
     last = Sample(
         samples[-1].at if samples else 0.0,
         max((s.cpu_s for s in samples), default=0.0),
@@ -453,7 +466,7 @@ def main() -> None:
                     over = 1000 * (m.round_s / m.cells - args.cell_seconds) if m.cells else math.nan
                     load = os.getloadavg()[0]
                     print(
-                        f"{name:7s} {label:15s} {wall} {m.cpu_s:6.1f} {share:6.1f} "
+                        f"{name:7s} {label:15s} {wall} {m.cpu_s:6.2f} {share:6.2f} "
                         f"{m.round_pct:7.1f} {m.round_mib:7.0f} {m.peak_mib:7.0f} {m.stalls:6d} "
                         f"{m.exit_code:4d} {m.cells:5d} {m.round_s:7.2f} {m.busy_s:6.2f} "
                         f"{m.idle_ms:12.1f} {over:12.1f} {load:5.1f}"

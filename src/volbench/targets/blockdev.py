@@ -139,8 +139,8 @@ class BlockDevice:
     @classmethod
     def from_devnum(cls, num: DevNum) -> BlockDevice | None:
         """The block device with major:minor ``num``, or None (e.g. tmpfs's 0:xx)."""
-        link = SYS_DEV_BLOCK / f"{num[0]}:{num[1]}"
-        if not link.exists():
+        link = f"{SYS_DEV_BLOCK}/{num[0]}:{num[1]}"
+        if not os.path.exists(link):
             return None
         return cls(os.path.basename(os.path.realpath(link)))
 
@@ -148,6 +148,11 @@ class BlockDevice:
     def sysfs(self) -> Path:
         """This device's sysfs directory."""
         return SYS_CLASS_BLOCK / self.name
+
+    def _sys(self, *parts: str) -> str:
+        """A file of this device's sysfs directory, as a string: a safety check before
+        each test reads some 50 of them, and ``Path`` joins cost as much as the reads."""
+        return "/".join((str(SYS_CLASS_BLOCK), self.name, *parts))
 
     @property
     def path(self) -> str:
@@ -157,7 +162,7 @@ class BlockDevice:
     @cached_property
     def devnum(self) -> DevNum:
         """major:minor from sysfs ``dev``."""
-        major, _, minor = (kernel_value(self.sysfs / "dev") or "0:0").partition(":")
+        major, _, minor = (kernel_value(self._sys("dev")) or "0:0").partition(":")
         return (int(major), int(minor))
 
     @property
@@ -191,7 +196,7 @@ class BlockDevice:
 
     def _listdir(self, sub: str) -> tuple[str, ...]:
         try:
-            return tuple(sorted(os.listdir(self.sysfs / sub)))
+            return tuple(sorted(os.listdir(self._sys(sub))))
         except OSError:
             return ()
 
@@ -209,7 +214,7 @@ class BlockDevice:
     def backing(self) -> BlockDevice | None:
         """The block device a loop device reads and writes (``losetup /dev/loopN
         /dev/X``), or None (a loop device over a file, or not a loop device)."""
-        path = kernel_value(self.disk.sysfs / "loop" / "backing_file")
+        path = kernel_value(self.disk._sys("loop", "backing_file"))
         if not path:
             return None
         num = path_devnum(path.removesuffix(" (deleted)"))
@@ -219,13 +224,13 @@ class BlockDevice:
     def backing_file(self) -> str | None:
         """What a loop device reads and writes, a file or a device (the kernel's path,
         without its " (deleted)" mark), or None for a device that is no loop device."""
-        path = kernel_value(self.disk.sysfs / "loop" / "backing_file")
+        path = kernel_value(self.disk._sys("loop", "backing_file"))
         return path.removesuffix(" (deleted)") if path else None
 
     @property
     def loop_offset(self) -> int:
         """Where a loop device starts in its backing, bytes (``losetup -o``)."""
-        text = kernel_value(self.disk.sysfs / "loop" / "offset")
+        text = kernel_value(self.disk._sys("loop", "offset"))
         return int(text) if text and text.isdigit() else 0
 
     @property
@@ -264,10 +269,10 @@ class BlockDevice:
     @property
     def capacity_bytes(self) -> int:
         """Size in bytes: sysfs ``size`` is always in 512-byte sectors."""
-        return int(kernel_value(self.sysfs / "size") or "0") * 512
+        return int(kernel_value(self._sys("size")) or "0") * 512
 
     def _queue(self, attr: str) -> str | None:
-        return kernel_value(self.disk.sysfs / "queue" / attr)
+        return kernel_value(self.disk._sys("queue", attr))
 
     @property
     def logical_block_bytes(self) -> int | None:
@@ -302,7 +307,7 @@ class BlockDevice:
 
     @property
     def read_only(self) -> bool:
-        return kernel_value(self.sysfs / "ro") == "1"
+        return kernel_value(self._sys("ro")) == "1"
 
     @property
     def model(self) -> str | None:
@@ -358,13 +363,14 @@ class BlockDevice:
         return [d for d in self.family() if d.devnum in nums]
 
 
-def root_devices() -> set[str]:
+def root_devices(mounts: list[Mount] | None = None) -> set[str]:
     """Sysfs names of what must never be written: the device holding ``/``, what it is
-    stacked on, and the whole disks of those (writing a disk writes its partitions)."""
+    stacked on, and the whole disks of those (writing a disk writes its partitions).
+    ``mounts``: the mount table read already (None: read it)."""
     nums: set[DevNum] = set()
     st = os.stat("/")
     nums.add((os.major(st.st_dev), os.minor(st.st_dev)))
-    for mount in read_mounts():
+    for mount in read_mounts() if mounts is None else mounts:
         if mount.mountpoint == "/":
             nums |= mount_devnum(mount)
     names: set[str] = set()

@@ -25,16 +25,14 @@ from pathlib import Path
 from volbench.errors import TargetError
 from volbench.model import TargetIdentity
 from volbench.targets.blockdev import BlockDevice
+from volbench.targets.kernel_file import kernel_value
 from volbench.units import format_bytes
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
 def _text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip() or None
-    except OSError:
-        return None
+    return kernel_value(path) or None
 
 
 def boot_id() -> str | None:

@@ -51,7 +51,13 @@ from pathlib import Path
 from volbench.errors import TargetError, UsageError
 from volbench.model import TargetInfo
 from volbench.output_file import on_device_filesystem
-from volbench.targets.blockdev import SYS_CLASS_BLOCK, BlockDevice, root_devices
+from volbench.targets.blockdev import (
+    SYS_CLASS_BLOCK,
+    BlockDevice,
+    Mount,
+    read_mounts,
+    root_devices,
+)
 from volbench.targets.hold import held_here
 from volbench.targets.identity import check_same
 from volbench.targets.scratch import check_file_overwrite
@@ -143,20 +149,22 @@ def check_round(info: TargetInfo, writes: bool) -> None:
 
 
 def _check_in_use(path: str, device: BlockDevice) -> None:
-    """Rules 1 and 2 of the module docstring, on the device and downward."""
+    """Rules 1 and 2 of the module docstring, on the device and downward (the mount
+    table read once for them all)."""
     stack = device.stack()
-    if stack & root_devices():
+    mounts = read_mounts()
+    if stack & root_devices(mounts):
         raise TargetError(
             f"refusing to write {path}: it holds the root filesystem / "
             f"(volbench never writes to it)"
         )
-    in_use = _in_use(path, device)
+    in_use = _in_use(path, device, mounts=mounts)
     if in_use:
         raise TargetError(f"refusing to write {path}: {in_use}")
     ours = stack | {BlockDevice(name).disk.name for name in stack}  # a partition's disk
     for below in sorted(stack - {device.name}):
         lower = BlockDevice(below)
-        used = _in_use(lower.path, lower, ours, me=lower.path)
+        used = _in_use(lower.path, lower, ours, me=lower.path, mounts=mounts)
         if used:
             raise TargetError(
                 f"refusing to write {path}: it is stacked on {lower.path}, and {used}"
@@ -280,23 +288,28 @@ def _whose(device: BlockDevice, part: BlockDevice, me: str) -> str:
 
 
 def _in_use(
-    path: str, device: BlockDevice, ours: frozenset[str] | set[str] = frozenset(), me: str = "it"
+    path: str,
+    device: BlockDevice,
+    ours: frozenset[str] | set[str] = frozenset(),
+    me: str = "it",
+    mounts: list[Mount] | None = None,
 ) -> str | None:
     """Why the running system uses ``device`` (a phrase naming it ``me``), or None when
     nothing does. ``ours``: the target's own stack when ``device`` lies under it (its
     users there are the target's way down, and the kernel's exclusive claim is theirs
-    too)."""
-    mounts = device.mounts()
-    if mounts:
-        part = mounts[0][0]
-        places = ", ".join(dict.fromkeys(m.mountpoint for d, m in mounts if d == part))
+    too). ``mounts``: the mount table read already (None: read it)."""
+    table = read_mounts() if mounts is None else mounts
+    own = device.mounts(table)
+    if own:
+        part = own[0][0]
+        places = ", ".join(dict.fromkeys(m.mountpoint for d, m in own if d == part))
         return f"{_whose(device, part, me)} is mounted on {places} (unmount it first)"
     swaps = device.swaps()
     if swaps:
         return f"{_whose(device, swaps[0], me)} is used as swap (swapoff {swaps[0].path} first)"
     users = [(below, above) for below, above in device.users() if above.name not in ours]
     for below, above in users:  # a mount anywhere above says the most
-        mounted = above.mounts()
+        mounted = above.mounts(table)
         if mounted:
             return (
                 f"{mounted[0][0].path}, stacked on {_whose(device, below, me)}, is mounted on "

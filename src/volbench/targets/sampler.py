@@ -118,7 +118,10 @@ class Sampler:
         self.interval_s = interval_s
         self._clock = clock
         self._proc = proc_root
-        self._stat = sys_root / "class" / "block" / device / "stat" if device else None
+        # paths as strings, made once: a sample reads them each second
+        self._proc_stat = str(proc_root / "stat")
+        self._pressures = {r: str(proc_root / "pressure" / r) for r in ("memory", "io")}
+        self._stat = str(sys_root / "class" / "block" / device / "stat") if device else None
         self.hw_queues = read_hw_queues(device, sys_root) if device else None
         self._last: Reading | None = None
         self._samples: list[HostSample] = []
@@ -130,7 +133,7 @@ class Sampler:
         return tuple(self._samples)
 
     def _pressure(self, resource: str) -> Pressure | None:
-        text = kernel_text(self._proc / "pressure" / resource)
+        text = kernel_text(self._pressures[resource])
         return parse_pressure(text) if text else None
 
     def _read_processes(self) -> dict[int, ProcessTimes]:
@@ -147,7 +150,7 @@ class Sampler:
         """Read now; the sample since the previous reading (None for the first one,
         or when the clock did not advance)."""
         now = self._clock()
-        cpus = parse_proc_stat(kernel_text(self._proc / "stat") or "")
+        cpus = parse_proc_stat(kernel_text(self._proc_stat) or "")
         text = kernel_text(self._stat) if self._stat else None
         disk = parse_disk_stat(text) if text else None
         processes = self._read_processes()
