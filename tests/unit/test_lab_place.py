@@ -201,7 +201,7 @@ def test_a_guest_with_a_filesystem_is_written_in_it_not_under_it(
 
     def shell(name: str, command: str) -> str:
         asked.append(command)
-        return "folder\n" if "/mnt/vda/dir" in command else "no\n"
+        return "folder\n" if "/mnt/vda/dir" in command else "file\n"
 
     monkeypatch.setattr(lab, "run_in_guest", shell)
     with pytest.raises(UsageError, match="mounted its ext4 filesystem on it at /mnt/vda"):
@@ -213,7 +213,11 @@ def test_a_guest_with_a_filesystem_is_written_in_it_not_under_it(
         f"lab guest fs, image inode {image.stat().st_ino}, qemu pid 4242,"
         " ext4 file /mnt/vda/nocache/a.0.0"
     )
-    assert asked == ["test -d /mnt/vda/nocache/a.0.0 && echo folder || echo no"]
+    assert asked == [
+        "mkdir -p /mnt/vda/nocache 2>/dev/null; if [ -d /mnt/vda/nocache/a.0.0 ]; then echo"
+        " folder; elif [ -e /mnt/vda/nocache/a.0.0 ] && [ ! -f /mnt/vda/nocache/a.0.0 ];"
+        " then echo other; else echo file; fi"
+    ]
     with pytest.raises(UsageError, match="it is a directory"):
         check_write(Place("lab://fs", "/mnt/vda/dir"), True, [], False)
     with pytest.raises(UsageError, match="use --force"):

@@ -79,6 +79,9 @@ class TargetChoice:
     hourly_cost: HourlyCost | None = None
     fill: bool = False
     strict: bool = False
+    files: tuple[str, ...] = ()
+    """On ``hosts``, the files the plan's jobs name themselves, by absolute paths on
+    each host, in the folders and files of ``targets`` (a recipe's own job files)."""
 
     def filled(self, spec: PlanSpec, target: TargetInfo) -> PlanSpec:
         """``spec``, with the fill of what it reads first when ``--fill`` was given."""
@@ -95,7 +98,7 @@ class TargetChoice:
         if not self.hosts and len(self.targets) < 2:
             return None
         places = places_from(self.targets, self.hosts)
-        return Fleet(places, self.keep_going, self.solo, self.size)
+        return Fleet(places, self.keep_going, self.solo, self.size, files=self.files)
 
 
 _NAMES = tuple(TargetChoice.__dataclass_fields__)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import posixpath
 import re
 import shlex
 import subprocess
@@ -195,7 +196,7 @@ class LabKind:
                     f" there, e.g. {place.host}:{guest.mount}/{DEFAULT_FILE})"
                 )
             if place.path != DISK:
-                _check_not_folder(guest, place)
+                _ready_in_filesystem(guest, place)
         vouched = guest is not None
         check_remote(place, writes, named or vouched, force or vouched)
         return guest_disk(place)
@@ -249,17 +250,25 @@ class LabKind:
         return monitor.reclaim()
 
 
-def _check_not_folder(guest: Guest, place: Place) -> None:
-    """TargetError when ``place``'s path in the guest's filesystem is a folder (asked
-    through the guest's shell channel: ``test -d``)."""
+def _ready_in_filesystem(guest: Guest, place: Place) -> None:
+    """A file to write in the guest's filesystem: its folder made when missing
+    (``mkdir -p``: the filesystem is volbench's own, made at ``lab up``, as a cloud's
+    page has the user make its folders on a new volume); UsageError when the path is a
+    folder or neither a file nor nothing (asked through the guest's shell channel)."""
+    path = shlex.quote(place.path)
+    folder = shlex.quote(posixpath.dirname(place.path))
     answer = run_in_guest(
-        guest.name, f"test -d {shlex.quote(place.path)} && echo folder || echo no"
-    )
-    if answer.strip() == "folder":
+        guest.name,
+        f"mkdir -p {folder} 2>/dev/null; if [ -d {path} ]; then echo folder;"
+        f" elif [ -e {path} ] && [ ! -f {path} ]; then echo other; else echo file; fi",
+    ).strip()
+    if answer == "folder":
         raise UsageError(
             f"cannot write {place.label}: it is a directory (give a file path inside it,"
             f" e.g. {place.label.rstrip('/')}/{DEFAULT_FILE})"
         )
+    if answer != "file":
+        raise UsageError(f"refusing to write {place.label}: neither a file nor nothing there")
 
 
 LAB = LabKind()

@@ -16,6 +16,7 @@ from volbench.model import (
     Place,
     PlaceRecord,
     RunSettings,
+    TargetIdentity,
     TargetInfo,
 )
 from volbench.places import table
@@ -87,6 +88,23 @@ def stored_fleet(settings: RunSettings) -> Fleet:
     return Fleet(places, settings.keep_going, size_bytes=min(sizes) if remote else None)
 
 
+def _own_files(
+    fleet: Fleet, writes: bool, destroy_data: Sequence[str], force: bool
+) -> dict[Place, TargetIdentity | None]:
+    """The write check of each file the jobs name themselves (:attr:`Fleet.files`), on
+    each host, as a target of its own; UsageError for a file in none of the host's
+    places. Each place's identity: that of its first file (None: its kind knows none)."""
+    found: dict[Place, TargetIdentity | None] = {}
+    for host in dict.fromkeys(p.host for p in fleet.places if p.host is not None):
+        for path in fleet.files:
+            place = fleet.place_of_file(host, path)
+            if place is None:
+                raise UsageError(f"a job opens {path}, in none of the targets on {host}: refused")
+            identity = table.check_write(Place(host, path), writes, destroy_data, force)
+            found.setdefault(place, identity)
+    return {p: found.get(p) for p in fleet.places}
+
+
 @dataclass(frozen=True)
 class PreparedFleet:
     """A fleet checked and ready: its places' targets and what each host said."""
@@ -147,7 +165,11 @@ def prepare_fleet(
     fleet = dataclasses.replace(fleet, size_bytes=size)
     if size is None:
         raise UsageError(REMOTE_SIZE)
-    identities = {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
+    identities = (
+        _own_files(fleet, writes, destroy_data, force)
+        if fleet.files
+        else {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
+    )
     probes = probe_all(fleet.hosts())
     silent = [p for p in probes if not p.answers]
     for probe in silent:
