@@ -214,8 +214,8 @@ def test_a_guest_with_a_filesystem_is_written_in_it_not_under_it(
         " ext4 file /mnt/vda/nocache/a.0.0"
     )
     assert asked == [
-        "mkdir -p /mnt/vda/nocache 2>/dev/null; if [ -d /mnt/vda/nocache/a.0.0 ]; then echo"
-        " folder; elif [ -e /mnt/vda/nocache/a.0.0 ] && [ ! -f /mnt/vda/nocache/a.0.0 ];"
+        "mkdir -p /mnt/vda/nocache 2>/dev/null; if [ ! -d /mnt/vda/nocache ]; then echo"
+        " no-folder; elif [ -d /mnt/vda/nocache/a.0.0 ]; then echo folder; elif [ -e /mnt/vda/nocache/a.0.0 ] && [ ! -f /mnt/vda/nocache/a.0.0 ];"
         " then echo other; else echo file; fi"
     ]
     with pytest.raises(UsageError, match="it is a directory"):
@@ -240,3 +240,6 @@ def test_a_guest_with_a_filesystem_boots_with_its_mount(tmp_path: Path) -> None:
     text = " ".join(qemu_command(dataclasses.replace(launch(tmp_path), filesystem="ext4")))
     assert "volbench.hostname=lab-a-tcg volbench.filesystem=ext4" in text
     assert "volbench.filesystem" not in " ".join(qemu_command(launch(tmp_path)))
+    command = qemu_command(dataclasses.replace(launch(tmp_path), memory_mib=2048))
+    assert command[command.index("-m") + 1] == "2048"
+    assert qemu_command(launch(tmp_path))[command.index("-m") + 1] == "512"

@@ -136,6 +136,14 @@ def lab() -> None:
     help=f"Make this filesystem on the disk image (here, before the boot); the guest"
     f" mounts it at {MOUNT}, for a folder or file target there (default: a raw disk).",
 )
+@click.option(
+    "--memory",
+    type=POSITIVE_SIZE,
+    default="512m",
+    show_default=True,
+    help="The guest's memory: fio's buffers need iodepth x bs x numjobs of it (e.g. 2g for"
+    " 16 jobs of 64 x 1 MiB).",
+)
 @limit_options
 def up(
     name: str,
@@ -145,6 +153,7 @@ def up(
     backing: str | None,
     disk_cache: str,
     filesystem: str | None,
+    memory: int,
     choice: LimitChoice,
 ) -> None:
     """Boot guest NAME; print where it is once fio's server in it answers."""
@@ -154,6 +163,7 @@ def up(
 
     check_name(name)
     lifecycle.check_disk_size(size)
+    memory_mib = lifecycle.check_memory(memory)
     limits = choice.limits(size)
     disk = None
     if backing is not None:
@@ -167,7 +177,8 @@ def up(
             backings.release_unused()  # a failed boot's own backing device
     console.stdout.print(
         f"{guest.place} up: fio at {guest.address}:{guest.fio_port}, shell at "
-        f"{guest.address}:{guest.shell_port}, {guest.accel}, booted in "
+        f"{guest.address}:{guest.shell_port}, {guest.accel}, {memory_mib:,} MiB memory,"
+        f" booted in "
         f"{guest.boot_seconds:.1f} s, disk /dev/vda {guest.disk_bytes / (1 << 30):g} GiB"
         f" (cache {guest.disk_cache}), {lifecycle.on_disk(guest)}, limits:"
         f" {guest.limits.text()}"

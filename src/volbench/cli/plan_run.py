@@ -101,7 +101,8 @@ class TargetChoice:
         return Fleet(places, self.keep_going, self.solo, self.size, files=self.files)
 
 
-_NAMES = tuple(TargetChoice.__dataclass_fields__)
+_NAMES = tuple(name for name in TargetChoice.__dataclass_fields__ if name != "files")
+"""The fields an option sets (``files``: a recipe's own, set by the recipe command)."""
 _FLEET_OPTIONS = (
     *PLACE_OPTIONS,
     click.option(

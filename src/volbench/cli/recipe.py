@@ -244,8 +244,8 @@ def run_recipe(rendering: jobs.Rendering, choice: TargetChoice, own: bool = Fals
     recipe and its scale, then print the page's expected figures beside those measured.
     ``own``: on ``choice``'s hosts, the jobs on the files they name themselves there
     (:func:`own_files`), each in one of ``choice``'s targets (the recipe's own)."""
-    own = {key for key, _ in choice.labels}
-    clash = own & {running.RECIPE, running.SCALE}
+    given = {key for key, _ in choice.labels}
+    clash = given & {running.RECIPE, running.SCALE}
     if clash:
         raise UsageError(f"--label {sorted(clash)[0]}: volbench sets it to the recipe's own")
     with tempfile.TemporaryDirectory(prefix="volbench-recipe-") as folder:

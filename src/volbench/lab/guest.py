@@ -71,6 +71,8 @@ class Guest:
     mounted in the guest at ``mount``; None: a raw disk."""
     mount: str | None = None
     """Where the guest mounted its disk's filesystem (None: a raw disk)."""
+    memory_mib: int | None = None
+    """The guest's memory, MiB (None: recorded by a volbench that did not say)."""
 
     @property
     def folder(self) -> Path:

@@ -40,7 +40,7 @@ from volbench.lab.home import (
 from volbench.lab.init_script import FAILED, READY
 from volbench.lab.initramfs import initramfs
 from volbench.lab.kernel import Kernel, debian_kernel, given_kernel
-from volbench.lab.machine import Guarded, Launch
+from volbench.lab.machine import MEMORY_MIB, Guarded, Launch
 from volbench.lab.shell import make_key
 from volbench.lab.throttle import Limits
 
@@ -157,6 +157,18 @@ def _end(qemu: Guarded, folder: Path) -> None:
         guests.stop(qemu.pid, folder)
 
 
+MIN_MEMORY_MIB = 256
+"""The least memory a guest boots with: the initramfs unpacked (about 90 MiB) and fio."""
+
+
+def check_memory(memory_bytes: int) -> int:
+    """``memory_bytes`` in whole MiB; UsageError below :data:`MIN_MEMORY_MIB`."""
+    mib = memory_bytes >> 20
+    if mib < MIN_MEMORY_MIB:
+        raise UsageError(f"--memory {memory_bytes}: at least {MIN_MEMORY_MIB} MiB (e.g. 2g)")
+    return mib
+
+
 def check_disk_size(disk_bytes: int) -> None:
     """UsageError unless a guest's disk of ``disk_bytes`` is at least :data:`MIN_DISK`."""
     if disk_bytes < MIN_DISK:
@@ -173,6 +185,7 @@ def up(
     disk: Path | None = None,
     disk_cache: str = "none",
     filesystem: str | None = None,
+    memory_mib: int = MEMORY_MIB,
 ) -> guests.Guest:
     """Boot guest ``name`` with its disk (a sparse image of ``disk_bytes``, or at
     ``disk`` an image with every block written: on a backing device,
@@ -180,9 +193,9 @@ def up(
     ``disk_cache`` (:data:`volbench.lab.guest.DISK_CACHES`; ``none`` on a filesystem
     without O_DIRECT is ``writeback``, and said); with ``filesystem``, the image
     formatted as it here (:mod:`volbench.lab.filesystem`) and mounted by the guest at
-    :data:`volbench.lab.filesystem.MOUNT`. Return the guest once fio's server in it
-    answers. Nothing is left behind when the boot fails or is interrupted (qemu
-    ended, the folder and image removed)."""
+    :data:`volbench.lab.filesystem.MOUNT`; ``memory_mib`` of memory. Return the guest
+    once fio's server in it answers. Nothing is left behind when the boot fails or is
+    interrupted (qemu ended, the folder and image removed)."""
     folder = guest_dir(name)
     check_disk_size(disk_bytes)
     if filesystem is not None:
@@ -207,6 +220,7 @@ def up(
             disk,
             disk_cache,
             filesystem,
+            memory_mib,
         )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -227,6 +241,7 @@ def _up(
     written: Path | None,
     disk_cache: str,
     filesystem: str | None,
+    memory_mib: int,
 ) -> guests.Guest:
     address = _reserve(folder)
     make_key(folder)  # the shell channel's, for this boot (lab/shell.py)
@@ -258,6 +273,7 @@ def _up(
             attempt,
             f"lab-{name}-{attempt}",
             filesystem,
+            memory_mib,
         )
         booted, address = _boot_on_a_free_address(launch, timeout)
         if booted is None:
@@ -282,6 +298,7 @@ def _up(
             disk_cache="none" if direct else "writeback",
             filesystem=filesystem,
             mount=filesystems.MOUNT if filesystem is not None else None,
+            memory_mib=memory_mib,
         )
         guests.save(guest)
         if limits.in_guest:  # the guest's kernel holds them: once it answers

@@ -33,7 +33,8 @@ from volbench.lab.throttle import Limits
 
 QEMU = "qemu-system-x86_64"
 MEMORY_MIB = 512
-"""The guest's memory: the initramfs (about 90 MiB unpacked) and fio's buffers."""
+"""The guest's memory unless ``lab up --memory`` says: the initramfs (about 90 MiB
+unpacked) and fio's buffers (a job's ``iodepth`` x ``bs`` x ``numjobs``)."""
 GUARD = (
     'umask 077; exec 3<&0 </dev/null; "$@" 3<&- >/dev/null & echo $!; read -r x <&3; '
     '[ "$x" = detach ] || kill -TERM $! 2>/dev/null'
@@ -47,7 +48,7 @@ class Launch:
     socket), kernel and initramfs, disk image (``direct``: opened with O_DIRECT),
     the loopback ``address`` its ports are forwarded on, the host ports of fio's
     server and the shell channel, the disk's limits, ``kvm`` or ``tcg``, hostname,
-    the filesystem on the disk to mount."""
+    the filesystem on the disk to mount, the guest's memory (MiB)."""
 
     folder: Path
     kernel: Path
@@ -62,6 +63,7 @@ class Launch:
     hostname: str
     filesystem: str | None = None
     """The filesystem the guest's /init mounts its disk as (None: none, a raw disk)."""
+    memory_mib: int = MEMORY_MIB
 
 
 def _checked(path: Path) -> str:
@@ -99,7 +101,7 @@ def qemu_command(launch: Launch) -> list[str]:
         "-accel",
         launch.accel,
         "-m",
-        str(MEMORY_MIB),
+        str(launch.memory_mib),
         "-smp",
         "1",
         "-serial",

@@ -259,13 +259,19 @@ def _ready_in_filesystem(guest: Guest, place: Place) -> None:
     folder = shlex.quote(posixpath.dirname(place.path))
     answer = run_in_guest(
         guest.name,
-        f"mkdir -p {folder} 2>/dev/null; if [ -d {path} ]; then echo folder;"
+        f"mkdir -p {folder} 2>/dev/null; if [ ! -d {folder} ]; then echo no-folder;"
+        f" elif [ -d {path} ]; then echo folder;"
         f" elif [ -e {path} ] && [ ! -f {path} ]; then echo other; else echo file; fi",
     ).strip()
     if answer == "folder":
         raise UsageError(
             f"cannot write {place.label}: it is a directory (give a file path inside it,"
             f" e.g. {place.label.rstrip('/')}/{DEFAULT_FILE})"
+        )
+    if answer == "no-folder":
+        raise UsageError(
+            f"cannot write {place.label}: its folder {posixpath.dirname(place.path)} is not a"
+            " folder in the guest, nor can it be made"
         )
     if answer != "file":
         raise UsageError(f"refusing to write {place.label}: neither a file nor nothing there")
