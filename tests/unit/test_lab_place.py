@@ -215,7 +215,8 @@ def test_a_guest_with_a_filesystem_is_written_in_it_not_under_it(
     )
     assert asked == [
         "mkdir -p /mnt/vda/nocache 2>/dev/null; if [ ! -d /mnt/vda/nocache ]; then echo"
-        " no-folder; elif [ -d /mnt/vda/nocache/a.0.0 ]; then echo folder; elif [ -e /mnt/vda/nocache/a.0.0 ] && [ ! -f /mnt/vda/nocache/a.0.0 ];"
+        " no-folder; elif [ -d /mnt/vda/nocache/a.0.0 ]; then echo folder;"
+        " elif [ -e /mnt/vda/nocache/a.0.0 ] && [ ! -f /mnt/vda/nocache/a.0.0 ];"
         " then echo other; else echo file; fi"
     ]
     with pytest.raises(UsageError, match="it is a directory"):

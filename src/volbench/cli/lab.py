@@ -171,7 +171,9 @@ def up(
         disk = shared.disk(name)
         say(f"disk image on backing device {backing} ({shared.loop} at {shared.mount})")
     try:
-        guest = lifecycle.up(name, limits, size, kernel, accel, say, disk, disk_cache, filesystem)
+        guest = lifecycle.up(
+            name, limits, size, kernel, accel, say, disk, disk_cache, filesystem, memory_mib
+        )
     finally:
         if backing is not None:
             backings.release_unused()  # a failed boot's own backing device

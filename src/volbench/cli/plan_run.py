@@ -32,7 +32,7 @@ from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunRecord, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.dry_run import plan_dry_run, plan_preview
-from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.fleet_spec import Fleet, OwnFile
 from volbench.plans.placement.job_targets import NamedPath
 from volbench.plans.placement.named import places_from
 from volbench.plans.placement.placed import Placement
@@ -79,7 +79,7 @@ class TargetChoice:
     hourly_cost: HourlyCost | None = None
     fill: bool = False
     strict: bool = False
-    files: tuple[str, ...] = ()
+    files: tuple[OwnFile, ...] = ()
     """On ``hosts``, the files the plan's jobs name themselves, by absolute paths on
     each host, in the folders and files of ``targets`` (a recipe's own job files)."""
 

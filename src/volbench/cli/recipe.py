@@ -47,6 +47,7 @@ from volbench.errors import UsageError
 from volbench.places.remote import remote_path
 from volbench.places.table import default_targets
 from volbench.plans.jobs import tests as job_tests
+from volbench.plans.placement.fleet_spec import OwnFile
 from volbench.recipes import jobs, loader, running
 from volbench.recipes.model import Recipe, Step
 from volbench.report.sheet import Column, Sheet
@@ -259,7 +260,7 @@ def run_recipe(rendering: jobs.Rendering, choice: TargetChoice, own: bool = Fals
         replaced = remote and not own
         made = job_tests.plan(paths, job_tests.cwd(), os.environ, replaced=replaced, remote=remote)
     if own:
-        files = tuple(n.path for n in made.named)
+        files = tuple(OwnFile(n.path, n.writes) for n in made.named)
         choice = dataclasses.replace(choice, files=files)
     section = running.settings(rendering, written, made.sources)
     spec = dataclasses.replace(made.spec, options={**made.spec.options, running.RECIPE: section})

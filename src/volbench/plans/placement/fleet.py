@@ -107,7 +107,7 @@ class FleetRounds:
             tags = tuple(str(self.fleet.places.index(p) + 1) for p in shares)
             paths = tuple(_fio_path(p) for p in shares)
             held = reached(p.path for p in shares if p.host is None)
-            files = self.fleet.files
+            files = tuple(f.path for f in self.fleet.files)
             return lambda log_dir: JobFile(
                 "", tuple(workloads), ioengine, log_dir, extra, paths, tags, held, files
             )

@@ -92,17 +92,28 @@ def _own_files(
     fleet: Fleet, writes: bool, destroy_data: Sequence[str], force: bool
 ) -> dict[Place, TargetIdentity | None]:
     """The write check of each file the jobs name themselves (:attr:`Fleet.files`), on
-    each host, as a target of its own; UsageError for a file in none of the host's
-    places. Each place's identity: that of its first file (None: its kind knows none)."""
+    each host, as a target of its own (written when the run writes and a job writes
+    it); UsageError for a file in none of the host's places. Each place's identity:
+    that of its first file (None: its kind knows none)."""
     found: dict[Place, TargetIdentity | None] = {}
     for host in dict.fromkeys(p.host for p in fleet.places if p.host is not None):
-        for path in fleet.files:
-            place = fleet.place_of_file(host, path)
+        for file in fleet.files:
+            place = fleet.place_of_file(host, file.path)
             if place is None:
-                raise UsageError(f"a job opens {path}, in none of the targets on {host}: refused")
-            identity = table.check_write(Place(host, path), writes, destroy_data, force)
+                raise UsageError(
+                    f"a job opens {file.path}, in none of the targets on {host}: refused"
+                )
+            written = writes and file.writes
+            identity = table.check_write(Place(host, file.path), written, destroy_data, force)
             found.setdefault(place, identity)
     return {p: found.get(p) for p in fleet.places}
+
+
+def _written(fleet: Fleet, place: Place) -> bool:
+    """Whether a job writes a file of ``place`` (:attr:`Fleet.files`)."""
+    return any(
+        f.writes and fleet.place_of_file(place.host or "", f.path) == place for f in fleet.files
+    )
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,8 @@ def prepare_fleet(
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
     written_files = [p for p in places if not p.path.startswith("/dev/")] if writes else []
+    if fleet.files:  # a place whose files are only read is not checked as written
+        written_files = [p for p in written_files if _written(fleet, p)]
     for place in written_files:  # devices: --destroy-data named them (above)
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))

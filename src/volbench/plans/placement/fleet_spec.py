@@ -29,6 +29,15 @@ SOLO_PREFIX = "solo."
 
 
 @dataclass(frozen=True)
+class OwnFile:
+    """A file or device a job file's jobs name themselves, by its absolute path on every
+    host, and whether a job writes it (else its jobs only read it)."""
+
+    path: str
+    writes: bool
+
+
+@dataclass(frozen=True)
 class Fleet:
     """The places of a multi-target run and how to treat a host that fails.
 
@@ -48,7 +57,7 @@ class Fleet:
     """Remote file targets written (checked by the host's own fio when the run starts,
     :func:`volbench.plans.placement.named.check_remote_file`): checked there again before each
     round that writes, as nothing on this machine can hold them open."""
-    files: tuple[str, ...] = ()
+    files: tuple[OwnFile, ...] = ()
     """The files a job file's jobs name themselves (absolute paths, the same on every
     host), each in a place's folder or the place's file: the jobs run on them, once on
     each host, not once per place (a cloud recipe's folders and files on other hosts)."""

@@ -1,0 +1,46 @@
+"""A fleet whose jobs name their own files on other hosts (a cloud recipe's folders):
+each job's share is stored under the place whose folder or file it opened."""
+
+from __future__ import annotations
+
+from volbench.analysis.aggregate import place_tests
+from volbench.fio.client import HostAddress
+from volbench.fio_results import DirectionResult, FioOutput, JobResult
+from volbench.model import Place
+from volbench.plans.placement.fleet import _by_place
+from volbench.plans.placement.fleet_spec import Fleet, OwnFile
+
+
+def _job(name: str, options: dict[str, str]) -> JobResult:
+    write = DirectionResult("write", 4096 * 100, 1000.0, 100.0, 409600.0, 100, None)
+    return JobResult(name, 0, {"write": write}, 1.0, 1.0, 1000.0, 0, "127.0.0.61", options)
+
+
+def test_each_share_is_its_places() -> None:
+    fleet = Fleet(
+        (Place("lab://fs", "/mnt/vda/nc"), Place("lab://fs", "/mnt/vda/file")),
+        endpoints={"lab://fs": HostAddress("127.0.0.61", 8765, name="lab://fs")},
+        files=(OwnFile("/mnt/vda/nc/w.0.0", True), OwnFile("/mnt/vda/file", True)),
+    )
+    assert fleet.place_of_file("lab://fs", "/mnt/vda/nc/w.1.0") == fleet.places[0]
+    assert fleet.place_of_file("lab://fs", "/mnt/vda/ncx/w.0.0") is None
+    assert fleet.place_of_file("lab://other", "/mnt/vda/file") is None
+    jobs = (
+        _job("w", {"directory": "/mnt/vda/nc", "filename_format": "w.$jobnum.$filenum"}),
+        _job("w", {"directory": "/mnt/vda/nc", "filename_format": "w.$jobnum.$filenum"}),
+        _job("w", {"filename": "/mnt/vda/file"}),
+    )
+    output = FioOutput("fio-3.33", 0, jobs)
+    named = _by_place(fleet, fleet.places, output)
+    assert [j.options.get("filename") for j in named.jobs] == [
+        "/mnt/vda/nc",
+        "/mnt/vda/nc",
+        "/mnt/vda/file",
+    ]
+    assert named.jobs[0].options["directory"] == "/mnt/vda/nc"  # the rest as fio said
+    shares = place_tests(named)[1]
+    assert sorted((t.hostname, t.iops) for t in shares) == [
+        ("127.0.0.61:/mnt/vda/file", 100.0),
+        ("127.0.0.61:/mnt/vda/nc", 200.0),  # its two jobs' files merged: one share
+    ]
+    assert output.jobs[0].options.get("filename") is None  # fio's own output unchanged
