@@ -44,3 +44,12 @@ def test_each_share_is_its_places() -> None:
         ("127.0.0.61:/mnt/vda/nc", 200.0),  # its two jobs' files merged: one share
     ]
     assert output.jobs[0].options.get("filename") is None  # fio's own output unchanged
+
+
+def test_a_file_only_read_on_another_host_may_still_be_written() -> None:
+    """fio lays out a file a job reads when it is missing or short, and volbench cannot
+    look at it there: such a file is checked as written (its folder made in a lab
+    guest's filesystem); a device only read is not written."""
+    assert OwnFile("/mnt/vda/rc/reader1.0.0", writes=False).written
+    assert not OwnFile("/dev/vda", writes=False).written
+    assert OwnFile("/dev/vdb", writes=True).written

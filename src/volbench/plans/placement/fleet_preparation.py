@@ -89,11 +89,11 @@ def stored_fleet(settings: RunSettings) -> Fleet:
 
 
 def _own_files(
-    fleet: Fleet, writes: bool, destroy_data: Sequence[str], force: bool
+    fleet: Fleet, destroy_data: Sequence[str], force: bool
 ) -> dict[Place, TargetIdentity | None]:
     """The write check of each file the jobs name themselves (:attr:`Fleet.files`), on
-    each host, as a target of its own (written when the run writes and a job writes
-    it); UsageError for a file in none of the host's places. Each place's identity:
+    each host, as a target of its own (written as :attr:`OwnFile.written` says);
+    UsageError for a file in none of the host's places. Each place's identity:
     that of its first file (None: its kind knows none)."""
     found: dict[Place, TargetIdentity | None] = {}
     for host in dict.fromkeys(p.host for p in fleet.places if p.host is not None):
@@ -103,8 +103,8 @@ def _own_files(
                 raise UsageError(
                     f"a job opens {file.path}, in none of the targets on {host}: refused"
                 )
-            written = writes and file.writes
-            identity = table.check_write(Place(host, file.path), written, destroy_data, force)
+            at = Place(host, file.path)
+            identity = table.check_write(at, file.written, destroy_data, force)
             found.setdefault(place, identity)
     return {p: found.get(p) for p in fleet.places}
 
@@ -112,7 +112,7 @@ def _own_files(
 def _written(fleet: Fleet, place: Place) -> bool:
     """Whether a job writes a file of ``place`` (:attr:`Fleet.files`)."""
     return any(
-        f.writes and fleet.place_of_file(place.host or "", f.path) == place for f in fleet.files
+        f.written and fleet.place_of_file(place.host or "", f.path) == place for f in fleet.files
     )
 
 
@@ -177,7 +177,7 @@ def prepare_fleet(
     if size is None:
         raise UsageError(REMOTE_SIZE)
     identities = (
-        _own_files(fleet, writes, destroy_data, force)
+        _own_files(fleet, destroy_data, force)
         if fleet.files
         else {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
     )
@@ -194,8 +194,8 @@ def prepare_fleet(
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
     written_files = [p for p in places if not p.path.startswith("/dev/")] if writes else []
-    if fleet.files:  # a place whose files are only read is not checked as written
-        written_files = [p for p in written_files if _written(fleet, p)]
+    if fleet.files:  # a place of files a job writes or fio may lay out
+        written_files = [p for p in places if _written(fleet, p)]
     for place in written_files:  # devices: --destroy-data named them (above)
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))

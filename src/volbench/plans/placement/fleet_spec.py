@@ -36,6 +36,13 @@ class OwnFile:
     path: str
     writes: bool
 
+    @property
+    def written(self) -> bool:
+        """Whether the run may write it: a job writes it, or it is a file, which fio lays
+        out when it is missing or shorter than a job reads (volbench cannot look at it
+        from here: a missing file of this machine it makes itself)."""
+        return self.writes or not self.path.startswith("/dev/")
+
 
 @dataclass(frozen=True)
 class Fleet:
