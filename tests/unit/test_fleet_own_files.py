@@ -3,12 +3,17 @@ each job's share is stored under the place whose folder or file it opened."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from validity_facts import workload
 from volbench.analysis.aggregate import place_tests
 from volbench.fio.client import HostAddress
+from volbench.fio.raw import RawRun
 from volbench.fio_results import DirectionResult, FioOutput, JobResult
 from volbench.model import Place
 from volbench.plans.placement.fleet import _by_place
 from volbench.plans.placement.fleet_spec import Fleet, OwnFile
+from volbench.plans.runs.round import Process, _failures
 
 
 def _job(name: str, options: dict[str, str]) -> JobResult:
@@ -53,3 +58,16 @@ def test_a_file_only_read_on_another_host_may_still_be_written() -> None:
     assert OwnFile("/mnt/vda/rc/reader1.0.0", writes=False).written
     assert not OwnFile("/dev/vda", writes=False).written
     assert OwnFile("/dev/vdb", writes=True).written
+
+
+def test_a_round_whose_output_holds_no_job_failed() -> None:
+    """fio's server drops every job of a job file it cannot read (a ``directory`` it
+    lacks) and its client exits 0 with an output of no job: the round fails with the
+    server's words, not a run stored as completed without the round's tests."""
+    process = Process((workload(),), Path("/tmp/round"))
+    said = "<lab-fs-tcg> fio: /mnt/vda/rc is not a directory"
+    raw = RawRun("{}", 0, said + "\n<lab-fs-tcg> fio: job r dropped\n", False, ("fio",))
+    assert _failures(process, raw, [], ran=False) == [
+        f"fio ran none of the round's jobs: {said}; <lab-fs-tcg> fio: job r dropped"
+    ]
+    assert _failures(process, raw, [], ran=True) == []
