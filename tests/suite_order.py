@@ -6,6 +6,7 @@ FIRST_MODULES = (
     "test_lab_draws.py",
     "test_lab_limits.py",
     "test_lab.py",
+    "test_lab_recipes.py",
     "test_throttle_loop.py",
     "test_cli_pts.py",
     "test_recipe_every.py",

@@ -4,6 +4,7 @@ as the place records it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -56,9 +57,14 @@ def test_a_lab_host_measures_its_disk_by_default() -> None:
         places_from([], ["lab://a", "10.0.0.5"])
 
 
-def test_the_guest_disk_needs_no_destroy_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lab, "guest_disk", lambda place: None)  # no guest here
-    assert check_write(Place("lab://a", DISK), True, [], False) is None
+def test_the_guest_disk_needs_no_destroy_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path))
+    guest = _guest("a", "none")
+    guest.folder.mkdir(parents=True)
+    guests.save(guest)
+    assert check_write(Place("lab://a", DISK), True, [], False) is None  # no image here
     with pytest.raises(UsageError, match="use --destroy-data=lab://a:/dev/vdb"):
         check_write(Place("lab://a", "/dev/vdb"), True, [], False)
     check_write(Place("lab://a", "/dev/vdb"), True, ["lab://a:/dev/vdb"], False)
@@ -110,7 +116,7 @@ def test_qemu_command(tmp_path: Path) -> None:
         qemu_command(launch(tmp_path / "a,b"))
 
 
-def _guest(name: str, disk_cache: str | None) -> guests.Guest:
+def _guest(name: str, disk_cache: str | None, disk: str | None = None) -> guests.Guest:
     return guests.Guest(
         name,
         "127.0.0.61",
@@ -118,7 +124,7 @@ def _guest(name: str, disk_cache: str | None) -> guests.Guest:
         8766,
         "tcg",
         Limits(),
-        f"/lab/{name}/disk.img",
+        disk or f"/lab/{name}/disk.img",
         64 << 20,
         "6.1.0",
         5.0,
@@ -173,3 +179,68 @@ def test_a_guest_recorded_before_its_disk_cache_says_nothing_of_it(
     guest.folder.mkdir(parents=True)
     guests.save(guest)
     assert guest_cache(Place("lab://old", DISK)) is None
+
+
+def test_a_guest_with_a_filesystem_is_written_in_it_not_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lab up --filesystem ext4``: the disk under the mounted filesystem is never
+    written (as a mounted device here, whatever --destroy-data says) nor purged; a file
+    in the filesystem needs no --force (volbench made it, on its own image) and is known
+    by the image, a folder there is refused, a file elsewhere in the guest still needs
+    --force; with no --target a run measures a file in it, on half the disk."""
+    monkeypatch.setenv("VOLBENCH_LAB_DIR", str(tmp_path))
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"\0" * 4096)
+    guest = dataclasses.replace(
+        _guest("fs", "none", str(image)), filesystem="ext4", mount="/mnt/vda"
+    )
+    guest.folder.mkdir(parents=True)
+    guests.save(guest)
+    asked: list[str] = []
+
+    def shell(name: str, command: str) -> str:
+        asked.append(command)
+        return "folder\n" if "/mnt/vda/dir" in command else "file\n"
+
+    monkeypatch.setattr(lab, "run_in_guest", shell)
+    with pytest.raises(UsageError, match="mounted its ext4 filesystem on it at /mnt/vda"):
+        check_write(Place("lab://fs", DISK), True, ["lab://fs:/dev/vda"], True)
+    assert check_write(Place("lab://fs", DISK), False, [], False) is not None  # reads
+    known = check_write(Place("lab://fs", "/mnt/vda/nocache/a.0.0"), True, [], False)
+    assert known is not None and known.inode == image.stat().st_ino
+    assert known.source == (
+        f"lab guest fs, image inode {image.stat().st_ino}, qemu pid 4242,"
+        " ext4 file /mnt/vda/nocache/a.0.0"
+    )
+    assert asked == [
+        "mkdir -p /mnt/vda/nocache 2>/dev/null; if [ ! -d /mnt/vda/nocache ]; then echo"
+        " no-folder; elif [ -d /mnt/vda/nocache/a.0.0 ]; then echo folder;"
+        " elif [ -e /mnt/vda/nocache/a.0.0 ] && [ ! -f /mnt/vda/nocache/a.0.0 ];"
+        " then echo other; else echo file; fi"
+    ]
+    with pytest.raises(UsageError, match="it is a directory"):
+        check_write(Place("lab://fs", "/mnt/vda/dir"), True, [], False)
+    with pytest.raises(UsageError, match="use --force"):
+        check_write(Place("lab://fs", "/mnt/vdax/file"), True, [], False)
+    with pytest.raises(UsageError, match="use --force"):
+        check_write(Place("lab://fs", "/mnt/vda"), True, [], False)
+    assert LAB.default_target("lab://fs") == "/mnt/vda/volbench.dat"
+    assert LAB.default_size(Place("lab://fs", "/mnt/vda/volbench.dat")) == 32 << 20
+    assert not LAB.can_purge(Place("lab://fs", DISK))
+    cache = guest_cache(Place("lab://fs", "/mnt/vda/x"))
+    assert cache is not None and cache.mode == "none"
+    raw = _guest("raw", "none")
+    raw.folder.mkdir(parents=True)
+    guests.save(raw)
+    assert LAB.can_purge(Place("lab://raw", DISK))
+    assert LAB.default_target("lab://raw") == DISK
+
+
+def test_a_guest_with_a_filesystem_boots_with_its_mount(tmp_path: Path) -> None:
+    text = " ".join(qemu_command(dataclasses.replace(launch(tmp_path), filesystem="ext4")))
+    assert "volbench.hostname=lab-a-tcg volbench.filesystem=ext4" in text
+    assert "volbench.filesystem" not in " ".join(qemu_command(launch(tmp_path)))
+    command = qemu_command(dataclasses.replace(launch(tmp_path), memory_mib=2048))
+    assert command[command.index("-m") + 1] == "2048"
+    assert qemu_command(launch(tmp_path))[command.index("-m") + 1] == "512"

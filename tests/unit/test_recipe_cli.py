@@ -86,3 +86,21 @@ def test_a_recipe_file_of_ones_own_is_listed_and_dry_run(tmp_path: Path) -> None
 
 def options_of(text: str) -> dict[str, dict[str, str | None]]:
     return {s.name: dict(s.options) for s in read_job(text)}
+
+
+def test_a_folder_recipe_on_hosts_names_a_path_on_every_host() -> None:
+    """On --hosts, a recipe of folders or several targets takes NAME=PATH, paths on every
+    host (its jobs run on the files they name there); none, or a path of another host,
+    is one line; --dry-run prints its job files on those paths, normalised."""
+    args = ["run", "recipe", "azure-benchmark-a-disk", "--hosts", "lab://fs"]
+    none = CliRunner().invoke(cli, args)
+    assert isinstance(none.exception, UsageError)
+    assert "give --target nocache=PATH --target readcache=PATH" in str(none.exception)
+    other = CliRunner().invoke(cli, [*args, "--target", "nocache=lab://x:/mnt/a"])
+    assert isinstance(other.exception, UsageError)
+    assert "with --hosts, the path on every host" in str(other.exception)
+    dry = [*args, "--target", "nocache=/mnt/vda//nc/.", "--target", "readcache=/mnt/vda/rc"]
+    result = CliRunner().invoke(cli, [*dry, "--dry-run", "--scale", "0.001"])
+    assert result.exit_code == 0, result.output
+    assert "directory=/mnt/vda/nc\n" in result.output
+    assert "directory=/mnt/vda/rc\n" in result.output

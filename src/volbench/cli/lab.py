@@ -14,6 +14,7 @@ from volbench.cli.spec import AMOUNT, catalogue_option, provisioned_options, pro
 from volbench.errors import UsageError
 from volbench.lab import backing as backings
 from volbench.lab import lifecycle, monitor
+from volbench.lab.filesystem import FILESYSTEMS, MOUNT
 from volbench.lab.guest import DISK_CACHES
 from volbench.lab.home import check_name
 from volbench.lab.promise import LimitChoice
@@ -128,6 +129,21 @@ def lab() -> None:
     help="QEMU's cache mode of the disk: none (O_DIRECT) or writeback (this machine's page"
     " cache: reads it holds never reach the image; runs on the guest are marked).",
 )
+@click.option(
+    "--filesystem",
+    type=click.Choice(FILESYSTEMS),
+    default=None,
+    help=f"Make this filesystem on the disk image (here, before the boot); the guest"
+    f" mounts it at {MOUNT}, for a folder or file target there (default: a raw disk).",
+)
+@click.option(
+    "--memory",
+    type=POSITIVE_SIZE,
+    default="512m",
+    show_default=True,
+    help="The guest's memory: fio's buffers need iodepth x bs x numjobs of it (e.g. 2g for"
+    " 16 jobs of 64 x 1 MiB).",
+)
 @limit_options
 def up(
     name: str,
@@ -136,6 +152,8 @@ def up(
     accel: str,
     backing: str | None,
     disk_cache: str,
+    filesystem: str | None,
+    memory: int,
     choice: LimitChoice,
 ) -> None:
     """Boot guest NAME; print where it is once fio's server in it answers."""
@@ -145,6 +163,7 @@ def up(
 
     check_name(name)
     lifecycle.check_disk_size(size)
+    memory_mib = lifecycle.check_memory(memory)
     limits = choice.limits(size)
     disk = None
     if backing is not None:
@@ -152,15 +171,19 @@ def up(
         disk = shared.disk(name)
         say(f"disk image on backing device {backing} ({shared.loop} at {shared.mount})")
     try:
-        guest = lifecycle.up(name, limits, size, kernel, accel, say, disk, disk_cache)
+        guest = lifecycle.up(
+            name, limits, size, kernel, accel, say, disk, disk_cache, filesystem, memory_mib
+        )
     finally:
         if backing is not None:
             backings.release_unused()  # a failed boot's own backing device
     console.stdout.print(
         f"{guest.place} up: fio at {guest.address}:{guest.fio_port}, shell at "
-        f"{guest.address}:{guest.shell_port}, {guest.accel}, booted in "
+        f"{guest.address}:{guest.shell_port}, {guest.accel}, {memory_mib:,} MiB memory,"
+        f" booted in "
         f"{guest.boot_seconds:.1f} s, disk /dev/vda {guest.disk_bytes / (1 << 30):g} GiB"
-        f" (cache {guest.disk_cache}), limits: {guest.limits.text()}"
+        f" (cache {guest.disk_cache}), {lifecycle.on_disk(guest)}, limits:"
+        f" {guest.limits.text()}"
     )
 
 
@@ -181,6 +204,7 @@ COLUMNS = (
     Column("accel", "Accel"),
     Column("limits", "Limits"),
     Column("disk", "Disk"),
+    Column("filesystem", "On disk"),
 )
 
 

@@ -32,7 +32,7 @@ from volbench.fio.stall import DEFAULT_SECONDS, StallPolicy
 from volbench.model import RunRecord, TargetInfo
 from volbench.plans.cache_mode import MODES, with_cache_mode
 from volbench.plans.dry_run import plan_dry_run, plan_preview
-from volbench.plans.placement.fleet_spec import Fleet
+from volbench.plans.placement.fleet_spec import Fleet, OwnFile
 from volbench.plans.placement.job_targets import NamedPath
 from volbench.plans.placement.named import places_from
 from volbench.plans.placement.placed import Placement
@@ -79,6 +79,9 @@ class TargetChoice:
     hourly_cost: HourlyCost | None = None
     fill: bool = False
     strict: bool = False
+    files: tuple[OwnFile, ...] = ()
+    """On ``hosts``, the files the plan's jobs name themselves, by absolute paths on
+    each host, in the folders and files of ``targets`` (a recipe's own job files)."""
 
     def filled(self, spec: PlanSpec, target: TargetInfo) -> PlanSpec:
         """``spec``, with the fill of what it reads first when ``--fill`` was given."""
@@ -95,10 +98,11 @@ class TargetChoice:
         if not self.hosts and len(self.targets) < 2:
             return None
         places = places_from(self.targets, self.hosts)
-        return Fleet(places, self.keep_going, self.solo, self.size)
+        return Fleet(places, self.keep_going, self.solo, self.size, files=self.files)
 
 
-_NAMES = tuple(TargetChoice.__dataclass_fields__)
+_NAMES = tuple(name for name in TargetChoice.__dataclass_fields__ if name != "files")
+"""The fields an option sets (``files``: a recipe's own, set by the recipe command)."""
 _FLEET_OPTIONS = (
     *PLACE_OPTIONS,
     click.option(

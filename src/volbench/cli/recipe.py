@@ -44,8 +44,10 @@ from volbench.cli.options import (
 from volbench.cli.place_options import PLACE_OPTIONS, given
 from volbench.cli.plan_run import TargetChoice, run_plan
 from volbench.errors import UsageError
+from volbench.places.remote import remote_path
 from volbench.places.table import default_targets
 from volbench.plans.jobs import tests as job_tests
+from volbench.plans.placement.fleet_spec import OwnFile
 from volbench.recipes import jobs, loader, running
 from volbench.recipes.model import Recipe, Step
 from volbench.report.sheet import Column, Sheet
@@ -173,21 +175,39 @@ def command(
         return
     choice = choice_of(run_options, fmt)
     if hosts:
-        choice = dataclasses.replace(choice, targets=targets, hosts=tuple(hosts))
-    run_recipe(rendering, choice)
+        places = tuple(bound.values()) if own_files(recipe) else targets
+        choice = dataclasses.replace(choice, targets=places, hosts=tuple(hosts))
+    run_recipe(rendering, choice, own=bool(hosts) and own_files(recipe))
+
+
+def own_files(recipe: Recipe) -> bool:
+    """Whether on ``--hosts`` the recipe's jobs keep the files they name, on each host
+    (a folder, whose jobs lay out files of their own names in it, or several targets,
+    which its job files name apart), rather than one place's target taking their place."""
+    return len(recipe.targets) != 1 or recipe.targets[0].kind == "directory"
 
 
 def _on_hosts(recipe: Recipe, targets: tuple[str, ...], hosts: Sequence[str]) -> tuple[str, ...]:
-    """The target path a recipe run on ``hosts`` gives each of them (the same path on
-    every host; a lab guest's own disk when none is given and every host is a guest);
-    UsageError for a recipe with several targets (their job files name them apart) or
-    a folder (its jobs lay out files of their own names in it, which a place's one
-    target cannot stand for)."""
-    if len(recipe.targets) != 1 or recipe.targets[0].kind == "directory":
-        raise UsageError(
-            f"{recipe.id} runs in a folder or on several targets: on --hosts a recipe runs"
-            " on one device or file a host (run it on this machine with --target)"
-        )
+    """The target paths a recipe run on ``hosts`` gives each of them: for a recipe of
+    one device or file, its one path on every host (a lab guest's own disk, or a file in
+    its filesystem, when none is given and every host is a guest); for one of folders or
+    several targets (:func:`own_files`), each ``NAME=PATH`` (a bare ``PATH`` for one),
+    an absolute path on every host, normalised as fio will open it there."""
+    if own_files(recipe):
+        if not targets:
+            needed = " ".join(f"--target {t.name}=PATH" for t in recipe.targets)
+            raise UsageError(
+                f"{recipe.id} runs in a folder or on several targets: give {needed}, paths on"
+                " every host (a lab guest's filesystem: `volbench lab up NAME --filesystem"
+                " ext4`, folders under /mnt/vda)"
+            )
+        found = []
+        for item in targets:
+            name, sep, path = item.partition("=")
+            if ":" in path.split("/", 1)[0] or (not sep and ":" in item.split("/", 1)[0]):
+                raise UsageError(f"--target {item}: with --hosts, the path on every host")
+            found.append(f"{name}={remote_path(path)}" if sep else remote_path(item))
+        return tuple(found)
     if not targets and (defaults := default_targets(hosts)):
         return tuple(defaults)
     if len(targets) != 1 or ":" in targets[0].split("/", 1)[0]:
@@ -219,12 +239,14 @@ def choice_of(options: Mapping[str, Any], fmt: str) -> TargetChoice:
     )
 
 
-def run_recipe(rendering: jobs.Rendering, choice: TargetChoice) -> None:
+def run_recipe(rendering: jobs.Rendering, choice: TargetChoice, own: bool = False) -> None:
     """Write each step's job file (:func:`running.write_jobs`) and run them all as one
     ``job`` plan (:func:`job_tests.plan`, :func:`run_plan`), the run labelled with the
-    recipe and its scale, then print the page's expected figures beside those measured."""
-    own = {key for key, _ in choice.labels}
-    clash = own & {running.RECIPE, running.SCALE}
+    recipe and its scale, then print the page's expected figures beside those measured.
+    ``own``: on ``choice``'s hosts, the jobs on the files they name themselves there
+    (:func:`own_files`), each in one of ``choice``'s targets (the recipe's own)."""
+    given = {key for key, _ in choice.labels}
+    clash = given & {running.RECIPE, running.SCALE}
     if clash:
         raise UsageError(f"--label {sorted(clash)[0]}: volbench sets it to the recipe's own")
     with tempfile.TemporaryDirectory(prefix="volbench-recipe-") as folder:
@@ -234,8 +256,12 @@ def run_recipe(rendering: jobs.Rendering, choice: TargetChoice) -> None:
                 f"{rendering.recipe.id}: none of these steps has an fio command to run"
             )
         paths = tuple(path for _, path in written.steps)
-        remote = bool(choice.hosts)  # each place's target replaces the page's
-        made = job_tests.plan(paths, job_tests.cwd(), os.environ, replaced=remote, remote=remote)
+        remote = bool(choice.hosts)  # each place's target replaces the page's, or holds them
+        replaced = remote and not own
+        made = job_tests.plan(paths, job_tests.cwd(), os.environ, replaced=replaced, remote=remote)
+    if own:
+        files = tuple(OwnFile(n.path, n.writes) for n in made.named)
+        choice = dataclasses.replace(choice, files=files)
     section = running.settings(rendering, written, made.sources)
     spec = dataclasses.replace(made.spec, options={**made.spec.options, running.RECIPE: section})
     choice = dataclasses.replace(
@@ -245,7 +271,7 @@ def run_recipe(rendering: jobs.Rendering, choice: TargetChoice) -> None:
         console.stderr.print(note, markup=False, highlight=False)
     # the run's sheet names the page, a rehearsal and the figures the page expects
     # (volbench.report.run_sheets), here as in `show` and `report`
-    run_plan(choice, spec, made.writes, made.named)
+    run_plan(choice, spec, made.writes, () if own else made.named)
 
 
 def list_sheet(recipes: Sequence[Recipe]) -> Sheet:

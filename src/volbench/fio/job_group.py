@@ -220,6 +220,8 @@ def group_lines(
             if new_group and number == 0 and place == 0:
                 lines.append("new_group")
             lines += job.lines(lambda path: reach.get(path, path))
+            if job.directories:  # the names checked: fio's server would prefix them with
+                lines.append("unique_filename=0")  # the client's address (fio HOWTO)
             if target is not None:
                 lines.append(f"filename={escape_filename(target)}")
                 if target in held:

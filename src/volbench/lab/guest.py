@@ -66,6 +66,13 @@ class Guest:
     """QEMU's cache mode of its disk (:data:`DISK_CACHES`): ``none``, the image opened
     with O_DIRECT; ``writeback``, through this machine's page cache. None: a guest
     recorded by a volbench that did not say."""
+    filesystem: str | None = None
+    """The filesystem volbench made on its disk (:data:`volbench.lab.filesystem.FILESYSTEMS`),
+    mounted in the guest at ``mount``; None: a raw disk."""
+    mount: str | None = None
+    """Where the guest mounted its disk's filesystem (None: a raw disk)."""
+    memory_mib: int | None = None
+    """The guest's memory, MiB (None: recorded by a volbench that did not say)."""
 
     @property
     def folder(self) -> Path:

@@ -21,7 +21,9 @@ is dropped, so the output is the command's alone).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from volbench.lab.filesystem import mount_lines
 
 FIO_PORT = 8765
 """fio's server port inside the guest (fio's default)."""
@@ -31,6 +33,9 @@ GUEST_ADDRESS = "10.0.2.15"
 """The guest's address on QEMU's user-mode network (the first DHCP address)."""
 READY = "volbench-lab: ready"
 """The line /init writes to the serial console once fio's server starts."""
+FAILED = "volbench-lab: failed:"
+"""What begins the line /init writes when the guest cannot be made ready (then no fio
+server starts, and ``lab up`` reports the line)."""
 HANDLER = "/etc/volbench-shell"
 KEY_PATH = "/etc/volbench-key"
 """Where the guest keeps the shell channel's key."""
@@ -55,17 +60,23 @@ exec sh -c "${{line%$cr}}" 2>/dev/null
 """
 
 
-def init_script(modules: Sequence[str]) -> str:
+def init_script(
+    modules: Sequence[str], filesystems: Mapping[str, Sequence[str]] | None = None
+) -> str:
     """The ``/init`` of a guest loading ``modules`` (names, in load order, as
-    ``/lib/modules/NAME.ko`` in the initramfs)."""
+    ``/lib/modules/NAME.ko`` in the initramfs), and mounting its disk when its kernel
+    command line names a filesystem, after loading that filesystem's ``filesystems``
+    modules (:func:`volbench.lab.filesystem.mount_lines`)."""
     loads = "".join(f"insmod /lib/modules/{name}.ko\n" for name in modules)
+    mounts = {kind: tuple(names) for kind, names in (filesystems or {}).items()}
+    mount = mount_lines(mounts, FAILED) if filesystems is not None else ""
     return f"""#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/usr/bin:/bin HOME=/root
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-{loads}name=$(sed -n 's/.*volbench\\.hostname=\\([A-Za-z0-9-]*\\).*/\\1/p' /proc/cmdline)
+{loads}{mount}name=$(sed -n 's/.*volbench\\.hostname=\\([A-Za-z0-9-]*\\).*/\\1/p' /proc/cmdline)
 hostname "${{name:-volbench-lab}}"
 ip link set lo up
 tries=0

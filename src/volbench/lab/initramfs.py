@@ -20,16 +20,17 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import UsageError
 from volbench.fio.executable import fio_path
+from volbench.lab.filesystem import MODULES as FILESYSTEM_MODULES
 from volbench.lab.home import lab_dir, private_file, private_folder
 from volbench.lab.init_script import HANDLER, init_script, shell_handler
 from volbench.lab.kernel import Kernel
-from volbench.lab.kernel_modules import NEEDED, GuestModule, guest_modules
+from volbench.lab.kernel_modules import NEEDED, GuestModules, guest_modules
 
 BUSYBOX = "/bin/busybox"
 _LDD_PATH = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
@@ -78,7 +79,7 @@ def _file(path: str, mode: int = 0o755) -> Entry:
     return Entry(path.lstrip("/"), stat.S_IFREG | mode, Path(path).read_bytes())
 
 
-def contents(fio: str, busybox: str, modules: Sequence[GuestModule]) -> list[Entry]:
+def contents(fio: str, busybox: str, modules: GuestModules) -> list[Entry]:
     """Every member of a guest's initramfs, directories first."""
     paths = [fio, *libraries(fio)]
     folders = {str(Path(p).parent).lstrip("/") for p in paths}
@@ -88,10 +89,16 @@ def contents(fio: str, busybox: str, modules: Sequence[GuestModule]) -> list[Ent
     entries.append(Entry("bin/busybox", stat.S_IFREG | 0o755, Path(busybox).read_bytes()))
     entries.append(Entry("bin/sh", stat.S_IFLNK | 0o777, b"busybox"))
     entries.append(
-        Entry("init", stat.S_IFREG | 0o755, init_script([m.name for m in modules]).encode())
+        Entry(
+            "init",
+            stat.S_IFREG | 0o755,
+            init_script([m.name for m in modules.boot], modules.mount_names()).encode(),
+        )
     )
     entries.append(Entry(HANDLER.lstrip("/"), stat.S_IFREG | 0o755, shell_handler().encode()))
-    entries += [Entry(f"lib/modules/{m.name}.ko", stat.S_IFREG | 0o644, m.elf) for m in modules]
+    entries += [
+        Entry(f"lib/modules/{m.name}.ko", stat.S_IFREG | 0o644, m.elf) for m in modules.every
+    ]
     entries.append(Entry("usr/bin/fio", stat.S_IFREG | 0o755, Path(fio).read_bytes()))
     entries += [_file(p) for p in paths[1:]]
     return entries
@@ -114,7 +121,8 @@ def cache_key(fio: str, busybox: str, kernel: Kernel) -> str:
     """The key of a built initramfs: what goes into it, by path, size and mtime, and
     the scripts volbench writes into it (a changed script is a new initramfs)."""
     digest = hashlib.sha256(f"{kernel.release}|{kernel.modules}".encode())
-    digest.update(f"|{init_script(NEEDED)}|{shell_handler()}".encode())
+    script = init_script(NEEDED, {kind: names for kind, names in FILESYSTEM_MODULES.items()})
+    digest.update(f"|{script}|{shell_handler()}".encode())
     for path in (fio, busybox):
         info = os.stat(path)
         digest.update(f"|{path}|{info.st_size}|{info.st_mtime_ns}".encode())

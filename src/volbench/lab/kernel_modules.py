@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import UsageError
+from volbench.lab.filesystem import MODULES as FILESYSTEM_MODULES
 
 NEEDED = ("virtio_pci", "virtio_blk", "virtio_net", "qemu_fw_cfg")
 """The drivers of the guest's disk (virtio-blk-pci) and network (virtio-net-pci), and
@@ -91,12 +92,37 @@ class GuestModule:
     elf: bytes
 
 
-def guest_modules(modules_dir: Path | None) -> list[GuestModule]:
+@dataclass(frozen=True)
+class GuestModules:
+    """The modules a guest's initramfs holds: ``boot``, loaded at every boot (the
+    drivers of :data:`NEEDED` and their dependencies), and for each filesystem of
+    :data:`volbench.lab.filesystem.MODULES` those loaded before the guest mounts
+    its disk as it (each after what it depends on, none loaded twice), in order."""
+
+    boot: tuple[GuestModule, ...]
+    filesystems: dict[str, tuple[GuestModule, ...]]
+
+    @property
+    def every(self) -> list[GuestModule]:
+        """Every module the initramfs holds, each once."""
+        found = {m.name: m for m in self.boot}
+        for modules in self.filesystems.values():
+            found.update((m.name, m) for m in modules)
+        return list(found.values())
+
+    def mount_names(self) -> dict[str, tuple[str, ...]]:
+        """Each filesystem's modules by name, in load order."""
+        return {kind: tuple(m.name for m in ms) for kind, ms in self.filesystems.items()}
+
+
+def guest_modules(modules_dir: Path | None) -> GuestModules:
     """The modules of :data:`NEEDED` and their dependencies from a kernel's
-    ``/lib/modules/VERSION`` folder, in load order; none when the folder is None or
-    the drivers are built in. UsageError when a needed driver is neither."""
+    ``/lib/modules/VERSION`` folder, in load order, and those of each filesystem a
+    guest may mount (those the kernel has as modules: built in, a filesystem needs
+    none); none when the folder is None or the drivers are built in. UsageError when
+    a needed driver is neither."""
     if modules_dir is None or not modules_dir.is_dir():
-        return []
+        return GuestModules((), {kind: () for kind in FILESYSTEM_MODULES})
     builtin_file = modules_dir / "modules.builtin"
     builtin = builtin_file.read_text().split() if builtin_file.is_file() else []
     built_in = {module_name(line) for line in builtin}
@@ -109,7 +135,8 @@ def guest_modules(modules_dir: Path | None) -> list[GuestModule]:
         )
     elves: dict[str, bytes] = {}
     needs: dict[str, tuple[str, ...]] = {}
-    pending = [n for n in NEEDED if n in files]
+    wanted = [*NEEDED, *(n for names in FILESYSTEM_MODULES.values() for n in names)]
+    pending = [n for n in wanted if n in files]
     while pending:
         name = pending.pop()
         if name in elves or name not in files:
@@ -117,4 +144,11 @@ def guest_modules(modules_dir: Path | None) -> list[GuestModule]:
         elves[name] = read_module(files[name])
         needs[name] = depends(elves[name])
         pending.extend(needs[name])
-    return [GuestModule(name, elves[name]) for name in load_order(NEEDED, needs)]
+    boot = load_order(NEEDED, needs)
+    filesystems = {
+        kind: tuple(
+            GuestModule(name, elves[name]) for name in load_order(names, needs) if name not in boot
+        )
+        for kind, names in FILESYSTEM_MODULES.items()
+    }
+    return GuestModules(tuple(GuestModule(name, elves[name]) for name in boot), filesystems)

@@ -25,6 +25,7 @@ from pathlib import Path
 from volbench.errors import UsageError
 from volbench.fio.client import HostAddress
 from volbench.fio.server import probe
+from volbench.lab import filesystem as filesystems
 from volbench.lab import guest as guests
 from volbench.lab import io_max
 from volbench.lab.backing import write_out
@@ -36,10 +37,10 @@ from volbench.lab.home import (
     private_folder,
     write_private,
 )
-from volbench.lab.init_script import READY
+from volbench.lab.init_script import FAILED, READY
 from volbench.lab.initramfs import initramfs
 from volbench.lab.kernel import Kernel, debian_kernel, given_kernel
-from volbench.lab.machine import Guarded, Launch
+from volbench.lab.machine import MEMORY_MIB, Guarded, Launch
 from volbench.lab.shell import make_key
 from volbench.lab.throttle import Limits
 
@@ -134,7 +135,11 @@ def _boot(launch: Launch, timeout_s: float) -> tuple[Guarded, float] | None:
             if qemu.pid is None or not guests.exists(qemu.pid):
                 why = qemu.last_words() or "no message"
                 raise UsageError(f"qemu ended during the boot: {why}")
-            ready = serial.is_file() and READY in serial.read_text(errors="replace")
+            console = serial.read_text(errors="replace") if serial.is_file() else ""
+            if FAILED in console:  # /init said why it starts no fio server
+                failed = console[console.index(FAILED) :].splitlines()[0]
+                raise UsageError(f"the guest could not start: {failed[len(FAILED) :].strip()}")
+            ready = READY in console
             address = HostAddress(launch.address, launch.fio_port)
             if ready and probe(address, min(left, 5.0)).answers:
                 return qemu, time.monotonic() - started
@@ -152,6 +157,18 @@ def _end(qemu: Guarded, folder: Path) -> None:
         guests.stop(qemu.pid, folder)
 
 
+MIN_MEMORY_MIB = 256
+"""The least memory a guest boots with: the initramfs unpacked (about 90 MiB) and fio."""
+
+
+def check_memory(memory_bytes: int) -> int:
+    """``memory_bytes`` in whole MiB; UsageError below :data:`MIN_MEMORY_MIB`."""
+    mib = memory_bytes >> 20
+    if mib < MIN_MEMORY_MIB:
+        raise UsageError(f"--memory {memory_bytes}: at least {MIN_MEMORY_MIB} MiB (e.g. 2g)")
+    return mib
+
+
 def check_disk_size(disk_bytes: int) -> None:
     """UsageError unless a guest's disk of ``disk_bytes`` is at least :data:`MIN_DISK`."""
     if disk_bytes < MIN_DISK:
@@ -167,16 +184,22 @@ def up(
     say: Say,
     disk: Path | None = None,
     disk_cache: str = "none",
+    filesystem: str | None = None,
+    memory_mib: int = MEMORY_MIB,
 ) -> guests.Guest:
     """Boot guest ``name`` with its disk (a sparse image of ``disk_bytes``, or at
     ``disk`` an image with every block written: on a backing device,
     :mod:`volbench.lab.backing`) limited as ``limits``, under QEMU's cache mode
     ``disk_cache`` (:data:`volbench.lab.guest.DISK_CACHES`; ``none`` on a filesystem
-    without O_DIRECT is ``writeback``, and said); return it once fio's server in it
-    answers. Nothing is left behind when the boot fails or is interrupted (qemu
-    ended, the folder and image removed)."""
+    without O_DIRECT is ``writeback``, and said); with ``filesystem``, the image
+    formatted as it here (:mod:`volbench.lab.filesystem`) and mounted by the guest at
+    :data:`volbench.lab.filesystem.MOUNT`; ``memory_mib`` of memory. Return the guest
+    once fio's server in it answers. Nothing is left behind when the boot fails or is
+    interrupted (qemu ended, the folder and image removed)."""
     folder = guest_dir(name)
     check_disk_size(disk_bytes)
+    if filesystem is not None:
+        filesystems.mkfs_command(filesystem, folder / guests.DISK)  # installed: before all
     if folder.exists():
         if guests.running_pid(folder) is not None:
             raise UsageError(f"lab guest {name} is up: `volbench lab down {name}` first")
@@ -185,7 +208,20 @@ def up(
     initrd = initramfs(kernel, say)
     private_folder(folder)
     try:
-        return _up(name, folder, kernel, initrd, limits, disk_bytes, accel, say, disk, disk_cache)
+        return _up(
+            name,
+            folder,
+            kernel,
+            initrd,
+            limits,
+            disk_bytes,
+            accel,
+            say,
+            disk,
+            disk_cache,
+            filesystem,
+            memory_mib,
+        )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         if disk is not None:
@@ -204,6 +240,8 @@ def _up(
     say: Say,
     written: Path | None,
     disk_cache: str,
+    filesystem: str | None,
+    memory_mib: int,
 ) -> guests.Guest:
     address = _reserve(folder)
     make_key(folder)  # the shell channel's, for this boot (lab/shell.py)
@@ -213,6 +251,9 @@ def _up(
     else:
         with private_file(disk) as image:
             image.truncate(disk_bytes)
+    if filesystem is not None:
+        say(f"making {filesystem} on the guest's disk image (mounted at {filesystems.MOUNT})")
+        filesystems.make(filesystem, disk)
     direct = disk_cache == "none" and supports_direct(disk)
     if disk_cache == "none" and not direct:
         say(f"{disk.parent} opens no file with O_DIRECT: the disk is cached (writeback)")
@@ -231,6 +272,8 @@ def _up(
             limits,
             attempt,
             f"lab-{name}-{attempt}",
+            filesystem,
+            memory_mib,
         )
         booted, address = _boot_on_a_free_address(launch, timeout)
         if booted is None:
@@ -253,6 +296,9 @@ def _up(
             round(seconds, 2),
             qemu.pid,
             disk_cache="none" if direct else "writeback",
+            filesystem=filesystem,
+            mount=filesystems.MOUNT if filesystem is not None else None,
+            memory_mib=memory_mib,
         )
         guests.save(guest)
         if limits.in_guest:  # the guest's kernel holds them: once it answers
@@ -336,6 +382,14 @@ class GuestState:
     accel: str
     limits: str
     disk: str
+    filesystem: str = ""
+    """What is on the disk: ``ext4 on /mnt/vda`` (its filesystem, where the guest
+    mounted it), ``raw`` (none)."""
+
+
+def on_disk(guest: guests.Guest) -> str:
+    """What is on the guest's disk, in words: ``ext4 on /mnt/vda``, or ``raw``."""
+    return f"{guest.filesystem} on {guest.mount}" if guest.filesystem else "raw"
 
 
 def listing() -> list[GuestState]:
@@ -353,7 +407,14 @@ def listing() -> list[GuestState]:
         state = "alive" if pid is not None else "dead"
         rows.append(
             GuestState(
-                name, state, pid, guest.address, guest.accel, guest.limits.text(), guest.disk
+                name,
+                state,
+                pid,
+                guest.address,
+                guest.accel,
+                guest.limits.text(),
+                guest.disk,
+                on_disk(guest),
             )
         )
     return rows

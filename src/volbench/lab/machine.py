@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import UsageError
+from volbench.lab.filesystem import CMDLINE_KEY
 from volbench.lab.guest import PIDFILE, QMP, SERIAL
 from volbench.lab.home import private_file
 from volbench.lab.init_script import FIO_PORT, GUEST_ADDRESS, KEY_NAME, SHELL_PORT
@@ -32,7 +33,8 @@ from volbench.lab.throttle import Limits
 
 QEMU = "qemu-system-x86_64"
 MEMORY_MIB = 512
-"""The guest's memory: the initramfs (about 90 MiB unpacked) and fio's buffers."""
+"""The guest's memory unless ``lab up --memory`` says: the initramfs (about 90 MiB
+unpacked) and fio's buffers (a job's ``iodepth`` x ``bs`` x ``numjobs``)."""
 GUARD = (
     'umask 077; exec 3<&0 </dev/null; "$@" 3<&- >/dev/null & echo $!; read -r x <&3; '
     '[ "$x" = detach ] || kill -TERM $! 2>/dev/null'
@@ -45,7 +47,8 @@ class Launch:
     """Everything one qemu start needs: the guest's folder (pidfile, serial log, QMP
     socket), kernel and initramfs, disk image (``direct``: opened with O_DIRECT),
     the loopback ``address`` its ports are forwarded on, the host ports of fio's
-    server and the shell channel, the disk's limits, ``kvm`` or ``tcg``, hostname."""
+    server and the shell channel, the disk's limits, ``kvm`` or ``tcg``, hostname,
+    the filesystem on the disk to mount, the guest's memory (MiB)."""
 
     folder: Path
     kernel: Path
@@ -58,6 +61,9 @@ class Launch:
     limits: Limits
     accel: str
     hostname: str
+    filesystem: str | None = None
+    """The filesystem the guest's /init mounts its disk as (None: none, a raw disk)."""
+    memory_mib: int = MEMORY_MIB
 
 
 def _checked(path: Path) -> str:
@@ -84,6 +90,9 @@ def qemu_command(launch: Launch) -> list[str]:
         for host, guest in ((launch.fio_port, FIO_PORT), (launch.shell_port, SHELL_PORT))
     )
     direct = "on" if launch.direct else "off"
+    append = f"console=ttyS0 panic=-1 quiet volbench.hostname={launch.hostname}"
+    if launch.filesystem is not None:
+        append += f" {CMDLINE_KEY}={launch.filesystem}"
     return [
         QEMU,
         "-nodefaults",
@@ -92,7 +101,7 @@ def qemu_command(launch: Launch) -> list[str]:
         "-accel",
         launch.accel,
         "-m",
-        str(MEMORY_MIB),
+        str(launch.memory_mib),
         "-smp",
         "1",
         "-serial",
@@ -106,7 +115,7 @@ def qemu_command(launch: Launch) -> list[str]:
         "-initrd",
         _checked(launch.initrd),
         "-append",
-        f"console=ttyS0 panic=-1 quiet volbench.hostname={launch.hostname}",
+        append,
         "-fw_cfg",
         f"name={KEY_NAME},file={_checked(folder / KEY_FILE)}",
         "-netdev",

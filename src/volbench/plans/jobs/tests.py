@@ -171,14 +171,15 @@ def plan(
     """The plan of the job files ``paths`` (relative to ``cwd``, where volbench was
     started, with the environment ``env``): read and checked with fio's own reading,
     each group a test, each job on the files it names (``replaced``: on the run's
-    targets; ``remote``: those are on other hosts)."""
+    targets; ``remote``: those are on other hosts, or, not ``replaced``, the files
+    the jobs name are, by absolute paths, on each of them)."""
     sections = read_checked(paths, cwd, env, host or HostFacts.here())
     every = jobs(sections)
     if replaced:
         by_job: dict[int, GroupJob] = {}
         named: list[NamedPath] = []
     else:
-        by_job, named = named_paths(every, str(cwd))
+        by_job, named = named_paths(every, str(cwd), here=not remote)
     index = {id(job): number for number, job in enumerate(every)}
     tests: list[Workload] = []
     made = groups(every)

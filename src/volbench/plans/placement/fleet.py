@@ -25,6 +25,7 @@ from volbench.analysis.aggregate import place_tests
 from volbench.errors import FioError
 from volbench.fio.client import HostAddress, HostFailure
 from volbench.fio.job import JobFile, render
+from volbench.fio.job_text import opened_file
 from volbench.fio.request import OnHosts, Ran
 from volbench.model import (
     FioOutput,
@@ -106,8 +107,9 @@ class FleetRounds:
             tags = tuple(str(self.fleet.places.index(p) + 1) for p in shares)
             paths = tuple(_fio_path(p) for p in shares)
             held = reached(p.path for p in shares if p.host is None)
+            files = tuple(f.path for f in self.fleet.files)
             return lambda log_dir: JobFile(
-                "", tuple(workloads), ioengine, log_dir, extra, paths, tags, held
+                "", tuple(workloads), ioengine, log_dir, extra, paths, tags, held, files
             )
 
         # fio names a client's jobs by the address alone: back to volbench's labels
@@ -115,6 +117,8 @@ class FleetRounds:
 
         def split(output: FioOutput) -> tuple[list[TestResult], list[TestResult]]:
             together, shares = place_tests(output)
+            if self.fleet.files:  # jobs on their own files: each share by its place's
+                _, shares = place_tests(_by_place(self.fleet, places, output))
             shares = [
                 dataclasses.replace(t, hostname=labels.get(t.hostname or "", t.hostname))
                 for t in shares
@@ -181,6 +185,23 @@ class HostsLaunch(OneProcess):
         )
         self.lost.extend((self.round_no, f) for f in done.failures)
         return done
+
+
+def _by_place(fleet: Fleet, places: Sequence[Place], output: FioOutput) -> FioOutput:
+    """``output`` with each job of a job file's own files (:attr:`Fleet.files`) named
+    as on the place whose folder or file it opened (fio names it by its address, and
+    the file, or its ``directory``), so that a place's share merges all of them."""
+    hosts = {_fio_label(fleet, p).rpartition(":")[0]: p.host for p in places}
+    jobs = []
+    for job in output.jobs:
+        path = opened_file(job.options) or job.options.get("directory")
+        host = hosts.get(job.hostname or "")
+        place = fleet.place_of_file(host, path) if host and path else None
+        if place is not None:
+            options = {**job.options, "filename": place.path}
+            job = dataclasses.replace(job, options=options)
+        jobs.append(job)
+    return dataclasses.replace(output, jobs=tuple(jobs))
 
 
 def _fio_path(place: Place) -> str:

@@ -16,6 +16,7 @@ from volbench.model import (
     Place,
     PlaceRecord,
     RunSettings,
+    TargetIdentity,
     TargetInfo,
 )
 from volbench.places import table
@@ -87,6 +88,34 @@ def stored_fleet(settings: RunSettings) -> Fleet:
     return Fleet(places, settings.keep_going, size_bytes=min(sizes) if remote else None)
 
 
+def _own_files(
+    fleet: Fleet, destroy_data: Sequence[str], force: bool
+) -> dict[Place, TargetIdentity | None]:
+    """The write check of each file the jobs name themselves (:attr:`Fleet.files`), on
+    each host, as a target of its own (written as :attr:`OwnFile.written` says);
+    UsageError for a file in none of the host's places. Each place's identity:
+    that of its first file (None: its kind knows none)."""
+    found: dict[Place, TargetIdentity | None] = {}
+    for host in dict.fromkeys(p.host for p in fleet.places if p.host is not None):
+        for file in fleet.files:
+            place = fleet.place_of_file(host, file.path)
+            if place is None:
+                raise UsageError(
+                    f"a job opens {file.path}, in none of the targets on {host}: refused"
+                )
+            at = Place(host, file.path)
+            identity = table.check_write(at, file.written, destroy_data, force)
+            found.setdefault(place, identity)
+    return {p: found.get(p) for p in fleet.places}
+
+
+def _written(fleet: Fleet, place: Place) -> bool:
+    """Whether a job writes a file of ``place`` (:attr:`Fleet.files`)."""
+    return any(
+        f.written and fleet.place_of_file(place.host or "", f.path) == place for f in fleet.files
+    )
+
+
 @dataclass(frozen=True)
 class PreparedFleet:
     """A fleet checked and ready: its places' targets and what each host said."""
@@ -147,7 +176,11 @@ def prepare_fleet(
     fleet = dataclasses.replace(fleet, size_bytes=size)
     if size is None:
         raise UsageError(REMOTE_SIZE)
-    identities = {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
+    identities = (
+        _own_files(fleet, destroy_data, force)
+        if fleet.files
+        else {p: table.check_write(p, writes, destroy_data, force) for p in fleet.places}
+    )
     probes = probe_all(fleet.hosts())
     silent = [p for p in probes if not p.answers]
     for probe in silent:
@@ -161,6 +194,8 @@ def prepare_fleet(
         raise FioError("no host answers: start `volbench agent` on them")
     fleet = dataclasses.replace(fleet, places=places)
     written_files = [p for p in places if not p.path.startswith("/dev/")] if writes else []
+    if fleet.files:  # a place of files a job writes or fio may lay out
+        written_files = [p for p in places if _written(fleet, p)]
     for place in written_files:  # devices: --destroy-data named them (above)
         check_remote_file(place, fleet.address(place.host or ""))
     fleet = dataclasses.replace(fleet, checked_files=tuple(written_files))

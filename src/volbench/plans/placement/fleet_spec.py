@@ -29,6 +29,22 @@ SOLO_PREFIX = "solo."
 
 
 @dataclass(frozen=True)
+class OwnFile:
+    """A file or device a job file's jobs name themselves, by its absolute path on every
+    host, and whether a job writes it (else its jobs only read it)."""
+
+    path: str
+    writes: bool
+
+    @property
+    def written(self) -> bool:
+        """Whether the run may write it: a job writes it, or it is a file, which fio lays
+        out when it is missing or shorter than a job reads (volbench cannot look at it
+        from here: a missing file of this machine it makes itself)."""
+        return self.writes or not self.path.startswith("/dev/")
+
+
+@dataclass(frozen=True)
 class Fleet:
     """The places of a multi-target run and how to treat a host that fails.
 
@@ -48,6 +64,18 @@ class Fleet:
     """Remote file targets written (checked by the host's own fio when the run starts,
     :func:`volbench.plans.placement.named.check_remote_file`): checked there again before each
     round that writes, as nothing on this machine can hold them open."""
+    files: tuple[OwnFile, ...] = ()
+    """The files a job file's jobs name themselves (absolute paths, the same on every
+    host), each in a place's folder or the place's file: the jobs run on them, once on
+    each host, not once per place (a cloud recipe's folders and files on other hosts)."""
+
+    def place_of_file(self, host: str, path: str) -> Place | None:
+        """The place of ``host`` whose file ``path`` is, or whose folder holds it."""
+        for place in self.places:
+            inside = path.startswith(place.path.rstrip("/") + "/")
+            if place.host == host and (path == place.path or inside):
+                return place
+        return None
 
     def address(self, host: str) -> HostAddress:
         """Where fio's client reaches ``host`` (a place's host name)."""

@@ -41,6 +41,7 @@ from volbench.fio.job_rules import writes
 from volbench.fio.job_source import Job
 from volbench.fio.options import fio_size
 from volbench.model import NamedTarget, TargetInfo
+from volbench.places.remote import remote_path
 from volbench.plans.placement.named import named_by
 from volbench.plans.placement.preparation import DEFAULT_FILE_BYTES, prepare_target
 from volbench.plans.runs.reporter import Reporter
@@ -69,16 +70,26 @@ def _size_each(job: Job, count: int) -> int | None:
     return size // max(count, 1) if size else None
 
 
-def _fio_named(job: Job, cwd: str) -> tuple[GroupJob, tuple[str, ...]]:
-    """The files of a job fio names itself (``directory``, ``filename_format``)."""
+def _on_host(name: str) -> str:
+    """A file a job names on another host: absolute, normalised (nothing of it can be
+    resolved from here: the host's own fio checks it, :mod:`volbench.fio.remote_path`)."""
+    return remote_path(name)
+
+
+def _fio_named(job: Job, cwd: str, here: bool = True) -> tuple[GroupJob, tuple[str, ...]]:
+    """The files of a job fio names itself (``directory``, ``filename_format``); on
+    another host (not ``here``), named as given, unchecked here."""
     files = job_files(job)
     pattern = files.pattern or "$jobname.$jobnum.$filenum"
     check_pattern(job, pattern)
     literal = re.sub(re.escape("$jobname"), lambda _: job.name, pattern, flags=re.IGNORECASE)
-    dirs = tuple(absolute(d, cwd) for d in (files.directories or (".",)))
+    if not here:
+        dirs = tuple(_on_host(d) for d in (files.directories or (".",)))
+    else:
+        dirs = tuple(absolute(d, cwd) for d in (files.directories or (".",)))
     if files.numjobs * files.nrfiles > MAX_FILES:
         raise UsageError(f"{job.section.where}: job {job.name} opens more than {MAX_FILES:,} files")
-    for folder in dirs:
+    for folder in dirs if here else ():
         if not os.path.isdir(folder):
             what = "is not a folder" if os.path.exists(folder) else "does not exist"
             raise UsageError(f"{job.where('directory')}: directory {folder} {what} (fio needs one)")
@@ -89,7 +100,7 @@ def _fio_named(job: Job, cwd: str) -> tuple[GroupJob, tuple[str, ...]]:
             for filenum in range(files.nrfiles)
         )
     )
-    for path in paths:
+    for path in paths if here else ():
         if os.path.islink(path):
             raise UsageError(
                 f"{job.section.where}: {path}, a file fio names itself, is a link: name the"
@@ -98,27 +109,32 @@ def _fio_named(job: Job, cwd: str) -> tuple[GroupJob, tuple[str, ...]]:
     return GroupJob((), (), dirs, literal, files.nrfiles), paths
 
 
-def resolve(job: Job, cwd: str) -> tuple[GroupJob, tuple[str, ...]]:
+def resolve(job: Job, cwd: str, here: bool = True) -> tuple[GroupJob, tuple[str, ...]]:
     """How the kept text names ``job``'s files (:class:`GroupJob` without options) and
-    every file it opens, canonical (see the module docstring)."""
+    every file it opens, canonical (see the module docstring); on another host (not
+    ``here``), absolute and normalised, nothing of them looked at here."""
     files = job_files(job)
-    exists = exists_here(cwd)
+    exists = exists_here(cwd) if here else (lambda _: False)
     if files.named_by_fio and not (files.nrfiles == 1 and exists(job.name)):
-        return _fio_named(job, cwd)
+        return _fio_named(job, cwd, here)
     names = files.listed or (fio_names(files, job.name, exists) if files.named_by_fio else ())
-    paths = tuple(dict.fromkeys(absolute(name, cwd) for name in names))
-    redirect = absolute(files.redirect, cwd) if files.redirect else None
+    where = (lambda name: absolute(name, cwd)) if here else _on_host
+    paths = tuple(dict.fromkeys(where(name) for name in names))
+    redirect = where(files.redirect) if files.redirect else None
     every = (*paths, *([redirect] if redirect else []))
     return GroupJob((), paths, redirect=redirect), every
 
 
-def named_paths(jobs: Sequence[Job], cwd: str) -> tuple[dict[int, GroupJob], list[NamedPath]]:
+def named_paths(
+    jobs: Sequence[Job], cwd: str, here: bool = True
+) -> tuple[dict[int, GroupJob], list[NamedPath]]:
     """Each job's files (by its place in ``jobs``) and the files and devices of all of
-    them, in order, each written when a job writes it (or fio would lay it out)."""
+    them, in order, each written when a job writes it (or fio would lay it out); on
+    other hosts (not ``here``: the same paths on each), as named."""
     by_job: dict[int, GroupJob] = {}
     found: dict[str, NamedPath] = {}
     for index, job in enumerate(jobs):
-        kept, paths = resolve(job, cwd)
+        kept, paths = resolve(job, cwd, here)
         by_job[index] = kept
         written = writes(job.effective())
         asked = _size_each(job, kept.nrfiles if kept.directories else len(paths))  # a clone's
@@ -126,6 +142,8 @@ def named_paths(jobs: Sequence[Job], cwd: str) -> tuple[dict[int, GroupJob], lis
             before = found.get(path, NamedPath(path, False))
             size = max(filter(None, (before.size_bytes, asked)), default=None)
             found[path] = NamedPath(path, before.writes or written, size)
+    if not here:
+        return by_job, list(found.values())
     return by_job, [_laid_out(named) for named in found.values()]
 
 

@@ -265,7 +265,7 @@ def run_round(
             logged_tests = [t for t in done.tests if t.name in ours]
             _check_logs(session, round_no, process.folder, logged_tests, process.workloads)
         if not raw.interrupted and not launched.failures:
-            problems += _failures(process, raw, done.failed)
+            problems += _failures(process, raw, done.failed, done.ran)
     if unsaved and not tests:
         return [], f"interrupted by the user; {unsaved[0]}, round {round_no} has no results"
     if launched.failures and not launch.keep_going:
@@ -288,10 +288,18 @@ def _did_io(test: TestResult) -> bool:
     return any(d.active for d in test.directions.values())
 
 
-def _failures(process: Process, raw: RawRun, failed: Sequence[TestResult]) -> list[str]:
+def _failures(
+    process: Process, raw: RawRun, failed: Sequence[TestResult], ran: bool = True
+) -> list[str]:
     """Why a fio process that printed its output failed: a job's error (or a job that
     did no I/O at all: fio refused it, as fio's server does a mounted device, with
-    error 0), else its exit code."""
+    error 0), an output of no job for a round of some (``ran`` False: fio's server
+    dropped every job, as one whose ``directory`` it lacks, and its client exits 0),
+    else its exit code."""
+    if not ran and process.workloads:
+        return [
+            f"{process.fio} ran none of the round's jobs: {raw.last_error_line or 'no message'}"
+        ]
     if failed:
         first = failed[0]
         why = f"failed with error {first.error}" if first.error else "did no I/O at all"
@@ -335,11 +343,13 @@ def _check_logs(
 @dataclass(frozen=True)
 class Committed:
     """What :func:`commit_round` stored: the run's tests of the round, the tests left
-    out as partial, and the tests (stored or not) whose fio jobs failed."""
+    out as partial, the tests (stored or not) whose fio jobs failed, and whether fio's
+    output held any job at all."""
 
     tests: list[TestResult]
     cut: set[str]
     failed: list[TestResult]
+    ran: bool = True
 
 
 def commit_round(
@@ -418,7 +428,7 @@ def commit_round(
         where = f"fio's output is kept in {kept}: `volbench import {kept}`" if kept else ""
         raise StoreFailed(f"round {round_no} could not be stored ({exc}); {where}") from exc
     session.reporter.round_done(round_no, tests or shares)
-    return Committed(tests, cut, failed)
+    return Committed(tests, cut, failed, bool(output.jobs))
 
 
 def cut_short(tests: Sequence[TestResult], workloads: Sequence[Workload]) -> set[str]:
