@@ -726,6 +726,35 @@ def test_a_point_a_busy_machine_held_down_is_measured_again(held: str) -> None:
         assert model.read.bytes_cap and _close(model.read.bytes_cap.value, limiter.read_bps)
 
 
+@pytest.mark.parametrize("side", ["read", "write"])
+def test_a_mbps_test_at_the_iops_cap_is_run_again_at_the_next_size_past_it(side: str) -> None:
+    """Separate budgets of 1,000 and 850 IOPS, 40 and 34 MB/s (a CI draw): 32 KiB runs
+    at the IOPS cap (1,220 and 1,037 IOPS would be the MB/s caps'). A busy machine held
+    the ladder's 32 KiB point a tenth under, so it looked past the cap and the MB/s test
+    ran there, at the IOPS cap: no MB/s cap can be read off it. The experiment runs the
+    MB/s test once more at the next size past the cap (64 KiB), and the fit finds both
+    MB/s caps."""
+    limiter = Limiter(read_iops=1000, write_iops=850, read_bps=40e6, write_bps=34e6)
+    held = f"{side}-32k-qd4"
+    draw, done = random.Random(5), []
+    while (test := next_test(done)) is not None:
+        assert len(done) < 45, [p.name for p in done]
+        runtime = queue_runtime(LAB, done, test)
+        probe = _measure(limiter, test, draw, "qemu", runtime)
+        if probe.name == held:
+            probe = dataclasses.replace(
+                probe, read_iops=0.9 * probe.read_iops, write_iops=0.9 * probe.write_iops
+            )
+        done.append(probe)
+    kind = "bytes" if side == "read" else "wbytes"
+    names = [p.name for p in done if p.direction == kind]
+    assert names == [f"{kind}-32k-qd4", f"{kind}-64k-qd4"], names
+    model = fit(done)
+    for direction, wanted in (("read", 40e6), ("write", 34e6)):
+        found = getattr(model, direction).bytes_cap
+        assert found is not None and _close(found.value, wanted), (direction, found)
+
+
 def test_two_buckets_are_two_budgets_whatever_a_mix_did() -> None:
     """Each direction bursting from its own bucket (a lab guest's ``--burst-iops`` with
     ``--iops-read`` and ``--iops-write``): two budgets; a mix lifted by the reads' bucket

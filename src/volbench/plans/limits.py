@@ -691,14 +691,24 @@ def _mbps_next(done: Sequence[Probe], merged: Sequence[Probe], direction: str) -
     """``direction``'s MB/s test, once its size ladder is done and ran past the IOPS cap:
     the first size past it at :data:`MBPS_QD` (the deep queue's, when shallower), for
     :data:`MIN_MBPS_TEST_S` at least; the fit reads the MB/s cap from it
-    (:func:`~volbench.analysis.limiter_model.fit`). ``done``: as measured; ``merged``:
-    each point at its higher figure (:func:`settled`: a point measured again is one)."""
+    (:func:`~volbench.analysis.limiter_model.fit`). Where it ran at the IOPS cap (a busy
+    machine held the ladder's point at that size under the cap: 32 KiB reads at 1,000
+    IOPS and 40 MB/s caps), once more at the next size past it. ``done``: as measured;
+    ``merged``: each point at its higher figure (:func:`settled`: a point measured again
+    is one)."""
     kind = MBPS_TEST[direction]
     past = _past(merged, direction)
     deep = deep_queue(merged, direction)
-    if deep is None or not past or any(p.direction == kind for p in done):
+    if deep is None or not past:
         return None
-    return Next(kind, past[0].bs_bytes, min(deep, MBPS_QD))
+    tests = [p for p in done if p.direction == kind]
+    if not tests:
+        return Next(kind, past[0].bs_bytes, min(deep, MBPS_QD))
+    larger = [p for p in past if p.bs_bytes > tests[-1].bs_bytes]
+    at_cap = tests[-1].iops >= (1 - SAME) * size_ladder(merged, direction)[0].iops
+    if len(tests) == 1 and at_cap and larger:  # its size was not past the cap after all
+        return Next(kind, larger[0].bs_bytes, min(deep, MBPS_QD))
+    return None
 
 
 def next_test(
