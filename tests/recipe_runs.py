@@ -16,9 +16,12 @@ was a rehearsal.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
+
+from cli_harness import Volbench
 
 from recipe_pages import differences, fio_reads, ini_sections, page_job
 from volbench.fio.options import fio_size
@@ -156,3 +159,19 @@ def check_run(
         texts = [planned[name]["job_text"] for name in stored["tests"]]
         problems += _kept_problems(step.id, job_file, texts)
     return problems
+
+
+def rehearse(
+    tool: Volbench, recipe: Recipe, made: Mapping[str, str], args: Sequence[str], timeout: float
+) -> tuple[dict[str, Any], float]:
+    """``volbench ARGS`` (``run recipe`` of ``recipe`` on the targets ``made``) after its
+    ``--dry-run``, checked against its page (:func:`check_run`): the stored run, and the
+    seconds the run took."""
+    dry = tool.document(*args, "--dry-run")
+    started = time.monotonic()
+    ran = tool(*args, "--runs-dir", str(tool.runs_dir), timeout=timeout)
+    seconds = time.monotonic() - started
+    assert ran.returncode == 0, (ran.stdout[-1500:], ran.stderr[-2000:])
+    run = tool.stored()
+    assert check_run(recipe, made, dry, ran, run) == [], f"{recipe.id} after {seconds:.1f} s"
+    return run, seconds

@@ -17,7 +17,6 @@ scaled runtime's floor): 229 s alone on a 2-core machine, 33 s of it the two boo
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from cli_harness import Volbench
 from lab_guest import lab  # noqa: F401 (the lab modules' fixture)
 
 from measured import record
-from recipe_runs import SCALE, check_run, settings
+from recipe_runs import SCALE, rehearse, settings
 from volbench.cli.recipe import own_files
 from volbench.lab import guest as guests
 from volbench.lab.init_script import GUEST_ADDRESS
@@ -101,19 +100,13 @@ def test_every_recipe_runs_on_a_lab_guest_as_its_page_says(
         given = [f"{k}={v}" for k, v in made.items()] if own_files(recipe) else [*made.values()]
         args += [f"--target={item}" for item in given]
     args += [f"--set={item}" for item in settings(recipe)]
-    dry = tool.document(*args, "--dry-run")
-    started = time.monotonic()
-    ran = tool(*args, "--runs-dir", str(tool.runs_dir), timeout=300)
-    seconds = time.monotonic() - started
-    assert ran.returncode == 0, (ran.stdout[-1500:], ran.stderr[-2000:])
-    run = tool.stored()
+    run, seconds = rehearse(tool, recipe, made, args, timeout=300)
     fio_steps = [s for s in recipe.steps if s.runs_fio]
     record(
         request,
         f"{recipe.id}: {len(fio_steps)} fio steps at --scale {scale} on lab://{name}"
         f" ({', '.join(f'{k}={v}' for k, v in made.items())}) in {seconds:.1f} s",
     )
-    assert check_run(recipe, made, dry, ran, run) == []
     assert {p["host"] for p in run["settings"]["places"]} == {f"lab://{name}"}
     for target in recipe.targets:  # the files fio made are the ones volbench checked:
         if target.kind == "directory":  # fio's server prefixes none with our address

@@ -28,7 +28,6 @@ import math
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -36,7 +35,7 @@ import pytest
 from cli_harness import Volbench
 
 from measured import record
-from recipe_runs import SCALE, check_run, needed_bytes, settings
+from recipe_runs import SCALE, needed_bytes, rehearse, settings
 from volbench.recipes import loader
 from volbench.recipes.model import Recipe
 
@@ -111,17 +110,10 @@ def test_every_recipe_runs_each_step_as_its_page_says(
     args = ["run", "recipe", recipe.id, "--scale", scale]
     args += [f"--target={name}={path}" for name, path in made.items()]
     args += [f"--set={item}" for item in settings(recipe)]
-    dry = volbench.document(*args, "--dry-run")
-    started = time.monotonic()
-    ran = volbench(*args, "--runs-dir", str(volbench.runs_dir), timeout=120)
-    seconds = time.monotonic() - started
-    assert ran.returncode == 0, ran.stderr[-2000:]
-    run = volbench.stored()
+    _, seconds = rehearse(volbench, recipe, made, args, timeout=120)
     fio_steps = [s for s in recipe.steps if s.runs_fio]
     record(
         request,
         f"{recipe.id}: {len(fio_steps)} fio steps at --scale {scale} on"
         f" {', '.join(f'{k}={v}' for k, v in made.items())} in {seconds:.1f} s",
     )
-
-    assert check_run(recipe, made, dry, ran, run) == []

@@ -91,6 +91,7 @@ def _direction_caps(
                 kind="ceiling",
                 bs_bytes=4 * KIB,  # the queue-depth ladder's size, at its deep queue
                 least_outstanding=plateau or (sizes[0].outstanding if sizes else 1),
+                cpu_bound=model.cpu_bound,
             )
         )
         found += [  # the size ladder at the deep queue: the device's own rate at each size
@@ -104,6 +105,7 @@ def _direction_caps(
                 kind="ceiling",
                 bs_bytes=p.bs_bytes,
                 least_outstanding=plateau or p.outstanding,
+                cpu_bound=p.starved,
             )
             for p in sizes
             if p.bs_bytes > 4 * KIB

@@ -148,6 +148,9 @@ class KnownCap:
     least_outstanding: int = 1
     """It holds for tests with at least this many I/Os in flight: the device's own rate
     measured at a deep queue says nothing of a shallower one's."""
+    cpu_bound: bool = False
+    """The device's own rate, measured while fio was short of CPU (a loop device's work
+    is the host's CPUs'): the host's CPUs' rate as much as the device's."""
 
     def phrase(self, shown: str) -> str:
         """The cap (``shown``: its figure, "3,000 IOPS") named in a sentence: "the read

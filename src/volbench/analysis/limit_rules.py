@@ -158,7 +158,7 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
         )
     ]
     busy = mean_of([mean_of(s.cpu_busy_pct) for s in ctx.host])
-    if busy is not None and busy >= HOST_CPU_PCT and not found:
+    if not found:
         found += _below_device(test, ctx, busy)
     fewer = [n for n in ctx.neighbours if n.iodepth == test.iodepth and n.numjobs < test.numjobs]
     if found and fewer:
@@ -171,16 +171,26 @@ def _host_cpu(test: MeasuredTest, ctx: Context) -> list[str]:
     return found
 
 
-def _below_device(test: MeasuredTest, ctx: Context, busy: float) -> list[str]:
+def _below_device(test: MeasuredTest, ctx: Context, busy: float | None) -> list[str]:
     """A test well under the device's own rate at its request size (a limits run that
-    found no limiter measured it) while every CPU was busy: the host's CPUs held it (a
-    device that needs them, a loop device or a guest's emulated disk, or fio's share of
-    them)."""
+    found no limiter measured it, at least as deep as its plateau) while every CPU was
+    busy, or under a rate that was the host's CPUs' itself (:attr:`KnownCap.cpu_bound`:
+    the limits run's fio was short of CPU there): the host's CPUs held it (a device that
+    needs them, a loop device or a guest's emulated disk, or fio's share of them)."""
+    busy_all = busy is not None and busy >= HOST_CPU_PCT
     below = [
-        f"{fmt_rate(value, unit)} is {value / limit:.0%} of {cap.phrase(fmt_rate(limit, unit))},"
-        f" while all CPUs were {busy:.0f}% busy on average: the host's CPUs held it"
+        f"{fmt_rate(value, unit)} is {value / limit:.0%} of {cap.phrase(fmt_rate(limit, unit))}"
+        + (
+            f", while all CPUs were {busy:.0f}% busy on average: the host's CPUs held it"
+            if busy_all
+            else ", itself the host's CPUs' rate (fio was short of CPU in the limits run):"
+            " the CPUs held this test too"
+        )
         for cap, value, limit, unit, _ in applicable(test, ctx)
-        if cap.kind == "ceiling" and cap.bs_bytes is not None and value < (1 - CAP_MATCH) * limit
+        if cap.kind == "ceiling"
+        and cap.bs_bytes is not None
+        and value < (1 - CAP_MATCH) * limit
+        and (busy_all or cap.cpu_bound)
     ]
     return below[:1]
 
