@@ -68,7 +68,9 @@ def test_a_held_fio_starts_as_the_one_before_it_ends(tmp_path: Path, cleanup: No
     runner = SubprocessRunner()
     first, second = job("first", tmp_path / "a", "read"), job("second", tmp_path / "b", "read")
     runner.prefetch(second, tmp_path / "round-001")
-    assert fio_processes(tmp_path / "round-001"), "the second fio was not started ahead"
+    # started ahead: fio once setpriv and sh have exec'd it (volbench.fio.executable)
+    started = wait_for(lambda: bool(fio_processes(tmp_path / "round-001")), 5)
+    assert started, "the second fio was not started ahead"
     raw_a = runner.run(first, tmp_path / "round-000")
     raw_b = runner.run(second, tmp_path / "round-001")
     assert raw_a.returncode == 0 and raw_b.returncode == 0, raw_b.stderr
