@@ -21,8 +21,10 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+import pytest
 from cli_harness import Volbench
 
+from measured import record
 from recipe_pages import differences, fio_reads, ini_sections, page_job
 from volbench.fio.options import fio_size
 from volbench.recipes import jobs
@@ -162,16 +164,29 @@ def check_run(
 
 
 def rehearse(
-    tool: Volbench, recipe: Recipe, made: Mapping[str, str], args: Sequence[str], timeout: float
-) -> tuple[dict[str, Any], float]:
-    """``volbench ARGS`` (``run recipe`` of ``recipe`` on the targets ``made``) after its
-    ``--dry-run``, checked against its page (:func:`check_run`): the stored run, and the
-    seconds the run took."""
+    tool: Volbench,
+    recipe: Recipe,
+    made: Mapping[str, str],
+    args: Sequence[str],
+    timeout: float,
+    request: pytest.FixtureRequest,
+    where: str,
+) -> dict[str, Any]:
+    """``volbench ARGS`` (``run recipe`` of ``recipe`` on the targets ``made``; ``where``:
+    their place's prefix, "lab://NAME: ", or none) after its ``--dry-run``, checked
+    against its page (:func:`check_run`), its fio steps and seconds recorded: the run."""
     dry = tool.document(*args, "--dry-run")
     started = time.monotonic()
     ran = tool(*args, "--runs-dir", str(tool.runs_dir), timeout=timeout)
     seconds = time.monotonic() - started
     assert ran.returncode == 0, (ran.stdout[-1500:], ran.stderr[-2000:])
     run = tool.stored()
+    steps = sum(1 for step in recipe.steps if step.runs_fio)
+    targets = ", ".join(f"{k}={v}" for k, v in made.items())
+    record(
+        request,
+        f"{recipe.id}: {steps} fio steps at --scale {float(SCALE):g} on {where}{targets}"
+        f" in {seconds:.1f} s",
+    )
     assert check_run(recipe, made, dry, ran, run) == [], f"{recipe.id} after {seconds:.1f} s"
-    return run, seconds
+    return run

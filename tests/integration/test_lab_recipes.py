@@ -23,7 +23,6 @@ import pytest
 from cli_harness import Volbench
 from lab_guest import lab  # noqa: F401 (the lab modules' fixture)
 
-from measured import record
 from recipe_runs import SCALE, rehearse, settings
 from volbench.cli.recipe import own_files
 from volbench.lab import guest as guests
@@ -100,13 +99,7 @@ def test_every_recipe_runs_on_a_lab_guest_as_its_page_says(
         given = [f"{k}={v}" for k, v in made.items()] if own_files(recipe) else [*made.values()]
         args += [f"--target={item}" for item in given]
     args += [f"--set={item}" for item in settings(recipe)]
-    run, seconds = rehearse(tool, recipe, made, args, timeout=300)
-    fio_steps = [s for s in recipe.steps if s.runs_fio]
-    record(
-        request,
-        f"{recipe.id}: {len(fio_steps)} fio steps at --scale {scale} on lab://{name}"
-        f" ({', '.join(f'{k}={v}' for k, v in made.items())}) in {seconds:.1f} s",
-    )
+    run = rehearse(tool, recipe, made, args, 300, request, f"lab://{name}: ")
     assert {p["host"] for p in run["settings"]["places"]} == {f"lab://{name}"}
     for target in recipe.targets:  # the files fio made are the ones volbench checked:
         if target.kind == "directory":  # fio's server prefixes none with our address

@@ -34,7 +34,6 @@ from pathlib import Path
 import pytest
 from cli_harness import Volbench
 
-from measured import record
 from recipe_runs import SCALE, needed_bytes, rehearse, settings
 from volbench.recipes import loader
 from volbench.recipes.model import Recipe
@@ -110,10 +109,4 @@ def test_every_recipe_runs_each_step_as_its_page_says(
     args = ["run", "recipe", recipe.id, "--scale", scale]
     args += [f"--target={name}={path}" for name, path in made.items()]
     args += [f"--set={item}" for item in settings(recipe)]
-    _, seconds = rehearse(volbench, recipe, made, args, timeout=120)
-    fio_steps = [s for s in recipe.steps if s.runs_fio]
-    record(
-        request,
-        f"{recipe.id}: {len(fio_steps)} fio steps at --scale {scale} on"
-        f" {', '.join(f'{k}={v}' for k, v in made.items())} in {seconds:.1f} s",
-    )
+    rehearse(volbench, recipe, made, args, 120, request, "")
