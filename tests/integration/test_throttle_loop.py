@@ -102,18 +102,12 @@ def test_fingerprint_finds_the_cgroup_cap_and_check_meets(
     # blkio v1 throttles reads and writes with separate budgets
     assert any("separate budgets" in f for f in document["findings"]), document
     first = runs["randread 4k"]
-    check = volbench(
-        "check",
-        first,
-        "--product",
-        "aws-io1",
-        "--size",
-        "100",
-        "--provisioned-iops",
-        str(CAP_IOPS),
-        "--format",
-        "json",
-    )
+    io1 = ("--product", "aws-io1", "--size", "100", "--provisioned-iops", str(CAP_IOPS))
+    check = volbench("check", first, *io1, "--format", "json")
+    if check.returncode == 1:  # a depth held below 90% of the cap by a busy machine
+        record(request, "randread 4k below the promise on a busy machine: measured again")
+        first = _sweep_in(volbench, group, device, *SWEEPS["randread 4k"])
+        check = volbench("check", first, *io1, "--format", "json")
     assert check.returncode == 0, check.stdout + check.stderr
     verdicts = json.loads(check.stdout)["verdicts"]
     assert len(verdicts) == 3  # QD 4, 16 and 32; io1 states no latency for QD 1

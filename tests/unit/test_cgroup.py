@@ -185,8 +185,9 @@ def test_reclaim_removes_only_cgroups_whose_maker_has_ended(
     assert cgroup.owner_of(tmp_path / "volbench-p1-applied") is None
     reused = replace(here, start_ticks=here.start_ticks + 1)  # the pid, another process
     os.setxattr(tmp_path / "volbench-p1-reused", cgroup.OWNER, reused.text().encode())
-    child = subprocess.Popen(["sleep", "0"])
-    started = owners._start_ticks(child.pid)
+    child = subprocess.Popen(["sleep", "60"])  # alive until killed: "sleep 0" may have
+    started = owners._start_ticks(child.pid)  # ended by now (a zombie has no start here)
+    child.kill()
     assert started is not None
     os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, not yet collected
     ended = replace(here, pid=child.pid, start_ticks=started)
