@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -65,3 +66,34 @@ def test_a_command_that_writes_no_page_imports_no_plotly(command: str) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "[]", out
+
+
+def test_the_volbench_process_imports_a_command_uncollected_then_freezes_what_it_made(
+    tmp_path: Path,
+) -> None:
+    """`volbench` itself (main): a command's module is imported with the cycle collector
+    paused, what it made is then frozen, and the collector runs again for the command;
+    a command loaded inside another process (a test's) leaves its collector alone."""
+    (tmp_path / "probe_command.py").write_text(
+        "import gc\nimport click\nCOLLECTING = gc.isenabled()\ncommand = click.Command('probe')\n"
+    )
+    code = (
+        "import gc, sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from volbench.cli import lazy, main\n"
+        "lazy.load(main.COMMANDS['show'][0])\n"
+        "print('GC', gc.isenabled(), gc.get_freeze_count())\n"
+        "lazy.settle_imports()\n"
+        "lazy.load('probe_command:command')\n"
+        "import probe_command\n"
+        "print('GC', probe_command.COLLECTING, gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
+        "gc.unfreeze()\n"
+        "sys.argv = ['volbench', 'pts', '--help']\n"
+        "main.main()\n"
+        "print('GC', gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    lines = [line.split()[1:] for line in out.splitlines() if line.startswith("GC ")]
+    assert lines == [["True", "0"], ["False", "True", "True"], ["True", "True"]], out

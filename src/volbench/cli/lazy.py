@@ -11,6 +11,7 @@ Pattern: click's documentation, "Lazily Loading Subcommands".
 
 from __future__ import annotations
 
+import gc
 import importlib
 from collections.abc import Mapping
 
@@ -48,9 +49,32 @@ class LazyGroup(click.Group):
 
 
 def load(path: str) -> click.Command:
-    """The command at ``module:attribute``."""
+    """The command at ``module:attribute`` (imported as :func:`settle_imports` says)."""
     module, _, attribute = path.partition(":")
-    command = getattr(importlib.import_module(module), attribute)
+    paused = _SETTLING[0] and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        command = getattr(importlib.import_module(module), attribute)
+    finally:
+        if paused:
+            gc.freeze()
+            gc.enable()
     if not isinstance(command, click.Command):
         raise TypeError(f"{path} is not a click command")
     return command
+
+
+_SETTLING = [False]
+
+
+def settle_imports() -> None:
+    """From now on (the ``volbench`` process: :func:`volbench.cli.main.main`, not a test
+    that runs commands in its own), a command's modules are imported with the cycle
+    collector paused, and what they made is then frozen (Python's ``gc.freeze``: "move
+    them to a permanent generation and ignore them in all the future collections").
+    They make some 10^5 objects that live as long as the process: each collection
+    while they are imported walks them in vain, and each full one during a run would
+    walk them again (0.04-0.05 s of the 0.55 s `volbench pts` spends importing;
+    bench/pts_live.py, BENCHMARKS.md)."""
+    _SETTLING[0] = True

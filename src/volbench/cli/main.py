@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from volbench import __version__
-from volbench.cli.lazy import LazyGroup
+from volbench.cli.lazy import LazyGroup, settle_imports
 from volbench.errors import VolbenchError
 from volbench.visible_text import visible
 
@@ -196,6 +196,7 @@ def main() -> None:
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, terminate)
+    settle_imports()
     try:
         cli.main(standalone_mode=False)
     except VolbenchError as exc:

@@ -114,13 +114,14 @@ class Hold:
     def __init__(self) -> None:
         self._keys: list[str] = []
 
-    def take(self, identity: TargetIdentity) -> None:
-        """Hold what ``identity`` names: a block device exclusively, a file open. A
-        one-line TargetError when another user claims the device, or when what the
-        path opens is not what the run started on."""
+    def take(self, identity: TargetIdentity) -> bool:
+        """Hold what ``identity`` names: a block device exclusively, a file open; True
+        when it is opened now, False when this process holds it already. A one-line
+        TargetError when another user claims the device, or when what the path opens
+        is not what the run started on."""
         key = _key(identity)
         if key in _HELD:
-            return
+            return False
         fd = _open(identity)
         if not _is(identity, os.fstat(fd)):
             os.close(fd)
@@ -128,6 +129,7 @@ class Hold:
         _HELD[key] = fd
         _PATHS[identity.path] = key
         self._keys.append(key)
+        return True
 
     def release(self) -> None:
         """Give back everything this hold took."""

@@ -297,9 +297,12 @@ class Guard:
             written = writes and info.path not in self.read_only
             check_round(info, written)
             identity = info.identity
+            # opened now: what the path names is still what was checked, and is held;
+            # held already: fio reaches it through the hold (reach), and check_round
+            # has just compared what the path names with it
             if identity is not None and (written or identity.kind == "file"):
-                self.hold.take(identity)
-                check_same(identity)  # what the path names is still what is held
+                if self.hold.take(identity):
+                    check_same(identity)
 
     def release(self) -> None:
         """Give the devices back (a purge's own tool claims the device: blkdiscard)."""
