@@ -150,13 +150,18 @@ def test_a_run_records_its_promise_as_labels() -> None:
 
 
 def test_the_promise_is_settled_before_the_run() -> None:
-    cat = catalogue.load()
+    cat = catalogue.load
     volume = TargetInfo("/dev/nvme1n1", "block", 500 << 30)
     found = run_promise.settled((("product", "aws-gp3"),), cat, volume)
     assert found["size_gib"] == "500"  # the block device is the whole volume
     in_gb = run_promise.settled((("product", "ucloud-rssd"),), cat, volume)
     assert in_gb["size_gib"] == "536.871"  # a GB product: 500 GiB = 536.871 GB
     assert run_promise.settled((("vendor", "x"),), cat, None) == {"vendor": "x"}
+
+    def unread() -> catalogue.Catalogue:
+        raise AssertionError("the catalogue is read only for a product")
+
+    assert run_promise.settled((("size_gib", "500"),), unread, None) == {"size_gib": "500"}
     assert run_promise.settled((("product", "aws-gp3"),), cat, None) == {"product": "aws-gp3"}
     scratch = TargetInfo("scratch.img", "file", 1 << 30)
     with pytest.raises(UsageError, match="give the volume's size for aws-gp3: --product-size N"):

@@ -180,7 +180,7 @@ def run_pts(
         return pts_dry_run(options, place, ioengine, folder)
 
     if not dry_run and (costing.product or costing.hourly_cost or dict(labels).get("product")):
-        settled(labels, catalogue.load(), None)  # a wrong product: one line, first
+        settled(labels, catalogue.load, None)  # a wrong product: one line, first
         found = previewed(request, preview).costs
         note = f"estimated cost of the rounds (preconditioning adds to it): {' | '.join(found)}"
         request = dataclasses.replace(request, notes=(note,))

@@ -182,7 +182,7 @@ def started(
             raise UsageError("this run has no --dry-run")
         yield previewed(request, preview)  # nothing reported: the reporter never started
         return
-    labels = settled(request.labels, catalogue.load(), None)  # a wrong product: one line
+    labels = settled(request.labels, catalogue.load, None)  # a wrong product: one line
     with open_session(
         request.db, request.runs_dir, reporter, replay=request.replay, stall=request.stall
     ) as session:
@@ -205,6 +205,6 @@ def started(
                 where.force,
                 where.named,
             ) as place:
-                labels = settled(request.labels, catalogue.load(), place.target)
+                labels = settled(request.labels, catalogue.load, place.target)
                 outcome = begin(session, place, labels)
         yield Started(outcome, session.store)
