@@ -140,9 +140,10 @@ class BlockDevice:
     def from_devnum(cls, num: DevNum) -> BlockDevice | None:
         """The block device with major:minor ``num``, or None (e.g. tmpfs's 0:xx)."""
         link = f"{SYS_DEV_BLOCK}/{num[0]}:{num[1]}"
-        if not os.path.exists(link):
+        try:  # a link to the device's own sysfs folder, named after it (sysfs-dev ABI)
+            return cls(os.path.basename(os.readlink(link)))
+        except OSError:
             return None
-        return cls(os.path.basename(os.path.realpath(link)))
 
     @property
     def sysfs(self) -> Path:
@@ -181,11 +182,15 @@ class BlockDevice:
         """Partitions of this disk as the kernel knows them (none for a partition)."""
         if self.is_partition:
             return ()
-        folder = os.path.realpath(self.sysfs)
         try:
-            with os.scandir(folder) as entries:
-                # a regular file (an attribute: size, dev ...) holds no "partition"
-                names = [e.name for e in entries if not e.is_file(follow_symlinks=False)]
+            with os.scandir(self._sys()) as entries:
+                # a partition's folder is named after its disk (sda1, nvme0n1p1: the
+                # kernel's block/partitions/core.c); an attribute file holds none
+                names = [
+                    e.name
+                    for e in entries
+                    if e.name.startswith(self.name) and not e.is_file(follow_symlinks=False)
+                ]
         except OSError:
             return ()
         return tuple(
