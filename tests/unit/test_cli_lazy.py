@@ -36,9 +36,7 @@ def test_version_and_help_import_no_command_module() -> None:
         "heavy = ('sqlalchemy', 'plotly', 'rich', 'volbench.plans', 'volbench.store')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = _python(code)
     assert out.strip().splitlines()[-1] == "[]", out
 
 
@@ -62,9 +60,7 @@ def test_a_command_that_writes_no_page_imports_no_plotly(command: str) -> None:
         f"load(COMMANDS[{command!r}][0])\n"
         "print(sorted(m for m in sys.modules if m.startswith('plotly')))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = _python(code)
     assert out.strip().splitlines()[-1] == "[]", out
 
 
@@ -92,8 +88,13 @@ def test_the_volbench_process_imports_a_command_uncollected_then_freezes_what_it
         "main.main()\n"
         "print('GC', gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = _python(code)
     lines = [line.split()[1:] for line in out.splitlines() if line.startswith("GC ")]
     assert lines == [["True", "0"], ["False", "True", "True"], ["True", "True"]], out
+
+
+def _python(code: str) -> str:
+    """What ``code`` prints, run by this Python in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
