@@ -66,6 +66,7 @@ def load(path: str) -> click.Command:
 
 
 _SETTLING = [False]
+"""Whether :func:`settle_imports` was called: this process is ``volbench`` itself."""
 
 
 def settle_imports() -> None:
@@ -75,6 +76,6 @@ def settle_imports() -> None:
     them to a permanent generation and ignore them in all the future collections").
     They make some 10^5 objects that live as long as the process: each collection
     while they are imported walks them in vain, and each full one during a run would
-    walk them again (0.04-0.05 s of the 0.55 s `volbench pts` spends importing;
-    bench/pts_live.py, BENCHMARKS.md)."""
+    walk them again (`volbench pts --help`: 0.71 -> 0.55 s of CPU, bench/startup.py in
+    BENCHMARKS.md)."""
     _SETTLING[0] = True
