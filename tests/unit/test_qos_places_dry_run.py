@@ -129,6 +129,13 @@ def test_a_dry_run_says_what_its_run_would_refuse(toy: None, tmp_path: Path) -> 
             for host in ("127.0.0.2", "127.0.0.3")
         ),
     ]
+    forced = runner.invoke(cli, ["qos", "verify", str(plan), *hosts, *places, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert "file on another host" not in forced.stdout  # --force lets fio write it
+    assert "cannot hold 127.0.0.3 to a QoS plan's limits" in forced.stdout
+    local = runner.invoke(cli, ["qos", "verify", str(plan), "--device", "/dev/x", "--force"])
+    assert isinstance(local.exception, UsageError)
+    assert "--force lets fio write a place's file: give it with --hosts" in str(local.exception)
     alone = ["--hosts", "loopback://7", "--target", f"loopback://7:{tmp_path / 'x'}"]
     one = runner.invoke(cli, ["qos", "verify", str(plan), *alone, "--size", "1m", "--dry-run"])
     assert isinstance(one.exception, UsageError)

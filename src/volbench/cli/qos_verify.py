@@ -155,6 +155,11 @@ def verify_options(
 @click.option("--tolerance", type=PERCENT, default="10", show_default=True, help="Percent.")
 @ioengine_option
 @click.option("--destroy-data", metavar="DEVICE", help="Allow writing DEVICE despite its data.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let fio create or overwrite a place's file (--hosts: volbench cannot check it).",
+)
 @runs_dir_option
 @click.option("--replay", type=click.Path(exists=True, file_okay=False), hidden=True)
 @click.option(
@@ -174,6 +179,7 @@ def verify_command(
     targets: tuple[str, ...],
     size: int | None,
     options: VerifyOptions,
+    force: bool,
     runs_dir: str | None,
     replay: str | None,
     labels: tuple[tuple[str, str], ...],
@@ -188,13 +194,15 @@ def verify_command(
     Exit code 1 when a tenant is more than --tolerance % off its plan."""
     plan = read_plan(plan_file)
     costing = Costing(product, hourly_cost)
+    if force and not (host_lists or targets):
+        raise UsageError("--force lets fio write a place's file: give it with --hosts")
     if host_lists or targets:
         if device is not None or options.guests:
             raise UsageError("--hosts verifies on the places given: no --device, --guests")
         places, hosts = given(targets, (), host_lists, None)
         fleet = Fleet(places_from(places, hosts), size_bytes=size)
         named = (options.destroy_data,) if options.destroy_data else ()  # HOST:PATH
-        where = Where(places[0] if places else "", fleet, size, named)
+        where = Where(places[0] if places else "", fleet, size, named, force)
         request = RunRequest(
             where,
             options.rw.writes,
