@@ -50,6 +50,22 @@ VIEWPORT = {"width": 1200, "height": 900}
 """The window a page is opened in: its first screen is what shows without scrolling."""
 
 
+def hover_shows(page: Any, target: Any, shown: str, tries: int = 4) -> None:
+    """Hover ``target`` until the element ``shown`` (a selector) is visible: on a busy
+    machine plotly may draw its hover label late or miss a hover (CI: none within 5 s
+    beside four test workers), so each try waits 7.5 s and hovers again."""
+    from playwright.sync_api import TimeoutError as NotShown
+
+    for attempt in range(tries):
+        target.hover(force=True)
+        try:
+            page.wait_for_selector(shown, timeout=7_500)
+            return
+        except NotShown:
+            if attempt + 1 == tries:
+                raise
+
+
 @contextlib.contextmanager
 def opened_in(browser: Any, address: str) -> Iterator[OpenPage]:
     """``address`` (a file or http URL) opened in ``browser`` once every chart has

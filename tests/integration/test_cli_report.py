@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import assert_summary_first, chromium, needs_chromium, opened_in
+from browser import assert_summary_first, chromium, hover_shows, needs_chromium, opened_in
 from cli_harness import Volbench
 
 from volbench.report.sheet import fmt_count, fmt_latency
@@ -65,8 +65,7 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
             chart = page.locator("#run1-iops")
             chart.scroll_into_view_if_needed()
             bar = chart.locator(".barlayer .point path").first
-            bar.hover(force=True)
-            page.wait_for_selector("#run1-iops .hoverlayer .hovertext", timeout=5_000)
+            hover_shows(page, bar, "#run1-iops .hoverlayer .hovertext")
             hover = chart.locator(".hoverlayer").text_content() or ""
             first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
             assert f"{first['iops']:,.6g}" in hover, hover
