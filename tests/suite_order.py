@@ -17,5 +17,5 @@ take 7), in the order pytest-xdist hands them out first: one started last would 
 run alone on its worker while the others idle. ``scripts/test`` turns off xdist's own
 order (the modules with the most tests first, ``--no-loadscope-reorder``). The lab's
 (QEMU guests under TCG: CPU-bound) alternate with modules that wait on fio's runtimes
-(test_throttle_loop's caps, test_cli_pts's cells): with four workers, two guests start
-together, not four."""
+(test_throttle_loop's caps, test_cli_pts's cells): two guests start together, not
+three."""
