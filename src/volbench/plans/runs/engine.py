@@ -300,8 +300,9 @@ class Guard:
             # opened now: what the path names is still what was checked, and is held;
             # held already: fio reaches it through the hold (reach), and check_round
             # has just compared what the path names with it
-            taken = identity is not None and (written or identity.kind == "file")
-            if taken and identity is not None and self.hold.take(identity):
+            if identity is None or not (written or identity.kind == "file"):
+                continue
+            if self.hold.take(identity):
                 check_same(identity)
 
     def release(self) -> None:
