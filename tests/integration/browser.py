@@ -50,14 +50,28 @@ VIEWPORT = {"width": 1200, "height": 900}
 """The window a page is opened in: its first screen is what shows without scrolling."""
 
 
-def hover_shows(page: Any, target: Any, shown: str, tries: int = 4) -> None:
-    """Hover ``target`` until the element ``shown`` (a selector) is visible: on a busy
-    machine plotly may draw its hover label late or miss a hover (CI: none within 5 s
-    beside four test workers), so each try waits 7.5 s and hovers again."""
+def hover_shows(page: Any, chart: Any, target: Any, shown: str, tries: int = 4) -> None:
+    """Hover the visible part of ``target`` (a bar in ``chart``) until the element
+    ``shown`` (a selector) is visible.
+
+    On a log axis plotly draws a bar from far below the plot and clips it, so the
+    centre of the bar's own box can lie outside the plot (where no hover happens):
+    the mouse goes to the centre of the bar's box cut to the plot area. On a busy
+    machine plotly may draw its hover label late, so each try waits 7.5 s, then the
+    mouse leaves and comes back."""
     from playwright.sync_api import TimeoutError as NotShown
 
+    plot = chart.locator(".nsewdrag").first
+    plot.scroll_into_view_if_needed()
+    area, bar = plot.bounding_box(), target.bounding_box()
+    assert area is not None and bar is not None, "the chart or its bar is not drawn"
+    left, right = max(area["x"], bar["x"]), min(area["x"] + area["width"], bar["x"] + bar["width"])
+    top = max(area["y"], bar["y"])
+    bottom = min(area["y"] + area["height"], bar["y"] + bar["height"])
+    assert left < right and top < bottom, f"the bar {bar} is outside the plot {area}"
     for attempt in range(tries):
-        target.hover(force=True)
+        page.mouse.move(0, 0)
+        page.mouse.move((left + right) / 2, (top + bottom) / 2, steps=2)
         try:
             page.wait_for_selector(shown, timeout=7_500)
             return

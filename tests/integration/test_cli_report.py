@@ -12,9 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import assert_summary_first, chromium, hover_shows, needs_chromium, opened_in
+from browser import (
+    assert_summary_first,
+    chromium,
+    hover_shows,
+    needs_chromium,
+    opened_in,
+    rendered,
+)
 from cli_harness import Volbench
 
+from volbench.report.chart import Series, bar_chart
+from volbench.report.document import Document, Section
+from volbench.report.html import render_html
 from volbench.report.sheet import fmt_count, fmt_latency
 
 
@@ -63,9 +73,8 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
             # hover the first bar of run 1's IOPS chart: its value appears
             stored = _stored(two_runs, "1")["results"]
             chart = page.locator("#run1-iops")
-            chart.scroll_into_view_if_needed()
             bar = chart.locator(".barlayer .point path").first
-            hover_shows(page, bar, "#run1-iops .hoverlayer .hovertext")
+            hover_shows(page, chart, bar, "#run1-iops .hoverlayer .hovertext")
             hover = chart.locator(".hoverlayer").text_content() or ""
             first = next(r for r in stored if r["direction"] == "read")  # first bar, first series
             assert f"{first['iops']:,.6g}" in hover, hover
@@ -80,6 +89,31 @@ def test_html_report_renders_offline_with_hover_values(two_runs: Volbench, tmp_p
             rows = opened.page.locator("table.summary tbody tr").count()
             assert rows == len(stored)
         assert opened.errors == []
+
+
+@needs_chromium
+@pytest.mark.parametrize(("latency_test_iops", "axis"), [(11_000.0, "linear"), (3_000.0, "log")])
+def test_a_bars_value_shows_on_hover_on_either_axis(
+    latency_test_iops: float, axis: str, tmp_path: Path
+) -> None:
+    """A QD 1 test 20 times below the best one puts the IOPS chart on a log axis, where
+    plotly draws each bar from far below the plot (a busy machine's quick run did so
+    in CI): its value still shows where a user points at the bar."""
+    series = [
+        Series("read", ("randread-4k-iops", "randread-4k-latency"), (138_944.0, latency_test_iops)),
+        Series("write", ("randwrite-4k-iops",), (144_291.0,)),
+    ]
+    chart = bar_chart("iops", "IOPS per test", series, y_title="IOPS")
+    assert chart.figure["layout"]["yaxis"]["type"] == axis
+    page_file = tmp_path / "bars.html"
+    page_file.write_bytes(render_html(Document("bars", "", (Section("bars", charts=(chart,)),))))
+    with rendered(page_file) as opened:
+        shown = opened.page.locator("#iops")
+        for index, value in enumerate(("138,944", "144,291")):
+            bar = shown.locator(".barlayer .trace").nth(index).locator(".point path").first
+            hover_shows(opened.page, shown, bar, "#iops .hoverlayer .hovertext")
+            assert value in (shown.locator(".hoverlayer").text_content() or "")
+    assert opened.errors == []
 
 
 @needs_chromium

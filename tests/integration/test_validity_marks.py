@@ -228,27 +228,31 @@ def test_a_cap_raised_mid_test_is_a_step_with_both_parts(
 def stepped_cap(volbench: Volbench, device: str, group: Path) -> None:
     raised = threading.Event()
 
-    def raise_cap() -> None:  # 1 s of ramp and 4 s of the test at 1,000 IOPS, then 2,500
+    def raise_cap() -> None:  # 1 s of ramp and 4 s of the test at 1,000 IOPS, then 2,000
         deadline = time.monotonic() + 60
         while served(group, device) < 5000 and time.monotonic() < deadline:
             time.sleep(0.05)
-        cap(group, device, 2500)
+        cap(group, device, 2000)
         raised.set()
 
     watcher = threading.Thread(target=raise_cap)
     watcher.start()
-    stepped = run(volbench, cgroup_prefix(group), *sweep(volbench, device, "10s"))
+    # at a real-time priority: on a busy machine fio fell short of the raised cap at
+    # times, a part too noisy to be a level (CI: a "never settled" mark, no parts)
+    prefix = [*cgroup_prefix(group), *real_time()]
+    stepped = run(volbench, prefix, *sweep(volbench, device, "10s"))
     watcher.join()
     assert stepped.returncode == 0 and raised.is_set(), stepped.stderr
     found = validity(volbench)[TEST]
     assert kinds(found) == {"mixed"}, found
     (mark,) = found["marks"]
+    assert len(mark["parts"]) == 2, found
     before, after = mark["parts"]
     assert before["value"] == pytest.approx(1000, rel=0.1), mark
-    assert after["value"] == pytest.approx(2500, rel=0.1), mark
+    assert after["value"] == pytest.approx(2000, rel=0.1), mark
     assert 2 <= before["end_s"] <= 8 and before["marked"] and not after["marked"]
     cap(group, device, 1000)  # the control: the cap held
-    steady = run(volbench, cgroup_prefix(group), *sweep(volbench, device, "10s"))
+    steady = run(volbench, prefix, *sweep(volbench, device, "10s"))
     assert steady.returncode == 0, steady.stderr
     assert validity(volbench)[TEST]["valid"], validity(volbench)
 
