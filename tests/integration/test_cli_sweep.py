@@ -25,12 +25,14 @@ LIMIT = 500  # read IOPS: low enough that a starved QD 1 job still reaches it
 
 
 def at_cap(iops: float) -> bool:
-    """fio's IOPS at the limit the test set: never more than 5% above it (the cgroup's
-    cap binds) and, on a busy 2-core machine, at least 70% of it (a starved fio
-    thread issues late; seen with a cap of 1,000: 924 IOPS while another test suite
-    ran, 441 at QD 1 at a load of 16, hence the cap of 500; 424 of 500 at QD 1 x 2
-    beside the suite's own lab guests)."""
-    return 0.7 * LIMIT <= iops <= 1.05 * LIMIT
+    """fio's IOPS at the limit the test set: never more than 10% above it (the cgroup's
+    cap binds: the loop device alone does thousands; these 1 s tests have no ramp, so
+    blk-throttle's grant at the start of its first time slice falls inside them: 525 of
+    500 in CI) and, on a busy 2-core machine, at least 70% of it (a starved fio thread
+    issues late; seen with a cap of 1,000: 924 IOPS while another test suite ran, 441
+    at QD 1 at a load of 16, hence the cap of 500; 424 of 500 at QD 1 x 2 beside the
+    suite's own lab guests)."""
+    return 0.7 * LIMIT <= iops <= 1.1 * LIMIT
 
 
 pytestmark = pytest.mark.root

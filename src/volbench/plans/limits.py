@@ -438,7 +438,11 @@ REFILL = Next("refill", 4 * KIB, BURST_QD)
 WBURST = Next("wburst", 4 * KIB, BURST_QD)
 """The burst probe of writes, after the reads' tests when the reads burst: a bucket of
 their own (QEMU's ``iops-write-max``), or none left (one bucket both directions share,
-the read probe emptied it). It empties a write bucket before the write ladder."""
+the read probe emptied it). It empties a write bucket before the write ladder. As long
+as the reads' probe: a bucket of the writes' own drains slower than the reads' when
+their baseline is nearer the ceiling (QEMU: ``iops-write`` 390 beside ``iops-read``
+180, both bursting to 600 from 2,400 credits, drains in 11.4 s against 5.7 s), and a
+probe sized on the reads' burst then saw a ceiling held to its end and no bucket."""
 
 
 BBURST = Next("bburst", BYTES_BS, BYTES_QD)
@@ -451,15 +455,6 @@ are left out (:func:`bytes_stale`) and measured again after a drain."""
 WBBURST = Next("wbburst", BYTES_BS, BYTES_QD)
 """The burst probe of writes' MB/s, after the reads' tests when the reads' MB/s burst:
 a bucket of the writes' own (``bps-write-max``), or none left (``bps-total-max``)."""
-
-
-def write_probe(options: LimitsOptions, reads: Burst | None) -> Next:
-    """The burst probe of writes after a burst of reads: long enough to empty a bucket of
-    the writes' own as long as the reads' (:func:`~volbench.analysis.burst_refill.probe_seconds`:
-    its seconds x 1.25 and a baseline plateau after), at most the reads' probe."""
-    if reads is None:
-        return WBURST
-    return dataclasses.replace(WBURST, runtime_s=probe_seconds(reads, options.burst_s))
 
 
 def burst_seen(
@@ -822,8 +817,7 @@ def plan(options: LimitsOptions) -> PlanSpec:
         done = probes(tests)
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
-        wburst = write_probe(options, seen)
-        probed = (BURST, wburst, BBURST, WBBURST, *refill)
+        probed = (BURST, WBURST, BBURST, WBBURST, *refill)
         seconds = {t.name: workload(options, t).duration_s for t in probed}
         names = {t.name for t in tests}
         spent = sum(_spent_s(options, seconds, t) for t in tests)
@@ -843,8 +837,6 @@ def plan(options: LimitsOptions) -> PlanSpec:
             return None
         if test.name in bytes_stale(tests):  # ran on the MB/s bucket's credits: again
             test = dataclasses.replace(test, again=True)
-        if test == WBURST:
-            test = wburst
         drains = (lead_in(options, tests, test), bytes_lead_in(options, tests, test))
         longer = queue_runtime(options, done, test) if test.runtime_s is None else None
         for runtime in dict.fromkeys((longer or test.runtime_s, test.runtime_s)):  # if it fits
