@@ -522,8 +522,10 @@ def stored_limits_run(
     late_s: float = 0.0,
     cpu_busy_pct: float | None = None,
     fio_load: tuple[float, float] | None = None,
+    options: LimitsOptions | None = None,
 ) -> RunRecord:
-    """``ran`` stored as ``run limits`` stores it: a round a test, its per-second logs
+    """``ran`` stored as ``run limits`` stores it (with ``options``, the plan's; default:
+    LimitsOptions()): a round a test, its per-second logs
     (fio's 1 s windows: two of :data:`WINDOW_S` each), round times on a clock that
     runs through the tests and the gaps between them; ``late_s`` more before the
     second burst probe (as :func:`run_limits` had it); ``cpu_busy_pct``: the sampler's
@@ -532,7 +534,7 @@ def stored_limits_run(
     CPU; None: not sampled)."""
     store = Store.open(str(tmp_path / "limits.db"))
     target = TargetInfo("/dev/vdb", "block", 1 << 30)
-    settings = RunSettings(ioengine="libaio", options=plan(LimitsOptions()).options)
+    settings = RunSettings(ioengine="libaio", options=plan(options or LimitsOptions()).options)
     run_id = store.create_run("limits", target, {"hostname": "h"}, {}, settings)
     clock = START
     with store:
@@ -647,6 +649,22 @@ def test_a_burst_without_a_rest_says_its_refill_was_not_measured(tmp_path: Path)
     assert card.document["refill"] is None and card.document["burst"] is not None
     assert any(n.startswith("burst refill not measured: no rest and second") for n in card.notes)
     assert not any(r["figure"] == "burst refill" for r in card.rows)
+
+
+@pytest.mark.parametrize(("budget_s", "ran_out"), [(40.0, True), (80.0, True), (120.0, False)])
+def test_a_question_left_open_for_want_of_budget_says_so(
+    tmp_path: Path, budget_s: float, ran_out: bool
+) -> None:
+    """A burst on one budget: the 50/50 mix that tells one budget from two comes last; a
+    budget spent before it leaves the question open, and the card says why."""
+    volume = Volume(Limiter(total_iops=300), 1000.0, 4000.0, 300.0)
+    options = LimitsOptions(budget_s=budget_s, runtime_s=1.0, ramp_time_s=1.0)
+    card = limits_card(stored_limits_run(tmp_path, run_limits(volume, options, 3), options=options))
+    spent = [n for n in card.notes if n.startswith("the budget ran out first")]
+    settled = card.document["model"]["shared_iops"] is not None
+    assert bool(spent) is ran_out is not settled, card.notes
+    if ran_out:
+        assert f"of --budget {budget_s:,.0f} s): a larger --budget measures" in spent[0]
 
 
 def test_a_test_that_measured_nothing_ends_the_experiment() -> None:

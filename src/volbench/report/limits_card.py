@@ -37,15 +37,17 @@ from volbench.plans.limits import (
     BBURST,
     BURST,
     BYTES_BS,
+    NAME,
     PROBED,
     PROCESS_GAP_S,
     REFILL,
     REST,
     WBBURST,
     WBURST,
+    LimitsOptions,
     parse_name,
 )
-from volbench.records import structure, unstructure
+from volbench.records import section, structure, unstructure
 from volbench.report.sheet import Column, Sheet
 from volbench.specs import catalogue
 from volbench.specs.expectation import expect
@@ -252,6 +254,40 @@ def _rows(name: str, model: DirectionModel) -> list[CardLine]:
     paced = " (the limiter's pacing)" if model.paced_at_qd1 else ""
     add("latency at QD 1", floor, f"{floor.value / 1e3:,.0f} µs{paced}" if floor else "")
     return rows
+
+
+BUDGET_ROOM = 3
+"""Tests' time (``--runtime`` + ``--ramp-time``) a budget must still have had for the
+next round (a drain, then the test at a longer runtime when its queue needs one): with
+less left, what stayed open stayed so for want of time."""
+
+
+def _budget_spent(run: RunRecord, model: LimiterModel) -> list[str]:
+    """A note when the experiment left a question open (one IOPS budget or two among
+    them) and its budget was spent (the plan stops where the next test would not fit):
+    a larger ``--budget`` settles it. The time spent is each test's planned runtime and
+    ramp, or fio's runtime when longer, as the plan counts it."""
+    if not model.open and model.shared_iops is not None:
+        return []
+    try:
+        options = section(run.settings.options, NAME, LimitsOptions)
+    except VolbenchError:
+        return []
+    if options is None:
+        return []
+    spent: dict[str, float] = {}
+    for row in run.aggregate:
+        planned = (row.workload.runtime_s or 0.0) + (row.workload.ramp_time_s or 0.0)
+        ran = (row.workload.ramp_time_s or 0.0) + row.runtime_ms / 1000
+        spent[row.test] = max(spent.get(row.test, 0.0), planned, ran)
+    used = sum(spent.values())
+    if options.budget_s - used >= BUDGET_ROOM * options.test_s:
+        return []
+    return [
+        f"the budget ran out first ({used:,.0f} s of tests of --budget"
+        f" {options.budget_s:,.0f} s): a larger --budget measures what it left out, whether"
+        " reads and writes share one IOPS budget among them"
+    ]
 
 
 def _budgets(model: LimiterModel) -> list[str]:
@@ -508,7 +544,7 @@ def limits_card(run: RunRecord) -> Sheet:
     lines += _burst_rows(found.write_bytes_burst, "write MB/s burst")
     lines += _rows("read", model.read) + _rows("write", model.write)
     notes = [f"run {run.id} · limits · {run.status.value} · target {run.target.path}"]
-    notes += _budgets(model) + _buckets(found, found.wrote_burst)
+    notes += _budgets(model) + _budget_spent(run, model) + _buckets(found, found.wrote_burst)
     notes += _no_limiter(model) + _matching(run, found)
     notes += [found.unmeasured] if found.unmeasured else []
     columns = (
