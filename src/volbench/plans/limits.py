@@ -69,7 +69,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from volbench.analysis.burst_refill import probe_seconds, rest_seconds
@@ -817,10 +817,8 @@ def plan(options: LimitsOptions) -> PlanSpec:
         done = probes(tests)
         seen = burst_seen(options, tests)
         refill = refill_tests(options, seen)
-        probed = (BURST, WBURST, BBURST, WBBURST, *refill)
-        seconds = {t.name: workload(options, t).duration_s for t in probed}
         names = {t.name for t in tests}
-        spent = sum(_spent_s(options, seconds, t) for t in tests)
+        spent = spent_s(options, {t.name: t.runtime_ms for t in tests}, refill)
         writes_burst = seen is not None and WBURST.name not in names
         two = burst_seen(options, tests, WBURST) is not None
         bytes_due = BBURST.name not in names and past_cap(settled(done), "read")
@@ -861,18 +859,26 @@ def plan(options: LimitsOptions) -> PlanSpec:
     )
 
 
-def _spent_s(options: LimitsOptions, seconds: dict[str, float], test: TestResult) -> float:
-    """The seconds the experiment's ``test`` took of its budget (0: not one of its
-    tests): a burst probe's, the rest's and the second probe's as planned, from
-    ``seconds``; a drain's from its name; a ladder test's as planned, or as long as fio
-    ran it when longer (:func:`queue_runtime` lengthened it)."""
-    drained = drained_s(test.name)
+def spent_s(options: LimitsOptions, ran: Mapping[str, float], probed: Sequence[Next] = ()) -> float:
+    """The seconds of its budget the experiment's tests ``ran`` (name: fio's runtime in
+    ms) took: the burst probes', and the rest's and second probe's (``probed``, chosen
+    from the burst), as planned; a drain's from its name; a ladder test's as planned, or
+    as long as fio ran it when longer (:func:`queue_runtime` lengthened it); none for a
+    name not of the experiment."""
+    seconds = {
+        t.name: workload(options, t).duration_s for t in (BURST, WBURST, BBURST, WBBURST, *probed)
+    }
+    return sum(_spent_s(options, seconds, name, ms) for name, ms in ran.items())
+
+
+def _spent_s(options: LimitsOptions, seconds: dict[str, float], name: str, ran_ms: float) -> float:
+    drained = drained_s(name)
     if drained is not None:
         return drained
-    parsed = parse_name(test.name)
+    parsed = parse_name(name)
     if parsed is None:
         return 0.0
-    if test.name in seconds:
-        return seconds[test.name]
+    if name in seconds:
+        return seconds[name]
     planned = workload(options, parsed)
-    return max(planned.duration_s, planned.ramp_time_s + test.runtime_ms / 1000)
+    return max(planned.duration_s, planned.ramp_time_s + ran_ms / 1000)

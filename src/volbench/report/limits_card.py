@@ -46,6 +46,7 @@ from volbench.plans.limits import (
     WBURST,
     LimitsOptions,
     parse_name,
+    spent_s,
 )
 from volbench.records import section, structure, unstructure
 from volbench.report.sheet import Column, Sheet
@@ -265,8 +266,8 @@ less left, what stayed open stayed so for want of time."""
 def _budget_spent(run: RunRecord, model: LimiterModel) -> list[str]:
     """A note when the experiment left a question open (one IOPS budget or two among
     them) and its budget was spent (the plan stops where the next test would not fit):
-    a larger ``--budget`` settles it. The time spent is each test's planned runtime and
-    ramp, or fio's runtime when longer, as the plan counts it."""
+    a larger ``--budget`` settles it. The time spent is counted as the plan counts it
+    (:func:`volbench.plans.limits.spent_s`)."""
     if not model.open and model.shared_iops is not None:
         return []
     try:
@@ -275,12 +276,10 @@ def _budget_spent(run: RunRecord, model: LimiterModel) -> list[str]:
         return []
     if options is None:
         return []
-    spent: dict[str, float] = {}
+    ran: dict[str, float] = {}
     for row in run.aggregate:
-        planned = (row.workload.runtime_s or 0.0) + (row.workload.ramp_time_s or 0.0)
-        ran = (row.workload.ramp_time_s or 0.0) + row.runtime_ms / 1000
-        spent[row.test] = max(spent.get(row.test, 0.0), planned, ran)
-    used = sum(spent.values())
+        ran[row.test] = max(ran.get(row.test, 0.0), row.runtime_ms)
+    used = spent_s(options, ran)
     if options.budget_s - used >= BUDGET_ROOM * options.test_s:
         return []
     return [
