@@ -107,9 +107,18 @@ def test_sweep_on_a_throttled_device_finds_the_knee_and_the_saturation(
         expected_s = point["outstanding"] / point["iops"]  # Little's law on fio's figures
         assert point["lat_mean_ns"] / 1e9 == pytest.approx(expected_s, rel=0.2)
         assert point["littles_law"] == "ok"
-    assert points["QD1x1"]["mark"] is not None and "knee" in points["QD1x1"]["mark"]
+    # the knee: the fewest outstanding I/Os within 5% of the best point (QD1x1 at the
+    # cap; the next one up when a busy machine held QD 1 back, or blk-throttle's first
+    # slice lifted a point without ramp: CI, all six at the cap)
+    top = max(p["iops"] for p in points.values())
+    knee = min(
+        (p for p in points.values() if p["iops"] >= 0.95 * top),
+        key=lambda p: (p["outstanding"], -p["iops"]),
+    )
+    assert knee["mark"] is not None and "knee" in knee["mark"], points
+    assert knee["outstanding"] <= 4, points  # a cap reached from the shallowest queues
     sentence = next(n for n in document["notes"] if n.startswith("Raising outstanding"))
-    assert "from 1 (QD1x1) to 32 (QD16x2)" in sentence
+    assert f"from {knee['outstanding']} ({knee['point']}) to 32 (QD16x2)" in sentence
     same = re.search(r"at the same ~([\d,.]+)(k?) IOPS", sentence)
     assert same is not None, sentence
     iops = float(same.group(1).replace(",", "")) * (1000 if same.group(2) else 1)
