@@ -26,6 +26,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from volbench.analysis.timeseries import EPOCH_MS
+from volbench.fio.job import LOG_AVG_MSEC
 from volbench.fio.job_times import JobTimes
 
 CLOSE_S = 0.25
@@ -99,3 +101,30 @@ def timed_window(
     if end is None:
         return None
     return Window(end - runtime_s, end, margin, how)
+
+
+def io_span(
+    logged_ms: tuple[float, float] | None, lead_s: float, seconds: float, times: JobTimes
+) -> tuple[float, float] | None:
+    """When a round's fio process did I/O (s, Unix clock; one clock for the rounds of a
+    run on one place), from its first request (the first test's ramp, ``lead_s``,
+    included) to its last, ``seconds`` of it (its tests' ramps and runtimes); None when
+    nothing places it:
+
+    1. its per-second logs on the Unix-epoch clock (``logged_ms``: the first and last
+       window's end, fio ``log_unix_epoch``, a run on places): the first window's start
+       less ``lead_s`` to the last window's end;
+    2. ``job_start`` (fio 3.36 and later), ``seconds`` from it;
+    3. a local output's ``timestamp_ms`` (when fio wrote it, right after the last I/O:
+       :data:`CLOSE_S`), ``seconds`` before it.
+    """
+    if logged_ms is not None and logged_ms[0] >= EPOCH_MS:
+        first, last = logged_ms
+        return (first - LOG_AVG_MSEC) / 1000 - lead_s, last / 1000
+    if times.start_ms:
+        start = min(times.start_ms.values()) / 1000
+        return start, start + seconds
+    if times.timestamp_ms is not None and not times.client:
+        end = times.timestamp_ms / 1000
+        return end - seconds, end
+    return None

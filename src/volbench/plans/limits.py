@@ -570,7 +570,9 @@ def bytes_lead_in(
 PROCESS_GAP_S = 0.7
 """The idle time between two fio processes on a lab guest (s; its rounds took 0.7 s
 more than their fio runtime on average: BENCHMARKS.md, bench/limits): what a bucket
-regained after each test that spent it before its probe."""
+regained after each test that spent it before its probe, as the plan sizes its drains
+(its results carry no times). The card measures each gap where fio's logs or outputs
+place the rounds (report/limits_card.py): under a busy host a gap was 1.5 s."""
 BYTES_GAP_S = 4.0
 """The idle time between two fio processes a MB/s bucket's drain allows for (s): twice
 :data:`DRAIN_GAP_S`. A test's ramp spends what a longer gap brought back only as fast as

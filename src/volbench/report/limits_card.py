@@ -29,8 +29,9 @@ from volbench.analysis.limiter_model import (
     fit,
 )
 from volbench.analysis.model_promise import matches
-from volbench.analysis.run_validity import facts_of_tests
+from volbench.analysis.run_validity import facts_of_tests, round_times
 from volbench.analysis.stored_bursts import stored_bursts
+from volbench.analysis.test_windows import io_span
 from volbench.errors import VolbenchError
 from volbench.model import RunRecord, StoredResult
 from volbench.plans.limits import (
@@ -138,6 +139,57 @@ def _bytes_stale(
     return found
 
 
+RATE_LOGS = frozenset({"iops", "bw"})
+"""fio's own per-second rate logs (a round's series also hold the host sampler's)."""
+
+
+def _gaps_after(run: RunRecord, rounds: set[int]) -> float | None:
+    """The seconds without I/O after each of ``rounds`` until the next round's first
+    request, all added (:func:`~volbench.analysis.test_windows.io_span`: fio's logs on
+    the Unix clock, else its own times of each round); None when one of them cannot be
+    placed (the plan's :data:`~volbench.plans.limits.PROCESS_GAP_S` a gap is counted
+    then). On a lab guest under a busy host a gap was 1.5 s, twice that figure: the
+    bucket regained 15 MB more than it allowed for."""
+    order = sorted(t.round for t in run.rounds)
+    spans: dict[int, tuple[float, float] | None] = {}
+
+    def span(round_no: int) -> tuple[float, float] | None:
+        if round_no not in spans:
+            spans[round_no] = _io_span(run, round_no)
+        return spans[round_no]
+
+    idle = 0.0
+    for round_no in rounds:
+        later = [r for r in order if r > round_no]
+        before, after = span(round_no), span(later[0]) if later else None
+        if before is None or after is None:
+            return None
+        idle += max(0.0, after[0] - before[1])
+    return idle
+
+
+def _io_span(run: RunRecord, round_no: int) -> tuple[float, float] | None:
+    """When round ``round_no`` of ``run`` did I/O (:func:`io_span`), from its stored
+    per-second logs and fio output."""
+    tests: dict[str, StoredResult] = {}
+    for row in run.aggregate:
+        if row.round == round_no:
+            tests.setdefault(row.test, row)
+    logs = [s for s in run.series if s.round == round_no and s.kind in RATE_LOGS and s.points]
+    if not tests:
+        return None
+    seconds = sum(r.runtime_ms / 1000 + (r.workload.ramp_time_s or 0.0) for r in tests.values())
+    logged = None
+    if logs:
+        first = min(logs, key=lambda s: s.points[0][0])
+        name = first.test.partition("@")[0]
+        lead = (tests[name].workload.ramp_time_s or 0.0) if name in tests else 0.0
+        logged = (float(first.points[0][0]), float(max(s.points[-1][0] for s in logs)))
+    else:
+        lead = 0.0
+    return io_span(logged, lead, seconds, round_times(run, round_no))
+
+
 def _probe_round(bursts: Mapping[tuple[int, str], Burst], probe: str) -> int | None:
     """The newest round of the burst probe ``probe`` that found a burst (None: none)."""
     rounds = [key[0] for key in bursts if key[1] == probe]
@@ -157,11 +209,13 @@ def _bytes_burst(
     burst = found[1]
     if probe == BBURST.name:
         spent = []
-        for rows in _bytes_stale(run, bursts).values():
+        stale = _bytes_stale(run, bursts)
+        for rows in stale.values():
             ramp = rows[0].workload.ramp_time_s or 0.0
             rate = sum(r.bw_bytes_per_s for r in rows) / BYTES_BS
             spent.append((rate, rows[0].runtime_ms / 1000 + ramp))
-        burst = with_spent(burst, spent, PROCESS_GAP_S * len(spent))
+        idle = _gaps_after(run, {r.round for rows in stale.values() for r in rows})
+        burst = with_spent(burst, spent, PROCESS_GAP_S * len(spent) if idle is None else idle)
     mb = BYTES_BS / MB
     return probe, dataclasses.replace(
         burst,
