@@ -29,7 +29,7 @@ from volbench.specs import catalogue
 from volbench.store.repository import Store
 from volbench.testbed import PlaceRecord, TargetIdentity
 from volbench.timeline import RoundTimes
-from volbench.volume_limits import caps_of
+from volbench.volume_limits import caps_of, volume_caps
 
 MB = 1e6
 SOURCE = "limits run 12"
@@ -283,6 +283,45 @@ def test_a_runs_volume_finds_the_newest_limits_run_of_the_same_volume(tmp_path: 
         newest = _stored(store, dataclasses.replace(newer, target=target), "d" * 32)
         caps = caps_of(store, store.get_run(_stored(store, quick_run, "e" * 32)))
         assert all(f"limits run {newest}" in c.label for c in caps)
+
+
+def test_a_run_is_judged_by_its_volumes_limits_of_its_time(tmp_path: Path) -> None:
+    """Limits measured at 10:00 (3,000 IOPS) and at 14:00 (after a change, 1,000): a run
+    at 12:00 is judged by the first, one at 16:00 by the second, one at 08:00 (before any)
+    by the first; each limits run by itself."""
+    identity = TargetIdentity("/dev/loop7", "block", "7:7", 1 << 30, source="loop:/img@0")
+
+    def at(run: RunRecord, hour: int) -> RunRecord:
+        target = dataclasses.replace(run.target, identity=identity)
+        day = "2026-11-26T"
+        started, ended = f"{day}{hour:02}:00:00+00:00", f"{day}{hour:02}:05:00+00:00"
+        return dataclasses.replace(run, target=target, started_at=started, ended_at=ended)
+
+    morning, _ = _run(Limiter(total_iops=3000), 3)
+    afternoon, _ = _run(Limiter(total_iops=1000), 4)
+    quick_run = dataclasses.replace(morning, plan=quick.NAME, results=())
+    with Store.open(str(tmp_path / "v.db")) as store:
+        ids = {
+            "early": _stored(store, at(quick_run, 8), "a" * 32),
+            "first": _stored(store, at(morning, 10), "b" * 32),
+            "noon": _stored(store, at(quick_run, 12), "c" * 32),
+            "second": _stored(store, at(afternoon, 14), "d" * 32),
+            "late": _stored(store, at(quick_run, 16), "e" * 32),
+        }
+        runs = [store.get_run(i) for i in ids.values()]
+        caps = volume_caps(store, runs)
+    judged = {
+        name: {re.sub(r".*\(limits run (\d+)\).*", r"\1", c.label) for c in caps[i]}
+        for name, i in ids.items()
+    }
+    first, second = str(ids["first"]), str(ids["second"])
+    assert judged == {
+        "early": {first},
+        "first": {first},
+        "noon": {first},
+        "second": {second},
+        "late": {second},
+    }
 
 
 def test_the_volume_key_of_a_place_and_of_a_target() -> None:
