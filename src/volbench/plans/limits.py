@@ -458,11 +458,15 @@ a bucket of the writes' own (``bps-write-max``), or none left (``bps-total-max``
 
 
 def burst_seen(
-    options: LimitsOptions, tests: Sequence[TestResult], probe: Next = BURST
+    options: LimitsOptions,
+    tests: Sequence[TestResult],
+    probe: Next = BURST,
+    largest: bool = False,
 ) -> Burst | None:
     """The burst of ``probe`` (the burst probe; or the writes', :data:`WBURST`) as fio's
     summary of its rate windows shows it (None: no such probe yet, no summary, no burst,
-    or a bucket it did not empty)."""
+    or a bucket it did not empty); ``largest``: the larger of its two estimates (a
+    drain's, :func:`~volbench.analysis.burst_series.burst_from_samples`)."""
     test = next((t for t in tests if t.name == probe.name), None)
     side = "write" if probe.direction in ("wburst", "wbburst") else "read"
     found = test.directions.get(side) if test is not None else None
@@ -470,7 +474,9 @@ def burst_seen(
     if stats is None or test is None:
         return None
     seconds = test.runtime_ms / 1000 if test.runtime_ms > 0 else options.burst_s
-    return burst_from_samples(stats.mean, stats.min, stats.max, stats.stddev, seconds)
+    return burst_from_samples(
+        stats.mean, stats.min, stats.max, stats.stddev, seconds, largest=largest
+    )
 
 
 _DRAIN = re.compile(r"^b?drain-(\d{1,4})(\.5)?s-")
@@ -545,7 +551,7 @@ def bytes_lead_in(
     reads = bytes_burst_seen(options, tests)
     if reads is None:
         return None
-    writes = burst_seen(options, tests, WBBURST)
+    writes = burst_seen(options, tests, WBBURST, largest=True)
     own = {"read": reads, "write": writes or reads, "mix": reads}
     side = direction if writes is not None and direction != "mix" else None
     bucket = own[direction]
@@ -605,11 +611,12 @@ def bytes_regained(
 
 def bytes_burst_seen(options: LimitsOptions, tests: Sequence[TestResult]) -> Burst | None:
     """The burst of the MB/s burst probe (:data:`BBURST`, in requests of :data:`BYTES_BS`
-    a second), its bucket counted whole: the reads' larger tests before it
+    a second; the larger of its two estimates: the drains' bucket), counted whole: the
+    reads' larger tests before it
     (:func:`bytes_stale`) spent part of it, what they did above its baseline added
     (:func:`~volbench.analysis.burst_series.with_spent`), less what came back in the
     gaps after each (:data:`PROCESS_GAP_S`)."""
-    burst = burst_seen(options, tests, BBURST)
+    burst = burst_seen(options, tests, BBURST, largest=True)
     if burst is None:
         return None
     stale = bytes_stale(tests)
