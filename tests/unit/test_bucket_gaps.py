@@ -13,15 +13,13 @@ import random
 
 import pytest
 from test_export import result
+from test_limits_charts import limits_record
 
 from volbench.analysis.test_windows import io_span
 from volbench.fio.job_times import JobTimes
-from volbench.model import HostInfo, RunRecord, RunSettings, RunStatus, StoredResult, StoredWorkload
-from volbench.plans import limits
+from volbench.model import RunRecord, StoredResult, StoredWorkload
 from volbench.plans.limits import BBURST, BYTES_BS
-from volbench.records import json_object
 from volbench.report.limits_card import limits_card
-from volbench.testbed import TargetInfo
 from volbench.timeline import LogSeries, RoundTimes
 
 MB = 1e6
@@ -69,20 +67,8 @@ def _bucket_run(
     series.append(_log(2, BBURST.name, times, values, epoch))
     outputs.append(json.dumps({"timestamp_ms": int(times[-1]), "jobs": []}))
     rounds.append(_times(2))
-    return RunRecord(
-        id=7,
-        plan=limits.NAME,
-        status=RunStatus.COMPLETED,
-        started_at="2026-11-30T00:00:00+00:00",
-        ended_at="2026-11-30T00:05:00+00:00",
-        target=TargetInfo("/dev/vdb", "block", 1 << 30),
-        host=HostInfo.from_record({}),
-        labels={},
-        settings=RunSettings(options={limits.NAME: json_object(limits.LimitsOptions())}),
-        results=tuple(rows),
-        raw_outputs=tuple(outputs),
-        rounds=tuple(rounds),
-        series=tuple(series),
+    return limits_record(
+        tuple(rows), raw_outputs=tuple(outputs), rounds=tuple(rounds), series=tuple(series)
     )
 
 

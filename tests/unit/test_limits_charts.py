@@ -76,7 +76,13 @@ def _run(limiter: Limiter, seed: int = 1) -> tuple[RunRecord, list[Probe]]:
     test a round of its own."""
     _, done = experiment(limiter, seed)
     results = tuple(row for i, probe in enumerate(done) for row in _rows(i, probe))
-    run = RunRecord(
+    return limits_record(results), done
+
+
+def limits_record(results: tuple[StoredResult, ...], **more: Any) -> RunRecord:
+    """A completed limits run of ``results`` (its plan's usual options), as the store
+    gives it back; ``more``: its other fields (outputs, rounds, series)."""
+    return RunRecord(
         id=9,
         plan=limits.NAME,
         status=RunStatus.COMPLETED,
@@ -87,8 +93,8 @@ def _run(limiter: Limiter, seed: int = 1) -> tuple[RunRecord, list[Probe]]:
         labels={},
         settings=RunSettings(options={limits.NAME: json_object(limits.LimitsOptions())}),
         results=results,
+        **more,
     )
-    return run, done
 
 
 def _charts(card: Sheet) -> dict[str, Chart]:
