@@ -25,7 +25,7 @@ from cli_harness import Volbench, error_line, finish
 from test_cli_kill import fio_processes, wait_for
 from test_cli_qos_cgroup import TENANTS, _plan, own_cgroups
 
-from loops import losetup
+from loops import backing, losetup, reattach
 from volbench.errors import VolbenchError
 from volbench.fio.job_text import opened_file
 from volbench.store.repository import Store
@@ -46,8 +46,9 @@ def _sha(path: Path) -> str:
 
 
 def _image(device: str) -> Path:
-    name = os.path.basename(device)
-    return Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+    found = backing(device)
+    assert found is not None, f"{device} is not attached"
+    return found
 
 
 @pytest.fixture
@@ -60,20 +61,25 @@ def ext4(loop_device: Loop, system_tool: Callable[[str], str]) -> Callable[[], s
 
 
 @contextlib.contextmanager
-def attached(image: Path, *options: str, device: str | None = None) -> Iterator[str]:
-    """``losetup [options] DEVICE|-f IMAGE`` for the block, detached again only if it
-    is still ours."""
-    where = [device] if device else ["-f", "--show"]
-    proc = losetup(["losetup", *options, *where, str(image)])
+def attached(
+    image: Path, *options: str, device: str | None = None, replacing: Path | None = None
+) -> Iterator[str]:
+    """``losetup [options] DEVICE|-f IMAGE`` for the block (``replacing``: ``DEVICE``
+    reads that image of this test now, swapped for ``image`` with no other worker's
+    attach in between: :func:`loops.reattach`), detached again only if it is still ours."""
+    if device is not None and replacing is not None:
+        proc = reattach(device, replacing, image, options)
+    else:
+        where = [device] if device else ["-f", "--show"]
+        proc = losetup(["losetup", *options, *where, str(image)])
     if proc.returncode != 0:
         pytest.skip(f"cannot attach {image}: {proc.stderr.strip()}")
     name = device or proc.stdout.strip()
     try:
         yield name
     finally:
-        with contextlib.suppress(OSError, ValueError):
-            if _image(name) == image:
-                subprocess.run(["losetup", "-d", name], capture_output=True, check=False)
+        if backing(name) == image:
+            subprocess.run(["losetup", "-d", name], capture_output=True, check=False)
 
 
 def test_relative_targets_from_a_deep_folder_stay_where_they_point(
@@ -332,9 +338,7 @@ def test_a_device_swapped_before_resume_is_refused(
     started = lambda: _fio_started(volbench) and bool(volbench.stored_runs())  # noqa: E731
     _killed_when(volbench, proc, started)
     blank = _image(device)
-    subprocess.run(["losetup", "-d", device], check=True)
-    time.sleep(0.2)
-    with attached(image, device=device):
+    with attached(image, device=device, replacing=blank):
         resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
         line = error_line(resumed, 2)
         assert f"target {device} is no longer what the run started on: it was block" in line
@@ -355,28 +359,25 @@ def test_a_device_attached_again_resumes_with_same_volume(
     image = _image(device)
     other = tmp_path / "other.img"
     other.write_bytes(b"\0" * (32 << 20))
-    subprocess.run(["losetup", "-d", device], check=True)
-    time.sleep(0.2)
-    with attached(other, device=device):
+    with attached(other, device=device, replacing=image):
         refused = volbench(
             "resume", "latest", "--same-volume", "--runs-dir", str(volbench.runs_dir)
         )
         assert "it cannot be the same volume" in error_line(refused, 2)
-    time.sleep(0.2)
-    with attached(image, device=device):
-        resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
-        line = error_line(resumed, 2)
-        assert "no longer what the run started on" in line and "--same-volume" in line
-        resumed = volbench(
-            "resume",
-            "latest",
-            "--same-volume",
-            "--runs-dir",
-            str(volbench.runs_dir),
-            "--format",
-            "json",
-        )
-        assert resumed.returncode == 0, resumed.stderr
+        with attached(image, device=device, replacing=other):
+            resumed = volbench("resume", "latest", "--runs-dir", str(volbench.runs_dir))
+            line = error_line(resumed, 2)
+            assert "no longer what the run started on" in line and "--same-volume" in line
+            resumed = volbench(
+                "resume",
+                "latest",
+                "--same-volume",
+                "--runs-dir",
+                str(volbench.runs_dir),
+                "--format",
+                "json",
+            )
+            assert resumed.returncode == 0, resumed.stderr
     run = volbench.stored()
     assert run["status"] == "completed"
     assert "the same volume, as --same-volume said" in (run["error"] or ""), run["error"]
