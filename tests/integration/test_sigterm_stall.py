@@ -60,6 +60,18 @@ def _throttle(group: Path, device: str, bytes_per_s: int) -> None:
         (group / "blkio.throttle.read_bps_device").write_text(rule)
 
 
+def _waiting_for_io(pids: list[int]) -> bool:
+    """Whether a thread of ``pids`` sleeps in the kernel waiting for I/O completions:
+    its ``/proc/PID/task/TID/wchan`` is io_uring's ``io_cqring_wait`` or libaio's
+    ``read_events`` (io_getevents)."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                if (task / "wchan").read_text().strip() in {"io_cqring_wait", "read_events"}:
+                    return True
+    return False
+
+
 def test_sigterm_while_fio_is_stuck_ends_the_run_within_seconds(
     volbench: Volbench, stalled_group: tuple[str, Path], tmp_path: Path
 ) -> None:
@@ -105,8 +117,10 @@ def test_sigterm_while_fio_is_stuck_ends_the_run_within_seconds(
         assert wait_for(lambda: bool(list(jobs.glob("*/round-000/job.fio"))), 60)
         _throttle(group, device, 512)
         assert wait_for(lambda: bool(fio_processes(tmp_path)), 30), "fio never started"
+        # fio's job waits for its reads, held by the throttle: before that, on a busy
+        # machine, fio may still be setting up and leave at once on SIGINT
+        assert wait_for(lambda: _waiting_for_io(fio_processes(tmp_path)), 60), "no reads held"
         fio = fio_processes(tmp_path)
-        time.sleep(2.0)  # fio has its reads outstanding, held by the throttle
         assert proc.poll() is None
         sent = time.monotonic()
         os.kill(proc.pid, signal.SIGTERM)  # the volbench this test started
