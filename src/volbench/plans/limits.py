@@ -614,18 +614,18 @@ def bytes_burst_seen(options: LimitsOptions, tests: Sequence[TestResult]) -> Bur
     a second; the larger of its two estimates: the drains' bucket), counted whole: the
     reads' larger tests before it
     (:func:`bytes_stale`) spent part of it, what they did above its baseline added
-    (:func:`~volbench.analysis.burst_series.with_spent`), less what came back in the
-    gaps after each (:data:`PROCESS_GAP_S`)."""
+    (:func:`~volbench.analysis.burst_series.with_spent`, in the order they ran), less
+    what came back in the gap after each (:data:`PROCESS_GAP_S`)."""
     burst = burst_seen(options, tests, BBURST, largest=True)
     if burst is None:
         return None
     stale = bytes_stale(tests)
     spent = [
-        (t.bw_bytes_per_s / BYTES_BS, t.runtime_ms / 1000 + options.ramp_time_s)
+        (t.bw_bytes_per_s / BYTES_BS, t.runtime_ms / 1000 + options.ramp_time_s, PROCESS_GAP_S)
         for t in tests
         if t.name in stale
     ]
-    return with_spent(burst, spent, PROCESS_GAP_S * len(spent))
+    return with_spent(burst, spent)
 
 
 def bytes_stale(tests: Sequence[TestResult]) -> set[str]:

@@ -10,7 +10,7 @@ their own)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -143,12 +143,12 @@ RATE_LOGS = frozenset({"iops", "bw"})
 """fio's own per-second rate logs (a round's series also hold the host sampler's)."""
 
 
-def _gaps_after(run: RunRecord, rounds: set[int]) -> float | None:
+def _gaps_after(run: RunRecord, rounds: Sequence[int]) -> list[float]:
     """The seconds without I/O after each of ``rounds`` until the next round's first
-    request, all added (:func:`~volbench.analysis.test_windows.io_span`: fio's logs on
-    the Unix clock, else its own times of each round); None when one of them cannot be
-    placed (the plan's :data:`~volbench.plans.limits.PROCESS_GAP_S` a gap is counted
-    then). On a lab guest under a busy host a gap was 1.5 s, twice that figure: the
+    request (:func:`~volbench.analysis.test_windows.io_span`: fio's logs on the Unix
+    clock, else its own times of each round); the plan's
+    :data:`~volbench.plans.limits.PROCESS_GAP_S` for a gap where a round cannot be
+    placed. On a lab guest under a busy host a gap was 1.5 s, twice that figure: the
     bucket regained 15 MB more than it allowed for."""
     order = sorted(t.round for t in run.rounds)
     spans: dict[int, tuple[float, float] | None] = {}
@@ -158,14 +158,12 @@ def _gaps_after(run: RunRecord, rounds: set[int]) -> float | None:
             spans[round_no] = _io_span(run, round_no)
         return spans[round_no]
 
-    idle = 0.0
+    gaps = []
     for round_no in rounds:
         later = [r for r in order if r > round_no]
         before, after = span(round_no), span(later[0]) if later else None
-        if before is None or after is None:
-            return None
-        idle += max(0.0, after[0] - before[1])
-    return idle
+        gaps.append(max(0.0, after[0] - before[1]) if before and after else PROCESS_GAP_S)
+    return gaps
 
 
 def _io_span(run: RunRecord, round_no: int) -> tuple[float, float] | None:
@@ -202,20 +200,24 @@ def _bytes_burst(
     """The burst of a MB/s burst probe (``probe``: the reads', :data:`BBURST`, or the
     writes') in MB/s and MB; the reads' bucket counted whole: what the reads' larger
     tests before it spent of it added
-    (:func:`~volbench.analysis.burst_series.with_spent`)."""
+    (:func:`~volbench.analysis.burst_series.with_spent`, in the order they ran, with the
+    gap after each: :func:`_gaps_after`)."""
     found = _probe_burst(bursts, probe)
     if found is None:
         return None
     burst = found[1]
     if probe == BBURST.name:
-        spent = []
-        stale = _bytes_stale(run, bursts)
-        for rows in stale.values():
-            ramp = rows[0].workload.ramp_time_s or 0.0
-            rate = sum(r.bw_bytes_per_s for r in rows) / BYTES_BS
-            spent.append((rate, rows[0].runtime_ms / 1000 + ramp))
-        idle = _gaps_after(run, {r.round for rows in stale.values() for r in rows})
-        burst = with_spent(burst, spent, PROCESS_GAP_S * len(spent) if idle is None else idle)
+        tests = sorted(_bytes_stale(run, bursts).values(), key=lambda rows: rows[0].round)
+        gaps = _gaps_after(run, [rows[0].round for rows in tests])
+        spent = [
+            (
+                sum(r.bw_bytes_per_s for r in rows) / BYTES_BS,
+                rows[0].runtime_ms / 1000 + (rows[0].workload.ramp_time_s or 0.0),
+                gap,
+            )
+            for rows, gap in zip(tests, gaps, strict=True)
+        ]
+        burst = with_spent(burst, spent)
     mb = BYTES_BS / MB
     return probe, dataclasses.replace(
         burst,
