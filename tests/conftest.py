@@ -11,6 +11,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
@@ -36,7 +37,8 @@ def find_tool(name: str) -> str | None:
 
 
 class LoopFactory(Protocol):
-    """``make(size_mib=64, *, setup=None, partitions=False) -> "/dev/loopN"``."""
+    """``make(size_mib=64, *, setup=None, partitions=False, in_memory=False) ->
+    "/dev/loopN"``."""
 
     def __call__(
         self,
@@ -44,6 +46,7 @@ class LoopFactory(Protocol):
         *,
         setup: Callable[[Path], object] | None = None,
         partitions: bool = False,
+        in_memory: bool = False,
     ) -> str: ...
 
 
@@ -74,6 +77,8 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
     ``setup(image)`` runs on the image *file* before it is attached (mkfs,
     sfdisk ...). ``partitions=True`` attaches with ``-P`` and, on kernels
     without a partition-table parser, adds the partitions with ``partx -a``.
+    ``in_memory=True`` puts the image in /dev/shm instead (removed at the end): a
+    device whose latency the machine's own disk, busy with other tests, does not set.
     Skips the test unless running as root with losetup available.
     """
     if os.geteuid() != 0:
@@ -82,6 +87,7 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
     if losetup is None:
         pytest.skip("losetup is not installed")
     created: list[tuple[str, Path]] = []
+    in_shm: list[Path] = []
     counter = itertools.count()
 
     def make(
@@ -89,8 +95,14 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
         *,
         setup: Callable[[Path], object] | None = None,
         partitions: bool = False,
+        in_memory: bool = False,
     ) -> str:
-        image = tmp_path / f"loop-{next(counter)}.img"
+        name = f"loop-{next(counter)}.img"
+        if in_memory:
+            image = Path(tempfile.mkdtemp(prefix="volbench-test-", dir="/dev/shm")) / name
+            in_shm.append(image)
+        else:
+            image = tmp_path / name
         with image.open("wb") as f:
             f.truncate(size_mib * MiB)
         if setup is not None:
@@ -112,6 +124,8 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
     finally:
         for device, image in reversed(created):
             _detach(losetup, device, image)
+        for image in in_shm:
+            shutil.rmtree(image.parent, ignore_errors=True)
 
 
 @pytest.fixture
