@@ -212,7 +212,7 @@ def test_more_jobs_under_a_half_core_quota_do_not_help(
 def test_a_blkio_cap_is_the_rate_limiter(
     volbench: Volbench, loop_device: Loop, groups: Groups
 ) -> None:
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     rdev = os.stat(device).st_rdev
     blkio = groups("blkio")
     (blkio / "blkio.throttle.read_iops_device").write_text(f"{os.major(rdev)}:{os.minor(rdev)} 500")
@@ -227,7 +227,7 @@ def test_a_blkio_cap_is_the_rate_limiter(
 
 
 def test_the_page_cache_and_one_io_at_a_time(volbench: Volbench, loop_device: Loop) -> None:
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     one = ("--iodepth", "1", "--runtime", "1s", "--ramp-time", "0", "--cache", "both")
     run_in(volbench, [], *sweep(device, *one), prefix=real_time())
     found = explained(volbench)
@@ -248,7 +248,7 @@ def test_a_device_throttled_to_a_stall(
     """512 bytes/s of reads: a 4 KiB read completes every 8 s. The rule is set when fio's
     job file appears (volbench's own preparation reads are not held) and lifted 3 s
     later, so the held read completes and fio ends."""
-    device = loop_device(32)
+    device = loop_device(32, in_memory=True)
     rdev = os.stat(device).st_rdev
     key = f"{os.major(rdev)}:{os.minor(rdev)}"
     blkio = groups("blkio")
@@ -281,7 +281,7 @@ def test_a_mix_with_its_reads_at_their_own_cap_names_the_direction(
     other test worker's fio takes the CPUs: at 5,000 the write-only cell reached 1,760
     of its 3,000, held by the loaded machine. The caps are known twice over: the
     cgroup's recorded with the round, and the read-only cell of the same run."""
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     rdev = os.stat(device).st_rdev
     key = f"{os.major(rdev)}:{os.minor(rdev)}"
     blkio = groups("blkio")
@@ -326,7 +326,7 @@ def test_a_cap_lowered_mid_test_is_a_burst(
     sentence the burst found in the test's stored per-second series; ``explain`` has its
     burst section. fio runs at a real-time priority: in CI, at 3,000 IOPS beside the
     other workers, its ceiling was once too noisy to be a plateau (no burst found)."""
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     rdev = os.stat(device).st_rdev
     key = f"{os.major(rdev)}:{os.minor(rdev)}"
     blkio = groups("blkio")

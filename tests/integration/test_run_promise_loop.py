@@ -58,7 +58,7 @@ def capped(loop_device: Callable[..., str]) -> Iterator[Capped]:
     made: list[Path] = []
 
     def make(iops: int) -> tuple[str, Path]:
-        device = loop_device(64)
+        device = loop_device(64, in_memory=True)
         rdev = os.stat(device).st_rdev
         group = BLKIO / f"volbench-promise-{os.getpid()}-{len(made)}"
         group.mkdir()

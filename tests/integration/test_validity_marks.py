@@ -147,7 +147,7 @@ def real_time() -> tuple[str, ...]:
 def test_a_cache_answered_the_buffered_twin_check_and_strict(
     volbench: Volbench, loop_device: Loop, tmp_path: Path
 ) -> None:
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     # the direct reads: 2,000 IOPS, the promise of my-array at 20
     with throttled_group(device, "marks-cache", 2000) as group:
         cached(volbench, device, group, tmp_path)
@@ -191,7 +191,7 @@ def cached(volbench: Volbench, device: str, group: Path, tmp_path: Path) -> None
 
 
 def test_another_process_on_the_device(volbench: Volbench, loop_device: Loop) -> None:
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     with throttled_group(device, "marks-shared", 2000) as group:  # 8 MB/s of 4 KiB reads
         shared_device(volbench, device, group)
 
@@ -234,7 +234,7 @@ def shared_device(volbench: Volbench, device: str, group: Path) -> None:
 def test_a_cap_raised_mid_test_is_a_step_with_both_parts(
     volbench: Volbench, loop_device: Loop
 ) -> None:
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     with throttled_group(device, "marks-step", LOW) as group:
         stepped_cap(volbench, device, group)
 
@@ -273,7 +273,7 @@ def stepped_cap(volbench: Volbench, device: str, group: Path) -> None:
 
 
 def test_fio_under_a_cpu_quota_is_starved(volbench: Volbench, loop_device: Loop) -> None:
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     with cpu_quota(0.1) as group:  # a tenth of a core: less than a busy machine leaves fio
         starved = run(volbench, cgroup_prefix(group), *sweep(volbench, device, "3s"))
     assert starved.returncode == 0, starved.stderr
