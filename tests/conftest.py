@@ -18,10 +18,13 @@ from typing import Protocol
 
 import pytest
 
+from loops import backing
 from loops import losetup as losetup_retrying
 from suite_order import FIRST_MODULES
 
 MiB = 1024 * 1024
+SHM = Path("/dev/shm")
+"""Where ``loop_device(in_memory=True)`` puts its images (a tmpfs: memory)."""
 
 
 def find_tool(name: str) -> str | None:
@@ -57,12 +60,10 @@ def _partition_names(device: str) -> list[str]:
 
 def _detach(losetup: str, device: str, image: Path) -> None:
     """Detach ``device`` only if it is still backed by our ``image``."""
-    backing = Path("/sys/class/block") / os.path.basename(device) / "loop" / "backing_file"
-    try:
-        current = backing.read_text().strip()
-    except OSError:
+    current = backing(device)
+    if current is None:
         return  # already gone
-    if os.path.realpath(current.removesuffix(" (deleted)")) != os.path.realpath(image):
+    if os.path.realpath(current) != os.path.realpath(image):
         return  # not ours any more: leave it alone
     partx = find_tool("partx")
     if partx and _partition_names(device):
@@ -77,8 +78,9 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
     ``setup(image)`` runs on the image *file* before it is attached (mkfs,
     sfdisk ...). ``partitions=True`` attaches with ``-P`` and, on kernels
     without a partition-table parser, adds the partitions with ``partx -a``.
-    ``in_memory=True`` puts the image in /dev/shm instead (removed at the end): a
-    device whose latency the machine's own disk, busy with other tests, does not set.
+    ``in_memory=True`` puts the image in /dev/shm instead where there is one (removed
+    at the end): a device whose latency the machine's own disk, busy with other tests,
+    does not set, so a cap measured on it is the cgroup's, not the disk's.
     Skips the test unless running as root with losetup available.
     """
     if os.geteuid() != 0:
@@ -98,8 +100,8 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
         in_memory: bool = False,
     ) -> str:
         name = f"loop-{next(counter)}.img"
-        if in_memory:
-            image = Path(tempfile.mkdtemp(prefix="volbench-test-", dir="/dev/shm")) / name
+        if in_memory and SHM.is_dir():
+            image = Path(tempfile.mkdtemp(prefix="volbench-test-", dir=SHM)) / name
             in_shm.append(image)
         else:
             image = tmp_path / name
@@ -126,6 +128,17 @@ def loop_device(tmp_path: Path) -> Iterator[LoopFactory]:
             _detach(losetup, device, image)
         for image in in_shm:
             shutil.rmtree(image.parent, ignore_errors=True)
+
+
+@pytest.fixture
+def mkfs_ext4(system_tool: Callable[[str], str]) -> Callable[[Path], None]:
+    """A ``loop_device`` ``setup`` that puts an ext4 filesystem on the image file."""
+    tool = system_tool("mkfs.ext4")
+
+    def setup(image: Path) -> None:
+        subprocess.run([tool, "-q", "-F", str(image)], check=True, capture_output=True)
+
+    return setup
 
 
 @pytest.fixture

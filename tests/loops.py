@@ -55,12 +55,14 @@ def losetup(arguments: Sequence[str]) -> subprocess.CompletedProcess[str]:
 
 
 def backing(device: str) -> Path | None:
-    """The image loop ``device`` reads (None: not attached)."""
+    """The image loop ``device`` reads (None: not attached; the kernel's " (deleted)"
+    after an image removed meanwhile left out)."""
     name = Path(device).name
     try:
-        return Path(Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip())
+        text = Path(f"/sys/class/block/{name}/loop/backing_file").read_text().strip()
     except OSError:
         return None
+    return Path(text.removesuffix(" (deleted)"))
 
 
 def reattach(

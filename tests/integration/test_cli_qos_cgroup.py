@@ -501,10 +501,9 @@ def _read(path: Path) -> str:
 
 
 def test_plan_measures_reads_only_on_a_device_with_data(
-    volbench: Volbench, loop_device: Loop, system_tool: Callable[[str], str]
+    volbench: Volbench, loop_device: Loop, mkfs_ext4: Callable[[Path], None]
 ) -> None:
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(32, setup=lambda image: _mkfs(mkfs, image))
+    device = loop_device(32, setup=mkfs_ext4)
     proc = volbench(
         "qos",
         "plan",
@@ -526,7 +525,3 @@ def test_plan_measures_reads_only_on_a_device_with_data(
     stored = volbench.stored(str(document["capability_run"]))
     jobs = {j["jobname"] for raw in stored["fio_outputs"] for j in fio_jobs(fio_json(raw))}
     assert jobs == {"capability-iops", "capability-bandwidth"}  # nothing written
-
-
-def _mkfs(tool: str, image: Path) -> None:
-    subprocess.run([tool, "-q", "-F", str(image)], check=True, capture_output=True)

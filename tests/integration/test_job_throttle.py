@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -81,24 +80,10 @@ TESTS = ("read-qd1", "write-qd1", "seq-read")
 
 
 @pytest.fixture
-def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """This module's images are in RAM (/dev/shm) where it can be, so the cap measured
-    is the cgroup's, not the machine's disk's (as tests/integration/test_throttle_loop.py)."""
-    if not Path("/dev/shm").is_dir():
-        yield tmp_path_factory.mktemp("job")
-        return
-    folder = Path(tempfile.mkdtemp(prefix="volbench-job-", dir="/dev/shm"))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
 def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
     """A 64 MiB loop device and this test's cgroup capping its reads and its writes at
     400 IOPS each; the cgroup is removed once its processes have ended."""
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     with throttled_group(device, "job", CAP_IOPS) as group:
         yield device, group
 

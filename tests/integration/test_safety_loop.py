@@ -39,17 +39,6 @@ def _run(*cmd: str, stdin: str | None = None) -> str:
     return proc.stdout.strip()
 
 
-@pytest.fixture
-def mkfs_ext4(system_tool: Tool) -> Callable[[Path], None]:
-    """A loop_device ``setup`` that puts an ext4 filesystem on the image file."""
-    tool = system_tool("mkfs.ext4")
-
-    def setup(image: Path) -> None:
-        _run(tool, "-q", "-F", str(image))
-
-    return setup
-
-
 @contextmanager
 def mounted(device: str, where: Path, system_tool: Tool) -> Iterator[Path]:
     where.mkdir()

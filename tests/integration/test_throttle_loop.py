@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -31,26 +29,10 @@ CAP_IOPS = 500
 
 
 @pytest.fixture
-def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """This module's temporary folder is in RAM (/dev/shm) when it can be, so the
-    loop device's image is not slowed by other I/O on the machine's disk: the cap
-    measured must be the cgroup's, not the disk's."""
-    shm = Path("/dev/shm")
-    if not shm.is_dir():
-        yield tmp_path_factory.mktemp("throttle")
-        return
-    folder = Path(tempfile.mkdtemp(prefix="volbench-throttle-", dir=shm))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
 def throttled(loop_device: Loop) -> Iterator[tuple[str, Path]]:
     """A 64 MiB loop device and a ``volbench-`` cgroup capping it at 500 read and
     write IOPS; the cgroup is removed afterwards (its processes have ended)."""
-    device = loop_device(64)
+    device = loop_device(64, in_memory=True)
     with throttled_group(device, "throttle", CAP_IOPS) as group:
         yield device, group
 

@@ -181,6 +181,7 @@ def test_a_toy_place_verifies_a_qos_plan_through_fio_and_the_replay_runner(
     tmp_path: Path,
     toy_plan: tuple[Path, list[Path]],
     loop_device: Callable[..., str],
+    mkfs_ext4: Callable[[Path], None],
     system_tool: Callable[[str], str],
 ) -> None:
     """Each tenant on a toy place of its own, held to its limits by the toy kind (its
@@ -189,12 +190,7 @@ def test_a_toy_place_verifies_a_qos_plan_through_fio_and_the_replay_runner(
     are on an ext4 of a loop device in memory: on the machine's own disk, busy with other
     tests, reads took up to 0.6 s (CI: both tenants 10-15 % below their caps)."""
     plan, groups = toy_plan
-    mkfs = system_tool("mkfs.ext4")
-    device = loop_device(
-        64,
-        setup=lambda image: subprocess.run([mkfs, "-q", "-F", str(image)], check=True),
-        in_memory=True,
-    )
+    device = loop_device(64, setup=mkfs_ext4, in_memory=True)
     with mounted(device, tmp_path / "mnt", system_tool) as folder:
         _verify(volbench, plan, groups, folder, tmp_path)
 
