@@ -35,13 +35,14 @@ PLAN_IDS: set[str] = set()
 Loop = Callable[..., str]
 
 
-def _left_behind() -> list[Path]:
-    """This module's cgroups that exist now (tenants, and the host of --with-host)."""
+def _left_behind(names: tuple[str, ...] = (*NAMES, *OTHER_NAMES)) -> list[Path]:
+    """The cgroups of tenants ``names`` (this module's) that exist now, and the host's of
+    --with-host."""
     try:
         hierarchy = cgroup.find_hierarchy()
     except TargetError:
         return []
-    found = {p for n in (*NAMES, *OTHER_NAMES) for p in hierarchy.root.glob(f"volbench-*-{n}")}
+    found = {p for n in names for p in hierarchy.root.glob(f"volbench-*-{n}")}
     found |= {hierarchy.path(f"p{plan}-host") for plan in PLAN_IDS}
     return sorted(p for p in found if p.exists())
 
@@ -49,18 +50,27 @@ def _left_behind() -> list[Path]:
 @pytest.fixture
 def own_cgroups() -> Iterator[None]:
     """Skips without root or cgroup I/O control; removes the test's cgroups at the end."""
+    with owned((*NAMES, *OTHER_NAMES)):
+        yield
+
+
+@contextlib.contextmanager
+def owned(names: tuple[str, ...]) -> Iterator[None]:
+    """The cgroups of tenants ``names``: none before (else a skip: another test's), and
+    none after (their processes, this test's fio, killed). Each module's tenants have
+    names of its own, so that tests running at once on other workers never share one."""
     if os.geteuid() != 0:
         pytest.skip("cgroups need root")
     try:
         cgroup.find_hierarchy()
     except TargetError as exc:
         pytest.skip(str(exc))
-    if _left_behind():
-        pytest.skip(f"{_left_behind()[0]} exists already: not this test's to remove")
+    if _left_behind(names):
+        pytest.skip(f"{_left_behind(names)[0]} exists already: not this test's to remove")
     try:
         yield
     finally:
-        for path in _left_behind():
+        for path in _left_behind(names):
             with contextlib.suppress(OSError):  # processes this test started (fio)
                 for pid in (path / "cgroup.procs").read_text().split():
                     os.kill(int(pid), signal.SIGKILL)

@@ -23,14 +23,27 @@ from pathlib import Path
 import pytest
 from cli_harness import Volbench, error_line, finish
 from test_cli_kill import fio_processes, wait_for
-from test_cli_qos_cgroup import TENANTS, _plan, own_cgroups
+from test_cli_qos_cgroup import _plan, owned
 
 from loops import backing, losetup, reattach
 from volbench.errors import VolbenchError
 from volbench.fio.job_text import opened_file
 from volbench.store.repository import Store
 
-__all__ = ["own_cgroups"]  # a fixture used by name below
+IDENTITY_NAMES = ("qos-id40", "qos-id60", "qos-id80")
+"""This module's QoS tenants: names no other module's tests use, so their cgroups are
+its alone (test_cli_qos_cgroup.py's, running at once on another worker, had the same)."""
+TENANTS = tuple(
+    a for n, g in zip(IDENTITY_NAMES, (40, 60, 80), strict=True) for a in ("--tenant", f"{n}:{g}")
+)
+
+
+@pytest.fixture
+def own_cgroups() -> Iterator[None]:
+    """No cgroup of this module's tenants before the test, none after."""
+    with owned(IDENTITY_NAMES):
+        yield
+
 
 pytestmark = [
     pytest.mark.root,
