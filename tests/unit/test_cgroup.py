@@ -135,7 +135,28 @@ def test_remove_idle_reports_busy_cgroups_and_goes_on(
     monkeypatch.setattr(Path, "rmdir", rmdir)
     assert cgroup.remove_idle([busy, idle]) == ([str(idle)], [str(busy)])
     with pytest.raises(TargetError, match="still has processes"):
-        cgroup.remove([busy])
+        cgroup.remove([busy], settle_s=0.2)
+
+
+def test_remove_waits_for_a_cgroup_whose_last_process_is_being_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fio that has just ended keeps its cgroup busy until it is reaped (init reaps a
+    job process whose fio was SIGKILLed): ``remove`` tries again for a while."""
+    ending = tmp_path / "volbench-ending"
+    ending.mkdir()
+    tries: list[Path] = []
+    real_rmdir = Path.rmdir
+
+    def rmdir(path: Path) -> None:
+        tries.append(path)
+        if len(tries) < 4:
+            raise OSError(16, "Device or resource busy")
+        real_rmdir(path)
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    assert cgroup.remove([ending]) == [str(ending)]
+    assert len(tries) == 4 and not ending.exists()
 
 
 def test_cgroups_are_named_after_the_plan() -> None:

@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import FioError
+from volbench.fio.ctrl_c import kill_group, signals_held
 from volbench.fio.executable import die_with_parent, fio_path, start_fio, write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
+
+STOP_GRACE_S = 10.0
+"""Seconds a fio has to end after SIGINT (its I/O completing), then after SIGKILL."""
 
 StatusCallback = Callable[[int, dict[str, Any]], None]
 """``on_status(index of the job, interim document)``; called from reader threads."""
@@ -103,8 +107,34 @@ def run_concurrently(
     jobs: Sequence[ConcurrentJob], timeout_s: float, on_status: StatusCallback
 ) -> list[RawRun]:
     """Start every job's fio at once, wait for all (at most ``timeout_s`` each); results
-    in the order given. On Ctrl-C every fio gets SIGINT and is waited for."""
+    in the order given. On Ctrl-C (SIGTERM, SIGHUP) every fio gets SIGINT and is waited
+    for, :data:`STOP_GRACE_S` at most, then SIGKILLed with its job processes: none
+    outlives the call (an interrupt while they start waits until all have started)."""
     started: list[tuple[subprocess.Popen[str], _Reader, tuple[str, ...]]] = []
+    try:
+        with signals_held():
+            _start_all(jobs, on_status, started)
+        return [_finish(proc, reader, command, timeout_s) for proc, reader, command in started]
+    finally:
+        for proc, _, _ in started:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGINT)
+        for proc, _, _ in started:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=STOP_GRACE_S)
+            if proc.poll() is None:
+                kill_group(proc)  # held in I/O wait: it leaves when that I/O completes
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=STOP_GRACE_S)
+
+
+def _start_all(
+    jobs: Sequence[ConcurrentJob],
+    on_status: StatusCallback,
+    started: list[tuple[subprocess.Popen[str], _Reader, tuple[str, ...]]],
+) -> None:
+    """Start each job's fio, appending it to ``started`` as it starts."""
     try:
         for index, job in enumerate(jobs):
             job.workdir.mkdir(parents=True, exist_ok=True)
@@ -117,15 +147,7 @@ def run_concurrently(
                 functools.partial(_before_exec, die_with_parent(), job.before_exec),
             )
             started.append((proc, _Reader(proc, index, on_status), command))
-        return [_finish(proc, reader, command, timeout_s) for proc, reader, command in started]
     except OSError as exc:
         raise FioError(f"cannot start fio: {exc.strerror or exc}") from exc
     except subprocess.SubprocessError as exc:  # the child's hook failed before exec
         raise FioError(f"cannot start fio in its cgroup: {exc}") from exc
-    finally:
-        for proc, _, _ in started:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=10)

@@ -3,7 +3,9 @@
 fio runs in a session of its own (:func:`volbench.fio.executable.start_fio`), so a
 Ctrl-C in the terminal reaches volbench only; volbench asks each fio to stop
 (SIGINT: fio ends its jobs and prints what it measured), then SIGTERM on a second
-Ctrl-C, and SIGKILLs a fio that does not end in time.
+Ctrl-C, and SIGKILLs a fio that does not end in time. While fio processes are being
+started, Ctrl-C, SIGTERM and SIGHUP wait (:func:`signals_held`), so that every fio
+started is known and stopped.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator
 from typing import Any
+
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that stop volbench (cli.main turns SIGTERM and SIGHUP into Ctrl-C)."""
 
 
 class CtrlC:
@@ -42,6 +48,33 @@ class CtrlC:
     def __exit__(self, *_exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP held back while the block runs, then let through to
+    the handlers from before (the first that came; the handlers of cli.main ignore a
+    second anyway). For a block that must not stop half-way: starting fio processes
+    whose ids the caller keeps in order to stop them. A KeyboardInterrupt raised inside
+    ``subprocess.Popen`` after its fork loses the id of a fio that then runs on (in its
+    cgroup, on the target) until volbench exits. Outside the main thread (signals reach
+    only that one) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, _frame: object) -> None:
+        came.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in HELD_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        if came:
+            signal.raise_signal(came[0])  # its handler runs here (PyErr_CheckSignals)
 
 
 def signal_fio(proc: subprocess.Popen[str], sig: int) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,8 @@ V1_DEFAULT_WEIGHT = 500
 V2_DEFAULT_WEIGHT = 100
 """io.weight a new v2 cgroup starts with."""
 MOUNTS = Path("/proc/self/mounts")
+SETTLE_S = 2.0
+"""Seconds :func:`remove` waits for a busy cgroup whose processes are ending."""
 
 
 @dataclass(frozen=True)
@@ -222,10 +225,17 @@ def apply(
     return written
 
 
-def remove(paths: Sequence[Path]) -> list[str]:
+def remove(paths: Sequence[Path], settle_s: float = SETTLE_S) -> list[str]:
     """Remove the given volbench cgroups (each must be empty of processes); return the
-    ones removed. Raises TargetError naming the first one that is still busy."""
+    ones removed. A cgroup stays busy until its last process that ended is reaped (by
+    its parent, or by init when its parent ended first), so a busy one is tried again
+    for ``settle_s`` seconds. Raises TargetError naming the first one still busy."""
     removed, busy = remove_idle(paths)
+    deadline = time.monotonic() + settle_s
+    while busy and time.monotonic() < deadline:
+        time.sleep(0.05)
+        again, busy = remove_idle([Path(p) for p in busy])
+        removed += again
     if busy:
         raise TargetError(
             f"cgroup {busy[0]} still has processes: stop them, then `volbench qos clear`"

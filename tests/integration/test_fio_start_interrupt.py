@@ -1,0 +1,81 @@
+"""An interrupt that comes while several fio processes are being started (QoS verify
+starts one per tenant, each joining its cgroup before exec): every fio started is
+known, stopped and waited for, and none runs on.
+
+Python raises the KeyboardInterrupt of a Ctrl-C (and of SIGTERM, through cli.main) at
+whatever line the main thread is on. Inside ``subprocess.Popen``, after the fork and
+while it waits for the child's exec, that loses the id of a fio which then runs on, in
+its cgroup and on the target, so the verification could not remove the cgroup ("still
+has processes", exit 2 instead of 143). Here the last job's hook, in the child before
+exec, sends the interrupt itself: the moment is the worst one, every time.
+
+Only fio processes this test started are looked at, and killed by id if they remain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from volbench.fio.concurrent import STOP_GRACE_S, ConcurrentJob, run_concurrently
+from volbench.fio.executable import fio_path
+
+RUNTIME_S = 30
+
+
+def _job(data: Path) -> str:
+    """A time-based read job of RUNTIME_S on a small file."""
+    return (
+        f"[global]\nfilename={data}\nsize=4m\nrw=randread\nbs=4k\nioengine=psync\n"
+        f"time_based=1\nruntime={RUNTIME_S}\n[reads]\n"
+    )
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` (a child of this test: fio, or the fork before its exec)
+    still runs."""
+    try:
+        return not Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z")
+    except OSError:
+        return False
+
+
+def test_an_interrupt_while_fio_processes_start_leaves_none_running(tmp_path: Path) -> None:
+    fio_path()  # a clear skip-free error when fio is missing
+    parent = os.getpid()
+    pids = tmp_path / "pids"
+    pids.mkdir()
+
+    def hook(last: bool) -> None:  # in the child, before exec
+        (pids / str(os.getpid())).touch()
+        if last:
+            # A fio whose pipe was lost ends at its first status line (SIGPIPE), a
+            # second later; CI's ran on long enough to hold its cgroup. Ignoring
+            # SIGPIPE keeps this one running, so that a lost fio is always seen.
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            os.kill(parent, signal.SIGINT)  # the process of this test
+            time.sleep(0.3)  # the parent is still in Popen, waiting for this exec
+
+    jobs = [
+        ConcurrentJob(_job(tmp_path / f"data{i}"), tmp_path / f"job{i}", lambda i=i: hook(i == 2))
+        for i in range(3)
+    ]
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_concurrently(jobs, RUNTIME_S + 30, lambda _index, _document: None)
+        took = time.monotonic() - started
+        ran = sorted(int(p.name) for p in pids.iterdir())
+        assert len(ran) == 3  # every fio started, the interrupt waited for the last
+        assert [pid for pid in ran if _alive(pid)] == []  # none runs on
+        assert took < RUNTIME_S, f"{took:.1f} s: the fio were not stopped"
+    finally:
+        for path in pids.iterdir():  # fio this test started, if any outlived the call
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(path.name), signal.SIGKILL)
+    assert STOP_GRACE_S < RUNTIME_S
