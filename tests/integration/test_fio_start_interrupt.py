@@ -17,11 +17,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from volbench.fio import executable, runner
 from volbench.fio.concurrent import STOP_GRACE_S, ConcurrentJob, run_concurrently
 from volbench.fio.executable import fio_path
 
@@ -79,3 +81,36 @@ def test_an_interrupt_while_fio_processes_start_leaves_none_running(tmp_path: Pa
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(path.name), signal.SIGKILL)
     assert STOP_GRACE_S < RUNTIME_S
+
+
+def test_an_interrupt_while_one_fio_starts_leaves_it_not_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same moment for the one fio of a test (the runner of every other plan): the
+    interrupt comes once fio's id is kept, and that fio is killed before any I/O."""
+    parent = os.getpid()
+    pids: list[int] = []
+
+    dying = executable.die_with_parent()  # taken here, in the parent
+
+    def hook() -> None:  # in the child, before exec
+        dying()
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as above: a lost fio runs on
+        os.kill(parent, signal.SIGINT)
+        time.sleep(0.3)
+
+    def start(command: tuple[str, ...], workdir: Path) -> subprocess.Popen[str]:
+        proc = executable.start_fio(command, workdir, hook)
+        pids.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(runner, "start_fio", start)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.SubprocessRunner().run(_job(tmp_path / "data"), tmp_path / "job")
+        assert len(pids) == 1  # none: the interrupt came inside Popen, and fio ran on
+        assert not _alive(pids[0])
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

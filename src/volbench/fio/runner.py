@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from volbench.errors import FioError, VolbenchError
+from volbench.errors import VolbenchError
 from volbench.fio.client import ClientRun, ClientRunner, HostAddress
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
@@ -184,7 +184,7 @@ class SubprocessRunner:
         write_job(job_path, gated(job_text))
         try:
             started = self._start(job_path, workdir)
-        except FioError:
+        except BaseException:  # FioError, or an interrupt (its fio killed by _start)
             gate.close()
             raise
         self._held.append(Held(job_text, workdir, started, gate, self._runs + 1, let_go, check))
