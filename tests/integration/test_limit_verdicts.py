@@ -14,11 +14,12 @@ evidence in numbers taken from the samples stored with the run (issue 15):
 
 Other work on this 2-core machine (the other test worker's fio) takes CPU from fio: a
 host CPU limit of its own, which the verdict rightly finds. The runs that must not be
-held by the CPU run at a real-time priority (``chrt --fifo 1``: other work waits for
-them); the others' processes are moved into ``volbench-verdict-*`` cgroups of the cpu
-controller first (the largest CPU weight, cpu.shares, and the quota where the test
-sets one: a quota binds CFS tasks only). The verdicts are read in this process from
-the store (``volbench explain`` through click's test runner).
+held by the CPU have their fio (fio alone) run at a real-time priority (``chrt --fifo
+1``: other work waits for it, :func:`cli_harness.real_time_fio`); the others' processes
+are moved into ``volbench-verdict-*`` cgroups of the cpu controller first (the largest
+CPU weight, cpu.shares, and the quota where the test sets one: a quota binds CFS tasks
+only). The verdicts are read in this process from the store (``volbench explain``
+through click's test runner).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import Volbench
+from cli_harness import Volbench, real_time_fio
 from click.testing import CliRunner
 
 from volbench.analysis.scaling import SAME_IOPS_TOLERANCE
@@ -105,10 +105,6 @@ def groups() -> Iterator[Groups]:
             _remove(group)
 
 
-REAL_TIME = ("chrt", "--fifo", "1")
-"""The prefix that runs a command at real-time priority: other work waits for it."""
-
-
 def start_in(
     volbench: Volbench, cgroups: list[Path], *args: str, prefix: tuple[str, ...] = ()
 ) -> subprocess.Popen[str]:
@@ -144,12 +140,6 @@ def explained(volbench: Volbench) -> dict[str, dict[str, Any]]:
     return {row["test"]: row for row in json.loads(result.stdout)["tests"]}
 
 
-def real_time() -> tuple[str, ...]:
-    if shutil.which("chrt") is None:
-        pytest.skip("chrt (util-linux) is not installed")
-    return REAL_TIME
-
-
 def sweep(target: str, *args: str) -> tuple[str, ...]:
     return ("run", "sweep", "--target", target, "--size", "32m", "--rw", "randread", *args)
 
@@ -169,7 +159,7 @@ def test_a_half_core_quota_is_host_cpu_and_without_it_not(
     assert throttled >= 25 and f"throttled it in {throttled:.0f}% of its" in why
     assert held["host"]["cpu_quota_cores"] == 0.5
 
-    run_in(volbench, [], *sweep(zram, *one), prefix=real_time())  # no quota
+    run_in(volbench, [], *sweep(zram, *one), prefix=real_time_fio(volbench))  # no quota
     (free,) = explained(volbench).values()
     assert free["limit"] != "host CPU", free
     assert free["limit"] == "queue" and free["evidence"][0].startswith("1 I/O in flight")
@@ -229,7 +219,7 @@ def test_a_blkio_cap_is_the_rate_limiter(
 def test_the_page_cache_and_one_io_at_a_time(volbench: Volbench, loop_device: Loop) -> None:
     device = loop_device(64, in_memory=True)
     one = ("--iodepth", "1", "--runtime", "1s", "--ramp-time", "0", "--cache", "both")
-    run_in(volbench, [], *sweep(device, *one), prefix=real_time())
+    run_in(volbench, [], *sweep(device, *one), prefix=real_time_fio(volbench))
     found = explained(volbench)
     direct, cached = found["qd1-jobs1"], found["buffered.qd1-jobs1"]
     assert direct["limit"] == "queue", direct
@@ -334,7 +324,7 @@ def test_a_cap_lowered_mid_test_is_a_burst(
     rule.write_text(f"{key} {HIGH}")
     args = sweep(device, "--iodepth", "16", "--runtime", "14s", "--ramp-time", "0")
     # real-time in blkio's cgroup alone: a cpu cgroup of v1 has no real-time runtime
-    proc = start_in(volbench, [blkio], *args, prefix=real_time())
+    proc = start_in(volbench, [blkio], *args, prefix=real_time_fio(volbench))
     try:
         deadline = time.monotonic() + 60
         while not list(volbench.runs_dir.glob("*/round-000/job.fio")):

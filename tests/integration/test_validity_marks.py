@@ -12,11 +12,11 @@ cgroups (v1) of the tests' own, named ``volbench-``, removed after:
 - a mixed average: a blkio cap raised mid-test (a step, both parts' figures); control:
   the cap held;
 - starved: fio in a cpu cgroup with a quota of a quarter of a core; control: no quota,
-  at a real-time priority (other work on the machine waits for it).
+  its fio at a real-time priority (other work on the machine waits for it).
 
 Capped tests need little CPU, so a busy machine starves none of them (the controls of the
-uncapped cases run at a real-time priority, as tests/integration/test_limit_verdicts.py
-does).
+uncapped cases have their fio, and only fio, run at a real-time priority, as
+tests/integration/test_limit_verdicts.py does: :func:`cli_harness.real_time_fio`).
 """
 
 from __future__ import annotations
@@ -34,12 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import MY_ARRAY, Volbench, cgroup_prefix, prefixed
+from cli_harness import MY_ARRAY, Volbench, cgroup_prefix, prefixed, real_time_fio
 
 from blkio import remove_when_empty, throttled_group
 
 CPU = Path("/sys/fs/cgroup/cpu")
-REAL_TIME = ("chrt", "--fifo", "1")
 TEST = "qd8-jobs1"
 LOW, HIGH = 500, 1500
 """The step's caps (IOPS): three times apart, and the higher one little work for fio (in
@@ -136,12 +135,6 @@ def rates(volbench: Volbench) -> list[list[float]]:
 
 def kinds(found: dict[str, Any]) -> set[str]:
     return {m["kind"] for m in found["marks"]}
-
-
-def real_time() -> tuple[str, ...]:
-    if shutil.which("chrt") is None:
-        pytest.skip("chrt (util-linux) is not installed")
-    return REAL_TIME
 
 
 def test_a_cache_answered_the_buffered_twin_check_and_strict(
@@ -253,7 +246,7 @@ def stepped_cap(volbench: Volbench, device: str, group: Path) -> None:
     watcher.start()
     # at a real-time priority: on a busy machine fio fell short of the raised cap at
     # times, a part too noisy to be a level (CI: a "never settled" mark, no parts)
-    prefix = [*cgroup_prefix(group), *real_time()]
+    prefix = [*cgroup_prefix(group), *real_time_fio(volbench)]
     stepped = run(volbench, prefix, *sweep(volbench, device, "12s"))
     watcher.join()
     assert stepped.returncode == 0 and raised.is_set(), stepped.stderr
@@ -282,6 +275,6 @@ def test_fio_under_a_cpu_quota_is_starved(volbench: Volbench, loop_device: Loop)
     (mark,) = [m for m in found["marks"] if m["kind"] == "starved"]
     assert mark["figures"]["quota_cores"] == pytest.approx(0.1), mark
     assert "-core CPU quota of " in " ".join(mark["evidence"])
-    free = run(volbench, real_time(), *sweep(volbench, device, "3s"))  # the control
+    free = run(volbench, real_time_fio(volbench), *sweep(volbench, device, "3s"))  # the control
     assert free.returncode == 0, free.stderr
     assert validity(volbench)[TEST]["valid"], validity(volbench)
