@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from volbench.fio import executable, runner
+from volbench.fio import client, executable, runner
 from volbench.fio.concurrent import STOP_GRACE_S, ConcurrentJob, run_concurrently
-from volbench.fio.executable import fio_path
+
+pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
 RUNTIME_S = 30
+"""Each job's runtime: far beyond the time fio is given to stop (STOP_GRACE_S)."""
+assert STOP_GRACE_S < RUNTIME_S
 
 
 def _job(data: Path) -> str:
@@ -48,7 +53,6 @@ def _alive(pid: int) -> bool:
 
 
 def test_an_interrupt_while_fio_processes_start_leaves_none_running(tmp_path: Path) -> None:
-    fio_path()  # a clear skip-free error when fio is missing
     parent = os.getpid()
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -80,17 +84,12 @@ def test_an_interrupt_while_fio_processes_start_leaves_none_running(tmp_path: Pa
         for path in pids.iterdir():  # fio this test started, if any outlived the call
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(path.name), signal.SIGKILL)
-    assert STOP_GRACE_S < RUNTIME_S
 
 
-def test_an_interrupt_while_one_fio_starts_leaves_it_not_running(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The same moment for the one fio of a test (the runner of every other plan): the
-    interrupt comes once fio's id is kept, and that fio is killed before any I/O."""
+def _interrupting_start(pids: list[int]) -> Callable[..., subprocess.Popen[str]]:
+    """``start_fio`` whose child interrupts this process before its exec, the id of each
+    fio it started appended to ``pids`` once known."""
     parent = os.getpid()
-    pids: list[int] = []
-
     dying = executable.die_with_parent()  # taken here, in the parent
 
     def hook() -> None:  # in the child, before exec
@@ -99,17 +98,44 @@ def test_an_interrupt_while_one_fio_starts_leaves_it_not_running(
         os.kill(parent, signal.SIGINT)
         time.sleep(0.3)
 
-    def start(command: tuple[str, ...], workdir: Path) -> subprocess.Popen[str]:
+    def start(command: Sequence[str], workdir: Path) -> subprocess.Popen[str]:
         proc = executable.start_fio(command, workdir, hook)
         pids.append(proc.pid)
         return proc
 
-    monkeypatch.setattr(runner, "start_fio", start)
+    return start
+
+
+def test_an_interrupt_while_one_fio_starts_leaves_it_not_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same moment for the one fio of a test (the runner of every other plan): the
+    interrupt comes once fio's id is kept, and that fio is killed before any I/O."""
+    pids: list[int] = []
+    monkeypatch.setattr(runner, "start_fio", _interrupting_start(pids))
     try:
         with pytest.raises(KeyboardInterrupt):
             runner.SubprocessRunner().run(_job(tmp_path / "data"), tmp_path / "job")
         assert len(pids) == 1  # none: the interrupt came inside Popen, and fio ran on
         assert not _alive(pids[0])
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_an_interrupt_while_the_fio_client_starts_stops_it_as_an_interrupted_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fio client of a round on hosts (no server listens here: the client is only
+    started): the interrupt is the round's, as one while it runs, and the client ends."""
+    pids: list[int] = []
+    monkeypatch.setattr(client, "start_fio", _interrupting_start(pids))
+    host = client.HostAddress("127.0.0.91", 8765)
+    try:
+        ran = client.ClientRunner().run({host: _job(Path("/nonexistent/data"))}, tmp_path)
+        assert ran.raw.interrupted
+        assert len(pids) == 1 and not _alive(pids[0])
     finally:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):

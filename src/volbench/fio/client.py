@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from volbench.errors import UsageError
+from volbench.fio.ctrl_c import start_held
 from volbench.fio.executable import fio_path, start_fio, write_job
 from volbench.fio.raw import DocumentSplitter, RawRun
 
@@ -135,12 +136,13 @@ class ClientRunner:
             write_job(path, text)
             command += [host.client_option, str(path)]
         started_s = time.time()
-        proc = start_fio(command, workdir)
+        proc, interrupted = start_held(lambda: start_fio(command, workdir))
+        if interrupted:  # while the client started: stopped as in the loop below
+            _signal(proc, signal.SIGINT)
         failures: list[HostFailure] = []
         stopped = threading.Event()
         stdout: list[str] = []
         stderr: list[str] = []
-        interrupted = False
 
         def check(line: str) -> None:
             failure = failure_in(line, list(jobs))

@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -75,6 +75,22 @@ def signals_held() -> Iterator[None]:
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
         if came:
             signal.raise_signal(came[0])  # its handler runs here (PyErr_CheckSignals)
+
+
+def start_held(start: Callable[[], subprocess.Popen[str]]) -> tuple[subprocess.Popen[str], bool]:
+    """``start()``, which starts one fio, with Ctrl-C, SIGTERM and SIGHUP held until its
+    process is known (:func:`signals_held`): that process, and whether an interrupt came
+    meanwhile (its handler has run, so cli.main has recorded a SIGTERM). The caller then
+    stops that fio as it stops one interrupted later."""
+    proc: subprocess.Popen[str] | None = None
+    try:
+        with signals_held():
+            proc = start()
+    except KeyboardInterrupt:
+        if proc is None:  # it came before the start, or start() failed
+            raise
+        return proc, True
+    return proc, False
 
 
 def signal_fio(proc: subprocess.Popen[str], sig: int) -> None:

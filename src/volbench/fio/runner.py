@@ -35,7 +35,7 @@ from volbench.errors import VolbenchError
 from volbench.fio.client import ClientRun, ClientRunner, HostAddress
 from volbench.fio.concurrent import ConcurrentJob, run_concurrently
 from volbench.fio.concurrent import StatusCallback as TogetherStatus
-from volbench.fio.ctrl_c import CtrlC, kill_group, signal_fio, signals_held
+from volbench.fio.ctrl_c import CtrlC, kill_group, signal_fio, start_held
 from volbench.fio.executable import best_engine, fio_path, fio_version, start_fio, write_job
 from volbench.fio.held import Gate, Held, Started, can_hold, gated
 from volbench.fio.raw import DocumentSplitter, RawRun
@@ -212,16 +212,12 @@ class SubprocessRunner:
             str(job_path),
         )
         started_s = time.time()
-        proc: subprocess.Popen[str] | None = None
-        try:
-            with signals_held():  # an interrupt inside Popen would lose fio's id
-                proc = start_fio(command, workdir)
-        except KeyboardInterrupt:
-            if proc is not None:  # it started before the interrupt: not one I/O more
-                kill_group(proc)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=self.abandon_s)
-            raise
+        proc, interrupted = start_held(lambda: start_fio(command, workdir))
+        if interrupted:  # while fio started: not one I/O more
+            kill_group(proc)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=self.abandon_s)
+            raise KeyboardInterrupt
         assert proc.stdout is not None and proc.stderr is not None
         items: queue.Queue[Item] = queue.Queue()
         stderr_chunks: list[str] = []
