@@ -30,6 +30,8 @@ from volbench.fio.concurrent import STOP_GRACE_S, ConcurrentJob, run_concurrentl
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
+START_FIO = executable.start_fio
+"""The real start, for the interrupting one below (the module's is replaced)."""
 RUNTIME_S = 30
 """Each job's runtime: far beyond the time fio is given to stop (STOP_GRACE_S)."""
 assert STOP_GRACE_S < RUNTIME_S
@@ -99,7 +101,7 @@ def _interrupting_start(pids: list[int]) -> Callable[..., subprocess.Popen[str]]
         time.sleep(0.3)
 
     def start(command: Sequence[str], workdir: Path) -> subprocess.Popen[str]:
-        proc = executable.start_fio(command, workdir, hook)
+        proc = START_FIO(command, workdir, hook)
         pids.append(proc.pid)
         return proc
 
@@ -135,6 +137,25 @@ def test_an_interrupt_while_the_fio_client_starts_stops_it_as_an_interrupted_rou
     try:
         ran = client.ClientRunner().run({host: _job(Path("/nonexistent/data"))}, tmp_path)
         assert ran.raw.interrupted
+        assert len(pids) == 1 and not _alive(pids[0])
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_an_interrupt_while_the_engine_probe_starts_leaves_no_fio(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ioengine probe, volbench's first fio of a run: a SIGTERM at a random moment
+    once left its fio running, with no parent, after volbench had exited 143."""
+    data = tmp_path / "data"
+    data.write_bytes(bytes(1 << 16))
+    pids: list[int] = []
+    monkeypatch.setattr(executable, "start_fio", _interrupting_start(pids))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            executable._probe("psync", data)
         assert len(pids) == 1 and not _alive(pids[0])
     finally:
         for pid in pids:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from volbench.errors import FioError
+from volbench.fio.ctrl_c import kill_group, start_held
 from volbench.fio.job_text import escape_filename
 
 ENGINE_ORDER: tuple[str, ...] = ("io_uring", "libaio", "psync")
@@ -72,6 +73,10 @@ class Probe:
     said: str
 
 
+PROBE_TIMEOUT_S = 60.0
+"""Seconds an engine probe's 64 KiB read may take."""
+
+
 def _probe(engine: str, target: Path) -> Probe:
     cmd = [
         fio_path(),
@@ -86,16 +91,27 @@ def _probe(engine: str, target: Path) -> Probe:
         "--iodepth=2",
         "--output-format=json",
     ]
+    try:  # as every fio: known before an interrupt, dying with volbench
+        proc, interrupted = start_held(lambda: start_fio(cmd, Path(os.curdir)))
+    except FioError as exc:
+        return Probe(False, False, str(exc))
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        if interrupted:
+            raise KeyboardInterrupt
+        stdout, stderr = proc.communicate(timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return Probe(False, False, "no answer in 60 s")
-    except OSError as exc:
-        return Probe(False, False, f"cannot start: {exc.strerror or exc}")
-    errors = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-    said = f"exit code {done.returncode}" + (f": {errors[0][:200]}" if errors else "")
-    answered = '"fio version"' in done.stdout
-    return Probe(done.returncode == 0 and '"error" : 0' in done.stdout, answered, said)
+        kill_group(proc)  # not reaped yet
+        proc.communicate()
+        return Probe(False, False, f"no answer in {PROBE_TIMEOUT_S:.0f} s")
+    except BaseException:
+        if proc.returncode is None:  # not reaped yet: its group id is still its own
+            kill_group(proc)
+            proc.wait()
+        raise
+    errors = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = f"exit code {proc.returncode}" + (f": {errors[0][:200]}" if errors else "")
+    answered = '"fio version"' in stdout
+    return Probe(proc.returncode == 0 and '"error" : 0' in stdout, answered, said)
 
 
 @functools.cache
