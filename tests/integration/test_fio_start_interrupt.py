@@ -20,8 +20,9 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -108,22 +109,30 @@ def _interrupting_start(pids: list[int]) -> Callable[..., subprocess.Popen[str]]
     return start
 
 
+@contextlib.contextmanager
+def _interrupting(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> Iterator[list[int]]:
+    """``module``'s ``start_fio`` replaced by :func:`_interrupting_start`: the ids of the
+    fio it started, each killed at the end if it is still there."""
+    pids: list[int] = []
+    monkeypatch.setattr(module, "start_fio", _interrupting_start(pids))
+    try:
+        yield pids
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_an_interrupt_while_one_fio_starts_leaves_it_not_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same moment for the one fio of a test (the runner of every other plan): the
     interrupt comes once fio's id is kept, and that fio is killed before any I/O."""
-    pids: list[int] = []
-    monkeypatch.setattr(runner, "start_fio", _interrupting_start(pids))
-    try:
+    with _interrupting(monkeypatch, runner) as pids:
         with pytest.raises(KeyboardInterrupt):
             runner.SubprocessRunner().run(_job(tmp_path / "data"), tmp_path / "job")
         assert len(pids) == 1  # none: the interrupt came inside Popen, and fio ran on
         assert not _alive(pids[0])
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_an_interrupt_while_the_fio_client_starts_stops_it_as_an_interrupted_round(
@@ -131,17 +140,11 @@ def test_an_interrupt_while_the_fio_client_starts_stops_it_as_an_interrupted_rou
 ) -> None:
     """The fio client of a round on hosts (no server listens here: the client is only
     started): the interrupt is the round's, as one while it runs, and the client ends."""
-    pids: list[int] = []
-    monkeypatch.setattr(client, "start_fio", _interrupting_start(pids))
     host = client.HostAddress("127.0.0.91", 8765)
-    try:
+    with _interrupting(monkeypatch, client) as pids:
         ran = client.ClientRunner().run({host: _job(Path("/nonexistent/data"))}, tmp_path)
         assert ran.raw.interrupted
         assert len(pids) == 1 and not _alive(pids[0])
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_an_interrupt_while_the_engine_probe_starts_leaves_no_fio(
@@ -151,13 +154,7 @@ def test_an_interrupt_while_the_engine_probe_starts_leaves_no_fio(
     once left its fio running, with no parent, after volbench had exited 143."""
     data = tmp_path / "data"
     data.write_bytes(bytes(1 << 16))
-    pids: list[int] = []
-    monkeypatch.setattr(executable, "start_fio", _interrupting_start(pids))
-    try:
+    with _interrupting(monkeypatch, executable) as pids:
         with pytest.raises(KeyboardInterrupt):
             executable._probe("psync", data)
         assert len(pids) == 1 and not _alive(pids[0])
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
